@@ -1,0 +1,407 @@
+//===- SymmMemOps.td - symm_mem operations -----------------*- tablegen -*-===//
+
+#ifndef SYMM_DIALECT_SYMMMEM_OPS
+#define SYMM_DIALECT_SYMMMEM_OPS
+
+include "symm/Dialect/SymmMem/SymmMemBase.td"
+include "symm/Dialect/SymmMem/SymmMemAttrs.td"
+include "symm/Dialect/SymmMem/SymmMemInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+/// Element types the collective kernels support; 16-bit types accumulate in
+/// f32.
+def SymmMem_CollectiveMemRef : MemRefOf<[F32, F16, BF16]>;
+
+def SymmMem_IsCommBuffer : CPred<
+  "::llvm::isa_and_nonnull<::symm::symm_mem::AllocatorAttr>("
+  "::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace())">;
+
+/// A memref whose memory space is an `#symm_mem.allocator`.
+def SymmMem_CommBuffer : Type<And<[AnyMemRef.predicate, SymmMem_IsCommBuffer]>,
+    "memref in a #symm_mem.allocator memory space",
+    "::mlir::MemRefType">;
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+def SymmMem_GroupOp : SymmMem_Op<"group", [Symbol]> {
+  let summary = "declares a communication group";
+  let description = [{
+    Declares the group `@sym_name`. Every group reference in collectives and
+    in `#symm_mem.allocator` memory spaces names one of these. `world_size`
+    is the number of ranks when it is known at compile time; without it the
+    size is taken from the launcher at run time.
+
+    ```mlir
+    symm_mem.group @tp world_size(8)
+    symm_mem.group @dp
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$world_size
+  );
+  let assemblyFormat = [{
+    $sym_name (`world_size` `(` $world_size^ `)`)? attr-dict
+  }];
+}
+
+def SymmMem_RankOp : SymmMem_Op<"rank", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "this process's rank in a group";
+  let description = [{
+    ```mlir
+    %r = symm_mem.rank @tp
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$group);
+  let results = (outs Index:$rank);
+  let assemblyFormat = "$group attr-dict";
+}
+
+def SymmMem_WorldSizeOp : SymmMem_Op<"world_size", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the number of ranks in a group";
+  let description = [{
+    ```mlir
+    %w = symm_mem.world_size @tp
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$group);
+  let results = (outs Index:$size);
+  let assemblyFormat = "$group attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Allocation
+//===----------------------------------------------------------------------===//
+
+def SymmMem_GlobalOp : SymmMem_Op<"global", [Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a persistent symmetric buffer, allocated once per process";
+  let description = [{
+    Declares a comm buffer that lives as long as the program: the runtime
+    allocates it at module initialization on every rank of the allocator's
+    group, and frees it at shutdown. Functions reach it with
+    `symm_mem.get_global`. Planned pools and the persistent copies of graph
+    inputs (realization path 2, seed 000) are globals.
+
+    The type must have a static shape, an identity layout and an
+    `#symm_mem.allocator` memory space. `alignment`, in bytes, is a power of
+    two.
+
+    ```mlir
+    symm_mem.global @pool_tp alignment(128)
+        : memref<192xi8, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<AnyMemRef>:$type,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$alignment
+  );
+  let assemblyFormat = [{
+    $sym_name (`alignment` `(` $alignment^ `)`)? attr-dict `:` $type
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MemRefType getMemRefType() {
+      return ::llvm::cast<::mlir::MemRefType>(getType());
+    }
+  }];
+}
+
+def SymmMem_GetGlobalOp : SymmMem_Op<"get_global", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the address of a persistent symmetric buffer";
+  let description = [{
+    ```mlir
+    %pool = symm_mem.get_global @pool_tp
+        : memref<192xi8, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs SymmMem_CommBuffer:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def SymmMem_AllocOp : SymmMem_Op<"alloc", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "allocates a symmetric buffer for the current call";
+  let description = [{
+    Allocates a comm buffer of the memory space's group. It is collective:
+    every rank of the group executes it with equal sizes. The operands give
+    the dynamic dimensions in order. Used where a buffer cannot be planned
+    into a persistent pool, such as a dynamically shaped buffer (realization
+    path 3); release it with `symm_mem.dealloc`.
+
+    ```mlir
+    %b = symm_mem.alloc(%n) : memref<?x1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$dynamicSizes);
+  let results = (outs Res<SymmMem_CommBuffer, "",
+                          [MemAlloc<DefaultResource>]>:$memref);
+  let assemblyFormat = "`(` $dynamicSizes `)` attr-dict `:` type($memref)";
+  let hasVerifier = 1;
+}
+
+def SymmMem_DeallocOp : SymmMem_Op<"dealloc"> {
+  let summary = "releases a buffer from symm_mem.alloc";
+  let description = [{
+    Collective, like the allocation: every rank of the group releases it.
+
+    ```mlir
+    symm_mem.dealloc %b : memref<?x1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins Arg<SymmMem_CommBuffer, "",
+                           [MemFree<DefaultResource>]>:$memref);
+  let assemblyFormat = "$memref attr-dict `:` type($memref)";
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class SymmMem_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : SymmMem_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        DeclareOpInterfaceMethods<SymmMem_SymmetricOperandOpInterface>,
+        MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                       MemWrite<SymmMem_SignalPadResource>]>])>;
+
+defvar AllReduceCommonDoc = [{
+    Every rank of `group` contributes `input`; each receives the element-wise
+    `reduction` (sum, max or min) of all ranks' inputs, summed in rank order
+    so that every rank gets bit-identical results. f16 and bf16 accumulate
+    in f32.
+
+    `input` must be a comm buffer of `group`, since peers read it directly;
+    before `symm-mem-realize` it may still be in the default memory space.
+    Input and output have the same shape and element type (f32, f16 or
+    bf16) and an identity layout.
+}];
+
+/// The functional form: returns a new buffer holding the result.
+class SymmMem_AllReduceOp<string mnemonic, string algorithm>
+    : SymmMem_CollectiveOp<mnemonic> {
+  let summary = "all-reduce into a new buffer (" # algorithm # ")";
+  let description = AllReduceCommonDoc # [{
+    Algorithm: }] # algorithm # [{. This functional form allocates its
+    result; `symm-mem-to-dps` rewrites it into the `_out` form so that
+    memory planning sees the buffer.
+
+    ```mlir
+    %r = symm_mem.}] # mnemonic # [{ sum %x group @tp
+        : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
+    ```
+  }];
+  let arguments = (ins
+    SymmMem_ReductionKindAttr:$reduction,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
+    FlatSymbolRefAttr:$group
+  );
+  let results = (outs Res<SymmMem_CollectiveMemRef, "",
+                          [MemAlloc<DefaultResource>,
+                           MemWrite<DefaultResource>]>:$result);
+  let assemblyFormat = [{
+    $reduction $input `group` $group attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+/// The destination-passing form: writes into `out`.
+class SymmMem_AllReduceOutOp<string mnemonic, string algorithm>
+    : SymmMem_CollectiveOp<mnemonic> {
+  let summary = "all-reduce into a given buffer (" # algorithm # ")";
+  let description = AllReduceCommonDoc # [{
+    Algorithm: }] # algorithm # [{. The result is written to `out`, which
+    may alias `input` (in-place all-reduce).
+
+    ```mlir
+    symm_mem.}] # mnemonic # [{ sum %x into %y group @tp
+        : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, memref<4x4xf32>
+    ```
+  }];
+  let arguments = (ins
+    SymmMem_ReductionKindAttr:$reduction,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
+    Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
+    FlatSymbolRefAttr:$group
+  );
+  let assemblyFormat = [{
+    $reduction $input `into` $out `group` $group attr-dict `:` type($input) `,` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
+defvar OneShotDoc = "one-shot: each rank reads every peer's whole buffer";
+defvar TwoShotDoc = "two-shot: reduce-scatter of slices, then all-gather";
+defvar AutoDoc = "chosen by the lowering from the byte size";
+
+def SymmMem_AllReduceFnOp : SymmMem_AllReduceOp<"all_reduce", AutoDoc>;
+def SymmMem_AllReduceOutFnOp : SymmMem_AllReduceOutOp<"all_reduce_out", AutoDoc>;
+def SymmMem_OneShotAllReduceOp
+    : SymmMem_AllReduceOp<"one_shot_all_reduce", OneShotDoc>;
+def SymmMem_OneShotAllReduceOutOp
+    : SymmMem_AllReduceOutOp<"one_shot_all_reduce_out", OneShotDoc>;
+def SymmMem_TwoShotAllReduceOp
+    : SymmMem_AllReduceOp<"two_shot_all_reduce", TwoShotDoc>;
+def SymmMem_TwoShotAllReduceOutOp
+    : SymmMem_AllReduceOutOp<"two_shot_all_reduce_out", TwoShotDoc>;
+
+defvar AllGatherMatmulDoc = [{
+    Tensor-parallel column-wise matmul (seed 003): every rank holds a row
+    shard `a` of shape `m x k` (a comm buffer of `group`, which peers read
+    over NVLink) and the full `b` of shape `k x n`. The result is
+    `all_gather(a) @ b`, of shape `(world_size * m) x n`, with rows ordered
+    by rank. The lowering pipelines the gather as a P2P ring that overlaps
+    each chunk's copy with the previous chunk's matmul.
+
+    All three operands have the same element type (f32, f16 or bf16).
+}];
+
+def SymmMem_AllGatherMatmulOp : SymmMem_CollectiveOp<"all_gather_matmul"> {
+  let summary = "all-gather of row shards fused with a matmul, new result";
+  let description = AllGatherMatmulDoc # [{
+    ```mlir
+    %c = symm_mem.all_gather_matmul %a, %b group @tp
+        : memref<64x128xbf16>, memref<128x256xbf16> -> memref<128x256xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$a,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$b,
+    FlatSymbolRefAttr:$group
+  );
+  let results = (outs Res<SymmMem_CollectiveMemRef, "",
+                          [MemAlloc<DefaultResource>,
+                           MemWrite<DefaultResource>]>:$result);
+  let assemblyFormat = [{
+    $a `,` $b `group` $group attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def SymmMem_AllGatherMatmulOutOp
+    : SymmMem_CollectiveOp<"all_gather_matmul_out"> {
+  let summary = "all-gather of row shards fused with a matmul, into a buffer";
+  let description = AllGatherMatmulDoc # [{
+    ```mlir
+    symm_mem.all_gather_matmul_out %a, %b into %c group @tp
+        : memref<64x128xbf16>, memref<128x256xbf16>, memref<128x256xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$a,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$b,
+    Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
+    FlatSymbolRefAttr:$group
+  );
+  let assemblyFormat = [{
+    $a `,` $b `into` $out `group` $group attr-dict `:` type($a) `,` type($b) `,` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Low-level ops for kernels
+//===----------------------------------------------------------------------===//
+
+def SymmMem_PeerViewOp : SymmMem_Op<"peer_view", [Pure,
+    AllTypesMatch<["buffer", "result"]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a peer's copy of a symmetric buffer";
+  let description = [{
+    Returns the view of rank `peer`'s copy of `buffer`, mapped into this
+    process; loads and stores through it go over NVLink. `peer` must be in
+    `[0, world_size)`; passing this rank's own index returns `buffer`.
+
+    ```mlir
+    %theirs = symm_mem.peer_view %buf[%peer]
+        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$peer);
+  let results = (outs SymmMem_CommBuffer:$result);
+  let assemblyFormat = "$buffer `[` $peer `]` attr-dict `:` type($buffer)";
+}
+
+defvar SignalProtocolDoc = [{
+    Each comm buffer carries a signal pad, an array of u32 slots per rank,
+    addressed by `(channel, rank)`; a channel is typically a thread block.
+    A put sets a peer's slot from 0 to 1 (compare-and-swap, release
+    semantics, system scope); the matching wait turns this rank's slot from
+    1 back to 0 (acquire). Slots return to 0, so a replayed CUDA graph needs
+    no reset.
+}];
+
+def SymmMem_PutSignalOp : SymmMem_Op<"put_signal", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "signals a peer through the buffer's signal pad";
+  let description = SignalProtocolDoc # [{
+    Sets slot `(channel, this rank)` in the signal pad of rank `peer`.
+
+    ```mlir
+    symm_mem.put_signal %buf to %peer channel %c
+        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$peer,
+                       Index:$channel);
+  let assemblyFormat = [{
+    $buffer `to` $peer `channel` $channel attr-dict `:` type($buffer)
+  }];
+}
+
+def SymmMem_WaitSignalOp : SymmMem_Op<"wait_signal", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "waits for a peer's signal on the buffer's signal pad";
+  let description = SignalProtocolDoc # [{
+    Spins until slot `(channel, peer)` of this rank's signal pad is 1, then
+    resets it to 0.
+
+    ```mlir
+    symm_mem.wait_signal %buf from %peer channel %c
+        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$peer,
+                       Index:$channel);
+  let assemblyFormat = [{
+    $buffer `from` $peer `channel` $channel attr-dict `:` type($buffer)
+  }];
+}
+
+def SymmMem_BarrierOp : SymmMem_Op<"barrier", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "barrier across the group on one signal-pad channel";
+  let description = SignalProtocolDoc # [{
+    Puts a signal to every peer on `channel`, then waits for every peer's
+    signal on it. Writes before the barrier are visible to every peer after
+    it.
+
+    ```mlir
+    symm_mem.barrier %buf channel %c
+        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    ```
+  }];
+  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$channel);
+  let assemblyFormat = "$buffer `channel` $channel attr-dict `:` type($buffer)";
+}
+
+#endif // SYMM_DIALECT_SYMMMEM_OPS

@@ -1,0 +1,123 @@
+//===- SymmMemDialect.cpp - symm_mem dialect and attributes ---------------===//
+//
+// The dialect hooks: attribute registration and verification, printer
+// aliases, and the verifiers of the symm_mem.* discardable attributes that
+// external functions carry (seed 004).
+//
+//===----------------------------------------------------------------------===//
+
+#include "symm/Dialect/SymmMem/SymmMem.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace symm::symm_mem;
+
+#include "symm/Dialect/SymmMem/SymmMemDialect.cpp.inc"
+#include "symm/Dialect/SymmMem/SymmMemEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "symm/Dialect/SymmMem/SymmMemAttrs.cpp.inc"
+
+namespace {
+/// Prints `#symm_tp` for `#symm_mem.allocator<symmetric, @tp>`, which keeps
+/// memref types of comm buffers short in printed IR.
+struct SymmMemOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    auto allocator = dyn_cast<AllocatorAttr>(attr);
+    if (!allocator)
+      return AliasResult::NoAlias;
+    os << "symm_";
+    for (char c : allocator.getGroup().getValue())
+      os << (llvm::isAlnum(c) ? c : '_');
+    return AliasResult::OverridableAlias;
+  }
+};
+} // namespace
+
+void SymmMemDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "symm/Dialect/SymmMem/SymmMemOps.cpp.inc"
+      >();
+  registerAttributes();
+  registerInterfaces();
+}
+
+void SymmMemDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "symm/Dialect/SymmMem/SymmMemAttrs.cpp.inc"
+      >();
+}
+
+void SymmMemDialect::registerInterfaces() {
+  addInterfaces<SymmMemOpAsmInterface>();
+}
+
+LogicalResult
+AllocatorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      AllocatorKind kind, FlatSymbolRefAttr group) {
+  if (!group || group.getValue().empty())
+    return emitError() << "#symm_mem.allocator needs a non-empty group name";
+  return success();
+}
+
+AllocatorAttr symm::symm_mem::getAllocator(Type type) {
+  auto memref = dyn_cast<BaseMemRefType>(type);
+  if (!memref)
+    return {};
+  return dyn_cast_or_null<AllocatorAttr>(memref.getMemorySpace());
+}
+
+LogicalResult SymmMemDialect::verifyRegionArgAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned argIndex,
+                                                       NamedAttribute attr) {
+  if (attr.getName() != kSymmetricArgAttrName)
+    return op->emitError() << "'" << attr.getName()
+                           << "' is not a symm_mem argument attribute; the "
+                              "only one is '"
+                           << kSymmetricArgAttrName << "'";
+  if (!isa<AllocatorAttr>(attr.getValue()))
+    return op->emitError()
+           << "'" << kSymmetricArgAttrName
+           << "' must be an #symm_mem.allocator attribute naming the "
+              "allocator and group, got "
+           << attr.getValue();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || regionIndex != 0)
+    return op->emitError() << "'" << kSymmetricArgAttrName
+                           << "' is only valid on function arguments";
+  Type argType = function.getArgumentTypes()[argIndex];
+  if (!isa<MemRefType>(argType))
+    return op->emitError() << "'" << kSymmetricArgAttrName
+                           << "' on argument #" << argIndex
+                           << " requires a memref argument, got " << argType;
+  return success();
+}
+
+LogicalResult SymmMemDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  if (attr.getName() == kAllocatesSymmetricAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kAllocatesSymmetricAttrName
+                             << "' is a unit attribute, got "
+                             << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << kAllocatesSymmetricAttrName
+                             << "' is only valid on functions";
+    return success();
+  }
+  if (attr.getName() == kSymmetricArgAttrName)
+    return op->emitError() << "'" << kSymmetricArgAttrName
+                           << "' is an argument attribute; put it on a "
+                              "function argument, not on the operation";
+  return op->emitError() << "'" << attr.getName()
+                         << "' is not a symm_mem attribute";
+}

@@ -1,0 +1,362 @@
+//===- SymmMemOps.cpp - symm_mem operation verifiers ----------------------===//
+
+#include "symm/Dialect/SymmMem/SymmMem.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace symm::symm_mem;
+
+#include "symm/Dialect/SymmMem/SymmMemInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "symm/Dialect/SymmMem/SymmMemOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+/// A memref shape as `4x?x8`, for diagnostics.
+static std::string shapeOf(Value value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      cast<MemRefType>(value.getType()).getShape(), os,
+      [&](int64_t dim) {
+        if (ShapedType::isDynamic(dim))
+          os << '?';
+        else
+          os << dim;
+      },
+      "x");
+  return text;
+}
+
+/// `role` must be a comm buffer of `group`, or still in the default memory
+/// space, waiting for symm-mem-realize.
+static LogicalResult verifySymmetricOperand(Operation *op, Value value,
+                                            StringRef role,
+                                            FlatSymbolRefAttr group) {
+  Attribute space = cast<MemRefType>(value.getType()).getMemorySpace();
+  if (!space)
+    return success();
+  auto allocator = dyn_cast<AllocatorAttr>(space);
+  if (!allocator)
+    return op->emitOpError()
+           << role << " must be a comm buffer of group " << group
+           << " or in the default memory space (symm-mem-realize places "
+              "it), but its memory space is "
+           << space;
+  if (allocator.getGroup() != group)
+    return op->emitOpError()
+           << "group names disagree: the op runs in group " << group
+           << " but its " << role << " is a comm buffer of group "
+           << allocator.getGroup();
+  return success();
+}
+
+/// `role` needs no symmetric memory: the default memory space, or a comm
+/// buffer of the op's own group.
+static LogicalResult verifyRegularOperand(Operation *op, Value value,
+                                          StringRef role,
+                                          FlatSymbolRefAttr group) {
+  Attribute space = cast<MemRefType>(value.getType()).getMemorySpace();
+  if (!space)
+    return success();
+  auto allocator = dyn_cast<AllocatorAttr>(space);
+  if (!allocator)
+    return op->emitOpError()
+           << role << " must be in the default memory space or a comm "
+           << "buffer of group " << group << ", but its memory space is "
+           << space;
+  if (allocator.getGroup() != group)
+    return op->emitOpError()
+           << "group names disagree: the op runs in group " << group
+           << " but its " << role << " is a comm buffer of group "
+           << allocator.getGroup();
+  return success();
+}
+
+/// Kernels address buffers as flat arrays.
+static LogicalResult verifyContiguous(Operation *op, Value value,
+                                      StringRef role) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getLayout().isIdentity())
+    return success();
+  return op->emitOpError() << role
+                           << " must have an identity layout (a contiguous "
+                              "row-major buffer), got "
+                           << type;
+}
+
+static LogicalResult verifySameElementType(Operation *op, Value lhs,
+                                           StringRef lhsRole, Value rhs,
+                                           StringRef rhsRole) {
+  Type lhsType = getElementTypeOrSelf(lhs.getType());
+  Type rhsType = getElementTypeOrSelf(rhs.getType());
+  if (lhsType == rhsType)
+    return success();
+  return op->emitOpError() << "element types do not match: " << lhsRole
+                           << " has " << lhsType << " but " << rhsRole
+                           << " has " << rhsType;
+}
+
+static GroupOp lookupGroup(Operation *op, FlatSymbolRefAttr group,
+                           SymbolTableCollection &tables) {
+  auto found = tables.lookupNearestSymbolFrom<GroupOp>(op, group);
+  if (!found)
+    op->emitOpError() << "refers to undeclared group " << group
+                      << "; declare it with `symm_mem.group " << group
+                      << "`";
+  return found;
+}
+
+/// The group named by the memory space of a comm-buffer type must exist.
+static LogicalResult verifyTypeGroup(Operation *op, Type type,
+                                     SymbolTableCollection &tables) {
+  AllocatorAttr allocator = getAllocator(type);
+  if (!allocator)
+    return success();
+  return success(lookupGroup(op, allocator.getGroup(), tables) != nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+LogicalResult RankOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return success(lookupGroup(*this, getGroupAttr(), tables) != nullptr);
+}
+
+LogicalResult WorldSizeOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return success(lookupGroup(*this, getGroupAttr(), tables) != nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Allocation
+//===----------------------------------------------------------------------===//
+
+LogicalResult GlobalOp::verify() {
+  auto type = dyn_cast<MemRefType>(getType());
+  if (!type || !getAllocator(type))
+    return emitOpError() << "must have a comm-buffer type (a memref in an "
+                            "#symm_mem.allocator memory space), got "
+                         << getType();
+  if (!type.hasStaticShape())
+    return emitOpError() << "is allocated once, so its shape must be "
+                            "static, got "
+                         << type;
+  if (!type.getLayout().isIdentity())
+    return emitOpError() << "must have an identity layout, got " << type;
+  if (std::optional<uint64_t> alignment = getAlignment();
+      alignment && !llvm::isPowerOf2_64(*alignment))
+    return emitOpError() << "alignment must be a power of two, got "
+                         << *alignment;
+  return success();
+}
+
+LogicalResult GlobalOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyTypeGroup(*this, getType(), tables);
+}
+
+LogicalResult GetGlobalOp::verifySymbolUses(SymbolTableCollection &tables) {
+  auto global = tables.lookupNearestSymbolFrom<GlobalOp>(*this, getNameAttr());
+  if (!global)
+    return emitOpError() << getNameAttr()
+                         << " does not name a symm_mem.global";
+  if (global.getType() != getType())
+    return emitOpError() << "result type " << getType()
+                         << " does not match the type " << global.getType()
+                         << " of global " << getNameAttr();
+  return success();
+}
+
+LogicalResult AllocOp::verify() {
+  MemRefType type = getType();
+  if (static_cast<int64_t>(getDynamicSizes().size()) !=
+      static_cast<int64_t>(type.getNumDynamicDims()))
+    return emitOpError() << "has " << getDynamicSizes().size()
+                         << " dynamic size operands but its type " << type
+                         << " has " << type.getNumDynamicDims()
+                         << " dynamic dimensions";
+  if (!type.getLayout().isIdentity())
+    return emitOpError() << "must have an identity layout, got " << type;
+  return success();
+}
+
+LogicalResult AllocOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyTypeGroup(*this, getType(), tables);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// The checks shared by every all-reduce form; `output` is the result of the
+/// functional form or the `out` operand of the destination-passing form.
+static LogicalResult verifyAllReduce(Operation *op, Value input, Value output,
+                                     StringRef outputRole,
+                                     FlatSymbolRefAttr group) {
+  if (failed(verifySymmetricOperand(op, input, "input", group)) ||
+      failed(verifyRegularOperand(op, output, outputRole, group)) ||
+      failed(verifyContiguous(op, input, "input")) ||
+      failed(verifyContiguous(op, output, outputRole)) ||
+      failed(verifySameElementType(op, input, "input", output, outputRole)))
+    return failure();
+  if (failed(verifyCompatibleShape(cast<MemRefType>(input.getType()),
+                                   cast<MemRefType>(output.getType()))))
+    return op->emitOpError()
+           << "shapes do not match: input is " << shapeOf(input) << " but "
+           << outputRole << " is " << shapeOf(output);
+  return success();
+}
+
+#define SYMM_MEM_ALL_REDUCE_OP(OP)                                             \
+  LogicalResult OP::verify() {                                                 \
+    return verifyAllReduce(*this, getInput(), getResult(), "result",          \
+                           getGroupAttr());                                    \
+  }
+#define SYMM_MEM_ALL_REDUCE_OUT_OP(OP)                                         \
+  LogicalResult OP::verify() {                                                 \
+    return verifyAllReduce(*this, getInput(), getOut(), "out",                \
+                           getGroupAttr());                                    \
+  }
+SYMM_MEM_ALL_REDUCE_OP(AllReduceFnOp)
+SYMM_MEM_ALL_REDUCE_OP(OneShotAllReduceOp)
+SYMM_MEM_ALL_REDUCE_OP(TwoShotAllReduceOp)
+SYMM_MEM_ALL_REDUCE_OUT_OP(AllReduceOutFnOp)
+SYMM_MEM_ALL_REDUCE_OUT_OP(OneShotAllReduceOutOp)
+SYMM_MEM_ALL_REDUCE_OUT_OP(TwoShotAllReduceOutOp)
+#undef SYMM_MEM_ALL_REDUCE_OP
+#undef SYMM_MEM_ALL_REDUCE_OUT_OP
+
+/// Shapes of all_gather_matmul: a is m x k, b is k x n, the result
+/// (W*m) x n. Dynamic dimensions are checked at run time.
+static LogicalResult verifyAllGatherMatmul(Operation *op, Value a, Value b,
+                                           Value output, StringRef outputRole,
+                                           FlatSymbolRefAttr group) {
+  for (auto [value, role] : {std::pair<Value, StringRef>{a, "a"},
+                             {b, "b"},
+                             {output, outputRole}}) {
+    auto type = cast<MemRefType>(value.getType());
+    if (type.getRank() != 2)
+      return op->emitOpError() << role << " must be a 2-D memref, got "
+                               << type;
+    if (failed(verifyContiguous(op, value, role)))
+      return failure();
+  }
+  if (failed(verifySymmetricOperand(op, a, "a", group)) ||
+      failed(verifyRegularOperand(op, b, "b", group)) ||
+      failed(verifyRegularOperand(op, output, outputRole, group)) ||
+      failed(verifySameElementType(op, a, "a", b, "b")) ||
+      failed(verifySameElementType(op, a, "a", output, outputRole)))
+    return failure();
+
+  ArrayRef<int64_t> aShape = cast<MemRefType>(a.getType()).getShape();
+  ArrayRef<int64_t> bShape = cast<MemRefType>(b.getType()).getShape();
+  ArrayRef<int64_t> cShape = cast<MemRefType>(output.getType()).getShape();
+  auto known = [](int64_t lhs, int64_t rhs) {
+    return !ShapedType::isDynamic(lhs) && !ShapedType::isDynamic(rhs);
+  };
+  if (known(aShape[1], bShape[0]) && aShape[1] != bShape[0])
+    return op->emitOpError()
+           << "shapes do not match: a is " << shapeOf(a) << " and b is "
+           << shapeOf(b) << ", but a's columns must equal b's rows";
+  if (known(bShape[1], cShape[1]) && bShape[1] != cShape[1])
+    return op->emitOpError()
+           << "shapes do not match: b is " << shapeOf(b) << " but "
+           << outputRole << " is " << shapeOf(output)
+           << "; both need the same number of columns";
+  if (known(aShape[0], cShape[0]) &&
+      (aShape[0] == 0 ? cShape[0] != 0 : cShape[0] % aShape[0] != 0))
+    return op->emitOpError()
+           << "shapes do not match: " << outputRole << " has " << cShape[0]
+           << " rows, which is not a multiple of the " << aShape[0]
+           << " rows of the shard a";
+  return success();
+}
+
+/// With a declared world size, the gathered rows must add up exactly.
+static LogicalResult verifyGatheredRows(Operation *op, Value a, Value output,
+                                        StringRef outputRole,
+                                        FlatSymbolRefAttr group,
+                                        SymbolTableCollection &tables) {
+  GroupOp groupOp = lookupGroup(op, group, tables);
+  if (!groupOp)
+    return failure();
+  std::optional<uint64_t> worldSize = groupOp.getWorldSize();
+  int64_t shardRows = cast<MemRefType>(a.getType()).getDimSize(0);
+  int64_t rows = cast<MemRefType>(output.getType()).getDimSize(0);
+  if (!worldSize || ShapedType::isDynamic(shardRows) ||
+      ShapedType::isDynamic(rows))
+    return success();
+  if (rows != static_cast<int64_t>(*worldSize) * shardRows)
+    return op->emitOpError()
+           << "shapes do not match: " << outputRole << " has " << rows
+           << " rows, but group " << group << " gathers " << *worldSize
+           << " shards of " << shardRows << " rows";
+  return success();
+}
+
+LogicalResult AllGatherMatmulOp::verify() {
+  return verifyAllGatherMatmul(*this, getA(), getB(), getResult(), "result",
+                               getGroupAttr());
+}
+
+LogicalResult AllGatherMatmulOutOp::verify() {
+  return verifyAllGatherMatmul(*this, getA(), getB(), getOut(), "out",
+                               getGroupAttr());
+}
+
+LogicalResult
+AllGatherMatmulOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyGatheredRows(*this, getA(), getResult(), "result",
+                            getGroupAttr(), tables);
+}
+
+LogicalResult
+AllGatherMatmulOutOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyGatheredRows(*this, getA(), getOut(), "out", getGroupAttr(),
+                            tables);
+}
+
+#define SYMM_MEM_GROUP_USER(OP)                                                \
+  LogicalResult OP::verifySymbolUses(SymbolTableCollection &tables) {          \
+    return success(lookupGroup(*this, getGroupAttr(), tables) != nullptr);     \
+  }
+SYMM_MEM_GROUP_USER(AllReduceFnOp)
+SYMM_MEM_GROUP_USER(OneShotAllReduceOp)
+SYMM_MEM_GROUP_USER(TwoShotAllReduceOp)
+SYMM_MEM_GROUP_USER(AllReduceOutFnOp)
+SYMM_MEM_GROUP_USER(OneShotAllReduceOutOp)
+SYMM_MEM_GROUP_USER(TwoShotAllReduceOutOp)
+#undef SYMM_MEM_GROUP_USER
+
+#define SYMM_MEM_SYMMETRIC_OPERAND(OP, OPERAND)                                \
+  SmallVector<OpOperand *> OP::getSymmetricOperands() {                       \
+    return {&get##OPERAND##Mutable()};                                         \
+  }
+SYMM_MEM_SYMMETRIC_OPERAND(AllReduceFnOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(OneShotAllReduceOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(AllReduceOutFnOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(OneShotAllReduceOutOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOutOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOp, A)
+SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOutOp, A)
+#undef SYMM_MEM_SYMMETRIC_OPERAND
+
+//===----------------------------------------------------------------------===//
+// Low-level ops
+//===----------------------------------------------------------------------===//
+
+#define SYMM_MEM_BUFFER_USER(OP)                                               \
+  LogicalResult OP::verifySymbolUses(SymbolTableCollection &tables) {          \
+    return verifyTypeGroup(*this, getBuffer().getType(), tables);              \
+  }
+SYMM_MEM_BUFFER_USER(PeerViewOp)
+SYMM_MEM_BUFFER_USER(PutSignalOp)
+SYMM_MEM_BUFFER_USER(WaitSignalOp)
+SYMM_MEM_BUFFER_USER(BarrierOp)
+#undef SYMM_MEM_BUFFER_USER

@@ -1,0 +1,17 @@
+//! Dialect handles and registries.
+
+use crate::ffi;
+use melior::dialect::{DialectHandle, DialectRegistry};
+
+/// The handle of the `symm_mem` dialect.
+pub fn symm_mem_handle() -> DialectHandle {
+    // SAFETY: the handle is a static description of the dialect.
+    unsafe { DialectHandle::from_raw(ffi::mlirGetDialectHandle__symm_mem__()) }
+}
+
+/// Registers the symm dialects and the upstream dialects and interface
+/// models that symm's pipelines use (the same set as `symm-opt`).
+pub fn register_dialects(registry: &DialectRegistry) {
+    // SAFETY: the registry is live for the call.
+    unsafe { ffi::symmRegisterDialects(registry.to_raw()) }
+}

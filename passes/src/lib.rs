@@ -1,0 +1,14 @@
+//! symm's MLIR passes, written in Rust on melior, and their registration
+//! by name so that `symm-opt --pass-pipeline=...` reaches them next to the
+//! upstream passes.
+
+mod error;
+mod group_table;
+mod memref_size;
+mod registration;
+pub mod verify_groups;
+
+pub use error::Error;
+pub use group_table::{GroupDecl, GroupTable};
+pub use memref_size::memref_byte_size;
+pub use registration::register_passes;
