@@ -14,12 +14,10 @@ pub use diagnostics::{emit_remark, emit_warning};
 pub use interfaces::{comm_group, is_view_like, symmetric_operands};
 pub use registration::{register_dialects, symm_mem_handle};
 
-/// Op builders for every `symm_mem` operation, generated from
-/// `SymmMemOps.td`.
-pub mod ops {
-    melior::dialect! {
-        name: "symm_mem",
-        files: ["symm/Dialect/SymmMem/SymmMemOps.td"],
-        include_directory_env_vars: ["SYMM_TD_INCLUDE_DIR"],
-    }
+// Op builders for every `symm_mem` operation, generated from
+// `SymmMemOps.td` into the module `symm_mem`.
+melior::dialect! {
+    name: "symm_mem",
+    files: ["symm/Dialect/SymmMem/SymmMemOps.td"],
+    include_directory_env_vars: ["SYMM_TD_INCLUDE_DIR"],
 }

@@ -80,7 +80,7 @@ LogicalResult SymmMemDialect::verifyRegionArgAttribute(Operation *op,
                                                        unsigned argIndex,
                                                        NamedAttribute attr) {
   if (attr.getName() != kSymmetricArgAttrName)
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is not a symm_mem argument attribute; the "
                               "only one is '"
                            << kSymmetricArgAttrName << "'";
@@ -118,6 +118,6 @@ LogicalResult SymmMemDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << kSymmetricArgAttrName
                            << "' is an argument attribute; put it on a "
                               "function argument, not on the operation";
-  return op->emitError() << "'" << attr.getName()
+  return op->emitError() << "'" << attr.getName().getValue()
                          << "' is not a symm_mem attribute";
 }

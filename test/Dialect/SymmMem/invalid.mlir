@@ -1,0 +1,401 @@
+// One case per verifier error of the symm_mem dialect.
+// RUN: symm-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// #symm_mem.allocator
+//===----------------------------------------------------------------------===//
+
+// expected-error@+2 {{failed to parse SymmMem_AllocatorAttr parameter 'kind'}}
+// expected-error@+1 {{expected ::symm::symm_mem::AllocatorKind to be one of: symmetric}}
+func.func @unknown_allocator_kind(%x: memref<4xf32, #symm_mem.allocator<nvshmem, @tp>>)
+
+// -----
+
+// expected-error@+1 {{#symm_mem.allocator needs a non-empty group name}}
+func.func @empty_group(%x: memref<4xf32, #symm_mem.allocator<symmetric, @"">>)
+
+//===----------------------------------------------------------------------===//
+// Attributes on external functions (seed 004)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+1 {{'symm_mem.symmetric' must be an #symm_mem.allocator attribute naming the allocator and group, got "tp"}}
+func.func private @symmetric_not_allocator(memref<4xf32> {symm_mem.symmetric = "tp"})
+
+// -----
+
+// expected-error@+1 {{'symm_mem.symmetric' on argument #1 requires a memref argument, got 'f32'}}
+func.func private @symmetric_on_scalar(memref<4xf32>, f32 {symm_mem.symmetric = #symm_mem.allocator<symmetric, @tp>})
+
+// -----
+
+// expected-error@+1 {{'symm_mem.symetric' is not a symm_mem argument attribute; the only one is 'symm_mem.symmetric'}}
+func.func private @misspelled_arg_attr(memref<4xf32> {symm_mem.symetric = #symm_mem.allocator<symmetric, @tp>})
+
+// -----
+
+// expected-error@+1 {{'symm_mem.allocates_symmetric' is a unit attribute, got true}}
+func.func private @allocates_not_unit(memref<4xf32>) -> memref<4xf32> attributes {symm_mem.allocates_symmetric = true}
+
+// -----
+
+func.func @allocates_on_non_function() {
+  // expected-error@+1 {{'symm_mem.allocates_symmetric' is only valid on functions}}
+  %c = arith.constant {symm_mem.allocates_symmetric} 0 : index
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'symm_mem.symmetric' is an argument attribute; put it on a function argument, not on the operation}}
+func.func private @symmetric_on_op(memref<4xf32>) attributes {symm_mem.symmetric = #symm_mem.allocator<symmetric, @tp>}
+
+// -----
+
+// expected-error@+1 {{'symm_mem.colective' is not a symm_mem attribute}}
+func.func private @unknown_op_attr(memref<4xf32>) attributes {symm_mem.colective}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+1 {{'symm_mem.group' op attribute 'world_size' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+symm_mem.group @tp world_size(0)
+
+// -----
+
+func.func @rank_of_undeclared_group() -> index {
+  // expected-error@+1 {{'symm_mem.rank' op refers to undeclared group @tp; declare it with `symm_mem.group @tp`}}
+  %r = symm_mem.rank @tp
+  return %r : index
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @world_size_of_undeclared_group() -> index {
+  // expected-error@+1 {{'symm_mem.world_size' op refers to undeclared group @pt}}
+  %w = symm_mem.world_size @pt
+  return %w : index
+}
+
+//===----------------------------------------------------------------------===//
+// symm_mem.global, get_global, alloc, dealloc
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+1 {{'symm_mem.global' op must have a comm-buffer type (a memref in an #symm_mem.allocator memory space), got 'memref<16xi8>'}}
+symm_mem.global @regular : memref<16xi8>
+
+// -----
+
+symm_mem.group @tp
+// expected-error@+1 {{'symm_mem.global' op is allocated once, so its shape must be static}}
+symm_mem.global @dynamic : memref<?xi8, #symm_mem.allocator<symmetric, @tp>>
+
+// -----
+
+symm_mem.group @tp
+// expected-error@+1 {{'symm_mem.global' op must have an identity layout}}
+symm_mem.global @strided : memref<4x4xf32, strided<[8, 1]>, #symm_mem.allocator<symmetric, @tp>>
+
+// -----
+
+symm_mem.group @tp
+// expected-error@+1 {{'symm_mem.global' op alignment must be a power of two, got 96}}
+symm_mem.global @misaligned alignment(96) : memref<16xi8, #symm_mem.allocator<symmetric, @tp>>
+
+// -----
+
+// expected-error@+1 {{'symm_mem.global' op refers to undeclared group @tp}}
+symm_mem.global @no_group : memref<16xi8, #symm_mem.allocator<symmetric, @tp>>
+
+// -----
+
+symm_mem.group @tp
+func.func @get_missing_global() {
+  // expected-error@+1 {{'symm_mem.get_global' op @missing does not name a symm_mem.global}}
+  %0 = symm_mem.get_global @missing : memref<16xi8, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+symm_mem.global @pool : memref<16xi8, #symm_mem.allocator<symmetric, @tp>>
+func.func @get_global_wrong_type() {
+  // expected-error@+1 {{'symm_mem.get_global' op result type 'memref<32xi8, #symm_mem.allocator<symmetric, @tp>>' does not match the type 'memref<16xi8, #symm_mem.allocator<symmetric, @tp>>' of global @pool}}
+  %0 = symm_mem.get_global @pool : memref<32xi8, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+func.func @get_global_regular_type() {
+  // expected-error@+1 {{'symm_mem.get_global' op result #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<16xi8>'}}
+  %0 = symm_mem.get_global @pool : memref<16xi8>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @alloc_size_count(%n: index) {
+  // expected-error@+1 {{'symm_mem.alloc' op has 1 dynamic size operands but its type 'memref<?x?xf32, #symm_mem.allocator<symmetric, @tp>>' has 2 dynamic dimensions}}
+  %0 = symm_mem.alloc(%n) : memref<?x?xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @alloc_strided() {
+  // expected-error@+1 {{'symm_mem.alloc' op must have an identity layout}}
+  %0 = symm_mem.alloc() : memref<4x4xf32, strided<[8, 1]>, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+func.func @alloc_regular_memory() {
+  // expected-error@+1 {{'symm_mem.alloc' op result #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
+  %0 = symm_mem.alloc() : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_undeclared_group() {
+  // expected-error@+1 {{'symm_mem.alloc' op refers to undeclared group @tp}}
+  %0 = symm_mem.alloc() : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+func.func @dealloc_regular_memory(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.dealloc' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
+  symm_mem.dealloc %x : memref<4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// All-reduce
+//===----------------------------------------------------------------------===//
+
+// -----
+
+symm_mem.group @tp
+func.func @unknown_reduction(%x: memref<4xf32>) {
+  // expected-error@+1 {{expected string or keyword containing one of the following enum values for attribute 'reduction' [sum, max, min]}}
+  %0 = symm_mem.all_reduce avg %x group @tp : memref<4xf32> -> memref<4xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @unknown_reduction_generic(%x: memref<4xf32>) {
+  // expected-error@+1 {{invalid properties {group = @tp, reduction = 7 : i32} for op symm_mem.all_reduce}}
+  %0 = "symm_mem.all_reduce"(%x) <{group = @tp, reduction = 7 : i32}> : (memref<4xf32>) -> memref<4xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @input_in_other_memory_space(%x: memref<4xf32, 1>) {
+  // expected-error@+1 {{'symm_mem.all_reduce' op input must be a comm buffer of group @tp or in the default memory space (symm-mem-realize places it), but its memory space is 1 : i64}}
+  %0 = symm_mem.all_reduce sum %x group @tp : memref<4xf32, 1> -> memref<4xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+symm_mem.group @dp
+func.func @input_group_disagrees(%x: memref<4xf32, #symm_mem.allocator<symmetric, @dp>>) {
+  // expected-error@+1 {{'symm_mem.one_shot_all_reduce' op group names disagree: the op runs in group @tp but its input is a comm buffer of group @dp}}
+  %0 = symm_mem.one_shot_all_reduce sum %x group @tp : memref<4xf32, #symm_mem.allocator<symmetric, @dp>> -> memref<4xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+symm_mem.group @dp
+func.func @out_group_disagrees(%x: memref<4xf32>, %y: memref<4xf32, #symm_mem.allocator<symmetric, @dp>>) {
+  // expected-error@+1 {{'symm_mem.two_shot_all_reduce_out' op group names disagree: the op runs in group @tp but its out is a comm buffer of group @dp}}
+  symm_mem.two_shot_all_reduce_out sum %x into %y group @tp : memref<4xf32>, memref<4xf32, #symm_mem.allocator<symmetric, @dp>>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @out_in_other_memory_space(%x: memref<4xf32>, %y: memref<4xf32, 3>) {
+  // expected-error@+1 {{'symm_mem.all_reduce_out' op out must be in the default memory space or a comm buffer of group @tp, but its memory space is 3 : i64}}
+  symm_mem.all_reduce_out sum %x into %y group @tp : memref<4xf32>, memref<4xf32, 3>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @element_types_differ(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.all_reduce' op element types do not match: input has 'f32' but result has 'bf16'}}
+  %0 = symm_mem.all_reduce sum %x group @tp : memref<4xf32> -> memref<4xbf16>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @shapes_differ(%x: memref<4x4xf16>, %y: memref<4x8xf16>) {
+  // expected-error@+1 {{'symm_mem.one_shot_all_reduce_out' op shapes do not match: input is 4x4 but out is 4x8}}
+  symm_mem.one_shot_all_reduce_out max %x into %y group @tp : memref<4x4xf16>, memref<4x8xf16>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @unsupported_element_type(%x: memref<4xi32>) {
+  // expected-error@+1 {{'symm_mem.all_reduce' op operand #0 must be memref of 32-bit float or 16-bit float or bfloat16 type values, but got 'memref<4xi32>'}}
+  %0 = symm_mem.all_reduce sum %x group @tp : memref<4xi32> -> memref<4xi32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @strided_input(%x: memref<4x4xf32, strided<[8, 1]>>) {
+  // expected-error@+1 {{'symm_mem.all_reduce' op input must have an identity layout (a contiguous row-major buffer), got 'memref<4x4xf32, strided<[8, 1]>>'}}
+  %0 = symm_mem.all_reduce sum %x group @tp : memref<4x4xf32, strided<[8, 1]>> -> memref<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_undeclared_group(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.all_reduce' op refers to undeclared group @tp}}
+  %0 = symm_mem.all_reduce sum %x group @tp : memref<4xf32> -> memref<4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// All-gather + matmul
+//===----------------------------------------------------------------------===//
+
+// -----
+
+symm_mem.group @tp
+func.func @agmm_not_2d(%a: memref<4x8x2xf32>, %b: memref<8x16xf32>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul' op a must be a 2-D memref, got 'memref<4x8x2xf32>'}}
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<4x8x2xf32>, memref<8x16xf32> -> memref<8x16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @agmm_contraction(%a: memref<4x8xf32>, %b: memref<6x16xf32>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul' op shapes do not match: a is 4x8 and b is 6x16, but a's columns must equal b's rows}}
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<4x8xf32>, memref<6x16xf32> -> memref<8x16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @agmm_columns(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<8x12xf32>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul_out' op shapes do not match: b is 8x16 but out is 8x12; both need the same number of columns}}
+  symm_mem.all_gather_matmul_out %a, %b into %c group @tp : memref<4x8xf32>, memref<8x16xf32>, memref<8x12xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @agmm_rows_not_multiple(%a: memref<4x8xf32>, %b: memref<8x16xf32>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul' op shapes do not match: result has 10 rows, which is not a multiple of the 4 rows of the shard a}}
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<4x8xf32>, memref<8x16xf32> -> memref<10x16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(4)
+func.func @agmm_rows_vs_world_size(%a: memref<4x8xf32>, %b: memref<8x16xf32>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul' op shapes do not match: result has 8 rows, but group @tp gathers 4 shards of 4 rows}}
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<4x8xf32>, memref<8x16xf32> -> memref<8x16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @agmm_element_types(%a: memref<4x8xbf16>, %b: memref<8x16xf16>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul' op element types do not match: a has 'bf16' but b has 'f16'}}
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<4x8xbf16>, memref<8x16xf16> -> memref<8x16xbf16>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+symm_mem.group @dp
+func.func @agmm_b_group(%a: memref<4x8xf32>, %b: memref<8x16xf32, #symm_mem.allocator<symmetric, @dp>>) {
+  // expected-error@+1 {{'symm_mem.all_gather_matmul' op group names disagree: the op runs in group @tp but its b is a comm buffer of group @dp}}
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<4x8xf32>, memref<8x16xf32, #symm_mem.allocator<symmetric, @dp>> -> memref<8x16xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Low-level ops
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @peer_view_regular(%x: memref<4xf32>, %p: index) {
+  // expected-error@+1 {{'symm_mem.peer_view' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
+  %0 = symm_mem.peer_view %x[%p] : memref<4xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @peer_view_type_changes(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, %p: index) {
+  // expected-error@+1 {{'symm_mem.peer_view' op failed to verify that all of {buffer, result} have same type}}
+  %0 = "symm_mem.peer_view"(%x, %p) : (memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, index) -> memref<8xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+func.func @put_signal_regular(%x: memref<4xf32>, %p: index) {
+  // expected-error@+1 {{'symm_mem.put_signal' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
+  symm_mem.put_signal %x to %p channel %p : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @wait_signal_undeclared_group(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, %p: index) {
+  // expected-error@+1 {{'symm_mem.wait_signal' op refers to undeclared group @tp}}
+  symm_mem.wait_signal %x from %p channel %p : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
+func.func @barrier_undeclared_group(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, %c: index) {
+  // expected-error@+1 {{'symm_mem.barrier' op refers to undeclared group @tp}}
+  symm_mem.barrier %x channel %c : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}

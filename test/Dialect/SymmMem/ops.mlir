@@ -1,0 +1,106 @@
+// Round trip of every symm_mem op, in custom syntax and through the generic
+// form.
+// RUN: symm-opt %s | symm-opt | FileCheck %s
+// RUN: symm-opt %s --mlir-print-op-generic | symm-opt | FileCheck %s
+
+// CHECK: #[[$TP:.*]] = #symm_mem.allocator<symmetric, @tp>
+
+// CHECK: symm_mem.group @tp world_size(2)
+symm_mem.group @tp world_size(2)
+// CHECK: symm_mem.group @dp{{$}}
+symm_mem.group @dp
+
+// CHECK: symm_mem.global @pool alignment(128) : memref<192xi8, #[[$TP]]>
+symm_mem.global @pool alignment(128) : memref<192xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK: symm_mem.global @input_copy : memref<4x4xf32, #[[$TP]]>
+symm_mem.global @input_copy : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
+
+// CHECK-LABEL: func.func @groups
+func.func @groups() -> (index, index) {
+  // CHECK: %[[R:.*]] = symm_mem.rank @tp
+  %r = symm_mem.rank @tp
+  // CHECK: %[[W:.*]] = symm_mem.world_size @dp
+  %w = symm_mem.world_size @dp
+  // CHECK: return %[[R]], %[[W]] : index, index
+  return %r, %w : index, index
+}
+
+// CHECK-LABEL: func.func @allocation
+// CHECK-SAME: (%[[N:.*]]: index)
+func.func @allocation(%n: index) {
+  // CHECK: %[[P:.*]] = symm_mem.get_global @pool : memref<192xi8, #[[$TP]]>
+  %pool = symm_mem.get_global @pool : memref<192xi8, #symm_mem.allocator<symmetric, @tp>>
+  // Pool sub-allocation is upstream memref.view at a byte offset.
+  // CHECK: memref.view %[[P]][%{{.*}}][] : memref<192xi8, #[[$TP]]> to memref<4x4xf32, #[[$TP]]>
+  %c64 = arith.constant 64 : index
+  %v = memref.view %pool[%c64][] : memref<192xi8, #symm_mem.allocator<symmetric, @tp>> to memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: %[[B:.*]] = symm_mem.alloc(%[[N]]) : memref<?x8xbf16, #[[$TP]]>
+  %b = symm_mem.alloc(%n) : memref<?x8xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: %[[S:.*]] = symm_mem.alloc() : memref<16xf16, #[[$TP]]>
+  %s = symm_mem.alloc() : memref<16xf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.dealloc %[[B]] : memref<?x8xbf16, #[[$TP]]>
+  symm_mem.dealloc %b : memref<?x8xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.dealloc %[[S]] : memref<16xf16, #[[$TP]]>
+  symm_mem.dealloc %s : memref<16xf16, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// CHECK-LABEL: func.func @all_reduce_functional
+// CHECK-SAME: (%[[X:.*]]: memref<4x4xf32, #[[$TP]]>, %[[H:.*]]: memref<8xf16>)
+func.func @all_reduce_functional(%x: memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, %h: memref<8xf16>) {
+  // CHECK: symm_mem.all_reduce sum %[[X]] group @tp : memref<4x4xf32, #[[$TP]]> -> memref<4x4xf32>
+  %0 = symm_mem.all_reduce sum %x group @tp : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
+  // CHECK: symm_mem.one_shot_all_reduce max %[[X]] group @tp : memref<4x4xf32, #[[$TP]]> -> memref<4x4xf32>
+  %1 = symm_mem.one_shot_all_reduce max %x group @tp : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
+  // Before symm-mem-realize, the input may still be in the default memory
+  // space.
+  // CHECK: symm_mem.two_shot_all_reduce min %[[H]] group @dp : memref<8xf16> -> memref<8xf16>
+  %2 = symm_mem.two_shot_all_reduce min %h group @dp : memref<8xf16> -> memref<8xf16>
+  return
+}
+
+// CHECK-LABEL: func.func @all_reduce_out
+// CHECK-SAME: (%[[X:.*]]: memref<1024xbf16, #[[$TP]]>, %[[Y:.*]]: memref<1024xbf16>, %[[D:.*]]: memref<?xf32>, %[[E:.*]]: memref<?xf32>)
+func.func @all_reduce_out(%x: memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, %y: memref<1024xbf16>, %d: memref<?xf32>, %e: memref<?xf32>) {
+  // CHECK: symm_mem.all_reduce_out sum %[[X]] into %[[Y]] group @tp : memref<1024xbf16, #[[$TP]]>, memref<1024xbf16>
+  symm_mem.all_reduce_out sum %x into %y group @tp : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<1024xbf16>
+  // In place: the output may be the input.
+  // CHECK: symm_mem.one_shot_all_reduce_out sum %[[X]] into %[[X]] group @tp
+  symm_mem.one_shot_all_reduce_out sum %x into %x group @tp : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.two_shot_all_reduce_out max %[[D]] into %[[E]] group @tp : memref<?xf32>, memref<?xf32>
+  symm_mem.two_shot_all_reduce_out max %d into %e group @tp : memref<?xf32>, memref<?xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @all_gather_matmul
+// CHECK-SAME: (%[[A:.*]]: memref<64x128xbf16, #[[$TP]]>, %[[B:.*]]: memref<128x256xbf16>, %[[C:.*]]: memref<128x256xbf16>)
+func.func @all_gather_matmul(%a: memref<64x128xbf16, #symm_mem.allocator<symmetric, @tp>>, %b: memref<128x256xbf16>, %c: memref<128x256xbf16>) {
+  // CHECK: symm_mem.all_gather_matmul %[[A]], %[[B]] group @tp : memref<64x128xbf16, #[[$TP]]>, memref<128x256xbf16> -> memref<128x256xbf16>
+  %0 = symm_mem.all_gather_matmul %a, %b group @tp : memref<64x128xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<128x256xbf16> -> memref<128x256xbf16>
+  // CHECK: symm_mem.all_gather_matmul_out %[[A]], %[[B]] into %[[C]] group @tp : memref<64x128xbf16, #[[$TP]]>, memref<128x256xbf16>, memref<128x256xbf16>
+  symm_mem.all_gather_matmul_out %a, %b into %c group @tp : memref<64x128xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<128x256xbf16>, memref<128x256xbf16>
+  return
+}
+
+// A group without a static world size accepts any multiple of the shard.
+// CHECK-LABEL: func.func @all_gather_matmul_dynamic
+func.func @all_gather_matmul_dynamic(%a: memref<?x16xf32>, %b: memref<16x32xf32>) -> memref<?x32xf32> {
+  // CHECK: symm_mem.all_gather_matmul %{{.*}}, %{{.*}} group @dp : memref<?x16xf32>, memref<16x32xf32> -> memref<?x32xf32>
+  %0 = symm_mem.all_gather_matmul %a, %b group @dp : memref<?x16xf32>, memref<16x32xf32> -> memref<?x32xf32>
+  return %0 : memref<?x32xf32>
+}
+
+// CHECK-LABEL: func.func @signals
+// CHECK-SAME: (%[[BUF:.*]]: memref<1024xbf16, #[[$TP]]>, %[[PEER:.*]]: index, %[[CH:.*]]: index)
+func.func @signals(%buf: memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, %peer: index, %ch: index) -> memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>> {
+  // CHECK: %[[V:.*]] = symm_mem.peer_view %[[BUF]][%[[PEER]]] : memref<1024xbf16, #[[$TP]]>
+  %v = symm_mem.peer_view %buf[%peer] : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.put_signal %[[BUF]] to %[[PEER]] channel %[[CH]] : memref<1024xbf16, #[[$TP]]>
+  symm_mem.put_signal %buf to %peer channel %ch : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.wait_signal %[[BUF]] from %[[PEER]] channel %[[CH]] : memref<1024xbf16, #[[$TP]]>
+  symm_mem.wait_signal %buf from %peer channel %ch : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.barrier %[[BUF]] channel %[[CH]] : memref<1024xbf16, #[[$TP]]>
+  symm_mem.barrier %buf channel %ch : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: return %[[V]]
+  return %v : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+}

@@ -1,0 +1,46 @@
+# -*- Python -*-
+# The symm lit suite. `cargo test` runs it through tools/symm-opt/tests/lit.rs,
+# which passes the tool and LLVM directories as parameters; by hand:
+#   lit -sv test --param symm_tools_dir=target/debug
+
+import os
+
+import lit.formats
+import lit.llvm
+from lit.llvm.subst import ToolSubst
+
+config.name = "symm"
+config.suffixes = [".mlir"]
+config.excludes = ["lit.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+repo_root = os.path.dirname(config.test_source_root)
+params = lit_config.params
+config.symm_tools_dir = os.path.abspath(
+    params.get("symm_tools_dir", os.path.join(repo_root, "target", "debug"))
+)
+config.llvm_tools_dir = params.get("llvm_tools_dir", "/usr/lib/llvm-22/bin")
+config.test_exec_root = os.path.abspath(
+    params.get("exec_root", os.path.join(repo_root, "target", "lit"))
+)
+
+lit.llvm.initialize(lit_config, config)
+from lit.llvm import llvm_config  # noqa: E402, set by initialize()
+
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+
+if not os.path.exists(os.path.join(config.symm_tools_dir, "symm-opt")):
+    lit_config.fatal(
+        f"symm-opt not found in {config.symm_tools_dir}; build it with "
+        "`cargo build -p symm-opt` or pass --param symm_tools_dir=DIR"
+    )
+
+# FileCheck, not, count, split-file from LLVM; %symm-opt and friends from us.
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("FILECHECK_OPTS", "--enable-var-scope --dump-input=fail")
+llvm_config.use_default_substitutions()
+llvm_config.add_tool_substitutions(
+    [ToolSubst("symm-opt", unresolved="fatal")], [config.symm_tools_dir]
+)
+config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
