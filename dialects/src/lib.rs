@@ -12,7 +12,7 @@ mod registration;
 pub use allocator::{Allocator, AllocatorKind};
 pub use diagnostics::{emit_remark, emit_warning};
 pub use interfaces::{comm_group, is_view_like, symmetric_operands};
-pub use registration::{register_dialects, symm_mem_handle};
+pub use registration::{create_context, register_dialects, symm_mem_handle};
 
 // Op builders for every `symm_mem` operation, generated from
 // `SymmMemOps.td` into the module `symm_mem`.

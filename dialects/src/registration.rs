@@ -1,7 +1,10 @@
 //! Dialect handles and registries.
 
 use crate::ffi;
-use melior::dialect::{DialectHandle, DialectRegistry};
+use melior::{
+    dialect::{DialectHandle, DialectRegistry},
+    Context,
+};
 
 /// The handle of the `symm_mem` dialect.
 pub fn symm_mem_handle() -> DialectHandle {
@@ -14,4 +17,15 @@ pub fn symm_mem_handle() -> DialectHandle {
 pub fn register_dialects(registry: &DialectRegistry) {
     // SAFETY: the registry is live for the call.
     unsafe { ffi::symmRegisterDialects(registry.to_raw()) }
+}
+
+/// A context with every dialect of [`register_dialects`] loaded, ready to
+/// parse symm programs.
+pub fn create_context() -> Context {
+    let registry = DialectRegistry::new();
+    register_dialects(&registry);
+    let context = Context::new();
+    context.append_dialect_registry(&registry);
+    context.load_all_available_dialects();
+    context
 }

@@ -3,7 +3,6 @@
 //! the generated builders.
 
 use melior::{
-    dialect::DialectRegistry,
     ir::{
         attribute::FlatSymbolRefAttribute,
         operation::{OperationLike, WalkOrder, WalkResult},
@@ -12,17 +11,12 @@ use melior::{
     Context,
 };
 use symm_dialects::{
-    comm_group, is_view_like, register_dialects, symm_mem, symmetric_operands, Allocator,
+    comm_group, create_context, is_view_like, symm_mem, symmetric_operands, Allocator,
     AllocatorKind,
 };
 
 fn context() -> Context {
-    let registry = DialectRegistry::new();
-    register_dialects(&registry);
-    let context = Context::new();
-    context.append_dialect_registry(&registry);
-    context.load_all_available_dialects();
-    context
+    create_context()
 }
 
 const SOURCE: &str = r#"

@@ -1,20 +1,14 @@
 //! The IR queries the passes build on, on real parsed IR.
 
 use melior::{
-    dialect::DialectRegistry,
     ir::{r#type::MemRefType, Module, Type},
     Context,
 };
-use symm_dialects::register_dialects;
+use symm_dialects::create_context;
 use symm_passes::{memref_byte_size, GroupDecl, GroupTable};
 
 fn context() -> Context {
-    let registry = DialectRegistry::new();
-    register_dialects(&registry);
-    let context = Context::new();
-    context.append_dialect_registry(&registry);
-    context.load_all_available_dialects();
-    context
+    create_context()
 }
 
 fn bytes(context: &Context, ty: &str) -> Option<u64> {

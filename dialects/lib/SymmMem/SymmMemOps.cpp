@@ -33,38 +33,23 @@ static std::string shapeOf(Value value) {
   return text;
 }
 
-/// `role` must be a comm buffer of `group`, or still in the default memory
-/// space, waiting for symm-mem-realize.
-static LogicalResult verifySymmetricOperand(Operation *op, Value value,
-                                            StringRef role,
-                                            FlatSymbolRefAttr group) {
+/// A collective's memref operand is in the default memory space or is a comm
+/// buffer of the op's own group. `symmetric` operands must end up in
+/// symmetric memory, which symm-mem-realize provides when they are not yet.
+static LogicalResult verifyOperandSpace(Operation *op, Value value,
+                                        StringRef role,
+                                        FlatSymbolRefAttr group,
+                                        bool symmetric) {
   Attribute space = cast<MemRefType>(value.getType()).getMemorySpace();
   if (!space)
     return success();
   auto allocator = dyn_cast<AllocatorAttr>(space);
-  if (!allocator)
+  if (!allocator && symmetric)
     return op->emitOpError()
            << role << " must be a comm buffer of group " << group
            << " or in the default memory space (symm-mem-realize places "
               "it), but its memory space is "
            << space;
-  if (allocator.getGroup() != group)
-    return op->emitOpError()
-           << "group names disagree: the op runs in group " << group
-           << " but its " << role << " is a comm buffer of group "
-           << allocator.getGroup();
-  return success();
-}
-
-/// `role` needs no symmetric memory: the default memory space, or a comm
-/// buffer of the op's own group.
-static LogicalResult verifyRegularOperand(Operation *op, Value value,
-                                          StringRef role,
-                                          FlatSymbolRefAttr group) {
-  Attribute space = cast<MemRefType>(value.getType()).getMemorySpace();
-  if (!space)
-    return success();
-  auto allocator = dyn_cast<AllocatorAttr>(space);
   if (!allocator)
     return op->emitOpError()
            << role << " must be in the default memory space or a comm "
@@ -198,8 +183,8 @@ LogicalResult AllocOp::verifySymbolUses(SymbolTableCollection &tables) {
 static LogicalResult verifyAllReduce(Operation *op, Value input, Value output,
                                      StringRef outputRole,
                                      FlatSymbolRefAttr group) {
-  if (failed(verifySymmetricOperand(op, input, "input", group)) ||
-      failed(verifyRegularOperand(op, output, outputRole, group)) ||
+  if (failed(verifyOperandSpace(op, input, "input", group, true)) ||
+      failed(verifyOperandSpace(op, output, outputRole, group, false)) ||
       failed(verifyContiguous(op, input, "input")) ||
       failed(verifyContiguous(op, output, outputRole)) ||
       failed(verifySameElementType(op, input, "input", output, outputRole)))
@@ -246,9 +231,9 @@ static LogicalResult verifyAllGatherMatmul(Operation *op, Value a, Value b,
     if (failed(verifyContiguous(op, value, role)))
       return failure();
   }
-  if (failed(verifySymmetricOperand(op, a, "a", group)) ||
-      failed(verifyRegularOperand(op, b, "b", group)) ||
-      failed(verifyRegularOperand(op, output, outputRole, group)) ||
+  if (failed(verifyOperandSpace(op, a, "a", group, true)) ||
+      failed(verifyOperandSpace(op, b, "b", group, false)) ||
+      failed(verifyOperandSpace(op, output, outputRole, group, false)) ||
       failed(verifySameElementType(op, a, "a", b, "b")) ||
       failed(verifySameElementType(op, a, "a", output, outputRole)))
     return failure();
