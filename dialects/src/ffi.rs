@@ -6,7 +6,32 @@ use mlir_sys::{
 };
 use std::ffi::c_char;
 
-pub type SymmPassFactory = unsafe extern "C" fn() -> MlirPass;
+/// `SymmPassOptionKind`.
+pub type SymmPassOptionKind = u32;
+pub const SYMM_PASS_OPTION_INT64: SymmPassOptionKind = 0;
+pub const SYMM_PASS_OPTION_BOOL: SymmPassOptionKind = 1;
+pub const SYMM_PASS_OPTION_STRING: SymmPassOptionKind = 2;
+
+#[repr(C)]
+pub struct SymmPassOption {
+    pub name: *const c_char,
+    pub description: *const c_char,
+    pub kind: SymmPassOptionKind,
+    pub default_value: *const c_char,
+}
+
+pub type SymmPassRun = unsafe extern "C" fn(op: MlirOperation, options: MlirStringRef) -> bool;
+
+#[repr(C)]
+pub struct SymmPassInfo {
+    pub argument: *const c_char,
+    pub name: *const c_char,
+    pub description: *const c_char,
+    pub op_name: *const c_char,
+    pub options: *const SymmPassOption,
+    pub num_options: isize,
+    pub run: SymmPassRun,
+}
 
 unsafe extern "C" {
     pub fn mlirGetDialectHandle__symm_mem__() -> MlirDialectHandle;
@@ -30,7 +55,8 @@ unsafe extern "C" {
     pub fn symmMemEmitRemark(loc: MlirLocation, message: MlirStringRef);
     pub fn symmMemEmitWarning(loc: MlirLocation, message: MlirStringRef);
 
-    pub fn symmRegisterPass(factory: SymmPassFactory);
+    pub fn symmRegisterPass(info: *const SymmPassInfo);
+    pub fn symmCreatePass(info: *const SymmPassInfo) -> MlirPass;
     pub fn symmRegisterDialects(registry: MlirDialectRegistry);
     pub fn symmOptMain(argc: i32, argv: *mut *mut c_char) -> i32;
 }

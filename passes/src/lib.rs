@@ -4,11 +4,14 @@
 
 mod error;
 mod group_table;
+pub mod ir;
 mod memref_size;
+mod pass_def;
 mod registration;
 pub mod verify_groups;
 
 pub use error::Error;
 pub use group_table::{GroupDecl, GroupTable};
 pub use memref_size::memref_byte_size;
-pub use registration::register_passes;
+pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
+pub use registration::{register_passes, PASSES};

@@ -4,24 +4,27 @@
 //! declared. Op verifiers check ops' own group references; this pass also
 //! covers types that no op verifier sees, such as function arguments.
 
-use crate::{memref_byte_size, GroupTable};
-use melior::{
-    ir::{
-        attribute::FlatSymbolRefAttribute,
-        operation::{OperationLike, WalkOrder, WalkResult},
-        r#type::MemRefType,
-        BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
-    },
-    pass::{ExternalPass, RunExternalPass},
-    ContextRef,
+use crate::{
+    ir::{emit_error, Op},
+    memref_byte_size, GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
 };
-use mlir_sys::{mlirEmitError, MlirLocation};
-use std::{collections::BTreeMap, ffi::CString, fmt};
+use melior::ir::{
+    attribute::FlatSymbolRefAttribute,
+    operation::{OperationLike, WalkOrder, WalkResult},
+    r#type::MemRefType,
+    BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
+};
+use mlir_sys::MlirLocation;
+use std::{collections::BTreeMap, fmt};
 use symm_dialects::{comm_group, emit_remark, is_view_like, symmetric_operands, Allocator};
 
-pub const ARGUMENT: &str = "symm-mem-verify-groups";
-pub const DESCRIPTION: &str =
-    "Report each group's world size and symmetric buffers as remarks; reject undeclared groups";
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<VerifyGroups>(
+    c"symm-mem-verify-groups",
+    c"SymmMemVerifyGroups",
+    c"Report each group's world size and symmetric buffers as remarks; reject undeclared groups",
+    c"func.func",
+    &[],
+);
 
 /// What one function does with one group.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -228,20 +231,13 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
     (usage, remarks)
 }
 
-fn emit_error(at: MlirLocation, message: &str) {
-    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: live location; the message is copied.
-    unsafe { mlirEmitError(at, message.as_ptr()) }
-}
-
-/// The pass object handed to MLIR.
-#[derive(Clone, Debug, Default)]
+/// The pass body.
 pub struct VerifyGroups;
 
-impl<'c> RunExternalPass<'c> for VerifyGroups {
-    fn initialize(&mut self, _context: ContextRef<'c>) {}
-
-    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl SymmPass for VerifyGroups {
+    fn run(op: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+        // SAFETY: the pass runs on a live function.
+        let function = unsafe { OperationRef::from_raw(op.raw()) };
         let table = function
             .parent_operation()
             .map(GroupTable::from_module)
@@ -257,6 +253,7 @@ impl<'c> RunExternalPass<'c> for VerifyGroups {
                     // SAFETY: the location was taken from this function's IR.
                     emit_remark(unsafe { Location::from_raw(at) }, &remark);
                 }
+                Ok(())
             }
             Err(undeclared) => {
                 for (group, at) in undeclared {
@@ -268,7 +265,7 @@ impl<'c> RunExternalPass<'c> for VerifyGroups {
                         ),
                     );
                 }
-                pass.signal_failure();
+                Err(PassFailed)
             }
         }
     }

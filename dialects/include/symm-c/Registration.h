@@ -15,13 +15,44 @@
 extern "C" {
 #endif
 
-/* Creates a new instance of a pass; called once at registration to read
- * the pass's argument and description, then once per pipeline use. */
-typedef MlirPass (*SymmPassFactory)(void);
+/* The value type of a pass option, checked by MLIR's option parser. */
+typedef enum {
+  SYMM_PASS_OPTION_INT64 = 0,
+  SYMM_PASS_OPTION_BOOL = 1,
+  SYMM_PASS_OPTION_STRING = 2,
+} SymmPassOptionKind;
+
+typedef struct {
+  const char *name;
+  const char *description;
+  SymmPassOptionKind kind;
+  const char *defaultValue; /* as it would be written on the command line */
+} SymmPassOption;
+
+/* Runs the pass on `op`. `options` holds one `name=value` line per option.
+ * Returns false to signal pass failure (after emitting diagnostics). */
+typedef bool (*SymmPassRun)(MlirOperation op, MlirStringRef options);
+
+/* A pass written outside C++. Every pointer must stay valid for the life of
+ * the process. */
+typedef struct {
+  const char *argument;    /* e.g. "symm-mem-plan" */
+  const char *name;        /* e.g. "SymmMemPlan" */
+  const char *description;
+  const char *opName;      /* the op it is anchored on, or "" for any op */
+  const SymmPassOption *options;
+  intptr_t numOptions;
+  SymmPassRun run;
+} SymmPassInfo;
 
 /* Registers a pass globally under its argument, so that it is usable in
- * --pass-pipeline and as a --<argument> flag. */
-MLIR_CAPI_EXPORTED void symmRegisterPass(SymmPassFactory factory);
+ * --pass-pipeline (with `{name=value}` options) and as a --<argument> flag.
+ * Unlike MLIR's external passes, these take options. */
+MLIR_CAPI_EXPORTED void symmRegisterPass(const SymmPassInfo *info);
+
+/* Creates an instance of a registered pass with default options, for
+ * adding to a pass manager from Rust. */
+MLIR_CAPI_EXPORTED MlirPass symmCreatePass(const SymmPassInfo *info);
 
 /* Registers the symm dialects and the upstream ones the pipeline uses. */
 MLIR_CAPI_EXPORTED void symmRegisterDialects(MlirDialectRegistry registry);

@@ -5,6 +5,7 @@
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Pass.h"
+#include "mlir/CAPI/Support.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -28,10 +29,101 @@
 
 using namespace mlir;
 
-void symmRegisterPass(SymmPassFactory factory) {
-  registerPass([factory]() -> std::unique_ptr<Pass> {
-    return std::unique_ptr<Pass>(unwrap(factory()));
-  });
+namespace {
+/// A pass whose body and options are described by a SymmPassInfo; the body
+/// runs in Rust. Its TypeID is derived from the info's address, so each
+/// described pass is a distinct pass to MLIR.
+class DescribedPass : public Pass {
+public:
+  explicit DescribedPass(const SymmPassInfo *info)
+      : Pass(TypeID::getFromOpaquePointer(info),
+             info->opName[0] ? std::optional<StringRef>(info->opName)
+                             : std::nullopt),
+        info(info) {
+    for (const SymmPassOption &option :
+         llvm::ArrayRef(info->options, info->numOptions))
+      addOption(option);
+  }
+  DescribedPass(const DescribedPass &other) : DescribedPass(other.info) {}
+
+  StringRef getArgument() const override { return info->argument; }
+  StringRef getDescription() const override { return info->description; }
+  StringRef getName() const override { return info->name; }
+
+  bool canScheduleOn(RegisteredOperationName opName) const override {
+    return !info->opName[0] || opName.getStringRef() == info->opName;
+  }
+
+  std::unique_ptr<Pass> clonePass() const override {
+    return std::make_unique<DescribedPass>(*this);
+  }
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<symm::symm_mem::SymmMemDialect, arith::ArithDialect,
+                    memref::MemRefDialect, func::FuncDialect>();
+  }
+
+  void runOnOperation() override {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (auto &printer : printers)
+      printer(os);
+    if (!info->run(wrap(getOperation()), wrap(StringRef(text))))
+      signalPassFailure();
+  }
+
+private:
+  template <typename T>
+  void addTypedOption(const SymmPassOption &option, T initial) {
+    auto value = std::make_unique<Option<T>>(
+        *this, option.name, llvm::cl::desc(option.description),
+        llvm::cl::init(initial));
+    Option<T> *raw = value.get();
+    printers.push_back([raw, name = std::string(option.name)](
+                           raw_ostream &os) {
+      os << name << '=';
+      if constexpr (std::is_same_v<T, bool>)
+        os << (raw->getValue() ? "true" : "false");
+      else
+        os << raw->getValue();
+      os << '\n';
+    });
+    owned.push_back(std::shared_ptr<void>(std::move(value)));
+  }
+
+  void addOption(const SymmPassOption &option) {
+    StringRef initial = option.defaultValue;
+    switch (option.kind) {
+    case SYMM_PASS_OPTION_INT64: {
+      int64_t number = 0;
+      (void)initial.getAsInteger(10, number);
+      addTypedOption<int64_t>(option, number);
+      break;
+    }
+    case SYMM_PASS_OPTION_BOOL:
+      addTypedOption<bool>(option, initial == "true");
+      break;
+    case SYMM_PASS_OPTION_STRING:
+      addTypedOption<std::string>(option, initial.str());
+      break;
+    }
+  }
+
+  const SymmPassInfo *info;
+  SmallVector<std::shared_ptr<void>> owned;
+  SmallVector<std::function<void(raw_ostream &)>> printers;
+};
+} // namespace
+
+void symmRegisterPass(const SymmPassInfo *info) {
+  registerPass(
+      [info]() -> std::unique_ptr<Pass> {
+        return std::make_unique<DescribedPass>(info);
+      });
+}
+
+MlirPass symmCreatePass(const SymmPassInfo *info) {
+  return wrap(static_cast<Pass *>(new DescribedPass(info)));
 }
 
 static void registerDialects(DialectRegistry &registry) {

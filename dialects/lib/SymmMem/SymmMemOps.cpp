@@ -174,6 +174,44 @@ LogicalResult AllocOp::verifySymbolUses(SymbolTableCollection &tables) {
   return verifyTypeGroup(*this, getType(), tables);
 }
 
+LogicalResult WithAllocatorOp::verify() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "region must end with symm_mem.yield";
+  if (yield.getValues().size() != getResults().size())
+    return emitOpError() << "yields " << yield.getValues().size()
+                         << " values but has " << getResults().size()
+                         << " results";
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(yield.getValues(), getResults()))) {
+    auto [yielded, result] = pair;
+    auto inner = cast<MemRefType>(yielded.getType());
+    auto outer = cast<MemRefType>(result.getType());
+    if (inner.getMemorySpace())
+      return emitOpError() << "yielded value #" << index
+                           << " must be in the default memory space, got "
+                           << inner;
+    if (outer.getMemorySpace() != getAllocator())
+      return emitOpError() << "result #" << index
+                           << " must be in the memory space " << getAllocator()
+                           << ", got " << outer;
+    if (inner.getShape() != outer.getShape() ||
+        inner.getElementType() != outer.getElementType() ||
+        inner.getLayout() != outer.getLayout())
+      return emitOpError() << "result #" << index << " type " << outer
+                           << " must match the yielded type " << inner
+                           << " except for the memory space";
+  }
+  return success();
+}
+
+LogicalResult
+WithAllocatorOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return success(lookupGroup(*this, getAllocator().getGroup(), tables) !=
+                 nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//

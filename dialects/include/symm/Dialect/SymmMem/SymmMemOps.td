@@ -9,6 +9,7 @@ include "symm/Dialect/SymmMem/SymmMemInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -165,6 +166,43 @@ def SymmMem_DeallocOp : SymmMem_Op<"dealloc"> {
   let arguments = (ins Arg<SymmMem_CommBuffer, "",
                            [MemFree<DefaultResource>]>:$memref);
   let assemblyFormat = "$memref attr-dict `:` type($memref)";
+}
+
+def SymmMem_WithAllocatorOp : SymmMem_Op<"with_allocator", [
+    SingleBlock, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "runs a region whose allocations come from a comm allocator";
+  let description = [{
+    The custom-op path of seed 004, the IR form of PyTorch's
+    `with symmetric_memory():` context: every buffer that the ops in the
+    region allocate for themselves (typically an external function that
+    returns new buffers, declared with `symm_mem.allocates_symmetric`) is
+    allocated by `allocator` instead of the default allocator. The yielded
+    buffers come out typed in the allocator's memory space; inside the
+    region they keep the types the callee declares.
+
+    ```mlir
+    %y = symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp>
+        -> memref<1024xf32, #symm_mem.allocator<symmetric, @tp>> {
+      %0 = func.call @custom(%x) : (memref<1024xf32>) -> memref<1024xf32>
+      symm_mem.yield %0 : memref<1024xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymmMem_AllocatorAttr:$allocator);
+  let results = (outs Variadic<AnyMemRef>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $allocator (`->` type($results)^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def SymmMem_YieldOp : SymmMem_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"WithAllocatorOp">]> {
+  let summary = "yields the buffers of a symm_mem.with_allocator region";
+  let arguments = (ins Variadic<AnyMemRef>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,526 @@
+//! Copyable handles over the MLIR C API for pass bodies that rewrite IR.
+//!
+//! melior's references carry lifetimes tied to their parent, which makes
+//! "walk, collect, then rewrite" awkward. Inside a pass the IR outlives the
+//! pass body, so these plain handles are sound as long as a handle is not
+//! used after its op is erased, which the passes take care of.
+
+use mlir_sys::*;
+use std::ffi::CString;
+
+fn string_ref(text: &str) -> MlirStringRef {
+    MlirStringRef {
+        data: text.as_ptr().cast(),
+        length: text.len(),
+    }
+}
+
+fn to_string(raw: MlirStringRef) -> String {
+    if raw.data.is_null() {
+        return String::new();
+    }
+    // SAFETY: MLIR string refs point at `length` valid bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(raw.data.cast::<u8>(), raw.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Collects what an MLIR print callback writes.
+fn print_with(print: impl FnOnce(MlirStringCallback, *mut std::ffi::c_void)) -> String {
+    unsafe extern "C" fn append(chunk: MlirStringRef, data: *mut std::ffi::c_void) {
+        // SAFETY: `data` is the String passed below.
+        let out = unsafe { &mut *data.cast::<String>() };
+        out.push_str(&to_string(chunk));
+    }
+    let mut out = String::new();
+    print(Some(append), (&mut out as *mut String).cast());
+    out
+}
+
+pub fn emit_error(loc: MlirLocation, message: &str) {
+    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: live location; the message is copied.
+    unsafe { mlirEmitError(loc, message.as_ptr()) }
+}
+
+pub fn emit_remark(loc: MlirLocation, message: &str) {
+    // SAFETY: live location; the message is copied.
+    unsafe { symm_dialects::ffi::symmMemEmitRemark(loc, string_ref(message)) }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Op(MlirOperation);
+
+#[derive(Clone, Copy, Debug)]
+pub struct Val(MlirValue);
+
+#[derive(Clone, Copy, Debug)]
+pub struct Blk(MlirBlock);
+
+#[derive(Clone, Copy, Debug)]
+pub struct Ty(MlirType);
+
+#[derive(Clone, Copy, Debug)]
+pub struct Attr(MlirAttribute);
+
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx(MlirContext);
+
+impl PartialEq for Op {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ptr == other.0.ptr
+    }
+}
+impl Eq for Op {}
+impl std::hash::Hash for Op {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.ptr.hash(state)
+    }
+}
+impl PartialEq for Val {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ptr == other.0.ptr
+    }
+}
+impl Eq for Val {}
+impl std::hash::Hash for Val {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.ptr.hash(state)
+    }
+}
+impl PartialEq for Blk {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ptr == other.0.ptr
+    }
+}
+impl PartialEq for Ty {
+    fn eq(&self, other: &Self) -> bool {
+        // SAFETY: type comparison.
+        unsafe { mlirTypeEqual(self.0, other.0) }
+    }
+}
+impl PartialEq for Attr {
+    fn eq(&self, other: &Self) -> bool {
+        // SAFETY: attribute comparison.
+        unsafe { mlirAttributeEqual(self.0, other.0) }
+    }
+}
+
+// SAFETY (for every method below): handles are only created from live IR
+// inside a pass run, and the C API calls only read or rewrite that IR.
+impl Op {
+    pub fn from_raw(raw: MlirOperation) -> Self {
+        Self(raw)
+    }
+    pub fn raw(self) -> MlirOperation {
+        self.0
+    }
+    fn null(raw: MlirOperation) -> Option<Self> {
+        (!raw.ptr.is_null()).then_some(Self(raw))
+    }
+    pub fn ctx(self) -> Ctx {
+        Ctx(unsafe { mlirOperationGetContext(self.0) })
+    }
+    pub fn name(self) -> String {
+        to_string(unsafe { mlirIdentifierStr(mlirOperationGetName(self.0)) })
+    }
+    pub fn is(self, name: &str) -> bool {
+        self.name() == name
+    }
+    pub fn loc(self) -> MlirLocation {
+        unsafe { mlirOperationGetLocation(self.0) }
+    }
+    pub fn num_operands(self) -> usize {
+        unsafe { mlirOperationGetNumOperands(self.0) as usize }
+    }
+    pub fn operand(self, index: usize) -> Val {
+        Val(unsafe { mlirOperationGetOperand(self.0, index as isize) })
+    }
+    pub fn operands(self) -> Vec<Val> {
+        (0..self.num_operands()).map(|i| self.operand(i)).collect()
+    }
+    pub fn set_operand(self, index: usize, value: Val) {
+        unsafe { mlirOperationSetOperand(self.0, index as isize, value.0) }
+    }
+    pub fn num_results(self) -> usize {
+        unsafe { mlirOperationGetNumResults(self.0) as usize }
+    }
+    pub fn result(self, index: usize) -> Val {
+        Val(unsafe { mlirOperationGetResult(self.0, index as isize) })
+    }
+    pub fn results(self) -> Vec<Val> {
+        (0..self.num_results()).map(|i| self.result(i)).collect()
+    }
+    pub fn attr(self, name: &str) -> Option<Attr> {
+        let raw = unsafe { mlirOperationGetAttributeByName(self.0, string_ref(name)) };
+        (!raw.ptr.is_null()).then_some(Attr(raw))
+    }
+    pub fn set_attr(self, name: &str, value: Attr) {
+        unsafe { mlirOperationSetAttributeByName(self.0, string_ref(name), value.0) }
+    }
+    pub fn block(self) -> Option<Blk> {
+        Blk::null(unsafe { mlirOperationGetBlock(self.0) })
+    }
+    pub fn parent(self) -> Option<Op> {
+        Op::null(unsafe { mlirOperationGetParentOperation(self.0) })
+    }
+    pub fn next(self) -> Option<Op> {
+        Op::null(unsafe { mlirOperationGetNextInBlock(self.0) })
+    }
+    pub fn num_regions(self) -> usize {
+        unsafe { mlirOperationGetNumRegions(self.0) as usize }
+    }
+    /// The blocks of region `index`, in order.
+    pub fn region_blocks(self, index: usize) -> Vec<Blk> {
+        let region = unsafe { mlirOperationGetRegion(self.0, index as isize) };
+        let mut blocks = Vec::new();
+        let mut next = Blk::null(unsafe { mlirRegionGetFirstBlock(region) });
+        while let Some(block) = next {
+            blocks.push(block);
+            next = Blk::null(unsafe { mlirBlockGetNextInRegion(block.0) });
+        }
+        blocks
+    }
+    /// The entry block of the first region, if any.
+    pub fn entry_block(self) -> Option<Blk> {
+        if self.num_regions() == 0 {
+            return None;
+        }
+        self.region_blocks(0).first().copied()
+    }
+    /// This op and everything nested in it, in pre-order.
+    pub fn walk(self) -> Vec<Op> {
+        let mut ops = Vec::new();
+        self.walk_into(&mut ops);
+        ops
+    }
+    fn walk_into(self, ops: &mut Vec<Op>) {
+        ops.push(self);
+        for region in 0..self.num_regions() {
+            for block in self.region_blocks(region) {
+                for op in block.ops() {
+                    op.walk_into(ops);
+                }
+            }
+        }
+    }
+    /// True if `self` is `other` or contains it.
+    pub fn is_ancestor_of(self, other: Op) -> bool {
+        let mut current = Some(other);
+        while let Some(op) = current {
+            if op == self {
+                return true;
+            }
+            current = op.parent();
+        }
+        false
+    }
+    pub fn is_view_like(self) -> bool {
+        unsafe { symm_dialects::ffi::symmMemOperationIsViewLike(self.0) }
+    }
+    pub fn insert_before(self, new: Op) {
+        let block = self.block().expect("ops being rewritten sit in a block");
+        unsafe { mlirBlockInsertOwnedOperationBefore(block.0, self.0, new.0) }
+    }
+    pub fn insert_after(self, new: Op) {
+        let block = self.block().expect("ops being rewritten sit in a block");
+        unsafe { mlirBlockInsertOwnedOperationAfter(block.0, self.0, new.0) }
+    }
+    pub fn move_before(self, other: Op) {
+        unsafe { mlirOperationMoveBefore(self.0, other.0) }
+    }
+    /// Erases the op; it must have no uses left.
+    pub fn erase(self) {
+        unsafe { mlirOperationDestroy(self.0) }
+    }
+    pub fn print(self) -> String {
+        print_with(|callback, data| unsafe { mlirOperationPrint(self.0, callback, data) })
+    }
+}
+
+impl Val {
+    pub fn ty(self) -> Ty {
+        Ty(unsafe { mlirValueGetType(self.0) })
+    }
+    pub fn set_ty(self, ty: Ty) {
+        unsafe { mlirValueSetType(self.0, ty.0) }
+    }
+    pub fn loc(self) -> MlirLocation {
+        unsafe { mlirValueGetLocation(self.0) }
+    }
+    /// The op that defines this value, or `None` for a block argument.
+    pub fn def(self) -> Option<Op> {
+        if unsafe { mlirValueIsAOpResult(self.0) } {
+            Op::null(unsafe { mlirOpResultGetOwner(self.0) })
+        } else {
+            None
+        }
+    }
+    /// For a block argument: its block and position.
+    pub fn block_arg(self) -> Option<(Blk, usize)> {
+        if unsafe { mlirValueIsABlockArgument(self.0) } {
+            let block = Blk(unsafe { mlirBlockArgumentGetOwner(self.0) });
+            let index = unsafe { mlirBlockArgumentGetArgNumber(self.0) } as usize;
+            Some((block, index))
+        } else {
+            None
+        }
+    }
+    /// Every use, as (user, operand index).
+    pub fn uses(self) -> Vec<(Op, usize)> {
+        let mut uses = Vec::new();
+        let mut operand = unsafe { mlirValueGetFirstUse(self.0) };
+        while !operand.ptr.is_null() {
+            let owner = Op(unsafe { mlirOpOperandGetOwner(operand) });
+            let index = unsafe { mlirOpOperandGetOperandNumber(operand) } as usize;
+            uses.push((owner, index));
+            operand = unsafe { mlirOpOperandGetNextUse(operand) };
+        }
+        uses
+    }
+    pub fn replace_all_uses_with(self, with: Val) {
+        unsafe { mlirValueReplaceAllUsesOfWith(self.0, with.0) }
+    }
+    pub fn print(self) -> String {
+        print_with(|callback, data| unsafe { mlirValuePrint(self.0, callback, data) })
+    }
+}
+
+impl Blk {
+    fn null(raw: MlirBlock) -> Option<Self> {
+        (!raw.ptr.is_null()).then_some(Self(raw))
+    }
+    pub fn ops(self) -> Vec<Op> {
+        let mut ops = Vec::new();
+        let mut next = Op::null(unsafe { mlirBlockGetFirstOperation(self.0) });
+        while let Some(op) = next {
+            ops.push(op);
+            next = op.next();
+        }
+        ops
+    }
+    pub fn first_op(self) -> Option<Op> {
+        Op::null(unsafe { mlirBlockGetFirstOperation(self.0) })
+    }
+    pub fn terminator(self) -> Option<Op> {
+        Op::null(unsafe { mlirBlockGetTerminator(self.0) })
+    }
+    pub fn parent_op(self) -> Option<Op> {
+        Op::null(unsafe { mlirBlockGetParentOperation(self.0) })
+    }
+    pub fn num_args(self) -> usize {
+        unsafe { mlirBlockGetNumArguments(self.0) as usize }
+    }
+    pub fn arg(self, index: usize) -> Val {
+        Val(unsafe { mlirBlockGetArgument(self.0, index as isize) })
+    }
+    /// Inserts `op` first in the block.
+    pub fn prepend(self, op: Op) {
+        unsafe { mlirBlockInsertOwnedOperation(self.0, 0, op.0) }
+    }
+    pub fn append(self, op: Op) {
+        unsafe { mlirBlockAppendOwnedOperation(self.0, op.0) }
+    }
+}
+
+impl Ty {
+    pub fn raw(self) -> MlirType {
+        self.0
+    }
+    pub fn from_raw(raw: MlirType) -> Self {
+        Self(raw)
+    }
+    pub fn is_memref(self) -> bool {
+        unsafe { mlirTypeIsAMemRef(self.0) }
+    }
+    pub fn is_unranked_memref(self) -> bool {
+        unsafe { mlirTypeIsAUnrankedMemRef(self.0) }
+    }
+    /// Shape of a ranked memref, with `None` for dynamic dimensions.
+    pub fn shape(self) -> Vec<Option<i64>> {
+        let rank = unsafe { mlirShapedTypeGetRank(self.0) };
+        (0..rank)
+            .map(|dim| {
+                let size = unsafe { mlirShapedTypeGetDimSize(self.0, dim as isize) };
+                (!unsafe { mlirShapedTypeIsDynamicSize(size) }).then_some(size)
+            })
+            .collect()
+    }
+    pub fn has_static_shape(self) -> bool {
+        unsafe { mlirShapedTypeHasStaticShape(self.0) }
+    }
+    pub fn element(self) -> Ty {
+        Ty(unsafe { mlirShapedTypeGetElementType(self.0) })
+    }
+    pub fn memory_space(self) -> Option<Attr> {
+        let raw = unsafe { mlirMemRefTypeGetMemorySpace(self.0) };
+        (!raw.ptr.is_null()).then_some(Attr(raw))
+    }
+    pub fn has_identity_layout(self) -> bool {
+        unsafe { mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(self.0)) }
+    }
+    /// The same ranked memref type in another memory space.
+    pub fn with_memory_space(self, space: Option<Attr>) -> Ty {
+        let shape: Vec<i64> = (0..unsafe { mlirShapedTypeGetRank(self.0) })
+            .map(|dim| unsafe { mlirShapedTypeGetDimSize(self.0, dim as isize) })
+            .collect();
+        let space = space.map_or(
+            MlirAttribute {
+                ptr: std::ptr::null(),
+            },
+            |attr| attr.0,
+        );
+        Ty(unsafe {
+            mlirMemRefTypeGet(
+                self.element().0,
+                shape.len() as isize,
+                shape.as_ptr(),
+                mlirMemRefTypeGetLayout(self.0),
+                space,
+            )
+        })
+    }
+    pub fn print(self) -> String {
+        print_with(|callback, data| unsafe { mlirTypePrint(self.0, callback, data) })
+    }
+}
+
+impl Attr {
+    pub fn raw(self) -> MlirAttribute {
+        self.0
+    }
+    pub fn from_raw(raw: MlirAttribute) -> Self {
+        Self(raw)
+    }
+    /// The value of a flat symbol reference or string attribute.
+    pub fn symbol_or_string(self) -> Option<String> {
+        unsafe {
+            if mlirAttributeIsAFlatSymbolRef(self.0) {
+                Some(to_string(mlirFlatSymbolRefAttrGetValue(self.0)))
+            } else if mlirAttributeIsAString(self.0) {
+                Some(to_string(mlirStringAttrGetValue(self.0)))
+            } else {
+                None
+            }
+        }
+    }
+    pub fn int(self) -> Option<i64> {
+        unsafe { mlirAttributeIsAInteger(self.0).then(|| mlirIntegerAttrGetValueInt(self.0)) }
+    }
+    pub fn print(self) -> String {
+        print_with(|callback, data| unsafe { mlirAttributePrint(self.0, callback, data) })
+    }
+}
+
+impl Ctx {
+    pub fn raw(self) -> MlirContext {
+        self.0
+    }
+    /// Parses an attribute written in MLIR syntax; `None` on a syntax error.
+    pub fn attr(self, text: &str) -> Option<Attr> {
+        let raw = unsafe { mlirAttributeParseGet(self.0, string_ref(text)) };
+        (!raw.ptr.is_null()).then_some(Attr(raw))
+    }
+    pub fn ty(self, text: &str) -> Option<Ty> {
+        let raw = unsafe { mlirTypeParseGet(self.0, string_ref(text)) };
+        (!raw.ptr.is_null()).then_some(Ty(raw))
+    }
+    pub fn index_type(self) -> Ty {
+        Ty(unsafe { mlirIndexTypeGet(self.0) })
+    }
+    pub fn symbol(self, name: &str) -> Attr {
+        Attr(unsafe { mlirFlatSymbolRefAttrGet(self.0, string_ref(name)) })
+    }
+    pub fn string(self, text: &str) -> Attr {
+        Attr(unsafe { mlirStringAttrGet(self.0, string_ref(text)) })
+    }
+    pub fn i64(self, value: i64) -> Attr {
+        Attr(unsafe { mlirIntegerAttrGet(mlirIntegerTypeGet(self.0, 64), value) })
+    }
+    pub fn index(self, value: i64) -> Attr {
+        Attr(unsafe { mlirIntegerAttrGet(mlirIndexTypeGet(self.0), value) })
+    }
+    pub fn type_attr(self, ty: Ty) -> Attr {
+        Attr(unsafe { mlirTypeAttrGet(ty.0) })
+    }
+    pub fn unit(self) -> Attr {
+        Attr(unsafe { mlirUnitAttrGet(self.0) })
+    }
+}
+
+/// Builds a detached op; insert it with [`Op::insert_before`] and friends.
+pub struct OpBuilder<'a> {
+    name: &'a str,
+    loc: MlirLocation,
+    operands: Vec<Val>,
+    results: Vec<Ty>,
+    attrs: Vec<(&'a str, Attr)>,
+    regions: usize,
+}
+
+impl<'a> OpBuilder<'a> {
+    pub fn new(name: &'a str, loc: MlirLocation) -> Self {
+        Self {
+            name,
+            loc,
+            operands: Vec::new(),
+            results: Vec::new(),
+            attrs: Vec::new(),
+            regions: 0,
+        }
+    }
+    pub fn operands(mut self, operands: &[Val]) -> Self {
+        self.operands.extend_from_slice(operands);
+        self
+    }
+    pub fn results(mut self, results: &[Ty]) -> Self {
+        self.results.extend_from_slice(results);
+        self
+    }
+    pub fn attr(mut self, name: &'a str, value: Attr) -> Self {
+        self.attrs.push((name, value));
+        self
+    }
+    /// Adds `count` regions, each with one empty block.
+    pub fn regions(mut self, count: usize) -> Self {
+        self.regions = count;
+        self
+    }
+    pub fn build(self) -> Op {
+        unsafe {
+            let mut state = mlirOperationStateGet(string_ref(self.name), self.loc);
+            let operands: Vec<MlirValue> = self.operands.iter().map(|v| v.0).collect();
+            mlirOperationStateAddOperands(&mut state, operands.len() as isize, operands.as_ptr());
+            let results: Vec<MlirType> = self.results.iter().map(|t| t.0).collect();
+            mlirOperationStateAddResults(&mut state, results.len() as isize, results.as_ptr());
+            let ctx = mlirLocationGetContext(self.loc);
+            let attrs: Vec<MlirNamedAttribute> = self
+                .attrs
+                .iter()
+                .map(|(name, attr)| {
+                    mlirNamedAttributeGet(mlirIdentifierGet(ctx, string_ref(name)), attr.0)
+                })
+                .collect();
+            mlirOperationStateAddAttributes(&mut state, attrs.len() as isize, attrs.as_ptr());
+            let regions: Vec<MlirRegion> = (0..self.regions)
+                .map(|_| {
+                    let region = mlirRegionCreate();
+                    mlirRegionAppendOwnedBlock(
+                        region,
+                        mlirBlockCreate(0, std::ptr::null(), std::ptr::null()),
+                    );
+                    region
+                })
+                .collect();
+            mlirOperationStateAddOwnedRegions(&mut state, regions.len() as isize, regions.as_ptr());
+            Op(mlirOperationCreate(&mut state))
+        }
+    }
+}
+
+/// `arith.constant <value> : index`, detached.
+pub fn index_constant(ctx: Ctx, loc: MlirLocation, value: i64) -> Op {
+    OpBuilder::new("arith.constant", loc)
+        .results(&[ctx.index_type()])
+        .attr("value", ctx.index(value))
+        .build()
+}
