@@ -2,8 +2,8 @@
 
 use crate::ffi;
 use melior::{
-    ir::{Attribute, AttributeLike, Type, TypeLike},
     Context, StringRef,
+    ir::{Attribute, AttributeLike, Type, TypeLike},
 };
 use std::fmt;
 

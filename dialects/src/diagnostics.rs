@@ -1,7 +1,7 @@
 //! Remarks and warnings, which the MLIR C API does not offer.
 
 use crate::ffi;
-use melior::{ir::Location, StringRef};
+use melior::{StringRef, ir::Location};
 
 pub fn emit_remark(location: Location, message: &str) {
     // SAFETY: the location is live and the message is copied.

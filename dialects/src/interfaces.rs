@@ -1,7 +1,7 @@
 //! Queries of the symm_mem op interfaces, which the C API cannot express.
 
 use crate::ffi;
-use melior::{ir::OperationRef, StringRef};
+use melior::{StringRef, ir::OperationRef};
 
 /// Indices of the operands that `op` needs in symmetric memory, or `None`
 /// when `op` does not implement `SymmetricOperandOpInterface`.

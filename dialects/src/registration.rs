@@ -2,8 +2,8 @@
 
 use crate::ffi;
 use melior::{
-    dialect::{DialectHandle, DialectRegistry},
     Context,
+    dialect::{DialectHandle, DialectRegistry},
 };
 
 /// The handle of the `symm_mem` dialect.

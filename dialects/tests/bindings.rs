@@ -3,16 +3,16 @@
 //! the generated builders.
 
 use melior::{
+    Context,
     ir::{
+        Block, BlockLike, Location, Module, OperationRef, RegionLike, Type,
         attribute::FlatSymbolRefAttribute,
         operation::{OperationLike, WalkOrder, WalkResult},
-        Block, BlockLike, Location, Module, OperationRef, RegionLike, Type,
     },
-    Context,
 };
 use symm_dialects::{
-    comm_group, create_context, is_view_like, symm_mem, symmetric_operands, Allocator,
-    AllocatorKind,
+    Allocator, AllocatorKind, comm_group, create_context, is_view_like, symm_mem,
+    symmetric_operands,
 };
 
 fn context() -> Context {

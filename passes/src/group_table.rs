@@ -1,9 +1,9 @@
 //! The `symm_mem.group` declarations of a module.
 
 use melior::ir::{
+    BlockLike, OperationRef, RegionLike,
     attribute::{IntegerAttribute, StringAttribute},
     operation::OperationLike,
-    BlockLike, OperationRef, RegionLike,
 };
 use std::collections::BTreeMap;
 

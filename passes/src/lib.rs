@@ -7,6 +7,7 @@ mod group_table;
 pub mod ir;
 mod memref_size;
 mod pass_def;
+pub mod planning;
 mod registration;
 pub mod verify_groups;
 
@@ -14,4 +15,4 @@ pub use error::Error;
 pub use group_table::{GroupDecl, GroupTable};
 pub use memref_size::memref_byte_size;
 pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
-pub use registration::{register_passes, PASSES};
+pub use registration::{PASSES, register_passes};

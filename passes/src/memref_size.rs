@@ -1,6 +1,6 @@
 //! Byte sizes of memref types.
 
-use melior::ir::{r#type::MemRefType, Type, TypeLike};
+use melior::ir::{Type, TypeLike, r#type::MemRefType};
 use mlir_sys::{
     mlirFloatTypeGetWidth, mlirIntegerTypeGetWidth, mlirShapedTypeGetDimSize,
     mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirShapedTypeHasStaticShape,

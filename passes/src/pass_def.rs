@@ -2,12 +2,12 @@
 //! registered through the C++ `DescribedPass` so that passes take options
 //! (`symm-mem-plan{alignment=256}`), which MLIR's external passes cannot.
 
-use crate::ir::{emit_error, Op};
+use crate::ir::{Op, emit_error};
 use mlir_sys::{MlirOperation, MlirStringRef};
 use std::{
     collections::HashMap,
     ffi::CStr,
-    panic::{catch_unwind, AssertUnwindSafe},
+    panic::{AssertUnwindSafe, catch_unwind},
 };
 use symm_dialects::ffi;
 

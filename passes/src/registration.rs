@@ -1,6 +1,6 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
-use crate::{verify_groups, PassDescriptor};
+use crate::{PassDescriptor, verify_groups};
 use std::sync::Once;
 use symm_dialects::ffi;
 

@@ -5,18 +5,19 @@
 //! covers types that no op verifier sees, such as function arguments.
 
 use crate::{
-    ir::{emit_error, Op},
-    memref_byte_size, GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
+    GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
+    ir::{Op, emit_error},
+    memref_byte_size,
 };
 use melior::ir::{
+    BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
     attribute::FlatSymbolRefAttribute,
     operation::{OperationLike, WalkOrder, WalkResult},
     r#type::MemRefType,
-    BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
 };
 use mlir_sys::MlirLocation;
 use std::{collections::BTreeMap, fmt};
-use symm_dialects::{comm_group, emit_remark, is_view_like, symmetric_operands, Allocator};
+use symm_dialects::{Allocator, comm_group, emit_remark, is_view_like, symmetric_operands};
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<VerifyGroups>(
     c"symm-mem-verify-groups",

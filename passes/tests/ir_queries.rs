@@ -1,11 +1,11 @@
 //! The IR queries the passes build on, on real parsed IR.
 
 use melior::{
-    ir::{r#type::MemRefType, Module, Type},
     Context,
+    ir::{Module, Type, r#type::MemRefType},
 };
 use symm_dialects::create_context;
-use symm_passes::{memref_byte_size, GroupDecl, GroupTable};
+use symm_passes::{GroupDecl, GroupTable, memref_byte_size};
 
 fn context() -> Context {
     create_context()

@@ -3,7 +3,7 @@
 //! and symm's Rust passes registered by name.
 
 use std::{
-    ffi::{c_char, CString},
+    ffi::{CString, c_char},
     os::unix::ffi::OsStringExt,
     process::ExitCode,
 };
