@@ -211,14 +211,13 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
                     .is_ok_and(|operand| Allocator::of_type(operand.r#type()).is_none());
                 pending.push((group.clone(), waiting, at));
             }
-        } else if name.starts_with("symm_mem.") {
-            if let Some(group) = op
+        } else if name.starts_with("symm_mem.")
+            && let Some(group) = op
                 .attribute("group")
                 .ok()
                 .and_then(|attr| FlatSymbolRefAttribute::try_from(attr).ok())
-            {
-                pending.push((group.value().to_owned(), false, at));
-            }
+        {
+            pending.push((group.value().to_owned(), false, at));
         }
         WalkResult::Advance
     });

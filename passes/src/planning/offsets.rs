@@ -333,12 +333,10 @@ mod tests {
 
         fn intervals() -> impl Strategy<Value = Vec<Interval>> {
             prop::collection::vec(
-                (0usize..120, 0usize..40, 1u64..5000).prop_map(|(start, length, bytes)| {
-                    Interval {
-                        start,
-                        end: start + length,
-                        bytes,
-                    }
+                (0usize..120, 0usize..40, 1u64..5000).prop_map(|(start, length, bytes)| Interval {
+                    start,
+                    end: start + length,
+                    bytes,
                 }),
                 0..160,
             )
@@ -352,7 +350,11 @@ mod tests {
             assert_eq!(placement.offsets.len(), intervals.len());
             for (i, a) in intervals.iter().enumerate() {
                 let a_lo = placement.offsets[i];
-                assert_eq!(a_lo % alignment, 0, "offset {a_lo} not aligned to {alignment}");
+                assert_eq!(
+                    a_lo % alignment,
+                    0,
+                    "offset {a_lo} not aligned to {alignment}"
+                );
                 let a_hi = a_lo + align(a.bytes, alignment);
                 assert!(a_hi <= placement.pool_bytes);
                 for (j, b) in intervals.iter().enumerate().skip(i + 1) {
