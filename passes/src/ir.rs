@@ -228,12 +228,31 @@ impl Op {
     pub fn move_before(self, other: Op) {
         unsafe { mlirOperationMoveBefore(self.0, other.0) }
     }
+    /// Detaches the op from its block without destroying it.
+    pub fn remove_from_parent(self) {
+        unsafe { mlirOperationRemoveFromParent(self.0) }
+    }
     /// Erases the op; it must have no uses left.
     pub fn erase(self) {
         unsafe { mlirOperationDestroy(self.0) }
     }
     pub fn print(self) -> String {
         print_with(|callback, data| unsafe { mlirOperationPrint(self.0, callback, data) })
+    }
+    fn as_ref<'c, 'a>(self) -> melior::ir::OperationRef<'c, 'a> {
+        unsafe { melior::ir::OperationRef::from_raw(self.0) }
+    }
+    /// Operands the op needs in symmetric memory (SymmetricOperandOpInterface).
+    pub fn symmetric_operands(self) -> Option<Vec<usize>> {
+        symm_dialects::symmetric_operands(self.as_ref())
+    }
+    /// The group of an op with symmetric operands.
+    pub fn comm_group(self) -> Option<String> {
+        symm_dialects::comm_group(self.as_ref())
+    }
+    /// The value of a `sym_name` attribute.
+    pub fn symbol_name(self) -> Option<String> {
+        self.attr("sym_name")?.symbol_or_string()
     }
 }
 
@@ -382,11 +401,55 @@ impl Ty {
     pub fn print(self) -> String {
         print_with(|callback, data| unsafe { mlirTypePrint(self.0, callback, data) })
     }
+    /// The allocator of a comm-buffer memref type.
+    pub fn allocator(self) -> Option<symm_dialects::Allocator> {
+        symm_dialects::Allocator::of_type(unsafe { melior::ir::Type::from_raw(self.0) })
+    }
+    /// Inputs and results of a function type.
+    pub fn function_io(self) -> Option<(Vec<Ty>, Vec<Ty>)> {
+        unsafe {
+            if !mlirTypeIsAFunction(self.0) {
+                return None;
+            }
+            let inputs = (0..mlirFunctionTypeGetNumInputs(self.0))
+                .map(|i| Ty(mlirFunctionTypeGetInput(self.0, i)))
+                .collect();
+            let results = (0..mlirFunctionTypeGetNumResults(self.0))
+                .map(|i| Ty(mlirFunctionTypeGetResult(self.0, i)))
+                .collect();
+            Some((inputs, results))
+        }
+    }
 }
 
 impl Attr {
     pub fn raw(self) -> MlirAttribute {
         self.0
+    }
+    /// Decodes an `#symm_mem.allocator`.
+    pub fn allocator(self) -> Option<symm_dialects::Allocator> {
+        symm_dialects::Allocator::from_attribute(unsafe { melior::ir::Attribute::from_raw(self.0) })
+    }
+    /// Element `index` of an array attribute.
+    pub fn array_element(self, index: usize) -> Option<Attr> {
+        unsafe {
+            if !mlirAttributeIsAArray(self.0)
+                || index >= mlirArrayAttrGetNumElements(self.0) as usize
+            {
+                return None;
+            }
+            Some(Attr(mlirArrayAttrGetElement(self.0, index as isize)))
+        }
+    }
+    /// Entry `name` of a dictionary attribute.
+    pub fn dict_get(self, name: &str) -> Option<Attr> {
+        unsafe {
+            if !mlirAttributeIsADictionary(self.0) {
+                return None;
+            }
+            let raw = mlirDictionaryAttrGetElementByName(self.0, string_ref(name));
+            (!raw.ptr.is_null()).then_some(Attr(raw))
+        }
     }
     pub fn from_raw(raw: MlirAttribute) -> Self {
         Self(raw)
@@ -414,6 +477,9 @@ impl Attr {
 impl Ctx {
     pub fn raw(self) -> MlirContext {
         self.0
+    }
+    pub fn from_type(ty: Ty) -> Self {
+        Self(unsafe { mlirTypeGetContext(ty.0) })
     }
     /// Parses an attribute written in MLIR syntax; `None` on a syntax error.
     pub fn attr(self, text: &str) -> Option<Attr> {
@@ -444,6 +510,19 @@ impl Ctx {
     }
     pub fn unit(self) -> Attr {
         Attr(unsafe { mlirUnitAttrGet(self.0) })
+    }
+    pub fn function_type(self, inputs: &[Ty], results: &[Ty]) -> Ty {
+        let inputs: Vec<MlirType> = inputs.iter().map(|t| t.0).collect();
+        let results: Vec<MlirType> = results.iter().map(|t| t.0).collect();
+        Ty(unsafe {
+            mlirFunctionTypeGet(
+                self.0,
+                inputs.len() as isize,
+                inputs.as_ptr(),
+                results.len() as isize,
+                results.as_ptr(),
+            )
+        })
     }
 }
 

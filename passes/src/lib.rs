@@ -2,13 +2,17 @@
 //! by name so that `symm-opt --pass-pipeline=...` reaches them next to the
 //! upstream passes.
 
+mod builders;
 mod error;
 mod group_table;
 pub mod ir;
 mod memref_size;
+mod module;
 mod pass_def;
 pub mod planning;
+pub mod realize;
 mod registration;
+pub mod to_dps;
 pub mod verify_groups;
 
 pub use error::Error;

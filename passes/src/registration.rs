@@ -1,11 +1,15 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
-use crate::{PassDescriptor, verify_groups};
+use crate::{PassDescriptor, realize, to_dps, verify_groups};
 use std::sync::Once;
 use symm_dialects::ffi;
 
 /// Every pass of this crate.
-pub static PASSES: &[&PassDescriptor] = &[&verify_groups::DESCRIPTOR];
+pub static PASSES: &[&PassDescriptor] = &[
+    &verify_groups::DESCRIPTOR,
+    &to_dps::DESCRIPTOR,
+    &realize::DESCRIPTOR,
+];
 
 /// Registers every symm pass under its argument (`symm-mem-verify-groups`,
 /// ...), once per process.

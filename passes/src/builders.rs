@@ -1,0 +1,184 @@
+//! Creation of the few ops the passes insert, at an insertion point.
+
+use crate::ir::{Attr, Blk, Ctx, Op, OpBuilder, Ty, Val, index_constant};
+use mlir_sys::MlirLocation;
+
+/// Where new ops go. `After` advances past each op inserted, so ops come
+/// out in creation order.
+#[derive(Clone, Copy, Debug)]
+pub enum At {
+    Before(Op),
+    After(Op),
+    BlockStart(Blk),
+}
+
+/// Inserts ops at a point, with one location.
+pub struct Builder {
+    pub ctx: Ctx,
+    pub loc: MlirLocation,
+    at: At,
+}
+
+impl Builder {
+    pub fn new(ctx: Ctx, loc: MlirLocation, at: At) -> Self {
+        Self { ctx, loc, at }
+    }
+
+    /// Builds before `op`, with its location.
+    pub fn before(op: Op) -> Self {
+        Self::new(op.ctx(), op.loc(), At::Before(op))
+    }
+
+    pub fn insert(&mut self, op: Op) -> Op {
+        match self.at {
+            At::Before(anchor) => anchor.insert_before(op),
+            At::After(anchor) => {
+                anchor.insert_after(op);
+                self.at = At::After(op);
+            }
+            At::BlockStart(block) => {
+                match block.first_op() {
+                    Some(first) => first.insert_before(op),
+                    None => block.append(op),
+                }
+                self.at = At::After(op);
+            }
+        }
+        op
+    }
+
+    fn one(&mut self, op: Op) -> Val {
+        self.insert(op).result(0)
+    }
+
+    pub fn index(&mut self, value: i64) -> Val {
+        let op = index_constant(self.ctx, self.loc, value);
+        self.one(op)
+    }
+
+    pub fn dim(&mut self, source: Val, dim: usize) -> Val {
+        let index = self.index(dim as i64);
+        let op = OpBuilder::new("memref.dim", self.loc)
+            .operands(&[source, index])
+            .results(&[self.ctx.index_type()])
+            .build();
+        self.one(op)
+    }
+
+    /// The dynamic sizes of `ty`, read from `like`, which has the same shape.
+    pub fn dynamic_sizes_of(&mut self, like: Val, ty: Ty) -> Vec<Val> {
+        ty.shape()
+            .iter()
+            .enumerate()
+            .filter(|(_, size)| size.is_none())
+            .map(|(dim, _)| self.dim(like, dim))
+            .collect()
+    }
+
+    pub fn muli(&mut self, lhs: Val, rhs: Val) -> Val {
+        let op = OpBuilder::new("arith.muli", self.loc)
+            .operands(&[lhs, rhs])
+            .results(&[lhs.ty()])
+            .build();
+        self.one(op)
+    }
+
+    /// `memref.alloc(sizes) : ty`, optionally aligned.
+    pub fn alloc(&mut self, ty: Ty, sizes: &[Val], alignment: Option<i64>) -> Val {
+        let segments = self
+            .ctx
+            .attr(&format!("array<i32: {}, 0>", sizes.len()))
+            .expect("a valid dense array");
+        let mut op = OpBuilder::new("memref.alloc", self.loc)
+            .operands(sizes)
+            .results(&[ty])
+            .attr("operandSegmentSizes", segments);
+        if let Some(alignment) = alignment {
+            op = op.attr("alignment", self.ctx.i64(alignment));
+        }
+        self.one(op.build())
+    }
+
+    pub fn dealloc(&mut self, buffer: Val) -> Op {
+        let op = OpBuilder::new("memref.dealloc", self.loc)
+            .operands(&[buffer])
+            .build();
+        self.insert(op)
+    }
+
+    pub fn copy(&mut self, source: Val, target: Val) -> Op {
+        let op = OpBuilder::new("memref.copy", self.loc)
+            .operands(&[source, target])
+            .build();
+        self.insert(op)
+    }
+
+    pub fn memory_space_cast(&mut self, source: Val, to: Ty) -> Val {
+        let op = OpBuilder::new("memref.memory_space_cast", self.loc)
+            .operands(&[source])
+            .results(&[to])
+            .build();
+        self.one(op)
+    }
+
+    /// `memref.cast` between compatible layouts and shapes.
+    pub fn cast(&mut self, source: Val, to: Ty) -> Val {
+        let op = OpBuilder::new("memref.cast", self.loc)
+            .operands(&[source])
+            .results(&[to])
+            .build();
+        self.one(op)
+    }
+
+    /// `memref.view %pool[%offset][] : pool to ty`.
+    pub fn view(&mut self, pool: Val, offset: u64, ty: Ty) -> Val {
+        let offset = self.index(offset as i64);
+        let op = OpBuilder::new("memref.view", self.loc)
+            .operands(&[pool, offset])
+            .results(&[ty])
+            .build();
+        self.one(op)
+    }
+
+    pub fn symm_alloc(&mut self, ty: Ty, sizes: &[Val]) -> Val {
+        let op = OpBuilder::new("symm_mem.alloc", self.loc)
+            .operands(sizes)
+            .results(&[ty])
+            .build();
+        self.one(op)
+    }
+
+    pub fn symm_dealloc(&mut self, buffer: Val) -> Op {
+        let op = OpBuilder::new("symm_mem.dealloc", self.loc)
+            .operands(&[buffer])
+            .build();
+        self.insert(op)
+    }
+
+    pub fn world_size(&mut self, group: Attr) -> Val {
+        let op = OpBuilder::new("symm_mem.world_size", self.loc)
+            .results(&[self.ctx.index_type()])
+            .attr("group", group)
+            .build();
+        self.one(op)
+    }
+
+    pub fn get_global(&mut self, name: &str, ty: Ty) -> Val {
+        let op = OpBuilder::new("symm_mem.get_global", self.loc)
+            .results(&[ty])
+            .attr("name", self.ctx.symbol(name))
+            .build();
+        self.one(op)
+    }
+
+    /// `symm_mem.global @name alignment(a) : ty`.
+    pub fn global(&mut self, name: &str, ty: Ty, alignment: Option<i64>) -> Op {
+        let mut op = OpBuilder::new("symm_mem.global", self.loc)
+            .attr("sym_name", self.ctx.string(name))
+            .attr("type", self.ctx.type_attr(ty));
+        if let Some(alignment) = alignment {
+            op = op.attr("alignment", self.ctx.i64(alignment));
+        }
+        self.insert(op.build())
+    }
+}

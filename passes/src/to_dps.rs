@@ -1,0 +1,89 @@
+//! `symm-mem-to-dps` (seed 001 [1/5]): every functional collective becomes
+//! its destination-passing `_out` form, writing into an explicit
+//! `memref.alloc`. The allocation is then visible to planning, which can
+//! reuse it across layers.
+
+use crate::{
+    PassDescriptor, PassFailed, PassOptions, SymmPass,
+    builders::Builder,
+    ir::{Op, OpBuilder, Val},
+};
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ToDps>(
+    c"symm-mem-to-dps",
+    c"SymmMemToDps",
+    c"Rewrite functional symm_mem collectives into their _out forms writing into explicit allocations",
+    c"func.func",
+    &[],
+);
+
+/// Functional op, its destination-passing form.
+const FORMS: [(&str, &str); 4] = [
+    ("symm_mem.all_reduce", "symm_mem.all_reduce_out"),
+    (
+        "symm_mem.one_shot_all_reduce",
+        "symm_mem.one_shot_all_reduce_out",
+    ),
+    (
+        "symm_mem.two_shot_all_reduce",
+        "symm_mem.two_shot_all_reduce_out",
+    ),
+    (
+        "symm_mem.all_gather_matmul",
+        "symm_mem.all_gather_matmul_out",
+    ),
+];
+
+pub struct ToDps;
+
+impl SymmPass for ToDps {
+    fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+        for op in function.walk() {
+            let name = op.name();
+            if let Some(&(_, out_form)) = FORMS.iter().find(|(form, _)| *form == name) {
+                rewrite(op, out_form);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sizes of the dynamic dimensions of the result, computed from operands.
+fn result_sizes(builder: &mut Builder, op: Op) -> Vec<Val> {
+    let result = op.result(0).ty();
+    if !op.is("symm_mem.all_gather_matmul") {
+        return builder.dynamic_sizes_of(op.operand(0), result);
+    }
+    // (world_size * rows of a) x (columns of b)
+    let (a, b) = (op.operand(0), op.operand(1));
+    let shape = result.shape();
+    let mut sizes = Vec::new();
+    if shape[0].is_none() {
+        let group = op.attr("group").expect("verified collectives have a group");
+        let world = builder.world_size(group);
+        let rows = builder.dim(a, 0);
+        sizes.push(builder.muli(world, rows));
+    }
+    if shape[1].is_none() {
+        sizes.push(builder.dim(b, 1));
+    }
+    sizes
+}
+
+fn rewrite(op: Op, out_form: &str) {
+    let mut builder = Builder::before(op);
+    let result = op.result(0);
+    let sizes = result_sizes(&mut builder, op);
+    let out = builder.alloc(result.ty(), &sizes, None);
+    let mut operands = op.operands();
+    operands.push(out);
+    let mut new = OpBuilder::new(out_form, op.loc()).operands(&operands);
+    for name in ["reduction", "group"] {
+        if let Some(attr) = op.attr(name) {
+            new = new.attr(name, attr);
+        }
+    }
+    builder.insert(new.build());
+    result.replace_all_uses_with(out);
+    op.erase();
+}
