@@ -92,6 +92,7 @@ impl PartialEq for Blk {
         self.0.ptr == other.0.ptr
     }
 }
+impl Eq for Blk {}
 impl PartialEq for Ty {
     fn eq(&self, other: &Self) -> bool {
         // SAFETY: type comparison.

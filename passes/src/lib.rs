@@ -9,6 +9,7 @@ pub mod ir;
 mod memref_size;
 mod module;
 mod pass_def;
+pub mod plan;
 pub mod planning;
 pub mod realize;
 mod registration;

@@ -1,6 +1,6 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
-use crate::{PassDescriptor, realize, to_dps, verify_groups};
+use crate::{PassDescriptor, plan, realize, to_dps, verify_groups};
 use std::sync::Once;
 use symm_dialects::ffi;
 
@@ -9,6 +9,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     &verify_groups::DESCRIPTOR,
     &to_dps::DESCRIPTOR,
     &realize::DESCRIPTOR,
+    &plan::DESCRIPTOR,
 ];
 
 /// Registers every symm pass under its argument (`symm-mem-verify-groups`,

@@ -95,10 +95,19 @@ LogicalResult SymmMemDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError() << "'" << kSymmetricArgAttrName
                            << "' is only valid on function arguments";
   Type argType = function.getArgumentTypes()[argIndex];
-  if (!isa<MemRefType>(argType))
+  auto memref = dyn_cast<MemRefType>(argType);
+  if (!memref)
     return op->emitError() << "'" << kSymmetricArgAttrName
                            << "' on argument #" << argIndex
-                           << " requires a memref argument, got " << argType;
+                           << " requires a ranked memref argument, got "
+                           << argType;
+  // The caller passes symmetric memory behind the declared type, so that
+  // type must be the default memory space or the allocator itself.
+  if (memref.getMemorySpace() && memref.getMemorySpace() != attr.getValue())
+    return op->emitError() << "'" << kSymmetricArgAttrName
+                           << "' on argument #" << argIndex
+                           << " requires the default memory space or "
+                           << attr.getValue() << ", got " << argType;
   return success();
 }
 

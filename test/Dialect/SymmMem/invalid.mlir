@@ -25,8 +25,19 @@ func.func private @symmetric_not_allocator(memref<4xf32> {symm_mem.symmetric = "
 
 // -----
 
-// expected-error@+1 {{'symm_mem.symmetric' on argument #1 requires a memref argument, got 'f32'}}
+// expected-error@+1 {{'symm_mem.symmetric' on argument #1 requires a ranked memref argument, got 'f32'}}
 func.func private @symmetric_on_scalar(memref<4xf32>, f32 {symm_mem.symmetric = #symm_mem.allocator<symmetric, @tp>})
+
+// -----
+
+// No path can place an unranked buffer in symmetric memory.
+// expected-error@+1 {{'symm_mem.symmetric' on argument #0 requires a ranked memref argument, got 'memref<*xf32>'}}
+func.func private @symmetric_on_unranked(memref<*xf32> {symm_mem.symmetric = #symm_mem.allocator<symmetric, @tp>})
+
+// -----
+
+// expected-error@+1 {{'symm_mem.symmetric' on argument #0 requires the default memory space or #symm_mem.allocator<symmetric, @tp>, got 'memref<4xf32, 1>'}}
+func.func private @symmetric_in_other_space(memref<4xf32, 1> {symm_mem.symmetric = #symm_mem.allocator<symmetric, @tp>})
 
 // -----
 
@@ -181,6 +192,82 @@ func.func @dealloc_regular_memory(%x: memref<4xf32>) {
   // expected-error@+1 {{'symm_mem.dealloc' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
   symm_mem.dealloc %x : memref<4xf32>
   return
+}
+
+//===----------------------------------------------------------------------===//
+// symm_mem.with_allocator
+//===----------------------------------------------------------------------===//
+
+// -----
+
+symm_mem.group @tp
+func.func @with_allocator_count(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.with_allocator' op yields 1 values but has 0 results}}
+  symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> {
+    symm_mem.yield %x : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @with_allocator_result_space(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.with_allocator' op result #0 must be in the memory space #symm_mem.allocator<symmetric, @tp>, got 'memref<4xf32>'}}
+  %0 = symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> -> memref<4xf32> {
+    symm_mem.yield %x : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @with_allocator_yield_space(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>) {
+  // expected-error@+1 {{'symm_mem.with_allocator' op yielded value #0 must be in the default memory space}}
+  %0 = symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> -> memref<4xf32, #symm_mem.allocator<symmetric, @tp>> {
+    symm_mem.yield %x : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
+  }
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @with_allocator_shape(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.with_allocator' op result #0 type 'memref<8xf32, #symm_mem.allocator<symmetric, @tp>>' must match the yielded type 'memref<4xf32>' except for the memory space}}
+  %0 = symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> -> memref<8xf32, #symm_mem.allocator<symmetric, @tp>> {
+    symm_mem.yield %x : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @with_allocator_undeclared_group() {
+  // expected-error@+1 {{'symm_mem.with_allocator' op refers to undeclared group @tp}}
+  symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> {
+    symm_mem.yield
+  }
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @with_allocator_terminator() {
+  // expected-error@+1 {{'symm_mem.with_allocator' op region must end with symm_mem.yield}}
+  symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> {
+    func.return
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside() {
+  // expected-error@+1 {{'symm_mem.yield' op expects parent op 'symm_mem.with_allocator'}}
+  symm_mem.yield
 }
 
 //===----------------------------------------------------------------------===//

@@ -45,6 +45,26 @@ func.func @allocation(%n: index) {
   return
 }
 
+// CHECK-LABEL: func.func @with_allocator
+// CHECK-SAME: (%[[X:.*]]: memref<16xf32>)
+func.func @with_allocator(%x: memref<16xf32>) -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>> {
+  // CHECK: %[[W:.*]] = symm_mem.with_allocator #[[$TP]] -> memref<16xf32, #[[$TP]]> {
+  // CHECK:   %[[C:.*]] = func.call @make(%[[X]]) : (memref<16xf32>) -> memref<16xf32>
+  // CHECK:   symm_mem.yield %[[C]] : memref<16xf32>
+  // CHECK: }
+  %w = symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>> {
+    %c = func.call @make(%x) : (memref<16xf32>) -> memref<16xf32>
+    symm_mem.yield %c : memref<16xf32>
+  }
+  // CHECK: symm_mem.with_allocator #[[$TP]] {
+  // CHECK:   symm_mem.yield{{$}}
+  symm_mem.with_allocator #symm_mem.allocator<symmetric, @tp> {
+    symm_mem.yield
+  }
+  return %w : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+}
+func.func private @make(memref<16xf32>) -> memref<16xf32> attributes {symm_mem.allocates_symmetric}
+
 // CHECK-LABEL: func.func @all_reduce_functional
 // CHECK-SAME: (%[[X:.*]]: memref<4x4xf32, #[[$TP]]>, %[[H:.*]]: memref<8xf16>)
 func.func @all_reduce_functional(%x: memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, %h: memref<8xf16>) {

@@ -1,0 +1,323 @@
+//! `symm-mem-plan` (seed 002): comm-buffer planning, plus reuse planning of
+//! regular buffers.
+//!
+//! Per function, every statically shaped `symm_mem.alloc` of one allocator
+//! (kind, group) becomes a `memref.view` into one persistent pool, a
+//! `symm_mem.global`; every statically shaped `memref.alloc` becomes a view
+//! into one regular pool allocated on entry and freed on return. The two
+//! never share memory. Offsets come from the buffers' live intervals
+//! (`planning::assign_offsets`); each pool is reported with its size, the
+//! lower bound (peak live bytes), its buffers and their reuses. A comm
+//! buffer returned from the function is first copied out into a regular
+//! buffer, since pools outlive no call.
+
+use crate::{
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    builders::{At, Builder},
+    ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
+    memref_byte_size,
+    module::{SymbolIndex, defined_functions, sanitize},
+    planning::{Interval, Numbering, assign_offsets, lower_bound},
+};
+use std::collections::BTreeMap;
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Plan>(
+    c"symm-mem-plan",
+    c"SymmMemPlan",
+    c"Plan comm buffers into one persistent pool per function and (allocator, group), and \
+      regular buffers into one pool per function, by liveness",
+    c"builtin.module",
+    &[PassOption::new(
+        c"alignment",
+        c"Byte alignment of every buffer in a pool (a power of two)",
+        OptionKind::Int64,
+        c"128",
+    )],
+);
+
+pub struct Plan;
+
+impl SymmPass for Plan {
+    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let alignment = options.int("alignment").unwrap_or(128);
+        if alignment <= 0 || (alignment & (alignment - 1)) != 0 {
+            emit_error(
+                module.loc(),
+                &format!(
+                    "symm-mem-plan: alignment must be a positive power of two, got {alignment}"
+                ),
+            );
+            return Err(PassFailed);
+        }
+        let mut symbols = SymbolIndex::new(module);
+        let mut ok = true;
+        for function in defined_functions(module) {
+            ok &= plan_function(function, alignment as u64, &mut symbols).is_ok();
+        }
+        if ok { Ok(()) } else { Err(PassFailed) }
+    }
+}
+
+/// One allocation to place in a pool.
+struct Buffer {
+    def: Op,
+    ty: Ty,
+    bytes: u64,
+    interval: Interval,
+    deallocs: Vec<Op>,
+}
+
+/// What the uses of a buffer (through its views) say about it.
+#[derive(Default)]
+struct Uses {
+    end: usize,
+    deallocs: Vec<Op>,
+    /// (return op, operand index, value returned)
+    returned: Vec<(Op, usize, Val)>,
+    escapes: Option<String>,
+}
+
+fn collect_uses(def: Op, numbering: &Numbering) -> Uses {
+    let mut uses = Uses {
+        end: numbering.index(def),
+        ..Uses::default()
+    };
+    let mut work = vec![def.result(0)];
+    while let Some(value) = work.pop() {
+        for (user, index) in value.uses() {
+            if user.is("memref.dealloc") || user.is("symm_mem.dealloc") {
+                uses.deallocs.push(user);
+                continue;
+            }
+            uses.end = uses.end.max(numbering.use_end(def, user));
+            if user.is("func.return") {
+                uses.returned.push((user, index, value));
+            } else if user.is_view_like() && index == 0 {
+                work.extend(user.results());
+            } else if is_terminator(user) || user.is("scf.for") || user.is("scf.while") {
+                uses.escapes = Some(format!("it flows into {}", user.name()));
+            }
+        }
+    }
+    uses
+}
+
+fn is_terminator(op: Op) -> bool {
+    op.block().and_then(|block| block.terminator()) == Some(op)
+}
+
+/// The pool a buffer belongs to: its allocator, or `None` for regular.
+type PoolKey = Option<String>;
+
+fn plan_function(
+    function: Op,
+    alignment: u64,
+    symbols: &mut SymbolIndex,
+) -> Result<(), PassFailed> {
+    let (_, results) = function
+        .attr("function_type")
+        .and_then(|attr| attr_type(attr).function_io())
+        .unwrap_or_default();
+    if let Some(result) = results.iter().find(|ty| ty.allocator().is_some()) {
+        emit_error(
+            function.loc(),
+            &format!(
+                "symm-mem-plan: @{} returns a comm buffer ({}), but pools are released on \
+                 return; return a memref in the default memory space instead",
+                function.symbol_name().unwrap_or_default(),
+                result.print()
+            ),
+        );
+        return Err(PassFailed);
+    }
+
+    copy_out_returned_comm_buffers(function);
+    let numbering = Numbering::new(function);
+    let mut pools: BTreeMap<PoolKey, (Option<Attr>, Vec<Buffer>)> = BTreeMap::new();
+    for def in function.walk() {
+        let Some((key, space)) = pool_of(def) else {
+            continue;
+        };
+        let ty = def.result(0).ty();
+        let Some(bytes) = static_bytes(ty) else {
+            continue;
+        };
+        let uses = collect_uses(def, &numbering);
+        if let Some(reason) = uses.escapes.or_else(|| {
+            (!uses.returned.is_empty()).then(|| "it is returned from the function".to_owned())
+        }) {
+            if space.is_some() {
+                emit_remark(
+                    def.loc(),
+                    &format!("comm buffer not planned into a pool: {reason}"),
+                );
+            }
+            continue;
+        }
+        let interval = Interval {
+            start: numbering.index(def),
+            end: uses.end,
+            bytes,
+        };
+        pools
+            .entry(key)
+            .or_insert((space, Vec::new()))
+            .1
+            .push(Buffer {
+                def,
+                ty,
+                bytes,
+                interval,
+                deallocs: uses.deallocs,
+            });
+    }
+
+    let name = function.symbol_name().unwrap_or_default();
+    for (space, buffers) in pools.into_values() {
+        rewrite_pool(function, &name, space, &buffers, alignment, symbols);
+    }
+    Ok(())
+}
+
+fn attr_type(attr: Attr) -> Ty {
+    // SAFETY: `function_type` is a TypeAttr on every func.func.
+    Ty::from_raw(unsafe { mlir_sys::mlirTypeAttrGetValue(attr.raw()) })
+}
+
+/// Which pool an allocation goes to, if it is plannable at all.
+fn pool_of(def: Op) -> Option<(PoolKey, Option<Attr>)> {
+    if def.num_results() != 1 || def.num_operands() != 0 {
+        return None;
+    }
+    let ty = def.result(0).ty();
+    if !ty.is_memref() || !ty.has_identity_layout() {
+        return None;
+    }
+    match (def.name().as_str(), ty.memory_space()) {
+        ("symm_mem.alloc", Some(space)) => Some((Some(space.print()), Some(space))),
+        ("memref.alloc", None) => Some((None, None)),
+        _ => None,
+    }
+}
+
+fn static_bytes(ty: Ty) -> Option<u64> {
+    // SAFETY: a live ranked memref type.
+    let memref =
+        melior::ir::r#type::MemRefType::try_from(unsafe { melior::ir::Type::from_raw(ty.raw()) })
+            .ok()?;
+    memref_byte_size(memref)
+}
+
+/// Returned comm buffers (through a cast back to regular memory, which
+/// realize inserts) are copied into a fresh regular buffer before return.
+fn copy_out_returned_comm_buffers(function: Op) {
+    for def in function.walk() {
+        if !def.is("symm_mem.alloc") {
+            continue;
+        }
+        let mut work = vec![def.result(0)];
+        while let Some(value) = work.pop() {
+            for (user, index) in value.uses() {
+                if user.is("func.return") {
+                    let mut builder = Builder::before(user);
+                    let regular = value.ty().with_memory_space(None);
+                    let sizes = builder.dynamic_sizes_of(value, regular);
+                    let out = builder.alloc(regular, &sizes, None);
+                    builder.copy(value, out);
+                    user.set_operand(index, out);
+                    emit_remark(
+                        user.loc(),
+                        &format!(
+                            "comm buffer returned from the function: copied out into a regular \
+                             buffer, since its pool is released on return (operand #{index})"
+                        ),
+                    );
+                } else if user.is_view_like() && index == 0 {
+                    work.extend(user.results());
+                }
+            }
+        }
+    }
+}
+
+fn rewrite_pool(
+    function: Op,
+    function_name: &str,
+    space: Option<Attr>,
+    buffers: &[Buffer],
+    alignment: u64,
+    symbols: &mut SymbolIndex,
+) {
+    let intervals: Vec<Interval> = buffers.iter().map(|b| b.interval).collect();
+    let placement = assign_offsets(&intervals, alignment);
+    let bound = lower_bound(&intervals, alignment);
+    if placement.pool_bytes == 0 {
+        return;
+    }
+    let ctx = function.ctx();
+    let Some(entry) = function.entry_block() else {
+        return;
+    };
+    let pool_ty = pool_type(ctx, placement.pool_bytes, space);
+    let mut at_entry = Builder::new(ctx, function.loc(), At::BlockStart(entry));
+    let (pool, what) = match space {
+        Some(space) => {
+            let group = space.allocator().map(|a| a.group).unwrap_or_default();
+            let name = symbols.fresh(&format!(
+                "__symm_pool_{}_{}",
+                sanitize(function_name),
+                sanitize(&group)
+            ));
+            Builder::new(ctx, function.loc(), At::Before(function)).global(
+                &name,
+                pool_ty,
+                Some(alignment as i64),
+            );
+            (
+                at_entry.get_global(&name, pool_ty),
+                format!("pool @{name} ({})", space.print()),
+            )
+        }
+        None => {
+            let pool = at_entry.alloc(pool_ty, &[], Some(alignment as i64));
+            for block in function.region_blocks(0) {
+                if let Some(ret) = block.terminator().filter(|op| op.is("func.return")) {
+                    Builder::before(ret).dealloc(pool);
+                }
+            }
+            (pool, "regular pool".to_owned())
+        }
+    };
+    for (buffer, offset) in buffers.iter().zip(&placement.offsets) {
+        let view = Builder::before(buffer.def).view(pool, *offset, buffer.ty);
+        buffer.def.result(0).replace_all_uses_with(view);
+        for dealloc in &buffer.deallocs {
+            dealloc.erase();
+        }
+        buffer.def.erase();
+    }
+    let total: u64 = buffers.iter().map(|b| b.bytes).sum();
+    emit_remark(
+        function.loc(),
+        &format!(
+            "{what}: {} bytes for {} buffers ({total} bytes if allocated apart), lower bound {bound} \
+             bytes ({:.2}x), {} {}",
+            placement.pool_bytes,
+            buffers.len(),
+            placement.pool_bytes as f64 / bound.max(1) as f64,
+            placement.reuses,
+            if placement.reuses == 1 {
+                "reuse"
+            } else {
+                "reuses"
+            }
+        ),
+    );
+}
+
+fn pool_type(ctx: Ctx, bytes: u64, space: Option<Attr>) -> Ty {
+    let base = ctx
+        .ty(&format!("memref<{bytes}xi8>"))
+        .expect("a valid memref type");
+    base.with_memory_space(space)
+}
