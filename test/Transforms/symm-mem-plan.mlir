@@ -1,0 +1,126 @@
+// RUN: symm-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(symm-mem-plan{alignment=64})' | FileCheck %s
+// The default alignment; the last case's error makes this run exit non-zero.
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-mem-plan)' 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=ALIGN128
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-mem-plan{alignment=96})' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADALIGN
+// BADALIGN: error: symm-mem-plan: alignment must be a positive power of two, got 96
+
+// Seed 002's graph: three 4x4 f32 comm buffers live at once share one
+// 192-byte pool at distinct offsets; the fourth, born after they die,
+// reuses one of their offsets.
+// CHECK: symm_mem.global @[[$POOL:__symm_pool_seed002_0]] alignment(64) : memref<192xi8, #[[$S0:.*]]>
+// CHECK-LABEL: func.func @seed002
+// CHECK: %[[P:.*]] = symm_mem.get_global @[[$POOL]] : memref<192xi8, #[[$S0]]>
+// CHECK-DAG: %[[O0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[O64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[O128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[B0:.*]] = memref.view %[[P]][%[[O0]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
+// CHECK-DAG: %[[B3:.*]] = memref.view %[[P]][%[[O64]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
+// CHECK-DAG: %[[B6:.*]] = memref.view %[[P]][%[[O128]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
+// CHECK: symm_mem.one_shot_all_reduce sum %[[B0]]
+// CHECK: symm_mem.one_shot_all_reduce sum %[[B3]]
+// CHECK: %[[R7:.*]] = symm_mem.one_shot_all_reduce sum %[[B6]]
+// CHECK: %[[OFF9:.*]] = arith.constant {{0|64|128}} : index
+// CHECK: %[[B9:.*]] = memref.view %[[P]][%[[OFF9]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
+// CHECK: symm_mem.one_shot_all_reduce sum %[[B9]]
+// CHECK-NOT: symm_mem.alloc
+// CHECK: return
+// With the default 128-byte alignment the same graph needs 384 bytes.
+// ALIGN128: symm_mem.global @__symm_pool_seed002_0 alignment(128) : memref<384xi8
+// ALIGN128-LABEL: func.func @seed002
+// ALIGN128-NOT: arith.constant 64 : index
+symm_mem.group @"0" world_size(2)
+// expected-remark@+1 {{pool @__symm_pool_seed002_0 (#symm_mem.allocator<symmetric, @"0">): 192 bytes for 4 buffers (256 bytes if allocated apart), lower bound 192 bytes (1.00x), 1 reuse}}
+func.func @seed002(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
+  %buf0 = symm_mem.alloc() : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  %buf3 = symm_mem.alloc() : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  %buf6 = symm_mem.alloc() : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  memref.copy %arg0, %buf0 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  memref.copy %arg0, %buf3 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  memref.copy %arg0, %buf6 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  %buf1 = symm_mem.one_shot_all_reduce sum %buf0 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf4 = symm_mem.one_shot_all_reduce sum %buf3 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf7 = symm_mem.one_shot_all_reduce sum %buf6 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf9 = symm_mem.alloc() : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
+  linalg.add ins(%buf4, %buf7 : memref<4x4xf32>, memref<4x4xf32>) outs(%buf9 : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>)
+  %buf10 = symm_mem.one_shot_all_reduce sum %buf9 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  return %buf10 : memref<4x4xf32>
+}
+// -----
+
+// A comm buffer that is returned is copied out into a regular buffer first,
+// because its pool is released on return; the copy is what returns.
+// CHECK-LABEL: func.func @returned
+// CHECK: %[[POOL:.*]] = symm_mem.get_global @__symm_pool_returned_tp
+// CHECK: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK: symm_mem.all_reduce_out sum %[[B]] into %[[B]] group @tp
+// CHECK: %[[CAST:.*]] = memref.memory_space_cast %[[B]]
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<16xf32>
+// CHECK: memref.copy %[[CAST]], %[[OUT]] : memref<16xf32> to memref<16xf32>
+// CHECK: return %[[OUT]] : memref<16xf32>
+symm_mem.group @tp world_size(2)
+// expected-remark@+1 {{pool @__symm_pool_returned_tp}}
+func.func @returned(%x: memref<16xf32>) -> memref<16xf32> {
+  %b = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  memref.copy %x, %b : memref<16xf32> to memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_out sum %b into %b group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  %r = memref.memory_space_cast %b : memref<16xf32, #symm_mem.allocator<symmetric, @tp>> to memref<16xf32>
+  // expected-remark@+1 {{comm buffer returned from the function: copied out into a regular buffer, since its pool is released on return (operand #0)}}
+  return %r : memref<16xf32>
+}
+
+// -----
+
+// Liveness covers nested regions: a buffer used inside a loop lives for the
+// whole loop, so a buffer defined inside the loop cannot share its bytes;
+// two buffers live only within one iteration share theirs. Dynamic shapes
+// and buffers that flow into scf.yield stay as they are. Comm buffers of
+// different groups never share a pool; regular buffers never share a comm
+// pool.
+// CHECK-LABEL: func.func @nested
+// CHECK-DAG: symm_mem.get_global @__symm_pool_nested_tp : memref<64xi8
+// CHECK-DAG: symm_mem.get_global @__symm_pool_nested_dp : memref<64xi8
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<192xi8>
+// CHECK: symm_mem.alloc(%{{.*}}) : memref<?xf32
+// CHECK: scf.for
+// CHECK: memref.alloc() : memref<4xf32>
+// CHECK: scf.yield
+symm_mem.group @tp world_size(2)
+symm_mem.group @dp world_size(2)
+// expected-remark@+3 {{regular pool: 192 bytes for 3 buffers (192 bytes if allocated apart), lower bound 192 bytes (1.00x), 0 reuses}}
+// expected-remark@+2 {{pool @__symm_pool_nested_dp (#symm_mem.allocator<symmetric, @dp>): 64 bytes for 1 buffers (64 bytes if allocated apart), lower bound 64 bytes (1.00x), 0 reuses}}
+// expected-remark@+1 {{pool @__symm_pool_nested_tp (#symm_mem.allocator<symmetric, @tp>): 64 bytes for 2 buffers (128 bytes if allocated apart), lower bound 64 bytes (1.00x), 1 reuse}}
+func.func @nested(%n: index, %init: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %outer = memref.alloc() : memref<16xf32>
+  %d = symm_mem.alloc(%n) : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>
+  %g = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @dp>>
+  %last = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> memref<4xf32> {
+    %inner = memref.alloc() : memref<16xf32>
+    memref.copy %outer, %inner : memref<16xf32> to memref<16xf32>
+    %s1 = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    memref.copy %inner, %s1 : memref<16xf32> to memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    symm_mem.dealloc %s1 : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    %s2 = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    memref.copy %inner, %s2 : memref<16xf32> to memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    memref.copy %s2, %g : memref<16xf32, #symm_mem.allocator<symmetric, @tp>> to memref<16xf32, #symm_mem.allocator<symmetric, @dp>>
+    %tmp = memref.alloc() : memref<16xf32>
+    memref.copy %inner, %tmp : memref<16xf32> to memref<16xf32>
+    %next = memref.alloc() : memref<4xf32>
+    scf.yield %next : memref<4xf32>
+  }
+  symm_mem.dealloc %d : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>
+  return %last : memref<4xf32>
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+// expected-error@+1 {{symm-mem-plan: @returns_comm returns a comm buffer (memref<16xf32, #symm_mem.allocator<symmetric, @tp>>), but pools are released on return; return a memref in the default memory space instead}}
+func.func @returns_comm() -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>> {
+  %b = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  return %b : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+}
