@@ -3,7 +3,6 @@
 //! upstream passes.
 
 mod builders;
-mod error;
 mod group_table;
 pub mod ir;
 mod memref_size;
@@ -16,7 +15,6 @@ mod registration;
 pub mod to_dps;
 pub mod verify_groups;
 
-pub use error::Error;
 pub use group_table::{GroupDecl, GroupTable};
 pub use memref_size::memref_byte_size;
 pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};

@@ -55,3 +55,63 @@ fn group_table_reads_the_module_declarations() {
     assert_eq!(table.get("dp"), Some(GroupDecl { world_size: None }));
     assert_eq!(table.get("f"), None);
 }
+
+#[test]
+fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
+    use symm_passes::{ir::Op, planning::Numbering};
+
+    let context = context();
+    let module = Module::parse(
+        &context,
+        r#"
+        func.func @f(%n: index) {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %a = memref.alloc() : memref<4xf32>
+          %b = memref.alloc() : memref<4xf32>
+          scf.for %i = %c0 to %n step %c1 {
+            %x = memref.load %a[%c0] : memref<4xf32>
+            %inner = memref.alloc() : memref<4xf32>
+            memref.store %x, %inner[%c0] : memref<4xf32>
+          }
+          %one = arith.constant 1.0 : f32
+          memref.store %one, %b[%c0] : memref<4xf32>
+          return
+        }
+        "#,
+    )
+    .expect("valid IR");
+    let ops = Op::from_raw(module.as_operation().to_raw()).walk();
+    let find = |name: &str, nth: usize| {
+        ops.iter()
+            .filter(|op| op.is(name))
+            .nth(nth)
+            .copied()
+            .expect("op present")
+    };
+    let function = find("func.func", 0);
+    let numbering = Numbering::new(function);
+    let (a, b, inner) = (
+        find("memref.alloc", 0),
+        find("memref.alloc", 1),
+        find("memref.alloc", 2),
+    );
+    let (load, inner_store, loop_op, outer_store) = (
+        find("memref.load", 0),
+        find("memref.store", 0),
+        find("scf.for", 0),
+        find("memref.store", 1),
+    );
+    let loop_end = numbering.use_end(loop_op, loop_op);
+    // %a is read inside the loop: live until the loop ends.
+    assert_eq!(numbering.use_end(a, load), loop_end);
+    // %inner lives within one iteration only.
+    assert_eq!(
+        numbering.use_end(inner, inner_store),
+        numbering.index(inner_store)
+    );
+    assert!(numbering.use_end(inner, inner_store) < loop_end);
+    // %b is used after the loop.
+    assert!(numbering.use_end(b, outer_store) > loop_end);
+    assert!(numbering.index(a) < numbering.index(b));
+}

@@ -14,9 +14,6 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-/// Above this many buffers only the O(n log n) heuristic runs.
-const GREEDY_LIMIT: usize = 2048;
-
 /// A buffer's live range in program order (both ends inclusive) and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interval {
@@ -26,6 +23,7 @@ pub struct Interval {
 }
 
 impl Interval {
+    #[cfg(test)]
     fn overlaps(&self, other: &Interval) -> bool {
         self.start <= other.end && other.start <= self.end
     }
@@ -72,14 +70,13 @@ pub fn lower_bound(intervals: &[Interval], alignment: u64) -> u64 {
 /// two), so that buffers live at the same time never overlap.
 pub fn assign_offsets(intervals: &[Interval], alignment: u64) -> Placement {
     let alignment = alignment.max(1);
-    let mut best = online_best_fit(intervals, alignment);
-    if intervals.len() <= GREEDY_LIMIT {
-        let greedy = greedy_by_size(intervals, alignment);
-        if greedy.pool_bytes < best.pool_bytes {
-            best = greedy;
-        }
+    let online = online_best_fit(intervals, alignment);
+    let greedy = greedy_by_size(intervals, alignment);
+    if greedy.pool_bytes < online.pool_bytes {
+        greedy
+    } else {
+        online
     }
-    best
 }
 
 /// Free blocks of a pool, coalesced, findable by offset and by size.
@@ -168,13 +165,13 @@ fn greedy_by_size(intervals: &[Interval], alignment: u64) -> Placement {
         )
     });
     let mut offsets = vec![0u64; intervals.len()];
-    let mut placed: Vec<usize> = Vec::with_capacity(intervals.len());
+    let mut placed = IntervalIndex::new(intervals);
     for &i in &order {
         let size = align(intervals[i].bytes, alignment);
         let mut taken: Vec<(u64, u64)> = placed
-            .iter()
-            .filter(|&&j| intervals[j].overlaps(&intervals[i]))
-            .map(|&j| {
+            .overlapping(intervals[i])
+            .into_iter()
+            .map(|j| {
                 (
                     offsets[j],
                     offsets[j] + align(intervals[j].bytes, alignment),
@@ -192,9 +189,91 @@ fn greedy_by_size(intervals: &[Interval], alignment: u64) -> Placement {
             cursor = cursor.max(hi);
         }
         offsets[i] = best.unwrap_or(cursor);
-        placed.push(i);
+        placed.insert(i);
     }
     finish(intervals, alignment, offsets)
+}
+
+/// The placed intervals, queryable for those overlapping a given one: a
+/// segment tree over program points answers "which contain point s", a
+/// map by start answers "which start inside (s, e]"; together, exactly the
+/// overlapping ones.
+struct IntervalIndex<'a> {
+    intervals: &'a [Interval],
+    /// Sorted distinct start and end points.
+    points: Vec<usize>,
+    tree: Vec<Vec<usize>>,
+    by_start: BTreeMap<usize, Vec<usize>>,
+}
+
+impl<'a> IntervalIndex<'a> {
+    fn new(intervals: &'a [Interval]) -> Self {
+        let mut points: Vec<usize> = intervals.iter().flat_map(|i| [i.start, i.end]).collect();
+        points.sort_unstable();
+        points.dedup();
+        let tree = vec![Vec::new(); 4 * points.len().max(1)];
+        Self {
+            intervals,
+            points,
+            tree,
+            by_start: BTreeMap::new(),
+        }
+    }
+
+    fn rank(&self, point: usize) -> usize {
+        self.points.partition_point(|&p| p < point)
+    }
+
+    fn insert(&mut self, id: usize) {
+        let interval = self.intervals[id];
+        let (lo, hi) = (self.rank(interval.start), self.rank(interval.end));
+        let last = self.points.len() - 1;
+        self.insert_node(1, 0, last, lo, hi, id);
+        self.by_start.entry(interval.start).or_default().push(id);
+    }
+
+    fn insert_node(&mut self, node: usize, l: usize, r: usize, lo: usize, hi: usize, id: usize) {
+        if hi < l || r < lo {
+            return;
+        }
+        if lo <= l && r <= hi {
+            self.tree[node].push(id);
+            return;
+        }
+        let mid = (l + r) / 2;
+        self.insert_node(2 * node, l, mid, lo, hi, id);
+        self.insert_node(2 * node + 1, mid + 1, r, lo, hi, id);
+    }
+
+    fn overlapping(&self, query: Interval) -> Vec<usize> {
+        let mut found = Vec::new();
+        // Placed intervals containing query.start.
+        let at = self.rank(query.start);
+        let (mut node, mut l, mut r) = (1, 0, self.points.len() - 1);
+        loop {
+            found.extend_from_slice(&self.tree[node]);
+            if l == r {
+                break;
+            }
+            let mid = (l + r) / 2;
+            if at <= mid {
+                (node, r) = (2 * node, mid);
+            } else {
+                (node, l) = (2 * node + 1, mid + 1);
+            }
+        }
+        // Placed intervals starting after query.start, no later than its end.
+        if query.end > query.start {
+            for ids in self
+                .by_start
+                .range(query.start + 1..=query.end)
+                .map(|(_, ids)| ids)
+            {
+                found.extend_from_slice(ids);
+            }
+        }
+        found
+    }
 }
 
 /// Pool size and reuse count of a finished assignment.

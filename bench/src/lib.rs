@@ -1,0 +1,3 @@
+//! Inputs for the benchmarks.
+
+pub mod graph;
