@@ -5,8 +5,8 @@
 // symmetric buffer, which the compiler works out (symm-mem-realize).
 //
 //   symm-opt examples/tp_layer.mlir
-//   symm-opt examples/tp_layer.mlir \
-//     --pass-pipeline='builtin.module(func.func(symm-mem-verify-groups),canonicalize)'
+//   symm-opt examples/tp_layer.mlir --pass-pipeline=\
+//     'builtin.module(func.func(symm-mem-verify-groups),symm-mem-middle-end,canonicalize)'
 
 symm_mem.group @tp world_size(2)
 

@@ -57,6 +57,11 @@ unsafe extern "C" {
 
     pub fn symmRegisterPass(info: *const SymmPassInfo);
     pub fn symmCreatePass(info: *const SymmPassInfo) -> MlirPass;
+    pub fn symmRegisterPipeline(
+        argument: *const c_char,
+        description: *const c_char,
+        pipeline: *const c_char,
+    ) -> bool;
     pub fn symmRegisterDialects(registry: MlirDialectRegistry);
     pub fn symmOptMain(argc: i32, argv: *mut *mut c_char) -> i32;
 }

@@ -12,10 +12,11 @@ pub mod plan;
 pub mod planning;
 pub mod realize;
 mod registration;
+mod text;
 pub mod to_dps;
 pub mod verify_groups;
 
 pub use group_table::{GroupDecl, GroupTable};
 pub use memref_size::memref_byte_size;
 pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
-pub use registration::{PASSES, register_passes};
+pub use registration::{PASSES, PIPELINES, register_passes};

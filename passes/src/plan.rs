@@ -18,6 +18,7 @@ use crate::{
     memref_byte_size,
     module::{SymbolIndex, defined_functions, sanitize},
     planning::{Interval, Numbering, assign_offsets, lower_bound},
+    text::plural,
 };
 use std::collections::BTreeMap;
 
@@ -300,17 +301,12 @@ fn rewrite_pool(
     emit_remark(
         function.loc(),
         &format!(
-            "{what}: {} bytes for {} buffers ({total} bytes if allocated apart), lower bound {bound} \
-             bytes ({:.2}x), {} {}",
+            "{what}: {} bytes for {} ({total} bytes if allocated apart), lower bound \
+             {bound} bytes ({:.2}x), {}",
             placement.pool_bytes,
-            buffers.len(),
+            plural(buffers.len(), "buffer", "buffers"),
             placement.pool_bytes as f64 / bound.max(1) as f64,
-            placement.reuses,
-            if placement.reuses == 1 {
-                "reuse"
-            } else {
-                "reuses"
-            }
+            plural(placement.reuses, "reuse", "reuses"),
         ),
     );
 }

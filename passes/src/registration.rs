@@ -1,7 +1,7 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
 use crate::{PassDescriptor, plan, realize, to_dps, verify_groups};
-use std::sync::Once;
+use std::{ffi::CStr, sync::Once};
 use symm_dialects::ffi;
 
 /// Every pass of this crate.
@@ -12,14 +12,33 @@ pub static PASSES: &[&PassDescriptor] = &[
     &plan::DESCRIPTOR,
 ];
 
+/// Named pipelines: (argument, description, pipeline on builtin.module).
+pub static PIPELINES: &[(&CStr, &CStr, &CStr)] = &[(
+    c"symm-mem-middle-end",
+    c"Collectives into out form, symmetric operands realized, buffers planned into pools",
+    c"func.func(symm-mem-to-dps),symm-mem-realize,symm-mem-plan",
+)];
+
 /// Registers every symm pass under its argument (`symm-mem-verify-groups`,
-/// ...), once per process.
+/// ...) and every named pipeline, once per process.
 pub fn register_passes() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         for pass in PASSES {
             // SAFETY: descriptors are 'static.
             unsafe { ffi::symmRegisterPass(pass.raw()) };
+        }
+        for (argument, description, pipeline) in PIPELINES {
+            // SAFETY: 'static C strings. The pipeline text is ours and
+            // covered by tests, so a parse failure is a bug worth a panic.
+            let ok = unsafe {
+                ffi::symmRegisterPipeline(
+                    argument.as_ptr(),
+                    description.as_ptr(),
+                    pipeline.as_ptr(),
+                )
+            };
+            assert!(ok, "built-in pipeline {argument:?} does not parse");
         }
     });
 }

@@ -8,6 +8,7 @@ use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::{Op, emit_error},
     memref_byte_size,
+    text::plural,
 };
 use melior::ir::{
     BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
@@ -116,10 +117,6 @@ pub struct GroupReport {
     pub group: String,
     pub world_size: Option<u64>,
     pub facts: GroupFacts,
-}
-
-fn plural(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 impl fmt::Display for GroupReport {

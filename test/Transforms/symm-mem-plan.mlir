@@ -90,7 +90,7 @@ func.func @returned(%x: memref<16xf32>) -> memref<16xf32> {
 symm_mem.group @tp world_size(2)
 symm_mem.group @dp world_size(2)
 // expected-remark@+3 {{regular pool: 192 bytes for 3 buffers (192 bytes if allocated apart), lower bound 192 bytes (1.00x), 0 reuses}}
-// expected-remark@+2 {{pool @__symm_pool_nested_dp (#symm_mem.allocator<symmetric, @dp>): 64 bytes for 1 buffers (64 bytes if allocated apart), lower bound 64 bytes (1.00x), 0 reuses}}
+// expected-remark@+2 {{pool @__symm_pool_nested_dp (#symm_mem.allocator<symmetric, @dp>): 64 bytes for 1 buffer (64 bytes if allocated apart), lower bound 64 bytes (1.00x), 0 reuses}}
 // expected-remark@+1 {{pool @__symm_pool_nested_tp (#symm_mem.allocator<symmetric, @tp>): 64 bytes for 2 buffers (128 bytes if allocated apart), lower bound 64 bytes (1.00x), 1 reuse}}
 func.func @nested(%n: index, %init: memref<4xf32>) -> memref<4xf32> {
   %c0 = arith.constant 0 : index

@@ -50,6 +50,13 @@ typedef struct {
  * Unlike MLIR's external passes, these take options. */
 MLIR_CAPI_EXPORTED void symmRegisterPass(const SymmPassInfo *info);
 
+/* Registers a named pipeline, usable like a pass: `--<argument>` or inside
+ * --pass-pipeline. `pipeline` is in --pass-pipeline syntax, relative to the
+ * op the pipeline is nested on. Returns false if it does not parse. */
+MLIR_CAPI_EXPORTED bool symmRegisterPipeline(const char *argument,
+                                             const char *description,
+                                             const char *pipeline);
+
 /* Creates an instance of a registered pass with default options, for
  * adding to a pass manager from Rust. */
 MLIR_CAPI_EXPORTED MlirPass symmCreatePass(const SymmPassInfo *info);

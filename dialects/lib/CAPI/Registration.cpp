@@ -122,6 +122,20 @@ void symmRegisterPass(const SymmPassInfo *info) {
       });
 }
 
+bool symmRegisterPipeline(const char *argument, const char *description,
+                          const char *pipeline) {
+  // Check the text once up front, so a typo fails at registration.
+  std::string text = pipeline;
+  OpPassManager probe;
+  if (failed(parsePassPipeline(text, probe, llvm::nulls())))
+    return false;
+  PassPipelineRegistration<>(
+      argument, description, [text](OpPassManager &pm) {
+        (void)parsePassPipeline(text, pm, llvm::errs());
+      });
+  return true;
+}
+
 MlirPass symmCreatePass(const SymmPassInfo *info) {
   return wrap(static_cast<Pass *>(new DescribedPass(info)));
 }
