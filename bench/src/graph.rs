@@ -2,27 +2,12 @@
 //! and all-reducing it, with residual reads of earlier layers' results so
 //! that lifetimes vary. Deterministic for a given seed.
 
+use crate::rng::Rng;
 use std::fmt::Write;
-
-/// A small xorshift generator, so the graphs are the same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
 
 /// MLIR source of a function with `collectives` all-reduces.
 pub fn generate(collectives: usize, seed: u64) -> String {
-    let mut rng = Rng(seed.max(1));
+    let mut rng = Rng::new(seed);
     let mut out = String::with_capacity(collectives * 400);
     out.push_str("symm_mem.group @tp world_size(8)\nsymm_mem.group @dp world_size(2)\n");
     out.push_str("func.func @graph(%x: memref<256xf32>) -> memref<256xf32> {\n");

@@ -1,3 +1,4 @@
 //! Inputs for the benchmarks.
 
 pub mod graph;
+pub mod rng;

@@ -65,34 +65,24 @@ pub struct Attr(MlirAttribute);
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx(MlirContext);
 
-impl PartialEq for Op {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.ptr == other.0.ptr
-    }
+/// Handles compare and hash by identity (the pointer).
+macro_rules! identity_handle {
+    ($($handle:ident),*) => {$(
+        impl PartialEq for $handle {
+            fn eq(&self, other: &Self) -> bool {
+                self.0.ptr == other.0.ptr
+            }
+        }
+        impl Eq for $handle {}
+        impl std::hash::Hash for $handle {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.0.ptr.hash(state)
+            }
+        }
+    )*};
 }
-impl Eq for Op {}
-impl std::hash::Hash for Op {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.ptr.hash(state)
-    }
-}
-impl PartialEq for Val {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.ptr == other.0.ptr
-    }
-}
-impl Eq for Val {}
-impl std::hash::Hash for Val {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.ptr.hash(state)
-    }
-}
-impl PartialEq for Blk {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.ptr == other.0.ptr
-    }
-}
-impl Eq for Blk {}
+identity_handle!(Op, Val, Blk);
+
 impl PartialEq for Ty {
     fn eq(&self, other: &Self) -> bool {
         // SAFETY: type comparison.

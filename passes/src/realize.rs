@@ -64,6 +64,12 @@ struct Requirement {
     allocator: Attr,
 }
 
+impl Requirement {
+    fn value(&self) -> Val {
+        self.user.operand(self.operand)
+    }
+}
+
 /// The requirements of a function, in program order: operands named by
 /// `SymmetricOperandOpInterface`, and call operands whose callee declares
 /// `symm_mem.symmetric` on the parameter.
@@ -150,7 +156,7 @@ impl State {
             operand,
             allocator,
         } = *requirement;
-        let value = user.operand(operand);
+        let value = requirement.value();
         let ty = value.ty();
         let what = format!(
             "symmetric operand #{operand} of {} ({})",
@@ -254,7 +260,7 @@ impl State {
         argument: usize,
         what: &str,
     ) -> Result<(), PassFailed> {
-        let value = requirement.user.operand(requirement.operand);
+        let value = requirement.value();
         let (name, ty) = match self.persistent.get(&value) {
             Some(known) => known.clone(),
             None => {
@@ -293,13 +299,8 @@ impl State {
         what: &str,
         reason: &str,
     ) -> Result<(), PassFailed> {
-        let Requirement {
-            user,
-            operand,
-            allocator,
-        } = *requirement;
-        let value = user.operand(operand);
-        let Some(ty) = comm_type(value.ty(), allocator) else {
+        let (user, value) = (requirement.user, requirement.value());
+        let Some(ty) = comm_type(value.ty(), requirement.allocator) else {
             return Err(PassFailed);
         };
         let mut builder = Builder::before(user);
@@ -312,7 +313,7 @@ impl State {
         for (index, other) in user.operands().into_iter().enumerate() {
             if other == value {
                 hand_over(user, index, buffer, value.ty());
-                written |= index != operand;
+                written |= index != requirement.operand;
             }
         }
         let mut after = Builder::new(user.ctx(), user.loc(), At::After(user));

@@ -5,30 +5,20 @@
 //!   cargo run --release -p symm-bench --bin offsets_quality
 
 use std::time::Instant;
+use symm_bench::rng::Rng;
 use symm_passes::planning::{Interval, assign_offsets, lower_bound};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn random_intervals(n: usize, seed: u64) -> Vec<Interval> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     (0..n)
         .map(|i| {
-            let start = i * 2 + (rng.next() % 4) as usize;
-            let life = 1 + (rng.next() % (1 + rng.next() % 2000)) as usize;
-            let bytes = 64u64 << (rng.next() % 15);
+            let start = i * 2 + (rng.next_u64() % 4) as usize;
+            let life = 1 + (rng.next_u64() % (1 + rng.next_u64() % 2000)) as usize;
+            let bytes = 64u64 << (rng.next_u64() % 15);
             Interval {
                 start,
                 end: start + life,
-                bytes: bytes + rng.next() % bytes,
+                bytes: bytes + rng.next_u64() % bytes,
             }
         })
         .collect()
