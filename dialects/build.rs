@@ -25,6 +25,7 @@ fn main() {
     );
     println!("cargo:rustc-link-lib=static=SymmCAPI");
     println!("cargo:rustc-link-lib=static=SymmMemDialect");
+    println!("cargo:rustc-link-lib=static=CudaGraphDialect");
 
     println!(
         "cargo:rustc-env=SYMM_TD_INCLUDE_DIR={}",

@@ -35,6 +35,7 @@ pub struct SymmPassInfo {
 
 unsafe extern "C" {
     pub fn mlirGetDialectHandle__symm_mem__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__cudagraph__() -> MlirDialectHandle;
 
     pub fn symmMemAttributeIsAAllocator(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(

@@ -16,6 +16,7 @@ extern "C" {
 #endif
 
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(SymmMem, symm_mem);
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(CudaGraph, cudagraph);
 
 /* AllocatorKind values; they match the ODS enum. */
 enum { SYMM_MEM_ALLOCATOR_SYMMETRIC = 0 };

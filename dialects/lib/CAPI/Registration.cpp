@@ -1,6 +1,7 @@
 //===- Registration.cpp - pass registration and the symm-opt driver -------===//
 
 #include "symm-c/Registration.h"
+#include "symm/Dialect/CudaGraph/CudaGraph.h"
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
 #include "mlir/CAPI/IR.h"
@@ -59,7 +60,8 @@ public:
   }
 
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<symm::symm_mem::SymmMemDialect, arith::ArithDialect,
+    registry.insert<symm::symm_mem::SymmMemDialect,
+                    symm::cudagraph::CudaGraphDialect, arith::ArithDialect,
                     memref::MemRefDialect, func::FuncDialect>();
   }
 
@@ -141,7 +143,8 @@ MlirPass symmCreatePass(const SymmPassInfo *info) {
 }
 
 static void registerDialects(DialectRegistry &registry) {
-  registry.insert<symm::symm_mem::SymmMemDialect, affine::AffineDialect,
+  registry.insert<symm::symm_mem::SymmMemDialect,
+                  symm::cudagraph::CudaGraphDialect, affine::AffineDialect,
                   arith::ArithDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
                   index::IndexDialect, linalg::LinalgDialect,

@@ -1,6 +1,7 @@
 //===- SymmMem.cpp - C API of the symm_mem dialect ------------------------===//
 
 #include "symm-c/SymmMem.h"
+#include "symm/Dialect/CudaGraph/CudaGraph.h"
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
 #include "mlir/CAPI/IR.h"
@@ -12,6 +13,8 @@ using namespace mlir;
 using namespace symm::symm_mem;
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(SymmMem, symm_mem, SymmMemDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(CudaGraph, cudagraph,
+                                      symm::cudagraph::CudaGraphDialect)
 
 bool symmMemAttributeIsAAllocator(MlirAttribute attr) {
   return isa<AllocatorAttr>(unwrap(attr));
