@@ -42,6 +42,11 @@ pub fn emit_error(loc: MlirLocation, message: &str) {
     unsafe { mlirEmitError(loc, message.as_ptr()) }
 }
 
+pub fn emit_warning(loc: MlirLocation, message: &str) {
+    // SAFETY: live location; the message is copied.
+    unsafe { symm_dialects::ffi::symmMemEmitWarning(loc, string_ref(message)) }
+}
+
 pub fn emit_remark(loc: MlirLocation, message: &str) {
     // SAFETY: live location; the message is copied.
     unsafe { symm_dialects::ffi::symmMemEmitRemark(loc, string_ref(message)) }
@@ -219,6 +224,10 @@ impl Op {
     pub fn move_before(self, other: Op) {
         unsafe { mlirOperationMoveBefore(self.0, other.0) }
     }
+    /// A detached deep copy.
+    pub fn clone_op(self) -> Op {
+        Op(unsafe { mlirOperationClone(self.0) })
+    }
     /// Detaches the op from its block without destroying it.
     pub fn remove_from_parent(self) {
         unsafe { mlirOperationRemoveFromParent(self.0) }
@@ -323,6 +332,9 @@ impl Blk {
     pub fn arg(self, index: usize) -> Val {
         Val(unsafe { mlirBlockGetArgument(self.0, index as isize) })
     }
+    pub fn add_arg(self, ty: Ty, loc: MlirLocation) -> Val {
+        Val(unsafe { mlirBlockAddArgument(self.0, ty.0, loc) })
+    }
     /// Inserts `op` first in the block.
     pub fn prepend(self, op: Op) {
         unsafe { mlirBlockInsertOwnedOperation(self.0, 0, op.0) }
@@ -396,6 +408,10 @@ impl Ty {
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::of_type(unsafe { melior::ir::Type::from_raw(self.0) })
     }
+    /// The type held by a TypeAttr.
+    pub fn from_type_attr(attr: Attr) -> Ty {
+        Ty(unsafe { mlirTypeAttrGetValue(attr.0) })
+    }
     /// Inputs and results of a function type.
     pub fn function_io(self) -> Option<(Vec<Ty>, Vec<Ty>)> {
         unsafe {
@@ -457,6 +473,20 @@ impl Attr {
             }
         }
     }
+    /// The elements of an `array<i64: ...>` attribute.
+    pub fn i64_array(self) -> Option<Vec<i64>> {
+        unsafe {
+            if !mlirAttributeIsADenseI64Array(self.0) {
+                return None;
+            }
+            let count = mlirDenseArrayGetNumElements(self.0);
+            Some(
+                (0..count)
+                    .map(|i| mlirDenseI64ArrayGetElement(self.0, i))
+                    .collect(),
+            )
+        }
+    }
     pub fn int(self) -> Option<i64> {
         unsafe { mlirAttributeIsAInteger(self.0).then(|| mlirIntegerAttrGetValueInt(self.0)) }
     }
@@ -501,6 +531,9 @@ impl Ctx {
     }
     pub fn unit(self) -> Attr {
         Attr(unsafe { mlirUnitAttrGet(self.0) })
+    }
+    pub fn i64_array(self, values: &[i64]) -> Attr {
+        Attr(unsafe { mlirDenseI64ArrayGet(self.0, values.len() as isize, values.as_ptr()) })
     }
     pub fn function_type(self, inputs: &[Ty], results: &[Ty]) -> Ty {
         let inputs: Vec<MlirType> = inputs.iter().map(|t| t.0).collect();

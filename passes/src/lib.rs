@@ -3,6 +3,7 @@
 //! upstream passes.
 
 mod builders;
+pub mod cudagraph;
 mod group_table;
 pub mod ir;
 mod memref_size;

@@ -117,7 +117,7 @@ fn plan_function(
 ) -> Result<(), PassFailed> {
     let (_, results) = function
         .attr("function_type")
-        .and_then(|attr| attr_type(attr).function_io())
+        .and_then(|attr| Ty::from_type_attr(attr).function_io())
         .unwrap_or_default();
     if let Some(result) = results.iter().find(|ty| ty.allocator().is_some()) {
         emit_error(
@@ -178,11 +178,6 @@ fn plan_function(
         rewrite_pool(function, &name, space, &buffers, alignment, symbols);
     }
     Ok(())
-}
-
-fn attr_type(attr: Attr) -> Ty {
-    // SAFETY: `function_type` is a TypeAttr on every func.func.
-    Ty::from_raw(unsafe { mlir_sys::mlirTypeAttrGetValue(attr.raw()) })
 }
 
 /// Which pool an allocation goes to, if it is plannable at all.

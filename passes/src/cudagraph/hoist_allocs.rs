@@ -1,0 +1,132 @@
+//! `cudagraph-hoist-allocs` (seed 001 [4/5]): a device allocation that a
+//! fallback region writes as an output (the analog of Inductor's
+//! ExternKernelOut, e.g. the destination of a host-to-device copy) moves
+//! into the partition launched before that region and becomes one of its
+//! outputs. The graph then allocates it once, at capture, and every replay
+//! hands back the same address: no allocation per call.
+
+use crate::{
+    PassDescriptor, PassFailed, PassOptions, SymmPass,
+    ir::{Op, OpBuilder, Ty, emit_remark},
+    module::{SymbolIndex, defined_functions},
+};
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<HoistAllocs>(
+    c"cudagraph-hoist-allocs",
+    c"CudaGraphHoistAllocs",
+    c"Move device allocations written by a fallback region into the prior CUDA-graph partition, \
+      as extra outputs",
+    c"builtin.module",
+    &[],
+);
+
+pub struct HoistAllocs;
+
+impl SymmPass for HoistAllocs {
+    fn run(module: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+        let symbols = SymbolIndex::new(module);
+        for function in defined_functions(module) {
+            let blocks = function.region_blocks(0);
+            if function.attr("cudagraph.partition").is_some() || blocks.len() != 1 {
+                continue;
+            }
+            let mut prior: Option<Op> = None;
+            for op in blocks[0].ops() {
+                if op.is("cudagraph.launch") {
+                    prior = Some(op);
+                } else if let Some(launch) = prior
+                    && written_by_fallback(op)
+                    && let Some(partition) = partition_of(launch, &symbols)
+                {
+                    prior = Some(hoist(op, launch, partition));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn partition_of(launch: Op, symbols: &SymbolIndex) -> Option<Op> {
+    symbols.lookup(&launch.attr("callee")?.symbol_or_string()?)
+}
+
+/// A statically sized device allocation that a fallback op writes: the
+/// target of a copy, or a buffer handed to a call.
+fn written_by_fallback(op: Op) -> bool {
+    if !op.is("memref.alloc") || op.num_operands() != 0 {
+        return false;
+    }
+    let result = op.result(0);
+    if result.ty().memory_space().is_some() {
+        return false;
+    }
+    result
+        .uses()
+        .into_iter()
+        .any(|(user, index)| (user.is("memref.copy") && index == 1) || user.is("func.call"))
+}
+
+/// Moves `alloc` into `partition` as a new last output; returns the new
+/// launch, which replaces `launch`.
+fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
+    let ctx = partition.ctx();
+    let body = partition.entry_block().expect("partitions have a body");
+    let ret = body.terminator().expect("partitions end in func.return");
+    alloc.remove_from_parent();
+    ret.insert_before(alloc);
+    let buffer = alloc.result(0);
+    let mut outputs = ret.operands();
+    outputs.push(buffer);
+    ret.insert_before(
+        OpBuilder::new("func.return", ret.loc())
+            .operands(&outputs)
+            .build(),
+    );
+    ret.erase();
+
+    let (inputs, mut results) = partition
+        .attr("function_type")
+        .and_then(|attr| Ty::from_type_attr(attr).function_io())
+        .unwrap_or_default();
+    results.push(buffer.ty());
+    partition.set_attr(
+        "function_type",
+        ctx.type_attr(ctx.function_type(&inputs, &results)),
+    );
+    let mut hoisted = partition
+        .attr("cudagraph.hoisted")
+        .and_then(|attr| attr.i64_array())
+        .unwrap_or_default();
+    let output = results.len() - 1;
+    hoisted.push(output as i64);
+    partition.set_attr("cudagraph.hoisted", ctx.i64_array(&hoisted));
+
+    let callee = launch
+        .attr("callee")
+        .expect("launches name their partition");
+    let new_launch = OpBuilder::new("cudagraph.launch", launch.loc())
+        .operands(&launch.operands())
+        .results(&results)
+        .attr("callee", callee)
+        .build();
+    launch.insert_before(new_launch);
+    for (old, new) in launch.results().into_iter().zip(new_launch.results()) {
+        old.replace_all_uses_with(new);
+    }
+    launch.erase();
+    let hoisted_result = new_launch.result(output);
+    for (user, index) in buffer.uses() {
+        if !partition.is_ancestor_of(user) {
+            user.set_operand(index, hoisted_result);
+        }
+    }
+    emit_remark(
+        alloc.loc(),
+        &format!(
+            "cudagraph-hoist-allocs: allocation moved into partition {} as output #{output}: \
+             allocated once at capture, same address on every replay",
+            callee.print()
+        ),
+    );
+    new_launch
+}

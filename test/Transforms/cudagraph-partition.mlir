@@ -1,0 +1,97 @@
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --cudagraph-partition | FileCheck %s
+
+// Everything capturable: no partitions, the function is marked instead.
+// CHECK-LABEL: func.func @all_capturable
+// CHECK-SAME: attributes {cudagraph.capturable}
+// CHECK-NOT: cudagraph.launch
+// CHECK: linalg.add
+// CHECK-NOT: cudagraph.partition
+// expected-remark@+1 {{cudagraph-partition: @all_capturable is capturable as a whole; no partitions}}
+func.func @all_capturable(%x: memref<16xf32>, %w: memref<16xf32>) -> memref<16xf32> {
+  %a = memref.alloc() : memref<16xf32>
+  linalg.add ins(%x, %w : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
+  return %a : memref<16xf32>
+}
+
+// -----
+
+// Fallback regions between partitions keep their order. Each partition's
+// signature lists what it reads (arguments) and what later code reads
+// (results); constants are cloned rather than passed.
+func.func private @host_callback(memref<16xf32, #cudagraph.host>)
+func.func private @kernel(memref<16xf32>) attributes {cudagraph.capturable}
+// CHECK-LABEL: func.func @ordered
+// CHECK-SAME: (%[[X:.*]]: memref<16xf32>, %[[W:.*]]: memref<16xf32>, %[[H:.*]]: memref<16xf32, #cudagraph.host>, %[[N:.*]]: index)
+// CHECK: %[[P0:.*]] = cudagraph.launch @[[$F0:ordered_partition_0]](%[[X]], %[[W]]) : (memref<16xf32>, memref<16xf32>) -> memref<16xf32>
+// CHECK-NEXT: memref.copy %[[P0]], %[[H]]
+// CHECK-NEXT: call @host_callback(%[[H]])
+// CHECK-NEXT: %[[P1:.*]] = cudagraph.launch @[[$F1:ordered_partition_1]](%[[P0]], %[[W]]) : (memref<16xf32>, memref<16xf32>) -> memref<16xf32>
+// CHECK-NEXT: %[[D:.*]] = memref.alloc(%[[N]]) : memref<?xf32>
+// CHECK-NEXT: %[[P2:.*]] = cudagraph.launch @[[$F2:ordered_partition_2]](%[[P1]]) : (memref<16xf32>) -> memref<16xf32>
+// CHECK-NEXT: return %[[P2]], %[[D]]
+// CHECK: func.func private @[[$F0]](%[[A0:.*]]: memref<16xf32>, %[[A1:.*]]: memref<16xf32>) -> memref<16xf32> attributes {cudagraph.partition = 0 : i64}
+// CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT: linalg.add ins(%[[A0]], %[[A1]] : {{.*}}) outs(%[[B]] : memref<16xf32>)
+// CHECK-NEXT: return %[[B]]
+// CHECK: func.func private @[[$F1]]({{.*}}) -> memref<16xf32> attributes {cudagraph.partition = 1 : i64}
+// CHECK: linalg.mul
+// CHECK: func.func private @[[$F2]]({{.*}}) -> memref<16xf32> attributes {cudagraph.partition = 2 : i64}
+// CHECK-NEXT: %[[C:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[C]] : f32)
+// CHECK: call @kernel
+// expected-remark@+1 {{cudagraph-partition: @ordered runs 3 CUDA-graph partitions between fallback regions}}
+func.func @ordered(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref<16xf32, #cudagraph.host>, %n: index) -> (memref<16xf32>, memref<?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<16xf32>
+  linalg.add ins(%x, %w : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
+  memref.copy %a, %h : memref<16xf32> to memref<16xf32, #cudagraph.host>
+  func.call @host_callback(%h) : (memref<16xf32, #cudagraph.host>) -> ()
+  %b = memref.alloc() : memref<16xf32>
+  linalg.mul ins(%a, %w : memref<16xf32>, memref<16xf32>) outs(%b : memref<16xf32>)
+  %d = memref.alloc(%n) : memref<?xf32>
+  %c = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16xf32>)
+  linalg.add ins(%b, %c : memref<16xf32>, memref<16xf32>) outs(%c : memref<16xf32>)
+  func.call @kernel(%c) : (memref<16xf32>) -> ()
+  return %c, %d : memref<16xf32>, memref<?xf32>
+}
+
+// -----
+
+// P2P inputs (seed 000 with CUDA graphs): the persistent symmetric buffer
+// is a module global, allocated once at initialization and in no
+// partition; its DMA copy and the collective sit inside partition 0; the
+// outer function has no copy of its own.
+// CHECK: symm_mem.global @[[$G:__symm_input_p2p_arg0]] : memref<4x4xf32, #symm_tp>
+// CHECK-NOT: symm_mem.global
+// CHECK-LABEL: func.func @p2p
+// CHECK-NOT: memref.copy
+// CHECK: cudagraph.launch @p2p_partition_0(%arg0)
+// CHECK-NOT: memref.copy
+// CHECK: return
+// CHECK: func.func private @p2p_partition_0
+// CHECK: %[[BUF:.*]] = symm_mem.get_global @[[$G]]
+// CHECK-NEXT: memref.copy %arg0, %[[BUF]]
+// CHECK: symm_mem.one_shot_all_reduce_out sum %[[BUF]]
+// CHECK-NOT: memref.copy
+symm_mem.group @tp world_size(2)
+symm_mem.global @__symm_input_p2p_arg0 : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
+// expected-remark@+1 {{@p2p runs 1 CUDA-graph partition between fallback regions}}
+func.func @p2p(%x: memref<4x4xf32>, %n: index) -> (memref<4x4xf32>, memref<?xf32>) {
+  %0 = symm_mem.get_global @__symm_input_p2p_arg0 : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
+  memref.copy %x, %0 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
+  %out = memref.alloc() : memref<4x4xf32>
+  symm_mem.one_shot_all_reduce_out sum %0 into %out group @tp : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, memref<4x4xf32>
+  %d = memref.alloc(%n) : memref<?xf32>
+  return %out, %d : memref<4x4xf32>, memref<?xf32>
+}
+
+// -----
+
+// Unsupported: control flow across blocks is not partitioned.
+// expected-warning@+1 {{cudagraph-partition: @branches has 2 blocks; only single-block functions are partitioned, so it runs without CUDA graphs}}
+func.func @branches(%x: memref<4xf32>) {
+  cf.br ^next
+^next:
+  return
+}
