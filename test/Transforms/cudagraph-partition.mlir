@@ -95,3 +95,21 @@ func.func @branches(%x: memref<4xf32>) {
 ^next:
   return
 }
+
+// -----
+
+// A symmetric buffer that reaches a partition as an input (here a per-call
+// symm_mem.alloc, which cannot be captured) is marked so that the runtime
+// never copies it into the graph's pool.
+// CHECK-LABEL: func.func @p2p_argument
+// CHECK: %[[S:.*]] = symm_mem.alloc(%{{.*}})
+// CHECK: cudagraph.launch @p2p_argument_partition_0(%{{.*}}, %[[S]])
+// CHECK: func.func private @p2p_argument_partition_0(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32, #symm_tp> {cudagraph.p2p})
+symm_mem.group @tp world_size(2)
+// expected-remark@+1 {{runs 1 CUDA-graph partition}}
+func.func @p2p_argument(%x: memref<?xf32>, %n: index) -> memref<?xf32> {
+  %s = symm_mem.alloc(%n) : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>
+  memref.copy %x, %s : memref<?xf32> to memref<?xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_out sum %s into %x group @tp : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>, memref<?xf32>
+  return %x : memref<?xf32>
+}

@@ -161,7 +161,13 @@ fn outline(
     let loc = run[0].loc();
     let input_types: Vec<Ty> = inputs.iter().map(|v| v.ty()).collect();
     let output_types: Vec<Ty> = outputs.iter().map(|v| v.ty()).collect();
-    let partition = OpBuilder::new("func.func", after.loc())
+    // Symmetric buffers keep their own, persistent addresses: the runtime
+    // must never copy them into the graph's managed pool.
+    let arg_attrs: Vec<&str> = input_types
+        .iter()
+        .map(|ty| if ty.allocator().is_some() { "{cudagraph.p2p}" } else { "{}" })
+        .collect();
+    let mut partition = OpBuilder::new("func.func", after.loc())
         .attr("sym_name", ctx.string(name))
         .attr("sym_visibility", ctx.string("private"))
         .attr(
@@ -169,8 +175,13 @@ fn outline(
             ctx.type_attr(ctx.function_type(&input_types, &output_types)),
         )
         .attr("cudagraph.partition", ctx.i64(index as i64))
-        .regions(1)
-        .build();
+        .regions(1);
+    if arg_attrs.iter().any(|attrs| *attrs != "{}")
+        && let Some(attrs) = ctx.attr(&format!("[{}]", arg_attrs.join(", ")))
+    {
+        partition = partition.attr("arg_attrs", attrs);
+    }
+    let partition = partition.build();
     after.insert_after(partition);
     let body = partition.entry_block().expect("built with one block");
     let arguments: Vec<Val> = input_types

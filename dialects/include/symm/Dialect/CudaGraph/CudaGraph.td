@@ -36,6 +36,9 @@ def CudaGraph_Dialect : Dialect {
     - `cudagraph.capturable`: on a declaration, the callee can be captured;
       on a definition, the whole function is capturable and needs no
       partitions.
+    - `cudagraph.p2p` on a partition argument: a symmetric buffer, whose
+      address is already stable; the runtime must not copy it into the
+      graph's managed pool (seed 001 [3/5]).
 
     Memory in `#cudagraph.host` memory space is host memory: copies between
     it and device memory cannot be captured.
