@@ -165,7 +165,13 @@ fn outline(
     // must never copy them into the graph's managed pool.
     let arg_attrs: Vec<&str> = input_types
         .iter()
-        .map(|ty| if ty.allocator().is_some() { "{cudagraph.p2p}" } else { "{}" })
+        .map(|ty| {
+            if ty.allocator().is_some() {
+                "{cudagraph.p2p}"
+            } else {
+                "{}"
+            }
+        })
         .collect();
     let mut partition = OpBuilder::new("func.func", after.loc())
         .attr("sym_name", ctx.string(name))

@@ -1,0 +1,49 @@
+use thiserror::Error;
+
+/// Every error of the runtime.
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("timed out after {seconds:.1} s waiting for rank(s) {missing:?} at '{key}'")]
+    RendezvousTimeout {
+        key: String,
+        missing: Vec<usize>,
+        seconds: f64,
+    },
+    #[error("store: {0}")]
+    Store(String),
+    #[error("environment: {0}")]
+    Env(String),
+    #[error(
+        "allocation '{id}' has {mine} bytes on rank {rank} but {theirs} bytes on rank {other}; every rank must allocate the same size"
+    )]
+    SizeMismatch {
+        id: String,
+        rank: usize,
+        mine: u64,
+        other: usize,
+        theirs: u64,
+    },
+    #[error("CUDA: {0}")]
+    Cuda(String),
+    #[error("peer did not signal within {seconds:.1} s (dead or hung peer) in {what}")]
+    PeerTimeout { what: String, seconds: f64 },
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl Error {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,182 @@
+//! Joining a group: rank and world size from the torchrun environment
+//! (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`), a
+//! store served by rank 0, and descriptor exchange between the ranks.
+
+use crate::{
+    error::{Error, Result},
+    fdpass::FdExchange,
+    store::{StoreClient, StoreServer},
+};
+use std::{
+    net::{SocketAddr, ToSocketAddrs},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+/// Default for how long a rank waits for its peers.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where this process sits in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupConfig {
+    pub rank: usize,
+    pub world_size: usize,
+    pub local_rank: usize,
+    pub store: SocketAddr,
+    pub timeout: Duration,
+}
+
+fn var(name: &str) -> Result<String> {
+    std::env::var(name).map_err(|_| {
+        Error::Env(format!(
+            "{name} is not set (start ranks with symm-launch or torchrun)"
+        ))
+    })
+}
+
+fn number(name: &str) -> Result<usize> {
+    var(name)?
+        .parse()
+        .map_err(|_| Error::Env(format!("{name} is not a number")))
+}
+
+impl GroupConfig {
+    /// Reads the torchrun environment. `SYMM_TIMEOUT_S` overrides the
+    /// rendezvous timeout.
+    pub fn from_env() -> Result<Self> {
+        let rank = number("RANK")?;
+        let world_size = number("WORLD_SIZE")?;
+        if world_size == 0 || rank >= world_size {
+            return Err(Error::Env(format!(
+                "RANK {rank} is not below WORLD_SIZE {world_size}"
+            )));
+        }
+        let local_rank = number("LOCAL_RANK").unwrap_or(rank);
+        let address = format!("{}:{}", var("MASTER_ADDR")?, var("MASTER_PORT")?);
+        let store = address
+            .to_socket_addrs()
+            .map_err(|e| Error::io(format!("cannot resolve {address}"), e))?
+            .next()
+            .ok_or_else(|| Error::Env(format!("{address} resolves to nothing")))?;
+        let timeout = match std::env::var("SYMM_TIMEOUT_S") {
+            Ok(seconds) => Duration::from_secs_f64(
+                seconds
+                    .parse()
+                    .map_err(|_| Error::Env("SYMM_TIMEOUT_S is not a number".into()))?,
+            ),
+            Err(_) => DEFAULT_TIMEOUT,
+        };
+        Ok(Self {
+            rank,
+            world_size,
+            local_rank,
+            store,
+            timeout,
+        })
+    }
+}
+
+/// A joined group.
+pub struct Group {
+    pub config: GroupConfig,
+    pub store: StoreClient,
+    pub fds: FdExchange,
+    /// Kept alive on rank 0.
+    _server: Option<StoreServer>,
+}
+
+impl Group {
+    /// Joins: rank 0 serves the store; everyone agrees on a job name (used
+    /// to name the descriptor sockets) and meets at a barrier.
+    pub fn join(config: GroupConfig) -> Result<Self> {
+        let server = if config.rank == 0 {
+            Some(StoreServer::start(config.store)?)
+        } else {
+            None
+        };
+        let mut store = StoreClient::connect(config.store, config.timeout)?;
+        if config.rank == 0 {
+            let stamp = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            store.set("job", format!("{}-{stamp}", std::process::id()).as_bytes())?;
+        }
+        let job = String::from_utf8_lossy(&store.get("job", config.timeout)?).into_owned();
+        let fds = FdExchange::start(&job, config.rank)?;
+        store.barrier("join", config.rank, config.world_size, config.timeout)?;
+        Ok(Self {
+            config,
+            store,
+            fds,
+            _server: server,
+        })
+    }
+
+    pub fn from_env() -> Result<Self> {
+        Self::join(GroupConfig::from_env()?)
+    }
+
+    pub fn rank(&self) -> usize {
+        self.config.rank
+    }
+
+    pub fn world_size(&self) -> usize {
+        self.config.world_size
+    }
+
+    pub fn peers(&self) -> Vec<usize> {
+        (0..self.world_size())
+            .filter(|&r| r != self.rank())
+            .collect()
+    }
+}
+
+impl Drop for Group {
+    /// Rank 0 serves the store, so it stays until every rank has left;
+    /// bounded by the timeout so a dead peer cannot hold it forever.
+    fn drop(&mut self) {
+        let Ok(left) = self.store.add("leave", 1) else {
+            return;
+        };
+        if self.config.rank != 0 {
+            return;
+        }
+        let deadline = std::time::Instant::now() + self.config.timeout;
+        let mut left = left;
+        while left < self.config.world_size as i64 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            left = self.store.add("leave", 0).unwrap_or(i64::MAX);
+        }
+    }
+}
+
+/// Checks that every rank allocates `bytes` under `id`: all-gathers the
+/// sizes and fails on every rank, naming a rank that disagrees, rather than
+/// letting a mismatched allocation hang or corrupt memory later.
+pub fn agree_on_size(group: &mut Group, id: &str, bytes: u64) -> Result<()> {
+    let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
+    let parts = group.store.all_gather(
+        &format!("size/{id}"),
+        rank,
+        world,
+        &bytes.to_le_bytes(),
+        timeout,
+    )?;
+    for (other, part) in parts.iter().enumerate() {
+        let theirs = part
+            .as_slice()
+            .try_into()
+            .map(u64::from_le_bytes)
+            .map_err(|_| Error::Store(format!("rank {other} sent a malformed size for '{id}'")))?;
+        if theirs != bytes {
+            return Err(Error::SizeMismatch {
+                id: id.to_owned(),
+                rank,
+                mine: bytes,
+                other,
+                theirs,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! symm's runtime: rendezvous (a TCP store), descriptor passing between
+//! processes, the launcher, and (with a GPU) symmetric allocation, signal
+//! pads, the all-reduce kernels and CUDA graphs, behind a C ABI. CUDA is
+//! loaded at run time, so nothing CUDA is needed to build or to run the
+//! CPU parts.
+
+pub mod error;
+pub mod fdpass;
+pub mod group;
+pub mod launcher;
+pub mod store;
+
+pub use error::{Error, Result};

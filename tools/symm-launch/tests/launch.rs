@@ -1,0 +1,123 @@
+//! The launcher and the runtime's rendezvous with real processes: symm-launch
+//! runs symm-probe ranks that meet through the TCP store and pass memfds.
+
+use std::{
+    process::{Command, Output},
+    time::{Duration, Instant},
+};
+
+fn launch(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
+    let start = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .arg("-n")
+        .arg(ranks.to_string())
+        .arg(env!("CARGO_BIN_EXE_symm-probe"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("symm-launch runs");
+    (output, start.elapsed())
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn ranks_meet_through_the_store_with_prefixed_output() {
+    let (output, _) = launch(3, &["rendezvous"], &[]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    for rank in 0..3 {
+        assert!(
+            stdout.contains(&format!(
+                "[rank {rank}] rank {rank} of 3 saw ranks [0, 1, 2]"
+            )),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn memfd_descriptors_pass_between_processes() {
+    let (output, _) = launch(3, &["fdpass"], &[]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    for rank in 0..3 {
+        for peer in (0..3).filter(|&p| p != rank) {
+            assert!(
+                stdout.contains(&format!(
+                    "rank {rank} got from rank {peer}: memfd of rank {peer}"
+                )),
+                "{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failing_rank_stops_the_others_and_sets_the_status() {
+    // Rank 1 exits with 3; rank 0 would sleep a minute if not stopped.
+    let (output, elapsed) = launch(2, &["fail-rank", "1"], &[]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("[rank 1] rank 1 failing on purpose"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("symm-launch: rank 1 failed"), "{stderr}");
+}
+
+#[test]
+fn a_rank_that_never_arrives_is_named_in_a_timeout() {
+    let (output, elapsed) = launch(3, &["skip-rank", "2"], &[("SYMM_TIMEOUT_S", "1")]);
+    assert!(!output.status.success());
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("timed out after 1.0 s waiting for rank(s) [2]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn mismatched_sizes_fail_on_every_rank() {
+    let (output, _) = launch(2, &["size-mismatch"], &[]);
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("allocation 'buffer-7' has 1024 bytes on rank 0 but 2048 bytes on rank 1")
+            || stderr.contains(
+                "allocation 'buffer-7' has 2048 bytes on rank 1 but 1024 bytes on rank 0"
+            ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_usage_is_an_error_not_a_panic() {
+    for args in [
+        &[][..],
+        &["-n"][..],
+        &["-n", "zero", "x"][..],
+        &["-n", "0", "x"][..],
+        &["-n", "2"][..],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+            .args(args)
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&output.stderr).contains("usage: symm-launch -n N PROGRAM"),
+            "{args:?}"
+        );
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .args(["-n", "1", "/nonexistent/program"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("cannot start /nonexistent/program"));
+}
