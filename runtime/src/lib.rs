@@ -4,10 +4,14 @@
 //! loaded at run time, so nothing CUDA is needed to build or to run the
 //! CPU parts.
 
+pub mod collectives;
+pub mod cuda;
 pub mod error;
 pub mod fdpass;
 pub mod group;
+pub mod kernels;
 pub mod launcher;
 pub mod store;
+pub mod symmetric;
 
 pub use error::{Error, Result};

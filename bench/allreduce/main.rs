@@ -1,0 +1,104 @@
+//! `bench/allreduce`: symm's signal-pad all-reduce against the anchors'
+//! sizes and method (torch_allreduce_bench.py): bf16 sum, 200 timed
+//! iterations after 50 warm-up, eager and in a CUDA graph of 10 calls
+//! replayed 20 times, timed with CUDA events. One JSON line per size on
+//! rank 0.
+//!
+//!   symm-launch -n 2 symm-allreduce-bench
+
+use std::{process::ExitCode, time::Duration};
+use symm_runtime::{
+    Result,
+    collectives::Collectives,
+    cuda::{self, DeviceBuffer, Event, Graph, Stream, copy_to_device},
+    group::Group,
+    kernels::{Algorithm, Dtype, ReduceOp},
+    symmetric::SymmetricBuffer,
+};
+
+const ITERS: usize = 200;
+const WARMUP: usize = 50;
+const NUMELS: [usize; 7] = [64, 4096, 65536, 262144, 1048576, 4194304, 16777216];
+
+fn time_us(stream: &Stream, group: &mut Group, graph: bool, op: &dyn Fn() -> Result<()>) -> Result<f64> {
+    let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
+    let (reps, per, captured) = if graph {
+        for _ in 0..3 {
+            op()?;
+        }
+        stream.synchronize()?;
+        let captured = Graph::capture(stream, || (0..10).try_for_each(|_| op()))?;
+        (ITERS / 10, 10, Some(captured))
+    } else {
+        (ITERS, 1, None)
+    };
+    let run = || match &captured {
+        Some(graph) => graph.replay(stream),
+        None => op(),
+    };
+    for _ in 0..WARMUP / per + 1 {
+        run()?;
+    }
+    stream.synchronize()?;
+    group.store.barrier("bench", rank, world, timeout)?;
+    let (start, end) = (Event::new()?, Event::new()?);
+    start.record(stream)?;
+    for _ in 0..reps {
+        run()?;
+    }
+    end.record(stream)?;
+    Ok(start.elapsed_ms(&end)? as f64 * 1000.0 / (reps * per) as f64)
+}
+
+fn run() -> Result<()> {
+    if cuda::device_count() == 0 {
+        println!("skipped: no CUDA device");
+        return Ok(());
+    }
+    let mut group = Group::from_env()?;
+    let device = cuda::Device::open(group.config.local_rank)?;
+    let collectives = Collectives::new(Duration::from_secs(30))?;
+    let stream = Stream::new()?;
+    let rank = group.rank();
+    for numel in NUMELS {
+        let bytes = numel * 2;
+        let input = SymmetricBuffer::allocate(&mut group, device.ordinal, &format!("bench/{numel}"), bytes)?;
+        let out = DeviceBuffer::new(bytes)?;
+        let fill: Vec<u16> = vec![((rank as f32 + 1.0).to_bits() >> 16) as u16; numel];
+        copy_to_device(input.local(), &fill)?;
+        device.synchronize()?;
+        let mut row = format!("{{\"numel\": {numel}, \"bytes\": {bytes}");
+        for algorithm in [Algorithm::OneShot, Algorithm::TwoShot] {
+            for graph in [false, true] {
+                let op = || {
+                    collectives.all_reduce(&input, out.ptr, numel, Dtype::Bf16, ReduceOp::Sum, algorithm, stream.raw)
+                };
+                let us = time_us(&stream, &mut group, graph, &op)?;
+                collectives.check_peers("bench")?;
+                let name = match algorithm {
+                    Algorithm::OneShot => "one_shot",
+                    Algorithm::TwoShot => "two_shot",
+                };
+                row.push_str(&format!(
+                    ", \"symm_{name}_{}_us\": {us:.2}",
+                    if graph { "cg" } else { "eager" }
+                ));
+            }
+        }
+        row.push('}');
+        if rank == 0 {
+            println!("{row}");
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("symm-allreduce-bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

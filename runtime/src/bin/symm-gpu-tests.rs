@@ -1,0 +1,370 @@
+//! The runtime's GPU tests, one process per GPU under symm-launch:
+//!
+//!   symm-launch -n 2 symm-gpu-tests            # every test
+//!   symm-gpu-tests --dump-ptx DIR              # write every kernel's PTX
+//!
+//! Without a CUDA device it prints "skipped: no CUDA device" and succeeds.
+//! Each test prints PASS or FAIL with its measurements; the last line is
+//! "N passed, M failed".
+
+use std::{
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+use symm_runtime::{
+    Error, Result,
+    collectives::Collectives,
+    cuda::{self, DeviceBuffer, Graph, Stream, check, copy_from_device, copy_to_device},
+    group::Group,
+    kernels::{AllReduceSpec, Algorithm, Dtype, MAX_WORLD, ReduceOp, all_reduce_ptx, barrier_test_ptx},
+    symmetric::SymmetricBuffer,
+};
+
+const DTYPES: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
+const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+const ALGORITHMS: [Algorithm; 2] = [Algorithm::OneShot, Algorithm::TwoShot];
+/// Byte sizes, several not a multiple of 16.
+const SIZES: [usize; 8] = [16, 20, 36, 1000, 4104, 65540, 1 << 20, 64 << 20];
+
+/// Small integers: exact in every dtype, and so are their sums here.
+fn value(rank: usize, index: usize) -> f32 {
+    (((index * 7 + rank * 13) % 97) as i32 - 48) as f32
+}
+
+fn to_bits(dtype: Dtype, values: &[f32]) -> Vec<u8> {
+    match dtype {
+        Dtype::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        Dtype::Bf16 => values
+            .iter()
+            .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
+            .collect(),
+        Dtype::F16 => values.iter().flat_map(|v| f32_to_f16(*v).to_le_bytes()).collect(),
+    }
+}
+
+/// f32 -> f16 for the small integers used here (exact, no rounding needed).
+fn f32_to_f16(value: f32) -> u16 {
+    if value == 0.0 {
+        return if value.is_sign_negative() { 0x8000 } else { 0 };
+    }
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exponent = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    let mantissa = ((bits >> 13) & 0x3ff) as u16;
+    sign | ((exponent as u16) << 10) | mantissa
+}
+
+fn reduce(op: ReduceOp, values: impl Iterator<Item = f32>) -> f32 {
+    values
+        .reduce(|a, b| match op {
+            ReduceOp::Sum => a + b,
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Min => a.min(b),
+        })
+        .unwrap_or(0.0)
+}
+
+struct Ctx {
+    group: Group,
+    device: cuda::Device,
+    collectives: Collectives,
+    stream: Stream,
+    passed: usize,
+    failed: usize,
+}
+
+impl Ctx {
+    fn record(&mut self, name: &str, result: Result<String>) {
+        match result {
+            Ok(detail) => {
+                self.passed += 1;
+                println!("PASS {name}: {detail}");
+            }
+            Err(error) => {
+                self.failed += 1;
+                println!("FAIL {name}: {error}");
+            }
+        }
+    }
+
+    fn barrier(&mut self, name: &str) -> Result<()> {
+        let (rank, world, timeout) = (self.group.rank(), self.group.world_size(), self.group.config.timeout);
+        self.group.store.barrier(name, rank, world, timeout)
+    }
+
+    fn allocate(&mut self, id: &str, bytes: usize) -> Result<SymmetricBuffer> {
+        SymmetricBuffer::allocate(&mut self.group, self.device.ordinal, id, bytes)
+    }
+}
+
+fn p2p(ctx: &mut Ctx) -> Result<String> {
+    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let words = 1 << 18;
+    let buffer = ctx.allocate("p2p", words * 4)?;
+    // SAFETY: our own mapping.
+    check(
+        unsafe { cudarc::driver::sys::cuMemsetD32_v2(buffer.local(), rank as u32 + 1, words) },
+        "cuMemsetD32",
+    )?;
+    ctx.device.synchronize()?;
+    ctx.barrier("p2p-filled")?;
+    for peer in 0..world {
+        let address = buffer.peer(peer).ok_or_else(|| Error::Cuda("no mapping".into()))?;
+        let seen: Vec<u32> = copy_from_device(address + 4 * 1000, 1)?;
+        if seen[0] != peer as u32 + 1 {
+            return Err(Error::Cuda(format!("read {} from rank {peer}, expected {}", seen[0], peer + 1)));
+        }
+    }
+    ctx.barrier("p2p-read")?;
+    // Write into every peer's copy, at a slot of our own.
+    for peer in 0..world {
+        let address = buffer.peer(peer).ok_or_else(|| Error::Cuda("no mapping".into()))?;
+        copy_to_device(address + 4 * (2000 + rank as u64), &[0xabc0u32 + rank as u32])?;
+    }
+    ctx.device.synchronize()?;
+    ctx.barrier("p2p-written")?;
+    let slots: Vec<u32> = copy_from_device(buffer.local() + 4 * 2000, world)?;
+    for (writer, &slot) in slots.iter().enumerate() {
+        if slot != 0xabc0 + writer as u32 {
+            return Err(Error::Cuda(format!("rank {writer} wrote {slot:#x} into our copy")));
+        }
+    }
+    Ok(format!("read and wrote the copies of {world} ranks over P2P"))
+}
+
+fn barrier_stress(ctx: &mut Ctx) -> Result<String> {
+    let buffer = ctx.allocate("barrier", 4096)?;
+    let mismatches = DeviceBuffer::new(4)?;
+    mismatches.zero()?;
+    let iterations = 100_000;
+    let start = Instant::now();
+    ctx.collectives
+        .barrier_test(&buffer, mismatches.ptr, iterations, ctx.stream.raw)?;
+    ctx.stream.synchronize()?;
+    let elapsed = start.elapsed();
+    ctx.collectives.check_peers("barrier test")?;
+    let count: Vec<u32> = mismatches.read(1)?;
+    if count[0] != 0 {
+        return Err(Error::Cuda(format!("{} stale or lost signals", count[0])));
+    }
+    Ok(format!(
+        "{iterations} barriers, no stale or lost signal, {:.2} µs each",
+        elapsed.as_secs_f64() * 1e6 / iterations as f64 / 2.0
+    ))
+}
+
+fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
+    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let largest = *SIZES.iter().max().unwrap_or(&0);
+    let input = ctx.allocate("correctness", largest)?;
+    let out = DeviceBuffer::new(largest)?;
+    let mut cases = 0;
+    for dtype in DTYPES {
+        for &bytes in &SIZES {
+            let elements = bytes / dtype.bytes();
+            let mine: Vec<f32> = (0..elements).map(|i| value(rank, i)).collect();
+            for op in OPS {
+                let expected_values: Vec<f32> = (0..elements)
+                    .map(|i| reduce(op, (0..world).map(|r| value(r, i))))
+                    .collect();
+                let expected = to_bits(dtype, &expected_values);
+                for algorithm in ALGORITHMS {
+                    copy_to_device(input.local(), &to_bits(dtype, &mine))?;
+                    out.zero()?;
+                    ctx.device.synchronize()?;
+                    ctx.barrier("case")?;
+                    ctx.collectives
+                        .all_reduce(&input, out.ptr, elements, dtype, op, algorithm, ctx.stream.raw)?;
+                    ctx.stream.synchronize()?;
+                    ctx.collectives.check_peers("all-reduce")?;
+                    let got: Vec<u8> = copy_from_device(out.ptr, bytes)?;
+                    if got != expected {
+                        let first = got.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(0);
+                        return Err(Error::Cuda(format!(
+                            "{algorithm:?} {op:?} {dtype:?} {bytes} B: first difference at byte {first}"
+                        )));
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    Ok(format!(
+        "{cases} cases (one/two-shot x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB) equal the host reference bit for bit",
+        SIZES.len()
+    ))
+}
+
+fn graph_replay(ctx: &mut Ctx) -> Result<String> {
+    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let elements = 1 << 16;
+    let input = ctx.allocate("graph", elements * 2)?;
+    let out = DeviceBuffer::new(elements * 2)?;
+    copy_to_device(input.local(), &to_bits(Dtype::Bf16, &vec![0.0; elements]))?;
+    ctx.device.synchronize()?;
+    ctx.barrier("graph-ready")?;
+    let graph = Graph::capture(&ctx.stream, || {
+        ctx.collectives.all_reduce(
+            &input,
+            out.ptr,
+            elements,
+            Dtype::Bf16,
+            ReduceOp::Sum,
+            Algorithm::OneShot,
+            ctx.stream.raw,
+        )
+    })?;
+    for round in 0..20 {
+        let mine: Vec<f32> = (0..elements).map(|i| value(rank, i + round)).collect();
+        copy_to_device(input.local(), &to_bits(Dtype::Bf16, &mine))?;
+        ctx.device.synchronize()?;
+        ctx.barrier("graph-round")?;
+        graph.replay(&ctx.stream)?;
+        ctx.stream.synchronize()?;
+        ctx.collectives.check_peers("graph replay")?;
+        let expected: Vec<f32> = (0..elements)
+            .map(|i| reduce(ReduceOp::Sum, (0..world).map(|r| value(r, i + round))))
+            .collect();
+        if copy_from_device::<u8>(out.ptr, elements * 2)? != to_bits(Dtype::Bf16, &expected) {
+            return Err(Error::Cuda(format!("replay {round} gave a wrong result")));
+        }
+        ctx.barrier("graph-checked")?;
+    }
+    Ok("20 replays of a captured one-shot all-reduce match the reference, pointers stable".into())
+}
+
+fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
+    ctx.device.synchronize()?;
+    let (before, _) = ctx.device.memory_info()?;
+    let cycles = 1000;
+    let start = Instant::now();
+    for cycle in 0..cycles {
+        let buffer = ctx.allocate(&format!("cycle/{cycle}"), 1 << 20)?;
+        drop(buffer);
+    }
+    ctx.device.synchronize()?;
+    let (after, _) = ctx.device.memory_info()?;
+    let leaked = before as i64 - after as i64;
+    if leaked > 0 {
+        return Err(Error::Cuda(format!("{leaked} bytes not returned after {cycles} cycles")));
+    }
+    Ok(format!(
+        "{cycles} alloc/free cycles of 1 MiB, free memory {before} -> {after} bytes, {:.2} ms per cycle",
+        start.elapsed().as_secs_f64() * 1e3 / cycles as f64
+    ))
+}
+
+/// Rank 1 leaves without taking part; rank 0's all-reduce must fail with a
+/// peer timeout instead of hanging.
+fn dead_peer(mut ctx: Ctx) -> ExitCode {
+    let rank = ctx.group.rank();
+    let buffer = match ctx.allocate("dead-peer", 4096) {
+        Ok(buffer) => buffer,
+        Err(error) => {
+            println!("FAIL dead-peer: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if rank == 1 {
+        drop(buffer);
+        drop(ctx);
+        println!("rank 1 leaving without joining the all-reduce");
+        return ExitCode::SUCCESS;
+    }
+    let quick = match Collectives::new(Duration::from_secs(2)) {
+        Ok(quick) => quick,
+        Err(error) => {
+            println!("FAIL dead-peer: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let out = DeviceBuffer::new(4096).ok();
+    let start = Instant::now();
+    let result = (|| {
+        let out = out.as_ref().ok_or_else(|| Error::Cuda("no output buffer".into()))?;
+        quick.all_reduce(&buffer, out.ptr, 1024, Dtype::F32, ReduceOp::Sum, Algorithm::OneShot, ctx.stream.raw)?;
+        ctx.stream.synchronize()?;
+        quick.check_peers("all-reduce with a dead peer")
+    })();
+    let elapsed = start.elapsed();
+    match result {
+        Err(Error::PeerTimeout { .. }) if elapsed < Duration::from_secs(10) => {
+            println!("PASS dead-peer: error after {:.2} s: {}", elapsed.as_secs_f64(), result.err().map(|e| e.to_string()).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        other => {
+            println!("FAIL dead-peer: {:?} after {:.2} s", other.err(), elapsed.as_secs_f64());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dump_ptx(dir: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("dump", e))?;
+    for world in 2..=MAX_WORLD {
+        for algorithm in ALGORITHMS {
+            for dtype in DTYPES {
+                for op in OPS {
+                    let spec = AllReduceSpec { algorithm, dtype, op, world };
+                    std::fs::write(format!("{dir}/{}.ptx", spec.name()), all_reduce_ptx(&spec))
+                        .map_err(|e| Error::io("dump", e))?;
+                }
+            }
+        }
+        std::fs::write(format!("{dir}/barrier_w{world}.ptx"), barrier_test_ptx(world))
+            .map_err(|e| Error::io("dump", e))?;
+    }
+    Ok(())
+}
+
+fn run() -> Result<ExitCode> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--dump-ptx") {
+        dump_ptx(args.get(2).map(String::as_str).unwrap_or("ptx"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if cuda::device_count() == 0 {
+        println!("skipped: no CUDA device");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let group = Group::from_env()?;
+    let device = cuda::Device::open(group.config.local_rank)?;
+    let mut ctx = Ctx {
+        collectives: Collectives::new(Duration::from_secs(30))?,
+        stream: Stream::new()?,
+        group,
+        device,
+        passed: 0,
+        failed: 0,
+    };
+    let only = args.get(1).cloned();
+    if only.as_deref() == Some("dead-peer") {
+        return Ok(dead_peer(ctx));
+    }
+    let tests: [(&str, fn(&mut Ctx) -> Result<String>); 5] = [
+        ("p2p", p2p),
+        ("barrier-100k", barrier_stress),
+        ("all-reduce", all_reduce_correctness),
+        ("graph-replay", graph_replay),
+        ("memory-baseline", memory_baseline),
+    ];
+    for (name, test) in tests {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let result = test(&mut ctx);
+        ctx.record(name, result);
+    }
+    println!("{} passed, {} failed", ctx.passed, ctx.failed);
+    Ok(if ctx.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(error) => {
+            println!("FAIL setup: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

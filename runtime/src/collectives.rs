@@ -1,0 +1,126 @@
+//! Launching the signal-pad kernels on symmetric buffers.
+
+use crate::{
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, KernelCache, launch},
+    error::{Error, Result},
+    kernels::{
+        AllReduceSpec, Algorithm, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
+        all_reduce_ptx, barrier_test_ptx, grid_blocks,
+    },
+    symmetric::SymmetricBuffer,
+};
+use std::{ffi::c_void, time::Duration};
+
+/// Kernels and the error flag that kernels set when a peer times out.
+pub struct Collectives {
+    kernels: KernelCache,
+    error_flag: DeviceBuffer,
+    pub timeout: Duration,
+}
+
+impl Collectives {
+    pub fn new(timeout: Duration) -> Result<Self> {
+        let error_flag = DeviceBuffer::new(4)?;
+        error_flag.zero()?;
+        Ok(Self {
+            kernels: KernelCache::default(),
+            error_flag,
+            timeout,
+        })
+    }
+
+    /// All-reduce of `elements` elements of `input` (a symmetric buffer)
+    /// into `out`. Two-shot also leaves this rank's reduced slice in `input`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn all_reduce(
+        &self,
+        input: &SymmetricBuffer,
+        out: CUdeviceptr,
+        elements: usize,
+        dtype: Dtype,
+        op: ReduceOp,
+        algorithm: Algorithm,
+        stream: CUstream,
+    ) -> Result<()> {
+        let world = input.world_size();
+        if !(1..=MAX_WORLD).contains(&world) {
+            return Err(Error::InvalidArgument(format!(
+                "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
+            )));
+        }
+        if elements * dtype.bytes() > input.bytes {
+            return Err(Error::InvalidArgument(format!(
+                "{elements} {dtype:?} elements do not fit the {} bytes of '{}'",
+                input.bytes, input.id
+            )));
+        }
+        let spec = AllReduceSpec {
+            algorithm,
+            dtype,
+            op,
+            world,
+        };
+        let function = self.kernels.get(&spec.name(), || all_reduce_ptx(&spec))?;
+        let blocks = grid_blocks(elements, dtype);
+        self.launch_kernel(function, blocks, input, out, elements as u64, stream)
+    }
+
+    /// Runs the barrier stress kernel: `iterations` rounds; returns through
+    /// `mismatches` (a device u32) how many peer reads saw a stale value.
+    pub fn barrier_test(
+        &self,
+        buffer: &SymmetricBuffer,
+        mismatches: CUdeviceptr,
+        iterations: u64,
+        stream: CUstream,
+    ) -> Result<()> {
+        let world = buffer.world_size();
+        let name = format!("{BARRIER_TEST}_w{world}");
+        let function = self.kernels.get(&name, || {
+            barrier_test_ptx(world).replace(BARRIER_TEST, &name)
+        })?;
+        self.launch_kernel(function, 1, buffer, mismatches, iterations, stream)
+    }
+
+    fn launch_kernel(
+        &self,
+        function: cudarc::driver::sys::CUfunction,
+        blocks: u32,
+        buffer: &SymmetricBuffer,
+        out: CUdeviceptr,
+        count: u64,
+        stream: CUstream,
+    ) -> Result<()> {
+        let mut bufs = buffer.buffer_table.ptr;
+        let mut pads = buffer.pad_table.ptr;
+        let mut out = out;
+        let mut count = count;
+        let mut rank = buffer.rank as u32;
+        let mut timeout = self.timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let mut error = self.error_flag.ptr;
+        let mut args: [*mut c_void; 7] = [
+            (&mut bufs as *mut u64).cast(),
+            (&mut pads as *mut u64).cast(),
+            (&mut out as *mut u64).cast(),
+            (&mut count as *mut u64).cast(),
+            (&mut rank as *mut u32).cast(),
+            (&mut timeout as *mut u64).cast(),
+            (&mut error as *mut u64).cast(),
+        ];
+        launch(function, blocks, THREADS, stream, &mut args)
+    }
+
+    /// After a synchronize: fails if any kernel gave up waiting for a peer
+    /// (and clears the flag).
+    pub fn check_peers(&self, what: &str) -> Result<()> {
+        let flag: Vec<u32> = self.error_flag.read(1)?;
+        if flag.first().copied().unwrap_or(0) != 0 {
+            self.error_flag.zero()?;
+            return Err(Error::PeerTimeout {
+                what: what.to_owned(),
+                seconds: self.timeout.as_secs_f64(),
+            });
+        }
+        Ok(())
+    }
+}

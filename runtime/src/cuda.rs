@@ -1,0 +1,361 @@
+//! The few CUDA driver calls the runtime makes, with errors turned into
+//! `Error::Cuda`. The driver library is loaded at run time by cudarc, so a
+//! machine without a GPU builds and runs everything but the GPU parts.
+
+use crate::error::{Error, Result};
+use cudarc::driver::sys::{self, CUresult};
+use std::{
+    collections::HashMap,
+    ffi::{CString, c_void},
+    sync::Mutex,
+};
+
+pub use sys::{CUdeviceptr, CUstream};
+
+/// Turns a driver status into a Result naming the call.
+pub fn check(status: CUresult, what: &str) -> Result<()> {
+    if status == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Cuda(format!("{what} failed: {status:?}")))
+    }
+}
+
+/// Whether a CUDA driver and at least one device are present.
+pub fn device_count() -> usize {
+    // SAFETY: probing the driver library; no state is touched if absent.
+    unsafe {
+        if !sys::is_culib_present() || sys::cuInit(0) != CUresult::CUDA_SUCCESS {
+            return 0;
+        }
+        let mut count = 0;
+        if sys::cuDeviceGetCount(&mut count) != CUresult::CUDA_SUCCESS {
+            return 0;
+        }
+        count.max(0) as usize
+    }
+}
+
+/// A device with its primary context current on the calling thread.
+pub struct Device {
+    pub ordinal: i32,
+    pub device: sys::CUdevice,
+    context: sys::CUcontext,
+}
+
+// SAFETY: driver handles are usable from any thread once made current.
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+
+impl Device {
+    pub fn open(ordinal: usize) -> Result<Self> {
+        if device_count() <= ordinal {
+            return Err(Error::Cuda(format!(
+                "no CUDA device {ordinal} ({} present)",
+                device_count()
+            )));
+        }
+        let ordinal = ordinal as i32;
+        // SAFETY: plain driver calls with out-pointers to locals.
+        unsafe {
+            let mut device = 0;
+            check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")?;
+            let mut context = std::ptr::null_mut();
+            check(
+                sys::cuDevicePrimaryCtxRetain(&mut context, device),
+                "cuDevicePrimaryCtxRetain",
+            )?;
+            check(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent")?;
+            Ok(Self {
+                ordinal,
+                device,
+                context,
+            })
+        }
+    }
+
+    /// Makes this device's context current on the calling thread.
+    pub fn bind(&self) -> Result<()> {
+        // SAFETY: the context is retained for our lifetime.
+        check(unsafe { sys::cuCtxSetCurrent(self.context) }, "cuCtxSetCurrent")
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: a current context exists.
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
+    }
+
+    /// (free, total) bytes of device memory.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: out-pointers to locals.
+        check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, "cuMemGetInfo")?;
+        Ok((free, total))
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: releases the retain taken in `open`.
+        unsafe {
+            sys::cuDevicePrimaryCtxRelease_v2(self.device);
+        }
+    }
+}
+
+/// Plain device memory (`cuMemAlloc`), never from a graph's pool: the peer
+/// tables live here (the seed-000 leak fix), freed on drop.
+pub struct DeviceBuffer {
+    pub ptr: CUdeviceptr,
+    pub bytes: usize,
+}
+
+impl DeviceBuffer {
+    pub fn new(bytes: usize) -> Result<Self> {
+        let mut ptr = 0;
+        // SAFETY: out-pointer to a local.
+        check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) }, "cuMemAlloc")?;
+        Ok(Self { ptr, bytes })
+    }
+
+    pub fn from_slice<T: Copy>(values: &[T]) -> Result<Self> {
+        let buffer = Self::new(std::mem::size_of_val(values))?;
+        buffer.write(values)?;
+        Ok(buffer)
+    }
+
+    pub fn write<T: Copy>(&self, values: &[T]) -> Result<()> {
+        copy_to_device(self.ptr, values)
+    }
+
+    pub fn read<T: Copy + Default>(&self, count: usize) -> Result<Vec<T>> {
+        copy_from_device(self.ptr, count)
+    }
+
+    pub fn zero(&self) -> Result<()> {
+        // SAFETY: the range is ours.
+        check(unsafe { sys::cuMemsetD8_v2(self.ptr, 0, self.bytes) }, "cuMemsetD8")
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc in `new`.
+        unsafe {
+            sys::cuMemFree_v2(self.ptr);
+        }
+    }
+}
+
+pub fn copy_to_device<T: Copy>(dst: CUdeviceptr, values: &[T]) -> Result<()> {
+    // SAFETY: `values` is a live host slice of the given byte length.
+    check(
+        unsafe {
+            sys::cuMemcpyHtoD_v2(dst, values.as_ptr().cast(), std::mem::size_of_val(values))
+        },
+        "cuMemcpyHtoD",
+    )
+}
+
+pub fn copy_from_device<T: Copy + Default>(src: CUdeviceptr, count: usize) -> Result<Vec<T>> {
+    let mut values = vec![T::default(); count];
+    // SAFETY: `values` has room for `count` elements.
+    check(
+        unsafe {
+            sys::cuMemcpyDtoH_v2(
+                values.as_mut_ptr().cast(),
+                src,
+                count * std::mem::size_of::<T>(),
+            )
+        },
+        "cuMemcpyDtoH",
+    )?;
+    Ok(values)
+}
+
+/// Kernels compiled from PTX on first use, by entry name.
+#[derive(Default)]
+pub struct KernelCache {
+    modules: Mutex<HashMap<String, (sys::CUmodule, sys::CUfunction)>>,
+}
+
+// SAFETY: module and function handles are plain driver handles.
+unsafe impl Send for KernelCache {}
+unsafe impl Sync for KernelCache {}
+
+impl KernelCache {
+    /// The function `name`, loading `ptx()` the first time.
+    pub fn get(&self, name: &str, ptx: impl FnOnce() -> String) -> Result<sys::CUfunction> {
+        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, function)) = modules.get(name) {
+            return Ok(function);
+        }
+        let text = CString::new(ptx()).map_err(|_| Error::Cuda("PTX holds a NUL".into()))?;
+        let entry = CString::new(name).map_err(|_| Error::Cuda("kernel name holds a NUL".into()))?;
+        // SAFETY: NUL-terminated PTX and entry name; out-pointers to locals.
+        unsafe {
+            let mut module = std::ptr::null_mut();
+            check(
+                sys::cuModuleLoadData(&mut module, text.as_ptr().cast()),
+                &format!("cuModuleLoadData({name})"),
+            )?;
+            let mut function = std::ptr::null_mut();
+            check(
+                sys::cuModuleGetFunction(&mut function, module, entry.as_ptr()),
+                &format!("cuModuleGetFunction({name})"),
+            )?;
+            modules.insert(name.to_owned(), (module, function));
+            Ok(function)
+        }
+    }
+}
+
+/// Launches `function` on `stream` with the given argument pointers.
+pub fn launch(
+    function: sys::CUfunction,
+    blocks: u32,
+    threads: u32,
+    stream: CUstream,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    // SAFETY: `args` point at live values matching the kernel's parameters.
+    check(
+        unsafe {
+            sys::cuLaunchKernel(
+                function,
+                blocks,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                0,
+                stream,
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        },
+        "cuLaunchKernel",
+    )
+}
+
+/// A stream of our own (capture needs one other than the legacy default).
+pub struct Stream {
+    pub raw: CUstream,
+}
+
+impl Stream {
+    pub fn new() -> Result<Self> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(
+            unsafe { sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) },
+            "cuStreamCreate",
+        )?;
+        Ok(Self { raw })
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: a live stream.
+        check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`.
+        unsafe {
+            sys::cuStreamDestroy_v2(self.raw);
+        }
+    }
+}
+
+/// A captured CUDA graph, instantiated for replay.
+pub struct Graph {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl Graph {
+    /// Captures what `body` enqueues on `stream` (nothing runs yet).
+    pub fn capture(stream: &Stream, body: impl FnOnce() -> Result<()>) -> Result<Self> {
+        // SAFETY: capture on a stream we own.
+        unsafe {
+            check(
+                sys::cuStreamBeginCapture_v2(
+                    stream.raw,
+                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                ),
+                "cuStreamBeginCapture",
+            )?;
+            let result = body();
+            let mut graph = std::ptr::null_mut();
+            let ended = check(sys::cuStreamEndCapture(stream.raw, &mut graph), "cuStreamEndCapture");
+            result?;
+            ended?;
+            let mut exec = std::ptr::null_mut();
+            check(
+                sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+                "cuGraphInstantiate",
+            )?;
+            Ok(Self { graph, exec })
+        }
+    }
+
+    pub fn replay(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: an instantiated graph on a live stream.
+        check(unsafe { sys::cuGraphLaunch(self.exec, stream.raw) }, "cuGraphLaunch")
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: created in `capture`.
+        unsafe {
+            sys::cuGraphExecDestroy(self.exec);
+            sys::cuGraphDestroy(self.graph);
+        }
+    }
+}
+
+/// A timing event.
+pub struct Event {
+    raw: sys::CUevent,
+}
+
+impl Event {
+    pub fn new() -> Result<Self> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(
+            unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+            "cuEventCreate",
+        )?;
+        Ok(Self { raw })
+    }
+
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: live event and stream.
+        check(unsafe { sys::cuEventRecord(self.raw, stream.raw) }, "cuEventRecord")
+    }
+
+    /// Milliseconds from `self` to `end`, once both have completed.
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
+        let mut ms = 0f32;
+        // SAFETY: both events were recorded; out-pointer to a local.
+        unsafe {
+            check(sys::cuEventSynchronize(end.raw), "cuEventSynchronize")?;
+            check(sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw), "cuEventElapsedTime")?;
+        }
+        Ok(ms)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`.
+        unsafe {
+            sys::cuEventDestroy_v2(self.raw);
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! The signal-pad kernels, generated as PTX.
+//!
+//! This generator is the single source of truth for the kernels. PTX is
+//! text, so building needs no CUDA toolkit; the driver compiles it for the
+//! GPU at first use (`cuModuleLoadData`), and every kernel is specialized
+//! by algorithm, element type, reduction and world size, with the loads
+//! from the peers unrolled. See README ("Kernels") for why PTX and not
+//! NVRTC.
+//!
+//! Protocol (PyTorch symm_mem's): every rank's signal pad holds one u32
+//! slot per (channel, peer), channel = thread block. A put is a CAS 0->1
+//! with release semantics at system scope on the peer's slot
+//! (channel, me); a wait is a CAS 1->0 with acquire semantics on my slot
+//! (channel, peer). Slots go back to 0, so CUDA-graph replays need no reset.
+//! A wait that exceeds the timeout sets the error flag and gives up, so a
+//! dead peer becomes an error on the host instead of a hang.
+
+use std::fmt::Write;
+
+/// Most ranks a group can have for these kernels (NVLink domain).
+pub const MAX_WORLD: usize = 8;
+/// Most thread blocks, i.e. signal-pad channels.
+pub const MAX_BLOCKS: usize = 64;
+/// Bytes of one rank's signal pad.
+pub const PAD_BYTES: usize = MAX_BLOCKS * MAX_WORLD * 4;
+pub const THREADS: u32 = 512;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Dtype {
+    pub fn bytes(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F16 | Dtype::Bf16 => 2,
+        }
+    }
+    /// Elements in one 16-byte vector.
+    pub fn per_vector(self) -> usize {
+        16 / self.bytes()
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F16 => "f16",
+            Dtype::Bf16 => "bf16",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+    fn instruction(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "add.f32",
+            ReduceOp::Max => "max.f32",
+            ReduceOp::Min => "min.f32",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    OneShot,
+    TwoShot,
+}
+
+/// One all-reduce kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllReduceSpec {
+    pub algorithm: Algorithm,
+    pub dtype: Dtype,
+    pub op: ReduceOp,
+    pub world: usize,
+}
+
+impl AllReduceSpec {
+    pub fn name(&self) -> String {
+        let algorithm = match self.algorithm {
+            Algorithm::OneShot => "one_shot",
+            Algorithm::TwoShot => "two_shot",
+        };
+        format!(
+            "symm_{algorithm}_{}_{}_w{}",
+            self.op.name(),
+            self.dtype.name(),
+            self.world
+        )
+    }
+}
+
+/// Blocks for `elements` elements: enough for one vector per thread, at
+/// most `MAX_BLOCKS`.
+pub fn grid_blocks(elements: usize, dtype: Dtype) -> u32 {
+    let vectors = elements.div_ceil(dtype.per_vector());
+    vectors.div_ceil(THREADS as usize).clamp(1, MAX_BLOCKS) as u32
+}
+
+const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
+
+/// Register file and fixed registers shared by every kernel body.
+const REGISTERS: &str = "\
+  .reg .pred %p<32>;
+  .reg .b16 %h<80>;
+  .reg .b32 %r<200>;
+  .reg .b64 %rd<120>;
+  .reg .f32 %f<120>;
+";
+
+/// Loads the parameters every kernel takes and the thread coordinates:
+/// %rd1 bufs table, %rd2 pads table, %rd3 out, %rd4 n, %r5 rank,
+/// %rd5 timeout ns, %rd6 error flag, %rd10 start time, %r1 tid, %r2 ctaid,
+/// %r3 ntid, %r4 nctaid.
+fn prologue(out: &mut String) {
+    out.push_str(
+        "  ld.param.u64 %rd1, [p_bufs];
+  ld.param.u64 %rd2, [p_pads];
+  ld.param.u64 %rd3, [p_out];
+  ld.param.u64 %rd4, [p_n];
+  ld.param.u32 %r5, [p_rank];
+  ld.param.u64 %rd5, [p_timeout];
+  ld.param.u64 %rd6, [p_err];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %nctaid.x;
+  mov.u64 %rd10, %globaltimer;
+",
+    );
+}
+
+const PARAMS: &str = "  .param .u64 p_bufs, .param .u64 p_pads, .param .u64 p_out, .param .u64 p_n,
+  .param .u32 p_rank, .param .u64 p_timeout, .param .u64 p_err";
+
+/// Jumps to `done` with the error flag set once the timeout has passed.
+fn timeout_check(out: &mut String, done: &str) {
+    let _ = write!(
+        out,
+        "  mov.u64 %rd12, %globaltimer;
+  sub.u64 %rd12, %rd12, %rd10;
+  setp.gt.u64 %p3, %rd12, %rd5;
+  @%p3 st.global.u32 [%rd6], 1;
+  @%p3 bra {done};
+"
+    );
+}
+
+/// A barrier of this block's channel with every peer; threads 0..world
+/// each handle one peer, then the block synchronizes.
+fn barrier(out: &mut String, label: &str, world: usize) {
+    let _ = write!(
+        out,
+        "  bar.sync 0;
+  setp.lt.u32 %p1, %r1, {world};
+  @!%p1 bra {label}_sync;
+  fence.acq_rel.sys;
+  mul.wide.u32 %rd13, %r1, 8;
+  add.u64 %rd13, %rd2, %rd13;
+  ld.global.u64 %rd14, [%rd13];
+  mad.lo.u32 %r10, %r2, {MAX_WORLD}, %r5;
+  mul.wide.u32 %rd15, %r10, 4;
+  add.u64 %rd14, %rd14, %rd15;
+{label}_put:
+  atom.release.sys.global.cas.b32 %r11, [%rd14], 0, 1;
+  setp.eq.u32 %p2, %r11, 0;
+  @%p2 bra {label}_put_done;
+"
+    );
+    timeout_check(out, &format!("{label}_put_done"));
+    let _ = write!(
+        out,
+        "  bra {label}_put;
+{label}_put_done:
+  mul.wide.u32 %rd13, %r5, 8;
+  add.u64 %rd13, %rd2, %rd13;
+  ld.global.u64 %rd14, [%rd13];
+  mad.lo.u32 %r10, %r2, {MAX_WORLD}, %r1;
+  mul.wide.u32 %rd15, %r10, 4;
+  add.u64 %rd14, %rd14, %rd15;
+{label}_wait:
+  atom.acquire.sys.global.cas.b32 %r11, [%rd14], 1, 0;
+  setp.eq.u32 %p2, %r11, 1;
+  @%p2 bra {label}_sync;
+"
+    );
+    timeout_check(out, &format!("{label}_sync"));
+    let _ = write!(
+        out,
+        "  bra {label}_wait;
+{label}_sync:
+  bar.sync 0;
+"
+    );
+}
+
+/// %rd20+p = base address of peer p's buffer.
+fn load_peer_bases(out: &mut String, world: usize) {
+    for p in 0..world {
+        let _ = writeln!(out, "  ld.global.u64 %rd{}, [%rd1+{}];", 20 + p, 8 * p);
+    }
+}
+
+/// f32 registers %f(first..first+n) from the raw 32-bit words
+/// %r(word..word+4) of one 16-byte vector.
+fn unpack(out: &mut String, dtype: Dtype, word: usize, first: usize) {
+    for w in 0..4 {
+        match dtype {
+            Dtype::F32 => {
+                let _ = writeln!(out, "  mov.b32 %f{}, %r{};", first + w, word + w);
+            }
+            Dtype::F16 => {
+                let _ = writeln!(
+                    out,
+                    "  mov.b32 {{%h1, %h2}}, %r{};\n  cvt.f32.f16 %f{}, %h1;\n  cvt.f32.f16 %f{}, %h2;",
+                    word + w,
+                    first + 2 * w,
+                    first + 2 * w + 1
+                );
+            }
+            Dtype::Bf16 => {
+                // bf16 -> f32 is exact: the bf16 bits are the f32's top half.
+                let _ = writeln!(
+                    out,
+                    "  shl.b32 %r190, %r{w0}, 16;\n  mov.b32 %f{a}, %r190;\n  and.b32 %r191, %r{w0}, -65536;\n  mov.b32 %f{b}, %r191;",
+                    w0 = word + w,
+                    a = first + 2 * w,
+                    b = first + 2 * w + 1
+                );
+            }
+        }
+    }
+}
+
+/// Packs %f(first..) back into 32-bit words %r(word..word+4).
+fn pack(out: &mut String, dtype: Dtype, first: usize, word: usize) {
+    for w in 0..4 {
+        match dtype {
+            Dtype::F32 => {
+                let _ = writeln!(out, "  mov.b32 %r{}, %f{};", word + w, first + w);
+            }
+            Dtype::F16 | Dtype::Bf16 => {
+                let cvt = if dtype == Dtype::F16 { "cvt.rn.f16.f32" } else { "cvt.rn.bf16.f32" };
+                let _ = writeln!(
+                    out,
+                    "  {cvt} %h1, %f{};\n  {cvt} %h2, %f{};\n  mov.b32 %r{}, {{%h1, %h2}};",
+                    first + 2 * w,
+                    first + 2 * w + 1,
+                    word + w
+                );
+            }
+        }
+    }
+}
+
+/// Reduces vector %rd40 (a byte offset) over all peers, in rank order, into
+/// words %r60..%r63.
+fn reduce_vector(out: &mut String, spec: &AllReduceSpec) {
+    let lanes = spec.dtype.per_vector();
+    for p in 0..spec.world {
+        let _ = writeln!(
+            out,
+            "  add.u64 %rd{a}, %rd{base}, %rd40;\n  ld.global.v4.b32 {{%r{w0}, %r{w1}, %r{w2}, %r{w3}}}, [%rd{a}];",
+            a = 50 + p,
+            base = 20 + p,
+            w0 = 100 + 4 * p,
+            w1 = 101 + 4 * p,
+            w2 = 102 + 4 * p,
+            w3 = 103 + 4 * p
+        );
+    }
+    // Accumulators %f0.., peer p's values %f20..
+    unpack(out, spec.dtype, 100, 0);
+    for p in 1..spec.world {
+        unpack(out, spec.dtype, 100 + 4 * p, 20);
+        for lane in 0..lanes {
+            let _ = writeln!(out, "  {} %f{lane}, %f{lane}, %f{};", spec.op.instruction(), 20 + lane);
+        }
+    }
+    pack(out, spec.dtype, 0, 60);
+}
+
+/// Reduces the scalar element at byte offset %rd40 over all peers into %r60
+/// (f32) or %h3 (16-bit).
+fn reduce_scalar(out: &mut String, spec: &AllReduceSpec) {
+    for p in 0..spec.world {
+        let _ = writeln!(out, "  add.u64 %rd{a}, %rd{base}, %rd40;", a = 50 + p, base = 20 + p);
+        match spec.dtype {
+            Dtype::F32 => {
+                let _ = writeln!(out, "  ld.global.f32 %f{}, [%rd{}];", 30 + p, 50 + p);
+            }
+            Dtype::F16 => {
+                let _ = writeln!(out, "  ld.global.b16 %h{h}, [%rd{a}];\n  cvt.f32.f16 %f{f}, %h{h};", h = 10 + p, a = 50 + p, f = 30 + p);
+            }
+            Dtype::Bf16 => {
+                let _ = writeln!(
+                    out,
+                    "  ld.global.u16 %r{r}, [%rd{a}];\n  shl.b32 %r{r}, %r{r}, 16;\n  mov.b32 %f{f}, %r{r};",
+                    r = 150 + p,
+                    a = 50 + p,
+                    f = 30 + p
+                );
+            }
+        }
+    }
+    for p in 1..spec.world {
+        let _ = writeln!(out, "  {} %f30, %f30, %f{};", spec.op.instruction(), 30 + p);
+    }
+}
+
+fn store_scalar(out: &mut String, dtype: Dtype, address: &str) {
+    match dtype {
+        Dtype::F32 => {
+            let _ = writeln!(out, "  st.global.f32 [{address}], %f30;");
+        }
+        Dtype::F16 => {
+            let _ = writeln!(out, "  cvt.rn.f16.f32 %h3, %f30;\n  st.global.b16 [{address}], %h3;");
+        }
+        Dtype::Bf16 => {
+            let _ = writeln!(out, "  cvt.rn.bf16.f32 %h3, %f30;\n  st.global.b16 [{address}], %h3;");
+        }
+    }
+}
+
+/// The elements after the last whole vector: global thread g < tail
+/// handles element vectors*per_vector + g, reduced in full into `out`.
+fn tail(out: &mut String, spec: &AllReduceSpec, label: &str, only_block0: bool) {
+    let per_vector = spec.dtype.per_vector();
+    let _ = write!(
+        out,
+        "  shr.u64 %rd30, %rd4, {shift};
+  shl.b64 %rd31, %rd30, {shift};
+  sub.u64 %rd32, %rd4, %rd31;
+  mad.lo.u32 %r20, %r2, %r3, %r1;
+",
+        shift = per_vector.trailing_zeros()
+    );
+    if only_block0 {
+        let _ = writeln!(out, "  setp.ne.u32 %p5, %r2, 0;\n  @%p5 bra {label};");
+    }
+    let _ = write!(
+        out,
+        "  cvt.u64.u32 %rd33, %r20;
+  setp.ge.u64 %p5, %rd33, %rd32;
+  @%p5 bra {label};
+  add.u64 %rd34, %rd31, %rd33;
+  mul.lo.u64 %rd40, %rd34, {bytes};
+",
+        bytes = spec.dtype.bytes()
+    );
+    reduce_scalar(out, spec);
+    out.push_str("  add.u64 %rd41, %rd3, %rd40;\n");
+    store_scalar(out, spec.dtype, "%rd41");
+    let _ = writeln!(out, "{label}:");
+}
+
+/// PTX of one all-reduce kernel; its entry is `spec.name()`.
+pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
+    let mut out = String::from(HEADER);
+    let _ = write!(out, ".visible .entry {}(\n{PARAMS})\n{{\n{REGISTERS}", spec.name());
+    prologue(&mut out);
+    barrier(&mut out, "start", spec.world);
+    load_peer_bases(&mut out, spec.world);
+    let shift = spec.dtype.per_vector().trailing_zeros();
+    // %rd35 = whole vectors; %rd36 = global thread index; %rd37 = stride.
+    let _ = write!(
+        out,
+        "  shr.u64 %rd35, %rd4, {shift};
+  mad.lo.u32 %r20, %r2, %r3, %r1;
+  cvt.u64.u32 %rd36, %r20;
+  mul.lo.u32 %r21, %r4, %r3;
+  cvt.u64.u32 %rd37, %r21;
+"
+    );
+    match spec.algorithm {
+        Algorithm::OneShot => {
+            out.push_str(
+                "  mov.u64 %rd38, %rd36;
+main_loop:
+  setp.ge.u64 %p4, %rd38, %rd35;
+  @%p4 bra main_done;
+  shl.b64 %rd40, %rd38, 4;
+",
+            );
+            reduce_vector(&mut out, spec);
+            out.push_str(
+                "  add.u64 %rd41, %rd3, %rd40;
+  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
+  add.u64 %rd38, %rd38, %rd37;
+  bra main_loop;
+main_done:
+",
+            );
+            tail(&mut out, spec, "tail_done", false);
+        }
+        Algorithm::TwoShot => {
+            // chunk = ceil(vectors / world); mine = [rank*chunk, min(vectors, (rank+1)*chunk))
+            let world = spec.world;
+            let _ = write!(
+                out,
+                "  add.u64 %rd42, %rd35, {w1};
+  div.u64 %rd42, %rd42, {world};
+  cvt.u64.u32 %rd43, %r5;
+  mul.lo.u64 %rd44, %rd43, %rd42;
+  add.u64 %rd45, %rd44, %rd42;
+  min.u64 %rd45, %rd45, %rd35;
+  mul.wide.u32 %rd47, %r5, 8;
+  add.u64 %rd47, %rd1, %rd47;
+  ld.global.u64 %rd47, [%rd47];
+  add.u64 %rd38, %rd44, %rd36;
+scatter_loop:
+  setp.ge.u64 %p4, %rd38, %rd45;
+  @%p4 bra scatter_done;
+  shl.b64 %rd40, %rd38, 4;
+",
+                w1 = world - 1
+            );
+            reduce_vector(&mut out, spec);
+            out.push_str(
+                "  add.u64 %rd41, %rd3, %rd40;
+  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
+  add.u64 %rd41, %rd47, %rd40;
+  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
+  add.u64 %rd38, %rd38, %rd37;
+  bra scatter_loop;
+scatter_done:
+",
+            );
+            tail(&mut out, spec, "tail_done", true);
+            barrier(&mut out, "middle", spec.world);
+            // Gather every other rank's reduced chunk into out.
+            for p in 0..world {
+                let _ = write!(
+                    out,
+                    "  setp.eq.u32 %p6, %r5, {p};
+  @%p6 bra gather_{p}_done;
+  mul.lo.u64 %rd48, %rd42, {p};
+  add.u64 %rd49, %rd48, %rd42;
+  min.u64 %rd49, %rd49, %rd35;
+  add.u64 %rd38, %rd48, %rd36;
+gather_{p}_loop:
+  setp.ge.u64 %p4, %rd38, %rd49;
+  @%p4 bra gather_{p}_done;
+  shl.b64 %rd40, %rd38, 4;
+  add.u64 %rd41, %rd{base}, %rd40;
+  ld.global.v4.b32 {{%r60, %r61, %r62, %r63}}, [%rd41];
+  add.u64 %rd41, %rd3, %rd40;
+  st.global.v4.b32 [%rd41], {{%r60, %r61, %r62, %r63}};
+  add.u64 %rd38, %rd38, %rd37;
+  bra gather_{p}_loop;
+gather_{p}_done:
+",
+                    base = 20 + p
+                );
+            }
+        }
+    }
+    barrier(&mut out, "end", spec.world);
+    out.push_str("  ret;\n}\n");
+    out
+}
+
+/// Entry of the barrier stress kernel.
+pub const BARRIER_TEST: &str = "symm_barrier_test";
+
+/// A single-block kernel for testing the protocol: `iters` times, thread
+/// 0 writes the iteration number to word 0 of its buffer, the block
+/// barriers with every peer, reads each peer's word 0 and counts any value
+/// other than the iteration (a lost or stale signal would show), then
+/// barriers again before the next write. `p_out` points at a u32 count.
+pub fn barrier_test_ptx(world: usize) -> String {
+    let mut out = String::from(HEADER);
+    let _ = write!(out, ".visible .entry {BARRIER_TEST}(\n{PARAMS})\n{{\n{REGISTERS}");
+    prologue(&mut out);
+    load_peer_bases(&mut out, world);
+    out.push_str("  mul.wide.u32 %rd60, %r5, 8;\n  add.u64 %rd60, %rd1, %rd60;\n  ld.global.u64 %rd60, [%rd60];\n  mov.u64 %rd61, 0;\niter:\n  setp.ge.u64 %p7, %rd61, %rd4;\n  @%p7 bra iters_done;\n  setp.ne.u32 %p8, %r1, 0;\n  cvt.u32.u64 %r30, %rd61;\n  @!%p8 st.relaxed.sys.global.u32 [%rd60], %r30;\n");
+    barrier(&mut out, "first", world);
+    out.push_str("  @%p8 bra checked;\n");
+    for p in 0..world {
+        let _ = writeln!(
+            out,
+            "  ld.relaxed.sys.global.u32 %r31, [%rd{}];\n  setp.ne.u32 %p9, %r31, %r30;\n  @%p9 atom.global.add.u32 %r32, [%rd3], 1;",
+            20 + p
+        );
+    }
+    out.push_str("checked:\n");
+    barrier(&mut out, "second", world);
+    out.push_str("  add.u64 %rd61, %rd61, 1;\n  bra iter;\niters_done:\n  ret;\n}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_names_its_specialization() {
+        let spec = AllReduceSpec {
+            algorithm: Algorithm::TwoShot,
+            dtype: Dtype::Bf16,
+            op: ReduceOp::Max,
+            world: 4,
+        };
+        assert_eq!(spec.name(), "symm_two_shot_max_bf16_w4");
+        let ptx = all_reduce_ptx(&spec);
+        assert!(ptx.contains(".visible .entry symm_two_shot_max_bf16_w4("));
+        assert!(ptx.contains("atom.release.sys.global.cas.b32"));
+        assert!(ptx.contains("atom.acquire.sys.global.cas.b32"));
+        assert!(ptx.contains("cvt.rn.bf16.f32"));
+        assert!(ptx.contains("max.f32"));
+        // One unrolled 16-byte load per peer in each reduction.
+        // The scatter unrolls 4 peer loads; the gather emits one per rank.
+        assert_eq!(ptx.matches("ld.global.v4.b32").count(), 4 + 4);
+        assert!(!ptx.contains("multimem"), "never NVLink multicast");
+    }
+
+    #[test]
+    fn labels_are_unique() {
+        for algorithm in [Algorithm::OneShot, Algorithm::TwoShot] {
+            for world in 2..=MAX_WORLD {
+                let ptx = all_reduce_ptx(&AllReduceSpec {
+                    algorithm,
+                    dtype: Dtype::F16,
+                    op: ReduceOp::Sum,
+                    world,
+                });
+                let mut labels: Vec<&str> = ptx
+                    .lines()
+                    .filter(|line| line.ends_with(':') && !line.starts_with(' '))
+                    .collect();
+                let count = labels.len();
+                labels.sort_unstable();
+                labels.dedup();
+                assert_eq!(labels.len(), count, "duplicate label in {algorithm:?} w{world}");
+            }
+        }
+    }
+
+    #[test]
+    fn grid_grows_with_size_up_to_the_pad_capacity() {
+        assert_eq!(grid_blocks(1, Dtype::F32), 1);
+        assert_eq!(grid_blocks(4 * 512 * 3, Dtype::F32), 3);
+        assert_eq!(grid_blocks(1 << 30, Dtype::Bf16), MAX_BLOCKS as u32);
+    }
+}

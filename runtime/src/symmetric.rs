@@ -1,0 +1,218 @@
+//! Symmetric allocation (DESIGN §6): every rank creates the same number of
+//! bytes with `cuMemCreate`, exports a POSIX file descriptor, passes it to
+//! every peer over `AF_UNIX` with `SCM_RIGHTS`, and maps every peer's
+//! allocation into its own address space. Each allocation ends in a
+//! signal pad. The device-side tables of peer pointers are plain
+//! `cuMemAlloc` memory, outside any graph pool, freed on drop.
+
+use crate::{
+    cuda::{CUdeviceptr, DeviceBuffer, check},
+    error::{Error, Result},
+    group::{Group, agree_on_size},
+    kernels::PAD_BYTES,
+};
+use cudarc::driver::sys;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+fn allocation_prop(device: i32) -> sys::CUmemAllocationProp {
+    // SAFETY: an all-zero prop is the documented starting point.
+    let mut prop: sys::CUmemAllocationProp = unsafe { std::mem::zeroed() };
+    prop.type_ = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes =
+        sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop
+}
+
+/// Allocation granularity for symmetric buffers on `device`.
+pub fn granularity(device: i32) -> Result<usize> {
+    let prop = allocation_prop(device);
+    let mut granularity = 0usize;
+    // SAFETY: out-pointer to a local, valid prop.
+    check(
+        unsafe {
+            sys::cuMemGetAllocationGranularity(
+                &mut granularity,
+                &prop,
+                sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+            )
+        },
+        "cuMemGetAllocationGranularity",
+    )?;
+    Ok(granularity.max(1))
+}
+
+/// One rank's mapping of one rank's allocation.
+struct Mapping {
+    address: CUdeviceptr,
+    handle: sys::CUmemGenericAllocationHandle,
+}
+
+/// A buffer every rank of a group allocated together, mapped from all.
+pub struct SymmetricBuffer {
+    pub id: String,
+    /// Usable bytes (the pad follows them).
+    pub bytes: usize,
+    mapped_bytes: usize,
+    pub rank: usize,
+    mappings: Vec<Mapping>,
+    /// Device table: u64 address of each rank's buffer.
+    pub buffer_table: DeviceBuffer,
+    /// Device table: u64 address of each rank's signal pad.
+    pub pad_table: DeviceBuffer,
+}
+
+impl SymmetricBuffer {
+    /// Collective: every rank of `group` calls it with the same `id` and
+    /// `bytes`; a size mismatch fails on every rank.
+    pub fn allocate(group: &mut Group, device: i32, id: &str, bytes: usize) -> Result<Self> {
+        agree_on_size(group, id, bytes as u64)?;
+        let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
+        let pad_offset = bytes.next_multiple_of(128);
+        let mapped_bytes = (pad_offset + PAD_BYTES).next_multiple_of(granularity(device)?);
+        let prop = allocation_prop(device);
+
+        let mut own = 0;
+        // SAFETY: out-pointer to a local and a valid prop.
+        check(
+            unsafe { sys::cuMemCreate(&mut own, mapped_bytes, &prop, 0) },
+            "cuMemCreate",
+        )?;
+        let mut raw_fd: libc::c_int = -1;
+        // SAFETY: exports into a local int.
+        let exported = check(
+            unsafe {
+                sys::cuMemExportToShareableHandle(
+                    (&mut raw_fd as *mut libc::c_int).cast(),
+                    own,
+                    sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                    0,
+                )
+            },
+            "cuMemExportToShareableHandle",
+        );
+        if let Err(error) = exported {
+            // SAFETY: releasing the handle created above.
+            unsafe { sys::cuMemRelease(own) };
+            return Err(error);
+        }
+        // SAFETY: the driver handed us a fresh descriptor.
+        let own_fd = unsafe { OwnedFd::from_raw_fd(raw_fd) };
+        let tag = format!("alloc/{id}");
+        for peer in group.peers() {
+            group.fds.send(peer, &tag, own_fd.as_raw_fd())?;
+        }
+        let peers = group.peers();
+        let mut peer_fds = group.fds.receive(&tag, &peers, timeout)?.into_iter();
+
+        let mut buffer = Self {
+            id: id.to_owned(),
+            bytes,
+            mapped_bytes,
+            rank,
+            mappings: Vec::with_capacity(world),
+            buffer_table: DeviceBuffer::new(8 * world)?,
+            pad_table: DeviceBuffer::new(8 * world)?,
+        };
+        for owner in 0..world {
+            let handle = if owner == rank {
+                own
+            } else {
+                let fd = peer_fds
+                    .next()
+                    .ok_or_else(|| Error::Store(format!("no descriptor from rank {owner}")))?;
+                import(&fd)?
+            };
+            // Pushed before mapping, so Drop releases it whatever happens.
+            buffer.mappings.push(Mapping { address: 0, handle });
+            let address = map(handle, mapped_bytes, device)?;
+            if let Some(last) = buffer.mappings.last_mut() {
+                last.address = address;
+            }
+        }
+        let buffers: Vec<u64> = buffer.mappings.iter().map(|m| m.address).collect();
+        let pads: Vec<u64> = buffers.iter().map(|&b| b + pad_offset as u64).collect();
+        buffer.buffer_table.write(&buffers)?;
+        buffer.pad_table.write(&pads)?;
+        // SAFETY: our own pad, inside our mapping.
+        check(
+            unsafe { sys::cuMemsetD8_v2(pads[rank], 0, PAD_BYTES) },
+            "cuMemsetD8(signal pad)",
+        )?;
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        // No peer may signal before every pad is zero.
+        group.store.barrier(&format!("{tag}/ready"), rank, world, timeout)?;
+        Ok(buffer)
+    }
+
+    /// This rank's copy.
+    pub fn local(&self) -> CUdeviceptr {
+        self.mappings[self.rank].address
+    }
+
+    /// Rank `peer`'s copy, mapped here.
+    pub fn peer(&self, peer: usize) -> Option<CUdeviceptr> {
+        self.mappings.get(peer).map(|m| m.address)
+    }
+
+    pub fn world_size(&self) -> usize {
+        self.mappings.len()
+    }
+}
+
+fn import(fd: &OwnedFd) -> Result<sys::CUmemGenericAllocationHandle> {
+    let mut handle = 0;
+    // SAFETY: the driver takes the descriptor number as a pointer-sized value.
+    check(
+        unsafe {
+            sys::cuMemImportFromShareableHandle(
+                &mut handle,
+                fd.as_raw_fd() as usize as *mut std::ffi::c_void,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+            )
+        },
+        "cuMemImportFromShareableHandle",
+    )?;
+    Ok(handle)
+}
+
+fn map(handle: sys::CUmemGenericAllocationHandle, bytes: usize, device: i32) -> Result<CUdeviceptr> {
+    let mut address = 0;
+    // SAFETY: reserve, map and grant access on a fresh range.
+    unsafe {
+        check(
+            sys::cuMemAddressReserve(&mut address, bytes, 0, 0, 0),
+            "cuMemAddressReserve",
+        )?;
+        if let Err(error) = check(sys::cuMemMap(address, bytes, 0, handle, 0), "cuMemMap") {
+            sys::cuMemAddressFree(address, bytes);
+            return Err(error);
+        }
+        let mut access: sys::CUmemAccessDesc = std::mem::zeroed();
+        access.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        access.location.id = device;
+        access.flags = sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if let Err(error) = check(sys::cuMemSetAccess(address, bytes, &access, 1), "cuMemSetAccess") {
+            sys::cuMemUnmap(address, bytes);
+            sys::cuMemAddressFree(address, bytes);
+            return Err(error);
+        }
+    }
+    Ok(address)
+}
+
+impl Drop for SymmetricBuffer {
+    fn drop(&mut self) {
+        for mapping in &self.mappings {
+            // SAFETY: undoing `map` and the create/import of the handle.
+            unsafe {
+                if mapping.address != 0 {
+                    sys::cuMemUnmap(mapping.address, self.mapped_bytes);
+                    sys::cuMemAddressFree(mapping.address, self.mapped_bytes);
+                }
+                sys::cuMemRelease(mapping.handle);
+            }
+        }
+    }
+}
