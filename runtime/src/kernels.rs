@@ -20,7 +20,7 @@ use std::fmt::Write;
 /// Most ranks a group can have for these kernels (NVLink domain).
 pub const MAX_WORLD: usize = 8;
 /// Most thread blocks, i.e. signal-pad channels.
-pub const MAX_BLOCKS: usize = 64;
+pub const MAX_BLOCKS: usize = 264;
 /// Bytes of one rank's signal pad.
 pub const PAD_BYTES: usize = MAX_BLOCKS * MAX_WORLD * 4;
 pub const THREADS: u32 = 512;
@@ -119,9 +119,9 @@ const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
 const REGISTERS: &str = "\
   .reg .pred %p<32>;
   .reg .b16 %h<80>;
-  .reg .b32 %r<200>;
+  .reg .b32 %r<400>;
   .reg .b64 %rd<120>;
-  .reg .f32 %f<120>;
+  .reg .f32 %f<200>;
 ";
 
 /// Loads the parameters every kernel takes and the thread coordinates:
@@ -170,7 +170,6 @@ fn barrier(out: &mut String, label: &str, world: usize) {
         "  bar.sync 0;
   setp.lt.u32 %p1, %r1, {world};
   @!%p1 bra {label}_sync;
-  fence.acq_rel.sys;
   mul.wide.u32 %rd13, %r1, 8;
   add.u64 %rd13, %rd2, %rd13;
   ld.global.u64 %rd14, [%rd13];
@@ -238,7 +237,7 @@ fn unpack(out: &mut String, dtype: Dtype, word: usize, first: usize) {
                 // bf16 -> f32 is exact: the bf16 bits are the f32's top half.
                 let _ = writeln!(
                     out,
-                    "  shl.b32 %r190, %r{w0}, 16;\n  mov.b32 %f{a}, %r190;\n  and.b32 %r191, %r{w0}, -65536;\n  mov.b32 %f{b}, %r191;",
+                    "  shl.b32 %r390, %r{w0}, 16;\n  mov.b32 %f{a}, %r390;\n  and.b32 %r391, %r{w0}, -65536;\n  mov.b32 %f{b}, %r391;",
                     w0 = word + w,
                     a = first + 2 * w,
                     b = first + 2 * w + 1
@@ -269,31 +268,105 @@ fn pack(out: &mut String, dtype: Dtype, first: usize, word: usize) {
     }
 }
 
-/// Reduces vector %rd40 (a byte offset) over all peers, in rank order, into
-/// words %r60..%r63.
-fn reduce_vector(out: &mut String, spec: &AllReduceSpec) {
-    let lanes = spec.dtype.per_vector();
+/// Vectors reduced per loop iteration in the main loops, for loads in
+/// flight over NVLink.
+const UNROLL: usize = 4;
+
+/// Issues the 16-byte loads of vector slot `slot` (byte offset in
+/// %rd(100+slot)) from every peer into %r(100+32*slot+4p..).
+fn load_vector(out: &mut String, spec: &AllReduceSpec, slot: usize) {
     for p in 0..spec.world {
+        let word = 100 + 32 * slot + 4 * p;
         let _ = writeln!(
             out,
-            "  add.u64 %rd{a}, %rd{base}, %rd40;\n  ld.global.v4.b32 {{%r{w0}, %r{w1}, %r{w2}, %r{w3}}}, [%rd{a}];",
-            a = 50 + p,
+            "  add.u64 %rd{a}, %rd{base}, %rd{offset};\n  ld.global.v4.b32 {{%r{}, %r{}, %r{}, %r{}}}, [%rd{a}];",
+            word,
+            word + 1,
+            word + 2,
+            word + 3,
+            a = 60 + 8 * slot + p,
             base = 20 + p,
-            w0 = 100 + 4 * p,
-            w1 = 101 + 4 * p,
-            w2 = 102 + 4 * p,
-            w3 = 103 + 4 * p
+            offset = 100 + slot
         );
     }
-    // Accumulators %f0.., peer p's values %f20..
-    unpack(out, spec.dtype, 100, 0);
+}
+
+/// Reduces the loaded slot over all peers, in rank order, into words
+/// %r(60+4*slot..).
+fn reduce_loaded(out: &mut String, spec: &AllReduceSpec, slot: usize) {
+    let lanes = spec.dtype.per_vector();
+    let (acc, tmp) = (40 * slot, 40 * slot + 20);
+    unpack(out, spec.dtype, 100 + 32 * slot, acc);
     for p in 1..spec.world {
-        unpack(out, spec.dtype, 100 + 4 * p, 20);
+        unpack(out, spec.dtype, 100 + 32 * slot + 4 * p, tmp);
         for lane in 0..lanes {
-            let _ = writeln!(out, "  {} %f{lane}, %f{lane}, %f{};", spec.op.instruction(), 20 + lane);
+            let _ = writeln!(
+                out,
+                "  {} %f{a}, %f{a}, %f{t};",
+                spec.op.instruction(),
+                a = acc + lane,
+                t = tmp + lane
+            );
         }
     }
-    pack(out, spec.dtype, 0, 60);
+    pack(out, spec.dtype, acc, 60 + 4 * slot);
+}
+
+/// Stores reduced slot `slot` at byte offset %rd(100+slot) from `base`.
+fn store_vector(out: &mut String, base: &str, slot: usize) {
+    let word = 60 + 4 * slot;
+    let _ = writeln!(
+        out,
+        "  add.u64 %rd41, {base}, %rd{};\n  st.global.v4.b32 [%rd41], {{%r{}, %r{}, %r{}, %r{}}};",
+        100 + slot,
+        word,
+        word + 1,
+        word + 2,
+        word + 3
+    );
+}
+
+/// A loop over vector indices %rd38 (start) below `end` by stride %rd37,
+/// `UNROLL` vectors per iteration while they last, then one at a time;
+/// `body` emits the work for the slots given.
+fn vector_loop(out: &mut String, label: &str, end: &str, body: impl Fn(&mut String, &[usize])) {
+    let _ = write!(
+        out,
+        "  mul.lo.u64 %rd39, %rd37, {UNROLL};
+{label}_unrolled:
+  mad.lo.u64 %rd95, %rd37, {last}, %rd38;
+  setp.ge.u64 %p4, %rd95, {end};
+  @%p4 bra {label}_single;
+",
+        last = UNROLL - 1
+    );
+    for slot in 0..UNROLL {
+        let _ = writeln!(
+            out,
+            "  mad.lo.u64 %rd96, %rd37, {slot}, %rd38;\n  shl.b64 %rd{}, %rd96, 4;",
+            100 + slot
+        );
+    }
+    let slots: Vec<usize> = (0..UNROLL).collect();
+    body(out, &slots);
+    let _ = write!(
+        out,
+        "  add.u64 %rd38, %rd38, %rd39;
+  bra {label}_unrolled;
+{label}_single:
+  setp.ge.u64 %p4, %rd38, {end};
+  @%p4 bra {label}_done;
+  shl.b64 %rd100, %rd38, 4;
+"
+    );
+    body(out, &[0]);
+    let _ = write!(
+        out,
+        "  add.u64 %rd38, %rd38, %rd37;
+  bra {label}_single;
+{label}_done:
+"
+    );
 }
 
 /// Reduces the scalar element at byte offset %rd40 over all peers into %r60
@@ -390,23 +463,16 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
     );
     match spec.algorithm {
         Algorithm::OneShot => {
-            out.push_str(
-                "  mov.u64 %rd38, %rd36;
-main_loop:
-  setp.ge.u64 %p4, %rd38, %rd35;
-  @%p4 bra main_done;
-  shl.b64 %rd40, %rd38, 4;
-",
-            );
-            reduce_vector(&mut out, spec);
-            out.push_str(
-                "  add.u64 %rd41, %rd3, %rd40;
-  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
-  add.u64 %rd38, %rd38, %rd37;
-  bra main_loop;
-main_done:
-",
-            );
+            out.push_str("  mov.u64 %rd38, %rd36;\n");
+            vector_loop(&mut out, "main", "%rd35", |out, slots| {
+                for &slot in slots {
+                    load_vector(out, spec, slot);
+                }
+                for &slot in slots {
+                    reduce_loaded(out, spec, slot);
+                    store_vector(out, "%rd3", slot);
+                }
+            });
             tail(&mut out, spec, "tail_done", false);
         }
         Algorithm::TwoShot => {
@@ -424,24 +490,19 @@ main_done:
   add.u64 %rd47, %rd1, %rd47;
   ld.global.u64 %rd47, [%rd47];
   add.u64 %rd38, %rd44, %rd36;
-scatter_loop:
-  setp.ge.u64 %p4, %rd38, %rd45;
-  @%p4 bra scatter_done;
-  shl.b64 %rd40, %rd38, 4;
 ",
                 w1 = world - 1
             );
-            reduce_vector(&mut out, spec);
-            out.push_str(
-                "  add.u64 %rd41, %rd3, %rd40;
-  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
-  add.u64 %rd41, %rd47, %rd40;
-  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
-  add.u64 %rd38, %rd38, %rd37;
-  bra scatter_loop;
-scatter_done:
-",
-            );
+            vector_loop(&mut out, "scatter", "%rd45", |out, slots| {
+                for &slot in slots {
+                    load_vector(out, spec, slot);
+                }
+                for &slot in slots {
+                    reduce_loaded(out, spec, slot);
+                    store_vector(out, "%rd3", slot);
+                    store_vector(out, "%rd47", slot);
+                }
+            });
             tail(&mut out, spec, "tail_done", true);
             barrier(&mut out, "middle", spec.world);
             // Gather every other rank's reduced chunk into out.
@@ -449,25 +510,33 @@ scatter_done:
                 let _ = write!(
                     out,
                     "  setp.eq.u32 %p6, %r5, {p};
-  @%p6 bra gather_{p}_done;
+  @%p6 bra gather_{p}_skip;
   mul.lo.u64 %rd48, %rd42, {p};
   add.u64 %rd49, %rd48, %rd42;
   min.u64 %rd49, %rd49, %rd35;
   add.u64 %rd38, %rd48, %rd36;
-gather_{p}_loop:
-  setp.ge.u64 %p4, %rd38, %rd49;
-  @%p4 bra gather_{p}_done;
-  shl.b64 %rd40, %rd38, 4;
-  add.u64 %rd41, %rd{base}, %rd40;
-  ld.global.v4.b32 {{%r60, %r61, %r62, %r63}}, [%rd41];
-  add.u64 %rd41, %rd3, %rd40;
-  st.global.v4.b32 [%rd41], {{%r60, %r61, %r62, %r63}};
-  add.u64 %rd38, %rd38, %rd37;
-  bra gather_{p}_loop;
-gather_{p}_done:
-",
-                    base = 20 + p
+"
                 );
+                vector_loop(&mut out, &format!("gather_{p}"), "%rd49", |out, slots| {
+                    for &slot in slots {
+                        let word = 60 + 4 * slot;
+                        let _ = writeln!(
+                            out,
+                            "  add.u64 %rd{a}, %rd{base}, %rd{offset};\n  ld.global.v4.b32 {{%r{}, %r{}, %r{}, %r{}}}, [%rd{a}];",
+                            word,
+                            word + 1,
+                            word + 2,
+                            word + 3,
+                            a = 60 + 8 * slot,
+                            base = 20 + p,
+                            offset = 100 + slot
+                        );
+                    }
+                    for &slot in slots {
+                        store_vector(out, "%rd3", slot);
+                    }
+                });
+                let _ = writeln!(out, "gather_{p}_skip:");
             }
         }
     }
@@ -525,8 +594,8 @@ mod tests {
         assert!(ptx.contains("cvt.rn.bf16.f32"));
         assert!(ptx.contains("max.f32"));
         // One unrolled 16-byte load per peer in each reduction.
-        // The scatter unrolls 4 peer loads; the gather emits one per rank.
-        assert_eq!(ptx.matches("ld.global.v4.b32").count(), 4 + 4);
+        // Scatter: 4 peers x (4 unrolled + 1 single); gather: per rank the same.
+        assert_eq!(ptx.matches("ld.global.v4.b32").count(), 4 * 5 + 4 * 5);
         assert!(!ptx.contains("multimem"), "never NVLink multicast");
     }
 

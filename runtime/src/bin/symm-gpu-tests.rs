@@ -234,7 +234,10 @@ fn graph_replay(ctx: &mut Ctx) -> Result<String> {
 }
 
 fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
+    // Physical memory returns only once every rank has released its
+    // mappings, so measure after all ranks are done.
     ctx.device.synchronize()?;
+    ctx.barrier("baseline-before")?;
     let (before, _) = ctx.device.memory_info()?;
     let cycles = 1000;
     let start = Instant::now();
@@ -243,6 +246,7 @@ fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
         drop(buffer);
     }
     ctx.device.synchronize()?;
+    ctx.barrier("baseline-after")?;
     let (after, _) = ctx.device.memory_info()?;
     let leaked = before as i64 - after as i64;
     if leaked > 0 {
