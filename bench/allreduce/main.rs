@@ -20,7 +20,12 @@ const ITERS: usize = 200;
 const WARMUP: usize = 50;
 const NUMELS: [usize; 7] = [64, 4096, 65536, 262144, 1048576, 4194304, 16777216];
 
-fn time_us(stream: &Stream, group: &mut Group, graph: bool, op: &dyn Fn() -> Result<()>) -> Result<f64> {
+fn time_us(
+    stream: &Stream,
+    group: &mut Group,
+    graph: bool,
+    op: &dyn Fn() -> Result<()>,
+) -> Result<f64> {
     let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
     let (reps, per, captured) = if graph {
         for _ in 0..3 {
@@ -62,7 +67,12 @@ fn run() -> Result<()> {
     let rank = group.rank();
     for numel in NUMELS {
         let bytes = numel * 2;
-        let input = SymmetricBuffer::allocate(&mut group, device.ordinal, &format!("bench/{numel}"), bytes)?;
+        let input = SymmetricBuffer::allocate(
+            &mut group,
+            device.ordinal,
+            &format!("bench/{numel}"),
+            bytes,
+        )?;
         let out = DeviceBuffer::new(bytes)?;
         let fill: Vec<u16> = vec![((rank as f32 + 1.0).to_bits() >> 16) as u16; numel];
         copy_to_device(input.local(), &fill)?;
@@ -71,7 +81,15 @@ fn run() -> Result<()> {
         for algorithm in [Algorithm::OneShot, Algorithm::TwoShot] {
             for graph in [false, true] {
                 let op = || {
-                    collectives.all_reduce(&input, out.ptr, numel, Dtype::Bf16, ReduceOp::Sum, algorithm, stream.raw)
+                    collectives.all_reduce(
+                        &input,
+                        out.ptr,
+                        numel,
+                        Dtype::Bf16,
+                        ReduceOp::Sum,
+                        algorithm,
+                        stream.raw,
+                    )
                 };
                 let us = time_us(&stream, &mut group, graph, &op)?;
                 collectives.check_peers("bench")?;

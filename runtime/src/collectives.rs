@@ -4,7 +4,7 @@ use crate::{
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, KernelCache, launch},
     error::{Error, Result},
     kernels::{
-        AllReduceSpec, Algorithm, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
+        Algorithm, AllReduceSpec, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
         all_reduce_ptx, barrier_test_ptx, grid_blocks,
     },
     symmetric::SymmetricBuffer,
@@ -107,7 +107,8 @@ impl Collectives {
             (&mut timeout as *mut u64).cast(),
             (&mut error as *mut u64).cast(),
         ];
-        launch(function, blocks, THREADS, stream, &mut args)
+        // SAFETY: the function came from our cache, `args` matches PARAMS.
+        unsafe { launch(function, blocks, THREADS, stream, &mut args) }
     }
 
     /// After a synchronize: fails if any kernel gave up waiting for a peer

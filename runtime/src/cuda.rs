@@ -77,7 +77,10 @@ impl Device {
     /// Makes this device's context current on the calling thread.
     pub fn bind(&self) -> Result<()> {
         // SAFETY: the context is retained for our lifetime.
-        check(unsafe { sys::cuCtxSetCurrent(self.context) }, "cuCtxSetCurrent")
+        check(
+            unsafe { sys::cuCtxSetCurrent(self.context) },
+            "cuCtxSetCurrent",
+        )
     }
 
     pub fn synchronize(&self) -> Result<()> {
@@ -89,7 +92,10 @@ impl Device {
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: out-pointers to locals.
-        check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, "cuMemGetInfo")?;
+        check(
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
+            "cuMemGetInfo",
+        )?;
         Ok((free, total))
     }
 }
@@ -114,7 +120,10 @@ impl DeviceBuffer {
     pub fn new(bytes: usize) -> Result<Self> {
         let mut ptr = 0;
         // SAFETY: out-pointer to a local.
-        check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) }, "cuMemAlloc")?;
+        check(
+            unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) },
+            "cuMemAlloc",
+        )?;
         Ok(Self { ptr, bytes })
     }
 
@@ -134,7 +143,10 @@ impl DeviceBuffer {
 
     pub fn zero(&self) -> Result<()> {
         // SAFETY: the range is ours.
-        check(unsafe { sys::cuMemsetD8_v2(self.ptr, 0, self.bytes) }, "cuMemsetD8")
+        check(
+            unsafe { sys::cuMemsetD8_v2(self.ptr, 0, self.bytes) },
+            "cuMemsetD8",
+        )
     }
 }
 
@@ -150,9 +162,7 @@ impl Drop for DeviceBuffer {
 pub fn copy_to_device<T: Copy>(dst: CUdeviceptr, values: &[T]) -> Result<()> {
     // SAFETY: `values` is a live host slice of the given byte length.
     check(
-        unsafe {
-            sys::cuMemcpyHtoD_v2(dst, values.as_ptr().cast(), std::mem::size_of_val(values))
-        },
+        unsafe { sys::cuMemcpyHtoD_v2(dst, values.as_ptr().cast(), std::mem::size_of_val(values)) },
         "cuMemcpyHtoD",
     )
 }
@@ -191,7 +201,8 @@ impl KernelCache {
             return Ok(function);
         }
         let text = CString::new(ptx()).map_err(|_| Error::Cuda("PTX holds a NUL".into()))?;
-        let entry = CString::new(name).map_err(|_| Error::Cuda("kernel name holds a NUL".into()))?;
+        let entry =
+            CString::new(name).map_err(|_| Error::Cuda("kernel name holds a NUL".into()))?;
         // SAFETY: NUL-terminated PTX and entry name; out-pointers to locals.
         unsafe {
             let mut module = std::ptr::null_mut();
@@ -211,7 +222,11 @@ impl KernelCache {
 }
 
 /// Launches `function` on `stream` with the given argument pointers.
-pub fn launch(
+///
+/// # Safety
+/// `function` and `stream` are live driver handles and `args` point at
+/// values matching the kernel's parameters.
+pub unsafe fn launch(
     function: sys::CUfunction,
     blocks: u32,
     threads: u32,
@@ -249,7 +264,9 @@ impl Stream {
         let mut raw = std::ptr::null_mut();
         // SAFETY: out-pointer to a local.
         check(
-            unsafe { sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) },
+            unsafe {
+                sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+            },
             "cuStreamCreate",
         )?;
         Ok(Self { raw })
@@ -257,7 +274,10 @@ impl Stream {
 
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: a live stream.
-        check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
+        check(
+            unsafe { sys::cuStreamSynchronize(self.raw) },
+            "cuStreamSynchronize",
+        )
     }
 }
 
@@ -290,7 +310,10 @@ impl Graph {
             )?;
             let result = body();
             let mut graph = std::ptr::null_mut();
-            let ended = check(sys::cuStreamEndCapture(stream.raw, &mut graph), "cuStreamEndCapture");
+            let ended = check(
+                sys::cuStreamEndCapture(stream.raw, &mut graph),
+                "cuStreamEndCapture",
+            );
             result?;
             ended?;
             let mut exec = std::ptr::null_mut();
@@ -304,7 +327,10 @@ impl Graph {
 
     pub fn replay(&self, stream: &Stream) -> Result<()> {
         // SAFETY: an instantiated graph on a live stream.
-        check(unsafe { sys::cuGraphLaunch(self.exec, stream.raw) }, "cuGraphLaunch")
+        check(
+            unsafe { sys::cuGraphLaunch(self.exec, stream.raw) },
+            "cuGraphLaunch",
+        )
     }
 }
 
@@ -336,7 +362,10 @@ impl Event {
 
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: live event and stream.
-        check(unsafe { sys::cuEventRecord(self.raw, stream.raw) }, "cuEventRecord")
+        check(
+            unsafe { sys::cuEventRecord(self.raw, stream.raw) },
+            "cuEventRecord",
+        )
     }
 
     /// Milliseconds from `self` to `end`, once both have completed.
@@ -345,7 +374,10 @@ impl Event {
         // SAFETY: both events were recorded; out-pointer to a local.
         unsafe {
             check(sys::cuEventSynchronize(end.raw), "cuEventSynchronize")?;
-            check(sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw), "cuEventElapsedTime")?;
+            check(
+                sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw),
+                "cuEventElapsedTime",
+            )?;
         }
         Ok(ms)
     }

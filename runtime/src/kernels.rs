@@ -255,7 +255,11 @@ fn pack(out: &mut String, dtype: Dtype, first: usize, word: usize) {
                 let _ = writeln!(out, "  mov.b32 %r{}, %f{};", word + w, first + w);
             }
             Dtype::F16 | Dtype::Bf16 => {
-                let cvt = if dtype == Dtype::F16 { "cvt.rn.f16.f32" } else { "cvt.rn.bf16.f32" };
+                let cvt = if dtype == Dtype::F16 {
+                    "cvt.rn.f16.f32"
+                } else {
+                    "cvt.rn.bf16.f32"
+                };
                 let _ = writeln!(
                     out,
                     "  {cvt} %h1, %f{};\n  {cvt} %h2, %f{};\n  mov.b32 %r{}, {{%h1, %h2}};",
@@ -373,13 +377,24 @@ fn vector_loop(out: &mut String, label: &str, end: &str, body: impl Fn(&mut Stri
 /// (f32) or %h3 (16-bit).
 fn reduce_scalar(out: &mut String, spec: &AllReduceSpec) {
     for p in 0..spec.world {
-        let _ = writeln!(out, "  add.u64 %rd{a}, %rd{base}, %rd40;", a = 50 + p, base = 20 + p);
+        let _ = writeln!(
+            out,
+            "  add.u64 %rd{a}, %rd{base}, %rd40;",
+            a = 50 + p,
+            base = 20 + p
+        );
         match spec.dtype {
             Dtype::F32 => {
                 let _ = writeln!(out, "  ld.global.f32 %f{}, [%rd{}];", 30 + p, 50 + p);
             }
             Dtype::F16 => {
-                let _ = writeln!(out, "  ld.global.b16 %h{h}, [%rd{a}];\n  cvt.f32.f16 %f{f}, %h{h};", h = 10 + p, a = 50 + p, f = 30 + p);
+                let _ = writeln!(
+                    out,
+                    "  ld.global.b16 %h{h}, [%rd{a}];\n  cvt.f32.f16 %f{f}, %h{h};",
+                    h = 10 + p,
+                    a = 50 + p,
+                    f = 30 + p
+                );
             }
             Dtype::Bf16 => {
                 let _ = writeln!(
@@ -403,10 +418,16 @@ fn store_scalar(out: &mut String, dtype: Dtype, address: &str) {
             let _ = writeln!(out, "  st.global.f32 [{address}], %f30;");
         }
         Dtype::F16 => {
-            let _ = writeln!(out, "  cvt.rn.f16.f32 %h3, %f30;\n  st.global.b16 [{address}], %h3;");
+            let _ = writeln!(
+                out,
+                "  cvt.rn.f16.f32 %h3, %f30;\n  st.global.b16 [{address}], %h3;"
+            );
         }
         Dtype::Bf16 => {
-            let _ = writeln!(out, "  cvt.rn.bf16.f32 %h3, %f30;\n  st.global.b16 [{address}], %h3;");
+            let _ = writeln!(
+                out,
+                "  cvt.rn.bf16.f32 %h3, %f30;\n  st.global.b16 [{address}], %h3;"
+            );
         }
     }
 }
@@ -446,7 +467,11 @@ fn tail(out: &mut String, spec: &AllReduceSpec, label: &str, only_block0: bool) 
 /// PTX of one all-reduce kernel; its entry is `spec.name()`.
 pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
     let mut out = String::from(HEADER);
-    let _ = write!(out, ".visible .entry {}(\n{PARAMS})\n{{\n{REGISTERS}", spec.name());
+    let _ = write!(
+        out,
+        ".visible .entry {}(\n{PARAMS})\n{{\n{REGISTERS}",
+        spec.name()
+    );
     prologue(&mut out);
     barrier(&mut out, "start", spec.world);
     load_peer_bases(&mut out, spec.world);
@@ -555,7 +580,10 @@ pub const BARRIER_TEST: &str = "symm_barrier_test";
 /// barriers again before the next write. `p_out` points at a u32 count.
 pub fn barrier_test_ptx(world: usize) -> String {
     let mut out = String::from(HEADER);
-    let _ = write!(out, ".visible .entry {BARRIER_TEST}(\n{PARAMS})\n{{\n{REGISTERS}");
+    let _ = write!(
+        out,
+        ".visible .entry {BARRIER_TEST}(\n{PARAMS})\n{{\n{REGISTERS}"
+    );
     prologue(&mut out);
     load_peer_bases(&mut out, world);
     out.push_str("  mul.wide.u32 %rd60, %r5, 8;\n  add.u64 %rd60, %rd1, %rd60;\n  ld.global.u64 %rd60, [%rd60];\n  mov.u64 %rd61, 0;\niter:\n  setp.ge.u64 %p7, %rd61, %rd4;\n  @%p7 bra iters_done;\n  setp.ne.u32 %p8, %r1, 0;\n  cvt.u32.u64 %r30, %rd61;\n  @!%p8 st.relaxed.sys.global.u32 [%rd60], %r30;\n");
@@ -616,7 +644,11 @@ mod tests {
                 let count = labels.len();
                 labels.sort_unstable();
                 labels.dedup();
-                assert_eq!(labels.len(), count, "duplicate label in {algorithm:?} w{world}");
+                assert_eq!(
+                    labels.len(),
+                    count,
+                    "duplicate label in {algorithm:?} w{world}"
+                );
             }
         }
     }

@@ -142,7 +142,9 @@ impl SymmetricBuffer {
         )?;
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         // No peer may signal before every pad is zero.
-        group.store.barrier(&format!("{tag}/ready"), rank, world, timeout)?;
+        group
+            .store
+            .barrier(&format!("{tag}/ready"), rank, world, timeout)?;
         Ok(buffer)
     }
 
@@ -177,7 +179,11 @@ fn import(fd: &OwnedFd) -> Result<sys::CUmemGenericAllocationHandle> {
     Ok(handle)
 }
 
-fn map(handle: sys::CUmemGenericAllocationHandle, bytes: usize, device: i32) -> Result<CUdeviceptr> {
+fn map(
+    handle: sys::CUmemGenericAllocationHandle,
+    bytes: usize,
+    device: i32,
+) -> Result<CUdeviceptr> {
     let mut address = 0;
     // SAFETY: reserve, map and grant access on a fresh range.
     unsafe {
@@ -193,7 +199,10 @@ fn map(handle: sys::CUmemGenericAllocationHandle, bytes: usize, device: i32) -> 
         access.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
         access.location.id = device;
         access.flags = sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        if let Err(error) = check(sys::cuMemSetAccess(address, bytes, &access, 1), "cuMemSetAccess") {
+        if let Err(error) = check(
+            sys::cuMemSetAccess(address, bytes, &access, 1),
+            "cuMemSetAccess",
+        ) {
             sys::cuMemUnmap(address, bytes);
             sys::cuMemAddressFree(address, bytes);
             return Err(error);

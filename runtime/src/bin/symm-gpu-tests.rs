@@ -16,7 +16,9 @@ use symm_runtime::{
     collectives::Collectives,
     cuda::{self, DeviceBuffer, Graph, Stream, check, copy_from_device, copy_to_device},
     group::Group,
-    kernels::{AllReduceSpec, Algorithm, Dtype, MAX_WORLD, ReduceOp, all_reduce_ptx, barrier_test_ptx},
+    kernels::{
+        Algorithm, AllReduceSpec, Dtype, MAX_WORLD, ReduceOp, all_reduce_ptx, barrier_test_ptx,
+    },
     symmetric::SymmetricBuffer,
 };
 
@@ -38,7 +40,10 @@ fn to_bits(dtype: Dtype, values: &[f32]) -> Vec<u8> {
             .iter()
             .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
             .collect(),
-        Dtype::F16 => values.iter().flat_map(|v| f32_to_f16(*v).to_le_bytes()).collect(),
+        Dtype::F16 => values
+            .iter()
+            .flat_map(|v| f32_to_f16(*v).to_le_bytes())
+            .collect(),
     }
 }
 
@@ -88,7 +93,11 @@ impl Ctx {
     }
 
     fn barrier(&mut self, name: &str) -> Result<()> {
-        let (rank, world, timeout) = (self.group.rank(), self.group.world_size(), self.group.config.timeout);
+        let (rank, world, timeout) = (
+            self.group.rank(),
+            self.group.world_size(),
+            self.group.config.timeout,
+        );
         self.group.store.barrier(name, rank, world, timeout)
     }
 
@@ -109,27 +118,42 @@ fn p2p(ctx: &mut Ctx) -> Result<String> {
     ctx.device.synchronize()?;
     ctx.barrier("p2p-filled")?;
     for peer in 0..world {
-        let address = buffer.peer(peer).ok_or_else(|| Error::Cuda("no mapping".into()))?;
+        let address = buffer
+            .peer(peer)
+            .ok_or_else(|| Error::Cuda("no mapping".into()))?;
         let seen: Vec<u32> = copy_from_device(address + 4 * 1000, 1)?;
         if seen[0] != peer as u32 + 1 {
-            return Err(Error::Cuda(format!("read {} from rank {peer}, expected {}", seen[0], peer + 1)));
+            return Err(Error::Cuda(format!(
+                "read {} from rank {peer}, expected {}",
+                seen[0],
+                peer + 1
+            )));
         }
     }
     ctx.barrier("p2p-read")?;
     // Write into every peer's copy, at a slot of our own.
     for peer in 0..world {
-        let address = buffer.peer(peer).ok_or_else(|| Error::Cuda("no mapping".into()))?;
-        copy_to_device(address + 4 * (2000 + rank as u64), &[0xabc0u32 + rank as u32])?;
+        let address = buffer
+            .peer(peer)
+            .ok_or_else(|| Error::Cuda("no mapping".into()))?;
+        copy_to_device(
+            address + 4 * (2000 + rank as u64),
+            &[0xabc0u32 + rank as u32],
+        )?;
     }
     ctx.device.synchronize()?;
     ctx.barrier("p2p-written")?;
     let slots: Vec<u32> = copy_from_device(buffer.local() + 4 * 2000, world)?;
     for (writer, &slot) in slots.iter().enumerate() {
         if slot != 0xabc0 + writer as u32 {
-            return Err(Error::Cuda(format!("rank {writer} wrote {slot:#x} into our copy")));
+            return Err(Error::Cuda(format!(
+                "rank {writer} wrote {slot:#x} into our copy"
+            )));
         }
     }
-    Ok(format!("read and wrote the copies of {world} ranks over P2P"))
+    Ok(format!(
+        "read and wrote the copies of {world} ranks over P2P"
+    ))
 }
 
 fn barrier_stress(ctx: &mut Ctx) -> Result<String> {
@@ -173,13 +197,24 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
                     out.zero()?;
                     ctx.device.synchronize()?;
                     ctx.barrier("case")?;
-                    ctx.collectives
-                        .all_reduce(&input, out.ptr, elements, dtype, op, algorithm, ctx.stream.raw)?;
+                    ctx.collectives.all_reduce(
+                        &input,
+                        out.ptr,
+                        elements,
+                        dtype,
+                        op,
+                        algorithm,
+                        ctx.stream.raw,
+                    )?;
                     ctx.stream.synchronize()?;
                     ctx.collectives.check_peers("all-reduce")?;
                     let got: Vec<u8> = copy_from_device(out.ptr, bytes)?;
                     if got != expected {
-                        let first = got.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(0);
+                        let first = got
+                            .iter()
+                            .zip(&expected)
+                            .position(|(a, b)| a != b)
+                            .unwrap_or(0);
                         return Err(Error::Cuda(format!(
                             "{algorithm:?} {op:?} {dtype:?} {bytes} B: first difference at byte {first}"
                         )));
@@ -250,7 +285,9 @@ fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
     let (after, _) = ctx.device.memory_info()?;
     let leaked = before as i64 - after as i64;
     if leaked > 0 {
-        return Err(Error::Cuda(format!("{leaked} bytes not returned after {cycles} cycles")));
+        return Err(Error::Cuda(format!(
+            "{leaked} bytes not returned after {cycles} cycles"
+        )));
     }
     Ok(format!(
         "{cycles} alloc/free cycles of 1 MiB, free memory {before} -> {after} bytes, {:.2} ms per cycle",
@@ -285,19 +322,37 @@ fn dead_peer(mut ctx: Ctx) -> ExitCode {
     let out = DeviceBuffer::new(4096).ok();
     let start = Instant::now();
     let result = (|| {
-        let out = out.as_ref().ok_or_else(|| Error::Cuda("no output buffer".into()))?;
-        quick.all_reduce(&buffer, out.ptr, 1024, Dtype::F32, ReduceOp::Sum, Algorithm::OneShot, ctx.stream.raw)?;
+        let out = out
+            .as_ref()
+            .ok_or_else(|| Error::Cuda("no output buffer".into()))?;
+        quick.all_reduce(
+            &buffer,
+            out.ptr,
+            1024,
+            Dtype::F32,
+            ReduceOp::Sum,
+            Algorithm::OneShot,
+            ctx.stream.raw,
+        )?;
         ctx.stream.synchronize()?;
         quick.check_peers("all-reduce with a dead peer")
     })();
     let elapsed = start.elapsed();
     match result {
         Err(Error::PeerTimeout { .. }) if elapsed < Duration::from_secs(10) => {
-            println!("PASS dead-peer: error after {:.2} s: {}", elapsed.as_secs_f64(), result.err().map(|e| e.to_string()).unwrap_or_default());
+            println!(
+                "PASS dead-peer: error after {:.2} s: {}",
+                elapsed.as_secs_f64(),
+                result.err().map(|e| e.to_string()).unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
         other => {
-            println!("FAIL dead-peer: {:?} after {:.2} s", other.err(), elapsed.as_secs_f64());
+            println!(
+                "FAIL dead-peer: {:?} after {:.2} s",
+                other.err(),
+                elapsed.as_secs_f64()
+            );
             ExitCode::FAILURE
         }
     }
@@ -309,14 +364,22 @@ fn dump_ptx(dir: &str) -> Result<()> {
         for algorithm in ALGORITHMS {
             for dtype in DTYPES {
                 for op in OPS {
-                    let spec = AllReduceSpec { algorithm, dtype, op, world };
+                    let spec = AllReduceSpec {
+                        algorithm,
+                        dtype,
+                        op,
+                        world,
+                    };
                     std::fs::write(format!("{dir}/{}.ptx", spec.name()), all_reduce_ptx(&spec))
                         .map_err(|e| Error::io("dump", e))?;
                 }
             }
         }
-        std::fs::write(format!("{dir}/barrier_w{world}.ptx"), barrier_test_ptx(world))
-            .map_err(|e| Error::io("dump", e))?;
+        std::fs::write(
+            format!("{dir}/barrier_w{world}.ptx"),
+            barrier_test_ptx(world),
+        )
+        .map_err(|e| Error::io("dump", e))?;
     }
     Ok(())
 }
@@ -360,7 +423,11 @@ fn run() -> Result<ExitCode> {
         ctx.record(name, result);
     }
     println!("{} passed, {} failed", ctx.passed, ctx.failed);
-    Ok(if ctx.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if ctx.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,65 @@
+/* symm_runtime.h - the C ABI of symm's runtime (libsymm_runtime.a / .so).
+ *
+ * One process per GPU, started by symm-launch or torchrun (RANK,
+ * WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT). Every function that
+ * returns int gives 0 on success and -1 on failure, with the reason in
+ * symm_last_error(). CUDA is loaded at run time.
+ */
+#ifndef SYMM_RUNTIME_H
+#define SYMM_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct SymmRuntime symm_runtime;
+typedef struct SymmetricBuffer symm_buffer;
+typedef struct SymmGraph symm_graph;
+
+enum symm_dtype { SYMM_F32 = 0, SYMM_F16 = 1, SYMM_BF16 = 2 };
+enum symm_reduce { SYMM_SUM = 0, SYMM_MAX = 1, SYMM_MIN = 2 };
+enum symm_algorithm { SYMM_ONE_SHOT = 0, SYMM_TWO_SHOT = 1 };
+
+/* The message of the last failed call on this thread. */
+const char *symm_last_error(void);
+
+/* Joins the group from the environment and binds this rank's GPU. */
+int symm_init(symm_runtime **out);
+void symm_finalize(symm_runtime *runtime);
+int symm_rank(const symm_runtime *runtime);
+int symm_world_size(const symm_runtime *runtime);
+/* The runtime's CUstream. */
+void *symm_stream(const symm_runtime *runtime);
+
+/* Collective: every rank allocates `bytes` under the same `id`; sizes that
+ * differ across ranks fail on every rank. */
+int symm_alloc(symm_runtime *runtime, const char *id, size_t bytes, symm_buffer **out);
+void symm_free(symm_buffer *buffer);
+/* Device address of rank `peer`'s copy, mapped in this process. */
+uint64_t symm_buffer_ptr(const symm_buffer *buffer, int peer);
+/* Device tables (u64 per rank) of the buffer and signal-pad addresses. */
+int symm_buffer_peer_tables(const symm_buffer *buffer, uint64_t *buffers, uint64_t *pads);
+
+/* All-reduce `count` elements of `input` into device address `out` on
+ * `stream` (NULL: the runtime's). Two-shot also leaves this rank's reduced
+ * slice in `input`. */
+int symm_all_reduce(symm_runtime *runtime, const symm_buffer *input, uint64_t out,
+                    size_t count, int dtype, int reduce, int algorithm, void *stream);
+/* Waits for the runtime's work; fails if a peer never signalled. */
+int symm_synchronize(symm_runtime *runtime);
+
+/* Captures what `body` enqueues on the stream it is given into a CUDA
+ * graph; replays run it again with the same buffers. */
+typedef int (*symm_capture_fn)(void *user, void *stream);
+int symm_graph_capture(symm_runtime *runtime, symm_capture_fn body, void *user, symm_graph **out);
+int symm_graph_replay(symm_runtime *runtime, symm_graph *graph);
+void symm_graph_free(symm_graph *graph);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMM_RUNTIME_H */

@@ -1,0 +1,282 @@
+//! The C ABI (`include/symm_runtime.h`): group init, symmetric allocation,
+//! peer tables, collective launch, CUDA-graph capture. Every call returns 0
+//! on success or -1 with the message in `symm_last_error()`; none panics
+//! across the boundary.
+//!
+//! Safety contract of every function (also in the header): handle
+//! arguments are NULL or were returned by this library and not yet freed;
+//! strings are NUL-terminated; out-pointers point at writable storage.
+#![allow(clippy::missing_safety_doc)]
+
+use crate::{
+    Error, Result,
+    collectives::Collectives,
+    cuda::{Device, Graph, Stream},
+    group::Group,
+    kernels::{Algorithm, Dtype, ReduceOp},
+    symmetric::SymmetricBuffer,
+};
+use std::{
+    cell::RefCell,
+    ffi::{CStr, CString, c_char, c_int, c_void},
+    panic::{AssertUnwindSafe, catch_unwind},
+};
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn fail(message: String) -> c_int {
+    LAST_ERROR.with(|last| {
+        *last.borrow_mut() = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    });
+    -1
+}
+
+/// Runs `body`, turning errors and panics into -1 and a message.
+fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(error)) => fail(error.to_string()),
+        Err(_) => fail("internal error: the symm runtime panicked".into()),
+    }
+}
+
+fn non_null<'a, T>(pointer: *mut T, what: &str) -> Result<&'a mut T> {
+    // SAFETY: callers pass handles that this library created.
+    unsafe { pointer.as_mut() }.ok_or_else(|| Error::InvalidArgument(format!("{what} is NULL")))
+}
+
+/// The message of the last failed call on this thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn symm_last_error() -> *const c_char {
+    LAST_ERROR.with(|last| last.borrow().as_ptr())
+}
+
+/// Everything one rank needs: its group, device, kernels and a stream.
+pub struct SymmRuntime {
+    group: Group,
+    device: Device,
+    collectives: Collectives,
+    stream: Stream,
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_init(out: *mut *mut SymmRuntime) -> c_int {
+    guard(|| {
+        let out = non_null(out, "out")?;
+        let group = Group::from_env()?;
+        let device = Device::open(group.config.local_rank)?;
+        let collectives = Collectives::new(group.config.timeout)?;
+        let stream = Stream::new()?;
+        *out = Box::into_raw(Box::new(SymmRuntime {
+            group,
+            device,
+            collectives,
+            stream,
+        }));
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_finalize(runtime: *mut SymmRuntime) {
+    if !runtime.is_null() {
+        // SAFETY: created by symm_init.
+        drop(unsafe { Box::from_raw(runtime) });
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rank(runtime: *const SymmRuntime) -> c_int {
+    // SAFETY: created by symm_init, or NULL.
+    unsafe { runtime.as_ref() }.map_or(-1, |r| r.group.rank() as c_int)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_world_size(runtime: *const SymmRuntime) -> c_int {
+    // SAFETY: created by symm_init, or NULL.
+    unsafe { runtime.as_ref() }.map_or(-1, |r| r.group.world_size() as c_int)
+}
+
+/// The runtime's own stream (a `CUstream`), for work ordered with its
+/// collectives.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_stream(runtime: *const SymmRuntime) -> *mut c_void {
+    // SAFETY: created by symm_init, or NULL.
+    unsafe { runtime.as_ref() }.map_or(std::ptr::null_mut(), |r| r.stream.raw.cast())
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_alloc(
+    runtime: *mut SymmRuntime,
+    id: *const c_char,
+    bytes: usize,
+    out: *mut *mut SymmetricBuffer,
+) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        let out = non_null(out, "out")?;
+        if id.is_null() {
+            return Err(Error::InvalidArgument("id is NULL".into()));
+        }
+        // SAFETY: a NUL-terminated string from the caller.
+        let id = unsafe { CStr::from_ptr(id) }.to_string_lossy().into_owned();
+        let ordinal = runtime.device.ordinal;
+        let buffer = SymmetricBuffer::allocate(&mut runtime.group, ordinal, &id, bytes)?;
+        *out = Box::into_raw(Box::new(buffer));
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_free(buffer: *mut SymmetricBuffer) {
+    if !buffer.is_null() {
+        // SAFETY: created by symm_alloc.
+        drop(unsafe { Box::from_raw(buffer) });
+    }
+}
+
+/// Device address of rank `peer`'s copy, mapped here; 0 if out of range.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_buffer_ptr(buffer: *const SymmetricBuffer, peer: c_int) -> u64 {
+    // SAFETY: created by symm_alloc, or NULL.
+    unsafe { buffer.as_ref() }
+        .and_then(|b| usize::try_from(peer).ok().and_then(|p| b.peer(p)))
+        .unwrap_or(0)
+}
+
+/// Device tables of every rank's buffer and signal-pad addresses (u64 each).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_buffer_peer_tables(
+    buffer: *const SymmetricBuffer,
+    buffers: *mut u64,
+    pads: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: created by symm_alloc, or NULL.
+        let buffer = unsafe { buffer.as_ref() }
+            .ok_or_else(|| Error::InvalidArgument("buffer is NULL".into()))?;
+        *non_null(buffers, "buffers")? = buffer.buffer_table.ptr;
+        *non_null(pads, "pads")? = buffer.pad_table.ptr;
+        Ok(())
+    })
+}
+
+fn dtype(code: c_int) -> Result<Dtype> {
+    match code {
+        0 => Ok(Dtype::F32),
+        1 => Ok(Dtype::F16),
+        2 => Ok(Dtype::Bf16),
+        _ => Err(Error::InvalidArgument(format!("unknown dtype {code}"))),
+    }
+}
+
+fn reduce_op(code: c_int) -> Result<ReduceOp> {
+    match code {
+        0 => Ok(ReduceOp::Sum),
+        1 => Ok(ReduceOp::Max),
+        2 => Ok(ReduceOp::Min),
+        _ => Err(Error::InvalidArgument(format!("unknown reduction {code}"))),
+    }
+}
+
+fn algorithm(code: c_int) -> Result<Algorithm> {
+    match code {
+        0 => Ok(Algorithm::OneShot),
+        1 => Ok(Algorithm::TwoShot),
+        _ => Err(Error::InvalidArgument(format!("unknown algorithm {code}"))),
+    }
+}
+
+/// All-reduce of `count` elements of `input` into `out` (a device address)
+/// on `stream` (NULL: the runtime's stream).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn symm_all_reduce(
+    runtime: *mut SymmRuntime,
+    input: *const SymmetricBuffer,
+    out: u64,
+    count: usize,
+    dtype_code: c_int,
+    op_code: c_int,
+    algorithm_code: c_int,
+    stream: *mut c_void,
+) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        // SAFETY: created by symm_alloc, or NULL.
+        let input = unsafe { input.as_ref() }
+            .ok_or_else(|| Error::InvalidArgument("input is NULL".into()))?;
+        let stream = if stream.is_null() {
+            runtime.stream.raw
+        } else {
+            stream.cast()
+        };
+        runtime.collectives.all_reduce(
+            input,
+            out,
+            count,
+            dtype(dtype_code)?,
+            reduce_op(op_code)?,
+            algorithm(algorithm_code)?,
+            stream,
+        )
+    })
+}
+
+/// Waits for the runtime's stream and reports a peer that never signalled.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_synchronize(runtime: *mut SymmRuntime) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        runtime.device.synchronize()?;
+        runtime.collectives.check_peers("a collective")
+    })
+}
+
+/// A captured graph; `symm_graph_capture` records what the callback
+/// enqueues on the runtime's stream.
+pub struct SymmGraph(Graph);
+
+pub type SymmCaptureFn = extern "C" fn(user: *mut c_void, stream: *mut c_void) -> c_int;
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_graph_capture(
+    runtime: *mut SymmRuntime,
+    body: Option<SymmCaptureFn>,
+    user: *mut c_void,
+    out: *mut *mut SymmGraph,
+) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        let out = non_null(out, "out")?;
+        let body = body.ok_or_else(|| Error::InvalidArgument("body is NULL".into()))?;
+        let stream = runtime.stream.raw.cast();
+        let graph = Graph::capture(&runtime.stream, || {
+            if body(user, stream) == 0 {
+                Ok(())
+            } else {
+                Err(Error::Cuda("the capture callback failed".into()))
+            }
+        })?;
+        *out = Box::into_raw(Box::new(SymmGraph(graph)));
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_graph_replay(runtime: *mut SymmRuntime, graph: *mut SymmGraph) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        non_null(graph, "graph")?.0.replay(&runtime.stream)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_graph_free(graph: *mut SymmGraph) {
+    if !graph.is_null() {
+        // SAFETY: created by symm_graph_capture.
+        drop(unsafe { Box::from_raw(graph) });
+    }
+}
