@@ -69,6 +69,8 @@ fn reduce(op: ReduceOp, values: impl Iterator<Item = f32>) -> f32 {
         .unwrap_or(0.0)
 }
 
+type TestFn = fn(&mut Ctx) -> Result<String>;
+
 struct Ctx {
     group: Group,
     device: cuda::Device,
@@ -408,7 +410,7 @@ fn run() -> Result<ExitCode> {
     if only.as_deref() == Some("dead-peer") {
         return Ok(dead_peer(ctx));
     }
-    let tests: [(&str, fn(&mut Ctx) -> Result<String>); 5] = [
+    let tests: [(&str, TestFn); 5] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
