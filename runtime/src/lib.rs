@@ -12,6 +12,7 @@ pub mod fdpass;
 pub mod group;
 pub mod kernels;
 pub mod launcher;
+pub mod mgpu;
 pub mod store;
 pub mod symmetric;
 

@@ -360,6 +360,42 @@ fn dead_peer(mut ctx: Ctx) -> ExitCode {
     }
 }
 
+/// The mgpu* ABI that MLIR-compiled host code calls: load a module, launch
+/// a kernel on a stream, copy back.
+fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
+    use symm_runtime::mgpu::*;
+    const PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry fill(.param .u64 p, .param .u32 v) {\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n\
+        ld.param.u64 %rd1, [p];\n  ld.param.u32 %r1, [v];\n  mov.u32 %r2, %tid.x;\n\
+        mul.wide.u32 %rd2, %r2, 4;\n  add.u64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r1;\n  ret;\n}\n\0";
+    mgpuSetDefaultDevice(ctx.device.ordinal);
+    // SAFETY: a NUL-terminated PTX image and matching kernel arguments.
+    let values: Vec<u32> = unsafe {
+        let module = mgpuModuleLoad(PTX.as_ptr().cast(), PTX.len() as i64);
+        let function = mgpuModuleGetFunction(module, c"fill".as_ptr());
+        let stream = mgpuStreamCreate();
+        let device = mgpuMemAlloc(64 * 4, stream, false);
+        let mut pointer = device as u64;
+        let mut value = 0x5eed_u32;
+        let mut params: [*mut std::ffi::c_void; 2] =
+            [(&mut pointer as *mut u64).cast(), (&mut value as *mut u32).cast()];
+        mgpuLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut(), 2);
+        let mut host = vec![0u32; 64];
+        mgpuMemcpy(host.as_mut_ptr().cast(), device, 64 * 4, stream);
+        mgpuStreamSynchronize(stream);
+        mgpuMemFree(device, stream);
+        mgpuStreamSynchronize(stream);
+        mgpuStreamDestroy(stream);
+        mgpuModuleUnload(module);
+        host
+    };
+    ctx.device.bind()?;
+    if values.iter().any(|&v| v != 0x5eed) {
+        return Err(Error::Cuda(format!("kernel launched through mgpu* wrote {:#x}", values[0])));
+    }
+    Ok("mgpuModuleLoad/GetFunction/LaunchKernel/MemAlloc/Memcpy/StreamSynchronize ran a kernel".into())
+}
+
 fn dump_ptx(dir: &str) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("dump", e))?;
     for world in 2..=MAX_WORLD {
@@ -410,12 +446,13 @@ fn run() -> Result<ExitCode> {
     if only.as_deref() == Some("dead-peer") {
         return Ok(dead_peer(ctx));
     }
-    let tests: [(&str, TestFn); 5] = [
+    let tests: [(&str, TestFn); 6] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
         ("graph-replay", graph_replay),
         ("memory-baseline", memory_baseline),
+        ("mgpu-abi", mgpu_abi),
     ];
     for (name, test) in tests {
         if only.as_deref().is_some_and(|o| o != name) {

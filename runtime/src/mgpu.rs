@@ -1,0 +1,243 @@
+//! MLIR's GPU runtime ABI (`mgpu*`, the LLVM 22 signatures that
+//! `gpu-to-llvm` emits calls to), implemented on the CUDA driver through
+//! cudarc, so compiled programs link against this runtime alone. Like
+//! MLIR's own CudaRuntimeWrappers, each call makes the default device's
+//! primary context current first, and errors are reported on stderr (the
+//! ABI has no error channel).
+
+#![allow(clippy::missing_safety_doc)]
+
+use cudarc::driver::sys::{self, CUresult};
+use std::{
+    ffi::{c_char, c_void},
+    sync::atomic::{AtomicI32, Ordering},
+};
+
+static DEFAULT_DEVICE: AtomicI32 = AtomicI32::new(0);
+
+fn report(status: CUresult, what: &str) {
+    if status != CUresult::CUDA_SUCCESS {
+        eprintln!("symm runtime: {what} failed: {status:?}");
+    }
+}
+
+/// Makes the default device's primary context current.
+fn scoped_context() {
+    // SAFETY: plain driver calls; the primary context stays retained.
+    unsafe {
+        report(sys::cuInit(0), "cuInit");
+        let mut device = 0;
+        report(
+            sys::cuDeviceGet(&mut device, DEFAULT_DEVICE.load(Ordering::Relaxed)),
+            "cuDeviceGet",
+        );
+        let mut context = std::ptr::null_mut();
+        report(sys::cuDevicePrimaryCtxRetain(&mut context, device), "cuDevicePrimaryCtxRetain");
+        report(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn mgpuSetDefaultDevice(device: i32) {
+    DEFAULT_DEVICE.store(device, Ordering::Relaxed);
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuModuleLoad(data: *const c_void, _size: i64) -> sys::CUmodule {
+    scoped_context();
+    let mut module = std::ptr::null_mut();
+    // SAFETY: `data` is the embedded image (PTX or cubin).
+    report(unsafe { sys::cuModuleLoadData(&mut module, data) }, "cuModuleLoadData");
+    module
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuModuleLoadJIT(data: *const c_void, _opt_level: i32) -> sys::CUmodule {
+    // SAFETY: as mgpuModuleLoad; the driver JIT-compiles PTX itself.
+    unsafe { mgpuModuleLoad(data, 0) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuModuleUnload(module: sys::CUmodule) {
+    // SAFETY: a module from mgpuModuleLoad.
+    report(unsafe { sys::cuModuleUnload(module) }, "cuModuleUnload");
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuModuleGetFunction(
+    module: sys::CUmodule,
+    name: *const c_char,
+) -> sys::CUfunction {
+    let mut function = std::ptr::null_mut();
+    // SAFETY: a live module and a NUL-terminated name.
+    report(
+        unsafe { sys::cuModuleGetFunction(&mut function, module, name) },
+        "cuModuleGetFunction",
+    );
+    function
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn mgpuLaunchKernel(
+    function: sys::CUfunction,
+    grid_x: i64,
+    grid_y: i64,
+    grid_z: i64,
+    block_x: i64,
+    block_y: i64,
+    block_z: i64,
+    shared_memory: i32,
+    stream: sys::CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    _params_count: i64,
+) {
+    scoped_context();
+    // SAFETY: the lowering passes a live function and matching params.
+    report(
+        unsafe {
+            sys::cuLaunchKernel(
+                function,
+                grid_x as u32,
+                grid_y as u32,
+                grid_z as u32,
+                block_x as u32,
+                block_y as u32,
+                block_z as u32,
+                shared_memory as u32,
+                stream,
+                params,
+                extra,
+            )
+        },
+        "cuLaunchKernel",
+    );
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn mgpuStreamCreate() -> sys::CUstream {
+    scoped_context();
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local.
+    report(
+        unsafe { sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) },
+        "cuStreamCreate",
+    );
+    stream
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuStreamDestroy(stream: sys::CUstream) {
+    // SAFETY: a stream from mgpuStreamCreate.
+    report(unsafe { sys::cuStreamDestroy_v2(stream) }, "cuStreamDestroy");
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuStreamSynchronize(stream: sys::CUstream) {
+    // SAFETY: a live stream.
+    report(unsafe { sys::cuStreamSynchronize(stream) }, "cuStreamSynchronize");
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuStreamWaitEvent(stream: sys::CUstream, event: sys::CUevent) {
+    // SAFETY: live stream and event.
+    report(unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, "cuStreamWaitEvent");
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn mgpuEventCreate() -> sys::CUevent {
+    scoped_context();
+    let mut event = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local.
+    report(
+        unsafe { sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
+        "cuEventCreate",
+    );
+    event
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuEventDestroy(event: sys::CUevent) {
+    // SAFETY: an event from mgpuEventCreate.
+    report(unsafe { sys::cuEventDestroy_v2(event) }, "cuEventDestroy");
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuEventSynchronize(event: sys::CUevent) {
+    // SAFETY: a live event.
+    report(unsafe { sys::cuEventSynchronize(event) }, "cuEventSynchronize");
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuEventRecord(event: sys::CUevent, stream: sys::CUstream) {
+    // SAFETY: live event and stream.
+    report(unsafe { sys::cuEventRecord(event, stream) }, "cuEventRecord");
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuMemAlloc(bytes: u64, stream: sys::CUstream, host_shared: bool) -> *mut c_void {
+    scoped_context();
+    let mut pointer: sys::CUdeviceptr = 0;
+    if bytes == 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: out-pointer to a local; ordered on `stream` when given.
+    unsafe {
+        if host_shared {
+            report(
+                sys::cuMemAllocManaged(&mut pointer, bytes as usize, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32),
+                "cuMemAllocManaged",
+            );
+        } else if stream.is_null() {
+            report(sys::cuMemAlloc_v2(&mut pointer, bytes as usize), "cuMemAlloc");
+        } else {
+            report(sys::cuMemAllocAsync(&mut pointer, bytes as usize, stream), "cuMemAllocAsync");
+        }
+    }
+    pointer as *mut c_void
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuMemFree(pointer: *mut c_void, stream: sys::CUstream) {
+    if pointer.is_null() {
+        return;
+    }
+    // SAFETY: memory from mgpuMemAlloc.
+    unsafe {
+        if stream.is_null() {
+            report(sys::cuMemFree_v2(pointer as sys::CUdeviceptr), "cuMemFree");
+        } else {
+            report(sys::cuMemFreeAsync(pointer as sys::CUdeviceptr, stream), "cuMemFreeAsync");
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuMemcpy(dst: *mut c_void, src: *mut c_void, bytes: u64, stream: sys::CUstream) {
+    // SAFETY: unified addressing: the driver resolves host/device pointers.
+    report(
+        unsafe {
+            sys::cuMemcpyAsync(dst as sys::CUdeviceptr, src as sys::CUdeviceptr, bytes as usize, stream)
+        },
+        "cuMemcpyAsync",
+    );
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuMemset32(dst: *mut c_void, value: u32, count: u64, stream: sys::CUstream) {
+    // SAFETY: `count` u32 words at `dst`.
+    report(
+        unsafe { sys::cuMemsetD32Async(dst as sys::CUdeviceptr, value, count as usize, stream) },
+        "cuMemsetD32Async",
+    );
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mgpuMemset16(dst: *mut c_void, value: u16, count: u64, stream: sys::CUstream) {
+    // SAFETY: `count` u16 words at `dst`.
+    report(
+        unsafe { sys::cuMemsetD16Async(dst as sys::CUdeviceptr, value, count as usize, stream) },
+        "cuMemsetD16Async",
+    );
+}
