@@ -62,7 +62,7 @@ fn run() -> Result<()> {
     }
     let mut group = Group::from_env()?;
     let device = cuda::Device::open(group.config.local_rank)?;
-    let collectives = Collectives::new(Duration::from_secs(30))?;
+    let collectives = Collectives::for_group(&mut group, Duration::from_secs(30))?;
     let stream = Stream::new()?;
     let rank = group.rank();
     for numel in NUMELS {

@@ -65,9 +65,10 @@ pub struct SymmRuntime {
 pub unsafe extern "C" fn symm_init(out: *mut *mut SymmRuntime) -> c_int {
     guard(|| {
         let out = non_null(out, "out")?;
-        let group = Group::from_env()?;
+        let mut group = Group::from_env()?;
         let device = Device::open(group.config.local_rank)?;
-        let collectives = Collectives::new(group.config.timeout)?;
+        let timeout = group.config.timeout;
+        let collectives = Collectives::for_group(&mut group, timeout)?;
         let stream = Stream::new()?;
         *out = Box::into_raw(Box::new(SymmRuntime {
             group,

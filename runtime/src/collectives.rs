@@ -3,6 +3,8 @@
 use crate::{
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, KernelCache, launch},
     error::{Error, Result},
+    group::Group,
+    nccl::NcclComm,
     kernels::{
         Algorithm, AllReduceSpec, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
         all_reduce_ptx, barrier_test_ptx, grid_blocks,
@@ -11,22 +13,36 @@ use crate::{
 };
 use std::{ffi::c_void, time::Duration};
 
-/// Kernels and the error flag that kernels set when a peer times out.
+/// Kernels, the error flag that kernels set when a peer times out, and
+/// the NCCL communicator for groups without peer access.
 pub struct Collectives {
     kernels: KernelCache,
     error_flag: DeviceBuffer,
+    nccl: Option<NcclComm>,
     pub timeout: Duration,
 }
 
 impl Collectives {
+    /// Kernels only (every buffer must have peer access).
     pub fn new(timeout: Duration) -> Result<Self> {
         let error_flag = DeviceBuffer::new(4)?;
         error_flag.zero()?;
         Ok(Self {
             kernels: KernelCache::default(),
             error_flag,
+            nccl: None,
             timeout,
         })
+    }
+
+    /// For `group`: with an NCCL communicator when its ranks cannot map
+    /// each other's memory. Collective.
+    pub fn for_group(group: &mut Group, timeout: Duration) -> Result<Self> {
+        let mut collectives = Self::new(timeout)?;
+        if !group.peer_access {
+            collectives.nccl = Some(NcclComm::init(group)?);
+        }
+        Ok(collectives)
     }
 
     /// All-reduce of `elements` elements of `input` (a symmetric buffer)
@@ -42,16 +58,26 @@ impl Collectives {
         algorithm: Algorithm,
         stream: CUstream,
     ) -> Result<()> {
-        let world = input.world_size();
-        if !(1..=MAX_WORLD).contains(&world) {
-            return Err(Error::InvalidArgument(format!(
-                "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
-            )));
-        }
         if elements * dtype.bytes() > input.bytes {
             return Err(Error::InvalidArgument(format!(
                 "{elements} {dtype:?} elements do not fit the {} bytes of '{}'",
                 input.bytes, input.id
+            )));
+        }
+        if !input.p2p {
+            let nccl = self.nccl.as_ref().ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "'{}' has no peer access and no NCCL communicator was set up \
+                     (use Collectives::for_group)",
+                    input.id
+                ))
+            })?;
+            return nccl.all_reduce(input.local(), out, elements, dtype, op, stream);
+        }
+        let world = input.world_size();
+        if !(1..=MAX_WORLD).contains(&world) {
+            return Err(Error::InvalidArgument(format!(
+                "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
             )));
         }
         let spec = AllReduceSpec {

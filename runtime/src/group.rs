@@ -78,6 +78,9 @@ impl GroupConfig {
 /// A joined group.
 pub struct Group {
     pub config: GroupConfig,
+    /// Whether every rank can map every other rank's GPU memory: all on
+    /// one host (one NVLink domain) and `SYMM_FORCE_NCCL` unset.
+    pub peer_access: bool,
     pub store: StoreClient,
     pub fds: FdExchange,
     /// Kept alive on rank 0.
@@ -103,9 +106,16 @@ impl Group {
         }
         let job = String::from_utf8_lossy(&store.get("job", config.timeout)?).into_owned();
         let fds = FdExchange::start(&job, config.rank)?;
+        let host = nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let hosts = store.all_gather("host", config.rank, config.world_size, host.as_bytes(), config.timeout)?;
+        let forced = std::env::var("SYMM_FORCE_NCCL").is_ok_and(|v| v == "1");
+        let peer_access = !forced && hosts.iter().all(|h| h == host.as_bytes());
         store.barrier("join", config.rank, config.world_size, config.timeout)?;
         Ok(Self {
             config,
+            peer_access,
             store,
             fds,
             _server: server,

@@ -13,6 +13,7 @@ pub mod group;
 pub mod kernels;
 pub mod launcher;
 pub mod mgpu;
+pub mod nccl;
 pub mod store;
 pub mod symmetric;
 

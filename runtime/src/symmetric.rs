@@ -43,10 +43,11 @@ pub fn granularity(device: i32) -> Result<usize> {
     Ok(granularity.max(1))
 }
 
-/// One rank's mapping of one rank's allocation.
+/// One rank's mapping of one rank's allocation (none for a peer whose
+/// memory cannot be mapped here).
 struct Mapping {
     address: CUdeviceptr,
-    handle: sys::CUmemGenericAllocationHandle,
+    handle: Option<sys::CUmemGenericAllocationHandle>,
 }
 
 /// A buffer every rank of a group allocated together, mapped from all.
@@ -56,6 +57,8 @@ pub struct SymmetricBuffer {
     pub bytes: usize,
     mapped_bytes: usize,
     pub rank: usize,
+    /// Peers' copies are mapped here; otherwise collectives use NCCL.
+    pub p2p: bool,
     mappings: Vec<Mapping>,
     /// Device table: u64 address of each rank's buffer.
     pub buffer_table: DeviceBuffer,
@@ -65,7 +68,8 @@ pub struct SymmetricBuffer {
 
 impl SymmetricBuffer {
     /// Collective: every rank of `group` calls it with the same `id` and
-    /// `bytes`; a size mismatch fails on every rank.
+    /// `bytes`; a size mismatch fails on every rank. Where the group has no
+    /// peer access, only this rank's copy is mapped.
     pub fn allocate(group: &mut Group, device: i32, id: &str, bytes: usize) -> Result<Self> {
         agree_on_size(group, id, bytes as u64)?;
         let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
@@ -79,43 +83,32 @@ impl SymmetricBuffer {
             unsafe { sys::cuMemCreate(&mut own, mapped_bytes, &prop, 0) },
             "cuMemCreate",
         )?;
-        let mut raw_fd: libc::c_int = -1;
-        // SAFETY: exports into a local int.
-        let exported = check(
-            unsafe {
-                sys::cuMemExportToShareableHandle(
-                    (&mut raw_fd as *mut libc::c_int).cast(),
-                    own,
-                    sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                    0,
-                )
-            },
-            "cuMemExportToShareableHandle",
-        );
-        if let Err(error) = exported {
-            // SAFETY: releasing the handle created above.
-            unsafe { sys::cuMemRelease(own) };
-            return Err(error);
-        }
-        // SAFETY: the driver handed us a fresh descriptor.
-        let own_fd = unsafe { OwnedFd::from_raw_fd(raw_fd) };
-        let tag = format!("alloc/{id}");
-        for peer in group.peers() {
-            group.fds.send(peer, &tag, own_fd.as_raw_fd())?;
-        }
-        let peers = group.peers();
-        let mut peer_fds = group.fds.receive(&tag, &peers, timeout)?.into_iter();
+        let p2p = group.peer_access;
+        let shared = if p2p { share(group, own, id) } else { Ok(Vec::new()) };
+        let mut peer_fds = match shared {
+            Ok(fds) => fds.into_iter(),
+            Err(error) => {
+                // SAFETY: nothing maps `own` yet.
+                unsafe { sys::cuMemRelease(own) };
+                return Err(error);
+            }
+        };
 
         let mut buffer = Self {
             id: id.to_owned(),
             bytes,
             mapped_bytes,
             rank,
+            p2p,
             mappings: Vec::with_capacity(world),
             buffer_table: DeviceBuffer::new(8 * world)?,
             pad_table: DeviceBuffer::new(8 * world)?,
         };
         for owner in 0..world {
+            if owner != rank && !p2p {
+                buffer.mappings.push(Mapping { address: 0, handle: None });
+                continue;
+            }
             let handle = if owner == rank {
                 own
             } else {
@@ -125,7 +118,10 @@ impl SymmetricBuffer {
                 import(&fd)?
             };
             // Pushed before mapping, so Drop releases it whatever happens.
-            buffer.mappings.push(Mapping { address: 0, handle });
+            buffer.mappings.push(Mapping {
+                address: 0,
+                handle: Some(handle),
+            });
             let address = map(handle, mapped_bytes, device)?;
             if let Some(last) = buffer.mappings.last_mut() {
                 last.address = address;
@@ -144,7 +140,7 @@ impl SymmetricBuffer {
         // No peer may signal before every pad is zero.
         group
             .store
-            .barrier(&format!("{tag}/ready"), rank, world, timeout)?;
+            .barrier(&format!("alloc/{id}/ready"), rank, world, timeout)?;
         Ok(buffer)
     }
 
@@ -155,12 +151,42 @@ impl SymmetricBuffer {
 
     /// Rank `peer`'s copy, mapped here.
     pub fn peer(&self, peer: usize) -> Option<CUdeviceptr> {
-        self.mappings.get(peer).map(|m| m.address)
+        self.mappings
+            .get(peer)
+            .filter(|m| m.handle.is_some())
+            .map(|m| m.address)
     }
 
     pub fn world_size(&self) -> usize {
         self.mappings.len()
     }
+}
+
+/// Exports `own` as a file descriptor, sends it to every peer and returns
+/// theirs, in peer order.
+fn share(group: &mut Group, own: sys::CUmemGenericAllocationHandle, id: &str) -> Result<Vec<OwnedFd>> {
+    let mut raw_fd: libc::c_int = -1;
+    // SAFETY: exports into a local int.
+    let exported = check(
+        unsafe {
+            sys::cuMemExportToShareableHandle(
+                (&mut raw_fd as *mut libc::c_int).cast(),
+                own,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )
+        },
+        "cuMemExportToShareableHandle",
+    );
+    exported?;
+    // SAFETY: the driver handed us a fresh descriptor.
+    let own_fd = unsafe { OwnedFd::from_raw_fd(raw_fd) };
+    let tag = format!("alloc/{id}");
+    for peer in group.peers() {
+        group.fds.send(peer, &tag, own_fd.as_raw_fd())?;
+    }
+    let peers = group.peers();
+    group.fds.receive(&tag, &peers, group.config.timeout)
 }
 
 fn import(fd: &OwnedFd) -> Result<sys::CUmemGenericAllocationHandle> {
@@ -214,13 +240,16 @@ fn map(
 impl Drop for SymmetricBuffer {
     fn drop(&mut self) {
         for mapping in &self.mappings {
+            let Some(handle) = mapping.handle else {
+                continue;
+            };
             // SAFETY: undoing `map` and the create/import of the handle.
             unsafe {
                 if mapping.address != 0 {
                     sys::cuMemUnmap(mapping.address, self.mapped_bytes);
                     sys::cuMemAddressFree(mapping.address, self.mapped_bytes);
                 }
-                sys::cuMemRelease(mapping.handle);
+                sys::cuMemRelease(handle);
             }
         }
     }

@@ -432,10 +432,10 @@ fn run() -> Result<ExitCode> {
         println!("skipped: no CUDA device");
         return Ok(ExitCode::SUCCESS);
     }
-    let group = Group::from_env()?;
+    let mut group = Group::from_env()?;
     let device = cuda::Device::open(group.config.local_rank)?;
     let mut ctx = Ctx {
-        collectives: Collectives::new(Duration::from_secs(30))?,
+        collectives: Collectives::for_group(&mut group, Duration::from_secs(30))?,
         stream: Stream::new()?,
         group,
         device,
@@ -454,8 +454,15 @@ fn run() -> Result<ExitCode> {
         ("memory-baseline", memory_baseline),
         ("mgpu-abi", mgpu_abi),
     ];
+    // Without peer access (SYMM_FORCE_NCCL=1) only the collectives apply,
+    // and they run on NCCL.
+    let peer_access = ctx.group.peer_access;
     for (name, test) in tests {
         if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        if !peer_access && !matches!(name, "all-reduce" | "graph-replay") {
+            println!("skip {name}: no peer access (NCCL fallback)");
             continue;
         }
         let result = test(&mut ctx);
