@@ -11,6 +11,15 @@ fn c_program_links_and_gets_errors_not_crashes() {
         .ok()
         .and_then(|exe| exe.parent()?.parent().map(PathBuf::from))
         .expect("the test runs from target/<profile>/deps");
+    // `cargo test` builds the rlib only; the shared library comes from a
+    // plain build of the package (quick when it is up to date).
+    let profile = if cfg!(debug_assertions) { vec![] } else { vec!["--release"] };
+    let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "-p", "symm-runtime", "--lib"])
+        .args(profile)
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "building libsymm_runtime failed");
     let program = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("abi_smoke");
     let compiled = Command::new("cc")
         .arg(manifest.join("tests/c/abi_smoke.c"))
