@@ -55,6 +55,10 @@ int symm_synchronize(symm_runtime *runtime);
  * graph; replays run it again with the same buffers. */
 typedef int (*symm_capture_fn)(void *user, void *stream);
 int symm_graph_capture(symm_runtime *runtime, symm_capture_fn body, void *user, symm_graph **out);
+/* The same without a callback: work enqueued on the runtime's stream
+ * between begin and end is captured, not run. */
+int symm_graph_begin(symm_runtime *runtime);
+int symm_graph_end(symm_runtime *runtime, symm_graph **out);
 int symm_graph_replay(symm_runtime *runtime, symm_graph *graph);
 void symm_graph_free(symm_graph *graph);
 

@@ -266,8 +266,33 @@ pub unsafe extern "C" fn symm_graph_capture(
     })
 }
 
+/// Starts capturing the runtime's stream into a graph; every collective
+/// launched on it until `symm_graph_end` is recorded, not run.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_graph_replay(runtime: *mut SymmRuntime, graph: *mut SymmGraph) -> c_int {
+pub unsafe extern "C" fn symm_graph_begin(runtime: *mut SymmRuntime) -> c_int {
+    guard(|| Graph::begin_capture(&non_null(runtime, "runtime")?.stream))
+}
+
+/// Ends the capture and instantiates the graph.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_graph_end(
+    runtime: *mut SymmRuntime,
+    out: *mut *mut SymmGraph,
+) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        let out = non_null(out, "out")?;
+        let graph = Graph::end_capture(&runtime.stream)?;
+        *out = Box::into_raw(Box::new(SymmGraph(graph)));
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_graph_replay(
+    runtime: *mut SymmRuntime,
+    graph: *mut SymmGraph,
+) -> c_int {
     guard(|| {
         let runtime = non_null(runtime, "runtime")?;
         non_null(graph, "graph")?.0.replay(&runtime.stream)

@@ -4,11 +4,11 @@ use crate::{
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, KernelCache, launch},
     error::{Error, Result},
     group::Group,
-    nccl::NcclComm,
     kernels::{
         Algorithm, AllReduceSpec, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
         all_reduce_ptx, barrier_test_ptx, grid_blocks,
     },
+    nccl::NcclComm,
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};

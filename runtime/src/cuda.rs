@@ -297,32 +297,48 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Captures what `body` enqueues on `stream` (nothing runs yet).
-    pub fn capture(stream: &Stream, body: impl FnOnce() -> Result<()>) -> Result<Self> {
+    /// Starts capturing `stream`; pair with [`Graph::end_capture`].
+    pub fn begin_capture(stream: &Stream) -> Result<()> {
         // SAFETY: capture on a stream we own.
-        unsafe {
-            check(
+        check(
+            unsafe {
                 sys::cuStreamBeginCapture_v2(
                     stream.raw,
                     sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                ),
-                "cuStreamBeginCapture",
-            )?;
-            let result = body();
+                )
+            },
+            "cuStreamBeginCapture",
+        )
+    }
+
+    /// Ends the capture begun on `stream` and instantiates the graph.
+    pub fn end_capture(stream: &Stream) -> Result<Self> {
+        // SAFETY: ends a capture begun by `begin_capture`.
+        unsafe {
             let mut graph = std::ptr::null_mut();
-            let ended = check(
+            check(
                 sys::cuStreamEndCapture(stream.raw, &mut graph),
                 "cuStreamEndCapture",
-            );
-            result?;
-            ended?;
+            )?;
             let mut exec = std::ptr::null_mut();
-            check(
+            if let Err(error) = check(
                 sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
                 "cuGraphInstantiate",
-            )?;
+            ) {
+                sys::cuGraphDestroy(graph);
+                return Err(error);
+            }
             Ok(Self { graph, exec })
         }
+    }
+
+    /// Captures what `body` enqueues on `stream` (nothing runs yet).
+    pub fn capture(stream: &Stream, body: impl FnOnce() -> Result<()>) -> Result<Self> {
+        Self::begin_capture(stream)?;
+        let result = body();
+        let graph = Self::end_capture(stream);
+        result?;
+        graph
     }
 
     pub fn replay(&self, stream: &Stream) -> Result<()> {

@@ -40,6 +40,19 @@ fn number(name: &str) -> Result<usize> {
 }
 
 impl GroupConfig {
+    /// Single-process mode: `world` threads of one process, one per GPU,
+    /// each joining as `rank` through a store at `store` (any free port on
+    /// loopback; rank 0 serves it).
+    pub fn thread(rank: usize, world: usize, store: SocketAddr) -> Self {
+        Self {
+            rank,
+            world_size: world,
+            local_rank: rank,
+            store,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
     /// Reads the torchrun environment. `SYMM_TIMEOUT_S` overrides the
     /// rendezvous timeout.
     pub fn from_env() -> Result<Self> {
@@ -109,7 +122,13 @@ impl Group {
         let host = nix::unistd::gethostname()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let hosts = store.all_gather("host", config.rank, config.world_size, host.as_bytes(), config.timeout)?;
+        let hosts = store.all_gather(
+            "host",
+            config.rank,
+            config.world_size,
+            host.as_bytes(),
+            config.timeout,
+        )?;
         let forced = std::env::var("SYMM_FORCE_NCCL").is_ok_and(|v| v == "1");
         let peer_access = !forced && hosts.iter().all(|h| h == host.as_bytes());
         store.barrier("join", config.rank, config.world_size, config.timeout)?;

@@ -9,11 +9,14 @@
 
 use cudarc::driver::sys::{self, CUresult};
 use std::{
+    cell::Cell,
     ffi::{c_char, c_void},
-    sync::atomic::{AtomicI32, Ordering},
 };
 
-static DEFAULT_DEVICE: AtomicI32 = AtomicI32::new(0);
+thread_local! {
+    /// Per thread, as in MLIR's wrappers: one thread per GPU works.
+    static DEFAULT_DEVICE: Cell<i32> = const { Cell::new(0) };
+}
 
 fn report(status: CUresult, what: &str) {
     if status != CUresult::CUDA_SUCCESS {
@@ -28,18 +31,21 @@ fn scoped_context() {
         report(sys::cuInit(0), "cuInit");
         let mut device = 0;
         report(
-            sys::cuDeviceGet(&mut device, DEFAULT_DEVICE.load(Ordering::Relaxed)),
+            sys::cuDeviceGet(&mut device, DEFAULT_DEVICE.with(Cell::get)),
             "cuDeviceGet",
         );
         let mut context = std::ptr::null_mut();
-        report(sys::cuDevicePrimaryCtxRetain(&mut context, device), "cuDevicePrimaryCtxRetain");
+        report(
+            sys::cuDevicePrimaryCtxRetain(&mut context, device),
+            "cuDevicePrimaryCtxRetain",
+        );
         report(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent");
     }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn mgpuSetDefaultDevice(device: i32) {
-    DEFAULT_DEVICE.store(device, Ordering::Relaxed);
+    DEFAULT_DEVICE.with(|d| d.set(device));
 }
 
 #[unsafe(no_mangle)]
@@ -47,7 +53,10 @@ pub unsafe extern "C" fn mgpuModuleLoad(data: *const c_void, _size: i64) -> sys:
     scoped_context();
     let mut module = std::ptr::null_mut();
     // SAFETY: `data` is the embedded image (PTX or cubin).
-    report(unsafe { sys::cuModuleLoadData(&mut module, data) }, "cuModuleLoadData");
+    report(
+        unsafe { sys::cuModuleLoadData(&mut module, data) },
+        "cuModuleLoadData",
+    );
     module
 }
 
@@ -121,7 +130,12 @@ pub extern "C" fn mgpuStreamCreate() -> sys::CUstream {
     let mut stream = std::ptr::null_mut();
     // SAFETY: out-pointer to a local.
     report(
-        unsafe { sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) },
+        unsafe {
+            sys::cuStreamCreate(
+                &mut stream,
+                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+            )
+        },
         "cuStreamCreate",
     );
     stream
@@ -130,19 +144,28 @@ pub extern "C" fn mgpuStreamCreate() -> sys::CUstream {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuStreamDestroy(stream: sys::CUstream) {
     // SAFETY: a stream from mgpuStreamCreate.
-    report(unsafe { sys::cuStreamDestroy_v2(stream) }, "cuStreamDestroy");
+    report(
+        unsafe { sys::cuStreamDestroy_v2(stream) },
+        "cuStreamDestroy",
+    );
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuStreamSynchronize(stream: sys::CUstream) {
     // SAFETY: a live stream.
-    report(unsafe { sys::cuStreamSynchronize(stream) }, "cuStreamSynchronize");
+    report(
+        unsafe { sys::cuStreamSynchronize(stream) },
+        "cuStreamSynchronize",
+    );
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuStreamWaitEvent(stream: sys::CUstream, event: sys::CUevent) {
     // SAFETY: live stream and event.
-    report(unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, "cuStreamWaitEvent");
+    report(
+        unsafe { sys::cuStreamWaitEvent(stream, event, 0) },
+        "cuStreamWaitEvent",
+    );
 }
 
 #[unsafe(no_mangle)]
@@ -151,7 +174,12 @@ pub extern "C" fn mgpuEventCreate() -> sys::CUevent {
     let mut event = std::ptr::null_mut();
     // SAFETY: out-pointer to a local.
     report(
-        unsafe { sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
+        unsafe {
+            sys::cuEventCreate(
+                &mut event,
+                sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+            )
+        },
         "cuEventCreate",
     );
     event
@@ -166,17 +194,27 @@ pub unsafe extern "C" fn mgpuEventDestroy(event: sys::CUevent) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuEventSynchronize(event: sys::CUevent) {
     // SAFETY: a live event.
-    report(unsafe { sys::cuEventSynchronize(event) }, "cuEventSynchronize");
+    report(
+        unsafe { sys::cuEventSynchronize(event) },
+        "cuEventSynchronize",
+    );
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuEventRecord(event: sys::CUevent, stream: sys::CUstream) {
     // SAFETY: live event and stream.
-    report(unsafe { sys::cuEventRecord(event, stream) }, "cuEventRecord");
+    report(
+        unsafe { sys::cuEventRecord(event, stream) },
+        "cuEventRecord",
+    );
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mgpuMemAlloc(bytes: u64, stream: sys::CUstream, host_shared: bool) -> *mut c_void {
+pub unsafe extern "C" fn mgpuMemAlloc(
+    bytes: u64,
+    stream: sys::CUstream,
+    host_shared: bool,
+) -> *mut c_void {
     scoped_context();
     let mut pointer: sys::CUdeviceptr = 0;
     if bytes == 0 {
@@ -186,13 +224,23 @@ pub unsafe extern "C" fn mgpuMemAlloc(bytes: u64, stream: sys::CUstream, host_sh
     unsafe {
         if host_shared {
             report(
-                sys::cuMemAllocManaged(&mut pointer, bytes as usize, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32),
+                sys::cuMemAllocManaged(
+                    &mut pointer,
+                    bytes as usize,
+                    sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
+                ),
                 "cuMemAllocManaged",
             );
         } else if stream.is_null() {
-            report(sys::cuMemAlloc_v2(&mut pointer, bytes as usize), "cuMemAlloc");
+            report(
+                sys::cuMemAlloc_v2(&mut pointer, bytes as usize),
+                "cuMemAlloc",
+            );
         } else {
-            report(sys::cuMemAllocAsync(&mut pointer, bytes as usize, stream), "cuMemAllocAsync");
+            report(
+                sys::cuMemAllocAsync(&mut pointer, bytes as usize, stream),
+                "cuMemAllocAsync",
+            );
         }
     }
     pointer as *mut c_void
@@ -208,24 +256,42 @@ pub unsafe extern "C" fn mgpuMemFree(pointer: *mut c_void, stream: sys::CUstream
         if stream.is_null() {
             report(sys::cuMemFree_v2(pointer as sys::CUdeviceptr), "cuMemFree");
         } else {
-            report(sys::cuMemFreeAsync(pointer as sys::CUdeviceptr, stream), "cuMemFreeAsync");
+            report(
+                sys::cuMemFreeAsync(pointer as sys::CUdeviceptr, stream),
+                "cuMemFreeAsync",
+            );
         }
     }
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mgpuMemcpy(dst: *mut c_void, src: *mut c_void, bytes: u64, stream: sys::CUstream) {
+pub unsafe extern "C" fn mgpuMemcpy(
+    dst: *mut c_void,
+    src: *mut c_void,
+    bytes: u64,
+    stream: sys::CUstream,
+) {
     // SAFETY: unified addressing: the driver resolves host/device pointers.
     report(
         unsafe {
-            sys::cuMemcpyAsync(dst as sys::CUdeviceptr, src as sys::CUdeviceptr, bytes as usize, stream)
+            sys::cuMemcpyAsync(
+                dst as sys::CUdeviceptr,
+                src as sys::CUdeviceptr,
+                bytes as usize,
+                stream,
+            )
         },
         "cuMemcpyAsync",
     );
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mgpuMemset32(dst: *mut c_void, value: u32, count: u64, stream: sys::CUstream) {
+pub unsafe extern "C" fn mgpuMemset32(
+    dst: *mut c_void,
+    value: u32,
+    count: u64,
+    stream: sys::CUstream,
+) {
     // SAFETY: `count` u32 words at `dst`.
     report(
         unsafe { sys::cuMemsetD32Async(dst as sys::CUdeviceptr, value, count as usize, stream) },
@@ -234,7 +300,12 @@ pub unsafe extern "C" fn mgpuMemset32(dst: *mut c_void, value: u32, count: u64, 
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mgpuMemset16(dst: *mut c_void, value: u16, count: u64, stream: sys::CUstream) {
+pub unsafe extern "C" fn mgpuMemset16(
+    dst: *mut c_void,
+    value: u16,
+    count: u64,
+    stream: sys::CUstream,
+) {
     // SAFETY: `count` u16 words at `dst`.
     report(
         unsafe { sys::cuMemsetD16Async(dst as sys::CUdeviceptr, value, count as usize, stream) },

@@ -84,7 +84,11 @@ impl SymmetricBuffer {
             "cuMemCreate",
         )?;
         let p2p = group.peer_access;
-        let shared = if p2p { share(group, own, id) } else { Ok(Vec::new()) };
+        let shared = if p2p {
+            share(group, own, id)
+        } else {
+            Ok(Vec::new())
+        };
         let mut peer_fds = match shared {
             Ok(fds) => fds.into_iter(),
             Err(error) => {
@@ -106,7 +110,10 @@ impl SymmetricBuffer {
         };
         for owner in 0..world {
             if owner != rank && !p2p {
-                buffer.mappings.push(Mapping { address: 0, handle: None });
+                buffer.mappings.push(Mapping {
+                    address: 0,
+                    handle: None,
+                });
                 continue;
             }
             let handle = if owner == rank {
@@ -164,7 +171,11 @@ impl SymmetricBuffer {
 
 /// Exports `own` as a file descriptor, sends it to every peer and returns
 /// theirs, in peer order.
-fn share(group: &mut Group, own: sys::CUmemGenericAllocationHandle, id: &str) -> Result<Vec<OwnedFd>> {
+fn share(
+    group: &mut Group,
+    own: sys::CUmemGenericAllocationHandle,
+    id: &str,
+) -> Result<Vec<OwnedFd>> {
     let mut raw_fd: libc::c_int = -1;
     // SAFETY: exports into a local int.
     let exported = check(

@@ -13,7 +13,11 @@ fn c_program_links_and_gets_errors_not_crashes() {
         .expect("the test runs from target/<profile>/deps");
     // `cargo test` builds the rlib only; the shared library comes from a
     // plain build of the package (quick when it is up to date).
-    let profile = if cfg!(debug_assertions) { vec![] } else { vec!["--release"] };
+    let profile = if cfg!(debug_assertions) {
+        vec![]
+    } else {
+        vec!["--release"]
+    };
     let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "-p", "symm-runtime", "--lib"])
         .args(profile)
@@ -44,5 +48,5 @@ fn c_program_links_and_gets_errors_not_crashes() {
         "{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(stdout.matches("error as expected").count(), 4, "{stdout}");
+    assert_eq!(stdout.matches("error as expected").count(), 6, "{stdout}");
 }

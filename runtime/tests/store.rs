@@ -138,3 +138,30 @@ fn connecting_to_no_server_times_out() {
         "{error}"
     );
 }
+
+#[test]
+fn threads_of_one_process_join_as_a_group() {
+    use symm_runtime::group::{Group, GroupConfig};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port");
+    let handles: Vec<_> = (0..3)
+        .map(|rank| {
+            thread::spawn(move || {
+                let mut group = Group::join(GroupConfig::thread(rank, 3, port)).expect("joins");
+                let parts = group
+                    .store
+                    .all_gather("t", rank, 3, &[rank as u8], Duration::from_secs(5))
+                    .expect("gathers");
+                assert!(group.peer_access, "threads of one process share a host");
+                parts
+            })
+        })
+        .collect();
+    for handle in handles {
+        assert_eq!(
+            handle.join().expect("thread"),
+            vec![vec![0u8], vec![1], vec![2]]
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! The runtime's GPU tests, one process per GPU under symm-launch:
 //!
 //!   symm-launch -n 2 symm-gpu-tests            # every test
+//!   symm-gpu-tests --threads 2                 # one process, a thread per GPU
 //!   symm-gpu-tests --dump-ptx DIR              # write every kernel's PTX
 //!
 //! Without a CUDA device it prints "skipped: no CUDA device" and succeeds.
@@ -78,6 +79,8 @@ struct Ctx {
     stream: Stream,
     passed: usize,
     failed: usize,
+    /// "[thread R] " in single-process mode.
+    prefix: String,
 }
 
 impl Ctx {
@@ -85,11 +88,11 @@ impl Ctx {
         match result {
             Ok(detail) => {
                 self.passed += 1;
-                println!("PASS {name}: {detail}");
+                println!("{}PASS {name}: {detail}", self.prefix);
             }
             Err(error) => {
                 self.failed += 1;
-                println!("FAIL {name}: {error}");
+                println!("{}FAIL {name}: {error}", self.prefix);
             }
         }
     }
@@ -377,9 +380,24 @@ fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
         let device = mgpuMemAlloc(64 * 4, stream, false);
         let mut pointer = device as u64;
         let mut value = 0x5eed_u32;
-        let mut params: [*mut std::ffi::c_void; 2] =
-            [(&mut pointer as *mut u64).cast(), (&mut value as *mut u32).cast()];
-        mgpuLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut(), 2);
+        let mut params: [*mut std::ffi::c_void; 2] = [
+            (&mut pointer as *mut u64).cast(),
+            (&mut value as *mut u32).cast(),
+        ];
+        mgpuLaunchKernel(
+            function,
+            1,
+            1,
+            1,
+            64,
+            1,
+            1,
+            0,
+            stream,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+            2,
+        );
         let mut host = vec![0u32; 64];
         mgpuMemcpy(host.as_mut_ptr().cast(), device, 64 * 4, stream);
         mgpuStreamSynchronize(stream);
@@ -391,9 +409,15 @@ fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
     };
     ctx.device.bind()?;
     if values.iter().any(|&v| v != 0x5eed) {
-        return Err(Error::Cuda(format!("kernel launched through mgpu* wrote {:#x}", values[0])));
+        return Err(Error::Cuda(format!(
+            "kernel launched through mgpu* wrote {:#x}",
+            values[0]
+        )));
     }
-    Ok("mgpuModuleLoad/GetFunction/LaunchKernel/MemAlloc/Memcpy/StreamSynchronize ran a kernel".into())
+    Ok(
+        "mgpuModuleLoad/GetFunction/LaunchKernel/MemAlloc/Memcpy/StreamSynchronize ran a kernel"
+            .into(),
+    )
 }
 
 fn dump_ptx(dir: &str) -> Result<()> {
@@ -432,20 +456,81 @@ fn run() -> Result<ExitCode> {
         println!("skipped: no CUDA device");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut group = Group::from_env()?;
+    if args.get(1).map(String::as_str) == Some("--threads") {
+        let world: usize = args
+            .get(2)
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| Error::InvalidArgument("--threads needs a number".into()))?;
+        return run_threads(world);
+    }
+    let group = Group::from_env()?;
+    let only = args.get(1).cloned();
+    if only.as_deref() == Some("dead-peer") {
+        return Ok(dead_peer(context(group, String::new())?));
+    }
+    let (_, failed) = run_suite(context(group, String::new())?, only);
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn context(mut group: Group, prefix: String) -> Result<Ctx> {
     let device = cuda::Device::open(group.config.local_rank)?;
-    let mut ctx = Ctx {
+    Ok(Ctx {
         collectives: Collectives::for_group(&mut group, Duration::from_secs(30))?,
         stream: Stream::new()?,
         group,
         device,
         passed: 0,
         failed: 0,
-    };
-    let only = args.get(1).cloned();
-    if only.as_deref() == Some("dead-peer") {
-        return Ok(dead_peer(ctx));
+        prefix,
+    })
+}
+
+/// Single-process mode: each thread joins as one rank on its own GPU.
+fn run_threads(world: usize) -> Result<ExitCode> {
+    if cuda::device_count() < world {
+        println!("skipped: {world} threads need {world} CUDA devices");
+        return Ok(ExitCode::SUCCESS);
     }
+    let store = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map_err(|e| Error::io("no free port", e))?;
+    let handles: Vec<_> = (0..world)
+        .map(|rank| {
+            std::thread::spawn(move || -> Result<(usize, usize)> {
+                let group =
+                    Group::join(symm_runtime::group::GroupConfig::thread(rank, world, store))?;
+                let ctx = context(group, format!("[thread {rank}] "))?;
+                Ok(run_suite(ctx, None))
+            })
+        })
+        .collect();
+    let mut failed = 0;
+    for handle in handles {
+        match handle.join() {
+            Ok(Ok((_, f))) => failed += f,
+            Ok(Err(error)) => {
+                println!("FAIL thread setup: {error}");
+                failed += 1;
+            }
+            Err(_) => {
+                println!("FAIL a thread panicked");
+                failed += 1;
+            }
+        }
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Runs the tests (or only `only`); returns (passed, failed).
+fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
     let tests: [(&str, TestFn); 6] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
@@ -462,18 +547,18 @@ fn run() -> Result<ExitCode> {
             continue;
         }
         if !peer_access && !matches!(name, "all-reduce" | "graph-replay") {
-            println!("skip {name}: no peer access (NCCL fallback)");
+            println!("{}skip {name}: no peer access (NCCL fallback)", ctx.prefix);
+            continue;
+        }
+        if let Err(error) = ctx.device.bind() {
+            ctx.record(name, Err(error));
             continue;
         }
         let result = test(&mut ctx);
         ctx.record(name, result);
     }
-    println!("{} passed, {} failed", ctx.passed, ctx.failed);
-    Ok(if ctx.failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    println!("{}{} passed, {} failed", ctx.prefix, ctx.passed, ctx.failed);
+    (ctx.passed, ctx.failed)
 }
 
 fn main() -> ExitCode {

@@ -24,6 +24,9 @@ int main(void) {
   failures += expect_error(symm_alloc(NULL, "x", 16, &buffer), "runtime is NULL");
   failures += expect_error(symm_all_reduce(NULL, NULL, 0, 0, SYMM_BF16, SYMM_SUM, SYMM_ONE_SHOT, NULL),
                            "runtime is NULL");
+  failures += expect_error(symm_graph_begin(NULL), "runtime is NULL");
+  symm_graph *graph = NULL;
+  failures += expect_error(symm_graph_end(NULL, &graph), "runtime is NULL");
   if (symm_rank(NULL) != -1 || symm_world_size(NULL) != -1 || symm_buffer_ptr(NULL, 0) != 0) {
     fprintf(stderr, "NULL handles must give -1 / 0\n");
     failures++;
