@@ -80,15 +80,24 @@ impl Collectives {
                 "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
             )));
         }
+        // Small one-shots go through the staging slots: one barrier, not two.
+        let staged =
+            algorithm == Algorithm::OneShot && elements * dtype.bytes() <= input.staging_slot;
         let spec = AllReduceSpec {
             algorithm,
             dtype,
             op,
             world,
+            staged,
         };
         let function = self.kernels.get(&spec.name(), || all_reduce_ptx(&spec))?;
         let blocks = grid_blocks(elements, dtype);
-        self.launch_kernel(function, blocks, input, out, elements as u64, stream)
+        let staging = staged.then_some([
+            input.staging_offset as u64,
+            input.staging_slot as u64,
+            input.epochs,
+        ]);
+        self.launch_kernel(function, blocks, input, out, elements as u64, staging, stream)
     }
 
     /// Runs the barrier stress kernel: `iterations` rounds; returns through
@@ -105,9 +114,10 @@ impl Collectives {
         let function = self.kernels.get(&name, || {
             barrier_test_ptx(world).replace(BARRIER_TEST, &name)
         })?;
-        self.launch_kernel(function, 1, buffer, mismatches, iterations, stream)
+        self.launch_kernel(function, 1, buffer, mismatches, iterations, None, stream)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn launch_kernel(
         &self,
         function: cudarc::driver::sys::CUfunction,
@@ -115,6 +125,7 @@ impl Collectives {
         buffer: &SymmetricBuffer,
         out: CUdeviceptr,
         count: u64,
+        staging: Option<[u64; 3]>,
         stream: CUstream,
     ) -> Result<()> {
         let mut bufs = buffer.buffer_table.ptr;
@@ -124,7 +135,9 @@ impl Collectives {
         let mut rank = buffer.rank as u32;
         let mut timeout = self.timeout.as_nanos().min(u64::MAX as u128) as u64;
         let mut error = self.error_flag.ptr;
-        let mut args: [*mut c_void; 7] = [
+        let mut staging = staging.unwrap_or_default();
+        let [offset, slot, epochs] = &mut staging;
+        let mut args: Vec<*mut c_void> = vec![
             (&mut bufs as *mut u64).cast(),
             (&mut pads as *mut u64).cast(),
             (&mut out as *mut u64).cast(),
@@ -133,6 +146,13 @@ impl Collectives {
             (&mut timeout as *mut u64).cast(),
             (&mut error as *mut u64).cast(),
         ];
+        if *epochs != 0 {
+            args.extend([
+                (offset as *mut u64).cast(),
+                (slot as *mut u64).cast(),
+                (epochs as *mut u64).cast(),
+            ]);
+        }
         // SAFETY: the function came from our cache, `args` matches PARAMS.
         unsafe { launch(function, blocks, THREADS, stream, &mut args) }
     }

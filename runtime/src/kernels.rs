@@ -24,6 +24,9 @@ pub const MAX_BLOCKS: usize = 264;
 /// Bytes of one rank's signal pad.
 pub const PAD_BYTES: usize = MAX_BLOCKS * MAX_WORLD * 4;
 pub const THREADS: u32 = 512;
+/// Largest message for the staged one-shot; larger ones keep the plain
+/// one-shot, whose extra copy would cost bandwidth.
+pub const STAGING_MAX: usize = 512 << 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {
@@ -89,13 +92,18 @@ pub struct AllReduceSpec {
     pub dtype: Dtype,
     pub op: ReduceOp,
     pub world: usize,
+    /// One-shot only: copy the input into a staging slot chosen by a
+    /// per-block call counter and read peers' slots, which needs no closing
+    /// barrier (see `all_reduce_ptx`). Takes 3 more parameters.
+    pub staged: bool,
 }
 
 impl AllReduceSpec {
     pub fn name(&self) -> String {
-        let algorithm = match self.algorithm {
-            Algorithm::OneShot => "one_shot",
-            Algorithm::TwoShot => "two_shot",
+        let algorithm = match (self.algorithm, self.staged) {
+            (Algorithm::OneShot, true) => "one_shot_staged",
+            (Algorithm::OneShot, false) => "one_shot",
+            (Algorithm::TwoShot, _) => "two_shot",
         };
         format!(
             "symm_{algorithm}_{}_{}_w{}",
@@ -148,6 +156,10 @@ fn prologue(out: &mut String) {
 
 const PARAMS: &str = "  .param .u64 p_bufs, .param .u64 p_pads, .param .u64 p_out, .param .u64 p_n,
   .param .u32 p_rank, .param .u64 p_timeout, .param .u64 p_err";
+
+/// The staged one-shot's extra parameters: staging offset in each buffer,
+/// bytes per slot, this rank's epoch counters.
+const STAGED_PARAMS: &str = ",\n  .param .u64 p_staging, .param .u64 p_slot, .param .u64 p_epochs";
 
 /// Jumps to `done` with the error flag set once the timeout has passed.
 fn timeout_check(out: &mut String, done: &str) {
@@ -467,14 +479,26 @@ fn tail(out: &mut String, spec: &AllReduceSpec, label: &str, only_block0: bool) 
 /// PTX of one all-reduce kernel; its entry is `spec.name()`.
 pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
     let mut out = String::from(HEADER);
+    let staged = spec.staged && spec.algorithm == Algorithm::OneShot;
+    let extra = if staged { STAGED_PARAMS } else { "" };
     let _ = write!(
         out,
-        ".visible .entry {}(\n{PARAMS})\n{{\n{REGISTERS}",
+        ".visible .entry {}(\n{PARAMS}{extra})\n{{\n{REGISTERS}",
         spec.name()
     );
     prologue(&mut out);
+    if staged {
+        stage_input(&mut out, spec);
+    }
     barrier(&mut out, "start", spec.world);
-    load_peer_bases(&mut out, spec.world);
+    if staged {
+        // Peers' staging slots of this parity replace their buffers.
+        for p in 0..spec.world {
+            let _ = writeln!(out, "  add.u64 %rd{r}, %rd{r}, %rd17;", r = 20 + p);
+        }
+    } else {
+        load_peer_bases(&mut out, spec.world);
+    }
     let shift = spec.dtype.per_vector().trailing_zeros();
     // %rd35 = whole vectors; %rd36 = global thread index; %rd37 = stride.
     let _ = write!(
@@ -565,9 +589,85 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
             }
         }
     }
-    barrier(&mut out, "end", spec.world);
+    if staged {
+        // The next call of this block uses the other slot.
+        out.push_str(
+            "  bar.sync 0;
+  setp.ne.u32 %p10, %r1, 0;
+  @%p10 bra epoch_done;
+  add.u32 %r40, %r40, 1;
+  st.global.u32 [%rd16], %r40;
+epoch_done:
+",
+        );
+    } else {
+        barrier(&mut out, "end", spec.world);
+    }
     out.push_str("  ret;\n}\n");
     out
+}
+
+/// Staged one-shot, before the opening barrier: picks this block's slot
+/// from its call counter (%r40, at %rd16) and copies this rank's input
+/// elements into it; %rd17 = the slot's offset in every buffer.
+///
+/// No closing barrier is needed: a block writes slot p on its n-th call
+/// and peers read it on their n-th call; their (n-2)-th reads of slot p
+/// ended before their (n-1)-th call signalled this block, which this block
+/// waited for before its n-th call began.
+fn stage_input(out: &mut String, spec: &AllReduceSpec) {
+    load_peer_bases(out, spec.world);
+    let shift = spec.dtype.per_vector().trailing_zeros();
+    let _ = write!(
+        out,
+        "  ld.param.u64 %rd7, [p_staging];
+  ld.param.u64 %rd8, [p_slot];
+  ld.param.u64 %rd9, [p_epochs];
+  mul.wide.u32 %rd16, %r2, 4;
+  add.u64 %rd16, %rd9, %rd16;
+  ld.global.u32 %r40, [%rd16];
+  and.b32 %r41, %r40, 1;
+  cvt.u64.u32 %rd17, %r41;
+  mul.lo.u64 %rd17, %rd17, %rd8;
+  add.u64 %rd17, %rd17, %rd7;
+  mul.wide.u32 %rd18, %r5, 8;
+  add.u64 %rd18, %rd1, %rd18;
+  ld.global.u64 %rd18, [%rd18];
+  add.u64 %rd19, %rd18, %rd17;
+  shr.u64 %rd35, %rd4, {shift};
+  mad.lo.u32 %r20, %r2, %r3, %r1;
+  cvt.u64.u32 %rd36, %r20;
+  mul.lo.u32 %r21, %r4, %r3;
+  cvt.u64.u32 %rd37, %r21;
+  mov.u64 %rd38, %rd36;
+stage_loop:
+  setp.ge.u64 %p4, %rd38, %rd35;
+  @%p4 bra stage_tail;
+  shl.b64 %rd40, %rd38, 4;
+  add.u64 %rd41, %rd18, %rd40;
+  ld.global.v4.b32 {{%r60, %r61, %r62, %r63}}, [%rd41];
+  add.u64 %rd41, %rd19, %rd40;
+  st.global.v4.b32 [%rd41], {{%r60, %r61, %r62, %r63}};
+  add.u64 %rd38, %rd38, %rd37;
+  bra stage_loop;
+stage_tail:
+  shl.b64 %rd31, %rd35, {shift};
+  sub.u64 %rd32, %rd4, %rd31;
+  setp.ge.u64 %p5, %rd36, %rd32;
+  @%p5 bra stage_done;
+  add.u64 %rd34, %rd31, %rd36;
+  mul.lo.u64 %rd40, %rd34, {bytes};
+  add.u64 %rd41, %rd18, %rd40;
+  add.u64 %rd42, %rd19, %rd40;
+",
+        bytes = spec.dtype.bytes()
+    );
+    if spec.dtype == Dtype::F32 {
+        out.push_str("  ld.global.b32 %r64, [%rd41];\n  st.global.b32 [%rd42], %r64;\n");
+    } else {
+        out.push_str("  ld.global.b16 %h4, [%rd41];\n  st.global.b16 [%rd42], %h4;\n");
+    }
+    out.push_str("stage_done:\n");
 }
 
 /// Entry of the barrier stress kernel.
@@ -613,6 +713,7 @@ mod tests {
             dtype: Dtype::Bf16,
             op: ReduceOp::Max,
             world: 4,
+            staged: false,
         };
         assert_eq!(spec.name(), "symm_two_shot_max_bf16_w4");
         let ptx = all_reduce_ptx(&spec);
@@ -636,6 +737,7 @@ mod tests {
                     dtype: Dtype::F16,
                     op: ReduceOp::Sum,
                     world,
+                    staged: algorithm == Algorithm::OneShot,
                 });
                 let mut labels: Vec<&str> = ptx
                     .lines()

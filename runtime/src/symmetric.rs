@@ -9,7 +9,7 @@ use crate::{
     cuda::{CUdeviceptr, DeviceBuffer, check},
     error::{Error, Result},
     group::{Group, agree_on_size},
-    kernels::PAD_BYTES,
+    kernels::{MAX_BLOCKS, PAD_BYTES, STAGING_MAX},
 };
 use cudarc::driver::sys;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -64,6 +64,12 @@ pub struct SymmetricBuffer {
     pub buffer_table: DeviceBuffer,
     /// Device table: u64 address of each rank's signal pad.
     pub pad_table: DeviceBuffer,
+    /// Two staging slots of `staging_slot` bytes each, at this offset in
+    /// every rank's copy, for the staged one-shot (no closing barrier).
+    pub staging_offset: usize,
+    pub staging_slot: usize,
+    /// This rank's per-block call counters (u32), choosing the slot.
+    pub epochs: CUdeviceptr,
 }
 
 impl SymmetricBuffer {
@@ -73,8 +79,13 @@ impl SymmetricBuffer {
     pub fn allocate(group: &mut Group, device: i32, id: &str, bytes: usize) -> Result<Self> {
         agree_on_size(group, id, bytes as u64)?;
         let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
-        let pad_offset = bytes.next_multiple_of(128);
-        let mapped_bytes = (pad_offset + PAD_BYTES).next_multiple_of(granularity(device)?);
+        // Layout: data | 2 staging slots | signal pad | epoch counters.
+        let staging_offset = bytes.next_multiple_of(128);
+        let staging_slot = staging_offset.min(STAGING_MAX);
+        let pad_offset = staging_offset + 2 * staging_slot;
+        let epochs_offset = pad_offset + PAD_BYTES;
+        let mapped_bytes =
+            (epochs_offset + 4 * MAX_BLOCKS).next_multiple_of(granularity(device)?);
         let prop = allocation_prop(device);
 
         let mut own = 0;
@@ -107,6 +118,9 @@ impl SymmetricBuffer {
             mappings: Vec::with_capacity(world),
             buffer_table: DeviceBuffer::new(8 * world)?,
             pad_table: DeviceBuffer::new(8 * world)?,
+            staging_offset,
+            staging_slot,
+            epochs: 0,
         };
         for owner in 0..world {
             if owner != rank && !p2p {
@@ -138,9 +152,10 @@ impl SymmetricBuffer {
         let pads: Vec<u64> = buffers.iter().map(|&b| b + pad_offset as u64).collect();
         buffer.buffer_table.write(&buffers)?;
         buffer.pad_table.write(&pads)?;
-        // SAFETY: our own pad, inside our mapping.
+        buffer.epochs = buffers[rank] + epochs_offset as u64;
+        // SAFETY: our own pad and counters, inside our mapping.
         check(
-            unsafe { sys::cuMemsetD8_v2(pads[rank], 0, PAD_BYTES) },
+            unsafe { sys::cuMemsetD8_v2(pads[rank], 0, PAD_BYTES + 4 * MAX_BLOCKS) },
             "cuMemsetD8(signal pad)",
         )?;
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;

@@ -425,12 +425,13 @@ fn dump_ptx(dir: &str) -> Result<()> {
     for world in 2..=MAX_WORLD {
         for algorithm in ALGORITHMS {
             for dtype in DTYPES {
-                for op in OPS {
+                for (op, staged) in OPS.into_iter().flat_map(|op| [(op, false), (op, true)]) {
                     let spec = AllReduceSpec {
                         algorithm,
                         dtype,
                         op,
                         world,
+                        staged,
                     };
                     std::fs::write(format!("{dir}/{}.ptx", spec.name()), all_reduce_ptx(&spec))
                         .map_err(|e| Error::io("dump", e))?;
