@@ -97,7 +97,15 @@ impl Collectives {
             input.staging_slot as u64,
             input.epochs,
         ]);
-        self.launch_kernel(function, blocks, input, out, elements as u64, staging, stream)
+        self.launch_kernel(
+            function,
+            blocks,
+            input,
+            out,
+            elements as u64,
+            staging,
+            stream,
+        )
     }
 
     /// Runs the barrier stress kernel: `iterations` rounds; returns through

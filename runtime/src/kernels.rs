@@ -174,51 +174,73 @@ fn timeout_check(out: &mut String, done: &str) {
     );
 }
 
+/// One signal-pad handshake: spins on a CAS of slot (channel, `slot_rank`)
+/// in the pad of rank `pad_rank` from `from` to `to` with `sem`, then goes
+/// to `done`. A timeout also goes to `done`, with the error flag set.
+#[allow(clippy::too_many_arguments)]
+fn handshake(
+    out: &mut String,
+    label: &str,
+    pad_rank: &str,
+    slot_rank: &str,
+    sem: &str,
+    from: u32,
+    to: u32,
+    done: &str,
+) {
+    let _ = write!(
+        out,
+        "  mul.wide.u32 %rd13, {pad_rank}, 8;
+  add.u64 %rd13, %rd2, %rd13;
+  ld.global.u64 %rd14, [%rd13];
+  mad.lo.u32 %r10, %r2, {MAX_WORLD}, {slot_rank};
+  mul.wide.u32 %rd15, %r10, 4;
+  add.u64 %rd14, %rd14, %rd15;
+{label}:
+  atom.{sem}.sys.global.cas.b32 %r11, [%rd14], {from}, {to};
+  setp.eq.u32 %p2, %r11, {from};
+  @%p2 bra {done};
+"
+    );
+    timeout_check(out, done);
+    let _ = writeln!(out, "  bra {label};");
+}
+
 /// A barrier of this block's channel with every peer; threads 0..world
-/// each handle one peer, then the block synchronizes.
+/// each handle one peer (put to the peer's slot for us, then wait on our
+/// slot for the peer), then the block synchronizes.
 fn barrier(out: &mut String, label: &str, world: usize) {
     let _ = write!(
         out,
         "  bar.sync 0;
   setp.lt.u32 %p1, %r1, {world};
   @!%p1 bra {label}_sync;
-  mul.wide.u32 %rd13, %r1, 8;
-  add.u64 %rd13, %rd2, %rd13;
-  ld.global.u64 %rd14, [%rd13];
-  mad.lo.u32 %r10, %r2, {MAX_WORLD}, %r5;
-  mul.wide.u32 %rd15, %r10, 4;
-  add.u64 %rd14, %rd14, %rd15;
-{label}_put:
-  atom.release.sys.global.cas.b32 %r11, [%rd14], 0, 1;
-  setp.eq.u32 %p2, %r11, 0;
-  @%p2 bra {label}_put_done;
 "
     );
-    timeout_check(out, &format!("{label}_put_done"));
-    let _ = write!(
+    let put_done = format!("{label}_put_done");
+    let sync = format!("{label}_sync");
+    handshake(
         out,
-        "  bra {label}_put;
-{label}_put_done:
-  mul.wide.u32 %rd13, %r5, 8;
-  add.u64 %rd13, %rd2, %rd13;
-  ld.global.u64 %rd14, [%rd13];
-  mad.lo.u32 %r10, %r2, {MAX_WORLD}, %r1;
-  mul.wide.u32 %rd15, %r10, 4;
-  add.u64 %rd14, %rd14, %rd15;
-{label}_wait:
-  atom.acquire.sys.global.cas.b32 %r11, [%rd14], 1, 0;
-  setp.eq.u32 %p2, %r11, 1;
-  @%p2 bra {label}_sync;
-"
+        &format!("{label}_put"),
+        "%r1",
+        "%r5",
+        "release",
+        0,
+        1,
+        &put_done,
     );
-    timeout_check(out, &format!("{label}_sync"));
-    let _ = write!(
+    let _ = writeln!(out, "{put_done}:");
+    handshake(
         out,
-        "  bra {label}_wait;
-{label}_sync:
-  bar.sync 0;
-"
+        &format!("{label}_wait"),
+        "%r5",
+        "%r1",
+        "acquire",
+        1,
+        0,
+        &sync,
     );
+    let _ = write!(out, "{sync}:\n  bar.sync 0;\n");
 }
 
 /// %rd20+p = base address of peer p's buffer.

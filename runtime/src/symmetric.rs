@@ -84,8 +84,7 @@ impl SymmetricBuffer {
         let staging_slot = staging_offset.min(STAGING_MAX);
         let pad_offset = staging_offset + 2 * staging_slot;
         let epochs_offset = pad_offset + PAD_BYTES;
-        let mapped_bytes =
-            (epochs_offset + 4 * MAX_BLOCKS).next_multiple_of(granularity(device)?);
+        let mapped_bytes = (epochs_offset + 4 * MAX_BLOCKS).next_multiple_of(granularity(device)?);
         let prop = allocation_prop(device);
 
         let mut own = 0;
