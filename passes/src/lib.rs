@@ -13,6 +13,7 @@ pub mod plan;
 pub mod planning;
 pub mod realize;
 mod registration;
+pub mod select_all_reduce;
 mod text;
 pub mod to_dps;
 pub mod verify_groups;

@@ -1,6 +1,6 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
-use crate::{PassDescriptor, cudagraph, plan, realize, to_dps, verify_groups};
+use crate::{PassDescriptor, cudagraph, plan, realize, select_all_reduce, to_dps, verify_groups};
 use std::{ffi::CStr, sync::Once};
 use symm_dialects::ffi;
 
@@ -10,6 +10,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     &to_dps::DESCRIPTOR,
     &realize::DESCRIPTOR,
     &plan::DESCRIPTOR,
+    &select_all_reduce::DESCRIPTOR,
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
 ];

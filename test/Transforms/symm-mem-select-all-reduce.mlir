@@ -1,0 +1,42 @@
+// RUN: symm-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(symm-mem-select-all-reduce))' | FileCheck %s
+// RUN: symm-opt %s -split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(symm-mem-select-all-reduce{one-shot-max-bytes=64}))' 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=SMALL
+
+// On 2 ranks one-shot wins at every size (bench/results, 2x H200).
+// CHECK-LABEL: func.func @two_ranks
+// CHECK-SAME: (%[[X:.*]]: memref<16777216xbf16>, %[[Y:.*]]: memref<16777216xbf16>)
+// CHECK: %[[R:.*]] = symm_mem.one_shot_all_reduce sum %[[X]] group @tp : memref<16777216xbf16> -> memref<16777216xbf16>
+// CHECK: symm_mem.one_shot_all_reduce_out max %[[X]] into %[[Y]] group @tp
+// CHECK: return %[[R]]
+// SMALL-LABEL: func.func @two_ranks
+// SMALL: symm_mem.one_shot_all_reduce sum
+symm_mem.group @tp world_size(2)
+func.func @two_ranks(%x: memref<16777216xbf16>, %y: memref<16777216xbf16>) -> memref<16777216xbf16> {
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot}}
+  %r = symm_mem.all_reduce sum %x group @tp : memref<16777216xbf16> -> memref<16777216xbf16>
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot}}
+  symm_mem.all_reduce_out max %x into %y group @tp : memref<16777216xbf16>, memref<16777216xbf16>
+  return %r : memref<16777216xbf16>
+}
+
+// -----
+
+// More ranks: two-shot above the threshold; dynamic sizes stay generic.
+// CHECK-LABEL: func.func @eight_ranks
+// CHECK: symm_mem.one_shot_all_reduce sum %{{.*}} group @dp : memref<64xf32>
+// CHECK: symm_mem.two_shot_all_reduce sum %{{.*}} group @dp : memref<1048576xf32>
+// CHECK: symm_mem.all_reduce sum %{{.*}} group @dp : memref<?xf32>
+// SMALL-LABEL: func.func @eight_ranks
+// SMALL: symm_mem.two_shot_all_reduce sum %{{.*}} group @dp : memref<64xf32>
+symm_mem.group @dp world_size(8)
+func.func @eight_ranks(%s: memref<64xf32>, %l: memref<1048576xf32>, %d: memref<?xf32>) {
+  // expected-remark@+1 {{all_reduce of 256 bytes in group @dp (world size 8): one-shot}}
+  %0 = symm_mem.all_reduce sum %s group @dp : memref<64xf32> -> memref<64xf32>
+  // expected-remark@+1 {{all_reduce of 4194304 bytes in group @dp (world size 8): two-shot}}
+  %1 = symm_mem.all_reduce sum %l group @dp : memref<1048576xf32> -> memref<1048576xf32>
+  // expected-remark@+1 {{all_reduce of dynamic size: the runtime chooses the algorithm}}
+  %2 = symm_mem.all_reduce sum %d group @dp : memref<?xf32> -> memref<?xf32>
+  return
+}
