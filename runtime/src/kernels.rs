@@ -22,7 +22,11 @@ pub const MAX_WORLD: usize = 8;
 /// Most thread blocks, i.e. signal-pad channels.
 pub const MAX_BLOCKS: usize = 264;
 /// Bytes of one rank's signal pad.
-pub const PAD_BYTES: usize = MAX_BLOCKS * MAX_WORLD * 4;
+/// Bytes of one rank's signal pad: CAS slots, then counter slots (the
+/// staged one-shot's barrier).
+pub const PAD_BYTES: usize = 2 * COUNTERS;
+/// Offset of the counter slots in a pad.
+const COUNTERS: usize = MAX_BLOCKS * MAX_WORLD * 4;
 pub const THREADS: u32 = 512;
 /// Largest message for the staged one-shot; larger ones keep the plain
 /// one-shot, whose extra copy would cost bandwidth.
@@ -512,7 +516,11 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
     if staged {
         stage_input(&mut out, spec);
     }
-    barrier(&mut out, "start", spec.world);
+    if staged {
+        counter_barrier(&mut out, spec.world);
+    } else {
+        barrier(&mut out, "start", spec.world);
+    }
     if staged {
         // Peers' staging slots of this parity replace their buffers.
         for p in 0..spec.world {
@@ -629,6 +637,44 @@ epoch_done:
     out
 }
 
+/// The staged one-shot's barrier: counters instead of CAS handshakes. A put
+/// is a posted `red.release.sys.add` of 1 on the peer's counter for
+/// (channel, me), with no round trip; a wait spins with acquire loads until
+/// our counter for (channel, peer) reaches this block's call number + 1
+/// (%r40 + 1). Counters only grow (compared modulo 2^32), so nothing is
+/// reset and graph replays work; every block's call number is the same on
+/// every rank, and a peer is at most one call ahead.
+fn counter_barrier(out: &mut String, world: usize) {
+    let _ = write!(
+        out,
+        "  bar.sync 0;
+  setp.lt.u32 %p1, %r1, {world};
+  @!%p1 bra counted_sync;
+  mul.wide.u32 %rd13, %r1, 8;
+  add.u64 %rd13, %rd2, %rd13;
+  ld.global.u64 %rd14, [%rd13];
+  mad.lo.u32 %r10, %r2, {MAX_WORLD}, %r5;
+  mul.wide.u32 %rd15, %r10, 4;
+  add.u64 %rd14, %rd14, %rd15;
+  red.release.sys.global.add.u32 [%rd14+{COUNTERS}], 1;
+  mul.wide.u32 %rd13, %r5, 8;
+  add.u64 %rd13, %rd2, %rd13;
+  ld.global.u64 %rd14, [%rd13];
+  mad.lo.u32 %r10, %r2, {MAX_WORLD}, %r1;
+  mul.wide.u32 %rd15, %r10, 4;
+  add.u64 %rd14, %rd14, %rd15;
+  add.u32 %r12, %r40, 1;
+counted_wait:
+  ld.acquire.sys.global.u32 %r11, [%rd14+{COUNTERS}];
+  sub.u32 %r13, %r11, %r12;
+  setp.ge.s32 %p2, %r13, 0;
+  @%p2 bra counted_sync;
+"
+    );
+    timeout_check(out, "counted_sync");
+    out.push_str("  bra counted_wait;\ncounted_sync:\n  bar.sync 0;\n");
+}
+
 /// Staged one-shot, before the opening barrier: picks this block's slot
 /// from its call counter (%r40, at %rd16) and copies this rank's input
 /// elements into it; %rd17 = the slot's offset in every buffer.
@@ -636,7 +682,8 @@ epoch_done:
 /// No closing barrier is needed: a block writes slot p on its n-th call
 /// and peers read it on their n-th call; their (n-2)-th reads of slot p
 /// ended before their (n-1)-th call signalled this block, which this block
-/// waited for before its n-th call began.
+/// waited for before its n-th call began. %r40 (the call number) is kept
+/// for `counter_barrier`.
 fn stage_input(out: &mut String, spec: &AllReduceSpec) {
     load_peer_bases(out, spec.world);
     let shift = spec.dtype.per_vector().trailing_zeros();
