@@ -56,3 +56,18 @@ func.func @nothing_before(%w: memref<16xf32>) -> memref<16xf32> {
   linalg.add ins(%d, %d : memref<16xf32>, memref<16xf32>) outs(%o : memref<16xf32>)
   return %o : memref<16xf32>
 }
+
+// -----
+
+// A launched partition that is only declared has no body to hoist into.
+// CHECK-LABEL: func.func @declared_partition
+// CHECK: cudagraph.launch @external_partition
+// CHECK-NEXT: %[[D:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT: memref.copy %{{.*}}, %[[D]]
+func.func private @external_partition(memref<16xf32>) attributes {cudagraph.partition = 0 : i64}
+func.func @declared_partition(%x: memref<16xf32>, %h: memref<16xf32, #cudagraph.host>) -> memref<16xf32> {
+  cudagraph.launch @external_partition(%x) : (memref<16xf32>) -> ()
+  %d = memref.alloc() : memref<16xf32>
+  memref.copy %h, %d : memref<16xf32, #cudagraph.host> to memref<16xf32>
+  return %d : memref<16xf32>
+}

@@ -46,8 +46,12 @@ impl SymmPass for HoistAllocs {
     }
 }
 
+/// The partition a launch runs, if it has a body to hoist into (a user may
+/// launch a declaration).
 fn partition_of(launch: Op, symbols: &SymbolIndex) -> Option<Op> {
-    symbols.lookup(&launch.attr("callee")?.symbol_or_string()?)
+    symbols
+        .lookup(&launch.attr("callee")?.symbol_or_string()?)
+        .filter(|partition| partition.entry_block().is_some())
 }
 
 /// A statically sized device allocation that a fallback op writes: the

@@ -104,6 +104,9 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
             op.erase();
         }
     }
+    if index == 0 {
+        return;
+    }
     emit_remark(
         function.loc(),
         &format!(
