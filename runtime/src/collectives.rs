@@ -5,8 +5,8 @@ use crate::{
     error::{Error, Result},
     group::Group,
     kernels::{
-        Algorithm, AllReduceSpec, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
-        all_reduce_ptx, barrier_test_ptx, grid_blocks,
+        Algorithm, AllReduceSpec, BARRIER, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
+        all_reduce_ptx, barrier_ptx, barrier_test_ptx, grid_blocks,
     },
     nccl::NcclComm,
     symmetric::SymmetricBuffer,
@@ -106,6 +106,16 @@ impl Collectives {
             staging,
             stream,
         )
+    }
+
+    /// A barrier of every rank of `buffer`'s group, enqueued on `stream`.
+    pub fn barrier(&self, buffer: &SymmetricBuffer, stream: CUstream) -> Result<()> {
+        let world = buffer.world_size();
+        let name = format!("{BARRIER}_w{world}");
+        let function = self
+            .kernels
+            .get(&name, || barrier_ptx(world).replace(BARRIER, &name))?;
+        self.launch_kernel(function, 1, buffer, 0, 0, None, stream)
     }
 
     /// Runs the barrier stress kernel: `iterations` rounds; returns through

@@ -739,6 +739,24 @@ stage_tail:
     out.push_str("stage_done:\n");
 }
 
+/// Entry of the barrier-only kernel (all-gather + matmul brackets its copies
+/// with it).
+pub const BARRIER: &str = "symm_barrier";
+
+/// One block that barriers with every peer on channel 0 (the standard
+/// parameters; only the pads, rank, timeout and error flag are used).
+pub fn barrier_ptx(world: usize) -> String {
+    let mut out = String::from(HEADER);
+    let _ = write!(
+        out,
+        ".visible .entry {BARRIER}(\n{PARAMS})\n{{\n{REGISTERS}"
+    );
+    prologue(&mut out);
+    barrier(&mut out, "only", world);
+    out.push_str("  ret;\n}\n");
+    out
+}
+
 /// Entry of the barrier stress kernel.
 pub const BARRIER_TEST: &str = "symm_barrier_test";
 

@@ -4,6 +4,7 @@
 //! loaded at run time, so nothing CUDA is needed to build or to run the
 //! CPU parts.
 
+pub mod agmm;
 pub mod capi;
 pub mod collectives;
 pub mod cuda;

@@ -363,6 +363,57 @@ fn dead_peer(mut ctx: Ctx) -> ExitCode {
     }
 }
 
+/// All-gather + matmul against a host reference (small integers: exact).
+fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
+    use symm_runtime::agmm::AllGatherMatmul;
+    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let (m, k, n) = (64usize, 32usize, 48usize);
+    let shard = |r: usize| -> Vec<f32> {
+        (0..m * k)
+            .map(|i| ((i * 3 + r * 5) % 4) as f32 - 1.0)
+            .collect()
+    };
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 7) % 4) as f32 - 1.0).collect();
+    let a = ctx.allocate("agmm", m * k * 2)?;
+    copy_to_device(a.local(), &to_bits(Dtype::Bf16, &shard(rank)))?;
+    let b_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &b))?;
+    let gathered = DeviceBuffer::new(world * m * k * 2)?;
+    let out = DeviceBuffer::new(world * m * n * 2)?;
+    ctx.device.synchronize()?;
+    ctx.barrier("agmm-ready")?;
+    let ring = AllGatherMatmul::new(world)?;
+    for _ in 0..3 {
+        ring.run(
+            &ctx.collectives,
+            &a,
+            b_dev.ptr,
+            gathered.ptr,
+            out.ptr,
+            (m, k, n),
+            &ctx.stream,
+        )?;
+    }
+    ctx.stream.synchronize()?;
+    ctx.collectives.check_peers("all_gather_matmul")?;
+    let mut expected = Vec::with_capacity(world * m * n);
+    for r in 0..world {
+        let a = shard(r);
+        for row in 0..m {
+            for col in 0..n {
+                expected.push((0..k).map(|i| a[row * k + i] * b[i * n + col]).sum::<f32>());
+            }
+        }
+    }
+    if copy_from_device::<u8>(out.ptr, world * m * n * 2)? != to_bits(Dtype::Bf16, &expected) {
+        return Err(Error::Cuda(
+            "all_gather_matmul differs from the host reference".into(),
+        ));
+    }
+    Ok(format!(
+        "{world}x{m} x {k} @ {k} x {n} over the P2P ring equals the host reference, 3 calls"
+    ))
+}
+
 /// The mgpu* ABI that MLIR-compiled host code calls: load a module, launch
 /// a kernel on a stream, copy back.
 fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
@@ -532,13 +583,14 @@ fn run_threads(world: usize) -> Result<ExitCode> {
 
 /// Runs the tests (or only `only`); returns (passed, failed).
 fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
-    let tests: [(&str, TestFn); 6] = [
+    let tests: [(&str, TestFn); 7] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
         ("graph-replay", graph_replay),
         ("memory-baseline", memory_baseline),
         ("mgpu-abi", mgpu_abi),
+        ("all-gather-matmul", all_gather_matmul),
     ];
     // Without peer access (SYMM_FORCE_NCCL=1) only the collectives apply,
     // and they run on NCCL.

@@ -1,0 +1,242 @@
+//! All-gather + matmul (seed 003): `out = all_gather(a) @ b` for row shards
+//! `a` (m x k per rank, a symmetric buffer) and a full `b` (k x n), bf16,
+//! row-major. A P2P ring: step s copies the shard of rank (rank+s) % W
+//! from its mapping with the copy engine, on two alternating streams, and
+//! runs that shard's matmul (cuBLAS, loaded at run time) as soon as its
+//! copy lands; step 0 multiplies the local shard with no copy. Barriers
+//! before (shards ready) and after (peers done reading) keep it safe to
+//! call repeatedly and inside a CUDA graph.
+
+use crate::{
+    collectives::Collectives,
+    cuda::{CUdeviceptr, CUstream, Stream, check},
+    error::{Error, Result},
+    symmetric::SymmetricBuffer,
+};
+use cudarc::{cublas::sys as cublas, driver::sys};
+
+fn check_blas(status: cublas::cublasStatus_t, what: &str) -> Result<()> {
+    if status == cublas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Cuda(format!("cuBLAS {what} failed: {status:?}")))
+    }
+}
+
+/// A cuBLAS handle for bf16 row-major matmuls.
+pub struct Matmul {
+    handle: cublas::cublasHandle_t,
+}
+
+// SAFETY: the handle is used by its owner only.
+unsafe impl Send for Matmul {}
+
+impl Matmul {
+    pub fn new() -> Result<Self> {
+        // SAFETY: probing the library; nothing is called if it is absent.
+        if !unsafe { cublas::is_culib_present() } {
+            return Err(Error::Cuda(
+                "all_gather_matmul needs libcublas.so (put its folder on LD_LIBRARY_PATH)".into(),
+            ));
+        }
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check_blas(
+            unsafe { cublas::cublasCreate_v2(&mut handle) },
+            "cublasCreate",
+        )?;
+        Ok(Self { handle })
+    }
+
+    /// `c (m x n) = a (m x k) @ b (k x n)`, bf16 in and out, f32 accumulate,
+    /// row-major, on `stream`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bf16(
+        &self,
+        a: CUdeviceptr,
+        b: CUdeviceptr,
+        c: CUdeviceptr,
+        m: usize,
+        k: usize,
+        n: usize,
+        stream: CUstream,
+    ) -> Result<()> {
+        let (alpha, beta) = (1f32, 0f32);
+        let dim = |x: usize| {
+            i32::try_from(x)
+                .map_err(|_| Error::InvalidArgument(format!("{x} is too large for cuBLAS")))
+        };
+        // Row-major C = A B is column-major C^T = B^T A^T.
+        // SAFETY: device matrices of the given shapes; a live handle and stream.
+        unsafe {
+            check_blas(
+                cublas::cublasSetStream_v2(self.handle, stream.cast()),
+                "cublasSetStream",
+            )?;
+            check_blas(
+                cublas::cublasGemmEx(
+                    self.handle,
+                    cublas::cublasOperation_t::CUBLAS_OP_N,
+                    cublas::cublasOperation_t::CUBLAS_OP_N,
+                    dim(n)?,
+                    dim(m)?,
+                    dim(k)?,
+                    (&alpha as *const f32).cast(),
+                    b as *const std::ffi::c_void,
+                    cublas::cudaDataType::CUDA_R_16BF,
+                    dim(n)?,
+                    a as *const std::ffi::c_void,
+                    cublas::cudaDataType::CUDA_R_16BF,
+                    dim(k)?,
+                    (&beta as *const f32).cast(),
+                    c as *mut std::ffi::c_void,
+                    cublas::cudaDataType::CUDA_R_16BF,
+                    dim(n)?,
+                    cublas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cublas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                ),
+                "cublasGemmEx",
+            )
+        }
+    }
+}
+
+impl Drop for Matmul {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`.
+        unsafe {
+            cublas::cublasDestroy_v2(self.handle);
+        }
+    }
+}
+
+/// The ring: copy streams, one event per step, and the matmul handle.
+pub struct AllGatherMatmul {
+    pub matmul: Matmul,
+    copy_streams: [Stream; 2],
+    events: Vec<sys::CUevent>,
+}
+
+// SAFETY: driver handles, used by their owner only.
+unsafe impl Send for AllGatherMatmul {}
+
+impl AllGatherMatmul {
+    pub fn new(world: usize) -> Result<Self> {
+        let mut events = Vec::with_capacity(world + 1);
+        for _ in 0..=world {
+            let mut event = std::ptr::null_mut();
+            // SAFETY: out-pointer to a local.
+            check(
+                unsafe {
+                    sys::cuEventCreate(
+                        &mut event,
+                        sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+                    )
+                },
+                "cuEventCreate",
+            )?;
+            events.push(event);
+        }
+        Ok(Self {
+            matmul: Matmul::new()?,
+            copy_streams: [Stream::new()?, Stream::new()?],
+            events,
+        })
+    }
+
+    /// `out (W*m x n) = all_gather(a) @ b` on `stream`; `gathered`
+    /// (W*m x k) receives the peers' shards.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        collectives: &Collectives,
+        a: &SymmetricBuffer,
+        b: CUdeviceptr,
+        gathered: CUdeviceptr,
+        out: CUdeviceptr,
+        (m, k, n): (usize, usize, usize),
+        stream: &Stream,
+    ) -> Result<()> {
+        let (rank, world) = (a.rank, a.world_size());
+        let shard_bytes = m * k * 2;
+        if shard_bytes > a.bytes {
+            return Err(Error::InvalidArgument(format!(
+                "a shard of {m} x {k} bf16 does not fit the {} bytes of '{}'",
+                a.bytes, a.id
+            )));
+        }
+        if world + 1 > self.events.len() {
+            return Err(Error::InvalidArgument(format!(
+                "built for {} ranks, called with {world}",
+                self.events.len() - 1
+            )));
+        }
+        collectives.barrier(a, stream.raw)?;
+        // SAFETY: events and streams are ours; addresses are device memory
+        // of the sizes computed above.
+        unsafe {
+            check(
+                sys::cuEventRecord(self.events[0], stream.raw),
+                "cuEventRecord",
+            )?;
+            for copy in &self.copy_streams {
+                check(
+                    sys::cuStreamWaitEvent(copy.raw, self.events[0], 0),
+                    "cuStreamWaitEvent",
+                )?;
+            }
+            self.matmul.bf16(
+                a.local(),
+                b,
+                out + (rank * m * n * 2) as u64,
+                m,
+                k,
+                n,
+                stream.raw,
+            )?;
+            for step in 1..world {
+                let source = (rank + step) % world;
+                let copy = &self.copy_streams[step % 2];
+                let peer = a.peer(source).ok_or_else(|| {
+                    Error::InvalidArgument("all_gather_matmul needs peer access".into())
+                })?;
+                let chunk = gathered + (source * shard_bytes) as u64;
+                check(
+                    sys::cuMemcpyDtoDAsync_v2(chunk, peer, shard_bytes, copy.raw),
+                    "cuMemcpyDtoDAsync",
+                )?;
+                check(
+                    sys::cuEventRecord(self.events[step], copy.raw),
+                    "cuEventRecord",
+                )?;
+                check(
+                    sys::cuStreamWaitEvent(stream.raw, self.events[step], 0),
+                    "cuStreamWaitEvent",
+                )?;
+                self.matmul.bf16(
+                    chunk,
+                    b,
+                    out + (source * m * n * 2) as u64,
+                    m,
+                    k,
+                    n,
+                    stream.raw,
+                )?;
+            }
+        }
+        // Every copy has landed (the stream waited on each); peers may now
+        // reuse their shards once everyone is here.
+        collectives.barrier(a, stream.raw)
+    }
+}
+
+impl Drop for AllGatherMatmul {
+    fn drop(&mut self) {
+        for &event in &self.events {
+            // SAFETY: created in `new`.
+            unsafe {
+                sys::cuEventDestroy_v2(event);
+            }
+        }
+    }
+}
