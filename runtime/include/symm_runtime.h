@@ -43,6 +43,13 @@ uint64_t symm_buffer_ptr(const symm_buffer *buffer, int peer);
 /* Device tables (u64 per rank) of the buffer and signal-pad addresses. */
 int symm_buffer_peer_tables(const symm_buffer *buffer, uint64_t *buffers, uint64_t *pads);
 
+/* Plain device memory and copies, for programs built without the CUDA
+ * toolkit. symm_device_alloc returns 0 on failure. */
+uint64_t symm_device_alloc(symm_runtime *runtime, size_t bytes);
+void symm_device_free(uint64_t pointer);
+int symm_copy_to_device(uint64_t dst, const void *src, size_t bytes);
+int symm_copy_to_host(void *dst, uint64_t src, size_t bytes);
+
 /* All-reduce `count` elements of `input` into device address `out` on
  * `stream` (NULL: the runtime's). Two-shot also leaves this rank's reduced
  * slice in `input`. */

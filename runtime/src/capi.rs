@@ -306,3 +306,56 @@ pub unsafe extern "C" fn symm_graph_free(graph: *mut SymmGraph) {
         drop(unsafe { Box::from_raw(graph) });
     }
 }
+
+/// Plain device memory for applications without the CUDA toolkit (out
+/// buffers, inputs); 0 on failure.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_device_alloc(runtime: *mut SymmRuntime, bytes: usize) -> u64 {
+    let mut pointer = 0;
+    let status = guard(|| {
+        non_null(runtime, "runtime")?.device.bind()?;
+        let buffer = crate::cuda::DeviceBuffer::new(bytes)?;
+        pointer = buffer.ptr;
+        // Owned by the caller from here on, freed with symm_device_free.
+        std::mem::forget(buffer);
+        Ok(())
+    });
+    if status == 0 { pointer } else { 0 }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_device_free(pointer: u64) {
+    if pointer != 0 {
+        // SAFETY: from symm_device_alloc.
+        unsafe {
+            cudarc::driver::sys::cuMemFree_v2(pointer);
+        }
+    }
+}
+
+/// Copies `bytes` from host memory to a device address.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_copy_to_device(dst: u64, src: *const c_void, bytes: usize) -> c_int {
+    guard(|| {
+        if src.is_null() {
+            return Err(Error::InvalidArgument("src is NULL".into()));
+        }
+        // SAFETY: the caller passes `bytes` readable bytes at `src`.
+        let slice = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
+        crate::cuda::copy_to_device(dst, slice)
+    })
+}
+
+/// Copies `bytes` from a device address to host memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_copy_to_host(dst: *mut c_void, src: u64, bytes: usize) -> c_int {
+    guard(|| {
+        if dst.is_null() {
+            return Err(Error::InvalidArgument("dst is NULL".into()));
+        }
+        let data: Vec<u8> = crate::cuda::copy_from_device(src, bytes)?;
+        // SAFETY: the caller passes `bytes` writable bytes at `dst`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst.cast::<u8>(), bytes) };
+        Ok(())
+    })
+}
