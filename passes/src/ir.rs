@@ -43,13 +43,13 @@ pub fn emit_error(loc: MlirLocation, message: &str) {
 }
 
 pub fn emit_warning(loc: MlirLocation, message: &str) {
-    // SAFETY: live location; the message is copied.
-    unsafe { symm_dialects::ffi::symmMemEmitWarning(loc, string_ref(message)) }
+    // SAFETY: a live location of the IR being rewritten.
+    symm_dialects::emit_warning(unsafe { melior::ir::Location::from_raw(loc) }, message)
 }
 
 pub fn emit_remark(loc: MlirLocation, message: &str) {
-    // SAFETY: live location; the message is copied.
-    unsafe { symm_dialects::ffi::symmMemEmitRemark(loc, string_ref(message)) }
+    // SAFETY: a live location of the IR being rewritten.
+    symm_dialects::emit_remark(unsafe { melior::ir::Location::from_raw(loc) }, message)
 }
 
 #[derive(Clone, Copy, Debug)]
