@@ -108,6 +108,57 @@ fn run() -> Result<()> {
             println!("{row}");
         }
     }
+    // All-reduce + RMSNorm: fused kernel against all-reduce then RMSNorm.
+    let hidden = 4096;
+    let gamma = DeviceBuffer::from_slice(&vec![0x3f80u16; hidden])?;
+    for rows in [1usize, 16, 64, 256, 1024, 4096] {
+        let bytes = rows * hidden * 2;
+        let input =
+            SymmetricBuffer::allocate(&mut group, device.ordinal, &format!("norm/{rows}"), bytes)?;
+        let (out, reduced) = (DeviceBuffer::new(bytes)?, DeviceBuffer::new(bytes)?);
+        let fill: Vec<u16> = vec![((rank as f32 + 1.0).to_bits() >> 16) as u16; rows * hidden];
+        copy_to_device(input.local(), &fill)?;
+        device.synchronize()?;
+        let mut row =
+            format!("{{\"rmsnorm_rows\": {rows}, \"hidden\": {hidden}, \"bytes\": {bytes}");
+        for graph in [false, true] {
+            let fused = || {
+                collectives
+                    .all_reduce_rmsnorm(&input, gamma.ptr, out.ptr, rows, hidden, 1e-6, stream.raw)
+            };
+            let apart = || {
+                collectives.all_reduce(
+                    &input,
+                    reduced.ptr,
+                    rows * hidden,
+                    Dtype::Bf16,
+                    ReduceOp::Sum,
+                    Algorithm::OneShot,
+                    stream.raw,
+                )?;
+                collectives.rmsnorm(
+                    reduced.ptr,
+                    gamma.ptr,
+                    out.ptr,
+                    rows,
+                    hidden,
+                    1e-6,
+                    stream.raw,
+                )
+            };
+            let tag = if graph { "cg" } else { "eager" };
+            let fused_us = time_us(&stream, &mut group, graph, &fused)?;
+            let apart_us = time_us(&stream, &mut group, graph, &apart)?;
+            collectives.check_peers("bench")?;
+            row.push_str(&format!(
+                ", \"fused_{tag}_us\": {fused_us:.2}, \"apart_{tag}_us\": {apart_us:.2}"
+            ));
+        }
+        row.push('}');
+        if rank == 0 {
+            println!("{row}");
+        }
+    }
     Ok(())
 }
 

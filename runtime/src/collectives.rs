@@ -5,13 +5,28 @@ use crate::{
     error::{Error, Result},
     group::Group,
     kernels::{
-        Algorithm, AllReduceSpec, BARRIER, BARRIER_TEST, Dtype, MAX_WORLD, ReduceOp, THREADS,
-        all_reduce_ptx, barrier_ptx, barrier_test_ptx, grid_blocks,
+        Algorithm, AllReduceSpec, BARRIER, BARRIER_TEST, Dtype, MAX_BLOCKS, MAX_WORLD, ReduceOp,
+        THREADS, all_reduce_ptx, barrier_ptx, barrier_test_ptx, grid_blocks,
     },
     nccl::NcclComm,
+    rmsnorm,
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
+
+fn check_rows(rows: usize, hidden: usize, capacity: usize) -> Result<()> {
+    if hidden == 0 || !hidden.is_multiple_of(8) || hidden > u32::MAX as usize {
+        return Err(Error::InvalidArgument(format!(
+            "RMSNorm rows need a hidden size that is a positive multiple of 8, not {hidden}"
+        )));
+    }
+    if rows.saturating_mul(hidden).saturating_mul(2) > capacity {
+        return Err(Error::InvalidArgument(format!(
+            "{rows} rows of {hidden} bf16 do not fit {capacity} bytes"
+        )));
+    }
+    Ok(())
+}
 
 /// Kernels, the error flag that kernels set when a peer times out, and
 /// the NCCL communicator for groups without peer access.
@@ -106,6 +121,119 @@ impl Collectives {
             staging,
             stream,
         )
+    }
+
+    /// `out = rmsnorm(all_reduce(input)) * gamma` per row of `hidden` bf16
+    /// elements, in one kernel (the fused epilogue).
+    #[allow(clippy::too_many_arguments)]
+    pub fn all_reduce_rmsnorm(
+        &self,
+        input: &SymmetricBuffer,
+        gamma: CUdeviceptr,
+        out: CUdeviceptr,
+        rows: usize,
+        hidden: usize,
+        eps: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        check_rows(rows, hidden, input.bytes)?;
+        let world = input.world_size();
+        // Like the one-shot: inputs that fit the staging slots take one barrier.
+        let staged = rows * hidden * 2 <= input.staging_slot;
+        let entry = if staged {
+            rmsnorm::FUSED_STAGED
+        } else {
+            rmsnorm::FUSED
+        };
+        let name = format!("{entry}_w{world}");
+        let function = self.kernels.get(&name, || {
+            rmsnorm::fused_ptx(world, staged).replace(entry, &name)
+        })?;
+        let staging = staged.then_some([
+            input.staging_offset as u64,
+            input.staging_slot as u64,
+            input.epochs,
+        ]);
+        self.launch_norm(
+            function,
+            input.buffer_table.ptr,
+            input.pad_table.ptr,
+            input.rank,
+            staging,
+            (gamma, out, rows, hidden, eps),
+            stream,
+        )
+    }
+
+    /// RMSNorm alone (after a separate all-reduce): `out = rmsnorm(x) * gamma`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rmsnorm(
+        &self,
+        x: CUdeviceptr,
+        gamma: CUdeviceptr,
+        out: CUdeviceptr,
+        rows: usize,
+        hidden: usize,
+        eps: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        check_rows(rows, hidden, usize::MAX)?;
+        let function = self.kernels.get(rmsnorm::ALONE, rmsnorm::alone_ptx)?;
+        self.launch_norm(
+            function,
+            x,
+            0,
+            0,
+            None,
+            (gamma, out, rows, hidden, eps),
+            stream,
+        )
+    }
+
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn launch_norm(
+        &self,
+        function: cudarc::driver::sys::CUfunction,
+        bufs: u64,
+        pads: u64,
+        rank: usize,
+        staging: Option<[u64; 3]>,
+        (gamma, out, rows, hidden, eps): (CUdeviceptr, CUdeviceptr, usize, usize, f32),
+        stream: CUstream,
+    ) -> Result<()> {
+        let (mut bufs, mut pads, mut out, mut count, mut rank) =
+            (bufs, pads, out, rows as u64, rank as u32);
+        let mut timeout = self.timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let mut error = self.error_flag.ptr;
+        let (mut gamma, mut hidden32, mut eps) = (gamma, hidden as u32, eps);
+        let mut staging_values = staging.unwrap_or_default();
+        let [offset, slot, epochs] = &mut staging_values;
+        let mut args: Vec<*mut c_void> = vec![
+            (&mut bufs as *mut u64).cast(),
+            (&mut pads as *mut u64).cast(),
+            (&mut out as *mut u64).cast(),
+            (&mut count as *mut u64).cast(),
+            (&mut rank as *mut u32).cast(),
+            (&mut timeout as *mut u64).cast(),
+            (&mut error as *mut u64).cast(),
+        ];
+        if staging.is_some() {
+            args.extend([
+                (offset as *mut u64).cast::<c_void>(),
+                (slot as *mut u64).cast(),
+                (epochs as *mut u64).cast(),
+            ]);
+        }
+        args.extend([
+            (&mut gamma as *mut u64).cast::<c_void>(),
+            (&mut hidden32 as *mut u32).cast(),
+            (&mut eps as *mut f32).cast(),
+        ]);
+        let threads = (hidden / 8).next_power_of_two().clamp(32, THREADS as usize) as u32;
+        let blocks = rows.clamp(1, MAX_BLOCKS) as u32;
+        // SAFETY: the function came from our cache; `args` matches its
+        // parameters (PARAMS + p_gamma, p_hidden, p_eps).
+        unsafe { launch(function, blocks, threads, stream, &mut args) }
     }
 
     /// A barrier of every rank of `buffer`'s group, enqueued on `stream`.

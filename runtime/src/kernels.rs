@@ -125,10 +125,10 @@ pub fn grid_blocks(elements: usize, dtype: Dtype) -> u32 {
     vectors.div_ceil(THREADS as usize).clamp(1, MAX_BLOCKS) as u32
 }
 
-const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
+pub(crate) const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
 
 /// Register file and fixed registers shared by every kernel body.
-const REGISTERS: &str = "\
+pub(crate) const REGISTERS: &str = "\
   .reg .pred %p<32>;
   .reg .b16 %h<80>;
   .reg .b32 %r<400>;
@@ -140,7 +140,7 @@ const REGISTERS: &str = "\
 /// %rd1 bufs table, %rd2 pads table, %rd3 out, %rd4 n, %r5 rank,
 /// %rd5 timeout ns, %rd6 error flag, %rd10 start time, %r1 tid, %r2 ctaid,
 /// %r3 ntid, %r4 nctaid.
-fn prologue(out: &mut String) {
+pub(crate) fn prologue(out: &mut String) {
     out.push_str(
         "  ld.param.u64 %rd1, [p_bufs];
   ld.param.u64 %rd2, [p_pads];
@@ -158,12 +158,14 @@ fn prologue(out: &mut String) {
     );
 }
 
-const PARAMS: &str = "  .param .u64 p_bufs, .param .u64 p_pads, .param .u64 p_out, .param .u64 p_n,
+pub(crate) const PARAMS: &str =
+    "  .param .u64 p_bufs, .param .u64 p_pads, .param .u64 p_out, .param .u64 p_n,
   .param .u32 p_rank, .param .u64 p_timeout, .param .u64 p_err";
 
 /// The staged one-shot's extra parameters: staging offset in each buffer,
 /// bytes per slot, this rank's epoch counters.
-const STAGED_PARAMS: &str = ",\n  .param .u64 p_staging, .param .u64 p_slot, .param .u64 p_epochs";
+pub(crate) const STAGED_PARAMS: &str =
+    ",\n  .param .u64 p_staging, .param .u64 p_slot, .param .u64 p_epochs";
 
 /// Jumps to `done` with the error flag set once the timeout has passed.
 fn timeout_check(out: &mut String, done: &str) {
@@ -213,7 +215,7 @@ fn handshake(
 /// A barrier of this block's channel with every peer; threads 0..world
 /// each handle one peer (put to the peer's slot for us, then wait on our
 /// slot for the peer), then the block synchronizes.
-fn barrier(out: &mut String, label: &str, world: usize) {
+pub(crate) fn barrier(out: &mut String, label: &str, world: usize) {
     let _ = write!(
         out,
         "  bar.sync 0;
@@ -248,7 +250,7 @@ fn barrier(out: &mut String, label: &str, world: usize) {
 }
 
 /// %rd20+p = base address of peer p's buffer.
-fn load_peer_bases(out: &mut String, world: usize) {
+pub(crate) fn load_peer_bases(out: &mut String, world: usize) {
     for p in 0..world {
         let _ = writeln!(out, "  ld.global.u64 %rd{}, [%rd1+{}];", 20 + p, 8 * p);
     }
@@ -256,7 +258,7 @@ fn load_peer_bases(out: &mut String, world: usize) {
 
 /// f32 registers %f(first..first+n) from the raw 32-bit words
 /// %r(word..word+4) of one 16-byte vector.
-fn unpack(out: &mut String, dtype: Dtype, word: usize, first: usize) {
+pub(crate) fn unpack(out: &mut String, dtype: Dtype, word: usize, first: usize) {
     for w in 0..4 {
         match dtype {
             Dtype::F32 => {
@@ -286,7 +288,7 @@ fn unpack(out: &mut String, dtype: Dtype, word: usize, first: usize) {
 }
 
 /// Packs %f(first..) back into 32-bit words %r(word..word+4).
-fn pack(out: &mut String, dtype: Dtype, first: usize, word: usize) {
+pub(crate) fn pack(out: &mut String, dtype: Dtype, first: usize, word: usize) {
     for w in 0..4 {
         match dtype {
             Dtype::F32 => {
@@ -316,7 +318,7 @@ const UNROLL: usize = 4;
 
 /// Issues the 16-byte loads of vector slot `slot` (byte offset in
 /// %rd(100+slot)) from every peer into %r(100+32*slot+4p..).
-fn load_vector(out: &mut String, spec: &AllReduceSpec, slot: usize) {
+pub(crate) fn load_vector(out: &mut String, spec: &AllReduceSpec, slot: usize) {
     for p in 0..spec.world {
         let word = 100 + 32 * slot + 4 * p;
         let _ = writeln!(
@@ -335,7 +337,7 @@ fn load_vector(out: &mut String, spec: &AllReduceSpec, slot: usize) {
 
 /// Reduces the loaded slot over all peers, in rank order, into words
 /// %r(60+4*slot..).
-fn reduce_loaded(out: &mut String, spec: &AllReduceSpec, slot: usize) {
+pub(crate) fn reduce_loaded(out: &mut String, spec: &AllReduceSpec, slot: usize) {
     let lanes = spec.dtype.per_vector();
     let (acc, tmp) = (40 * slot, 40 * slot + 20);
     unpack(out, spec.dtype, 100 + 32 * slot, acc);
@@ -620,16 +622,7 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
         }
     }
     if staged {
-        // The next call of this block uses the other slot.
-        out.push_str(
-            "  bar.sync 0;
-  setp.ne.u32 %p10, %r1, 0;
-  @%p10 bra epoch_done;
-  add.u32 %r40, %r40, 1;
-  st.global.u32 [%rd16], %r40;
-epoch_done:
-",
-        );
+        bump_epoch(&mut out);
     } else {
         barrier(&mut out, "end", spec.world);
     }
@@ -644,7 +637,7 @@ epoch_done:
 /// (%r40 + 1). Counters only grow (compared modulo 2^32), so nothing is
 /// reset and graph replays work; every block's call number is the same on
 /// every rank, and a peer is at most one call ahead.
-fn counter_barrier(out: &mut String, world: usize) {
+pub(crate) fn counter_barrier(out: &mut String, world: usize) {
     let _ = write!(
         out,
         "  bar.sync 0;
@@ -684,11 +677,11 @@ counted_wait:
 /// ended before their (n-1)-th call signalled this block, which this block
 /// waited for before its n-th call began. %r40 (the call number) is kept
 /// for `counter_barrier`.
-fn stage_input(out: &mut String, spec: &AllReduceSpec) {
-    load_peer_bases(out, spec.world);
-    let shift = spec.dtype.per_vector().trailing_zeros();
-    let _ = write!(
-        out,
+/// Reads this block's call counter (%r40, at %rd16) and picks its staging
+/// slot: %rd17 = the slot's offset in every buffer, %rd18 = this rank's
+/// buffer, %rd19 = its slot.
+pub(crate) fn load_epoch(out: &mut String) {
+    out.push_str(
         "  ld.param.u64 %rd7, [p_staging];
   ld.param.u64 %rd8, [p_slot];
   ld.param.u64 %rd9, [p_epochs];
@@ -703,7 +696,30 @@ fn stage_input(out: &mut String, spec: &AllReduceSpec) {
   add.u64 %rd18, %rd1, %rd18;
   ld.global.u64 %rd18, [%rd18];
   add.u64 %rd19, %rd18, %rd17;
-  shr.u64 %rd35, %rd4, {shift};
+",
+    );
+}
+
+/// After a staged kernel's work: the block's next call uses the other slot.
+pub(crate) fn bump_epoch(out: &mut String) {
+    out.push_str(
+        "  bar.sync 0;
+  setp.ne.u32 %p10, %r1, 0;
+  @%p10 bra epoch_done;
+  add.u32 %r40, %r40, 1;
+  st.global.u32 [%rd16], %r40;
+epoch_done:
+",
+    );
+}
+
+fn stage_input(out: &mut String, spec: &AllReduceSpec) {
+    load_peer_bases(out, spec.world);
+    load_epoch(out);
+    let shift = spec.dtype.per_vector().trailing_zeros();
+    let _ = write!(
+        out,
+        "  shr.u64 %rd35, %rd4, {shift};
   mad.lo.u32 %r20, %r2, %r3, %r1;
   cvt.u64.u32 %rd36, %r20;
   mul.lo.u32 %r21, %r4, %r3;

@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod launcher;
 pub mod mgpu;
 pub mod nccl;
+pub mod rmsnorm;
 pub mod store;
 pub mod symmetric;
 

@@ -414,6 +414,93 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
     ))
 }
 
+/// All-reduce + RMSNorm fused equals all-reduce then RMSNorm bit for bit,
+/// and a host reference within rsqrt.approx's error.
+fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
+    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    // 300 rows (2.4 MB) take the plain kernel; the first 16 rows alone
+    // (128 KB) fit the staging slots and take the staged one.
+    let (rows, hidden, eps) = (300usize, 4096usize, 1e-6f32);
+    let mine: Vec<f32> = (0..rows * hidden).map(|i| value(rank, i) / 16.0).collect();
+    let gamma: Vec<f32> = (0..hidden).map(|i| 0.5 + (i % 5) as f32 / 4.0).collect();
+    let input = ctx.allocate("rmsnorm", rows * hidden * 2)?;
+    copy_to_device(input.local(), &to_bits(Dtype::Bf16, &mine))?;
+    let gamma_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &gamma))?;
+    let (fused, reduced, unfused) = (
+        DeviceBuffer::new(rows * hidden * 2)?,
+        DeviceBuffer::new(rows * hidden * 2)?,
+        DeviceBuffer::new(rows * hidden * 2)?,
+    );
+    ctx.device.synchronize()?;
+    ctx.barrier("rmsnorm-ready")?;
+    let stream = ctx.stream.raw;
+    let mut worst = 0f32;
+    // Twice each: the staged kernel alternates its slots.
+    for rows in [16, 16, rows, rows] {
+        ctx.collectives.all_reduce_rmsnorm(
+            &input,
+            gamma_dev.ptr,
+            fused.ptr,
+            rows,
+            hidden,
+            eps,
+            stream,
+        )?;
+        ctx.collectives.all_reduce(
+            &input,
+            reduced.ptr,
+            rows * hidden,
+            Dtype::Bf16,
+            ReduceOp::Sum,
+            Algorithm::OneShot,
+            stream,
+        )?;
+        ctx.collectives.rmsnorm(
+            reduced.ptr,
+            gamma_dev.ptr,
+            unfused.ptr,
+            rows,
+            hidden,
+            eps,
+            stream,
+        )?;
+        ctx.stream.synchronize()?;
+        ctx.collectives.check_peers("fused all-reduce + RMSNorm")?;
+        let a: Vec<u16> = copy_from_device(fused.ptr, rows * hidden)?;
+        let b: Vec<u16> = copy_from_device(unfused.ptr, rows * hidden)?;
+        if a != b {
+            let first = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(0);
+            return Err(Error::Cuda(format!(
+                "{rows} rows: fused and unfused differ first at element {first}"
+            )));
+        }
+        for row in 0..rows {
+            let x: Vec<f32> = (0..hidden)
+                .map(|i| {
+                    (0..world)
+                        .map(|r| value(r, row * hidden + i) / 16.0)
+                        .sum::<f32>()
+                })
+                .collect();
+            let rms = 1.0 / (x.iter().map(|v| v * v).sum::<f32>() / hidden as f32 + eps).sqrt();
+            for i in 0..hidden {
+                let want = x[i] * rms * gamma[i];
+                let got = f32::from_bits((a[row * hidden + i] as u32) << 16);
+                worst = worst.max((got - want).abs() / want.abs().max(1e-2));
+            }
+        }
+        ctx.barrier("rmsnorm-checked")?;
+    }
+    if worst > 2e-2 {
+        return Err(Error::Cuda(format!(
+            "fused RMSNorm is off the host reference by {worst:.3}"
+        )));
+    }
+    Ok(format!(
+        "16 (staged) and {rows} rows of {hidden}: fused equals all-reduce then RMSNorm bit for bit, max relative error vs host {worst:.1e}"
+    ))
+}
+
 /// The mgpu* ABI that MLIR-compiled host code calls: load a module, launch
 /// a kernel on a stream, copy back.
 fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
@@ -473,6 +560,11 @@ fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
 
 fn dump_ptx(dir: &str) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("dump", e))?;
+    std::fs::write(
+        format!("{dir}/rmsnorm_alone.ptx"),
+        symm_runtime::rmsnorm::alone_ptx(),
+    )
+    .map_err(|e| Error::io("dump", e))?;
     for world in 2..=MAX_WORLD {
         for algorithm in ALGORITHMS {
             for dtype in DTYPES {
@@ -492,6 +584,16 @@ fn dump_ptx(dir: &str) -> Result<()> {
         std::fs::write(
             format!("{dir}/barrier_w{world}.ptx"),
             barrier_test_ptx(world),
+        )
+        .map_err(|e| Error::io("dump", e))?;
+        std::fs::write(
+            format!("{dir}/rmsnorm_fused_w{world}.ptx"),
+            symm_runtime::rmsnorm::fused_ptx(world, false),
+        )
+        .map_err(|e| Error::io("dump", e))?;
+        std::fs::write(
+            format!("{dir}/rmsnorm_fused_staged_w{world}.ptx"),
+            symm_runtime::rmsnorm::fused_ptx(world, true),
         )
         .map_err(|e| Error::io("dump", e))?;
     }
@@ -583,7 +685,7 @@ fn run_threads(world: usize) -> Result<ExitCode> {
 
 /// Runs the tests (or only `only`); returns (passed, failed).
 fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
-    let tests: [(&str, TestFn); 7] = [
+    let tests: [(&str, TestFn); 8] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
@@ -591,6 +693,7 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
         ("memory-baseline", memory_baseline),
         ("mgpu-abi", mgpu_abi),
         ("all-gather-matmul", all_gather_matmul),
+        ("fused-rmsnorm", fused_rmsnorm),
     ];
     // Without peer access (SYMM_FORCE_NCCL=1) only the collectives apply,
     // and they run on NCCL.
