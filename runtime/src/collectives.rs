@@ -14,6 +14,54 @@ use crate::{
 };
 use std::{ffi::c_void, time::Duration};
 
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "kernel parameters are packed for little-endian hosts"
+);
+
+/// Kernel parameters, each in its own 8-byte slot (a u32 or f32 in the
+/// slot's first bytes, which is where a little-endian load finds it), so
+/// the pointers handed to cuLaunchKernel all stay valid.
+#[derive(Default)]
+struct Params {
+    slots: Vec<u64>,
+}
+
+impl Params {
+    fn u64(&mut self, value: u64) -> &mut Self {
+        self.slots.push(value);
+        self
+    }
+
+    fn u32(&mut self, value: u32) -> &mut Self {
+        self.slots.push(u64::from(value));
+        self
+    }
+
+    fn f32(&mut self, value: f32) -> &mut Self {
+        self.slots.push(u64::from(value.to_bits()));
+        self
+    }
+
+    /// # Safety
+    /// The slots must match the kernel's parameters in order and type.
+    unsafe fn launch(
+        mut self,
+        function: cudarc::driver::sys::CUfunction,
+        blocks: u32,
+        threads: u32,
+        stream: CUstream,
+    ) -> Result<()> {
+        let mut pointers: Vec<*mut c_void> = self
+            .slots
+            .iter_mut()
+            .map(|slot| (slot as *mut u64).cast())
+            .collect();
+        // SAFETY: per this function's contract; `self.slots` outlives the call.
+        unsafe { launch(function, blocks, threads, stream, &mut pointers) }
+    }
+}
+
 fn check_rows(rows: usize, hidden: usize, capacity: usize) -> Result<()> {
     if hidden == 0 || !hidden.is_multiple_of(8) || hidden > u32::MAX as usize {
         return Err(Error::InvalidArgument(format!(
@@ -201,39 +249,13 @@ impl Collectives {
         (gamma, out, rows, hidden, eps): (CUdeviceptr, CUdeviceptr, usize, usize, f32),
         stream: CUstream,
     ) -> Result<()> {
-        let (mut bufs, mut pads, mut out, mut count, mut rank) =
-            (bufs, pads, out, rows as u64, rank as u32);
-        let mut timeout = self.timeout.as_nanos().min(u64::MAX as u128) as u64;
-        let mut error = self.error_flag.ptr;
-        let (mut gamma, mut hidden32, mut eps) = (gamma, hidden as u32, eps);
-        let mut staging_values = staging.unwrap_or_default();
-        let [offset, slot, epochs] = &mut staging_values;
-        let mut args: Vec<*mut c_void> = vec![
-            (&mut bufs as *mut u64).cast(),
-            (&mut pads as *mut u64).cast(),
-            (&mut out as *mut u64).cast(),
-            (&mut count as *mut u64).cast(),
-            (&mut rank as *mut u32).cast(),
-            (&mut timeout as *mut u64).cast(),
-            (&mut error as *mut u64).cast(),
-        ];
-        if staging.is_some() {
-            args.extend([
-                (offset as *mut u64).cast::<c_void>(),
-                (slot as *mut u64).cast(),
-                (epochs as *mut u64).cast(),
-            ]);
-        }
-        args.extend([
-            (&mut gamma as *mut u64).cast::<c_void>(),
-            (&mut hidden32 as *mut u32).cast(),
-            (&mut eps as *mut f32).cast(),
-        ]);
+        let mut params = self.standard_params(bufs, pads, out, rows as u64, rank, staging);
+        params.u64(gamma).u32(hidden as u32).f32(eps);
         let threads = (hidden / 8).next_power_of_two().clamp(32, THREADS as usize) as u32;
         let blocks = rows.clamp(1, MAX_BLOCKS) as u32;
-        // SAFETY: the function came from our cache; `args` matches its
-        // parameters (PARAMS + p_gamma, p_hidden, p_eps).
-        unsafe { launch(function, blocks, threads, stream, &mut args) }
+        // SAFETY: the function came from our cache; the parameters match
+        // PARAMS (+ STAGED_PARAMS) + p_gamma, p_hidden, p_eps.
+        unsafe { params.launch(function, blocks, threads, stream) }
     }
 
     /// A barrier of every rank of `buffer`'s group, enqueued on `stream`.
@@ -274,33 +296,43 @@ impl Collectives {
         staging: Option<[u64; 3]>,
         stream: CUstream,
     ) -> Result<()> {
-        let mut bufs = buffer.buffer_table.ptr;
-        let mut pads = buffer.pad_table.ptr;
-        let mut out = out;
-        let mut count = count;
-        let mut rank = buffer.rank as u32;
-        let mut timeout = self.timeout.as_nanos().min(u64::MAX as u128) as u64;
-        let mut error = self.error_flag.ptr;
-        let mut staging = staging.unwrap_or_default();
-        let [offset, slot, epochs] = &mut staging;
-        let mut args: Vec<*mut c_void> = vec![
-            (&mut bufs as *mut u64).cast(),
-            (&mut pads as *mut u64).cast(),
-            (&mut out as *mut u64).cast(),
-            (&mut count as *mut u64).cast(),
-            (&mut rank as *mut u32).cast(),
-            (&mut timeout as *mut u64).cast(),
-            (&mut error as *mut u64).cast(),
-        ];
-        if *epochs != 0 {
-            args.extend([
-                (offset as *mut u64).cast(),
-                (slot as *mut u64).cast(),
-                (epochs as *mut u64).cast(),
-            ]);
+        let params = self.standard_params(
+            buffer.buffer_table.ptr,
+            buffer.pad_table.ptr,
+            out,
+            count,
+            buffer.rank,
+            staging,
+        );
+        // SAFETY: the function came from our cache; the parameters match
+        // PARAMS (+ STAGED_PARAMS for the staged kernels).
+        unsafe { params.launch(function, blocks, THREADS, stream) }
+    }
+
+    /// The parameters every kernel starts with (PARAMS), then the staging
+    /// ones (STAGED_PARAMS) when given.
+    fn standard_params(
+        &self,
+        bufs: u64,
+        pads: u64,
+        out: CUdeviceptr,
+        count: u64,
+        rank: usize,
+        staging: Option<[u64; 3]>,
+    ) -> Params {
+        let mut params = Params::default();
+        params
+            .u64(bufs)
+            .u64(pads)
+            .u64(out)
+            .u64(count)
+            .u32(rank as u32)
+            .u64(self.timeout.as_nanos().min(u64::MAX as u128) as u64)
+            .u64(self.error_flag.ptr);
+        for value in staging.into_iter().flatten() {
+            params.u64(value);
         }
-        // SAFETY: the function came from our cache, `args` matches PARAMS.
-        unsafe { launch(function, blocks, THREADS, stream, &mut args) }
+        params
     }
 
     /// After a synchronize: fails if any kernel gave up waiting for a peer
