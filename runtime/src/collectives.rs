@@ -6,7 +6,7 @@ use crate::{
     group::Group,
     kernels::{
         Algorithm, AllReduceSpec, BARRIER, BARRIER_TEST, Dtype, MAX_BLOCKS, MAX_WORLD, ReduceOp,
-        THREADS, all_reduce_ptx, barrier_ptx, barrier_test_ptx, grid_blocks,
+        THREADS, all_reduce_ptx, barrier_ptx, barrier_test_ptx, grid_blocks, world_entry,
     },
     nccl::NcclComm,
     rmsnorm,
@@ -188,14 +188,13 @@ impl Collectives {
         let world = input.world_size();
         // Like the one-shot: inputs that fit the staging slots take one barrier.
         let staged = rows * hidden * 2 <= input.staging_slot;
-        let entry = if staged {
+        let base = if staged {
             rmsnorm::FUSED_STAGED
         } else {
             rmsnorm::FUSED
         };
-        let name = format!("{entry}_w{world}");
-        let function = self.kernels.get(&name, || {
-            rmsnorm::fused_ptx(world, staged).replace(entry, &name)
+        let function = self.kernels.get(&world_entry(base, world), || {
+            rmsnorm::fused_ptx(world, staged)
         })?;
         let staging = staged.then_some([
             input.staging_offset as u64,
@@ -261,10 +260,9 @@ impl Collectives {
     /// A barrier of every rank of `buffer`'s group, enqueued on `stream`.
     pub fn barrier(&self, buffer: &SymmetricBuffer, stream: CUstream) -> Result<()> {
         let world = buffer.world_size();
-        let name = format!("{BARRIER}_w{world}");
         let function = self
             .kernels
-            .get(&name, || barrier_ptx(world).replace(BARRIER, &name))?;
+            .get(&world_entry(BARRIER, world), || barrier_ptx(world))?;
         self.launch_kernel(function, 1, buffer, 0, 0, None, stream)
     }
 
@@ -278,9 +276,8 @@ impl Collectives {
         stream: CUstream,
     ) -> Result<()> {
         let world = buffer.world_size();
-        let name = format!("{BARRIER_TEST}_w{world}");
-        let function = self.kernels.get(&name, || {
-            barrier_test_ptx(world).replace(BARRIER_TEST, &name)
+        let function = self.kernels.get(&world_entry(BARRIER_TEST, world), || {
+            barrier_test_ptx(world)
         })?;
         self.launch_kernel(function, 1, buffer, mismatches, iterations, None, stream)
     }

@@ -109,11 +109,9 @@ impl AllReduceSpec {
             (Algorithm::OneShot, false) => "one_shot",
             (Algorithm::TwoShot, _) => "two_shot",
         };
-        format!(
-            "symm_{algorithm}_{}_{}_w{}",
-            self.op.name(),
-            self.dtype.name(),
-            self.world
+        world_entry(
+            &format!("symm_{algorithm}_{}_{}", self.op.name(), self.dtype.name()),
+            self.world,
         )
     }
 }
@@ -125,10 +123,10 @@ pub fn grid_blocks(elements: usize, dtype: Dtype) -> u32 {
     vectors.div_ceil(THREADS as usize).clamp(1, MAX_BLOCKS) as u32
 }
 
-pub(crate) const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
+const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
 
 /// Register file and fixed registers shared by every kernel body.
-pub(crate) const REGISTERS: &str = "\
+const REGISTERS: &str = "\
   .reg .pred %p<32>;
   .reg .b16 %h<80>;
   .reg .b32 %r<400>;
@@ -140,7 +138,7 @@ pub(crate) const REGISTERS: &str = "\
 /// %rd1 bufs table, %rd2 pads table, %rd3 out, %rd4 n, %r5 rank,
 /// %rd5 timeout ns, %rd6 error flag, %rd10 start time, %r1 tid, %r2 ctaid,
 /// %r3 ntid, %r4 nctaid.
-pub(crate) fn prologue(out: &mut String) {
+fn prologue(out: &mut String) {
     out.push_str(
         "  ld.param.u64 %rd1, [p_bufs];
   ld.param.u64 %rd2, [p_pads];
@@ -158,14 +156,33 @@ pub(crate) fn prologue(out: &mut String) {
     );
 }
 
-pub(crate) const PARAMS: &str =
-    "  .param .u64 p_bufs, .param .u64 p_pads, .param .u64 p_out, .param .u64 p_n,
+const PARAMS: &str = "  .param .u64 p_bufs, .param .u64 p_pads, .param .u64 p_out, .param .u64 p_n,
   .param .u32 p_rank, .param .u64 p_timeout, .param .u64 p_err";
 
 /// The staged one-shot's extra parameters: staging offset in each buffer,
 /// bytes per slot, this rank's epoch counters.
 pub(crate) const STAGED_PARAMS: &str =
     ",\n  .param .u64 p_staging, .param .u64 p_slot, .param .u64 p_epochs";
+
+/// The entry of a kernel specialized for `world` ranks: `{base}_w{world}`.
+pub fn world_entry(base: &str, world: usize) -> String {
+    format!("{base}_w{world}")
+}
+
+/// Opens a kernel: module header, the entry `name` with the standard
+/// parameters then `extra_params`, the register file, `locals`, and the
+/// prologue. Close it with [`KERNEL_END`].
+pub(crate) fn kernel_start(name: &str, extra_params: &str, locals: &str) -> String {
+    let mut out = String::from(HEADER);
+    let _ = write!(
+        out,
+        ".visible .entry {name}(\n{PARAMS}{extra_params})\n{{\n{REGISTERS}{locals}"
+    );
+    prologue(&mut out);
+    out
+}
+
+pub(crate) const KERNEL_END: &str = "  ret;\n}\n";
 
 /// Jumps to `done` with the error flag set once the timeout has passed.
 fn timeout_check(out: &mut String, done: &str) {
@@ -506,15 +523,9 @@ fn tail(out: &mut String, spec: &AllReduceSpec, label: &str, only_block0: bool) 
 
 /// PTX of one all-reduce kernel; its entry is `spec.name()`.
 pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
-    let mut out = String::from(HEADER);
     let staged = spec.staged && spec.algorithm == Algorithm::OneShot;
     let extra = if staged { STAGED_PARAMS } else { "" };
-    let _ = write!(
-        out,
-        ".visible .entry {}(\n{PARAMS}{extra})\n{{\n{REGISTERS}",
-        spec.name()
-    );
-    prologue(&mut out);
+    let mut out = kernel_start(&spec.name(), extra, "");
     if staged {
         stage_input(&mut out, spec);
     }
@@ -626,7 +637,7 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
     } else {
         barrier(&mut out, "end", spec.world);
     }
-    out.push_str("  ret;\n}\n");
+    out.push_str(KERNEL_END);
     out
 }
 
@@ -755,25 +766,20 @@ stage_tail:
     out.push_str("stage_done:\n");
 }
 
-/// Entry of the barrier-only kernel (all-gather + matmul brackets its copies
-/// with it).
+/// Entry base of the barrier-only kernel (all-gather + matmul brackets its
+/// copies with it); the entry is [`world_entry`] of it.
 pub const BARRIER: &str = "symm_barrier";
 
 /// One block that barriers with every peer on channel 0 (the standard
 /// parameters; only the pads, rank, timeout and error flag are used).
 pub fn barrier_ptx(world: usize) -> String {
-    let mut out = String::from(HEADER);
-    let _ = write!(
-        out,
-        ".visible .entry {BARRIER}(\n{PARAMS})\n{{\n{REGISTERS}"
-    );
-    prologue(&mut out);
+    let mut out = kernel_start(&world_entry(BARRIER, world), "", "");
     barrier(&mut out, "only", world);
-    out.push_str("  ret;\n}\n");
+    out.push_str(KERNEL_END);
     out
 }
 
-/// Entry of the barrier stress kernel.
+/// Entry base of the barrier stress kernel; the entry is [`world_entry`] of it.
 pub const BARRIER_TEST: &str = "symm_barrier_test";
 
 /// A single-block kernel for testing the protocol: `iters` times, thread
@@ -782,12 +788,7 @@ pub const BARRIER_TEST: &str = "symm_barrier_test";
 /// other than the iteration (a lost or stale signal would show), then
 /// barriers again before the next write. `p_out` points at a u32 count.
 pub fn barrier_test_ptx(world: usize) -> String {
-    let mut out = String::from(HEADER);
-    let _ = write!(
-        out,
-        ".visible .entry {BARRIER_TEST}(\n{PARAMS})\n{{\n{REGISTERS}"
-    );
-    prologue(&mut out);
+    let mut out = kernel_start(&world_entry(BARRIER_TEST, world), "", "");
     load_peer_bases(&mut out, world);
     out.push_str("  mul.wide.u32 %rd60, %r5, 8;\n  add.u64 %rd60, %rd1, %rd60;\n  ld.global.u64 %rd60, [%rd60];\n  mov.u64 %rd61, 0;\niter:\n  setp.ge.u64 %p7, %rd61, %rd4;\n  @%p7 bra iters_done;\n  setp.ne.u32 %p8, %r1, 0;\n  cvt.u32.u64 %r30, %rd61;\n  @!%p8 st.relaxed.sys.global.u32 [%rd60], %r30;\n");
     barrier(&mut out, "first", world);
@@ -801,7 +802,8 @@ pub fn barrier_test_ptx(world: usize) -> String {
     }
     out.push_str("checked:\n");
     barrier(&mut out, "second", world);
-    out.push_str("  add.u64 %rd61, %rd61, 1;\n  bra iter;\niters_done:\n  ret;\n}\n");
+    out.push_str("  add.u64 %rd61, %rd61, 1;\n  bra iter;\niters_done:\n");
+    out.push_str(KERNEL_END);
     out
 }
 

@@ -6,12 +6,13 @@
 //! matches all-reduce followed by RMSNorm.
 
 use crate::kernels::{
-    Algorithm, AllReduceSpec, Dtype, HEADER, PARAMS, REGISTERS, ReduceOp, STAGED_PARAMS, barrier,
-    bump_epoch, counter_barrier, load_epoch, load_peer_bases, load_vector, pack, prologue,
-    reduce_loaded, unpack,
+    Algorithm, AllReduceSpec, Dtype, KERNEL_END, ReduceOp, STAGED_PARAMS, barrier, bump_epoch,
+    counter_barrier, kernel_start, load_epoch, load_peer_bases, load_vector, pack, reduce_loaded,
+    unpack, world_entry,
 };
 use std::fmt::Write;
 
+/// Entry base of the fused kernel; the entry is `world_entry` of it.
 pub const FUSED: &str = "symm_all_reduce_rmsnorm_bf16";
 /// The staged fused kernel (one barrier), for inputs that fit the staging
 /// slots; it takes the staging parameters before the RMSNorm ones.
@@ -108,15 +109,56 @@ norm_done:
     );
 }
 
-/// Loads the RMSNorm parameters: %rd90 gamma, %r50 hidden, %r51 vectors
-/// per row, %f106 eps.
-fn norm_prologue(out: &mut String) {
+/// Opens an RMSNorm kernel (standard parameters, `extra_params`, then the
+/// RMSNorm ones) and loads the latter: %rd90 gamma, %r50 hidden, %r51
+/// vectors per row, %f106 eps.
+fn norm_kernel_start(name: &str, extra_params: &str) -> String {
+    let mut out = kernel_start(
+        name,
+        &format!("{extra_params}{NORM_PARAMS}"),
+        "  .shared .align 16 .f32 partials[36];\n",
+    );
     out.push_str(
         "  ld.param.u64 %rd90, [p_gamma];
   ld.param.u32 %r50, [p_hidden];
   shr.u32 %r51, %r50, 3;
   ld.param.f32 %f106, [p_eps];
 ",
+    );
+    out
+}
+
+/// Vectors of the current row handled by this thread: %r86 = tid, tid +
+/// ntid, ... < %r51, with %rd100 the vector's byte offset in the buffers.
+fn vector_loop_head(out: &mut String, head: &str, done: &str) {
+    let _ = write!(
+        out,
+        "{head}:
+  setp.ge.u32 %p14, %r86, %r51;
+  @%p14 bra {done};
+  mul.wide.u32 %rd71, %r86, 16;
+  add.u64 %rd100, %rd70, %rd71;
+"
+    );
+}
+
+fn vector_loop_tail(out: &mut String, head: &str, done: &str) {
+    let _ = write!(out, "  add.u32 %r86, %r86, %r3;\n  bra {head};\n{done}:\n");
+}
+
+/// Loads the current vector at `base` + %rd100 into %r60..%r63.
+fn load_row_vector(out: &mut String, base: &str) {
+    let _ = writeln!(
+        out,
+        "  add.u64 %rd41, {base}, %rd100;\n  ld.global.v4.b32 {{%r60, %r61, %r62, %r63}}, [%rd41];"
+    );
+}
+
+/// Stores %r60..%r63 to the current vector at `base` + %rd100.
+fn store_row_vector(out: &mut String, base: &str) {
+    let _ = writeln!(
+        out,
+        "  add.u64 %rd41, {base}, %rd100;\n  st.global.v4.b32 [%rd41], {{%r60, %r61, %r62, %r63}};"
     );
 }
 
@@ -168,37 +210,20 @@ pub fn fused_ptx(world: usize, staged: bool) -> String {
         world,
         staged: false,
     };
-    let mut out = String::from(HEADER);
-    let (name, extra) = if staged {
+    let (base, extra) = if staged {
         (FUSED_STAGED, STAGED_PARAMS)
     } else {
         (FUSED, "")
     };
-    let _ = write!(
-        out,
-        ".visible .entry {name}(\n{PARAMS}{extra}{NORM_PARAMS})\n{{\n{REGISTERS}  .shared .align 16 .f32 partials[36];\n"
-    );
-    prologue(&mut out);
-    norm_prologue(&mut out);
+    let mut out = norm_kernel_start(&world_entry(base, world), extra);
     load_peer_bases(&mut out, world);
     if staged {
         load_epoch(&mut out);
         row_loop_head_named(&mut out, "stage_rows", "stage_rows_done");
-        out.push_str(
-            "stage_vectors:
-  setp.ge.u32 %p14, %r86, %r51;
-  @%p14 bra stage_vectors_done;
-  mul.wide.u32 %rd71, %r86, 16;
-  add.u64 %rd100, %rd70, %rd71;
-  add.u64 %rd41, %rd18, %rd100;
-  ld.global.v4.b32 {%r60, %r61, %r62, %r63}, [%rd41];
-  add.u64 %rd41, %rd19, %rd100;
-  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
-  add.u32 %r86, %r86, %r3;
-  bra stage_vectors;
-stage_vectors_done:
-",
-        );
+        vector_loop_head(&mut out, "stage_vectors", "stage_vectors_done");
+        load_row_vector(&mut out, "%rd18");
+        store_row_vector(&mut out, "%rd19");
+        vector_loop_tail(&mut out, "stage_vectors", "stage_vectors_done");
         row_loop_tail_named(&mut out, "stage_rows", "stage_rows_done");
         counter_barrier(&mut out, world);
         for p in 0..world {
@@ -208,21 +233,12 @@ stage_vectors_done:
         barrier(&mut out, "start", world);
     }
     row_loop_head(&mut out);
-    out.push_str(
-        "reduce_loop:
-  setp.ge.u32 %p14, %r86, %r51;
-  @%p14 bra reduce_done;
-  mul.wide.u32 %rd71, %r86, 16;
-  add.u64 %rd100, %rd70, %rd71;
-",
-    );
+    vector_loop_head(&mut out, "reduce_loop", "reduce_done");
     load_vector(&mut out, &spec, 0);
     reduce_loaded(&mut out, &spec, 0);
-    out.push_str(
-        "  add.u64 %rd41, %rd3, %rd100;\n  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};\n",
-    );
+    store_row_vector(&mut out, "%rd3");
     accumulate_squares(&mut out);
-    out.push_str("  add.u32 %r86, %r86, %r3;\n  bra reduce_loop;\nreduce_done:\n");
+    vector_loop_tail(&mut out, "reduce_loop", "reduce_done");
     block_rms(&mut out);
     normalize_row(&mut out);
     row_loop_tail(&mut out);
@@ -231,38 +247,23 @@ stage_vectors_done:
     } else {
         barrier(&mut out, "end", world);
     }
-    out.push_str("  ret;\n}\n");
+    out.push_str(KERNEL_END);
     out
 }
 
 /// RMSNorm alone, for all-reduce-then-RMSNorm: x at p_bufs (a plain
 /// pointer here), result at p_out; the barrier parameters are unused.
 pub fn alone_ptx() -> String {
-    let mut out = String::from(HEADER);
-    let _ = write!(
-        out,
-        ".visible .entry {ALONE}(\n{PARAMS}{NORM_PARAMS})\n{{\n{REGISTERS}  .shared .align 16 .f32 partials[36];\n"
-    );
-    prologue(&mut out);
-    norm_prologue(&mut out);
+    let mut out = norm_kernel_start(ALONE, "");
     row_loop_head(&mut out);
-    out.push_str(
-        "square_loop:
-  setp.ge.u32 %p14, %r86, %r51;
-  @%p14 bra square_done;
-  mul.wide.u32 %rd71, %r86, 16;
-  add.u64 %rd100, %rd70, %rd71;
-  add.u64 %rd41, %rd1, %rd100;
-  ld.global.v4.b32 {%r60, %r61, %r62, %r63}, [%rd41];
-  add.u64 %rd41, %rd3, %rd100;
-  st.global.v4.b32 [%rd41], {%r60, %r61, %r62, %r63};
-",
-    );
+    vector_loop_head(&mut out, "square_loop", "square_done");
+    load_row_vector(&mut out, "%rd1");
+    store_row_vector(&mut out, "%rd3");
     accumulate_squares(&mut out);
-    out.push_str("  add.u32 %r86, %r86, %r3;\n  bra square_loop;\nsquare_done:\n");
+    vector_loop_tail(&mut out, "square_loop", "square_done");
     block_rms(&mut out);
     normalize_row(&mut out);
     row_loop_tail(&mut out);
-    out.push_str("  ret;\n}\n");
+    out.push_str(KERNEL_END);
     out
 }
