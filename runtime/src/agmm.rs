@@ -9,7 +9,7 @@
 
 use crate::{
     collectives::Collectives,
-    cuda::{CUdeviceptr, CUstream, Stream, check},
+    cuda::{CUdeviceptr, CUstream, Event, Stream, check},
     error::{Error, Result},
     symmetric::SymmetricBuffer,
 };
@@ -114,7 +114,7 @@ impl Drop for Matmul {
 pub struct AllGatherMatmul {
     pub matmul: Matmul,
     copy_streams: [Stream; 2],
-    events: Vec<sys::CUevent>,
+    events: Vec<Event>,
 }
 
 // SAFETY: driver handles, used by their owner only.
@@ -122,25 +122,12 @@ unsafe impl Send for AllGatherMatmul {}
 
 impl AllGatherMatmul {
     pub fn new(world: usize) -> Result<Self> {
-        let mut events = Vec::with_capacity(world + 1);
-        for _ in 0..=world {
-            let mut event = std::ptr::null_mut();
-            // SAFETY: out-pointer to a local.
-            check(
-                unsafe {
-                    sys::cuEventCreate(
-                        &mut event,
-                        sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
-                    )
-                },
-                "cuEventCreate",
-            )?;
-            events.push(event);
-        }
         Ok(Self {
             matmul: Matmul::new()?,
             copy_streams: [Stream::new()?, Stream::new()?],
-            events,
+            events: (0..=world)
+                .map(|_| Event::ordering())
+                .collect::<Result<_>>()?,
         })
     }
 
@@ -172,71 +159,46 @@ impl AllGatherMatmul {
             )));
         }
         collectives.barrier(a, stream.raw)?;
-        // SAFETY: events and streams are ours; addresses are device memory
-        // of the sizes computed above.
-        unsafe {
+        self.events[0].record(stream)?;
+        for copy in &self.copy_streams {
+            copy.wait(&self.events[0])?;
+        }
+        self.matmul.bf16(
+            a.local(),
+            b,
+            out + (rank * m * n * 2) as u64,
+            m,
+            k,
+            n,
+            stream.raw,
+        )?;
+        for step in 1..world {
+            let source = (rank + step) % world;
+            let copy = &self.copy_streams[step % 2];
+            let peer = a.peer(source).ok_or_else(|| {
+                Error::InvalidArgument("all_gather_matmul needs peer access".into())
+            })?;
+            let chunk = gathered + (source * shard_bytes) as u64;
+            // SAFETY: `peer` maps a shard of `shard_bytes` (checked above)
+            // and `gathered` holds W of them; the stream is ours.
             check(
-                sys::cuEventRecord(self.events[0], stream.raw),
-                "cuEventRecord",
+                unsafe { sys::cuMemcpyDtoDAsync_v2(chunk, peer, shard_bytes, copy.raw) },
+                "cuMemcpyDtoDAsync",
             )?;
-            for copy in &self.copy_streams {
-                check(
-                    sys::cuStreamWaitEvent(copy.raw, self.events[0], 0),
-                    "cuStreamWaitEvent",
-                )?;
-            }
+            self.events[step].record(copy)?;
+            stream.wait(&self.events[step])?;
             self.matmul.bf16(
-                a.local(),
+                chunk,
                 b,
-                out + (rank * m * n * 2) as u64,
+                out + (source * m * n * 2) as u64,
                 m,
                 k,
                 n,
                 stream.raw,
             )?;
-            for step in 1..world {
-                let source = (rank + step) % world;
-                let copy = &self.copy_streams[step % 2];
-                let peer = a.peer(source).ok_or_else(|| {
-                    Error::InvalidArgument("all_gather_matmul needs peer access".into())
-                })?;
-                let chunk = gathered + (source * shard_bytes) as u64;
-                check(
-                    sys::cuMemcpyDtoDAsync_v2(chunk, peer, shard_bytes, copy.raw),
-                    "cuMemcpyDtoDAsync",
-                )?;
-                check(
-                    sys::cuEventRecord(self.events[step], copy.raw),
-                    "cuEventRecord",
-                )?;
-                check(
-                    sys::cuStreamWaitEvent(stream.raw, self.events[step], 0),
-                    "cuStreamWaitEvent",
-                )?;
-                self.matmul.bf16(
-                    chunk,
-                    b,
-                    out + (source * m * n * 2) as u64,
-                    m,
-                    k,
-                    n,
-                    stream.raw,
-                )?;
-            }
         }
         // Every copy has landed (the stream waited on each); peers may now
         // reuse their shards once everyone is here.
         collectives.barrier(a, stream.raw)
-    }
-}
-
-impl Drop for AllGatherMatmul {
-    fn drop(&mut self) {
-        for &event in &self.events {
-            // SAFETY: created in `new`.
-            unsafe {
-                sys::cuEventDestroy_v2(event);
-            }
-        }
     }
 }

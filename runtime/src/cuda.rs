@@ -279,6 +279,15 @@ impl Stream {
             "cuStreamSynchronize",
         )
     }
+
+    /// Later work on this stream waits for `event`'s last record.
+    pub fn wait(&self, event: &Event) -> Result<()> {
+        // SAFETY: a live stream and event.
+        check(
+            unsafe { sys::cuStreamWaitEvent(self.raw, event.raw, 0) },
+            "cuStreamWaitEvent",
+        )
+    }
 }
 
 impl Drop for Stream {
@@ -360,17 +369,27 @@ impl Drop for Graph {
     }
 }
 
-/// A timing event.
+/// A CUDA event: a timing event, or a lighter one that only orders streams.
 pub struct Event {
     raw: sys::CUevent,
 }
 
 impl Event {
+    /// An event that can time (see [`Event::elapsed_ms`]).
     pub fn new() -> Result<Self> {
+        Self::with_flags(sys::CUevent_flags::CU_EVENT_DEFAULT)
+    }
+
+    /// An event for ordering streams only; recording it skips the timestamp.
+    pub fn ordering() -> Result<Self> {
+        Self::with_flags(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+    }
+
+    fn with_flags(flags: sys::CUevent_flags) -> Result<Self> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: out-pointer to a local.
         check(
-            unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+            unsafe { sys::cuEventCreate(&mut raw, flags as u32) },
             "cuEventCreate",
         )?;
         Ok(Self { raw })
