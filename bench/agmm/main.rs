@@ -9,9 +9,9 @@ use std::{process::ExitCode, time::Duration};
 use symm_runtime::{
     Result,
     agmm::AllGatherMatmul,
-    collectives::Collectives,
     cuda::{self, DeviceBuffer, Event, Stream, copy_from_device, copy_to_device},
     group::Group,
+    session::Session,
     symmetric::SymmetricBuffer,
 };
 
@@ -66,10 +66,12 @@ fn run() -> Result<()> {
         println!("skipped: no CUDA device");
         return Ok(());
     }
-    let mut group = Group::from_env()?;
-    let device = cuda::Device::open(group.config.local_rank)?;
-    let collectives = Collectives::for_group(&mut group, Duration::from_secs(60))?;
-    let stream = Stream::new()?;
+    let Session {
+        mut group,
+        device,
+        collectives,
+        stream,
+    } = Session::new(Group::from_env()?, Duration::from_secs(60))?;
     let (rank, world) = (group.rank(), group.world_size());
     let ring = AllGatherMatmul::new(world)?;
     for (big_m, k, n) in SHAPES {

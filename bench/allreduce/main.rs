@@ -9,10 +9,10 @@
 use std::{process::ExitCode, time::Duration};
 use symm_runtime::{
     Result,
-    collectives::Collectives,
     cuda::{self, DeviceBuffer, Event, Graph, Stream, copy_to_device},
     group::Group,
     kernels::{Algorithm, Dtype, ReduceOp},
+    session::Session,
     symmetric::SymmetricBuffer,
 };
 
@@ -60,10 +60,12 @@ fn run() -> Result<()> {
         println!("skipped: no CUDA device");
         return Ok(());
     }
-    let mut group = Group::from_env()?;
-    let device = cuda::Device::open(group.config.local_rank)?;
-    let collectives = Collectives::for_group(&mut group, Duration::from_secs(30))?;
-    let stream = Stream::new()?;
+    let Session {
+        mut group,
+        device,
+        collectives,
+        stream,
+    } = Session::new(Group::from_env()?, Duration::from_secs(30))?;
     let rank = group.rank();
     for numel in NUMELS {
         let bytes = numel * 2;

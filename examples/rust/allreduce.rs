@@ -8,10 +8,9 @@
 use std::process::ExitCode;
 use symm_runtime::{
     Result,
-    collectives::Collectives,
-    cuda::{self, DeviceBuffer, Graph, Stream, copy_from_device, copy_to_device},
-    group::Group,
+    cuda::{self, DeviceBuffer, Graph, copy_from_device, copy_to_device},
     kernels::{Algorithm, Dtype, ReduceOp},
+    session::Session,
     symmetric::SymmetricBuffer,
 };
 
@@ -20,11 +19,13 @@ fn run() -> Result<()> {
         println!("skipped: no CUDA device");
         return Ok(());
     }
-    let mut group = Group::from_env()?;
-    let device = cuda::Device::open(group.config.local_rank)?;
-    let timeout = group.config.timeout;
-    let collectives = Collectives::for_group(&mut group, timeout)?;
-    let stream = Stream::new()?;
+    // Joins the group symm-launch describes: device, kernels and a stream.
+    let Session {
+        mut group,
+        device,
+        collectives,
+        stream,
+    } = Session::from_env()?;
     let (rank, world) = (group.rank(), group.world_size());
 
     let count = 1 << 20;

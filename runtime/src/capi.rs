@@ -10,10 +10,9 @@
 
 use crate::{
     Error, Result,
-    collectives::Collectives,
-    cuda::{Device, Graph, Stream},
-    group::Group,
+    cuda::Graph,
     kernels::{Algorithm, Dtype, ReduceOp},
+    session::Session,
     symmetric::SymmetricBuffer,
 };
 use std::{
@@ -54,28 +53,13 @@ pub extern "C" fn symm_last_error() -> *const c_char {
 }
 
 /// Everything one rank needs: its group, device, kernels and a stream.
-pub struct SymmRuntime {
-    group: Group,
-    device: Device,
-    collectives: Collectives,
-    stream: Stream,
-}
+pub type SymmRuntime = Session;
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_init(out: *mut *mut SymmRuntime) -> c_int {
     guard(|| {
         let out = non_null(out, "out")?;
-        let mut group = Group::from_env()?;
-        let device = Device::open(group.config.local_rank)?;
-        let timeout = group.config.timeout;
-        let collectives = Collectives::for_group(&mut group, timeout)?;
-        let stream = Stream::new()?;
-        *out = Box::into_raw(Box::new(SymmRuntime {
-            group,
-            device,
-            collectives,
-            stream,
-        }));
+        *out = Box::into_raw(Box::new(Session::from_env()?));
         Ok(())
     })
 }

@@ -16,6 +16,7 @@ pub mod launcher;
 pub mod mgpu;
 pub mod nccl;
 pub mod rmsnorm;
+pub mod session;
 pub mod store;
 pub mod symmetric;
 

@@ -15,11 +15,12 @@ use std::{
 use symm_runtime::{
     Error, Result,
     collectives::Collectives,
-    cuda::{self, DeviceBuffer, Graph, Stream, check, copy_from_device, copy_to_device},
+    cuda::{self, DeviceBuffer, Graph, check, copy_from_device, copy_to_device},
     group::Group,
     kernels::{
         Algorithm, AllReduceSpec, Dtype, MAX_WORLD, ReduceOp, all_reduce_ptx, barrier_test_ptx,
     },
+    session::Session,
     symmetric::SymmetricBuffer,
 };
 
@@ -73,10 +74,7 @@ fn reduce(op: ReduceOp, values: impl Iterator<Item = f32>) -> f32 {
 type TestFn = fn(&mut Ctx) -> Result<String>;
 
 struct Ctx {
-    group: Group,
-    device: cuda::Device,
-    collectives: Collectives,
-    stream: Stream,
+    session: Session,
     passed: usize,
     failed: usize,
     /// "[thread R] " in single-process mode.
@@ -99,20 +97,25 @@ impl Ctx {
 
     fn barrier(&mut self, name: &str) -> Result<()> {
         let (rank, world, timeout) = (
-            self.group.rank(),
-            self.group.world_size(),
-            self.group.config.timeout,
+            self.session.group.rank(),
+            self.session.group.world_size(),
+            self.session.group.config.timeout,
         );
-        self.group.store.barrier(name, rank, world, timeout)
+        self.session.group.store.barrier(name, rank, world, timeout)
     }
 
     fn allocate(&mut self, id: &str, bytes: usize) -> Result<SymmetricBuffer> {
-        SymmetricBuffer::allocate(&mut self.group, self.device.ordinal, id, bytes)
+        SymmetricBuffer::allocate(
+            &mut self.session.group,
+            self.session.device.ordinal,
+            id,
+            bytes,
+        )
     }
 }
 
 fn p2p(ctx: &mut Ctx) -> Result<String> {
-    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
     let words = 1 << 18;
     let buffer = ctx.allocate("p2p", words * 4)?;
     // SAFETY: our own mapping.
@@ -120,7 +123,7 @@ fn p2p(ctx: &mut Ctx) -> Result<String> {
         unsafe { cudarc::driver::sys::cuMemsetD32_v2(buffer.local(), rank as u32 + 1, words) },
         "cuMemsetD32",
     )?;
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("p2p-filled")?;
     for peer in 0..world {
         let address = buffer
@@ -146,7 +149,7 @@ fn p2p(ctx: &mut Ctx) -> Result<String> {
             &[0xabc0u32 + rank as u32],
         )?;
     }
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("p2p-written")?;
     let slots: Vec<u32> = copy_from_device(buffer.local() + 4 * 2000, world)?;
     for (writer, &slot) in slots.iter().enumerate() {
@@ -167,11 +170,15 @@ fn barrier_stress(ctx: &mut Ctx) -> Result<String> {
     mismatches.zero()?;
     let iterations = 100_000;
     let start = Instant::now();
-    ctx.collectives
-        .barrier_test(&buffer, mismatches.ptr, iterations, ctx.stream.raw)?;
-    ctx.stream.synchronize()?;
+    ctx.session.collectives.barrier_test(
+        &buffer,
+        mismatches.ptr,
+        iterations,
+        ctx.session.stream.raw,
+    )?;
+    ctx.session.stream.synchronize()?;
     let elapsed = start.elapsed();
-    ctx.collectives.check_peers("barrier test")?;
+    ctx.session.collectives.check_peers("barrier test")?;
     let count: Vec<u32> = mismatches.read(1)?;
     if count[0] != 0 {
         return Err(Error::Cuda(format!("{} stale or lost signals", count[0])));
@@ -183,7 +190,7 @@ fn barrier_stress(ctx: &mut Ctx) -> Result<String> {
 }
 
 fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
-    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
     let largest = *SIZES.iter().max().unwrap_or(&0);
     let input = ctx.allocate("correctness", largest)?;
     let out = DeviceBuffer::new(largest)?;
@@ -200,19 +207,19 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
                 for algorithm in ALGORITHMS {
                     copy_to_device(input.local(), &to_bits(dtype, &mine))?;
                     out.zero()?;
-                    ctx.device.synchronize()?;
+                    ctx.session.device.synchronize()?;
                     ctx.barrier("case")?;
-                    ctx.collectives.all_reduce(
+                    ctx.session.collectives.all_reduce(
                         &input,
                         out.ptr,
                         elements,
                         dtype,
                         op,
                         algorithm,
-                        ctx.stream.raw,
+                        ctx.session.stream.raw,
                     )?;
-                    ctx.stream.synchronize()?;
-                    ctx.collectives.check_peers("all-reduce")?;
+                    ctx.session.stream.synchronize()?;
+                    ctx.session.collectives.check_peers("all-reduce")?;
                     let got: Vec<u8> = copy_from_device(out.ptr, bytes)?;
                     if got != expected {
                         let first = got
@@ -236,32 +243,32 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
 }
 
 fn graph_replay(ctx: &mut Ctx) -> Result<String> {
-    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
     let elements = 1 << 16;
     let input = ctx.allocate("graph", elements * 2)?;
     let out = DeviceBuffer::new(elements * 2)?;
     copy_to_device(input.local(), &to_bits(Dtype::Bf16, &vec![0.0; elements]))?;
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("graph-ready")?;
-    let graph = Graph::capture(&ctx.stream, || {
-        ctx.collectives.all_reduce(
+    let graph = Graph::capture(&ctx.session.stream, || {
+        ctx.session.collectives.all_reduce(
             &input,
             out.ptr,
             elements,
             Dtype::Bf16,
             ReduceOp::Sum,
             Algorithm::OneShot,
-            ctx.stream.raw,
+            ctx.session.stream.raw,
         )
     })?;
     for round in 0..20 {
         let mine: Vec<f32> = (0..elements).map(|i| value(rank, i + round)).collect();
         copy_to_device(input.local(), &to_bits(Dtype::Bf16, &mine))?;
-        ctx.device.synchronize()?;
+        ctx.session.device.synchronize()?;
         ctx.barrier("graph-round")?;
-        graph.replay(&ctx.stream)?;
-        ctx.stream.synchronize()?;
-        ctx.collectives.check_peers("graph replay")?;
+        graph.replay(&ctx.session.stream)?;
+        ctx.session.stream.synchronize()?;
+        ctx.session.collectives.check_peers("graph replay")?;
         let expected: Vec<f32> = (0..elements)
             .map(|i| reduce(ReduceOp::Sum, (0..world).map(|r| value(r, i + round))))
             .collect();
@@ -276,18 +283,18 @@ fn graph_replay(ctx: &mut Ctx) -> Result<String> {
 fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
     // Physical memory returns only once every rank has released its
     // mappings, so measure after all ranks are done.
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("baseline-before")?;
-    let (before, _) = ctx.device.memory_info()?;
+    let (before, _) = ctx.session.device.memory_info()?;
     let cycles = 1000;
     let start = Instant::now();
     for cycle in 0..cycles {
         let buffer = ctx.allocate(&format!("cycle/{cycle}"), 1 << 20)?;
         drop(buffer);
     }
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("baseline-after")?;
-    let (after, _) = ctx.device.memory_info()?;
+    let (after, _) = ctx.session.device.memory_info()?;
     let leaked = before as i64 - after as i64;
     if leaked > 0 {
         return Err(Error::Cuda(format!(
@@ -303,7 +310,7 @@ fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
 /// Rank 1 leaves without taking part; rank 0's all-reduce must fail with a
 /// peer timeout instead of hanging.
 fn dead_peer(mut ctx: Ctx) -> ExitCode {
-    let rank = ctx.group.rank();
+    let rank = ctx.session.group.rank();
     let buffer = match ctx.allocate("dead-peer", 4096) {
         Ok(buffer) => buffer,
         Err(error) => {
@@ -337,9 +344,9 @@ fn dead_peer(mut ctx: Ctx) -> ExitCode {
             Dtype::F32,
             ReduceOp::Sum,
             Algorithm::OneShot,
-            ctx.stream.raw,
+            ctx.session.stream.raw,
         )?;
-        ctx.stream.synchronize()?;
+        ctx.session.stream.synchronize()?;
         quick.check_peers("all-reduce with a dead peer")
     })();
     let elapsed = start.elapsed();
@@ -366,7 +373,7 @@ fn dead_peer(mut ctx: Ctx) -> ExitCode {
 /// All-gather + matmul against a host reference (small integers: exact).
 fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
     use symm_runtime::agmm::AllGatherMatmul;
-    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
     let (m, k, n) = (64usize, 32usize, 48usize);
     let shard = |r: usize| -> Vec<f32> {
         (0..m * k)
@@ -379,22 +386,22 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
     let b_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &b))?;
     let gathered = DeviceBuffer::new(world * m * k * 2)?;
     let out = DeviceBuffer::new(world * m * n * 2)?;
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("agmm-ready")?;
     let ring = AllGatherMatmul::new(world)?;
     for _ in 0..3 {
         ring.run(
-            &ctx.collectives,
+            &ctx.session.collectives,
             &a,
             b_dev.ptr,
             gathered.ptr,
             out.ptr,
             (m, k, n),
-            &ctx.stream,
+            &ctx.session.stream,
         )?;
     }
-    ctx.stream.synchronize()?;
-    ctx.collectives.check_peers("all_gather_matmul")?;
+    ctx.session.stream.synchronize()?;
+    ctx.session.collectives.check_peers("all_gather_matmul")?;
     let mut expected = Vec::with_capacity(world * m * n);
     for r in 0..world {
         let a = shard(r);
@@ -417,7 +424,7 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
 /// All-reduce + RMSNorm fused equals all-reduce then RMSNorm bit for bit,
 /// and a host reference within rsqrt.approx's error.
 fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
-    let (rank, world) = (ctx.group.rank(), ctx.group.world_size());
+    let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
     // 300 rows (2.4 MB) take the plain kernel; the first 16 rows alone
     // (128 KB) fit the staging slots and take the staged one.
     let (rows, hidden, eps) = (300usize, 4096usize, 1e-6f32);
@@ -431,13 +438,13 @@ fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
         DeviceBuffer::new(rows * hidden * 2)?,
         DeviceBuffer::new(rows * hidden * 2)?,
     );
-    ctx.device.synchronize()?;
+    ctx.session.device.synchronize()?;
     ctx.barrier("rmsnorm-ready")?;
-    let stream = ctx.stream.raw;
+    let stream = ctx.session.stream.raw;
     let mut worst = 0f32;
     // Twice each: the staged kernel alternates its slots.
     for rows in [16, 16, rows, rows] {
-        ctx.collectives.all_reduce_rmsnorm(
+        ctx.session.collectives.all_reduce_rmsnorm(
             &input,
             gamma_dev.ptr,
             fused.ptr,
@@ -446,7 +453,7 @@ fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
             eps,
             stream,
         )?;
-        ctx.collectives.all_reduce(
+        ctx.session.collectives.all_reduce(
             &input,
             reduced.ptr,
             rows * hidden,
@@ -455,7 +462,7 @@ fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
             Algorithm::OneShot,
             stream,
         )?;
-        ctx.collectives.rmsnorm(
+        ctx.session.collectives.rmsnorm(
             reduced.ptr,
             gamma_dev.ptr,
             unfused.ptr,
@@ -464,8 +471,10 @@ fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
             eps,
             stream,
         )?;
-        ctx.stream.synchronize()?;
-        ctx.collectives.check_peers("fused all-reduce + RMSNorm")?;
+        ctx.session.stream.synchronize()?;
+        ctx.session
+            .collectives
+            .check_peers("fused all-reduce + RMSNorm")?;
         let a: Vec<u16> = copy_from_device(fused.ptr, rows * hidden)?;
         let b: Vec<u16> = copy_from_device(unfused.ptr, rows * hidden)?;
         if a != b {
@@ -509,7 +518,7 @@ fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
         .visible .entry fill(.param .u64 p, .param .u32 v) {\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n\
         ld.param.u64 %rd1, [p];\n  ld.param.u32 %r1, [v];\n  mov.u32 %r2, %tid.x;\n\
         mul.wide.u32 %rd2, %r2, 4;\n  add.u64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r1;\n  ret;\n}\n\0";
-    mgpuSetDefaultDevice(ctx.device.ordinal);
+    mgpuSetDefaultDevice(ctx.session.device.ordinal);
     // SAFETY: a NUL-terminated PTX image and matching kernel arguments.
     let values: Vec<u32> = unsafe {
         let module = mgpuModuleLoad(PTX.as_ptr().cast(), PTX.len() as i64);
@@ -545,7 +554,7 @@ fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
         mgpuModuleUnload(module);
         host
     };
-    ctx.device.bind()?;
+    ctx.session.device.bind()?;
     if values.iter().any(|&v| v != 0x5eed) {
         return Err(Error::Cuda(format!(
             "kernel launched through mgpu* wrote {:#x}",
@@ -630,13 +639,9 @@ fn run() -> Result<ExitCode> {
     })
 }
 
-fn context(mut group: Group, prefix: String) -> Result<Ctx> {
-    let device = cuda::Device::open(group.config.local_rank)?;
+fn context(group: Group, prefix: String) -> Result<Ctx> {
     Ok(Ctx {
-        collectives: Collectives::for_group(&mut group, Duration::from_secs(30))?,
-        stream: Stream::new()?,
-        group,
-        device,
+        session: Session::new(group, Duration::from_secs(30))?,
         passed: 0,
         failed: 0,
         prefix,
@@ -697,7 +702,7 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
     ];
     // Without peer access (SYMM_FORCE_NCCL=1) only the collectives apply,
     // and they run on NCCL.
-    let peer_access = ctx.group.peer_access;
+    let peer_access = ctx.session.group.peer_access;
     for (name, test) in tests {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
@@ -706,7 +711,7 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
             println!("{}skip {name}: no peer access (NCCL fallback)", ctx.prefix);
             continue;
         }
-        if let Err(error) = ctx.device.bind() {
+        if let Err(error) = ctx.session.device.bind() {
             ctx.record(name, Err(error));
             continue;
         }

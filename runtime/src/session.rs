@@ -1,0 +1,41 @@
+//! One rank's working set: its group, its device, the collectives and a
+//! stream of its own, set up in the order the driver needs (the device's
+//! context is current before any kernel loads).
+
+use crate::{
+    collectives::Collectives,
+    cuda::{Device, Stream},
+    error::Result,
+    group::Group,
+};
+use std::time::Duration;
+
+pub struct Session {
+    pub group: Group,
+    pub device: Device,
+    pub collectives: Collectives,
+    pub stream: Stream,
+}
+
+impl Session {
+    /// On `group`'s local device; `timeout` bounds every wait on a peer in
+    /// the kernels. Collective (the NCCL fallback sets up here).
+    pub fn new(mut group: Group, timeout: Duration) -> Result<Self> {
+        let device = Device::open(group.config.local_rank)?;
+        let collectives = Collectives::for_group(&mut group, timeout)?;
+        Ok(Self {
+            stream: Stream::new()?,
+            group,
+            device,
+            collectives,
+        })
+    }
+
+    /// Joins the group the launcher describes in the environment, with the
+    /// group's own timeout.
+    pub fn from_env() -> Result<Self> {
+        let group = Group::from_env()?;
+        let timeout = group.config.timeout;
+        Self::new(group, timeout)
+    }
+}
