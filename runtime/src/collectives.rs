@@ -144,22 +144,20 @@ impl Collectives {
             )));
         }
         // Small one-shots go through the staging slots: one barrier, not two.
-        let staged =
-            algorithm == Algorithm::OneShot && elements * dtype.bytes() <= input.staging_slot;
+        let staging = if algorithm == Algorithm::OneShot {
+            input.staging_params(elements * dtype.bytes())
+        } else {
+            None
+        };
         let spec = AllReduceSpec {
             algorithm,
             dtype,
             op,
             world,
-            staged,
+            staged: staging.is_some(),
         };
         let function = self.kernels.get(&spec.name(), || all_reduce_ptx(&spec))?;
         let blocks = grid_blocks(elements, dtype);
-        let staging = staged.then_some([
-            input.staging_offset as u64,
-            input.staging_slot as u64,
-            input.epochs,
-        ]);
         self.launch_kernel(
             function,
             blocks,
@@ -187,7 +185,8 @@ impl Collectives {
         check_rows(rows, hidden, input.bytes)?;
         let world = input.world_size();
         // Like the one-shot: inputs that fit the staging slots take one barrier.
-        let staged = rows * hidden * 2 <= input.staging_slot;
+        let staging = input.staging_params(rows * hidden * 2);
+        let staged = staging.is_some();
         let base = if staged {
             rmsnorm::FUSED_STAGED
         } else {
@@ -196,11 +195,6 @@ impl Collectives {
         let function = self.kernels.get(&world_entry(base, world), || {
             rmsnorm::fused_ptx(world, staged)
         })?;
-        let staging = staged.then_some([
-            input.staging_offset as u64,
-            input.staging_slot as u64,
-            input.epochs,
-        ]);
         self.launch_norm(
             function,
             input.buffer_table.ptr,

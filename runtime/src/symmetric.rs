@@ -181,6 +181,16 @@ impl SymmetricBuffer {
     pub fn world_size(&self) -> usize {
         self.mappings.len()
     }
+
+    /// The staged kernels' extra parameters (staging offset, slot bytes,
+    /// epoch counters) when `bytes` of input fit a staging slot.
+    pub fn staging_params(&self, bytes: usize) -> Option<[u64; 3]> {
+        (bytes <= self.staging_slot).then_some([
+            self.staging_offset as u64,
+            self.staging_slot as u64,
+            self.epochs,
+        ])
+    }
 }
 
 /// Exports `own` as a file descriptor, sends it to every peer and returns
