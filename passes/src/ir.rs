@@ -168,13 +168,11 @@ impl Op {
     /// The blocks of region `index`, in order.
     pub fn region_blocks(self, index: usize) -> Vec<Blk> {
         let region = unsafe { mlirOperationGetRegion(self.0, index as isize) };
-        let mut blocks = Vec::new();
-        let mut next = Blk::null(unsafe { mlirRegionGetFirstBlock(region) });
-        while let Some(block) = next {
-            blocks.push(block);
-            next = Blk::null(unsafe { mlirBlockGetNextInRegion(block.0) });
-        }
-        blocks
+        let first = Blk::null(unsafe { mlirRegionGetFirstBlock(region) });
+        std::iter::successors(first, |block| {
+            Blk::null(unsafe { mlirBlockGetNextInRegion(block.0) })
+        })
+        .collect()
     }
     /// The entry block of the first region, if any.
     pub fn entry_block(self) -> Option<Blk> {
@@ -201,14 +199,7 @@ impl Op {
     }
     /// True if `self` is `other` or contains it.
     pub fn is_ancestor_of(self, other: Op) -> bool {
-        let mut current = Some(other);
-        while let Some(op) = current {
-            if op == self {
-                return true;
-            }
-            current = op.parent();
-        }
-        false
+        std::iter::successors(Some(other), |op| op.parent()).any(|op| op == self)
     }
     pub fn is_view_like(self) -> bool {
         unsafe { symm_dialects::ffi::symmMemOperationIsViewLike(self.0) }
@@ -309,13 +300,7 @@ impl Blk {
         (!raw.ptr.is_null()).then_some(Self(raw))
     }
     pub fn ops(self) -> Vec<Op> {
-        let mut ops = Vec::new();
-        let mut next = Op::null(unsafe { mlirBlockGetFirstOperation(self.0) });
-        while let Some(op) = next {
-            ops.push(op);
-            next = op.next();
-        }
-        ops
+        std::iter::successors(self.first_op(), |op| op.next()).collect()
     }
     pub fn first_op(self) -> Option<Op> {
         Op::null(unsafe { mlirBlockGetFirstOperation(self.0) })

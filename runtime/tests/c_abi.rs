@@ -23,13 +23,15 @@ fn shared_library_dir() -> PathBuf {
         .expect("the test runs from target/<profile>/deps")
 }
 
-#[test]
-fn c_program_links_and_gets_errors_not_crashes() {
+/// Compiles `source` (relative to the runtime crate) with `compiler` and
+/// `flags` against the header and libsymm_runtime; returns the program.
+fn compile(compiler: &str, flags: &[&str], source: &str, name: &str) -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let libs = shared_library_dir();
-    let program = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("abi_smoke");
-    let compiled = Command::new("cc")
-        .arg(manifest.join("tests/c/abi_smoke.c"))
+    let program = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let compiled = Command::new(compiler)
+        .args(flags)
+        .arg(manifest.join(source))
         .arg("-I")
         .arg(manifest.join("include"))
         .arg("-L")
@@ -39,8 +41,14 @@ fn c_program_links_and_gets_errors_not_crashes() {
         .arg("-o")
         .arg(&program)
         .status()
-        .expect("a C compiler");
-    assert!(compiled.success(), "compiling abi_smoke.c failed");
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
+    assert!(compiled.success(), "compiling {source} failed");
+    program
+}
+
+#[test]
+fn c_program_links_and_gets_errors_not_crashes() {
+    let program = compile("cc", &[], "tests/c/abi_smoke.c", "abi_smoke");
     let output = Command::new(&program)
         .env_remove("RANK")
         .output()
@@ -56,25 +64,11 @@ fn c_program_links_and_gets_errors_not_crashes() {
 
 #[test]
 fn cpp_example_builds_and_reports_a_missing_launcher() {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let libs = shared_library_dir();
-    let program = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("allreduce_cpp");
-    let compiled = Command::new("c++")
-        .arg("-std=c++17")
-        .arg(manifest.join("../examples/cpp/allreduce.cpp"))
-        .arg("-I")
-        .arg(manifest.join("include"))
-        .arg("-L")
-        .arg(&libs)
-        .arg("-lsymm_runtime")
-        .arg(format!("-Wl,-rpath,{}", libs.display()))
-        .arg("-o")
-        .arg(&program)
-        .status()
-        .expect("a C++ compiler");
-    assert!(
-        compiled.success(),
-        "compiling examples/cpp/allreduce.cpp failed"
+    let program = compile(
+        "c++",
+        &["-std=c++17"],
+        "../examples/cpp/allreduce.cpp",
+        "allreduce_cpp",
     );
     let output = Command::new(&program)
         .env_remove("RANK")

@@ -569,11 +569,10 @@ fn mgpu_abi(ctx: &mut Ctx) -> Result<String> {
 
 fn dump_ptx(dir: &str) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("dump", e))?;
-    std::fs::write(
-        format!("{dir}/rmsnorm_alone.ptx"),
-        symm_runtime::rmsnorm::alone_ptx(),
-    )
-    .map_err(|e| Error::io("dump", e))?;
+    let write = |name: &str, ptx: String| {
+        std::fs::write(format!("{dir}/{name}.ptx"), ptx).map_err(|e| Error::io("dump", e))
+    };
+    write("rmsnorm_alone", symm_runtime::rmsnorm::alone_ptx())?;
     for world in 2..=MAX_WORLD {
         for algorithm in ALGORITHMS {
             for dtype in DTYPES {
@@ -585,26 +584,19 @@ fn dump_ptx(dir: &str) -> Result<()> {
                         world,
                         staged,
                     };
-                    std::fs::write(format!("{dir}/{}.ptx", spec.name()), all_reduce_ptx(&spec))
-                        .map_err(|e| Error::io("dump", e))?;
+                    write(&spec.name(), all_reduce_ptx(&spec))?;
                 }
             }
         }
-        std::fs::write(
-            format!("{dir}/barrier_w{world}.ptx"),
-            barrier_test_ptx(world),
-        )
-        .map_err(|e| Error::io("dump", e))?;
-        std::fs::write(
-            format!("{dir}/rmsnorm_fused_w{world}.ptx"),
+        write(&format!("barrier_w{world}"), barrier_test_ptx(world))?;
+        write(
+            &format!("rmsnorm_fused_w{world}"),
             symm_runtime::rmsnorm::fused_ptx(world, false),
-        )
-        .map_err(|e| Error::io("dump", e))?;
-        std::fs::write(
-            format!("{dir}/rmsnorm_fused_staged_w{world}.ptx"),
+        )?;
+        write(
+            &format!("rmsnorm_fused_staged_w{world}"),
             symm_runtime::rmsnorm::fused_ptx(world, true),
-        )
-        .map_err(|e| Error::io("dump", e))?;
+        )?;
     }
     Ok(())
 }
