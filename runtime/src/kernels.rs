@@ -526,24 +526,9 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
     let staged = spec.staged && spec.algorithm == Algorithm::OneShot;
     let extra = if staged { STAGED_PARAMS } else { "" };
     let mut out = kernel_start(&spec.name(), extra, "");
-    if staged {
-        stage_input(&mut out, spec);
-    }
-    if staged {
-        counter_barrier(&mut out, spec.world);
-    } else {
-        barrier(&mut out, "start", spec.world);
-    }
-    if staged {
-        // Peers' staging slots of this parity replace their buffers.
-        for p in 0..spec.world {
-            let _ = writeln!(out, "  add.u64 %rd{r}, %rd{r}, %rd17;", r = 20 + p);
-        }
-    } else {
-        load_peer_bases(&mut out, spec.world);
-    }
     let shift = spec.dtype.per_vector().trailing_zeros();
     // %rd35 = whole vectors; %rd36 = global thread index; %rd37 = stride.
+    // Computed once: the staging copy and the reduction both stride by them.
     let _ = write!(
         out,
         "  shr.u64 %rd35, %rd4, {shift};
@@ -553,6 +538,17 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
   cvt.u64.u32 %rd37, %r21;
 "
     );
+    if staged {
+        stage_input(&mut out, spec);
+        counter_barrier(&mut out, spec.world);
+        // Peers' staging slots of this parity replace their buffers.
+        for p in 0..spec.world {
+            let _ = writeln!(out, "  add.u64 %rd{r}, %rd{r}, %rd17;", r = 20 + p);
+        }
+    } else {
+        barrier(&mut out, "start", spec.world);
+        load_peer_bases(&mut out, spec.world);
+    }
     match spec.algorithm {
         Algorithm::OneShot => {
             out.push_str("  mov.u64 %rd38, %rd36;\n");
@@ -724,18 +720,15 @@ epoch_done:
     );
 }
 
+/// Copies this block's share of the input to its staging slot; needs the
+/// grid-stride registers %rd35..%rd37 of `all_reduce_ptx`.
 fn stage_input(out: &mut String, spec: &AllReduceSpec) {
     load_peer_bases(out, spec.world);
     load_epoch(out);
     let shift = spec.dtype.per_vector().trailing_zeros();
     let _ = write!(
         out,
-        "  shr.u64 %rd35, %rd4, {shift};
-  mad.lo.u32 %r20, %r2, %r3, %r1;
-  cvt.u64.u32 %rd36, %r20;
-  mul.lo.u32 %r21, %r4, %r3;
-  cvt.u64.u32 %rd37, %r21;
-  mov.u64 %rd38, %rd36;
+        "  mov.u64 %rd38, %rd36;
 stage_loop:
   setp.ge.u64 %p4, %rd38, %rd35;
   @%p4 bra stage_tail;
