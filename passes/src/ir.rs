@@ -233,6 +233,10 @@ impl Op {
     fn as_ref<'c, 'a>(self) -> melior::ir::OperationRef<'c, 'a> {
         unsafe { melior::ir::OperationRef::from_raw(self.0) }
     }
+    /// The `symm_mem.group` declarations in the body of this module op.
+    pub fn group_table(self) -> crate::GroupTable {
+        crate::GroupTable::from_module(self.as_ref())
+    }
     /// Operands the op needs in symmetric memory (SymmetricOperandOpInterface).
     pub fn symmetric_operands(self) -> Option<Vec<usize>> {
         symm_dialects::symmetric_operands(self.as_ref())
@@ -388,6 +392,14 @@ impl Ty {
     }
     pub fn print(self) -> String {
         print_with(|callback, data| unsafe { mlirTypePrint(self.0, callback, data) })
+    }
+    /// Bytes of a statically shaped memref type (see `memref_byte_size`);
+    /// `None` for other types and dynamic shapes.
+    pub fn byte_size(self) -> Option<u64> {
+        let memref =
+            melior::ir::r#type::MemRefType::try_from(unsafe { melior::ir::Type::from_raw(self.0) })
+                .ok()?;
+        crate::memref_byte_size(memref)
     }
     /// The allocator of a comm-buffer memref type.
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {

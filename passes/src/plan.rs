@@ -15,7 +15,6 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, Builder},
     ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
-    memref_byte_size,
     module::{SymbolIndex, defined_functions, sanitize},
     planning::{Interval, Numbering, assign_offsets, lower_bound},
     text::plural,
@@ -140,7 +139,7 @@ fn plan_function(
             continue;
         };
         let ty = def.result(0).ty();
-        let Some(bytes) = static_bytes(ty) else {
+        let Some(bytes) = ty.byte_size() else {
             continue;
         };
         let uses = collect_uses(def, &numbering);
@@ -194,14 +193,6 @@ fn pool_of(def: Op) -> Option<(PoolKey, Option<Attr>)> {
         ("memref.alloc", None) => Some((None, None)),
         _ => None,
     }
-}
-
-fn static_bytes(ty: Ty) -> Option<u64> {
-    // SAFETY: a live ranked memref type.
-    let memref =
-        melior::ir::r#type::MemRefType::try_from(unsafe { melior::ir::Type::from_raw(ty.raw()) })
-            .ok()?;
-    memref_byte_size(memref)
 }
 
 /// Returned comm buffers (through a cast back to regular memory, which

@@ -41,10 +41,7 @@ impl SymmPass for Realize {
     fn run(module: Op, _options: &PassOptions) -> Result<(), PassFailed> {
         let mut state = State {
             symbols: SymbolIndex::new(module),
-            // SAFETY: the pass runs on a live module.
-            groups: GroupTable::from_module(unsafe {
-                melior::ir::OperationRef::from_raw(module.raw())
-            }),
+            groups: module.group_table(),
             persistent: HashMap::new(),
         };
         let mut ok = true;

@@ -8,9 +8,8 @@
 //! `all_reduce`, for the runtime to choose.
 
 use crate::{
-    GroupTable, OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::{Op, OpBuilder, emit_remark},
-    memref_byte_size,
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
@@ -40,27 +39,14 @@ pub fn choose(bytes: u64, world: Option<u64>, one_shot_max: u64) -> &'static str
 impl SymmPass for SelectAllReduce {
     fn run(function: Op, options: &PassOptions) -> Result<(), PassFailed> {
         let one_shot_max = options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64;
-        // SAFETY: the pass runs on a live function inside a module.
-        let groups = function
-            .parent()
-            .map(|module| {
-                GroupTable::from_module(unsafe { melior::ir::OperationRef::from_raw(module.raw()) })
-            })
-            .unwrap_or_default();
+        let groups = function.parent().map(Op::group_table).unwrap_or_default();
         for op in function.walk() {
             let out_form = match op.name().as_str() {
                 "symm_mem.all_reduce" => false,
                 "symm_mem.all_reduce_out" => true,
                 _ => continue,
             };
-            let input = op.operand(0).ty();
-            // SAFETY: a live memref type.
-            let bytes = melior::ir::r#type::MemRefType::try_from(unsafe {
-                melior::ir::Type::from_raw(input.raw())
-            })
-            .ok()
-            .and_then(memref_byte_size);
-            let Some(bytes) = bytes else {
+            let Some(bytes) = op.operand(0).ty().byte_size() else {
                 emit_remark(
                     op.loc(),
                     "all_reduce of dynamic size: the runtime chooses the algorithm",
