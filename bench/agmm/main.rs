@@ -71,6 +71,7 @@ fn run() -> Result<()> {
         device,
         collectives,
         stream,
+        ..
     } = Session::new(Group::from_env()?, Duration::from_secs(60))?;
     let (rank, world) = (group.rank(), group.world_size());
     let ring = AllGatherMatmul::new(world)?;

@@ -65,6 +65,7 @@ fn run() -> Result<()> {
         device,
         collectives,
         stream,
+        ..
     } = Session::new(Group::from_env()?, Duration::from_secs(30))?;
     let rank = group.rank();
     for numel in NUMELS {

@@ -25,6 +25,7 @@ fn run() -> Result<()> {
         device,
         collectives,
         stream,
+        ..
     } = Session::from_env()?;
     let (rank, world) = (group.rank(), group.world_size());
 

@@ -11,6 +11,7 @@ use crate::{
     collectives::Collectives,
     cuda::{CUdeviceptr, CUstream, Event, Stream, check},
     error::{Error, Result},
+    kernels::Dtype,
     symmetric::SymmetricBuffer,
 };
 use cudarc::{cublas::sys as cublas, driver::sys};
@@ -61,7 +62,29 @@ impl Matmul {
         n: usize,
         stream: CUstream,
     ) -> Result<()> {
-        let (alpha, beta) = (1f32, 0f32);
+        self.gemm(Dtype::Bf16, [a, b, c], (m, k, n), 0.0, stream)
+    }
+
+    /// `c = a @ b + beta * c` for row-major `a` (m x k), `b` (k x n) and
+    /// `c` (m x n) of `dtype`, accumulating in f32 (true f32 for f32: no
+    /// TF32), on `stream`.
+    pub fn gemm(
+        &self,
+        dtype: Dtype,
+        [a, b, c]: [CUdeviceptr; 3],
+        (m, k, n): (usize, usize, usize),
+        beta: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        let data_type = match dtype {
+            Dtype::F32 => cublas::cudaDataType::CUDA_R_32F,
+            Dtype::F16 => cublas::cudaDataType::CUDA_R_16F,
+            Dtype::Bf16 => cublas::cudaDataType::CUDA_R_16BF,
+        };
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let alpha = 1f32;
         let dim = |x: usize| {
             i32::try_from(x)
                 .map_err(|_| Error::InvalidArgument(format!("{x} is too large for cuBLAS")))
@@ -80,17 +103,17 @@ impl Matmul {
                     cublas::cublasOperation_t::CUBLAS_OP_N,
                     dim(n)?,
                     dim(m)?,
-                    dim(k)?,
+                    dim(k.max(1))?,
                     (&alpha as *const f32).cast(),
                     b as *const std::ffi::c_void,
-                    cublas::cudaDataType::CUDA_R_16BF,
+                    data_type,
                     dim(n)?,
                     a as *const std::ffi::c_void,
-                    cublas::cudaDataType::CUDA_R_16BF,
+                    data_type,
                     dim(k)?,
                     (&beta as *const f32).cast(),
                     c as *mut std::ffi::c_void,
-                    cublas::cudaDataType::CUDA_R_16BF,
+                    data_type,
                     dim(n)?,
                     cublas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
                     cublas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
@@ -108,6 +131,15 @@ impl Drop for Matmul {
             cublas::cublasDestroy_v2(self.handle);
         }
     }
+}
+
+/// A row shard: `dtype` elements at `offset` bytes into every rank's copy
+/// of `buffer`.
+#[derive(Clone, Copy)]
+pub struct Shard<'a> {
+    pub buffer: &'a SymmetricBuffer,
+    pub offset: usize,
+    pub dtype: Dtype,
 }
 
 /// The ring: copy streams, one event per step, and the matmul handle.
@@ -131,8 +163,8 @@ impl AllGatherMatmul {
         })
     }
 
-    /// `out (W*m x n) = all_gather(a) @ b` on `stream`; `gathered`
-    /// (W*m x k) receives the peers' shards.
+    /// `out (W*m x n) = all_gather(a) @ b` on `stream` for bf16 shards at
+    /// the start of `a`; `gathered` (W*m x k) receives the peers' shards.
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
@@ -141,14 +173,37 @@ impl AllGatherMatmul {
         b: CUdeviceptr,
         gathered: CUdeviceptr,
         out: CUdeviceptr,
+        shape: (usize, usize, usize),
+        stream: &Stream,
+    ) -> Result<()> {
+        let shard = Shard {
+            buffer: a,
+            offset: 0,
+            dtype: Dtype::Bf16,
+        };
+        self.run_shard(collectives, &shard, b, gathered, out, shape, stream)
+    }
+
+    /// As `run`, for a shard of any dtype at `shard.offset` bytes into its
+    /// symmetric buffer (a view into a planned pool).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_shard(
+        &self,
+        collectives: &Collectives,
+        shard: &Shard,
+        b: CUdeviceptr,
+        gathered: CUdeviceptr,
+        out: CUdeviceptr,
         (m, k, n): (usize, usize, usize),
         stream: &Stream,
     ) -> Result<()> {
+        let Shard { buffer: a, offset, dtype } = *shard;
         let (rank, world) = (a.rank, a.world_size());
-        let shard_bytes = m * k * 2;
-        if shard_bytes > a.bytes {
+        let size = dtype.bytes();
+        let shard_bytes = m * k * size;
+        if offset + shard_bytes > a.bytes {
             return Err(Error::InvalidArgument(format!(
-                "a shard of {m} x {k} bf16 does not fit the {} bytes of '{}'",
+                "a shard of {m} x {k} {dtype:?} at byte {offset} does not fit the {} bytes of '{}'",
                 a.bytes, a.id
             )));
         }
@@ -163,21 +218,18 @@ impl AllGatherMatmul {
         for copy in &self.copy_streams {
             copy.wait(&self.events[0])?;
         }
-        self.matmul.bf16(
-            a.local(),
-            b,
-            out + (rank * m * n * 2) as u64,
-            m,
-            k,
-            n,
-            stream.raw,
-        )?;
+        let gemm = |a_rows: CUdeviceptr, source: usize| {
+            let c = out + (source * m * n * size) as u64;
+            self.matmul
+                .gemm(dtype, [a_rows, b, c], (m, k, n), 0.0, stream.raw)
+        };
+        gemm(a.local() + offset as u64, rank)?;
         for step in 1..world {
             let source = (rank + step) % world;
             let copy = &self.copy_streams[step % 2];
             let peer = a.peer(source).ok_or_else(|| {
                 Error::InvalidArgument("all_gather_matmul needs peer access".into())
-            })?;
+            })? + offset as u64;
             let chunk = gathered + (source * shard_bytes) as u64;
             // SAFETY: `peer` maps a shard of `shard_bytes` (checked above)
             // and `gathered` holds W of them; the stream is ours.
@@ -187,15 +239,7 @@ impl AllGatherMatmul {
             )?;
             self.events[step].record(copy)?;
             stream.wait(&self.events[step])?;
-            self.matmul.bf16(
-                chunk,
-                b,
-                out + (source * m * n * 2) as u64,
-                m,
-                k,
-                n,
-                stream.raw,
-            )?;
+            gemm(chunk, source)?;
         }
         // Every copy has landed (the stream waited on each); peers may now
         // reuse their shards once everyone is here.

@@ -326,6 +326,11 @@ impl Collectives {
         params
     }
 
+    /// Device address of the u32 that kernels set when a peer times out.
+    pub fn error_flag(&self) -> CUdeviceptr {
+        self.error_flag.ptr
+    }
+
     /// After a synchronize: fails if any kernel gave up waiting for a peer
     /// (and clears the flag).
     pub fn check_peers(&self, what: &str) -> Result<()> {

@@ -7,6 +7,7 @@
 pub mod agmm;
 pub mod capi;
 pub mod collectives;
+pub mod compiled;
 pub mod cuda;
 pub mod error;
 pub mod fdpass;

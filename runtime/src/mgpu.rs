@@ -14,8 +14,27 @@ use std::{
 };
 
 thread_local! {
-    /// Per thread, as in MLIR's wrappers: one thread per GPU works.
-    static DEFAULT_DEVICE: Cell<i32> = const { Cell::new(0) };
+    /// Per thread, as in MLIR's wrappers: one thread per GPU works. It
+    /// starts at the launcher's LOCAL_RANK, because compiled objects load
+    /// their kernels from a global constructor, before `main` can say.
+    static DEFAULT_DEVICE: Cell<i32> = Cell::new(
+        std::env::var("LOCAL_RANK").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
+    );
+    /// The stream of the compiled function running on this thread (see
+    /// `compiled::symm_rt_enter`): lowered launches go there, in order with
+    /// the runtime's own work, and their synchronizations wait for the
+    /// function's exit instead.
+    static CURRENT_STREAM: Cell<sys::CUstream> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Routes this thread's lowered launches to `stream` (null: back to a
+/// stream per launch, as MLIR's wrappers do).
+pub(crate) fn set_current_stream(stream: sys::CUstream) {
+    CURRENT_STREAM.with(|current| current.set(stream));
+}
+
+fn is_current(stream: sys::CUstream) -> bool {
+    !stream.is_null() && CURRENT_STREAM.with(Cell::get) == stream
 }
 
 fn report(status: CUresult, what: &str) {
@@ -127,6 +146,10 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
 #[unsafe(no_mangle)]
 pub extern "C" fn mgpuStreamCreate() -> sys::CUstream {
     scoped_context();
+    let current = CURRENT_STREAM.with(Cell::get);
+    if !current.is_null() {
+        return current;
+    }
     let mut stream = std::ptr::null_mut();
     // SAFETY: out-pointer to a local.
     report(
@@ -143,6 +166,9 @@ pub extern "C" fn mgpuStreamCreate() -> sys::CUstream {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuStreamDestroy(stream: sys::CUstream) {
+    if is_current(stream) {
+        return;
+    }
     // SAFETY: a stream from mgpuStreamCreate.
     report(
         unsafe { sys::cuStreamDestroy_v2(stream) },
@@ -152,6 +178,9 @@ pub unsafe extern "C" fn mgpuStreamDestroy(stream: sys::CUstream) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuStreamSynchronize(stream: sys::CUstream) {
+    if is_current(stream) {
+        return;
+    }
     // SAFETY: a live stream.
     report(
         unsafe { sys::cuStreamSynchronize(stream) },

@@ -4,6 +4,7 @@
 
 use crate::{
     collectives::Collectives,
+    compiled::CompiledState,
     cuda::{Device, Stream},
     error::Result,
     group::Group,
@@ -15,6 +16,8 @@ pub struct Session {
     pub device: Device,
     pub collectives: Collectives,
     pub stream: Stream,
+    /// Pools and handles of programs compiled by symm-compile.
+    pub compiled: CompiledState,
 }
 
 impl Session {
@@ -28,6 +31,7 @@ impl Session {
             group,
             device,
             collectives,
+            compiled: CompiledState::default(),
         })
     }
 

@@ -3,6 +3,7 @@
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -254,6 +255,69 @@ SYMM_MEM_ALL_REDUCE_OUT_OP(TwoShotAllReduceOutOp)
 #undef SYMM_MEM_ALL_REDUCE_OP
 #undef SYMM_MEM_ALL_REDUCE_OUT_OP
 
+/// The epilogue's operands are read at the output element's position, so
+/// each has the output's shape or is a row-broadcast vector; its region is
+/// a pure scalar function of (reduced element, operand elements...).
+LogicalResult AllReduceEpilogueOutOp::verify() {
+  if (failed(verifyAllReduce(*this, getInput(), getOut(), "out", getGroupAttr())))
+    return failure();
+  auto outType = cast<MemRefType>(getOut().getType());
+  for (auto [index, operand] : llvm::enumerate(getEpilogueOperands())) {
+    auto type = cast<MemRefType>(operand.getType());
+    if (type.getMemorySpace() && !isa<AllocatorAttr>(type.getMemorySpace()))
+      return emitOpError() << "epilogue operand #" << index
+                           << " must be in the default memory space, got "
+                           << type;
+    if (failed(verifyContiguous(*this, operand, "epilogue operand")))
+      return failure();
+    bool sameShape = type.getShape() == outType.getShape();
+    bool rowBroadcast = type.getRank() == 1 && outType.getRank() >= 1 &&
+                        type.getShape()[0] == outType.getShape().back();
+    if (!type.hasStaticShape() || (!sameShape && !rowBroadcast))
+      return emitOpError()
+             << "epilogue operand #" << index << " is " << shapeOf(operand)
+             << ", but it must have out's shape (" << shapeOf(getOut())
+             << ") or be 1-D with out's " << outType.getShape().back()
+             << " columns";
+  }
+  Block &body = getBody().front();
+  size_t expected = 1 + getEpilogueOperands().size();
+  if (body.getNumArguments() != expected)
+    return emitOpError() << "epilogue region takes " << body.getNumArguments()
+                         << " arguments, but needs " << expected
+                         << " (the reduced element, then one per epilogue "
+                            "operand)";
+  if (body.getArgument(0).getType() != getElementTypeOrSelf(getInput()))
+    return emitOpError() << "epilogue argument #0 is "
+                         << body.getArgument(0).getType()
+                         << ", but the reduced element is "
+                         << getElementTypeOrSelf(getInput());
+  for (auto [index, operand] : llvm::enumerate(getEpilogueOperands())) {
+    Type argType = body.getArgument(index + 1).getType();
+    if (argType != getElementTypeOrSelf(operand))
+      return emitOpError() << "epilogue argument #" << index + 1 << " is "
+                           << argType << ", but epilogue operand #" << index
+                           << " holds " << getElementTypeOrSelf(operand);
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (!isMemoryEffectFree(&op) || op.getNumRegions() != 0)
+      return op.emitOpError()
+             << "cannot run in an all-reduce epilogue: only side-effect-free "
+                "scalar ops without regions may";
+    for (Type type : op.getResultTypes())
+      if (isa<ShapedType>(type))
+        return op.emitOpError()
+               << "cannot run in an all-reduce epilogue: it yields " << type
+               << ", not a scalar";
+  }
+  auto yield = cast<EpilogueYieldOp>(body.getTerminator());
+  if (yield.getValue().getType() != getElementTypeOrSelf(getOut()))
+    return yield.emitOpError() << "yields " << yield.getValue().getType()
+                               << ", but out holds "
+                               << getElementTypeOrSelf(getOut());
+  return success();
+}
+
 /// Shapes of all_gather_matmul: a is m x k, b is k x n, the result
 /// (W*m) x n. Dynamic dimensions are checked at run time.
 static LogicalResult verifyAllGatherMatmul(Operation *op, Value a, Value b,
@@ -354,6 +418,7 @@ SYMM_MEM_GROUP_USER(TwoShotAllReduceOp)
 SYMM_MEM_GROUP_USER(AllReduceOutFnOp)
 SYMM_MEM_GROUP_USER(OneShotAllReduceOutOp)
 SYMM_MEM_GROUP_USER(TwoShotAllReduceOutOp)
+SYMM_MEM_GROUP_USER(AllReduceEpilogueOutOp)
 #undef SYMM_MEM_GROUP_USER
 
 #define SYMM_MEM_SYMMETRIC_OPERAND(OP, OPERAND)                                \
@@ -366,6 +431,7 @@ SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllReduceOutFnOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(OneShotAllReduceOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOutOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(AllReduceEpilogueOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOp, A)
 SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOutOp, A)
 #undef SYMM_MEM_SYMMETRIC_OPERAND

@@ -28,6 +28,15 @@ def SymmMem_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::symm::symm_mem";
 }
 
+def SymmMem_AllReduceAlgorithm : I32EnumAttr<"AllReduceAlgorithm",
+    "how an all-reduce moves data", [
+      I32EnumAttrCase<"Auto", 0, "auto">,
+      I32EnumAttrCase<"OneShot", 1, "one_shot">,
+      I32EnumAttrCase<"TwoShot", 2, "two_shot">
+    ]> {
+  let cppNamespace = "::symm::symm_mem";
+}
+
 /// Printed as a bare keyword in op syntax: `symm_mem.all_reduce sum ...`.
 defvar SymmMem_ReductionKindAttr = SymmMem_ReductionKind;
 

@@ -296,6 +296,57 @@ def SymmMem_TwoShotAllReduceOp
 def SymmMem_TwoShotAllReduceOutOp
     : SymmMem_AllReduceOutOp<"two_shot_all_reduce_out", TwoShotDoc>;
 
+def SymmMem_AllReduceEpilogueOutOp
+    : SymmMem_CollectiveOp<"all_reduce_epilogue_out", [SingleBlock]> {
+  let summary = "all-reduce whose element-wise epilogue runs in the same kernel";
+  let description = AllReduceCommonDoc # [{
+    The all-reduce of `input` followed by an element-wise `epilogue`, written
+    to `out` in one kernel: what `symm-mem-fuse-epilogue` makes of an
+    all-reduce whose result is only read by an element-wise `linalg.generic`
+    (bias add, residual add, activation). The reduced buffer is never
+    written to memory.
+
+    The region computes one output element. Its first argument is the
+    reduced element (of `input`'s element type); then one argument per
+    `epilogue` operand, holding that operand's element at the same position.
+    An epilogue operand has `out`'s shape, or is 1-D with as many elements
+    as `out` has columns, broadcast over rows (a bias). The region holds
+    only side-effect-free scalar ops and ends in `symm_mem.epilogue_yield`.
+
+    ```mlir
+    symm_mem.all_reduce_epilogue_out sum %p epilogue(%bias : memref<64xf32>)
+        into %y group @tp algorithm one_shot {
+    ^bb0(%r: f32, %b: f32):
+      %s = arith.addf %r, %b : f32
+      symm_mem.epilogue_yield %s : f32
+    } : memref<8x64xf32, #symm_mem.allocator<symmetric, @tp>>, memref<8x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    SymmMem_ReductionKindAttr:$reduction,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
+    Arg<Variadic<AnyMemRef>, "", [MemRead]>:$epilogue_operands,
+    Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
+    FlatSymbolRefAttr:$group,
+    DefaultValuedAttr<SymmMem_AllReduceAlgorithm,
+                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $reduction $input (`epilogue` `(` $epilogue_operands^ `:` type($epilogue_operands) `)`)?
+    `into` $out `group` $group `algorithm` $algorithm $body attr-dict
+    `:` type($input) `,` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
+def SymmMem_EpilogueYieldOp : SymmMem_Op<"epilogue_yield", [Pure, Terminator,
+    ReturnLike, HasParent<"AllReduceEpilogueOutOp">]> {
+  let summary = "yields the output element of an all-reduce epilogue";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
 defvar AllGatherMatmulDoc = [{
     Tensor-parallel column-wise matmul (seed 003): every rank holds a row
     shard `a` of shape `m x k` (a comm buffer of `group`, which peers read

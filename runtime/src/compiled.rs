@@ -1,0 +1,356 @@
+//! The ABI that programs compiled by `symm-compile` call (`symm_rt_*`,
+//! emitted by `convert-symm-mem-to-gpu`). Every entry point takes the
+//! `symm_runtime*` that the application passed to the compiled function.
+//!
+//! Compiled code has no error channel, so a failure here (a size that
+//! differs across ranks, a peer that never signals, an exhausted device)
+//! prints what failed and ends the process with status 1 rather than
+//! handing the program a null pointer to crash on later.
+
+#![allow(clippy::missing_safety_doc)]
+
+use crate::{
+    Error, Result,
+    agmm::{AllGatherMatmul, Shard},
+    capi::SymmRuntime,
+    cuda::{CUdeviceptr, DeviceBuffer, check},
+    kernels::Dtype,
+    mgpu,
+    symmetric::SymmetricBuffer,
+};
+use cudarc::driver::sys;
+use std::{
+    collections::HashMap,
+    ffi::c_void,
+    panic::{AssertUnwindSafe, catch_unwind},
+};
+
+/// What compiled programs hold on to between calls: the persistent pools
+/// (`symm_mem.global`), created on first use, and the matmul machinery.
+#[derive(Default)]
+pub struct CompiledState {
+    globals: HashMap<i64, SymmetricBuffer>,
+    agmm: Option<AllGatherMatmul>,
+    gathered: Option<DeviceBuffer>,
+}
+
+impl CompiledState {
+    /// The pool that holds device address `pointer`, and its offset there.
+    fn containing(&self, pointer: CUdeviceptr) -> Result<(&SymmetricBuffer, usize)> {
+        self.globals
+            .values()
+            .find(|b| (b.local()..b.local() + b.bytes.max(1) as u64).contains(&pointer))
+            .map(|b| (b, (pointer - b.local()) as usize))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "{pointer:#x} is not in a symmetric pool of this program"
+                ))
+            })
+    }
+}
+
+/// Runs `body`; on an error or a panic, reports it and ends the process.
+fn run<T>(what: &str, body: impl FnOnce() -> Result<T>) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(error)) => fatal(what, &error.to_string()),
+        Err(_) => fatal(what, "internal error: the symm runtime panicked"),
+    }
+}
+
+fn fatal(what: &str, message: &str) -> ! {
+    eprintln!("symm: {what} failed: {message}");
+    std::process::exit(1)
+}
+
+fn session<'a>(runtime: *mut SymmRuntime) -> Result<&'a mut SymmRuntime> {
+    // SAFETY: the compiled function passes the handle its caller gave it.
+    unsafe { runtime.as_mut() }.ok_or_else(|| {
+        Error::InvalidArgument("the symm_runtime* passed to the compiled function is NULL".into())
+    })
+}
+
+fn dtype(code: i32) -> Result<Dtype> {
+    match code {
+        0 => Ok(Dtype::F32),
+        1 => Ok(Dtype::F16),
+        2 => Ok(Dtype::Bf16),
+        _ => Err(Error::InvalidArgument(format!("unknown dtype code {code}"))),
+    }
+}
+
+fn size(value: i64, what: &str) -> Result<usize> {
+    usize::try_from(value).map_err(|_| Error::InvalidArgument(format!("{what} is {value}")))
+}
+
+/// Starts a compiled function: its launches go on the runtime's stream.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_enter(runtime: *mut SymmRuntime) {
+    run("entering a compiled function", || {
+        let session = session(runtime)?;
+        session.device.bind()?;
+        mgpu::set_current_stream(session.stream.raw);
+        Ok(())
+    })
+}
+
+/// Ends a compiled function: waits for its work and fails if a peer never
+/// signalled.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_exit(runtime: *mut SymmRuntime) {
+    run("a compiled function", || {
+        let session = session(runtime)?;
+        mgpu::set_current_stream(std::ptr::null_mut());
+        session.stream.synchronize()?;
+        session.collectives.check_peers("a compiled collective")
+    })
+}
+
+/// The local address of persistent symmetric pool `id` of `bytes` bytes,
+/// allocated collectively on first use (every rank must agree on the size).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_global(
+    runtime: *mut SymmRuntime,
+    id: i64,
+    bytes: i64,
+) -> *mut c_void {
+    run("allocating a symmetric pool", || {
+        let session = session(runtime)?;
+        let bytes = size(bytes, "the pool size")?;
+        if let Some(buffer) = session.compiled.globals.get(&id) {
+            return Ok(buffer.local() as *mut c_void);
+        }
+        let name = format!("compiled/{id:016x}");
+        let device = session.device.ordinal;
+        let buffer = SymmetricBuffer::allocate(&mut session.group, device, &name, bytes)?;
+        if !buffer.p2p {
+            return Err(Error::InvalidArgument(
+                "compiled collectives need peer access between all ranks (one NVLink domain)"
+                    .into(),
+            ));
+        }
+        let local = buffer.local();
+        session.compiled.globals.insert(id, buffer);
+        Ok(local as *mut c_void)
+    })
+}
+
+/// Device table of the W ranks' base addresses of the pool holding `pointer`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_peer_bases(
+    runtime: *mut SymmRuntime,
+    pointer: *mut c_void,
+) -> *mut c_void {
+    run("finding a collective's peers", || {
+        let (buffer, _) = session(runtime)?
+            .compiled
+            .containing(pointer as CUdeviceptr)?;
+        Ok(buffer.buffer_table.ptr as *mut c_void)
+    })
+}
+
+/// Device table of the W ranks' signal pads of the pool holding `pointer`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_signal_pads(
+    runtime: *mut SymmRuntime,
+    pointer: *mut c_void,
+) -> *mut c_void {
+    run("finding a collective's signal pads", || {
+        let (buffer, _) = session(runtime)?
+            .compiled
+            .containing(pointer as CUdeviceptr)?;
+        Ok(buffer.pad_table.ptr as *mut c_void)
+    })
+}
+
+/// Byte offset of `pointer` in its pool (the same on every rank).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_pool_offset(
+    runtime: *mut SymmRuntime,
+    pointer: *mut c_void,
+) -> i64 {
+    run("finding a collective's buffer", || {
+        let (_, offset) = session(runtime)?
+            .compiled
+            .containing(pointer as CUdeviceptr)?;
+        Ok(offset as i64)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_rank(runtime: *mut SymmRuntime) -> i32 {
+    run("reading the rank", || Ok(session(runtime)?.group.rank() as i32))
+}
+
+/// Checks that the program was compiled for this many ranks.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_check_world(runtime: *mut SymmRuntime, world: i64) {
+    run("checking the world size", || {
+        let actual = session(runtime)?.group.world_size();
+        if actual as i64 != world {
+            return Err(Error::InvalidArgument(format!(
+                "the program was compiled for {world} ranks but runs on {actual}"
+            )));
+        }
+        Ok(())
+    })
+}
+
+/// The kernels' peer-wait bound (ns) and error flag.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_timeout_ns(runtime: *mut SymmRuntime) -> i64 {
+    run("reading the timeout", || {
+        let timeout = session(runtime)?.collectives.timeout;
+        Ok(timeout.as_nanos().min(i64::MAX as u128) as i64)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_error_flag(runtime: *mut SymmRuntime) -> *mut c_void {
+    run("reading the error flag", || {
+        Ok(session(runtime)?.collectives.error_flag() as *mut c_void)
+    })
+}
+
+/// Regular device memory, ordered on the runtime's stream.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_alloc(runtime: *mut SymmRuntime, bytes: i64) -> *mut c_void {
+    run("allocating device memory", || {
+        let session = session(runtime)?;
+        let bytes = size(bytes, "the allocation size")?.max(1);
+        let mut pointer = 0;
+        // SAFETY: out-pointer to a local; the stream is live.
+        check(
+            unsafe { sys::cuMemAllocAsync(&mut pointer, bytes, session.stream.raw) },
+            "cuMemAllocAsync",
+        )?;
+        Ok(pointer as *mut c_void)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_free(runtime: *mut SymmRuntime, pointer: *mut c_void) {
+    run("freeing device memory", || {
+        let session = session(runtime)?;
+        // SAFETY: memory from symm_rt_alloc; freed after queued work.
+        check(
+            unsafe { sys::cuMemFreeAsync(pointer as CUdeviceptr, session.stream.raw) },
+            "cuMemFreeAsync",
+        )
+    })
+}
+
+/// `bytes` from `src` to `dst`, both device memory, on the stream.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_copy(
+    runtime: *mut SymmRuntime,
+    dst: *mut c_void,
+    src: *mut c_void,
+    bytes: i64,
+) {
+    run("copying device memory", || {
+        let session = session(runtime)?;
+        let bytes = size(bytes, "the copy size")?;
+        // SAFETY: device buffers of at least `bytes`, by the lowering.
+        check(
+            unsafe {
+                sys::cuMemcpyDtoDAsync_v2(
+                    dst as CUdeviceptr,
+                    src as CUdeviceptr,
+                    bytes,
+                    session.stream.raw,
+                )
+            },
+            "cuMemcpyDtoDAsync",
+        )
+    })
+}
+
+/// `c += a @ b` (linalg.matmul) for row-major device matrices: a is m x k,
+/// b is k x n, c is m x n, of dtype code `dtype` (0 f32, 1 f16, 2 bf16).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn symm_rt_matmul(
+    runtime: *mut SymmRuntime,
+    a: *mut c_void,
+    b: *mut c_void,
+    c: *mut c_void,
+    m: i64,
+    n: i64,
+    k: i64,
+    dtype_code: i32,
+) {
+    run("a matmul", || {
+        let session = session(runtime)?;
+        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
+        let dtype = dtype(dtype_code)?;
+        let stream = session.stream.raw;
+        let agmm = agmm(session)?;
+        let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
+        agmm.matmul.gemm(dtype, operands, shape, 1.0, stream)
+    })
+}
+
+fn agmm(session: &mut SymmRuntime) -> Result<&AllGatherMatmul> {
+    let world = session.group.world_size();
+    if session.compiled.agmm.is_none() {
+        session.compiled.agmm = Some(AllGatherMatmul::new(world)?);
+    }
+    session
+        .compiled
+        .agmm
+        .as_ref()
+        .ok_or_else(|| Error::InvalidArgument("no all-gather matmul state".into()))
+}
+
+/// `c = all_gather(a) @ b`: a (m x k, in a symmetric pool) is this rank's
+/// row shard, b is k x n, c is (W*m) x n.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn symm_rt_all_gather_matmul(
+    runtime: *mut SymmRuntime,
+    a: *mut c_void,
+    b: *mut c_void,
+    c: *mut c_void,
+    m: i64,
+    k: i64,
+    n: i64,
+    dtype_code: i32,
+) {
+    run("all_gather_matmul", || {
+        let session = session(runtime)?;
+        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
+        let dtype = dtype(dtype_code)?;
+        let gathered_bytes = session.group.world_size() * shape.0 * shape.1 * dtype.bytes();
+        if session
+            .compiled
+            .gathered
+            .as_ref()
+            .is_none_or(|buffer| buffer.bytes < gathered_bytes)
+        {
+            // The ring may still read the old scratch buffer.
+            session.stream.synchronize()?;
+            session.compiled.gathered = Some(DeviceBuffer::new(gathered_bytes)?);
+        }
+        agmm(session)?;
+        let state = &session.compiled;
+        let (buffer, offset) = state.containing(a as CUdeviceptr)?;
+        let (Some(ring), Some(gathered)) = (&state.agmm, &state.gathered) else {
+            return Err(Error::InvalidArgument("no all-gather matmul state".into()));
+        };
+        let shard = Shard {
+            buffer,
+            offset,
+            dtype,
+        };
+        ring.run_shard(
+            &session.collectives,
+            &shard,
+            b as CUdeviceptr,
+            gathered.ptr,
+            c as CUdeviceptr,
+            shape,
+            &session.stream,
+        )
+    })
+}
