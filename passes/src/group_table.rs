@@ -58,6 +58,10 @@ impl GroupTable {
         self.groups.insert(name, decl);
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = (&str, GroupDecl)> {
+        self.groups.iter().map(|(name, decl)| (name.as_str(), *decl))
+    }
+
     pub fn get(&self, name: &str) -> Option<GroupDecl> {
         self.groups.get(name).copied()
     }

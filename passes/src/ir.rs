@@ -219,6 +219,19 @@ impl Op {
     pub fn clone_op(self) -> Op {
         Op(unsafe { mlirOperationClone(self.0) })
     }
+    /// Moves the blocks of `source`'s region `index` into this op's region
+    /// `index` (which must be empty).
+    pub fn take_region_from(self, source: Op, index: usize) {
+        unsafe {
+            mlirRegionTakeBody(
+                mlirOperationGetRegion(self.0, index as isize),
+                mlirOperationGetRegion(source.0, index as isize),
+            )
+        }
+    }
+    pub fn remove_attr(self, name: &str) {
+        unsafe { mlirOperationRemoveAttributeByName(self.0, string_ref(name)) };
+    }
     /// Detaches the op from its block without destroying it.
     pub fn remove_from_parent(self) {
         unsafe { mlirOperationRemoveFromParent(self.0) }
@@ -320,6 +333,13 @@ impl Blk {
     }
     pub fn arg(self, index: usize) -> Val {
         Val(unsafe { mlirBlockGetArgument(self.0, index as isize) })
+    }
+    pub fn insert_arg(self, index: usize, ty: Ty, loc: MlirLocation) -> Val {
+        Val(unsafe { mlirBlockInsertArgument(self.0, index as isize, ty.0, loc) })
+    }
+    /// Removes argument `index`, which must have no uses.
+    pub fn erase_arg(self, index: usize) {
+        unsafe { mlirBlockEraseArgument(self.0, index as u32) }
     }
     pub fn add_arg(self, ty: Ty, loc: MlirLocation) -> Val {
         Val(unsafe { mlirBlockAddArgument(self.0, ty.0, loc) })
@@ -508,6 +528,12 @@ impl Ctx {
         let raw = unsafe { mlirTypeParseGet(self.0, string_ref(text)) };
         (!raw.ptr.is_null()).then_some(Ty(raw))
     }
+    /// Parses `text` as a module in this context: the module op, or `None`
+    /// after the parser's diagnostics.
+    pub fn parse_module(self, text: &str) -> Option<Op> {
+        let module = unsafe { mlirModuleCreateParse(self.0, string_ref(text)) };
+        (!module.ptr.is_null()).then(|| Op(unsafe { mlirModuleGetOperation(module) }))
+    }
     pub fn index_type(self) -> Ty {
         Ty(unsafe { mlirIndexTypeGet(self.0) })
     }
@@ -555,6 +581,7 @@ pub struct OpBuilder<'a> {
     results: Vec<Ty>,
     attrs: Vec<(&'a str, Attr)>,
     regions: usize,
+    empty_regions: usize,
 }
 
 impl<'a> OpBuilder<'a> {
@@ -566,6 +593,7 @@ impl<'a> OpBuilder<'a> {
             results: Vec::new(),
             attrs: Vec::new(),
             regions: 0,
+            empty_regions: 0,
         }
     }
     pub fn operands(mut self, operands: &[Val]) -> Self {
@@ -583,6 +611,11 @@ impl<'a> OpBuilder<'a> {
     /// Adds `count` regions, each with one empty block.
     pub fn regions(mut self, count: usize) -> Self {
         self.regions = count;
+        self
+    }
+    /// Adds `count` regions without blocks (a declaration's body).
+    pub fn empty_regions(mut self, count: usize) -> Self {
+        self.empty_regions = count;
         self
     }
     pub fn build(self) -> Op {
@@ -610,6 +643,7 @@ impl<'a> OpBuilder<'a> {
                     );
                     region
                 })
+                .chain((0..self.empty_regions).map(|_| mlirRegionCreate()))
                 .collect();
             mlirOperationStateAddOwnedRegions(&mut state, regions.len() as isize, regions.as_ptr());
             Op(mlirOperationCreate(&mut state))

@@ -4,6 +4,7 @@
 
 mod builders;
 pub mod cudagraph;
+pub mod fuse_epilogue;
 mod group_table;
 pub mod ir;
 mod memref_size;
@@ -16,6 +17,7 @@ mod registration;
 pub mod select_all_reduce;
 mod text;
 pub mod to_dps;
+pub mod to_gpu;
 pub mod verify_groups;
 
 pub use group_table::{GroupDecl, GroupTable};

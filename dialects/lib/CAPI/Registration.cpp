@@ -24,9 +24,13 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+#include <mutex>
 
 using namespace mlir;
 
@@ -60,9 +64,12 @@ public:
   }
 
   void getDependentDialects(DialectRegistry &registry) const override {
+    // Every dialect a symm pass creates ops of, loaded before it runs
+    // (the GPU lowering builds gpu, llvm and scf ops).
     registry.insert<symm::symm_mem::SymmMemDialect,
                     symm::cudagraph::CudaGraphDialect, arith::ArithDialect,
-                    memref::MemRefDialect, func::FuncDialect>();
+                    memref::MemRefDialect, func::FuncDialect, gpu::GPUDialect,
+                    LLVM::LLVMDialect, scf::SCFDialect>();
   }
 
   void runOnOperation() override {
@@ -124,8 +131,15 @@ void symmRegisterPass(const SymmPassInfo *info) {
       });
 }
 
+/// MLIR's own passes, registered once, before any pipeline names them.
+static void registerUpstreamPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] { registerAllPasses(); });
+}
+
 bool symmRegisterPipeline(const char *argument, const char *description,
                           const char *pipeline) {
+  registerUpstreamPasses();
   // Check the text once up front, so a typo fails at registration.
   std::string text = pipeline;
   OpPassManager probe;
@@ -155,6 +169,10 @@ static void registerDialects(DialectRegistry &registry) {
   // Interface models (inlining, bufferization, conversion to LLVM, GPU
   // targets) that the upstream passes look up at run time.
   registerAllExtensions(registry);
+  // gpu-module-to-binary: the #nvvm.target serializer and the LLVM IR
+  // translations it runs.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void symmRegisterDialects(MlirDialectRegistry registry) {
@@ -162,7 +180,7 @@ void symmRegisterDialects(MlirDialectRegistry registry) {
 }
 
 int symmOptMain(int argc, char **argv) {
-  registerAllPasses();
+  registerUpstreamPasses();
   DialectRegistry registry;
   registerDialects(registry);
   return asMainReturnCode(MlirOptMain(

@@ -1,0 +1,261 @@
+//! `symm-mem-fuse-epilogue`: an all-reduce whose result buffer is read
+//! only by the element-wise `linalg.generic` right after it (bias add,
+//! residual add, activation) becomes one `symm_mem.all_reduce_epilogue_out`
+//! that applies the generic's body while writing the generic's output. The
+//! intermediate buffer and one kernel launch disappear.
+//!
+//! Fused when: the generic is the next op; all its loops are parallel; it
+//! reads the all-reduce's output with the identity map and every other
+//! input with the identity map or as a row broadcast (`(d0, d1) -> (d1)`);
+//! it does not read its own output; and the all-reduce's output is a
+//! `memref.alloc` used by nothing else (but a dealloc).
+
+use crate::{
+    PassDescriptor, PassFailed, PassOptions, SymmPass,
+    ir::{Attr, Op, OpBuilder, Val, emit_remark},
+};
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
+    c"symm-mem-fuse-epilogue",
+    c"SymmMemFuseEpilogue",
+    c"Fuse element-wise linalg.generic consumers of an all-reduce into its kernel",
+    c"func.func",
+    &[],
+);
+
+pub struct FuseEpilogue;
+
+const ALL_REDUCE_OUT: &[&str] = &[
+    "symm_mem.all_reduce_out",
+    "symm_mem.one_shot_all_reduce_out",
+    "symm_mem.two_shot_all_reduce_out",
+];
+
+/// How the generic reads one operand.
+#[derive(Debug, PartialEq, Eq)]
+enum Access {
+    Identity,
+    RowBroadcast,
+    Other,
+}
+
+/// Classifies the affine maps in an `indexing_maps` attribute's text.
+fn accesses(maps: &str) -> Vec<Access> {
+    maps.split("affine_map<")
+        .skip(1)
+        .map(|map| {
+            let map = map.find(")>").map_or(map, |end| &map[..=end]);
+            let Some((dims, results)) = map.split_once("->") else {
+                return Access::Other;
+            };
+            let dims = dims.trim().trim_start_matches('(').trim_end_matches(')');
+            let results = results.trim().trim_start_matches('(').trim_end_matches(')');
+            let last = dims.split(',').next_back().map(str::trim).unwrap_or("");
+            if dims == results {
+                Access::Identity
+            } else if results.trim() == last && dims.contains(',') {
+                Access::RowBroadcast
+            } else {
+                Access::Other
+            }
+        })
+        .collect()
+}
+
+/// The algorithm attribute value for an all-reduce op name.
+fn algorithm_of(name: &str) -> i64 {
+    if name.contains("one_shot") {
+        1
+    } else if name.contains("two_shot") {
+        2
+    } else {
+        0
+    }
+}
+
+/// Why `generic` cannot be fused after an all-reduce writing `reduced`,
+/// or the positions of its inputs that read `reduced`.
+fn fusable(generic: Op, reduced: Val) -> Result<Vec<usize>, &'static str> {
+    let iterators = generic.attr("iterator_types").map(Attr::print).unwrap_or_default();
+    if iterators.contains("reduction") || !iterators.contains("parallel") {
+        return Err("it has reduction loops");
+    }
+    let operands = generic.operands();
+    let Some((&output, inputs)) = operands.split_last() else {
+        return Err("it has no operands");
+    };
+    if generic.num_results() != 0 || output == reduced {
+        return Err("it must write a separate memref output");
+    }
+    if output.ty().shape() != reduced.ty().shape() {
+        return Err("its output has another shape");
+    }
+    let maps = accesses(&generic.attr("indexing_maps").map(Attr::print).unwrap_or_default());
+    if maps.len() != operands.len() || maps.last() != Some(&Access::Identity) {
+        return Err("its output map is not the identity");
+    }
+    let mut reads = Vec::new();
+    for (position, (input, access)) in inputs.iter().zip(&maps).enumerate() {
+        match access {
+            Access::Identity => {}
+            Access::RowBroadcast if *input != reduced && input.ty().shape().len() == 1 => {}
+            _ => return Err("it reads an operand with a map other than identity or row broadcast"),
+        }
+        if *input == reduced {
+            reads.push(position);
+        }
+    }
+    if reads.is_empty() {
+        return Err("it does not read the all-reduce result");
+    }
+    let body = generic.entry_block().ok_or("it has no body")?;
+    if !body.arg(body.num_args() - 1).uses().is_empty() {
+        return Err("it reads its own output");
+    }
+    // The body becomes a function of its own on the GPU: only constants
+    // may come from outside.
+    for op in generic.walk().into_iter().skip(1) {
+        for operand in op.operands() {
+            if let Some(def) = operand.def()
+                && !generic.is_ancestor_of(def)
+                && !def.is("arith.constant")
+            {
+                return Err("its body uses a value from outside that is not a constant");
+            }
+        }
+    }
+    Ok(reads)
+}
+
+fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
+    let ctx = all_reduce.ctx();
+    let reduced = all_reduce.operand(1);
+    let operands = generic.operands();
+    let (&output, inputs) = operands.split_last().expect("checked by fusable");
+    let mut fused_operands = vec![all_reduce.operand(0)];
+    let extra: Vec<(usize, Val)> = inputs
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, v)| *v != reduced)
+        .collect();
+    fused_operands.extend(extra.iter().map(|(_, v)| *v));
+    fused_operands.push(output);
+    let i32_attr = |value: i64| ctx.attr(&format!("{value} : i32")).expect("i32 attributes parse");
+    let reduction = all_reduce.attr("reduction").unwrap_or_else(|| i32_attr(0));
+    let group = all_reduce.attr("group").expect("all-reduce ops have a group");
+    let fused = OpBuilder::new("symm_mem.all_reduce_epilogue_out", all_reduce.loc())
+        .operands(&fused_operands)
+        .attr("reduction", reduction)
+        .attr("group", group)
+        .attr("algorithm", i32_attr(algorithm_of(&all_reduce.name())))
+        .empty_regions(1)
+        .build();
+    fused.take_region_from(generic, 0);
+    let body = fused.entry_block().expect("the generic's body moved here");
+    // Block arguments: (reduced element, other inputs..., no output).
+    let element = reduced.ty().element();
+    let reduced_arg = body.insert_arg(0, element, all_reduce.loc());
+    for &position in reads {
+        body.arg(position + 1).replace_all_uses_with(reduced_arg);
+    }
+    let mut dead: Vec<usize> = reads.iter().map(|p| p + 1).collect();
+    dead.push(body.num_args() - 1);
+    dead.sort_unstable();
+    for index in dead.into_iter().rev() {
+        body.erase_arg(index);
+    }
+    // Constants from outside are copied in (fusable checked there are no
+    // other captures).
+    for op in fused.walk().into_iter().skip(1) {
+        for (index, operand) in op.operands().into_iter().enumerate() {
+            if let Some(def) = operand.def()
+                && !fused.is_ancestor_of(def)
+            {
+                let copy = def.clone_op();
+                body.prepend(copy);
+                op.set_operand(index, copy.result(0));
+            }
+        }
+    }
+    if let Some(yield_op) = body.terminator() {
+        let new_yield = OpBuilder::new("symm_mem.epilogue_yield", yield_op.loc())
+            .operands(&yield_op.operands())
+            .build();
+        yield_op.insert_before(new_yield);
+        yield_op.erase();
+    }
+    fused
+}
+
+impl SymmPass for FuseEpilogue {
+    fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+        // Chosen before rewriting: fusion erases ops a walk would visit.
+        let all_reduces: Vec<Op> = function
+            .walk()
+            .into_iter()
+            .filter(|op| ALL_REDUCE_OUT.contains(&op.name().as_str()))
+            .collect();
+        for all_reduce in all_reduces {
+            let reduced = all_reduce.operand(1);
+            let Some(generic) = all_reduce.next().filter(|op| op.is("linalg.generic")) else {
+                continue;
+            };
+            let Some(alloc) = reduced.def().filter(|op| op.is("memref.alloc")) else {
+                continue;
+            };
+            let other_users: Vec<Op> = reduced
+                .uses()
+                .into_iter()
+                .map(|(user, _)| user)
+                .filter(|user| *user != all_reduce && *user != generic)
+                .collect();
+            if other_users.iter().any(|user| !user.is("memref.dealloc")) {
+                continue;
+            }
+            let reads = match fusable(generic, reduced) {
+                Ok(reads) => reads,
+                Err(why) => {
+                    emit_remark(
+                        generic.loc(),
+                        &format!("not fused into the all-reduce epilogue: {why}"),
+                    );
+                    continue;
+                }
+            };
+            let fused = fuse(all_reduce, generic, &reads);
+            all_reduce.insert_before(fused);
+            generic.erase();
+            all_reduce.erase();
+            for dealloc in other_users {
+                dealloc.erase();
+            }
+            alloc.erase();
+            emit_remark(
+                fused.loc(),
+                "fused the element-wise consumer into the all-reduce: one kernel, no intermediate buffer",
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Access, accesses};
+
+    #[test]
+    fn classifies_identity_and_row_broadcast_maps() {
+        let maps = "[affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, \
+                    affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1, d0)>]";
+        assert_eq!(
+            accesses(maps),
+            vec![
+                Access::Identity,
+                Access::RowBroadcast,
+                Access::Other,
+                Access::Other
+            ]
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! Host-side IR that `convert-symm-mem-to-gpu` inserts: calls into the
+//! runtime's `symm_rt_*` ABI, pointers of memrefs, memrefs over runtime
+//! pointers, kernel launches.
+
+use crate::{
+    builders::{At, Builder},
+    ir::{Ctx, Op, OpBuilder, Ty, Val},
+};
+use std::collections::BTreeMap;
+
+/// The runtime functions a module calls, with their types, declared once
+/// at the end of the conversion.
+#[derive(Default)]
+pub struct Declarations {
+    functions: BTreeMap<String, (Vec<Ty>, Vec<Ty>)>,
+}
+
+impl Declarations {
+    /// `func.func private` for each function called.
+    pub fn emit(&self, ctx: Ctx, module_block: crate::ir::Blk, loc: mlir_sys::MlirLocation) {
+        for (name, (inputs, results)) in &self.functions {
+            let function = OpBuilder::new("func.func", loc)
+                .attr("sym_name", ctx.string(name))
+                .attr(
+                    "function_type",
+                    ctx.type_attr(ctx.function_type(inputs, results)),
+                )
+                .attr("sym_visibility", ctx.string("private"))
+                .empty_regions(1)
+                .build();
+            module_block.append(function);
+        }
+    }
+}
+
+/// Builds host IR before one op, for one function whose runtime handle is
+/// `runtime`.
+pub struct Host<'d> {
+    pub b: Builder,
+    pub runtime: Val,
+    decls: &'d mut Declarations,
+}
+
+pub fn ptr_type(ctx: Ctx) -> Ty {
+    ctx.ty("!llvm.ptr").expect("the llvm dialect is loaded")
+}
+
+pub fn int_type(ctx: Ctx, bits: u32) -> Ty {
+    ctx.ty(&format!("i{bits}")).expect("integer types parse")
+}
+
+impl<'d> Host<'d> {
+    pub fn new(at: At, op: Op, runtime: Val, decls: &'d mut Declarations) -> Self {
+        Self {
+            b: Builder::new(op.ctx(), op.loc(), at),
+            runtime,
+            decls,
+        }
+    }
+
+    fn ctx(&self) -> Ctx {
+        self.b.ctx
+    }
+
+    pub fn ptr(&self) -> Ty {
+        ptr_type(self.ctx())
+    }
+
+    pub fn int(&mut self, bits: u32, value: i64) -> Val {
+        let ctx = self.ctx();
+        let ty = int_type(ctx, bits);
+        let attr = ctx
+            .attr(&format!("{value} : i{bits}"))
+            .expect("integer attributes parse");
+        let op = OpBuilder::new("arith.constant", self.b.loc)
+            .results(&[ty])
+            .attr("value", attr)
+            .build();
+        self.b.insert(op).result(0)
+    }
+
+    pub fn index(&mut self, value: i64) -> Val {
+        self.b.index(value)
+    }
+
+    /// `func.call @name(runtime, args...)`, declaring `name` on first use.
+    pub fn call(&mut self, name: &str, args: &[Val], results: &[Ty]) -> Vec<Val> {
+        let ctx = self.ctx();
+        let mut operands = vec![self.runtime];
+        operands.extend_from_slice(args);
+        let inputs: Vec<Ty> = operands.iter().map(|v| v.ty()).collect();
+        self.decls
+            .functions
+            .entry(name.to_owned())
+            .or_insert_with(|| (inputs, results.to_vec()));
+        let op = OpBuilder::new("func.call", self.b.loc)
+            .operands(&operands)
+            .results(results)
+            .attr("callee", ctx.symbol(name))
+            .build();
+        self.b.insert(op).results()
+    }
+
+    pub fn call_ptr(&mut self, name: &str, args: &[Val]) -> Val {
+        let ptr = self.ptr();
+        self.call(name, args, &[ptr])[0]
+    }
+
+    /// The address of a memref's first element (identity layout, so the
+    /// aligned pointer: offsets are folded into it by `memref.view`).
+    pub fn ptr_of(&mut self, memref: Val) -> Val {
+        let ctx = self.ctx();
+        let loc = self.b.loc;
+        let index = OpBuilder::new("memref.extract_aligned_pointer_as_index", loc)
+            .operands(&[memref])
+            .results(&[ctx.index_type()])
+            .build();
+        let index = self.b.insert(index).result(0);
+        let as_int = OpBuilder::new("arith.index_cast", loc)
+            .operands(&[index])
+            .results(&[int_type(ctx, 64)])
+            .build();
+        let as_int = self.b.insert(as_int).result(0);
+        let ptr = OpBuilder::new("llvm.inttoptr", loc)
+            .operands(&[as_int])
+            .results(&[self.ptr()])
+            .build();
+        self.b.insert(ptr).result(0)
+    }
+
+    /// A memref of static type `ty` over `ptr`: its LLVM descriptor, cast
+    /// to the memref type (the cast folds away in the LLVM conversion).
+    pub fn memref_at(&mut self, ptr: Val, ty: Ty) -> Val {
+        let ctx = self.ctx();
+        let loc = self.b.loc;
+        let shape: Vec<i64> = ty.shape().into_iter().map(|d| d.unwrap_or(0)).collect();
+        let rank = shape.len();
+        let struct_text = if rank == 0 {
+            "!llvm.struct<(ptr, ptr, i64)>".to_owned()
+        } else {
+            format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
+        };
+        let struct_ty = ctx.ty(&struct_text).expect("descriptor types parse");
+        let poison = OpBuilder::new("llvm.mlir.poison", loc)
+            .results(&[struct_ty])
+            .build();
+        let mut descriptor = self.b.insert(poison).result(0);
+        let mut strides = vec![1i64; rank];
+        for dim in (0..rank.saturating_sub(1)).rev() {
+            strides[dim] = strides[dim + 1] * shape[dim + 1];
+        }
+        let zero = self.int(64, 0);
+        let mut fields: Vec<(Vec<i64>, Val)> = vec![(vec![0], ptr), (vec![1], ptr), (vec![2], zero)];
+        for dim in 0..rank {
+            let size = self.int(64, shape[dim]);
+            let stride = self.int(64, strides[dim]);
+            fields.push((vec![3, dim as i64], size));
+            fields.push((vec![4, dim as i64], stride));
+        }
+        for (position, value) in fields {
+            let insert = OpBuilder::new("llvm.insertvalue", loc)
+                .operands(&[descriptor, value])
+                .results(&[struct_ty])
+                .attr("position", ctx.i64_array(&position))
+                .build();
+            descriptor = self.b.insert(insert).result(0);
+        }
+        let cast = OpBuilder::new("builtin.unrealized_conversion_cast", loc)
+            .operands(&[descriptor])
+            .results(&[ty])
+            .build();
+        self.b.insert(cast).result(0)
+    }
+
+    /// `gpu.launch_func @symm_kernels::@kernel` on a 1-D grid.
+    pub fn launch(&mut self, kernel: &str, blocks: u64, threads: u64, args: &[Val]) {
+        let ctx = self.ctx();
+        let grid = self.index(blocks as i64);
+        let block = self.index(threads as i64);
+        let one = self.index(1);
+        let mut operands = vec![grid, one, one, block, one, one];
+        operands.extend_from_slice(args);
+        let segments = ctx
+            .attr(&format!(
+                "array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, {}, 0>",
+                args.len()
+            ))
+            .expect("segment sizes parse");
+        let symbol = ctx
+            .attr(&format!("@{}::@{kernel}", super::KERNEL_MODULE))
+            .expect("nested symbol references parse");
+        let op = OpBuilder::new("gpu.launch_func", self.b.loc)
+            .operands(&operands)
+            .attr("kernel", symbol)
+            .attr("operandSegmentSizes", segments)
+            .build();
+        self.b.insert(op);
+    }
+}

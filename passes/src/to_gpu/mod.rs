@@ -1,0 +1,659 @@
+//! `convert-symm-mem-to-gpu`: the planned program becomes GPU kernels and
+//! runtime calls, ready for the upstream GPU-to-LLVM passes.
+//!
+//! - Each all-reduce (one-shot, two-shot, or `all_reduce_out` chosen here
+//!   by byte size, or the fused `all_reduce_epilogue_out`) becomes a
+//!   `gpu.launch_func` of a `gpu.func` in `gpu.module @symm_kernels`,
+//!   specialized by algorithm, reduction, element type, world size, vector
+//!   width and epilogue (see `kernels`).
+//! - Pools (`symm_mem.get_global`) become `symm_rt_global`, regular
+//!   allocations `symm_rt_alloc`/`symm_rt_free`, copies `symm_rt_copy`,
+//!   `linalg.matmul` `symm_rt_matmul` (cuBLAS), `all_gather_matmul_out`
+//!   `symm_rt_all_gather_matmul` (the P2P ring in the runtime).
+//! - Every public function that does any of this takes the runtime handle
+//!   (`!llvm.ptr`, a `symm_runtime*`) as a new first argument, enters the
+//!   runtime on entry and exits (synchronizes, checks peers) before each
+//!   return. Comm-buffer memory spaces are dropped: pools are plain device
+//!   memory to the rest of the pipeline.
+//!
+//! What it cannot lower yet it names, with the op's location.
+
+pub mod host;
+pub mod kernels;
+
+use crate::{
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    builders::At,
+    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
+    module::{SymbolIndex, defined_functions},
+    select_all_reduce::choose,
+};
+use host::{Declarations, Host, int_type, ptr_type};
+use kernels::{AllReduceKernel, Algorithm, Epilogue, EpilogueOperand, Reduction};
+use std::collections::BTreeMap;
+
+pub const KERNEL_MODULE: &str = "symm_kernels";
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToGpu>(
+    c"convert-symm-mem-to-gpu",
+    c"ConvertSymmMemToGpu",
+    c"Lower symm_mem collectives to gpu.func kernels and pools, copies and matmuls to runtime calls",
+    c"builtin.module",
+    &[PassOption::new(
+        c"one-shot-max-bytes",
+        c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
+        OptionKind::Int64,
+        c"1048576",
+    )],
+);
+
+pub struct ConvertSymmMemToGpu;
+
+/// Ops whose presence means the program is not ready for this pass.
+fn refusal(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "symm_mem.alloc" | "symm_mem.dealloc" => {
+            "is not planned into a pool yet: run symm-mem-plan (or the symm-mem-middle-end pipeline) first"
+        }
+        "symm_mem.all_reduce"
+        | "symm_mem.one_shot_all_reduce"
+        | "symm_mem.two_shot_all_reduce"
+        | "symm_mem.all_gather_matmul" => {
+            "allocates its result: run symm-mem-to-dps (or the symm-mem-middle-end pipeline) first"
+        }
+        "symm_mem.with_allocator" => "must be realized first: run symm-mem-realize",
+        "symm_mem.peer_view" | "symm_mem.put_signal" | "symm_mem.wait_signal"
+        | "symm_mem.barrier" => "has no GPU lowering yet (only inside hand-written kernels)",
+        _ if name.starts_with("cudagraph.") => {
+            "has no lowering yet: CUDA-graph partitions are not compiled by symm-to-llvm; \
+             capture the compiled function with symm_graph_begin/end instead"
+        }
+        _ => return None,
+    })
+}
+
+/// Ops this pass rewrites in a function body.
+fn lowers(name: &str) -> bool {
+    matches!(
+        name,
+        "symm_mem.get_global"
+            | "symm_mem.one_shot_all_reduce_out"
+            | "symm_mem.two_shot_all_reduce_out"
+            | "symm_mem.all_reduce_out"
+            | "symm_mem.all_reduce_epilogue_out"
+            | "symm_mem.all_gather_matmul_out"
+            | "symm_mem.rank"
+            | "symm_mem.world_size"
+            | "memref.alloc"
+            | "memref.dealloc"
+            | "memref.copy"
+            | "linalg.matmul"
+    )
+}
+
+/// Stable across ranks and runs: FNV-1a of the pool's name.
+fn pool_id(name: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in name.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash as i64
+}
+
+/// The runtime's dtype code for an element type.
+fn dtype_code(element: &str) -> Option<i64> {
+    match element {
+        "f32" => Some(0),
+        "f16" => Some(1),
+        "bf16" => Some(2),
+        _ => None,
+    }
+}
+
+/// State of one run over a module.
+struct Conversion {
+    ctx: Ctx,
+    groups: crate::GroupTable,
+    symbols: SymbolIndex,
+    one_shot_max: u64,
+    decls: Declarations,
+    kernels: BTreeMap<String, AllReduceKernel>,
+    /// Fused ops whose region becomes the named epilogue function.
+    epilogues: Vec<(String, Op)>,
+    failed: bool,
+}
+
+impl Conversion {
+    fn error(&mut self, op: Op, message: &str) {
+        emit_error(op.loc(), message);
+        self.failed = true;
+    }
+
+    fn lower_function(&mut self, function: Op) {
+        let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
+        if !body_ops.iter().any(|op| lowers(&op.name())) {
+            return;
+        }
+        let public = function
+            .attr("sym_visibility")
+            .and_then(|v| v.symbol_or_string())
+            .is_none_or(|v| v == "public");
+        if !public {
+            self.error(
+                function,
+                "holds collectives or device memory but is private: only public functions \
+                 (entry points) are lowered, since they receive the runtime handle",
+            );
+            return;
+        }
+        let Some(entry) = function.entry_block() else {
+            return;
+        };
+        let ptr = ptr_type(self.ctx);
+        let runtime = entry.insert_arg(0, ptr, function.loc());
+        self.prepend_function_input(function, ptr);
+
+        let mut host = Host::new(At::BlockStart(entry), function, runtime, &mut self.decls);
+        host.call("symm_rt_enter", &[], &[]);
+        let worlds: std::collections::BTreeSet<u64> =
+            self.groups.iter().filter_map(|(_, decl)| decl.world_size).collect();
+        for world in worlds {
+            let world = host.int(64, world as i64);
+            host.call("symm_rt_check_world", &[world], &[]);
+        }
+        let i32_ty = int_type(self.ctx, 32);
+        let i64_ty = int_type(self.ctx, 64);
+        let rank = host.call("symm_rt_rank", &[], &[i32_ty])[0];
+        let timeout = host.call("symm_rt_timeout_ns", &[], &[i64_ty])[0];
+        let error_flag = host.call_ptr("symm_rt_error_flag", &[]);
+        let common = KernelArgs {
+            rank,
+            timeout,
+            error_flag,
+        };
+
+        for op in body_ops {
+            if op.is("func.return") && op.parent() == Some(function) {
+                let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
+                host.call("symm_rt_exit", &[], &[]);
+            } else if lowers(&op.name()) {
+                self.lower_op(op, runtime, &common);
+            }
+        }
+        strip_memory_spaces(function);
+    }
+
+    /// Adds `ty` as the first input of `function`'s type (and an empty
+    /// entry to its argument attributes, when it has them).
+    fn prepend_function_input(&mut self, function: Op, ty: Ty) {
+        let Some((inputs, results)) = function
+            .attr("function_type")
+            .map(Ty::from_type_attr)
+            .and_then(Ty::function_io)
+        else {
+            return;
+        };
+        let inputs: Vec<Ty> = std::iter::once(ty).chain(inputs).collect();
+        let function_type = self.ctx.function_type(&inputs, &results);
+        function.set_attr("function_type", self.ctx.type_attr(function_type));
+        if let Some(arg_attrs) = function.attr("arg_attrs") {
+            let text = arg_attrs.print();
+            let inner = text.trim_start_matches('[').trim_end_matches(']');
+            if let Some(attr) = self.ctx.attr(&format!("[{{}}, {inner}]")) {
+                function.set_attr("arg_attrs", attr);
+            }
+        }
+    }
+
+    fn lower_op(&mut self, op: Op, runtime: Val, common: &KernelArgs) {
+        let world = self.world_of(op);
+        let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
+        let name = op.name();
+        let result = match name.as_str() {
+            "symm_mem.get_global" => lower_get_global(&mut host, op, &self.symbols),
+            "memref.alloc" => lower_alloc(&mut host, op),
+            "memref.dealloc" => {
+                let ptr = host.ptr_of(op.operand(0));
+                host.call("symm_rt_free", &[ptr], &[]);
+                Ok(())
+            }
+            "memref.copy" => lower_copy(&mut host, op),
+            "linalg.matmul" => lower_matmul(&mut host, op),
+            "symm_mem.all_gather_matmul_out" => lower_all_gather_matmul(&mut host, op),
+            "symm_mem.rank" => {
+                let i32_ty = int_type(host.b.ctx, 32);
+                let rank = host.call("symm_rt_rank", &[], &[i32_ty])[0];
+                let cast = OpBuilder::new("arith.index_cast", op.loc())
+                    .operands(&[rank])
+                    .results(&[host.b.ctx.index_type()])
+                    .build();
+                let index = host.b.insert(cast).result(0);
+                op.result(0).replace_all_uses_with(index);
+                Ok(())
+            }
+            "symm_mem.world_size" => match world {
+                Some(world) => {
+                    let value = host.index(world as i64);
+                    op.result(0).replace_all_uses_with(value);
+                    Ok(())
+                }
+                None => Err("needs a group with a declared world_size".to_owned()),
+            },
+            _ => {
+                drop(host);
+                return self.lower_all_reduce(op, runtime, common);
+            }
+        };
+        match result {
+            Ok(()) => op.erase(),
+            Err(message) => self.error(op, &format!("'{name}' {message}")),
+        }
+    }
+
+    fn world_of(&self, op: Op) -> Option<u64> {
+        let group = op.attr("group")?.symbol_or_string()?;
+        self.groups.get(&group)?.world_size
+    }
+
+    fn lower_all_reduce(&mut self, op: Op, runtime: Val, common: &KernelArgs) {
+        let name = op.name();
+        match self.all_reduce_kernel(op) {
+            Ok((kernel, nvec, blocks)) => {
+                let kernel_name = kernel.name();
+                let fused = kernel.epilogue.is_some();
+                self.kernels.insert(kernel_name.clone(), kernel);
+                let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
+                let operands = op.operands();
+                let (input, out) = (operands[0], operands[operands.len() - 1]);
+                let input_ptr = host.ptr_of(input);
+                let bases = host.call_ptr("symm_rt_peer_bases", &[input_ptr]);
+                let pads = host.call_ptr("symm_rt_signal_pads", &[input_ptr]);
+                let i64_ty = int_type(host.b.ctx, 64);
+                let offset = host.call("symm_rt_pool_offset", &[input_ptr], &[i64_ty])[0];
+                let out_ptr = host.ptr_of(out);
+                let nvec = host.int(64, nvec as i64);
+                let mut args = vec![
+                    bases,
+                    pads,
+                    offset,
+                    out_ptr,
+                    nvec,
+                    common.rank,
+                    common.timeout,
+                    common.error_flag,
+                ];
+                for operand in &operands[1..operands.len() - 1] {
+                    args.push(host.ptr_of(*operand));
+                }
+                host.launch(&kernel_name, blocks, kernels::THREADS, &args);
+                if !fused {
+                    op.erase();
+                }
+            }
+            Err(message) => self.error(op, &format!("'{name}' {message}")),
+        }
+    }
+
+    /// The kernel for an all-reduce op, its vector count and grid size.
+    fn all_reduce_kernel(&mut self, op: Op) -> Result<(AllReduceKernel, u64, u64), String> {
+        let operands = op.operands();
+        let input = operands[0].ty();
+        let element = input.element().print();
+        let bytes = kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
+        let count = input
+            .shape()
+            .into_iter()
+            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64))
+            .ok_or("has a dynamic shape, which the GPU lowering does not support yet")?;
+        let world = self
+            .world_of(op)
+            .ok_or("runs in a group without a declared world_size; kernels are specialized by it")?;
+        if !(1..=kernels::MAX_WORLD).contains(&world) {
+            return Err(format!(
+                "runs on {world} ranks; the kernels support 1 to {}",
+                kernels::MAX_WORLD
+            ));
+        }
+        // Enum attributes hold their I32EnumAttr case values.
+        let reduction = match op.attr("reduction").and_then(Attr::int) {
+            Some(0) => Reduction::Sum,
+            Some(1) => Reduction::Max,
+            Some(2) => Reduction::Min,
+            _ => return Err("has no reduction kind".into()),
+        };
+        let chosen = || {
+            let pick = choose(count * bytes, Some(world), self.one_shot_max);
+            if pick == "one_shot" {
+                Algorithm::OneShot
+            } else {
+                Algorithm::TwoShot
+            }
+        };
+        let algorithm = match op.name().as_str() {
+            "symm_mem.one_shot_all_reduce_out" => Algorithm::OneShot,
+            "symm_mem.two_shot_all_reduce_out" => Algorithm::TwoShot,
+            "symm_mem.all_reduce_epilogue_out" => match op.attr("algorithm").and_then(Attr::int) {
+                Some(1) => Algorithm::OneShot,
+                Some(2) => Algorithm::TwoShot,
+                _ => chosen(),
+            },
+            _ => chosen(),
+        };
+        let out_shape = operands[operands.len() - 1].ty().shape();
+        let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
+        let mut counts = vec![count];
+        let epilogue_types: Vec<(String, bool)> = operands[1..operands.len() - 1]
+            .iter()
+            .map(|v| {
+                let ty = v.ty();
+                let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
+                (ty.element().print(), broadcast)
+            })
+            .collect();
+        if epilogue_types.iter().any(|(_, broadcast)| *broadcast) {
+            counts.push(columns);
+        }
+        if algorithm == Algorithm::TwoShot {
+            // Slices must be whole vectors.
+            counts.push(count.div_ceil(world).max(1));
+        }
+        let vector = kernels::vector_width(bytes, &counts);
+        let nvec = count / vector;
+        let blocks = kernels::grid_blocks(match algorithm {
+            Algorithm::OneShot => nvec,
+            Algorithm::TwoShot => nvec.div_ceil(world),
+        });
+        let epilogue = op.is("symm_mem.all_reduce_epilogue_out").then(|| {
+            let function = format!("symm_epilogue_{}", self.epilogues.len());
+            self.epilogues.push((function.clone(), op));
+            Epilogue {
+                function,
+                operands: epilogue_types
+                    .iter()
+                    .map(|(element, broadcast)| EpilogueOperand {
+                        element: element.clone(),
+                        broadcast_row_vectors: broadcast.then_some(columns / vector),
+                    })
+                    .collect(),
+            }
+        });
+        Ok((
+            AllReduceKernel {
+                algorithm,
+                reduction,
+                element,
+                world,
+                vector,
+                epilogue,
+            },
+            nvec,
+            blocks,
+        ))
+    }
+
+    /// Parses the kernels into `gpu.module @symm_kernels` and moves each
+    /// fused op's region into its epilogue function.
+    fn emit_kernels(&mut self, module: Op) {
+        if self.kernels.is_empty() {
+            return;
+        }
+        let mut text = format!("gpu.module @{KERNEL_MODULE} {{\n");
+        for (function, op) in &self.epilogues {
+            let operands = op.operands();
+            let mut types = vec![operands[0].ty().element().print()];
+            for operand in &operands[1..operands.len() - 1] {
+                types.push(operand.ty().element().print());
+            }
+            text.push_str(&format!(
+                "func.func private @{function}({}) -> {}\n",
+                types.join(", "),
+                types[0]
+            ));
+        }
+        for kernel in self.kernels.values() {
+            text.push_str(&kernel.text());
+        }
+        text.push_str("}\n");
+        let Some(parsed) = self.ctx.parse_module(&text) else {
+            self.error(
+                module,
+                "internal error: a generated kernel does not parse; please report it",
+            );
+            return;
+        };
+        let Some(gpu_module) = parsed.entry_block().and_then(|b| b.first_op()) else {
+            parsed.erase();
+            return;
+        };
+        gpu_module.remove_from_parent();
+        parsed.erase();
+        if let Some(block) = module.entry_block() {
+            block.append(gpu_module);
+        }
+        let functions: BTreeMap<String, Op> = gpu_module
+            .entry_block()
+            .map(|b| b.ops())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|op| Some((op.symbol_name()?, op)))
+            .collect();
+        for (function, op) in std::mem::take(&mut self.epilogues) {
+            if let Some(target) = functions.get(&function) {
+                target.take_region_from(op, 0);
+                if let Some(yield_op) = target.entry_block().and_then(|b| b.terminator()) {
+                    let ret = OpBuilder::new("func.return", yield_op.loc())
+                        .operands(&yield_op.operands())
+                        .build();
+                    yield_op.insert_before(ret);
+                    yield_op.erase();
+                }
+            }
+            op.erase();
+        }
+    }
+}
+
+/// Values every kernel takes, read from the runtime once per call.
+struct KernelArgs {
+    rank: Val,
+    timeout: Val,
+    error_flag: Val,
+}
+
+fn static_bytes(ty: Ty) -> Result<i64, String> {
+    if !ty.has_identity_layout() {
+        return Err(format!(
+            "needs an identity layout (a contiguous buffer), got {}",
+            ty.print()
+        ));
+    }
+    ty.byte_size()
+        .map(|b| b as i64)
+        .ok_or_else(|| "has a dynamic shape, which the GPU lowering does not support yet".into())
+}
+
+fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<(), String> {
+    let name = op
+        .attr("name")
+        .and_then(Attr::symbol_or_string)
+        .ok_or("names no pool")?;
+    let global = symbols
+        .lookup(&name)
+        .ok_or_else(|| format!("refers to @{name}, which is not declared"))?;
+    let ty = global
+        .attr("type")
+        .map(Ty::from_type_attr)
+        .ok_or("refers to a pool without a type")?;
+    let bytes = static_bytes(ty)?;
+    let id = host.int(64, pool_id(&name));
+    let size = host.int(64, bytes);
+    let ptr = host.call_ptr("symm_rt_global", &[id, size]);
+    let memref = host.memref_at(ptr, op.result(0).ty().with_memory_space(None));
+    op.result(0).replace_all_uses_with(memref);
+    Ok(())
+}
+
+fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
+    let ty = op.result(0).ty();
+    if op.num_operands() != 0 {
+        return Err("has dynamic sizes, which the GPU lowering does not support yet".into());
+    }
+    let bytes = host.int(64, static_bytes(ty)?);
+    let ptr = host.call_ptr("symm_rt_alloc", &[bytes]);
+    let memref = host.memref_at(ptr, ty.with_memory_space(None));
+    op.result(0).replace_all_uses_with(memref);
+    Ok(())
+}
+
+fn lower_copy(host: &mut Host, op: Op) -> Result<(), String> {
+    let (source, target) = (op.operand(0), op.operand(1));
+    let bytes = static_bytes(source.ty())?;
+    static_bytes(target.ty())?;
+    let dst = host.ptr_of(target);
+    let src = host.ptr_of(source);
+    let bytes = host.int(64, bytes);
+    host.call("symm_rt_copy", &[dst, src, bytes], &[]);
+    Ok(())
+}
+
+/// Static 2-D shape and dtype code of a matmul operand.
+fn matrix(value: Val) -> Result<(i64, i64, i64), String> {
+    let ty = value.ty();
+    static_bytes(ty)?;
+    let shape = ty.shape();
+    let element = ty.element().print();
+    let code = dtype_code(&element)
+        .ok_or_else(|| format!("has element type {element}; f32, f16 and bf16 are supported"))?;
+    match shape.as_slice() {
+        [Some(rows), Some(columns)] => Ok((*rows, *columns, code)),
+        _ => Err("needs 2-D operands".into()),
+    }
+}
+
+fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
+    if op.num_operands() != 3 || op.num_results() != 0 {
+        return Err("must work on memrefs (bufferize first)".into());
+    }
+    let default_maps = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "(d0, d1, d2) -> (d2, d1)"];
+    if let Some(maps) = op.attr("indexing_maps") {
+        let text = maps.print();
+        if !(text.contains(default_maps[0]) && text.contains(default_maps[1])) {
+            return Err("has transposed or broadcast indexing maps, which the cuBLAS lowering does not support yet".into());
+        }
+    }
+    let (m, k, a_code) = matrix(op.operand(0))?;
+    let (k2, n, b_code) = matrix(op.operand(1))?;
+    let (m2, n2, c_code) = matrix(op.operand(2))?;
+    if a_code != b_code || a_code != c_code {
+        return Err("mixes element types; cuBLAS is called with one".into());
+    }
+    if k != k2 || m != m2 || n != n2 {
+        return Err(format!(
+            "has shapes {m}x{k} @ {k2}x{n} into {m2}x{n2}, which do not match"
+        ));
+    }
+    let operands: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
+    let sizes = [host.int(64, m), host.int(64, n), host.int(64, k)];
+    let code = host.int(32, a_code);
+    let mut args = operands;
+    args.extend_from_slice(&sizes);
+    args.push(code);
+    host.call("symm_rt_matmul", &args, &[]);
+    Ok(())
+}
+
+fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
+    let (m, k, code) = matrix(op.operand(0))?;
+    let (_, n, _) = matrix(op.operand(1))?;
+    matrix(op.operand(2))?;
+    let operands: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
+    let sizes = [host.int(64, m), host.int(64, k), host.int(64, n)];
+    let code = host.int(32, code);
+    let mut args = operands;
+    args.extend_from_slice(&sizes);
+    args.push(code);
+    host.call("symm_rt_all_gather_matmul", &args, &[]);
+    Ok(())
+}
+
+/// Comm buffers become plain device memory: every value and the function
+/// type drop the `#symm_mem.allocator` memory space.
+fn strip_memory_spaces(function: Op) {
+    let strip = |ty: Ty| {
+        (ty.is_memref() && ty.allocator().is_some()).then(|| ty.with_memory_space(None))
+    };
+    for op in function.walk() {
+        for result in op.results() {
+            if let Some(ty) = strip(result.ty()) {
+                result.set_ty(ty);
+            }
+        }
+        for region in 0..op.num_regions() {
+            for block in op.region_blocks(region) {
+                for index in 0..block.num_args() {
+                    let arg = block.arg(index);
+                    if let Some(ty) = strip(arg.ty()) {
+                        arg.set_ty(ty);
+                    }
+                }
+            }
+        }
+    }
+    if let Some((inputs, results)) = function
+        .attr("function_type")
+        .map(Ty::from_type_attr)
+        .and_then(Ty::function_io)
+    {
+        let fix = |types: Vec<Ty>| -> Vec<Ty> {
+            types.into_iter().map(|t| strip(t).unwrap_or(t)).collect()
+        };
+        let ctx = Ctx::from_type(inputs.first().copied().unwrap_or_else(|| function.ctx().index_type()));
+        let function_type = ctx.function_type(&fix(inputs), &fix(results));
+        function.set_attr("function_type", ctx.type_attr(function_type));
+    }
+}
+
+impl SymmPass for ConvertSymmMemToGpu {
+    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let mut conversion = Conversion {
+            ctx: module.ctx(),
+            groups: module.group_table(),
+            symbols: SymbolIndex::new(module),
+            one_shot_max: options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64,
+            decls: Declarations::default(),
+            kernels: BTreeMap::new(),
+            epilogues: Vec::new(),
+            failed: false,
+        };
+        for op in module.walk() {
+            if let Some(why) = refusal(&op.name()) {
+                conversion.error(op, &format!("'{}' {why}", op.name()));
+            }
+        }
+        if conversion.failed {
+            return Err(PassFailed);
+        }
+        for function in defined_functions(module) {
+            conversion.lower_function(function);
+        }
+        if conversion.failed {
+            return Err(PassFailed);
+        }
+        conversion.emit_kernels(module);
+        if conversion.failed {
+            return Err(PassFailed);
+        }
+        let Some(block) = module.entry_block() else {
+            return Ok(());
+        };
+        for op in block.ops() {
+            if op.is("symm_mem.group") || op.is("symm_mem.global") {
+                op.erase();
+            }
+        }
+        conversion.decls.emit(conversion.ctx, block, module.loc());
+        module.set_attr("gpu.container_module", conversion.ctx.unit());
+        Ok(())
+    }
+}
