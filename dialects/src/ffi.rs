@@ -65,4 +65,12 @@ unsafe extern "C" {
     ) -> bool;
     pub fn symmRegisterDialects(registry: MlirDialectRegistry);
     pub fn symmOptMain(argc: i32, argv: *mut *mut c_char) -> i32;
+
+    pub fn symmEmitLLVM(
+        module: MlirOperation,
+        llvm_ir_path: *const c_char,
+        object_path: *const c_char,
+        on_error: mlir_sys::MlirStringCallback,
+        user_data: *mut std::ffi::c_void,
+    ) -> bool;
 }

@@ -13,7 +13,7 @@ mod pass_def;
 pub mod plan;
 pub mod planning;
 pub mod realize;
-mod registration;
+
 pub mod select_all_reduce;
 mod text;
 pub mod to_dps;
@@ -23,4 +23,5 @@ pub mod verify_groups;
 pub use group_table::{GroupDecl, GroupTable};
 pub use memref_size::memref_byte_size;
 pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
+pub mod registration;
 pub use registration::{PASSES, PIPELINES, register_passes};
