@@ -4,7 +4,8 @@
 //! that applies the generic's body while writing the generic's output. The
 //! intermediate buffer and one kernel launch disappear.
 //!
-//! Fused when: the generic is the next op; all its loops are parallel; it
+//! Fused when: the generic is the next op (allocations and constants
+//! aside); all its loops are parallel; it
 //! reads the all-reduce's output with the identity map and every other
 //! input with the identity map or as a row broadcast (`(d0, d1) -> (d1)`);
 //! it does not read its own output; and the all-reduce's output is a
@@ -198,7 +199,12 @@ impl SymmPass for FuseEpilogue {
             .collect();
         for all_reduce in all_reduces {
             let reduced = all_reduce.operand(1);
-            let Some(generic) = all_reduce.next().filter(|op| op.is("linalg.generic")) else {
+            // Fresh allocations and constants in between touch no buffer
+            // the two ops use.
+            let generic = std::iter::successors(all_reduce.next(), |op| op.next())
+                .find(|op| !op.is("memref.alloc") && !op.is("arith.constant"))
+                .filter(|op| op.is("linalg.generic"));
+            let Some(generic) = generic else {
                 continue;
             };
             let Some(alloc) = reduced.def().filter(|op| op.is("memref.alloc")) else {
@@ -224,7 +230,7 @@ impl SymmPass for FuseEpilogue {
                 }
             };
             let fused = fuse(all_reduce, generic, &reads);
-            all_reduce.insert_before(fused);
+            generic.insert_before(fused);
             generic.erase();
             all_reduce.erase();
             for dealloc in other_users {

@@ -69,6 +69,11 @@ pub extern "C" fn mgpuSetDefaultDevice(device: i32) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuModuleLoad(data: *const c_void, _size: i64) -> sys::CUmodule {
+    // Compiled objects load their kernels from a global constructor: on a
+    // machine without CUDA the program must still start (and say so).
+    if crate::cuda::device_count() == 0 {
+        return std::ptr::null_mut();
+    }
     scoped_context();
     let mut module = std::ptr::null_mut();
     // SAFETY: `data` is the embedded image (PTX or cubin).
@@ -87,8 +92,16 @@ pub unsafe extern "C" fn mgpuModuleLoadJIT(data: *const c_void, _opt_level: i32)
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mgpuModuleUnload(module: sys::CUmodule) {
+    if module.is_null() {
+        return;
+    }
     // SAFETY: a module from mgpuModuleLoad.
-    report(unsafe { sys::cuModuleUnload(module) }, "cuModuleUnload");
+    let status = unsafe { sys::cuModuleUnload(module) };
+    // Global destructors run after the driver has shut down at exit; the
+    // module went with it.
+    if status != CUresult::CUDA_ERROR_DEINITIALIZED {
+        report(status, "cuModuleUnload");
+    }
 }
 
 #[unsafe(no_mangle)]

@@ -61,6 +61,31 @@ impl NcclComm {
         Ok(Self { comm })
     }
 
+    /// Every rank's `bytes` bytes of `input`, concatenated in rank order
+    /// into `out`.
+    pub fn all_gather(
+        &self,
+        input: CUdeviceptr,
+        out: CUdeviceptr,
+        bytes: usize,
+        stream: CUstream,
+    ) -> Result<()> {
+        // SAFETY: `input` holds `bytes`, `out` W times that; a live stream.
+        check(
+            unsafe {
+                sys::ncclAllGather(
+                    input as *const std::ffi::c_void,
+                    out as *mut std::ffi::c_void,
+                    bytes,
+                    sys::ncclDataType_t::ncclUint8,
+                    self.comm,
+                    stream.cast(),
+                )
+            },
+            "ncclAllGather",
+        )
+    }
+
     pub fn all_reduce(
         &self,
         input: CUdeviceptr,
