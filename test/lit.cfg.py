@@ -44,3 +44,12 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("symm-opt", unresolved="fatal")], [config.symm_tools_dir]
 )
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
+config.substitutions.append(("%repo", repo_root))
+
+# symm-compile and the runtime library, for the Integration tests.
+compile_tool = os.path.join(config.symm_tools_dir, "symm-compile")
+runtime_lib = os.path.join(config.symm_tools_dir, "libsymm_runtime.a")
+if os.path.exists(compile_tool) and os.path.exists(runtime_lib):
+    config.available_features.add("symm-compile")
+    config.substitutions.append(("%symm-compile", compile_tool))
+    config.substitutions.append(("%symm_runtime_lib", runtime_lib))

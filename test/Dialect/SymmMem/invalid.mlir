@@ -486,3 +486,40 @@ func.func @barrier_undeclared_group(%x: memref<4xf32, #symm_mem.allocator<symmet
   symm_mem.barrier %x channel %c : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
   return
 }
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @epilogue_operand_shape(%p: memref<8x64xf32>, %b: memref<8xf32>, %y: memref<8x64xf32>) {
+  // expected-error@+1 {{epilogue operand #0 is 8, but it must have out's shape (8x64) or be 1-D with out's 64 columns}}
+  symm_mem.all_reduce_epilogue_out sum %p epilogue(%b : memref<8xf32>) into %y group @tp algorithm auto {
+  ^bb0(%r: f32, %bv: f32):
+    symm_mem.epilogue_yield %r : f32
+  } : memref<8x64xf32>, memref<8x64xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @epilogue_arguments(%p: memref<8x64xf32>, %y: memref<8x64xf32>) {
+  // expected-error@+1 {{epilogue region takes 2 arguments, but needs 1}}
+  symm_mem.all_reduce_epilogue_out sum %p into %y group @tp algorithm one_shot {
+  ^bb0(%r: f32, %extra: f32):
+    symm_mem.epilogue_yield %r : f32
+  } : memref<8x64xf32>, memref<8x64xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @epilogue_yield_type(%p: memref<8x64xf32>, %y: memref<8x64xf32>) {
+  symm_mem.all_reduce_epilogue_out sum %p into %y group @tp algorithm one_shot {
+  ^bb0(%r: f32):
+    %h = arith.truncf %r : f32 to f16
+    // expected-error@+1 {{yields 'f16', but out holds 'f32'}}
+    symm_mem.epilogue_yield %h : f16
+  } : memref<8x64xf32>, memref<8x64xf32>
+  return
+}

@@ -1,0 +1,118 @@
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --convert-symm-mem-to-gpu | FileCheck %s
+
+// A planned one-shot all-reduce: the pool becomes symm_rt_global, the
+// collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
+// vectors; the function takes the runtime handle first and enters/exits.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @one_shot
+// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<32x32xf32>)
+// CHECK: call @symm_rt_enter(%[[RT]])
+// CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
+// CHECK: %[[RANK:.*]] = call @symm_rt_rank(%[[RT]])
+// CHECK: %[[BASE:.*]] = call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
+// CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
+// CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
+// CHECK: %[[BASES:.*]] = call @symm_rt_peer_bases(%[[RT]],
+// CHECK: %[[PADS:.*]] = call @symm_rt_signal_pads(%[[RT]],
+// CHECK: %[[OFF:.*]] = call @symm_rt_pool_offset(%[[RT]],
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[BASES]] : !llvm.ptr, %[[PADS]] : !llvm.ptr, %[[OFF]] : i64, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
+// CHECK: call @symm_rt_exit(%[[RT]])
+// CHECK-NEXT: return
+// CHECK: gpu.module @symm_kernels
+// CHECK: gpu.func @symm_one_shot_sum_f32_w2_v4(
+// CHECK-SAME: kernel
+// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: func.func private @symm_rt_global(!llvm.ptr, i64, i64) -> !llvm.ptr
+func.func @one_shot(%out: memref<32x32xf32>) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}
+
+// -----
+
+// all_reduce_out picks by size; bf16 two-shot on 4 ranks above the
+// threshold; max reduces with maxnum in f32.
+symm_mem.group @tp4 world_size(4)
+symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
+// CHECK-LABEL: func.func @auto_two_shot
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_max_bf16_w4_v8
+// CHECK: gpu.func @symm_two_shot_max_bf16_w4_v8(
+// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK: arith.maxnumf
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
+  %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>> to memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>
+  symm_mem.all_reduce_out max %in into %out group @tp4 : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>, memref<2048x1024xbf16>
+  return
+}
+
+// -----
+
+// Regular buffers, copies and matmuls become runtime calls (cuBLAS).
+// CHECK-LABEL: func.func @runtime_calls
+// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<4x16xf32>)
+// CHECK: %[[P:.*]] = call @symm_rt_alloc(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
+// CHECK: call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32) -> ()
+// CHECK: call @symm_rt_copy(%[[RT]],
+// CHECK: call @symm_rt_free(%[[RT]],
+func.func @runtime_calls(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  %t = memref.alloc() : memref<4x16xf32>
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%t : memref<4x16xf32>)
+  memref.copy %t, %c : memref<4x16xf32> to memref<4x16xf32>
+  memref.dealloc %t : memref<4x16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @unplanned(%out: memref<16xf32>) {
+  // expected-error@+1 {{'symm_mem.alloc' is not planned into a pool yet: run symm-mem-plan}}
+  %b = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %b into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @functional(%x: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>) -> memref<16xf32> {
+  // expected-error@+1 {{'symm_mem.all_reduce' allocates its result: run symm-mem-to-dps}}
+  %r = symm_mem.all_reduce sum %x group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<16xf32>
+  return %r : memref<16xf32>
+}
+
+// -----
+
+symm_mem.group @tp
+symm_mem.global @p alignment(128) : memref<64xi8, #symm_mem.allocator<symmetric, @tp>>
+func.func @no_world(%out: memref<16xf32>) {
+  %pool = symm_mem.get_global @p : memref<64xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<64xi8, #symm_mem.allocator<symmetric, @tp>> to memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  // expected-error@+1 {{runs in a group without a declared world_size; kernels are specialized by it}}
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{holds collectives or device memory but is private}}
+func.func private @helper(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @dynamic(%n: index) {
+  // expected-error@+1 {{'memref.alloc' has dynamic sizes, which the GPU lowering does not support yet}}
+  %t = memref.alloc(%n) : memref<?xf32>
+  return
+}

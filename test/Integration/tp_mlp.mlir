@@ -1,0 +1,37 @@
+// The whole flow on examples/tp_mlp.mlir: compile to an object and a
+// header, link a C++ app against the runtime, run it. Without a GPU the app
+// says so and exits 0; on the device machine it runs under symm-launch and
+// checks against an unsharded reference (bench/results/*issue6*).
+// REQUIRES: symm-compile
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %symm-compile %examples/tp_mlp.mlir -o %t/tp_mlp.o --emit=llvm,ptx
+// RUN: FileCheck %s --check-prefix=HEADER < %t/tp_mlp.h
+// RUN: FileCheck %s --check-prefix=PTX < %t/tp_mlp.ptx
+// RUN: FileCheck %s --check-prefix=IR < %t/tp_mlp.ll
+// RUN: c++ -O1 -I %repo/runtime/include -I %t %examples/cpp/tp_mlp.cpp %t/tp_mlp.o \
+// RUN:   %symm_runtime_lib -lpthread -ldl -lm -o %t/tp_mlp
+// RUN: env -u RANK %t/tp_mlp > %t/run.txt 2>&1 || true
+// RUN: FileCheck %s --check-prefix=START < %t/run.txt
+
+// HEADER: #include "symm_runtime.h"
+// HEADER: void tp_mlp(
+// HEADER-NEXT: symm_runtime *runtime,
+// HEADER-NEXT: float *arg0 /* memref<64x256xf32> */,
+// HEADER: float *arg7 /* memref<64x256xf32> */);
+
+// Two fused all-reduce kernels (bias + residual epilogue), one-shot on 2
+// ranks, 4 x f32 per access, and the signal-pad protocol at system scope.
+// PTX: .visible .entry symm_one_shot_sum_f32_w2_v4_symm_epilogue_0(
+// PTX: atom.release.sys.cas.b32
+// PTX: atom.acquire.sys.cas.b32
+// PTX: .visible .entry symm_one_shot_sum_f32_w2_v4_symm_epilogue_1(
+
+// IR: define void @tp_mlp(ptr %0,
+// IR: call void @symm_rt_enter(ptr %0)
+// IR: call ptr @symm_rt_global(ptr %0,
+// IR: call void @symm_rt_matmul(
+// IR: call void @mgpuLaunchKernel(
+// IR: call void @symm_rt_exit(ptr %0)
+
+// Without a GPU (CI), or with one but no launcher environment.
+// START: {{skipped: no CUDA device|symm_init failed: environment: RANK is not set}}
