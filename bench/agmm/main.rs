@@ -121,8 +121,15 @@ fn run() -> Result<()> {
         let nccl_out = DeviceBuffer::new(big_m * n * 2)?;
         let nccl_op = || {
             nccl.all_gather(a.local(), nccl_gathered.ptr, m * k * 2, stream.raw)?;
-            ring.matmul
-                .bf16(nccl_gathered.ptr, b.ptr, nccl_out.ptr, big_m, k, n, stream.raw)
+            ring.matmul.bf16(
+                nccl_gathered.ptr,
+                b.ptr,
+                nccl_out.ptr,
+                big_m,
+                k,
+                n,
+                stream.raw,
+            )
         };
         let nccl_ms = time_ms(&stream, &mut group, &nccl_op)?;
         stream.synchronize()?;

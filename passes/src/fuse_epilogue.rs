@@ -77,7 +77,10 @@ fn algorithm_of(name: &str) -> i64 {
 /// Why `generic` cannot be fused after an all-reduce writing `reduced`,
 /// or the positions of its inputs that read `reduced`.
 fn fusable(generic: Op, reduced: Val) -> Result<Vec<usize>, &'static str> {
-    let iterators = generic.attr("iterator_types").map(Attr::print).unwrap_or_default();
+    let iterators = generic
+        .attr("iterator_types")
+        .map(Attr::print)
+        .unwrap_or_default();
     if iterators.contains("reduction") || !iterators.contains("parallel") {
         return Err("it has reduction loops");
     }
@@ -91,7 +94,12 @@ fn fusable(generic: Op, reduced: Val) -> Result<Vec<usize>, &'static str> {
     if output.ty().shape() != reduced.ty().shape() {
         return Err("its output has another shape");
     }
-    let maps = accesses(&generic.attr("indexing_maps").map(Attr::print).unwrap_or_default());
+    let maps = accesses(
+        &generic
+            .attr("indexing_maps")
+            .map(Attr::print)
+            .unwrap_or_default(),
+    );
     if maps.len() != operands.len() || maps.last() != Some(&Access::Identity) {
         return Err("its output map is not the identity");
     }
@@ -142,9 +150,14 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
         .collect();
     fused_operands.extend(extra.iter().map(|(_, v)| *v));
     fused_operands.push(output);
-    let i32_attr = |value: i64| ctx.attr(&format!("{value} : i32")).expect("i32 attributes parse");
+    let i32_attr = |value: i64| {
+        ctx.attr(&format!("{value} : i32"))
+            .expect("i32 attributes parse")
+    };
     let reduction = all_reduce.attr("reduction").unwrap_or_else(|| i32_attr(0));
-    let group = all_reduce.attr("group").expect("all-reduce ops have a group");
+    let group = all_reduce
+        .attr("group")
+        .expect("all-reduce ops have a group");
     let fused = OpBuilder::new("symm_mem.all_reduce_epilogue_out", all_reduce.loc())
         .operands(&fused_operands)
         .attr("reduction", reduction)

@@ -59,7 +59,9 @@ impl GroupTable {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, GroupDecl)> {
-        self.groups.iter().map(|(name, decl)| (name.as_str(), *decl))
+        self.groups
+            .iter()
+            .map(|(name, decl)| (name.as_str(), *decl))
     }
 
     pub fn get(&self, name: &str) -> Option<GroupDecl> {

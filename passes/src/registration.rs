@@ -1,7 +1,8 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
 use crate::{
-    PassDescriptor, cudagraph, fuse_epilogue, plan, realize, select_all_reduce, to_dps, to_gpu, verify_groups,
+    PassDescriptor, cudagraph, fuse_epilogue, plan, realize, select_all_reduce, to_dps, to_gpu,
+    verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -78,10 +79,8 @@ pub fn register_passes() {
         for (argument, description, pipeline) in PIPELINES {
             // SAFETY: 'static C strings. The pipeline text is ours and
             // covered by tests, so a parse failure is a bug worth a panic.
-            let [argument, description, pipeline] =
-                [argument, description, pipeline].map(|text| {
-                    std::ffi::CString::new(*text).expect("built-in texts hold no NUL")
-                });
+            let [argument, description, pipeline] = [argument, description, pipeline]
+                .map(|text| std::ffi::CString::new(*text).expect("built-in texts hold no NUL"));
             let ok = unsafe {
                 ffi::symmRegisterPipeline(
                     argument.as_ptr(),

@@ -197,7 +197,11 @@ impl AllGatherMatmul {
         (m, k, n): (usize, usize, usize),
         stream: &Stream,
     ) -> Result<()> {
-        let Shard { buffer: a, offset, dtype } = *shard;
+        let Shard {
+            buffer: a,
+            offset,
+            dtype,
+        } = *shard;
         let (rank, world) = (a.rank, a.world_size());
         let size = dtype.bytes();
         let shard_bytes = m * k * size;

@@ -179,7 +179,9 @@ pub unsafe extern "C" fn symm_rt_pool_offset(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_rank(runtime: *mut SymmRuntime) -> i32 {
-    run("reading the rank", || Ok(session(runtime)?.group.rank() as i32))
+    run("reading the rank", || {
+        Ok(session(runtime)?.group.rank() as i32)
+    })
 }
 
 /// Checks that the program was compiled for this many ranks.

@@ -150,7 +150,8 @@ impl<'d> Host<'d> {
             strides[dim] = strides[dim + 1] * shape[dim + 1];
         }
         let zero = self.int(64, 0);
-        let mut fields: Vec<(Vec<i64>, Val)> = vec![(vec![0], ptr), (vec![1], ptr), (vec![2], zero)];
+        let mut fields: Vec<(Vec<i64>, Val)> =
+            vec![(vec![0], ptr), (vec![1], ptr), (vec![2], zero)];
         for dim in 0..rank {
             let size = self.int(64, shape[dim]);
             let stride = self.int(64, strides[dim]);

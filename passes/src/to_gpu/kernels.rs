@@ -194,7 +194,10 @@ impl AllReduceKernel {
                 align = self.alignment(element)
             );
             if widen {
-                let _ = writeln!(out, "    %w{peer} = arith.extf %v{peer} : {vector} to {wide}");
+                let _ = writeln!(
+                    out,
+                    "    %w{peer} = arith.extf %v{peer} : {vector} to {wide}"
+                );
                 terms.push(format!("%w{peer}"));
             } else {
                 terms.push(format!("%v{peer}"));
@@ -212,7 +215,10 @@ impl AllReduceKernel {
         if !widen {
             return acc;
         }
-        let _ = writeln!(out, "    %reduced = arith.truncf {acc} : {wide} to {vector}");
+        let _ = writeln!(
+            out,
+            "    %reduced = arith.truncf {acc} : {wide} to {vector}"
+        );
         "%reduced".to_owned()
     }
 
@@ -362,7 +368,13 @@ fn barrier(out: &mut String, label: &str) {
 "
     );
     spin(out, &format!("{label}_put"), "release", "%zero32", "%one32");
-    spin(out, &format!("{label}_wait"), "acquire", "%one32", "%zero32");
+    spin(
+        out,
+        &format!("{label}_wait"),
+        "acquire",
+        "%one32",
+        "%zero32",
+    );
     out.push_str("  }\n  gpu.barrier\n");
 }
 

@@ -29,7 +29,7 @@ use crate::{
     select_all_reduce::choose,
 };
 use host::{Declarations, Host, int_type, ptr_type};
-use kernels::{AllReduceKernel, Algorithm, Epilogue, EpilogueOperand, Reduction};
+use kernels::{Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Reduction};
 use std::collections::BTreeMap;
 
 pub const KERNEL_MODULE: &str = "symm_kernels";
@@ -62,7 +62,9 @@ fn refusal(name: &str) -> Option<&'static str> {
             "allocates its result: run symm-mem-to-dps (or the symm-mem-middle-end pipeline) first"
         }
         "symm_mem.with_allocator" => "must be realized first: run symm-mem-realize",
-        "symm_mem.peer_view" | "symm_mem.put_signal" | "symm_mem.wait_signal"
+        "symm_mem.peer_view"
+        | "symm_mem.put_signal"
+        | "symm_mem.wait_signal"
         | "symm_mem.barrier" => "has no GPU lowering yet (only inside hand-written kernels)",
         _ if name.starts_with("cudagraph.") => {
             "has no lowering yet: CUDA-graph partitions are not compiled by symm-to-llvm; \
@@ -156,8 +158,11 @@ impl Conversion {
 
         let mut host = Host::new(At::BlockStart(entry), function, runtime, &mut self.decls);
         host.call("symm_rt_enter", &[], &[]);
-        let worlds: std::collections::BTreeSet<u64> =
-            self.groups.iter().filter_map(|(_, decl)| decl.world_size).collect();
+        let worlds: std::collections::BTreeSet<u64> = self
+            .groups
+            .iter()
+            .filter_map(|(_, decl)| decl.world_size)
+            .collect();
         for world in worlds {
             let world = host.int(64, world as i64);
             host.call("symm_rt_check_world", &[world], &[]);
@@ -241,7 +246,6 @@ impl Conversion {
                 None => Err("needs a group with a declared world_size".to_owned()),
             },
             _ => {
-                drop(host);
                 return self.lower_all_reduce(op, runtime, common);
             }
         };
@@ -306,9 +310,9 @@ impl Conversion {
             .into_iter()
             .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64))
             .ok_or("has a dynamic shape, which the GPU lowering does not support yet")?;
-        let world = self
-            .world_of(op)
-            .ok_or("runs in a group without a declared world_size; kernels are specialized by it")?;
+        let world = self.world_of(op).ok_or(
+            "runs in a group without a declared world_size; kernels are specialized by it",
+        )?;
         if !(1..=kernels::MAX_WORLD).contains(&world) {
             return Err(format!(
                 "runs on {world} ranks; the kernels support 1 to {}",
@@ -535,7 +539,10 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     if op.num_operands() != 3 || op.num_results() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
     }
-    let default_maps = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "(d0, d1, d2) -> (d2, d1)"];
+    let default_maps = [
+        "affine_map<(d0, d1, d2) -> (d0, d2)>",
+        "(d0, d1, d2) -> (d2, d1)",
+    ];
     if let Some(maps) = op.attr("indexing_maps") {
         let text = maps.print();
         if !(text.contains(default_maps[0]) && text.contains(default_maps[1])) {
@@ -580,9 +587,8 @@ fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
 /// Comm buffers become plain device memory: every value and the function
 /// type drop the `#symm_mem.allocator` memory space.
 fn strip_memory_spaces(function: Op) {
-    let strip = |ty: Ty| {
-        (ty.is_memref() && ty.allocator().is_some()).then(|| ty.with_memory_space(None))
-    };
+    let strip =
+        |ty: Ty| (ty.is_memref() && ty.allocator().is_some()).then(|| ty.with_memory_space(None));
     for op in function.walk() {
         for result in op.results() {
             if let Some(ty) = strip(result.ty()) {
@@ -608,7 +614,12 @@ fn strip_memory_spaces(function: Op) {
         let fix = |types: Vec<Ty>| -> Vec<Ty> {
             types.into_iter().map(|t| strip(t).unwrap_or(t)).collect()
         };
-        let ctx = Ctx::from_type(inputs.first().copied().unwrap_or_else(|| function.ctx().index_type()));
+        let ctx = Ctx::from_type(
+            inputs
+                .first()
+                .copied()
+                .unwrap_or_else(|| function.ctx().index_type()),
+        );
         let function_type = ctx.function_type(&fix(inputs), &fix(results));
         function.set_attr("function_type", ctx.type_attr(function_type));
     }

@@ -41,7 +41,11 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                     "llvm" => Emit::Llvm,
                     "ptx" => Emit::Ptx,
                     "mlir" => Emit::Mlir,
-                    other => return Err(format!("--emit: unknown output '{other}' (llvm, ptx, mlir)")),
+                    other => {
+                        return Err(format!(
+                            "--emit: unknown output '{other}' (llvm, ptx, mlir)"
+                        ));
+                    }
                 });
             }
         } else if arg == "--no-fuse-epilogue" {

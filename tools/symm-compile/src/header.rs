@@ -25,7 +25,10 @@ fn c_type(mlir: &str) -> Result<String, String> {
             _ => return None,
         })
     };
-    if let Some(inner) = mlir.strip_prefix("memref<").and_then(|t| t.strip_suffix('>')) {
+    if let Some(inner) = mlir
+        .strip_prefix("memref<")
+        .and_then(|t| t.strip_suffix('>'))
+    {
         if inner.contains('?') || inner.contains(',') {
             return Err(format!(
                 "{mlir}: entry points take statically shaped memrefs with the default layout"
@@ -53,11 +56,7 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
         let private = op
             .attribute("sym_visibility")
             .is_ok_and(|v| v.to_string().contains("private"));
-        let has_body = op
-            .region(0)
-            .ok()
-            .and_then(|r| r.first_block())
-            .is_some();
+        let has_body = op.region(0).ok().and_then(|r| r.first_block()).is_some();
         if private || !has_body {
             continue;
         }
@@ -81,12 +80,18 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
             .attribute("function_type")
             .map(|a| a.to_string())
             .unwrap_or_default();
-        let results = signature.rsplit("->").next().unwrap_or("").trim().to_owned();
+        let results = signature
+            .rsplit("->")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
         let result = match results.as_str() {
             "()" | "" => None,
-            single if !single.starts_with('(') => {
-                Some((c_type(single).map_err(|e| format!("@{name}: {e}"))?, single.to_owned()))
-            }
+            single if !single.starts_with('(') => Some((
+                c_type(single).map_err(|e| format!("@{name}: {e}"))?,
+                single.to_owned(),
+            )),
             _ => return Err(format!("@{name}: entry points return at most one value")),
         };
         entries.push(Entry {

@@ -63,11 +63,8 @@ fn compile(args: &Args) -> Result<(), String> {
     let entries = header::entry_points(&module)?;
 
     let pass_manager = PassManager::new(&context);
-    melior::utility::parse_pass_pipeline(
-        pass_manager.as_operation_pass_manager(),
-        &pipeline(args),
-    )
-    .map_err(|error| format!("internal error: the pipeline does not parse: {error}"))?;
+    melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline(args))
+        .map_err(|error| format!("internal error: the pipeline does not parse: {error}"))?;
     pass_manager
         .run(&mut module)
         .map_err(|_| format!("{} does not compile (see the errors above)", args.input))?;
@@ -76,7 +73,10 @@ fn compile(args: &Args) -> Result<(), String> {
     let stem = args.output.with_extension("");
     let lowered = module.as_operation().to_string();
     let header_path = stem.with_extension("h");
-    write(&header_path, &header::render(&args.input, &entries, &lowered))?;
+    write(
+        &header_path,
+        &header::render(&args.input, &entries, &lowered),
+    )?;
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
     }
@@ -167,9 +167,15 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
     // gpu.launch_func stays: the LLVM IR translation turns it into the
     // mgpu* launch calls.
     let allowed = name.starts_with("llvm.")
-        || matches!(name.as_str(), "builtin.module" | "gpu.binary" | "gpu.launch_func");
+        || matches!(
+            name.as_str(),
+            "builtin.module" | "gpu.binary" | "gpu.launch_func"
+        );
     if !allowed {
-        out.push(format!("  {}: '{name}'", plain_location(&op.location().to_string())));
+        out.push(format!(
+            "  {}: '{name}'",
+            plain_location(&op.location().to_string())
+        ));
         return;
     }
     if name == "gpu.binary" {

@@ -24,7 +24,11 @@ fn unescape(text: &str) -> (String, &str) {
     while i < bytes.len() {
         match bytes[i] {
             b'"' => return (String::from_utf8_lossy(&out).into_owned(), &text[i + 1..]),
-            b'\\' if i + 2 < bytes.len() && bytes[i + 1].is_ascii_hexdigit() && bytes[i + 2].is_ascii_hexdigit() => {
+            b'\\'
+                if i + 2 < bytes.len()
+                    && bytes[i + 1].is_ascii_hexdigit()
+                    && bytes[i + 2].is_ascii_hexdigit() =>
+            {
                 let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("3F");
                 out.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
                 i += 3;
