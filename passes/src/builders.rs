@@ -182,3 +182,15 @@ impl Builder {
         self.insert(op.build())
     }
 }
+
+/// Replaces `block`'s terminator with an op `name` of the same operands
+/// (a region moving to a parent with another terminator).
+pub fn replace_terminator(block: Blk, name: &str) {
+    if let Some(old) = block.terminator() {
+        let new = OpBuilder::new(name, old.loc())
+            .operands(&old.operands())
+            .build();
+        old.insert_before(new);
+        old.erase();
+    }
+}

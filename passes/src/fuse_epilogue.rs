@@ -13,6 +13,7 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
+    builders::replace_terminator,
     ir::{Attr, Op, OpBuilder, Val, emit_remark},
 };
 
@@ -192,13 +193,7 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
             }
         }
     }
-    if let Some(yield_op) = body.terminator() {
-        let new_yield = OpBuilder::new("symm_mem.epilogue_yield", yield_op.loc())
-            .operands(&yield_op.operands())
-            .build();
-        yield_op.insert_before(new_yield);
-        yield_op.erase();
-    }
+    replace_terminator(body, "symm_mem.epilogue_yield");
     fused
 }
 

@@ -44,10 +44,6 @@ gpu-module-to-binary{format=isa},convert-math-to-llvm,canonicalize,cse,reconcile
 /// The upstream passes from symm_mem-free GPU IR down to the LLVM dialect.
 pub const UPSTREAM_GPU_TO_LLVM: &str = upstream_gpu_to_llvm!();
 
-/// symm's middle end with epilogue fusion, then the GPU lowering.
-pub const SYMM_TO_GPU: &str = "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue),\
-symm-mem-realize,symm-mem-plan,convert-symm-mem-to-gpu";
-
 /// Named pipelines: (argument, description, pipeline on builtin.module).
 pub static PIPELINES: &[(&str, &str, &str)] = &[
     (

@@ -23,7 +23,7 @@ pub mod kernels;
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::At,
+    builders::{At, replace_terminator},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
     module::{SymbolIndex, defined_functions},
     select_all_reduce::choose,
@@ -445,12 +445,8 @@ impl Conversion {
         for (function, op) in std::mem::take(&mut self.epilogues) {
             if let Some(target) = functions.get(&function) {
                 target.take_region_from(op, 0);
-                if let Some(yield_op) = target.entry_block().and_then(|b| b.terminator()) {
-                    let ret = OpBuilder::new("func.return", yield_op.loc())
-                        .operands(&yield_op.operands())
-                        .build();
-                    yield_op.insert_before(ret);
-                    yield_op.erase();
+                if let Some(body) = target.entry_block() {
+                    replace_terminator(body, "func.return");
                 }
             }
             op.erase();
@@ -560,27 +556,26 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
             "has shapes {m}x{k} @ {k2}x{n} into {m2}x{n2}, which do not match"
         ));
     }
-    let operands: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
-    let sizes = [host.int(64, m), host.int(64, n), host.int(64, k)];
-    let code = host.int(32, a_code);
-    let mut args = operands;
-    args.extend_from_slice(&sizes);
-    args.push(code);
-    host.call("symm_rt_matmul", &args, &[]);
+    call_on_matrices(host, "symm_rt_matmul", op, [m, n, k], a_code);
     Ok(())
+}
+
+/// `name(runtime, a, b, c, sizes..., dtype code)` on the op's three
+/// matrix operands.
+fn call_on_matrices(host: &mut Host, name: &str, op: Op, sizes: [i64; 3], code: i64) {
+    let mut args: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
+    for size in sizes {
+        args.push(host.int(64, size));
+    }
+    args.push(host.int(32, code));
+    host.call(name, &args, &[]);
 }
 
 fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     let (m, k, code) = matrix(op.operand(0))?;
     let (_, n, _) = matrix(op.operand(1))?;
     matrix(op.operand(2))?;
-    let operands: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
-    let sizes = [host.int(64, m), host.int(64, k), host.int(64, n)];
-    let code = host.int(32, code);
-    let mut args = operands;
-    args.extend_from_slice(&sizes);
-    args.push(code);
-    host.call("symm_rt_all_gather_matmul", &args, &[]);
+    call_on_matrices(host, "symm_rt_all_gather_matmul", op, [m, k, n], code);
     Ok(())
 }
 
@@ -614,12 +609,7 @@ fn strip_memory_spaces(function: Op) {
         let fix = |types: Vec<Ty>| -> Vec<Ty> {
             types.into_iter().map(|t| strip(t).unwrap_or(t)).collect()
         };
-        let ctx = Ctx::from_type(
-            inputs
-                .first()
-                .copied()
-                .unwrap_or_else(|| function.ctx().index_type()),
-        );
+        let ctx = function.ctx();
         let function_type = ctx.function_type(&fix(inputs), &fix(results));
         function.set_attr("function_type", ctx.type_attr(function_type));
     }
