@@ -118,6 +118,14 @@ pub unsafe extern "C" fn symm_rt_global(
         let session = session(runtime)?;
         let bytes = size(bytes, "the pool size")?;
         if let Some(buffer) = session.compiled.globals.get(&id) {
+            // Two objects may name a pool alike; a smaller one must not be
+            // handed out for a larger request.
+            if buffer.bytes < bytes {
+                return Err(Error::InvalidArgument(format!(
+                    "pool {id:016x} was created with {} bytes, now {bytes} are asked for",
+                    buffer.bytes
+                )));
+            }
             return Ok(buffer.local() as *mut c_void);
         }
         let name = format!("compiled/{id:016x}");
