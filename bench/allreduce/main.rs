@@ -81,12 +81,19 @@ fn run() -> Result<()> {
         copy_to_device(input.local(), &fill)?;
         device.synchronize()?;
         let mut row = format!("{{\"numel\": {numel}, \"bytes\": {bytes}");
-        for algorithm in [Algorithm::OneShot, Algorithm::TwoShot] {
+        // Two-shot in place is what the anchors time (torch's
+        // two_shot_all_reduce_ and NCCL both reduce in place).
+        for (name, algorithm, in_place) in [
+            ("one_shot", Algorithm::OneShot, false),
+            ("two_shot", Algorithm::TwoShot, false),
+            ("two_shot_inplace", Algorithm::TwoShot, true),
+        ] {
+            let target = if in_place { input.local() } else { out.ptr };
             for graph in [false, true] {
                 let op = || {
                     collectives.all_reduce(
                         &input,
-                        out.ptr,
+                        target,
                         numel,
                         Dtype::Bf16,
                         ReduceOp::Sum,
@@ -96,10 +103,6 @@ fn run() -> Result<()> {
                 };
                 let us = time_us(&stream, &mut group, graph, &op)?;
                 collectives.check_peers("bench")?;
-                let name = match algorithm {
-                    Algorithm::OneShot => "one_shot",
-                    Algorithm::TwoShot => "two_shot",
-                };
                 row.push_str(&format!(
                     ", \"symm_{name}_{}_us\": {us:.2}",
                     if graph { "cg" } else { "eager" }

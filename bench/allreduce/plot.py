@@ -24,6 +24,7 @@ def main():
         series = [
             (ours, f"symm_one_shot_{mode}_us", "symm one-shot", "C0", "-"),
             (ours, f"symm_two_shot_{mode}_us", "symm two-shot", "C0", "--"),
+            (ours, f"symm_two_shot_inplace_{mode}_us", "symm two-shot in place", "C0", ":"),
             (theirs, f"one_shot_{mode}_us", "torch one-shot", "C1", "-"),
             (theirs, f"two_shot_{mode}_us", "torch two-shot", "C1", "--"),
             (theirs, f"nccl_{mode}_us", "NCCL", "C2", "-"),

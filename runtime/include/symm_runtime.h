@@ -51,8 +51,9 @@ int symm_copy_to_device(uint64_t dst, const void *src, size_t bytes);
 int symm_copy_to_host(void *dst, uint64_t src, size_t bytes);
 
 /* All-reduce `count` elements of `input` into device address `out` on
- * `stream` (NULL: the runtime's). Two-shot also leaves this rank's reduced
- * slice in `input`. */
+ * `stream` (NULL: the runtime's). Two-shot pushes reduced chunks into the
+ * peers' inputs, so it clobbers `input` on every rank; `out` may be this
+ * rank's `input` address (in place, the fastest two-shot). */
 int symm_all_reduce(symm_runtime *runtime, const symm_buffer *input, uint64_t out,
                     size_t count, int dtype, int reduce, int algorithm, void *stream);
 /* Waits for the runtime's work; fails if a peer never signalled. */

@@ -83,6 +83,9 @@ pub struct Collectives {
     error_flag: DeviceBuffer,
     nccl: Option<NcclComm>,
     pub timeout: Duration,
+    /// Cap on an all-reduce's grid (at most `MAX_BLOCKS`, the pad's
+    /// channels); probes sweep it.
+    max_blocks: u32,
 }
 
 impl Collectives {
@@ -95,6 +98,7 @@ impl Collectives {
             error_flag,
             nccl: None,
             timeout,
+            max_blocks: MAX_BLOCKS as u32,
         })
     }
 
@@ -108,8 +112,15 @@ impl Collectives {
         Ok(collectives)
     }
 
+    /// Caps all-reduce grids at `blocks` (clamped to 1..=MAX_BLOCKS).
+    pub fn set_max_blocks(&mut self, blocks: u32) {
+        self.max_blocks = blocks.clamp(1, MAX_BLOCKS as u32);
+    }
+
     /// All-reduce of `elements` elements of `input` (a symmetric buffer)
-    /// into `out`. Two-shot also leaves this rank's reduced slice in `input`.
+    /// into `out`. Two-shot pushes reduced chunks into every peer's input,
+    /// so it clobbers `input`; `out` may be `input.local()` (in place, its
+    /// fastest form: no copy out of the input afterwards).
     #[allow(clippy::too_many_arguments)]
     pub fn all_reduce(
         &self,
@@ -157,7 +168,7 @@ impl Collectives {
             staged: staging.is_some(),
         };
         let function = self.kernels.get(&spec.name(), || all_reduce_ptx(&spec))?;
-        let blocks = grid_blocks(elements, dtype);
+        let blocks = grid_blocks(elements, dtype, algorithm, world).min(self.max_blocks);
         self.launch_kernel(
             function,
             blocks,

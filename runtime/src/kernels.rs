@@ -116,11 +116,22 @@ impl AllReduceSpec {
     }
 }
 
-/// Blocks for `elements` elements: enough for one vector per thread, at
-/// most `MAX_BLOCKS`.
-pub fn grid_blocks(elements: usize, dtype: Dtype) -> u32 {
+/// Most blocks of a two-shot: one per SM of an H100/H200 measured best
+/// from 2 to 32 MiB (`bench/probes/peer_bandwidth.rs`; 264 blocks cost up
+/// to 10% at 2 MiB). A constant, not the device's SM count: every rank
+/// must launch the same grid, since block b pairs with the peers' block b.
+pub const TWO_SHOT_MAX_BLOCKS: usize = MAX_BLOCKS / 2;
+
+/// Blocks for an all-reduce of `elements` elements: enough for one vector
+/// per thread of the vectors a rank reduces (all for one-shot, a 1/world
+/// share for two-shot), at most `MAX_BLOCKS` (`TWO_SHOT_MAX_BLOCKS`).
+pub fn grid_blocks(elements: usize, dtype: Dtype, algorithm: Algorithm, world: usize) -> u32 {
     let vectors = elements.div_ceil(dtype.per_vector());
-    vectors.div_ceil(THREADS as usize).clamp(1, MAX_BLOCKS) as u32
+    let (mine, most) = match algorithm {
+        Algorithm::OneShot => (vectors, MAX_BLOCKS),
+        Algorithm::TwoShot => (vectors.div_ceil(world.max(1)), TWO_SHOT_MAX_BLOCKS),
+    };
+    mine.div_ceil(THREADS as usize).clamp(1, most) as u32
 }
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n";
@@ -375,15 +386,36 @@ pub(crate) fn reduce_loaded(out: &mut String, spec: &AllReduceSpec, slot: usize)
 
 /// Stores reduced slot `slot` at byte offset %rd(100+slot) from `base`.
 fn store_vector(out: &mut String, base: &str, slot: usize) {
+    store_vector_guarded(out, "", base, slot);
+}
+
+/// `store_vector` under a predicate `guard` ("@%p1 ", or "" for none).
+fn store_vector_guarded(out: &mut String, guard: &str, base: &str, slot: usize) {
     let word = 60 + 4 * slot;
     let _ = writeln!(
         out,
-        "  add.u64 %rd41, {base}, %rd{};\n  st.global.v4.b32 [%rd41], {{%r{}, %r{}, %r{}, %r{}}};",
+        "  add.u64 %rd41, {base}, %rd{};\n  {guard}st.global.v4.b32 [%rd41], {{%r{}, %r{}, %r{}, %r{}}};",
         100 + slot,
         word,
         word + 1,
         word + 2,
         word + 3
+    );
+}
+
+/// Loads the vector at byte offset %rd(100+slot) from `base` into the words
+/// `store_vector` stores, %r(60+4*slot..).
+fn load_words(out: &mut String, base: &str, slot: usize) {
+    let word = 60 + 4 * slot;
+    let _ = writeln!(
+        out,
+        "  add.u64 %rd{a}, {base}, %rd{};\n  ld.global.v4.b32 {{%r{}, %r{}, %r{}, %r{}}}, [%rd{a}];",
+        100 + slot,
+        word,
+        word + 1,
+        word + 2,
+        word + 3,
+        a = 60 + 8 * slot
     );
 }
 
@@ -489,32 +521,42 @@ fn store_scalar(out: &mut String, dtype: Dtype, address: &str) {
     }
 }
 
+/// Copies the scalar element at `from` to `to` (raw bits).
+fn copy_scalar(out: &mut String, dtype: Dtype, from: &str, to: &str) {
+    let (kind, reg) = match dtype {
+        Dtype::F32 => ("b32", "%r60"),
+        Dtype::F16 | Dtype::Bf16 => ("b16", "%h3"),
+    };
+    let _ = writeln!(
+        out,
+        "  ld.global.{kind} {reg}, [{from}];\n  st.global.{kind} [{to}], {reg};"
+    );
+}
+
 /// The elements after the last whole vector: global thread g < tail
-/// handles element vectors*per_vector + g, reduced in full into `out`.
-fn tail(out: &mut String, spec: &AllReduceSpec, label: &str, only_block0: bool) {
-    let per_vector = spec.dtype.per_vector();
+/// handles element vectors*per_vector + g at byte offset %rd40; the other
+/// threads go to `label`.
+fn tail_prefix(out: &mut String, spec: &AllReduceSpec, label: &str) {
     let _ = write!(
         out,
         "  shr.u64 %rd30, %rd4, {shift};
   shl.b64 %rd31, %rd30, {shift};
   sub.u64 %rd32, %rd4, %rd31;
   mad.lo.u32 %r20, %r2, %r3, %r1;
-",
-        shift = per_vector.trailing_zeros()
-    );
-    if only_block0 {
-        let _ = writeln!(out, "  setp.ne.u32 %p5, %r2, 0;\n  @%p5 bra {label};");
-    }
-    let _ = write!(
-        out,
-        "  cvt.u64.u32 %rd33, %r20;
+  cvt.u64.u32 %rd33, %r20;
   setp.ge.u64 %p5, %rd33, %rd32;
   @%p5 bra {label};
   add.u64 %rd34, %rd31, %rd33;
   mul.lo.u64 %rd40, %rd34, {bytes};
 ",
+        shift = spec.dtype.per_vector().trailing_zeros(),
         bytes = spec.dtype.bytes()
     );
+}
+
+/// The tail reduced in full into `out`.
+fn tail(out: &mut String, spec: &AllReduceSpec, label: &str) {
+    tail_prefix(out, spec, label);
     reduce_scalar(out, spec);
     out.push_str("  add.u64 %rd41, %rd3, %rd40;\n");
     store_scalar(out, spec.dtype, "%rd41");
@@ -561,80 +603,117 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
                     store_vector(out, "%rd3", slot);
                 }
             });
-            tail(&mut out, spec, "tail_done", false);
+            tail(&mut out, spec, "tail_done");
         }
-        Algorithm::TwoShot => {
-            // chunk = ceil(vectors / world); mine = [rank*chunk, min(vectors, (rank+1)*chunk))
-            let world = spec.world;
-            let _ = write!(
-                out,
-                "  add.u64 %rd42, %rd35, {w1};
-  div.u64 %rd42, %rd42, {world};
-  cvt.u64.u32 %rd43, %r5;
-  mul.lo.u64 %rd44, %rd43, %rd42;
-  add.u64 %rd45, %rd44, %rd42;
-  min.u64 %rd45, %rd45, %rd35;
-  mul.wide.u32 %rd47, %r5, 8;
-  add.u64 %rd47, %rd1, %rd47;
-  ld.global.u64 %rd47, [%rd47];
-  add.u64 %rd38, %rd44, %rd36;
-",
-                w1 = world - 1
-            );
-            vector_loop(&mut out, "scatter", "%rd45", |out, slots| {
-                for &slot in slots {
-                    load_vector(out, spec, slot);
-                }
-                for &slot in slots {
-                    reduce_loaded(out, spec, slot);
-                    store_vector(out, "%rd3", slot);
-                    store_vector(out, "%rd47", slot);
-                }
-            });
-            tail(&mut out, spec, "tail_done", true);
-            barrier(&mut out, "middle", spec.world);
-            // Gather every other rank's reduced chunk into out.
-            for p in 0..world {
-                let _ = write!(
-                    out,
-                    "  setp.eq.u32 %p6, %r5, {p};
-  @%p6 bra gather_{p}_skip;
-  mul.lo.u64 %rd48, %rd42, {p};
-  add.u64 %rd49, %rd48, %rd42;
-  min.u64 %rd49, %rd49, %rd35;
-  add.u64 %rd38, %rd48, %rd36;
-"
-                );
-                vector_loop(&mut out, &format!("gather_{p}"), "%rd49", |out, slots| {
-                    for &slot in slots {
-                        let word = 60 + 4 * slot;
-                        let _ = writeln!(
-                            out,
-                            "  add.u64 %rd{a}, %rd{base}, %rd{offset};\n  ld.global.v4.b32 {{%r{}, %r{}, %r{}, %r{}}}, [%rd{a}];",
-                            word,
-                            word + 1,
-                            word + 2,
-                            word + 3,
-                            a = 60 + 8 * slot,
-                            base = 20 + p,
-                            offset = 100 + slot
-                        );
-                    }
-                    for &slot in slots {
-                        store_vector(out, "%rd3", slot);
-                    }
-                });
-                let _ = writeln!(out, "gather_{p}_skip:");
-            }
-        }
+        Algorithm::TwoShot => two_shot_body(&mut out, spec),
     }
     if staged {
         bump_epoch(&mut out);
-    } else {
+    } else if spec.algorithm == Algorithm::OneShot {
         barrier(&mut out, "end", spec.world);
     }
     out.push_str(KERNEL_END);
     out
+}
+
+/// Two-shot, push style: rank r reduces chunk r (a 1/world share of the
+/// vectors) from every rank's input and stores the result into its `out`
+/// and into every peer's input, so each byte crosses NVLink once per
+/// direction and no barrier sits between the two halves. The tail after
+/// the last whole vector belongs to the last rank. After the closing
+/// barrier a rank whose `out` is not its input copies the chunks its
+/// peers pushed from its input into `out`; each block copies exactly the
+/// vectors its peers' same-numbered blocks wrote, so its own barrier
+/// channel is the only wait. Inputs end up clobbered (in place: the result).
+fn two_shot_body(out: &mut String, spec: &AllReduceSpec) {
+    let world = spec.world;
+    // chunk = ceil(vectors / world); chunk of rank q = [q*chunk, min(vectors, (q+1)*chunk)).
+    // %rd42 chunk, %rd47 my input, %p28 = (out == my input), %p(20+q) = (q == rank).
+    let _ = write!(
+        out,
+        "  add.u64 %rd42, %rd35, {w1};
+  div.u64 %rd42, %rd42, {world};
+  mul.wide.u32 %rd47, %r5, 8;
+  add.u64 %rd47, %rd1, %rd47;
+  ld.global.u64 %rd47, [%rd47];
+  setp.eq.u64 %p28, %rd3, %rd47;
+",
+        w1 = world - 1
+    );
+    for q in 0..world {
+        let _ = writeln!(out, "  setp.eq.u32 %p{}, %r5, {q};", 20 + q);
+    }
+    chunk_bounds(out, "%r5");
+    vector_loop(out, "scatter", "%rd45", |out, slots| {
+        for &slot in slots {
+            load_vector(out, spec, slot);
+        }
+        for &slot in slots {
+            reduce_loaded(out, spec, slot);
+            store_vector(out, "%rd3", slot);
+            for q in 0..world {
+                let guard = format!("@!%p{} ", 20 + q);
+                store_vector_guarded(out, &guard, &format!("%rd{}", 20 + q), slot);
+            }
+        }
+    });
+    // The tail: block 0 of the last rank, pushed like the chunks.
+    let _ = write!(
+        out,
+        "  setp.ne.u32 %p6, %r5, {last};
+  @%p6 bra tail_done;
+",
+        last = world - 1
+    );
+    tail_prefix(out, spec, "tail_done");
+    reduce_scalar(out, spec);
+    out.push_str("  add.u64 %rd41, %rd3, %rd40;\n");
+    store_scalar(out, spec.dtype, "%rd41");
+    for q in 0..world - 1 {
+        let _ = writeln!(out, "  add.u64 %rd41, %rd{}, %rd40;", 20 + q);
+        store_scalar(out, spec.dtype, "%rd41");
+    }
+    out.push_str("tail_done:\n");
+    barrier(out, "end", world);
+    out.push_str("  @%p28 bra copy_done;\n");
+    for q in 0..world {
+        let _ = writeln!(out, "  @%p{} bra copy_{q}_done;", 20 + q);
+        let _ = writeln!(out, "  mov.u32 %r22, {q};");
+        chunk_bounds(out, "%r22");
+        vector_loop(out, &format!("copy_{q}"), "%rd45", |out, slots| {
+            for &slot in slots {
+                load_words(out, "%rd47", slot);
+            }
+            for &slot in slots {
+                store_vector(out, "%rd3", slot);
+            }
+        });
+    }
+    let _ = write!(
+        out,
+        "  setp.eq.u32 %p6, %r5, {last};
+  @%p6 bra copy_done;
+",
+        last = world - 1
+    );
+    tail_prefix(out, spec, "copy_done");
+    out.push_str("  add.u64 %rd41, %rd47, %rd40;\n  add.u64 %rd46, %rd3, %rd40;\n");
+    copy_scalar(out, spec.dtype, "%rd41", "%rd46");
+    out.push_str("copy_done:\n");
+}
+
+/// %rd45 = end of chunk `rank` and %rd38 = this thread's first vector in it
+/// (uses %rd42 = chunk length, %rd36 = global thread index).
+fn chunk_bounds(out: &mut String, rank: &str) {
+    let _ = write!(
+        out,
+        "  cvt.u64.u32 %rd43, {rank};
+  mul.lo.u64 %rd44, %rd43, %rd42;
+  add.u64 %rd45, %rd44, %rd42;
+  min.u64 %rd45, %rd45, %rd35;
+  add.u64 %rd38, %rd44, %rd36;
+"
+    );
 }
 
 /// The staged one-shot's barrier: counters instead of CAS handshakes. A put
@@ -855,8 +934,15 @@ mod tests {
 
     #[test]
     fn grid_grows_with_size_up_to_the_pad_capacity() {
-        assert_eq!(grid_blocks(1, Dtype::F32), 1);
-        assert_eq!(grid_blocks(4 * 512 * 3, Dtype::F32), 3);
-        assert_eq!(grid_blocks(1 << 30, Dtype::Bf16), MAX_BLOCKS as u32);
+        let one = |elements, dtype| grid_blocks(elements, dtype, Algorithm::OneShot, 2);
+        assert_eq!(one(1, Dtype::F32), 1);
+        assert_eq!(one(4 * 512 * 3, Dtype::F32), 3);
+        assert_eq!(one(1 << 30, Dtype::Bf16), MAX_BLOCKS as u32);
+        // Two-shot: a rank's share of the vectors, and fewer blocks at most.
+        let two = |elements, world| grid_blocks(elements, Dtype::F32, Algorithm::TwoShot, world);
+        assert_eq!(two(1, 4), 1);
+        assert_eq!(two(4 * 512 * 4, 2), 2);
+        assert_eq!(two(4 * 512 * 4, 4), 1);
+        assert_eq!(two(1 << 30, 2), TWO_SHOT_MAX_BLOCKS as u32);
     }
 }

@@ -26,7 +26,12 @@ use symm_runtime::{
 
 const DTYPES: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
 const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
-const ALGORITHMS: [Algorithm; 2] = [Algorithm::OneShot, Algorithm::TwoShot];
+/// (algorithm, in place): two-shot also runs with `out` = its input.
+const VARIANTS: [(Algorithm, bool); 3] = [
+    (Algorithm::OneShot, false),
+    (Algorithm::TwoShot, false),
+    (Algorithm::TwoShot, true),
+];
 /// Byte sizes, several not a multiple of 16.
 const SIZES: [usize; 8] = [16, 20, 36, 1000, 4104, 65540, 1 << 20, 64 << 20];
 
@@ -204,14 +209,15 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
                     .map(|i| reduce(op, (0..world).map(|r| value(r, i))))
                     .collect();
                 let expected = to_bits(dtype, &expected_values);
-                for algorithm in ALGORITHMS {
+                for (algorithm, in_place) in VARIANTS {
+                    let target = if in_place { input.local() } else { out.ptr };
                     copy_to_device(input.local(), &to_bits(dtype, &mine))?;
                     out.zero()?;
                     ctx.session.device.synchronize()?;
                     ctx.barrier("case")?;
                     ctx.session.collectives.all_reduce(
                         &input,
-                        out.ptr,
+                        target,
                         elements,
                         dtype,
                         op,
@@ -220,7 +226,7 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
                     )?;
                     ctx.session.stream.synchronize()?;
                     ctx.session.collectives.check_peers("all-reduce")?;
-                    let got: Vec<u8> = copy_from_device(out.ptr, bytes)?;
+                    let got: Vec<u8> = copy_from_device(target, bytes)?;
                     if got != expected {
                         let first = got
                             .iter()
@@ -228,7 +234,8 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
                             .position(|(a, b)| a != b)
                             .unwrap_or(0);
                         return Err(Error::Cuda(format!(
-                            "{algorithm:?} {op:?} {dtype:?} {bytes} B: first difference at byte {first}"
+                            "{algorithm:?}{} {op:?} {dtype:?} {bytes} B: first difference at byte {first}",
+                            if in_place { " in place" } else { "" }
                         )));
                     }
                     cases += 1;
@@ -237,7 +244,7 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
         }
     }
     Ok(format!(
-        "{cases} cases (one/two-shot x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB) equal the host reference bit for bit",
+        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB) equal the host reference bit for bit",
         SIZES.len()
     ))
 }
@@ -574,7 +581,7 @@ fn dump_ptx(dir: &str) -> Result<()> {
     };
     write("rmsnorm_alone", symm_runtime::rmsnorm::alone_ptx())?;
     for world in 2..=MAX_WORLD {
-        for algorithm in ALGORITHMS {
+        for algorithm in [Algorithm::OneShot, Algorithm::TwoShot] {
             for dtype in DTYPES {
                 for (op, staged) in OPS.into_iter().flat_map(|op| [(op, false), (op, true)]) {
                     let spec = AllReduceSpec {
