@@ -4,6 +4,7 @@
 #   lit -sv test --param symm_tools_dir=target/debug
 
 import os
+import shutil
 
 import lit.formats
 import lit.llvm
@@ -53,3 +54,15 @@ if os.path.exists(compile_tool) and os.path.exists(runtime_lib):
     config.available_features.add("symm-compile")
     config.substitutions.append(("%symm-compile", compile_tool))
     config.substitutions.append(("%symm_runtime_lib", runtime_lib))
+
+# rustc against the runtime's rlib and its dependencies, as cargo would link
+# a Rust app (the Rust integration test).
+rustc = shutil.which("rustc")
+runtime_rlib = os.path.join(config.symm_tools_dir, "libsymm_runtime.rlib")
+if rustc and os.path.exists(runtime_rlib):
+    config.available_features.add("rustc")
+    config.substitutions.append((
+        "%rustc-symm-runtime",
+        f"{rustc} --edition 2024 --crate-type bin --extern symm_runtime={runtime_rlib} "
+        f"-L dependency={os.path.join(config.symm_tools_dir, 'deps')}",
+    ))

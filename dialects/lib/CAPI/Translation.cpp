@@ -46,8 +46,12 @@ bool symmEmitLLVM(MlirOperation module, const char *llvmIrPath,
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return fail(onError, userData, "no LLVM backend for " + triple.str() + ": " + error);
+  // Constructors (the GPU module load) go in .init_array: linkers that do
+  // not fold .ctors into it (lld, Rust's default) would never run them.
+  llvm::TargetOptions options;
+  options.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+      triple, "generic", "", options, llvm::Reloc::PIC_));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
 
