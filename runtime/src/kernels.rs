@@ -17,17 +17,9 @@
 
 use std::fmt::Write;
 
-/// Most ranks a group can have for these kernels (NVLink domain).
-pub const MAX_WORLD: usize = 8;
-/// Most thread blocks, i.e. signal-pad channels.
-pub const MAX_BLOCKS: usize = 264;
-/// Bytes of one rank's signal pad.
-/// Bytes of one rank's signal pad: CAS slots, then counter slots (the
-/// staged one-shot's barrier).
-pub const PAD_BYTES: usize = 2 * COUNTERS;
-/// Offset of the counter slots in a pad.
-const COUNTERS: usize = MAX_BLOCKS * MAX_WORLD * 4;
-pub const THREADS: u32 = 512;
+pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, THREADS};
+/// Offset of the counter slots (the staged one-shot's barrier) in a pad.
+const COUNTERS: usize = symm_protocol::CAS_BYTES;
 /// Largest message for the staged one-shot; larger ones keep the plain
 /// one-shot, whose extra copy would cost bandwidth.
 pub const STAGING_MAX: usize = 512 << 10;

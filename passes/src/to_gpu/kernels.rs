@@ -3,7 +3,7 @@
 //!
 //! They are written out as MLIR (gpu, scf, arith and llvm ops) and parsed
 //! into the module, which keeps each kernel readable as one piece. The
-//! signal-pad protocol is the runtime's (runtime/src/kernels.rs), so
+//! signal-pad protocol is the runtime's (`symm-protocol`), so
 //! compiled and library collectives can share pools: slot
 //! `pad[block * MAX_WORLD + peer]`, put = CAS 0->1 with release, wait =
 //! CAS 1->0 with acquire, both at system scope; slots return to 0, so
@@ -12,10 +12,10 @@
 
 use std::fmt::Write;
 
-/// Must match the runtime: rows of a signal pad and channels (blocks).
-pub const MAX_WORLD: u64 = 8;
-pub const MAX_BLOCKS: u64 = 264;
-pub const THREADS: u64 = 512;
+/// The runtime's pad layout (`symm-protocol`), as the i64s the kernels use.
+pub const MAX_WORLD: u64 = symm_protocol::MAX_WORLD as u64;
+pub const MAX_BLOCKS: u64 = symm_protocol::MAX_BLOCKS as u64;
+pub const THREADS: u64 = symm_protocol::THREADS as u64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
