@@ -9,8 +9,8 @@
 //! - `size-mismatch`: ranks publish different sizes for one allocation id.
 
 use std::{
-    io::{Read, Seek, Write},
-    os::fd::AsRawFd,
+    io::Write,
+    os::{fd::AsRawFd, unix::fs::FileExt},
     process::ExitCode,
     thread,
     time::Duration,
@@ -56,14 +56,19 @@ fn run(mode: &str, arg: Option<usize>) -> symm_runtime::Result<()> {
             let peers = group.peers();
             let fds = group.fds.receive("probe", &peers, group.config.timeout)?;
             for (peer, fd) in peers.iter().zip(fds) {
-                let mut received = std::fs::File::from(fd);
+                // Every receiver shares the sender's file offset (one open
+                // file description), so read at offset 0 without moving it:
+                // rewind-then-read raced with the other receivers.
+                let received = std::fs::File::from(fd);
+                let len = received
+                    .metadata()
+                    .map_err(|e| Error::io("probe: memfd size", e))?
+                    .len();
+                let mut bytes = vec![0u8; len as usize];
                 received
-                    .rewind()
-                    .map_err(|e| Error::io("probe: rewind", e))?;
-                let mut text = String::new();
-                received
-                    .read_to_string(&mut text)
+                    .read_exact_at(&mut bytes, 0)
                     .map_err(|e| Error::io("probe: read memfd", e))?;
+                let text = String::from_utf8_lossy(&bytes);
                 println!("rank {rank} got from rank {peer}: {text}");
             }
             group
