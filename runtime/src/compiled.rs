@@ -13,7 +13,7 @@ use crate::{
     Error, Result,
     agmm::{AllGatherMatmul, Shard},
     capi::SymmRuntime,
-    cuda::{CUdeviceptr, DeviceBuffer, check},
+    cuda::{CUdeviceptr, DeviceBuffer, MemPool, check},
     kernels::Dtype,
     mgpu,
     symmetric::SymmetricBuffer,
@@ -32,6 +32,8 @@ pub struct CompiledState {
     globals: HashMap<i64, SymmetricBuffer>,
     agmm: Option<AllGatherMatmul>,
     gathered: Option<DeviceBuffer>,
+    /// Temporaries (`symm_rt_alloc`), kept across calls.
+    temporaries: Option<MemPool>,
 }
 
 impl CompiledState {
@@ -95,12 +97,16 @@ pub unsafe extern "C" fn symm_rt_enter(runtime: *mut SymmRuntime) {
 }
 
 /// Ends a compiled function: waits for its work and fails if a peer never
-/// signalled.
+/// signalled. Under graph capture (`symm_graph_begin`) nothing ran yet, so
+/// it returns at once; `symm_synchronize` after a replay does the check.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_exit(runtime: *mut SymmRuntime) {
     run("a compiled function", || {
         let session = session(runtime)?;
         mgpu::set_current_stream(std::ptr::null_mut());
+        if session.stream.is_capturing()? {
+            return Ok(());
+        }
         session.stream.synchronize()?;
         session.collectives.check_peers("a compiled collective")
     })
@@ -228,13 +234,15 @@ pub unsafe extern "C" fn symm_rt_alloc(runtime: *mut SymmRuntime, bytes: i64) ->
     run("allocating device memory", || {
         let session = session(runtime)?;
         let bytes = size(bytes, "the allocation size")?.max(1);
-        let mut pointer = 0;
-        // SAFETY: out-pointer to a local; the stream is live.
-        check(
-            unsafe { sys::cuMemAllocAsync(&mut pointer, bytes, session.stream.raw) },
-            "cuMemAllocAsync",
-        )?;
-        Ok(pointer as *mut c_void)
+        if session.compiled.temporaries.is_none() {
+            session.compiled.temporaries = Some(MemPool::new(session.device.ordinal)?);
+        }
+        let pool = session
+            .compiled
+            .temporaries
+            .as_ref()
+            .ok_or_else(|| Error::InvalidArgument("no pool for temporaries".into()))?;
+        Ok(pool.alloc(bytes, &session.stream)? as *mut c_void)
     })
 }
 

@@ -254,6 +254,61 @@ pub unsafe fn launch(
     )
 }
 
+/// A stream-ordered memory pool on one device that keeps what is freed
+/// into it. The device's default pool hands its memory back to the driver
+/// at every synchronize (release threshold 0), so a compiled function that
+/// allocates and frees a temporary per call paid a fresh mapping each call.
+pub struct MemPool {
+    raw: sys::CUmemoryPool,
+}
+
+impl MemPool {
+    pub fn new(device: i32) -> Result<Self> {
+        // SAFETY: plain-old-data properties, zeroed then filled in; out-
+        // pointers to locals.
+        unsafe {
+            let mut props: sys::CUmemPoolProps = std::mem::zeroed();
+            props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+            props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+            props.location.id = device;
+            let mut raw = std::ptr::null_mut();
+            check(sys::cuMemPoolCreate(&mut raw, &props), "cuMemPoolCreate")?;
+            let pool = Self { raw };
+            let mut keep_all = u64::MAX;
+            check(
+                sys::cuMemPoolSetAttribute(
+                    pool.raw,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut keep_all as *mut u64).cast(),
+                ),
+                "cuMemPoolSetAttribute(release threshold)",
+            )?;
+            Ok(pool)
+        }
+    }
+
+    /// `bytes` ordered on `stream`; free with `cuMemFreeAsync`.
+    pub fn alloc(&self, bytes: usize, stream: &Stream) -> Result<CUdeviceptr> {
+        let mut pointer = 0;
+        // SAFETY: a live pool and stream; out-pointer to a local.
+        check(
+            unsafe { sys::cuMemAllocFromPoolAsync(&mut pointer, bytes, self.raw, stream.raw) },
+            "cuMemAllocFromPoolAsync",
+        )?;
+        Ok(pointer)
+    }
+}
+
+impl Drop for MemPool {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`; the driver defers the destruction until
+        // outstanding allocations are freed.
+        unsafe {
+            sys::cuMemPoolDestroy(self.raw);
+        }
+    }
+}
+
 /// A stream of our own (capture needs one other than the legacy default).
 pub struct Stream {
     pub raw: CUstream,
@@ -278,6 +333,17 @@ impl Stream {
             unsafe { sys::cuStreamSynchronize(self.raw) },
             "cuStreamSynchronize",
         )
+    }
+
+    /// Whether work on this stream is being captured into a graph.
+    pub fn is_capturing(&self) -> Result<bool> {
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: a live stream; out-pointer to a local.
+        check(
+            unsafe { sys::cuStreamIsCapturing(self.raw, &mut status) },
+            "cuStreamIsCapturing",
+        )?;
+        Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 
     /// Later work on this stream waits for `event`'s last record.

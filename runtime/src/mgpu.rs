@@ -43,23 +43,38 @@ fn report(status: CUresult, what: &str) {
     }
 }
 
+thread_local! {
+    /// The primary context this thread retained, and for which device: one
+    /// retain per device, not one per launch.
+    static RETAINED: Cell<Option<(i32, sys::CUcontext)>> = const { Cell::new(None) };
+}
+
 /// Makes the default device's primary context current.
 fn scoped_context() {
-    // SAFETY: plain driver calls; the primary context stays retained.
-    unsafe {
-        report(sys::cuInit(0), "cuInit");
-        let mut device = 0;
-        report(
-            sys::cuDeviceGet(&mut device, DEFAULT_DEVICE.with(Cell::get)),
-            "cuDeviceGet",
-        );
-        let mut context = std::ptr::null_mut();
-        report(
-            sys::cuDevicePrimaryCtxRetain(&mut context, device),
-            "cuDevicePrimaryCtxRetain",
-        );
-        report(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent");
-    }
+    let ordinal = DEFAULT_DEVICE.with(Cell::get);
+    let context = match RETAINED.with(Cell::get) {
+        Some((device, context)) if device == ordinal => context,
+        _ => {
+            // SAFETY: plain driver calls with out-pointers to locals; the
+            // primary context stays retained for the thread's life.
+            unsafe {
+                report(sys::cuInit(0), "cuInit");
+                let mut device = 0;
+                report(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet");
+                let mut context = std::ptr::null_mut();
+                report(
+                    sys::cuDevicePrimaryCtxRetain(&mut context, device),
+                    "cuDevicePrimaryCtxRetain",
+                );
+                if !context.is_null() {
+                    RETAINED.with(|retained| retained.set(Some((ordinal, context))));
+                }
+                context
+            }
+        }
+    };
+    // SAFETY: a retained primary context.
+    report(unsafe { sys::cuCtxSetCurrent(context) }, "cuCtxSetCurrent");
 }
 
 #[unsafe(no_mangle)]
