@@ -24,25 +24,49 @@ use std::{
     ffi::c_void,
     panic::{AssertUnwindSafe, catch_unwind},
 };
+use symm_protocol::{DESCRIPTOR_WORDS, Descriptor};
 
 /// What compiled programs hold on to between calls: the persistent pools
 /// (`symm_mem.global`), created on first use, and the matmul machinery.
 #[derive(Default)]
 pub struct CompiledState {
-    globals: HashMap<i64, SymmetricBuffer>,
+    globals: HashMap<i64, Pool>,
     agmm: Option<AllGatherMatmul>,
     gathered: Option<DeviceBuffer>,
     /// Temporaries (`symm_rt_alloc`), kept across calls.
     temporaries: Option<MemPool>,
 }
 
+/// A persistent pool and its descriptor (`symm_protocol::Descriptor`),
+/// which compiled kernels read the pool's tables and staging layout from.
+struct Pool {
+    buffer: SymmetricBuffer,
+    descriptor: DeviceBuffer,
+}
+
+impl Pool {
+    fn new(buffer: SymmetricBuffer) -> Result<Self> {
+        let mut words = [0u64; DESCRIPTOR_WORDS];
+        words[Descriptor::Bases as usize] = buffer.buffer_table.ptr;
+        words[Descriptor::Pads as usize] = buffer.pad_table.ptr;
+        words[Descriptor::Staging as usize] = buffer.staging_offset as u64;
+        words[Descriptor::Slot as usize] = buffer.staging_slot as u64;
+        words[Descriptor::Epochs as usize] = buffer.epochs;
+        let descriptor = DeviceBuffer::from_slice(&words)?;
+        Ok(Self { buffer, descriptor })
+    }
+}
+
 impl CompiledState {
     /// The pool that holds device address `pointer`, and its offset there.
-    fn containing(&self, pointer: CUdeviceptr) -> Result<(&SymmetricBuffer, usize)> {
+    fn containing(&self, pointer: CUdeviceptr) -> Result<(&Pool, usize)> {
         self.globals
             .values()
-            .find(|b| (b.local()..b.local() + b.bytes.max(1) as u64).contains(&pointer))
-            .map(|b| (b, (pointer - b.local()) as usize))
+            .find(|p| {
+                let b = &p.buffer;
+                (b.local()..b.local() + b.bytes.max(1) as u64).contains(&pointer)
+            })
+            .map(|p| (p, (pointer - p.buffer.local()) as usize))
             .ok_or_else(|| {
                 Error::InvalidArgument(format!(
                     "{pointer:#x} is not in a symmetric pool of this program"
@@ -123,7 +147,7 @@ pub unsafe extern "C" fn symm_rt_global(
     run("allocating a symmetric pool", || {
         let session = session(runtime)?;
         let bytes = size(bytes, "the pool size")?;
-        if let Some(buffer) = session.compiled.globals.get(&id) {
+        if let Some(Pool { buffer, .. }) = session.compiled.globals.get(&id) {
             // Two objects may name a pool alike; a smaller one must not be
             // handed out for a larger request.
             if buffer.bytes < bytes {
@@ -144,36 +168,24 @@ pub unsafe extern "C" fn symm_rt_global(
             ));
         }
         let local = buffer.local();
-        session.compiled.globals.insert(id, buffer);
+        session.compiled.globals.insert(id, Pool::new(buffer)?);
         Ok(local as *mut c_void)
     })
 }
 
-/// Device table of the W ranks' base addresses of the pool holding `pointer`.
+/// The descriptor (device memory, `symm_protocol::Descriptor` words) of
+/// the pool holding `pointer`: its peer and pad tables, staging layout and
+/// call counters, all that a compiled collective's kernel reads.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_peer_bases(
+pub unsafe extern "C" fn symm_rt_pool_descriptor(
     runtime: *mut SymmRuntime,
     pointer: *mut c_void,
 ) -> *mut c_void {
-    run("finding a collective's peers", || {
-        let (buffer, _) = session(runtime)?
+    run("finding a collective's pool", || {
+        let (pool, _) = session(runtime)?
             .compiled
             .containing(pointer as CUdeviceptr)?;
-        Ok(buffer.buffer_table.ptr as *mut c_void)
-    })
-}
-
-/// Device table of the W ranks' signal pads of the pool holding `pointer`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_signal_pads(
-    runtime: *mut SymmRuntime,
-    pointer: *mut c_void,
-) -> *mut c_void {
-    run("finding a collective's signal pads", || {
-        let (buffer, _) = session(runtime)?
-            .compiled
-            .containing(pointer as CUdeviceptr)?;
-        Ok(buffer.pad_table.ptr as *mut c_void)
+        Ok(pool.descriptor.ptr as *mut c_void)
     })
 }
 
@@ -352,7 +364,8 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
         }
         agmm(session)?;
         let state = &session.compiled;
-        let (buffer, offset) = state.containing(a as CUdeviceptr)?;
+        let (pool, offset) = state.containing(a as CUdeviceptr)?;
+        let buffer = &pool.buffer;
         let (Some(ring), Some(gathered)) = (&state.agmm, &state.gathered) else {
             return Err(Error::InvalidArgument("no all-gather matmul state".into()));
         };

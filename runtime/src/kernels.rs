@@ -17,12 +17,9 @@
 
 use std::fmt::Write;
 
-pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, THREADS};
+pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, STAGING_MAX, THREADS};
 /// Offset of the counter slots (the staged one-shot's barrier) in a pad.
 const COUNTERS: usize = symm_protocol::CAS_BYTES;
-/// Largest message for the staged one-shot; larger ones keep the plain
-/// one-shot, whose extra copy would cost bandwidth.
-pub const STAGING_MAX: usize = 512 << 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {

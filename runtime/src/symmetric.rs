@@ -9,7 +9,7 @@ use crate::{
     cuda::{CUdeviceptr, DeviceBuffer, check},
     error::{Error, Result},
     group::{Group, agree_on_size},
-    kernels::{MAX_BLOCKS, PAD_BYTES, STAGING_MAX},
+    kernels::{MAX_BLOCKS, PAD_BYTES},
 };
 use cudarc::driver::sys;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -80,8 +80,7 @@ impl SymmetricBuffer {
         agree_on_size(group, id, bytes as u64)?;
         let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
         // Layout: data | 2 staging slots | signal pad | epoch counters.
-        let staging_offset = bytes.next_multiple_of(128);
-        let staging_slot = staging_offset.min(STAGING_MAX);
+        let (staging_offset, staging_slot) = symm_protocol::staging_layout(bytes);
         let pad_offset = staging_offset + 2 * staging_slot;
         let epochs_offset = pad_offset + PAD_BYTES;
         let mapped_bytes = (epochs_offset + 4 * MAX_BLOCKS).next_multiple_of(granularity(device)?);

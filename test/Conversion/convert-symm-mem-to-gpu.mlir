@@ -2,7 +2,9 @@
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
-// vectors; the function takes the runtime handle first and enters/exits.
+// vectors, reading the pool's descriptor; the function takes the runtime
+// handle first and enters/exits. 4 KiB fit the staging slots: the kernel
+// stages its input and syncs with posted counter increments, no CAS.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @one_shot
@@ -13,22 +15,43 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[BASE:.*]] = call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
-// CHECK: %[[BASES:.*]] = call @symm_rt_peer_bases(%[[RT]],
-// CHECK: %[[PADS:.*]] = call @symm_rt_signal_pads(%[[RT]],
+// CHECK: %[[DESC:.*]] = call @symm_rt_pool_descriptor(%[[RT]],
 // CHECK: %[[OFF:.*]] = call @symm_rt_pool_offset(%[[RT]],
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[BASES]] : !llvm.ptr, %[[PADS]] : !llvm.ptr, %[[OFF]] : i64, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[DESC]] : !llvm.ptr, %[[OFF]] : i64, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
 // CHECK: call @symm_rt_exit(%[[RT]])
 // CHECK-NEXT: return
 // CHECK: gpu.module @symm_kernels
-// CHECK: gpu.func @symm_one_shot_sum_f32_w2_v4(
+// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(
 // CHECK-SAME: kernel
-// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: %[[EPOCH:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
+// CHECK: red.release.sys.global.add.u32
+// CHECK: ld.acquire.sys.global.u32
+// CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: arith.addi %[[EPOCH]], %{{.*}} : i32
 // CHECK: func.func private @symm_rt_global(!llvm.ptr, i64, i64) -> !llvm.ptr
 func.func @one_shot(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
   symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}
+
+// -----
+
+// Above the staging cap (512 KiB) the one-shot keeps its two CAS barriers.
+symm_mem.group @tp world_size(2)
+symm_mem.global @big alignment(128) : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @big_one_shot
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_f32_w2_v4 blocks
+// CHECK: gpu.func @symm_one_shot_sum_f32_w2_v4(
+// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK-NOT: red.release.sys
+func.func @big_one_shot(%out: memref<512x512xf32>) {
+  %pool = symm_mem.get_global @big : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>> to memref<512x512xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<512x512xf32, #symm_mem.allocator<symmetric, @tp>>, memref<512x512xf32>
   return
 }
 

@@ -20,11 +20,12 @@
 // HEADER: float *arg7 /* memref<64x256xf32> */);
 
 // Two fused all-reduce kernels (bias + residual epilogue), one-shot on 2
-// ranks, 4 x f32 per access, and the signal-pad protocol at system scope.
-// PTX: .visible .entry symm_one_shot_sum_f32_w2_v4_symm_epilogue_0(
-// PTX: atom.release.sys.cas.b32
-// PTX: atom.acquire.sys.cas.b32
-// PTX: .visible .entry symm_one_shot_sum_f32_w2_v4_symm_epilogue_1(
+// ranks, 4 x f32 per access; 64 KiB messages go through the staging slots,
+// synchronized by posted counter increments at system scope.
+// PTX: .visible .entry symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0(
+// PTX: red.release.sys.global.add.u32
+// PTX: ld.acquire.sys.global.u32
+// PTX: .visible .entry symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_1(
 
 // IR: define void @tp_mlp(ptr %0,
 // IR: call void @symm_rt_enter(ptr %0)

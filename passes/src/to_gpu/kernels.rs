@@ -11,9 +11,12 @@
 //! sets the error flag, which the runtime reports when the function exits.
 
 use std::fmt::Write;
+use symm_protocol::Descriptor;
 
 /// The runtime's pad layout (`symm-protocol`), as the i64s the kernels use.
 pub const MAX_WORLD: u64 = symm_protocol::MAX_WORLD as u64;
+/// Messages up to this many bytes take the staged one-shot.
+pub const STAGING_MAX: u64 = symm_protocol::STAGING_MAX as u64;
 pub const MAX_BLOCKS: u64 = symm_protocol::MAX_BLOCKS as u64;
 pub const THREADS: u64 = symm_protocol::THREADS as u64;
 
@@ -66,6 +69,9 @@ pub struct AllReduceKernel {
     /// Elements per vector access (16 bytes at most).
     pub vector: u64,
     pub epilogue: Option<Epilogue>,
+    /// One-shot through the pool's staging slots: one barrier of posted
+    /// counter increments instead of two CAS barriers (see `staged_prologue`).
+    pub staged: bool,
 }
 
 /// Bytes of a float element type.
@@ -97,9 +103,10 @@ pub fn grid_blocks(vectors: u64) -> u64 {
 
 impl AllReduceKernel {
     pub fn name(&self) -> String {
-        let algorithm = match self.algorithm {
-            Algorithm::OneShot => "one_shot",
-            Algorithm::TwoShot => "two_shot",
+        let algorithm = match (self.algorithm, self.staged) {
+            (Algorithm::OneShot, true) => "one_shot_staged",
+            (Algorithm::OneShot, false) => "one_shot",
+            (Algorithm::TwoShot, _) => "two_shot",
         };
         let reduction = format!("{:?}", self.reduction).to_lowercase();
         let mut name = format!(
@@ -116,9 +123,10 @@ impl AllReduceKernel {
         format!("vector<{}x{element}>", self.vector)
     }
 
-    /// The `gpu.func` text. Parameters: peer base table, pad table, byte
-    /// offset in the pool, output, vector count, rank, timeout (ns), error
-    /// flag, then one pointer per epilogue operand.
+    /// The `gpu.func` text. Parameters: the pool's descriptor
+    /// (`symm_protocol::Descriptor`), byte offset in the pool, output,
+    /// vector count, rank, timeout (ns), error flag, then one pointer per
+    /// epilogue operand.
     pub fn text(&self) -> String {
         let mut out = String::new();
         let extra: String = self
@@ -129,7 +137,7 @@ impl AllReduceKernel {
             .collect();
         let _ = write!(
             out,
-            "gpu.func @{name}(%bases: !llvm.ptr, %pads: !llvm.ptr, %offset: i64, %out: !llvm.ptr, \
+            "gpu.func @{name}(%desc: !llvm.ptr, %offset: i64, %out: !llvm.ptr, \
              %nvec: i64, %rank32: i32, %timeout: i64, %err: !llvm.ptr{extra}) kernel \
              attributes {{gpu.known_block_size = array<i32: {THREADS}, 1, 1>}} {{
   %tid_i = gpu.thread_id x
@@ -149,9 +157,15 @@ impl AllReduceKernel {
   %max_world = arith.constant {MAX_WORLD} : i64
   %world = arith.constant {world} : i64
   %channel = arith.muli %bid, %max_world : i64
+  %bases_at = llvm.getelementptr %desc[{bases}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %bases = llvm.load %bases_at : !llvm.ptr -> !llvm.ptr
+  %pads_at = llvm.getelementptr %desc[{pads}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %pads = llvm.load %pads_at : !llvm.ptr -> !llvm.ptr
 ",
             name = self.name(),
             world = self.world,
+            bases = Descriptor::Bases as u64,
+            pads = Descriptor::Pads as u64,
         );
         for peer in 0..self.world {
             let _ = write!(
@@ -162,11 +176,22 @@ impl AllReduceKernel {
 "
             );
         }
+        if self.staged {
+            self.staged_prologue(&mut out);
+            counter_barrier(&mut out);
+            out.push_str("  scf.for %i = %gtid to %nvec step %stride : i64 {\n");
+            let reduced = self.reduce(&mut out, "%staged");
+            self.store(&mut out, &reduced);
+            out.push_str("  }\n");
+            bump_epoch(&mut out);
+            out.push_str("  gpu.return\n}\n");
+            return out;
+        }
         barrier(&mut out, "entry");
         match self.algorithm {
             Algorithm::OneShot => {
                 out.push_str("  scf.for %i = %gtid to %nvec step %stride : i64 {\n");
-                let reduced = self.reduce(&mut out);
+                let reduced = self.reduce(&mut out, "%src");
                 self.store(&mut out, &reduced);
                 out.push_str("  }\n");
             }
@@ -177,9 +202,58 @@ impl AllReduceKernel {
         out
     }
 
-    /// For vector `%i`: loads every rank's vector and reduces them in rank
-    /// order (16-bit types in f32, rounded back); returns the value's name.
-    fn reduce(&self, out: &mut String) -> String {
+    /// The staged one-shot's start: reads this block's call counter
+    /// (`%epoch`), picks the staging slot of its parity (`%staged{p}`: that
+    /// slot in rank p's copy of the pool) and copies this block's vectors
+    /// of the input there. No closing barrier is needed: a block writes
+    /// slot s on its n-th call and peers read it on their n-th call; their
+    /// reads of s on call n-2 ended before their call n-1 signalled this
+    /// block, which it waited for before call n began.
+    fn staged_prologue(&self, out: &mut String) {
+        let vector = self.vector_type(&self.element);
+        let align = self.alignment(&self.element);
+        let _ = write!(
+            out,
+            "  %staging_at = llvm.getelementptr %desc[{staging}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %staging = llvm.load %staging_at : !llvm.ptr -> i64
+  %slot_at = llvm.getelementptr %desc[{slot}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %slot_bytes = llvm.load %slot_at : !llvm.ptr -> i64
+  %epochs_at = llvm.getelementptr %desc[{epochs}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %epochs = llvm.load %epochs_at : !llvm.ptr -> !llvm.ptr
+  %epoch_at = llvm.getelementptr %epochs[%bid] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+  %epoch = llvm.load %epoch_at : !llvm.ptr -> i32
+  %epoch64 = arith.extui %epoch : i32 to i64
+  %one_e = arith.constant 1 : i64
+  %parity = arith.andi %epoch64, %one_e : i64
+  %parity_bytes = arith.muli %parity, %slot_bytes : i64
+  %slot_offset = arith.addi %staging, %parity_bytes : i64
+  %mine_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %mine_base = llvm.load %mine_at : !llvm.ptr -> !llvm.ptr
+  %mine_in = llvm.getelementptr %mine_base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+  %mine_slot = llvm.getelementptr %mine_base[%slot_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+  scf.for %i = %gtid to %nvec step %stride : i64 {{
+    %in_at = llvm.getelementptr %mine_in[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+    %in_v = llvm.load %in_at {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
+    %stage_at = llvm.getelementptr %mine_slot[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+    llvm.store %in_v, %stage_at {{alignment = {align} : i64}} : {vector}, !llvm.ptr
+  }}
+",
+            staging = Descriptor::Staging as u64,
+            slot = Descriptor::Slot as u64,
+            epochs = Descriptor::Epochs as u64,
+        );
+        for peer in 0..self.world {
+            let _ = writeln!(
+                out,
+                "  %staged{peer} = llvm.getelementptr %base{peer}[%slot_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+            );
+        }
+    }
+
+    /// For vector `%i`: loads every rank's vector (at `{source}{rank}`,
+    /// e.g. `%src0`) and reduces them in rank order (16-bit types in f32,
+    /// rounded back); returns the value's name.
+    fn reduce(&self, out: &mut String, source: &str) -> String {
         let element = &self.element;
         let vector = self.vector_type(element);
         let wide = self.vector_type("f32");
@@ -188,7 +262,7 @@ impl AllReduceKernel {
         for peer in 0..self.world {
             let _ = write!(
                 out,
-                "    %p{peer} = llvm.getelementptr %src{peer}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+                "    %p{peer} = llvm.getelementptr {source}{peer}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
     %v{peer} = llvm.load %p{peer} {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
 ",
                 align = self.alignment(element)
@@ -318,7 +392,7 @@ impl AllReduceKernel {
   scf.for %i = %mine_start to %mine_hi step %stride : i64 {
 ",
         );
-        let reduced = self.reduce(out);
+        let reduced = self.reduce(out, "%src");
         let _ = write!(
             out,
             "    %own = llvm.getelementptr %own_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
@@ -378,6 +452,67 @@ fn barrier(out: &mut String, label: &str) {
     out.push_str("  }\n  gpu.barrier\n");
 }
 
+/// The staged one-shot's barrier: threads 0..W each post a release add of
+/// 1 to one peer's counter for (channel, me), then spin with acquire loads
+/// until our counter for (channel, that peer) reaches `%epoch` + 1
+/// (compared modulo 2^32, so counters never need a reset).
+fn counter_barrier(out: &mut String) {
+    let _ = write!(
+        out,
+        "  gpu.barrier
+  %cb_lane = arith.cmpi ult, %tid, %world : i64
+  scf.if %cb_lane {{
+    %cb_peer_pad_at = llvm.getelementptr %pads[%tid] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %cb_peer_pad = llvm.load %cb_peer_pad_at : !llvm.ptr -> !llvm.ptr
+    %cb_peer_counters = llvm.getelementptr %cb_peer_pad[{counters}] : (!llvm.ptr) -> !llvm.ptr, i8
+    %cb_put_index = arith.addi %channel, %rank : i64
+    %cb_put = llvm.getelementptr %cb_peer_counters[%cb_put_index] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    llvm.inline_asm has_side_effects \"red.release.sys.global.add.u32 [$0], 1;\", \"l,~{{memory}}\" %cb_put : (!llvm.ptr) -> ()
+    %cb_own_pad_at = llvm.getelementptr %pads[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %cb_own_pad = llvm.load %cb_own_pad_at : !llvm.ptr -> !llvm.ptr
+    %cb_own_counters = llvm.getelementptr %cb_own_pad[{counters}] : (!llvm.ptr) -> !llvm.ptr, i8
+    %cb_wait_index = arith.addi %channel, %tid : i64
+    %cb_wait = llvm.getelementptr %cb_own_counters[%cb_wait_index] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %cb_target = arith.addi %epoch, %one32 : i32
+    %cb_start = llvm.inline_asm has_side_effects \"mov.u64 $0, %globaltimer;\", \"=l\" : () -> i64
+    scf.while : () -> () {{
+      %cb_seen = llvm.inline_asm has_side_effects \"ld.acquire.sys.global.u32 $0, [$1];\", \"=r,l,~{{memory}}\" %cb_wait : (!llvm.ptr) -> i32
+      %cb_ahead = arith.subi %cb_seen, %cb_target : i32
+      %cb_done = arith.cmpi sge, %cb_ahead, %zero32 : i32
+      %cb_now = llvm.inline_asm has_side_effects \"mov.u64 $0, %globaltimer;\", \"=l\" : () -> i64
+      %cb_spent = arith.subi %cb_now, %cb_start : i64
+      %cb_late = arith.cmpi ugt, %cb_spent, %timeout : i64
+      scf.if %cb_late {{
+        llvm.store %one32, %err : i32, !llvm.ptr
+      }}
+      %cb_stop = arith.ori %cb_done, %cb_late : i1
+      %cb_more = arith.xori %cb_stop, %true : i1
+      scf.condition(%cb_more)
+    }} do {{
+      scf.yield
+    }}
+  }}
+  gpu.barrier
+",
+        counters = symm_protocol::CAS_BYTES
+    );
+}
+
+/// After the staged one-shot's reads: the block's next call uses the other
+/// staging slot.
+fn bump_epoch(out: &mut String) {
+    out.push_str(
+        "  gpu.barrier
+  %zero64_e = arith.constant 0 : i64
+  %first_thread = arith.cmpi eq, %tid, %zero64_e : i64
+  scf.if %first_thread {
+    %next_epoch = arith.addi %epoch, %one32 : i32
+    llvm.store %next_epoch, %epoch_at : i32, !llvm.ptr
+  }
+",
+    );
+}
+
 /// Spins on a CAS of slot `%{label}` from `from` to `to` until it succeeds
 /// or the timeout passes (then sets the error flag).
 fn spin(out: &mut String, label: &str, semantics: &str, from: &str, to: &str) {
@@ -432,6 +567,7 @@ mod tests {
             world: 4,
             vector: 8,
             epilogue: None,
+            staged: false,
         };
         assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
     }

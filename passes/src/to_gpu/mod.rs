@@ -271,15 +271,13 @@ impl Conversion {
                 let operands = op.operands();
                 let (input, out) = (operands[0], operands[operands.len() - 1]);
                 let input_ptr = host.ptr_of(input);
-                let bases = host.call_ptr("symm_rt_peer_bases", &[input_ptr]);
-                let pads = host.call_ptr("symm_rt_signal_pads", &[input_ptr]);
+                let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[input_ptr]);
                 let i64_ty = int_type(host.b.ctx, 64);
                 let offset = host.call("symm_rt_pool_offset", &[input_ptr], &[i64_ty])[0];
                 let out_ptr = host.ptr_of(out);
                 let nvec = host.int(64, nvec as i64);
                 let mut args = vec![
-                    bases,
-                    pads,
+                    descriptor,
                     offset,
                     out_ptr,
                     nvec,
@@ -382,6 +380,9 @@ impl Conversion {
                     .collect(),
             }
         });
+        // The pool holds the input, so its staging slots hold any message up
+        // to STAGING_MAX bytes (symm_protocol::staging_layout).
+        let staged = algorithm == Algorithm::OneShot && count * bytes <= kernels::STAGING_MAX;
         Ok((
             AllReduceKernel {
                 algorithm,
@@ -390,6 +391,7 @@ impl Conversion {
                 world,
                 vector,
                 epilogue,
+                staged,
             },
             nvec,
             blocks,

@@ -8,7 +8,14 @@
 //! a CAS 0->1 with release semantics at system scope on the peer's slot
 //! (channel, me); a wait is a CAS 1->0 with acquire semantics on my slot
 //! (channel, peer). Slots return to 0, so CUDA-graph replays need no reset.
-//! The runtime's staged one-shot adds as many u32 counters after the slots.
+//! The staged one-shot adds as many u32 counters after the slots: a put is
+//! a posted release add of 1 on the peer's counter (channel, me), a wait
+//! spins with acquire loads until my counter (channel, peer) reaches the
+//! block's call number + 1. Its input goes through one of two staging
+//! slots after a buffer's data, picked by the block's call counter.
+//!
+//! A compiled program finds a pool's tables through a [`Descriptor`]: u64
+//! words in device memory that its kernels load.
 
 #![no_std]
 
@@ -22,6 +29,40 @@ pub const THREADS: u32 = 512;
 pub const CAS_BYTES: usize = MAX_BLOCKS * MAX_WORLD * 4;
 /// Bytes of one rank's signal pad: the CAS slots, then as many counters.
 pub const PAD_BYTES: usize = 2 * CAS_BYTES;
+
+/// Largest message for the staged one-shot; larger ones take the plain
+/// one-shot, whose extra staging copy would cost bandwidth.
+pub const STAGING_MAX: usize = 512 << 10;
+
+/// Where a symmetric buffer of `bytes` data bytes keeps its two staging
+/// slots: (offset of the first from the buffer's base, bytes per slot).
+/// Every message of at most `min(bytes, STAGING_MAX)` bytes fits a slot.
+pub const fn staging_layout(bytes: usize) -> (usize, usize) {
+    let offset = bytes.next_multiple_of(128);
+    let slot = if offset < STAGING_MAX {
+        offset
+    } else {
+        STAGING_MAX
+    };
+    (offset, slot)
+}
+
+/// The u64 words of a pool descriptor, by index.
+pub enum Descriptor {
+    /// Device table of every rank's base address of the pool.
+    Bases = 0,
+    /// Device table of every rank's signal pad.
+    Pads = 1,
+    /// Offset of the staging slots from a base.
+    Staging = 2,
+    /// Bytes per staging slot.
+    Slot = 3,
+    /// This rank's per-block call counters (u32 each).
+    Epochs = 4,
+}
+
+/// Words in a descriptor.
+pub const DESCRIPTOR_WORDS: usize = 5;
 
 /// Index (in u32s) of the CAS slot of channel `block` for `peer`.
 pub const fn cas_slot(block: usize, peer: usize) -> usize {
@@ -38,5 +79,16 @@ mod tests {
         assert_eq!(cas_slot(1, 0), MAX_WORLD);
         assert_eq!((cas_slot(MAX_BLOCKS - 1, MAX_WORLD - 1) + 1) * 4, CAS_BYTES);
         const { assert!(PAD_BYTES >= CAS_BYTES) };
+    }
+
+    #[test]
+    fn staging_slots_hold_every_message_up_to_the_cap() {
+        assert_eq!(staging_layout(100), (128, 128));
+        assert_eq!(staging_layout(1 << 20), (1 << 20, STAGING_MAX));
+        for bytes in [1, 127, 128, 4096, STAGING_MAX, STAGING_MAX + 1, 3 << 20] {
+            let (offset, slot) = staging_layout(bytes);
+            assert!(offset >= bytes && offset % 128 == 0 && slot % 128 == 0);
+            assert!(slot >= bytes.min(STAGING_MAX));
+        }
     }
 }

@@ -1,0 +1,116 @@
+// Times the compiled all-reduces of bench/compiled/allreduce.mlir (see
+// gen_allreduce.py): per size, one compiled all-reduce costs
+// (t(ar11) - t(ar1)) / 10, eager (each call ends with its synchronize) and
+// replayed from a CUDA graph of one call. One JSON line per size on rank 0,
+// keys "compiled_<ALGORITHM>_{eager,cg}_us" (ALGORITHM: a -D define naming
+// how the object was compiled).
+//
+//   python3 bench/compiled/gen_allreduce.py > allreduce.mlir
+//   symm-compile allreduce.mlir -o ar.o --one-shot-max-bytes=0   # all two-shot
+//   c++ -O2 -DALGORITHM=two_shot -I runtime/include -I . bench/compiled/allreduce_bench.cpp
+//       ar.o target/release/libsymm_runtime.a -lpthread -ldl -lm -o bench
+//   symm-launch -n 2 ./bench
+#include "ar.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#ifndef ALGORITHM
+#define ALGORITHM auto
+#endif
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+namespace {
+using Entry = void (*)(symm_runtime *, uint16_t *, uint16_t *);
+
+struct Size {
+  long numel;
+  Entry one, eleven;
+};
+
+#define SIZE(n) Size{n, ar1_##n, ar11_##n}
+const Size SIZES[] = {SIZE(64),     SIZE(4096),    SIZE(65536),   SIZE(262144),
+                      SIZE(1048576), SIZE(4194304), SIZE(16777216)};
+
+constexpr int ITERS = 200, WARMUP = 20;
+
+void check(int status, const char *what) {
+  if (status != 0) {
+    std::fprintf(stderr, "%s failed: %s\n", what, symm_last_error());
+    std::exit(1);
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Microseconds per call of `entry`, eagerly or as replays of a graph of one call.
+double time_us(symm_runtime *rt, Entry entry, uint16_t *in, uint16_t *out, bool graph) {
+  for (int i = 0; i < WARMUP; ++i) entry(rt, in, out); // also lines the ranks up
+  if (!graph) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < ITERS; ++i) entry(rt, in, out);
+    return seconds_since(start) * 1e6 / ITERS;
+  }
+  symm_graph *g = nullptr;
+  check(symm_graph_begin(rt), "symm_graph_begin");
+  entry(rt, in, out);
+  check(symm_graph_end(rt, &g), "symm_graph_end");
+  for (int i = 0; i < WARMUP; ++i) check(symm_graph_replay(rt, g), "replay");
+  check(symm_synchronize(rt), "symm_synchronize");
+  entry(rt, in, out); // eager again: the ranks meet in its kernels
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < ITERS; ++i) check(symm_graph_replay(rt, g), "replay");
+  check(symm_synchronize(rt), "symm_synchronize");
+  double us = seconds_since(start) * 1e6 / ITERS;
+  symm_graph_free(g);
+  return us;
+}
+} // namespace
+
+int main() {
+  symm_runtime *rt = nullptr;
+  if (symm_init(&rt) != 0) {
+    if (std::strstr(symm_last_error(), "no CUDA device")) {
+      std::printf("skipped: no CUDA device\n");
+      return 0;
+    }
+    check(-1, "symm_init");
+  }
+  const int rank = symm_rank(rt);
+  for (const Size &size : SIZES) {
+    const size_t bytes = size.numel * 2;
+    uint64_t in = symm_device_alloc(rt, bytes), out = symm_device_alloc(rt, bytes);
+    if (!in || !out) check(-1, "symm_device_alloc");
+    // bf16 1.0 everywhere: sums stay exact through the chain of 11.
+    std::vector<uint16_t> ones(size.numel, 0x3f80);
+    check(symm_copy_to_device(in, ones.data(), bytes), "copy to device");
+    auto *pin = reinterpret_cast<uint16_t *>(in);
+    auto *pout = reinterpret_cast<uint16_t *>(out);
+    char line[512];
+    int n = std::snprintf(line, sizeof line, "{\"numel\": %ld, \"bytes\": %zu", size.numel, bytes);
+    for (bool graph : {false, true}) {
+      double one = time_us(rt, size.one, pin, pout, graph);
+      double eleven = time_us(rt, size.eleven, pin, pout, graph);
+      n += std::snprintf(line + n, sizeof line - n,
+                         ", \"compiled_%s_%s_us\": %.2f, \"call_ar1_%s_us\": %.2f", STR(ALGORITHM),
+                         graph ? "cg" : "eager", (eleven - one) / 10, graph ? "cg" : "eager", one);
+    }
+    // The last call was ar11: out holds 2^11 (bf16 0x4500) on every element.
+    std::vector<uint16_t> got(size.numel);
+    check(symm_copy_to_host(got.data(), out, bytes), "copy to host");
+    bool right = true;
+    for (uint16_t v : got) right = right && v == 0x4500;
+    std::snprintf(line + n, sizeof line - n, ", \"result_correct\": %s}", right ? "true" : "false");
+    if (rank == 0) std::printf("%s\n", line);
+    symm_device_free(in);
+    symm_device_free(out);
+  }
+  symm_finalize(rt);
+  return 0;
+}
