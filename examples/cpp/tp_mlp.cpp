@@ -19,7 +19,14 @@
 #include <vector>
 
 namespace {
-constexpr int M = 64, D = 256, F = 1024, LAYERS = 2; // F / world = 512
+// The shapes of examples/tp_mlp.mlir; -DTP_M=.. -DTP_D=.. -DTP_F=.. for a
+// copy of it with other shapes (test/Integration/tp_mlp.mlir makes one).
+#ifndef TP_M
+#define TP_M 64
+#define TP_D 256
+#define TP_F 1024
+#endif
+constexpr int M = TP_M, D = TP_D, F = TP_F, LAYERS = 2; // F / world = 512
 
 // The same pseudo-random values on every rank.
 float value(uint64_t seed, uint64_t index, float scale) {

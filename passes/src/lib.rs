@@ -12,6 +12,7 @@ mod module;
 mod pass_def;
 pub mod plan;
 pub mod planning;
+pub mod read_after;
 pub mod realize;
 
 pub mod select_all_reduce;

@@ -1,15 +1,21 @@
 //! `symm-mem-select-all-reduce`: each `symm_mem.all_reduce(_out)` becomes
 //! the one-shot or two-shot form by its static byte size.
 //!
-//! Thresholds come from bench/results (2x H200): on 2 ranks two-shot moves
-//! as many bytes over NVLink as one-shot and adds a barrier, so one-shot
-//! wins at every size; with more ranks two-shot's 1/W share pays off for
-//! large messages, above `one-shot-max-bytes`. Dynamic sizes stay
-//! `all_reduce`, for the runtime to choose.
+//! Above `one-shot-max-bytes` two-shot wins with more than 2 ranks. On 2
+//! ranks only its push form can (it stores reduced chunks into the peers'
+//! inputs, overwriting them; the pull form reads as many bytes over NVLink
+//! as one-shot and adds a barrier), and only up to
+//! `TWO_RANK_TWO_SHOT_MAX`: its output is not symmetric, so each rank then
+//! copies its peer's half from its input to its output, which costs more
+//! than the push saves on large messages (bench/results, 2x H200, compiled:
+//! 12.9 vs 14.0 µs at 2 MB, even at 8 MB, 113.6 vs 109.1 at 32 MB). So on 2
+//! ranks a larger all-reduce, or one whose input is read afterwards, stays
+//! one-shot. Dynamic sizes stay `all_reduce`, for the runtime to choose.
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::{Op, OpBuilder, emit_remark},
+    read_after::used_after,
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
@@ -19,7 +25,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
     c"func.func",
     &[PassOption::new(
         c"one-shot-max-bytes",
-        c"Largest message that uses one-shot when the group has more than 2 ranks",
+        c"Largest message that uses one-shot",
         OptionKind::Int64,
         c"1048576",
     )],
@@ -27,9 +33,19 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
 
 pub struct SelectAllReduce;
 
-/// The algorithm for `bytes` on `world` ranks (`None`: unknown).
-pub fn choose(bytes: u64, world: Option<u64>, one_shot_max: u64) -> &'static str {
-    if world == Some(2) || bytes <= one_shot_max {
+/// Largest message for which the (push) two-shot beats one-shot on 2 ranks.
+pub const TWO_RANK_TWO_SHOT_MAX: u64 = 8 << 20;
+
+/// The algorithm for `bytes` on `world` ranks (`None`: unknown), when the
+/// input is (`input_read_after`) or is not read after the all-reduce.
+pub fn choose(
+    bytes: u64,
+    world: Option<u64>,
+    one_shot_max: u64,
+    input_read_after: bool,
+) -> &'static str {
+    let two_ranks_push_pays = !input_read_after && bytes <= TWO_RANK_TWO_SHOT_MAX;
+    if bytes <= one_shot_max || (world == Some(2) && !two_ranks_push_pays) {
         "one_shot"
     } else {
         "two_shot"
@@ -58,7 +74,8 @@ impl SymmPass for SelectAllReduce {
                 .and_then(|g| g.symbol_or_string())
                 .unwrap_or_default();
             let world = groups.get(&group).and_then(|decl| decl.world_size);
-            let algorithm = choose(bytes, world, one_shot_max);
+            let read_after = used_after(op.operand(0), op);
+            let algorithm = choose(bytes, world, one_shot_max, read_after);
             let name = format!(
                 "symm_mem.{algorithm}_all_reduce{}",
                 if out_form { "_out" } else { "" }
@@ -78,10 +95,19 @@ impl SymmPass for SelectAllReduce {
             }
             op.erase();
             let world = world.map_or_else(|| "set at launch".to_owned(), |w| w.to_string());
+            let why = if algorithm == "one_shot" && bytes > one_shot_max {
+                if read_after {
+                    " (its input is read afterwards, which two-shot would overwrite)"
+                } else {
+                    " (above 8 MiB on 2 ranks, copying the peer's half out costs more than the push saves)"
+                }
+            } else {
+                ""
+            };
             emit_remark(
                 new.loc(),
                 &format!(
-                    "all_reduce of {bytes} bytes in group @{group} (world size {world}): {}",
+                    "all_reduce of {bytes} bytes in group @{group} (world size {world}): {}{why}",
                     algorithm.replace('_', "-")
                 ),
             );
@@ -95,15 +121,18 @@ mod tests {
     use super::choose;
 
     #[test]
-    fn two_ranks_always_use_one_shot() {
-        assert_eq!(choose(64 << 20, Some(2), 1 << 20), "one_shot");
+    fn two_ranks_take_two_shot_only_when_the_input_may_be_overwritten() {
+        assert_eq!(choose(4 << 20, Some(2), 1 << 20, true), "one_shot");
+        assert_eq!(choose(4 << 20, Some(2), 1 << 20, false), "two_shot");
+        assert_eq!(choose(1 << 20, Some(2), 1 << 20, false), "one_shot");
+        assert_eq!(choose(64 << 20, Some(2), 1 << 20, false), "one_shot");
     }
 
     #[test]
     fn more_ranks_switch_to_two_shot_above_the_threshold() {
-        assert_eq!(choose(1 << 20, Some(8), 1 << 20), "one_shot");
-        assert_eq!(choose((1 << 20) + 2, Some(8), 1 << 20), "two_shot");
-        assert_eq!(choose(4 << 20, None, 1 << 20), "two_shot");
-        assert_eq!(choose(128, None, 1 << 20), "one_shot");
+        assert_eq!(choose(1 << 20, Some(8), 1 << 20, true), "one_shot");
+        assert_eq!(choose((1 << 20) + 2, Some(8), 1 << 20, true), "two_shot");
+        assert_eq!(choose(4 << 20, None, 1 << 20, false), "two_shot");
+        assert_eq!(choose(128, None, 1 << 20, false), "one_shot");
     }
 }

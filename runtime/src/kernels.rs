@@ -17,7 +17,9 @@
 
 use std::fmt::Write;
 
-pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, STAGING_MAX, THREADS};
+pub use symm_protocol::{
+    MAX_BLOCKS, MAX_WORLD, PAD_BYTES, STAGING_MAX, THREADS, TWO_SHOT_MAX_BLOCKS,
+};
 /// Offset of the counter slots (the staged one-shot's barrier) in a pad.
 const COUNTERS: usize = symm_protocol::CAS_BYTES;
 
@@ -104,12 +106,6 @@ impl AllReduceSpec {
         )
     }
 }
-
-/// Most blocks of a two-shot: one per SM of an H100/H200 measured best
-/// from 2 to 32 MiB (`bench/probes/peer_bandwidth.rs`; 264 blocks cost up
-/// to 10% at 2 MiB). A constant, not the device's SM count: every rank
-/// must launch the same grid, since block b pairs with the peers' block b.
-pub const TWO_SHOT_MAX_BLOCKS: usize = MAX_BLOCKS / 2;
 
 /// Blocks for an all-reduce of `elements` elements: enough for one vector
 /// per thread of the vectors a rank reduces (all for one-shot, a 1/world

@@ -58,20 +58,51 @@ func.func @big_one_shot(%out: memref<512x512xf32>) {
 // -----
 
 // all_reduce_out picks by size; bf16 two-shot on 4 ranks above the
-// threshold; max reduces with maxnum in f32.
+// threshold; max reduces with maxnum in f32. Nothing reads the input
+// afterwards, so the kernel pushes reduced chunks into the peers' inputs:
+// one barrier after the pushes, no middle one.
 symm_mem.group @tp4 world_size(4)
 symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
 // CHECK-LABEL: func.func @auto_two_shot
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_max_bf16_w4_v8
-// CHECK: gpu.func @symm_two_shot_max_bf16_w4_v8(
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_max_bf16_w4_v8
+// CHECK: gpu.func @symm_two_shot_push_max_bf16_w4_v8(
+// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK: arith.maxnumf
 // CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK-COUNT-4: scf.if %{{.*}} {
+// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr
+// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: gpu.return
 func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
   %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>> to memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>
   symm_mem.all_reduce_out max %in into %out group @tp4 : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>, memref<2048x1024xbf16>
+  return
+}
+
+// -----
+
+// The input is read after the all-reduce: the two-shot must not overwrite
+// it, so it reads the reduced chunks back after a middle barrier (pull).
+symm_mem.group @tp4 world_size(4)
+symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
+// CHECK-LABEL: func.func @pull_two_shot
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_sum_bf16_w4_v8
+// CHECK: call @symm_rt_copy(
+// CHECK: gpu.func @symm_two_shot_sum_bf16_w4_v8(
+// CHECK-COUNT-6: atom.{{release|acquire}}.sys.cas.b32
+// CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: gpu.return
+func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xbf16>) {
+  %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>> to memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>
+  symm_mem.two_shot_all_reduce_out sum %in into %out group @tp4 : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>, memref<2048x1024xbf16>
+  memref.copy %in, %keep : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>> to memref<2048x1024xbf16>
   return
 }
 

@@ -4,7 +4,9 @@
 // RUN:   --pass-pipeline='builtin.module(func.func(symm-mem-select-all-reduce{one-shot-max-bytes=64}))' 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=SMALL
 
-// On 2 ranks one-shot wins at every size (bench/results, 2x H200).
+// On 2 ranks two-shot wins above the threshold only in its push form,
+// which overwrites the input: a caller's buffer (an argument) may be read
+// after the function returns, so it stays one-shot.
 // CHECK-LABEL: func.func @two_ranks
 // CHECK-SAME: (%[[X:.*]]: memref<16777216xbf16>, %[[Y:.*]]: memref<16777216xbf16>)
 // CHECK: %[[R:.*]] = symm_mem.one_shot_all_reduce sum %[[X]] group @tp : memref<16777216xbf16> -> memref<16777216xbf16>
@@ -14,11 +16,36 @@
 // SMALL: symm_mem.one_shot_all_reduce sum
 symm_mem.group @tp world_size(2)
 func.func @two_ranks(%x: memref<16777216xbf16>, %y: memref<16777216xbf16>) -> memref<16777216xbf16> {
-  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot}}
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot (its input is read afterwards, which two-shot would overwrite)}}
   %r = symm_mem.all_reduce sum %x group @tp : memref<16777216xbf16> -> memref<16777216xbf16>
-  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot}}
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot (its input is read afterwards, which two-shot would overwrite)}}
   symm_mem.all_reduce_out max %x into %y group @tp : memref<16777216xbf16>, memref<16777216xbf16>
   return %r : memref<16777216xbf16>
+}
+
+// -----
+
+// A buffer of the function's own: two-shot when nothing reads it after the
+// all-reduce (also not through a view), one-shot when something does.
+// CHECK-LABEL: func.func @two_ranks_own_buffers
+// CHECK: %[[A:.*]] = memref.alloc
+// CHECK: symm_mem.two_shot_all_reduce_out sum %[[A]] into
+// CHECK: %[[B:.*]] = memref.alloc
+// CHECK: symm_mem.one_shot_all_reduce_out sum %[[B]] into
+// CHECK: memref.copy %{{.*}}, %{{.*}}
+symm_mem.group @tp world_size(2)
+func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf16>, %z: memref<4194304xbf16>) {
+  %a = memref.alloc() : memref<4194304xbf16>
+  memref.copy %x, %a : memref<4194304xbf16> to memref<4194304xbf16>
+  // expected-remark@+1 {{all_reduce of 8388608 bytes in group @tp (world size 2): two-shot}}
+  symm_mem.all_reduce_out sum %a into %y group @tp : memref<4194304xbf16>, memref<4194304xbf16>
+  %b = memref.alloc() : memref<4194304xbf16>
+  %b2 = memref.cast %b : memref<4194304xbf16> to memref<?xbf16>
+  memref.copy %x, %b : memref<4194304xbf16> to memref<4194304xbf16>
+  // expected-remark@+1 {{all_reduce of 8388608 bytes in group @tp (world size 2): one-shot (its input is read afterwards, which two-shot would overwrite)}}
+  symm_mem.all_reduce_out sum %b into %y group @tp : memref<4194304xbf16>, memref<4194304xbf16>
+  memref.copy %b2, %z : memref<?xbf16> to memref<4194304xbf16>
+  return
 }
 
 // -----

@@ -72,6 +72,10 @@ pub struct AllReduceKernel {
     /// One-shot through the pool's staging slots: one barrier of posted
     /// counter increments instead of two CAS barriers (see `staged_prologue`).
     pub staged: bool,
+    /// Two-shot that stores reduced chunks into the peers' inputs (which
+    /// nothing reads afterwards) instead of reading them back after a
+    /// middle barrier (see `push_two_shot_body`).
+    pub push: bool,
 }
 
 /// Bytes of a float element type.
@@ -95,8 +99,10 @@ pub fn vector_width(element_bytes: u64, counts: &[u64]) -> u64 {
     width
 }
 
-/// Thread blocks for `vectors` vector accesses: one per thread, at most
-/// one per signal-pad channel.
+/// Thread blocks for `vectors` vector accesses of one rank: one per
+/// thread, at most one per signal-pad channel. (The runtime caps its
+/// two-shot at `TWO_SHOT_MAX_BLOCKS`; these kernels keep one vector in
+/// flight per thread, not four, and lost 2.5% at 32 MiB with that cap.)
 pub fn grid_blocks(vectors: u64) -> u64 {
     vectors.div_ceil(THREADS).clamp(1, MAX_BLOCKS)
 }
@@ -106,6 +112,7 @@ impl AllReduceKernel {
         let algorithm = match (self.algorithm, self.staged) {
             (Algorithm::OneShot, true) => "one_shot_staged",
             (Algorithm::OneShot, false) => "one_shot",
+            (Algorithm::TwoShot, _) if self.push => "two_shot_push",
             (Algorithm::TwoShot, _) => "two_shot",
         };
         let reduction = format!("{:?}", self.reduction).to_lowercase();
@@ -195,11 +202,87 @@ impl AllReduceKernel {
                 self.store(&mut out, &reduced);
                 out.push_str("  }\n");
             }
+            Algorithm::TwoShot if self.push => {
+                self.push_two_shot_body(&mut out);
+                out.push_str("  gpu.return\n}\n");
+                return out;
+            }
             Algorithm::TwoShot => self.two_shot_body(&mut out),
         }
         barrier(&mut out, "exit");
         out.push_str("  gpu.return\n}\n");
         out
+    }
+
+    /// The chunk bounds of every two-shot: `%chunk` vectors per rank, this
+    /// rank's `[%mine_start, %mine_hi)` by `%stride`, and `%own_src`, this
+    /// rank's input.
+    fn chunk_bounds(out: &mut String) {
+        out.push_str(
+            "  %one64 = arith.constant 1 : i64
+  %wm1 = arith.subi %world, %one64 : i64
+  %chunk_up = arith.addi %nvec, %wm1 : i64
+  %chunk = arith.divui %chunk_up, %world : i64
+  %mine_lo = arith.muli %rank, %chunk : i64
+  %mine_hi_raw = arith.addi %mine_lo, %chunk : i64
+  %mine_hi = arith.minui %mine_hi_raw, %nvec : i64
+  %mine_start = arith.addi %mine_lo, %gtid : i64
+  %own_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %own_base = llvm.load %own_at : !llvm.ptr -> !llvm.ptr
+  %own_src = llvm.getelementptr %own_base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+",
+        );
+    }
+
+    /// Push two-shot: this rank reduces its chunk, writes it (through the
+    /// epilogue) to `out` and stores the reduced vectors into every peer's
+    /// input at the same place; after the closing barrier it runs the
+    /// chunks its peers pushed into its own input through the epilogue
+    /// into `out`. Each input byte crosses NVLink once per direction and no
+    /// barrier sits between the halves. Each block copies exactly the
+    /// vectors the peers' same-numbered blocks pushed, so its own barrier
+    /// channel is the only wait. Inputs are overwritten.
+    fn push_two_shot_body(&self, out: &mut String) {
+        let vector = self.vector_type(&self.element);
+        let align = self.alignment(&self.element);
+        Self::chunk_bounds(out);
+        for peer in 0..self.world {
+            let _ = writeln!(
+                out,
+                "  %c_peer{peer} = arith.constant {peer} : i64\n  %not_me{peer} = arith.cmpi ne, %rank, %c_peer{peer} : i64"
+            );
+        }
+        out.push_str("  scf.for %i = %mine_start to %mine_hi step %stride : i64 {\n");
+        let reduced = self.reduce(out, "%src");
+        for peer in 0..self.world {
+            let _ = write!(
+                out,
+                "    scf.if %not_me{peer} {{
+      %push{peer} = llvm.getelementptr %src{peer}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+      llvm.store {reduced}, %push{peer} {{alignment = {align} : i64}} : {vector}, !llvm.ptr
+    }}
+"
+            );
+        }
+        self.store(out, &reduced);
+        out.push_str("  }\n");
+        barrier(out, "pushed");
+        for peer in 0..self.world {
+            let _ = write!(
+                out,
+                "  scf.if %not_me{peer} {{
+    %lo{peer} = arith.muli %c_peer{peer}, %chunk : i64
+    %hi_raw{peer} = arith.addi %lo{peer}, %chunk : i64
+    %hi{peer} = arith.minui %hi_raw{peer}, %nvec : i64
+    %start{peer} = arith.addi %lo{peer}, %gtid : i64
+    scf.for %i = %start{peer} to %hi{peer} step %stride : i64 {{
+      %gp = llvm.getelementptr %own_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+      %gathered = llvm.load %gp {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
+"
+            );
+            self.store(out, "%gathered");
+            out.push_str("    }\n  }\n");
+        }
     }
 
     /// The staged one-shot's start: reads this block's call counter
@@ -377,21 +460,8 @@ impl AllReduceKernel {
     fn two_shot_body(&self, out: &mut String) {
         let vector = self.vector_type(&self.element);
         let align = self.alignment(&self.element);
-        out.push_str(
-            "  %one64 = arith.constant 1 : i64
-  %wm1 = arith.subi %world, %one64 : i64
-  %chunk_up = arith.addi %nvec, %wm1 : i64
-  %chunk = arith.divui %chunk_up, %world : i64
-  %mine_lo = arith.muli %rank, %chunk : i64
-  %mine_hi_raw = arith.addi %mine_lo, %chunk : i64
-  %mine_hi = arith.minui %mine_hi_raw, %nvec : i64
-  %mine_start = arith.addi %mine_lo, %gtid : i64
-  %own_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  %own_base = llvm.load %own_at : !llvm.ptr -> !llvm.ptr
-  %own_src = llvm.getelementptr %own_base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-  scf.for %i = %mine_start to %mine_hi step %stride : i64 {
-",
-        );
+        Self::chunk_bounds(out);
+        out.push_str("  scf.for %i = %mine_start to %mine_hi step %stride : i64 {\n");
         let reduced = self.reduce(out, "%src");
         let _ = write!(
             out,
@@ -568,6 +638,7 @@ mod tests {
             vector: 8,
             epilogue: None,
             staged: false,
+            push: false,
         };
         assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
     }

@@ -26,6 +26,7 @@ use crate::{
     builders::{At, replace_terminator},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
     module::{SymbolIndex, defined_functions},
+    read_after::used_after,
     select_all_reduce::choose,
 };
 use host::{Declarations, Host, int_type, ptr_type};
@@ -324,8 +325,16 @@ impl Conversion {
             Some(2) => Reduction::Min,
             _ => return Err("has no reduction kind".into()),
         };
+        // The push two-shot overwrites the input, so only when nothing reads
+        // it afterwards.
+        let input_read_after = used_after(operands[0], op);
         let chosen = || {
-            let pick = choose(count * bytes, Some(world), self.one_shot_max);
+            let pick = choose(
+                count * bytes,
+                Some(world),
+                self.one_shot_max,
+                input_read_after,
+            );
             if pick == "one_shot" {
                 Algorithm::OneShot
             } else {
@@ -362,10 +371,11 @@ impl Conversion {
         }
         let vector = kernels::vector_width(bytes, &counts);
         let nvec = count / vector;
-        let blocks = kernels::grid_blocks(match algorithm {
+        let per_rank = match algorithm {
             Algorithm::OneShot => nvec,
             Algorithm::TwoShot => nvec.div_ceil(world),
-        });
+        };
+        let blocks = kernels::grid_blocks(per_rank);
         let epilogue = op.is("symm_mem.all_reduce_epilogue_out").then(|| {
             let function = format!("symm_epilogue_{}", self.epilogues.len());
             self.epilogues.push((function.clone(), op));
@@ -383,6 +393,7 @@ impl Conversion {
         // The pool holds the input, so its staging slots hold any message up
         // to STAGING_MAX bytes (symm_protocol::staging_layout).
         let staged = algorithm == Algorithm::OneShot && count * bytes <= kernels::STAGING_MAX;
+        let push = algorithm == Algorithm::TwoShot && !input_read_after;
         Ok((
             AllReduceKernel {
                 algorithm,
@@ -392,6 +403,7 @@ impl Conversion {
                 vector,
                 epilogue,
                 staged,
+                push,
             },
             nvec,
             blocks,

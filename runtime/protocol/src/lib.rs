@@ -23,6 +23,11 @@
 pub const MAX_WORLD: usize = 8;
 /// Most thread blocks of a signal-pad kernel, i.e. channels of a pad.
 pub const MAX_BLOCKS: usize = 264;
+/// Most blocks of a two-shot: one per SM of an H100/H200, measured best
+/// from 2 to 32 MiB (bench/probes/peer_bandwidth.rs; 264 blocks cost up to
+/// 10% at 2 MiB). A constant, not the device's SM count: every rank must
+/// launch the same grid, since block b pairs with the peers' block b.
+pub const TWO_SHOT_MAX_BLOCKS: usize = MAX_BLOCKS / 2;
 /// Threads per block of the all-reduce kernels.
 pub const THREADS: u32 = 512;
 /// Bytes of the CAS slots of one pad.
