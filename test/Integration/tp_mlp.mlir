@@ -13,6 +13,20 @@
 // RUN: env -u RANK %t/tp_mlp > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt
 
+// The same model 16x larger (2 MiB all-reduces): push two-shot kernels with
+// the fused epilogue; the app takes the shapes as defines.
+// RUN: mkdir -p %t/large
+// RUN: sed -e 's/512/1024/g' -e 's/256/512/g' -e 's/64x/1024x/g' %examples/tp_mlp.mlir > %t/large/tp_mlp.mlir
+// RUN: %symm-compile %t/large/tp_mlp.mlir -o %t/large/tp_mlp.o --emit=ptx
+// RUN: FileCheck %s --check-prefix=LARGE < %t/large/tp_mlp.ptx
+// RUN: c++ -O1 -DTP_M=1024 -DTP_D=512 -DTP_F=2048 -I %repo/runtime/include -I %t/large \
+// RUN:   %examples/cpp/tp_mlp.cpp %t/large/tp_mlp.o %symm_runtime_lib -lpthread -ldl -lm -o %t/large/tp_mlp
+// RUN: env -u RANK %t/large/tp_mlp > %t/large/run.txt 2>&1 || true
+// RUN: FileCheck %s --check-prefix=START < %t/large/run.txt
+
+// LARGE: .visible .entry symm_two_shot_push_sum_f32_w2_v4_symm_epilogue_0(
+// LARGE: .visible .entry symm_two_shot_push_sum_f32_w2_v4_symm_epilogue_1(
+
 // HEADER: #include "symm_runtime.h"
 // HEADER: void tp_mlp(
 // HEADER-NEXT: symm_runtime *runtime,
