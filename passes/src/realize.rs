@@ -11,6 +11,10 @@
 //! 3. **Fallback** (dynamic shape, a producer we cannot retype): an identity
 //!    copy into a fresh `symm_mem.alloc`, released after the use.
 //!
+//! A two-shot all-reduce whose input nothing reads afterwards also gets its
+//! output in symmetric memory when that is our own allocation (path 1), so
+//! its kernel can push reduced chunks straight into the peers' outputs.
+//!
 //! A result of a call to a function declared `symm_mem.allocates_symmetric`
 //! (a custom op, seed 004) is served by running the call inside
 //! `symm_mem.with_allocator`. Each operand gets a remark naming its path.
@@ -20,6 +24,7 @@ use crate::{
     builders::{At, Builder},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
     module::{SymbolIndex, defined_functions, sanitize},
+    read_after::{own_static_allocation, root_of, used_after},
 };
 use std::collections::HashMap;
 
@@ -86,6 +91,20 @@ fn requirements(function: Op, symbols: &SymbolIndex) -> Vec<Requirement> {
                 operand,
                 allocator,
             }));
+            // A two-shot that may overwrite its input pushes reduced chunks
+            // straight into the peers' outputs when the output is symmetric
+            // too; worth it only without a copy, i.e. for our own allocation.
+            let last = op.num_operands() - 1;
+            if op.is("symm_mem.two_shot_all_reduce_out")
+                && !used_after(op.operand(0), op)
+                && own_static_allocation(op.operand(last))
+            {
+                found.push(Requirement {
+                    user: op,
+                    operand: last,
+                    allocator,
+                });
+            }
         } else if op.is("func.call")
             && let Some(callee) = callee(op, symbols)
             && let Some(arg_attrs) = callee.attr("arg_attrs")
@@ -117,17 +136,6 @@ struct State {
     groups: GroupTable,
     /// Persistent buffer of each function argument already given one.
     persistent: HashMap<Val, (String, Ty)>,
-}
-
-/// Where a buffer comes from, looking through views.
-fn root_of(mut value: Val) -> Val {
-    while let Some(def) = value.def() {
-        if !def.is_view_like() || def.num_operands() == 0 {
-            break;
-        }
-        value = def.operand(0);
-    }
-    value
 }
 
 /// A ranked memref type with `ty`'s shape and element type, an identity

@@ -56,7 +56,8 @@ pub static PIPELINES: &[(&str, &str, &str)] = &[
         "The whole compiler: middle end with epilogue fusion, symm_mem to gpu, then the \
          upstream GPU passes to the LLVM dialect with the kernels embedded as PTX",
         concat!(
-            "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue),symm-mem-realize,symm-mem-plan,",
+            "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),",
+            "symm-mem-realize,symm-mem-plan,",
             "convert-symm-mem-to-gpu,",
             upstream_gpu_to_llvm!()
         ),

@@ -3,19 +3,19 @@
 //!
 //! Above `one-shot-max-bytes` two-shot wins with more than 2 ranks. On 2
 //! ranks only its push form can (it stores reduced chunks into the peers'
-//! inputs, overwriting them; the pull form reads as many bytes over NVLink
-//! as one-shot and adds a barrier), and only up to
-//! `TWO_RANK_TWO_SHOT_MAX`: its output is not symmetric, so each rank then
-//! copies its peer's half from its input to its output, which costs more
-//! than the push saves on large messages (bench/results, 2x H200, compiled:
-//! 12.9 vs 14.0 µs at 2 MB, even at 8 MB, 113.6 vs 109.1 at 32 MB). So on 2
-//! ranks a larger all-reduce, or one whose input is read afterwards, stays
-//! one-shot. Dynamic sizes stay `all_reduce`, for the runtime to choose.
+//! buffers, overwriting the inputs; the pull form reads as many bytes over
+//! NVLink as one-shot and adds a barrier). When the output is the
+//! function's own allocation, symm-mem-realize makes it symmetric and the
+//! push lands in the peers' outputs; otherwise it lands in their inputs
+//! and each rank copies its peer's half out afterwards, which costs more
+//! than the push saves above `TWO_RANK_TWO_SHOT_MAX` (bench/results, 2x
+//! H200, compiled: 12.9 vs 14.0 µs at 2 MB, even at 8 MB, 113.6 vs 109.1
+//! at 32 MB). Dynamic sizes stay `all_reduce`, for the runtime to choose.
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::{Op, OpBuilder, emit_remark},
-    read_after::used_after,
+    read_after::{own_static_allocation, used_after},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
@@ -33,18 +33,29 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
 
 pub struct SelectAllReduce;
 
-/// Largest message for which the (push) two-shot beats one-shot on 2 ranks.
+/// Largest message for which the two-shot that pushes into the peers'
+/// inputs (its output is not symmetric) beats one-shot on 2 ranks.
 pub const TWO_RANK_TWO_SHOT_MAX: u64 = 8 << 20;
 
-/// The algorithm for `bytes` on `world` ranks (`None`: unknown), when the
-/// input is (`input_read_after`) or is not read after the all-reduce.
-pub fn choose(
-    bytes: u64,
-    world: Option<u64>,
-    one_shot_max: u64,
-    input_read_after: bool,
-) -> &'static str {
-    let two_ranks_push_pays = !input_read_after && bytes <= TWO_RANK_TWO_SHOT_MAX;
+/// What the choice depends on besides the byte size.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts {
+    pub world: Option<u64>,
+    /// Something reads the input after the all-reduce.
+    pub input_read_after: bool,
+    /// The output is the function's own allocation (realize can make it
+    /// symmetric without a copy).
+    pub output_owned: bool,
+}
+
+/// The algorithm for `bytes` on `facts.world` ranks (`None`: unknown).
+pub fn choose(bytes: u64, facts: Facts, one_shot_max: u64) -> &'static str {
+    let Facts {
+        world,
+        input_read_after,
+        output_owned,
+    } = facts;
+    let two_ranks_push_pays = !input_read_after && (output_owned || bytes <= TWO_RANK_TWO_SHOT_MAX);
     if bytes <= one_shot_max || (world == Some(2) && !two_ranks_push_pays) {
         "one_shot"
     } else {
@@ -75,7 +86,14 @@ impl SymmPass for SelectAllReduce {
                 .unwrap_or_default();
             let world = groups.get(&group).and_then(|decl| decl.world_size);
             let read_after = used_after(op.operand(0), op);
-            let algorithm = choose(bytes, world, one_shot_max, read_after);
+            // The functional form's result will be an allocation of ours.
+            let output_owned = !out_form || own_static_allocation(op.operand(1));
+            let facts = Facts {
+                world,
+                input_read_after: read_after,
+                output_owned,
+            };
+            let algorithm = choose(bytes, facts, one_shot_max);
             let name = format!(
                 "symm_mem.{algorithm}_all_reduce{}",
                 if out_form { "_out" } else { "" }
@@ -99,7 +117,8 @@ impl SymmPass for SelectAllReduce {
                 if read_after {
                     " (its input is read afterwards, which two-shot would overwrite)"
                 } else {
-                    " (above 8 MiB on 2 ranks, copying the peer's half out costs more than the push saves)"
+                    " (above 8 MiB on 2 ranks with an output it cannot make symmetric, copying the \
+                     peer's half out costs more than the push saves)"
                 }
             } else {
                 ""
@@ -118,21 +137,39 @@ impl SymmPass for SelectAllReduce {
 
 #[cfg(test)]
 mod tests {
-    use super::choose;
+    use super::{Facts, choose};
+
+    fn facts(world: Option<u64>, input_read_after: bool, output_owned: bool) -> Facts {
+        Facts {
+            world,
+            input_read_after,
+            output_owned,
+        }
+    }
 
     #[test]
     fn two_ranks_take_two_shot_only_when_the_input_may_be_overwritten() {
-        assert_eq!(choose(4 << 20, Some(2), 1 << 20, true), "one_shot");
-        assert_eq!(choose(4 << 20, Some(2), 1 << 20, false), "two_shot");
-        assert_eq!(choose(1 << 20, Some(2), 1 << 20, false), "one_shot");
-        assert_eq!(choose(64 << 20, Some(2), 1 << 20, false), "one_shot");
+        let m = 1 << 20;
+        assert_eq!(choose(4 << 20, facts(Some(2), true, true), m), "one_shot");
+        assert_eq!(choose(4 << 20, facts(Some(2), false, false), m), "two_shot");
+        assert_eq!(choose(1 << 20, facts(Some(2), false, true), m), "one_shot");
+        // Large: only when the push can land in symmetric outputs.
+        assert_eq!(
+            choose(64 << 20, facts(Some(2), false, false), m),
+            "one_shot"
+        );
+        assert_eq!(choose(64 << 20, facts(Some(2), false, true), m), "two_shot");
     }
 
     #[test]
     fn more_ranks_switch_to_two_shot_above_the_threshold() {
-        assert_eq!(choose(1 << 20, Some(8), 1 << 20, true), "one_shot");
-        assert_eq!(choose((1 << 20) + 2, Some(8), 1 << 20, true), "two_shot");
-        assert_eq!(choose(4 << 20, None, 1 << 20, false), "two_shot");
-        assert_eq!(choose(128, None, 1 << 20, false), "one_shot");
+        let m = 1 << 20;
+        assert_eq!(choose(1 << 20, facts(Some(8), true, false), m), "one_shot");
+        assert_eq!(
+            choose((1 << 20) + 2, facts(Some(8), true, false), m),
+            "two_shot"
+        );
+        assert_eq!(choose(4 << 20, facts(None, false, false), m), "two_shot");
+        assert_eq!(choose(128, facts(None, false, false), m), "one_shot");
     }
 }

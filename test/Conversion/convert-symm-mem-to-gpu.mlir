@@ -86,6 +86,37 @@ func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
 
 // -----
 
+// The output is symmetric too (symm-mem-realize made it so for the push):
+// reduced chunks go straight into the peers' outputs, found through the
+// output's own descriptor and offset; nothing to copy after the barrier.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @push_into_outputs
+// CHECK: %[[IN_DESC:.*]] = call @symm_rt_pool_descriptor(%{{.*}}, %[[IN:.*]]) :
+// CHECK: %[[IN_OFF:.*]] = call @symm_rt_pool_offset(%{{.*}}, %[[IN]]) :
+// CHECK: %[[OUT_DESC:.*]] = call @symm_rt_pool_descriptor(%{{.*}}, %[[OUT:.*]]) :
+// CHECK: %[[OUT_OFF:.*]] = call @symm_rt_pool_offset(%{{.*}}, %[[OUT]]) :
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_DESC]] : !llvm.ptr, %[[IN_OFF]] : i64, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_DESC]] : !llvm.ptr, %[[OUT_OFF]] : i64)
+// CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: i64)
+// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: scf.for
+// CHECK: arith.addf
+// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+func.func @push_into_outputs() {
+  %pool = symm_mem.get_global @pool : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %c4m = arith.constant 4194304 : index
+  %in = memref.view %pool[%c0][] : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>> to memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
+  %out = memref.view %pool[%c4m][] : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>> to memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.two_shot_all_reduce_out sum %in into %out group @tp : memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>, memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}
+
+// -----
+
 // The input is read after the all-reduce: the two-shot must not overwrite
 // it, so it reads the reduced chunks back after a middle barrier (pull).
 symm_mem.group @tp4 world_size(4)

@@ -52,6 +52,32 @@ func.func @path1_loop(%n: index) {
   return
 }
 
+// A two-shot whose input nothing reads afterwards gets its output (our own
+// allocation) in symmetric memory too, for its push; not when the input is
+// read later (the last two-shot: %b is copied out after it).
+// CHECK-LABEL: func.func @two_shot_output
+// CHECK: %[[A:.*]] = symm_mem.alloc() : memref<64xf32, #[[$TP]]>
+// CHECK: %[[O:.*]] = symm_mem.alloc() : memref<64xf32, #[[$TP]]>
+// CHECK: %[[B:.*]] = symm_mem.alloc() : memref<64xf32, #[[$TP]]>
+// CHECK: %[[P:.*]] = memref.alloc() : memref<64xf32>
+// CHECK: symm_mem.two_shot_all_reduce_out sum %[[A]] into %[[O]]
+// CHECK: symm_mem.two_shot_all_reduce_out sum %[[B]] into %[[P]]
+func.func @two_shot_output(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %a = memref.alloc() : memref<64xf32>
+  %o = memref.alloc() : memref<64xf32>
+  %b = memref.alloc() : memref<64xf32>
+  %p = memref.alloc() : memref<64xf32>
+  memref.copy %x, %a : memref<64xf32> to memref<64xf32>
+  memref.copy %x, %b : memref<64xf32> to memref<64xf32>
+  // expected-remark@+2 {{symmetric operand #0 of symm_mem.two_shot_all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
+  // expected-remark@+1 {{symmetric operand #1 of symm_mem.two_shot_all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
+  symm_mem.two_shot_all_reduce_out sum %a into %o group @tp : memref<64xf32>, memref<64xf32>
+  // expected-remark@+1 {{symmetric operand #0 of symm_mem.two_shot_all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
+  symm_mem.two_shot_all_reduce_out sum %b into %p group @tp : memref<64xf32>, memref<64xf32>
+  memref.copy %b, %y : memref<64xf32> to memref<64xf32>
+  return
+}
+
 // Path 2: a statically shaped argument gets one persistent buffer, filled
 // by a copy right before each use.
 // CHECK: symm_mem.global @[[$G:__symm_input_path2_argument_arg0]] : memref<4x4xf32, #[[$TP]]>

@@ -33,8 +33,12 @@ func.func @two_ranks(%x: memref<16777216xbf16>, %y: memref<16777216xbf16>) -> me
 // CHECK: %[[B:.*]] = memref.alloc
 // CHECK: symm_mem.one_shot_all_reduce_out sum %[[B]] into
 // CHECK: memref.copy %{{.*}}, %{{.*}}
+// CHECK: %[[C:.*]] = memref.alloc
+// CHECK: symm_mem.two_shot_all_reduce_out sum %[[C]] into %[[O:.*]] group
+// CHECK: symm_mem.one_shot_all_reduce_out sum %{{.*}} into %{{.*}} group
+// A caller's output cannot become symmetric: one-shot at 32 MiB.
 symm_mem.group @tp world_size(2)
-func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf16>, %z: memref<4194304xbf16>) {
+func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf16>, %z: memref<4194304xbf16>, %big: memref<16777216xbf16>) {
   %a = memref.alloc() : memref<4194304xbf16>
   memref.copy %x, %a : memref<4194304xbf16> to memref<4194304xbf16>
   // expected-remark@+1 {{all_reduce of 8388608 bytes in group @tp (world size 2): two-shot}}
@@ -45,6 +49,14 @@ func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf
   // expected-remark@+1 {{all_reduce of 8388608 bytes in group @tp (world size 2): one-shot (its input is read afterwards, which two-shot would overwrite)}}
   symm_mem.all_reduce_out sum %b into %y group @tp : memref<4194304xbf16>, memref<4194304xbf16>
   memref.copy %b2, %z : memref<?xbf16> to memref<4194304xbf16>
+  // 32 MiB: two-shot only into an output of ours (made symmetric later).
+  %c = memref.alloc() : memref<16777216xbf16>
+  %o = memref.alloc() : memref<16777216xbf16>
+  %d = memref.alloc() : memref<16777216xbf16>
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): two-shot}}
+  symm_mem.all_reduce_out sum %c into %o group @tp : memref<16777216xbf16>, memref<16777216xbf16>
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot (above 8 MiB on 2 ranks with an output it cannot make symmetric, copying the peer's half out costs more than the push saves)}}
+  symm_mem.all_reduce_out sum %d into %big group @tp : memref<16777216xbf16>, memref<16777216xbf16>
   return
 }
 

@@ -72,10 +72,20 @@ pub struct AllReduceKernel {
     /// One-shot through the pool's staging slots: one barrier of posted
     /// counter increments instead of two CAS barriers (see `staged_prologue`).
     pub staged: bool,
-    /// Two-shot that stores reduced chunks into the peers' inputs (which
-    /// nothing reads afterwards) instead of reading them back after a
-    /// middle barrier (see `push_two_shot_body`).
-    pub push: bool,
+    /// Two-shot that stores reduced chunks into the peers' buffers instead
+    /// of reading them back after a middle barrier (see `push_two_shot_body`).
+    pub push: Option<Push>,
+}
+
+/// Where a push two-shot stores the reduced chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Push {
+    /// Into the peers' inputs (nothing reads them afterwards); each rank
+    /// then runs the chunks it received through its epilogue into `out`.
+    IntoInputs,
+    /// Straight into the peers' outputs (symmetric too, at the same offset
+    /// of their pool); no epilogue, nothing to copy afterwards.
+    IntoOutputs,
 }
 
 /// Bytes of a float element type.
@@ -112,7 +122,8 @@ impl AllReduceKernel {
         let algorithm = match (self.algorithm, self.staged) {
             (Algorithm::OneShot, true) => "one_shot_staged",
             (Algorithm::OneShot, false) => "one_shot",
-            (Algorithm::TwoShot, _) if self.push => "two_shot_push",
+            (Algorithm::TwoShot, _) if self.push == Some(Push::IntoOutputs) => "two_shot_push_out",
+            (Algorithm::TwoShot, _) if self.push.is_some() => "two_shot_push",
             (Algorithm::TwoShot, _) => "two_shot",
         };
         let reduction = format!("{:?}", self.reduction).to_lowercase();
@@ -132,16 +143,22 @@ impl AllReduceKernel {
 
     /// The `gpu.func` text. Parameters: the pool's descriptor
     /// (`symm_protocol::Descriptor`), byte offset in the pool, output,
-    /// vector count, rank, timeout (ns), error flag, then one pointer per
+    /// vector count, rank, timeout (ns), error flag, for `Push::IntoOutputs`
+    /// the output's pool descriptor and offset, then one pointer per
     /// epilogue operand.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let extra: String = self
-            .epilogue
-            .iter()
-            .flat_map(|e| e.operands.iter().enumerate())
-            .map(|(index, _)| format!(", %e{index}: !llvm.ptr"))
-            .collect();
+        let mut extra: String = if self.push == Some(Push::IntoOutputs) {
+            ", %out_desc: !llvm.ptr, %out_offset: i64".to_owned()
+        } else {
+            String::new()
+        };
+        extra.extend(
+            self.epilogue
+                .iter()
+                .flat_map(|e| e.operands.iter().enumerate())
+                .map(|(index, _)| format!(", %e{index}: !llvm.ptr")),
+        );
         let _ = write!(
             out,
             "gpu.func @{name}(%desc: !llvm.ptr, %offset: i64, %out: !llvm.ptr, \
@@ -202,7 +219,7 @@ impl AllReduceKernel {
                 self.store(&mut out, &reduced);
                 out.push_str("  }\n");
             }
-            Algorithm::TwoShot if self.push => {
+            Algorithm::TwoShot if self.push.is_some() => {
                 self.push_two_shot_body(&mut out);
                 out.push_str("  gpu.return\n}\n");
                 return out;
@@ -236,12 +253,14 @@ impl AllReduceKernel {
 
     /// Push two-shot: this rank reduces its chunk, writes it (through the
     /// epilogue) to `out` and stores the reduced vectors into every peer's
-    /// input at the same place; after the closing barrier it runs the
-    /// chunks its peers pushed into its own input through the epilogue
-    /// into `out`. Each input byte crosses NVLink once per direction and no
-    /// barrier sits between the halves. Each block copies exactly the
-    /// vectors the peers' same-numbered blocks pushed, so its own barrier
-    /// channel is the only wait. Inputs are overwritten.
+    /// buffer at the same place: with `Push::IntoOutputs` their output, and
+    /// that is all; with `Push::IntoInputs` their input, and after the
+    /// closing barrier each rank runs the chunks its peers pushed into its
+    /// own input through the epilogue into `out`. Each input byte crosses
+    /// NVLink once per direction and no barrier sits between the halves.
+    /// Each block copies exactly the vectors the peers' same-numbered
+    /// blocks pushed, so its own barrier channel is the only wait. Inputs
+    /// are overwritten.
     fn push_two_shot_body(&self, out: &mut String) {
         let vector = self.vector_type(&self.element);
         let align = self.alignment(&self.element);
@@ -252,13 +271,31 @@ impl AllReduceKernel {
                 "  %c_peer{peer} = arith.constant {peer} : i64\n  %not_me{peer} = arith.cmpi ne, %rank, %c_peer{peer} : i64"
             );
         }
+        let into_outputs = self.push == Some(Push::IntoOutputs);
+        let target = if into_outputs { "%dst" } else { "%src" };
+        if into_outputs {
+            let _ = writeln!(
+                out,
+                "  %out_bases_at = llvm.getelementptr %out_desc[{bases}] : (!llvm.ptr) -> !llvm.ptr, i64\n  %out_bases = llvm.load %out_bases_at : !llvm.ptr -> !llvm.ptr",
+                bases = Descriptor::Bases as u64
+            );
+            for peer in 0..self.world {
+                let _ = write!(
+                    out,
+                    "  %dslot{peer} = llvm.getelementptr %out_bases[{peer}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %dbase{peer} = llvm.load %dslot{peer} : !llvm.ptr -> !llvm.ptr
+  %dst{peer} = llvm.getelementptr %dbase{peer}[%out_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+"
+                );
+            }
+        }
         out.push_str("  scf.for %i = %mine_start to %mine_hi step %stride : i64 {\n");
         let reduced = self.reduce(out, "%src");
         for peer in 0..self.world {
             let _ = write!(
                 out,
                 "    scf.if %not_me{peer} {{
-      %push{peer} = llvm.getelementptr %src{peer}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+      %push{peer} = llvm.getelementptr {target}{peer}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
       llvm.store {reduced}, %push{peer} {{alignment = {align} : i64}} : {vector}, !llvm.ptr
     }}
 "
@@ -267,6 +304,9 @@ impl AllReduceKernel {
         self.store(out, &reduced);
         out.push_str("  }\n");
         barrier(out, "pushed");
+        if into_outputs {
+            return;
+        }
         for peer in 0..self.world {
             let _ = write!(
                 out,
@@ -638,7 +678,7 @@ mod tests {
             vector: 8,
             epilogue: None,
             staged: false,
-            push: false,
+            push: None,
         };
         assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
     }

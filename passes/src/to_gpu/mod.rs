@@ -27,10 +27,10 @@ use crate::{
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
     module::{SymbolIndex, defined_functions},
     read_after::used_after,
-    select_all_reduce::choose,
+    select_all_reduce::{Facts, choose},
 };
 use host::{Declarations, Host, int_type, ptr_type};
-use kernels::{Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Reduction};
+use kernels::{Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction};
 use std::collections::BTreeMap;
 
 pub const KERNEL_MODULE: &str = "symm_kernels";
@@ -267,6 +267,7 @@ impl Conversion {
             Ok((kernel, nvec, blocks)) => {
                 let kernel_name = kernel.name();
                 let fused = kernel.epilogue.is_some();
+                let kernel_pushes_into_outputs = kernel.push == Some(Push::IntoOutputs);
                 self.kernels.insert(kernel_name.clone(), kernel);
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
                 let operands = op.operands();
@@ -286,6 +287,11 @@ impl Conversion {
                     common.timeout,
                     common.error_flag,
                 ];
+                if kernel_pushes_into_outputs {
+                    // Peers' outputs: the same offset in the output's pool.
+                    args.push(host.call_ptr("symm_rt_pool_descriptor", &[out_ptr]));
+                    args.push(host.call("symm_rt_pool_offset", &[out_ptr], &[i64_ty])[0]);
+                }
                 for operand in &operands[1..operands.len() - 1] {
                     args.push(host.ptr_of(*operand));
                 }
@@ -328,13 +334,18 @@ impl Conversion {
         // The push two-shot overwrites the input, so only when nothing reads
         // it afterwards.
         let input_read_after = used_after(operands[0], op);
+        // Realize made the output symmetric if the push could use it.
+        let out_symmetric = operands[operands.len() - 1]
+            .ty()
+            .memory_space()
+            .is_some_and(|space| space.allocator().is_some());
         let chosen = || {
-            let pick = choose(
-                count * bytes,
-                Some(world),
-                self.one_shot_max,
+            let facts = Facts {
+                world: Some(world),
                 input_read_after,
-            );
+                output_owned: out_symmetric,
+            };
+            let pick = choose(count * bytes, facts, self.one_shot_max);
             if pick == "one_shot" {
                 Algorithm::OneShot
             } else {
@@ -393,7 +404,14 @@ impl Conversion {
         // The pool holds the input, so its staging slots hold any message up
         // to STAGING_MAX bytes (symm_protocol::staging_layout).
         let staged = algorithm == Algorithm::OneShot && count * bytes <= kernels::STAGING_MAX;
-        let push = algorithm == Algorithm::TwoShot && !input_read_after;
+        let push = match algorithm {
+            Algorithm::TwoShot if input_read_after => None,
+            Algorithm::TwoShot if out_symmetric && !op.is("symm_mem.all_reduce_epilogue_out") => {
+                Some(Push::IntoOutputs)
+            }
+            Algorithm::TwoShot => Some(Push::IntoInputs),
+            Algorithm::OneShot => None,
+        };
         Ok((
             AllReduceKernel {
                 algorithm,

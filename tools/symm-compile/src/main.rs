@@ -47,10 +47,13 @@ fn pipeline(args: &Args) -> String {
     } else {
         ""
     };
+    // Selection comes before realize: a two-shot's output may need to
+    // become symmetric (its push lands in the peers' outputs).
+    let max = args.one_shot_max_bytes;
     format!(
-        "builtin.module(func.func(symm-mem-to-dps{fuse}),symm-mem-realize,symm-mem-plan,\
-         convert-symm-mem-to-gpu{{one-shot-max-bytes={}}},{UPSTREAM_GPU_TO_LLVM})",
-        args.one_shot_max_bytes
+        "builtin.module(func.func(symm-mem-to-dps{fuse},\
+         symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
+         convert-symm-mem-to-gpu{{one-shot-max-bytes={max}}},{UPSTREAM_GPU_TO_LLVM})"
     )
 }
 
