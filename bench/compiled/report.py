@@ -4,20 +4,11 @@ kernels (bench/allreduce) and the torch anchor, all from one device call.
 
 usage: report.py COMPILED.jsonl RUNTIME.jsonl TORCH.jsonl
 """
-import json
+import os
 import sys
 
-
-def load(path):
-    with open(path) as f:
-        return {row["bytes"]: row for row in map(json.loads, filter(str.strip, f))}
-
-
-def size(nbytes):
-    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
-        if nbytes >= scale:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes} B"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "allreduce"))
+from report import load, size  # noqa: E402  (bench/allreduce/report.py)
 
 
 def main():

@@ -244,7 +244,15 @@ impl AllReduceKernel {
   %mine_hi_raw = arith.addi %mine_lo, %chunk : i64
   %mine_hi = arith.minui %mine_hi_raw, %nvec : i64
   %mine_start = arith.addi %mine_lo, %gtid : i64
-  %own_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+",
+        );
+        Self::own_input(out);
+    }
+
+    /// `%own_base`: this rank's copy of the pool; `%own_src`: its input.
+    fn own_input(out: &mut String) {
+        out.push_str(
+            "  %own_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
   %own_base = llvm.load %own_at : !llvm.ptr -> !llvm.ptr
   %own_src = llvm.getelementptr %own_base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 ",
@@ -350,20 +358,22 @@ impl AllReduceKernel {
   %parity = arith.andi %epoch64, %one_e : i64
   %parity_bytes = arith.muli %parity, %slot_bytes : i64
   %slot_offset = arith.addi %staging, %parity_bytes : i64
-  %mine_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  %mine_base = llvm.load %mine_at : !llvm.ptr -> !llvm.ptr
-  %mine_in = llvm.getelementptr %mine_base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-  %mine_slot = llvm.getelementptr %mine_base[%slot_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-  scf.for %i = %gtid to %nvec step %stride : i64 {{
-    %in_at = llvm.getelementptr %mine_in[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
-    %in_v = llvm.load %in_at {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
-    %stage_at = llvm.getelementptr %mine_slot[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
-    llvm.store %in_v, %stage_at {{alignment = {align} : i64}} : {vector}, !llvm.ptr
-  }}
 ",
             staging = Descriptor::Staging as u64,
             slot = Descriptor::Slot as u64,
             epochs = Descriptor::Epochs as u64,
+        );
+        Self::own_input(out);
+        let _ = write!(
+            out,
+            "  %mine_slot = llvm.getelementptr %own_base[%slot_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+  scf.for %i = %gtid to %nvec step %stride : i64 {{
+    %in_at = llvm.getelementptr %own_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+    %in_v = llvm.load %in_at {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
+    %stage_at = llvm.getelementptr %mine_slot[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+    llvm.store %in_v, %stage_at {{alignment = {align} : i64}} : {vector}, !llvm.ptr
+  }}
+"
         );
         for peer in 0..self.world {
             let _ = writeln!(
