@@ -34,6 +34,10 @@ use kernels::{Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduc
 use std::collections::BTreeMap;
 
 pub const KERNEL_MODULE: &str = "symm_kernels";
+/// Unit attribute on each function that gained the `symm_runtime*` first
+/// argument; func-to-llvm carries it to the `llvm.func`, where symm-compile
+/// reads it to write the header.
+pub const RUNTIME_HANDLE_ATTR: &str = "symm.runtime_handle";
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToGpu>(
     c"convert-symm-mem-to-gpu",
@@ -156,6 +160,9 @@ impl Conversion {
         let ptr = ptr_type(self.ctx);
         let runtime = entry.insert_arg(0, ptr, function.loc());
         self.prepend_function_input(function, ptr);
+        if let Some(unit) = self.ctx.attr("unit") {
+            function.set_attr(RUNTIME_HANDLE_ATTR, unit);
+        }
 
         let mut host = Host::new(At::BlockStart(entry), function, runtime, &mut self.decls);
         host.call("symm_rt_enter", &[], &[]);

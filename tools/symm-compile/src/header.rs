@@ -3,6 +3,8 @@
 //! shaped memref is a pointer to its first element).
 
 use melior::ir::{BlockLike, Module, RegionLike, ValueLike, operation::OperationLike};
+use std::collections::BTreeSet;
+use symm_passes::to_gpu::RUNTIME_HANDLE_ATTR;
 
 /// A function's name and its (C type, MLIR type) parameters and result.
 pub struct Entry {
@@ -42,6 +44,22 @@ fn c_type(mlir: &str) -> Result<String, String> {
     scalar(mlir)
         .map(str::to_owned)
         .ok_or_else(|| format!("{mlir}: no C type at the entry-point ABI"))
+}
+
+/// The functions of the lowered module that take the runtime handle first:
+/// convert-symm-mem-to-gpu marks them (`RUNTIME_HANDLE_ATTR`).
+pub fn runtime_functions(module: &Module) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut next = module.body().first_operation();
+    while let Some(op) = next {
+        next = op.next_in_block();
+        if op.attribute(RUNTIME_HANDLE_ATTR).is_ok()
+            && let Ok(name) = op.attribute("sym_name")
+        {
+            names.insert(name.to_string().trim_matches('"').to_owned());
+        }
+    }
+    names
 }
 
 /// Public functions with a body, read before lowering.
@@ -103,9 +121,9 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
     Ok(entries)
 }
 
-/// The header text. `lowered` (the final module) says which functions
-/// gained the runtime handle.
-pub fn render(input: &str, entries: &[Entry], lowered: &str) -> String {
+/// The header text; the functions named in `with_runtime` take the
+/// runtime handle first.
+pub fn render(input: &str, entries: &[Entry], with_runtime: &BTreeSet<String>) -> String {
     let guard: String = std::path::Path::new(input)
         .file_stem()
         .map(|s| s.to_string_lossy().to_uppercase())
@@ -122,16 +140,8 @@ pub fn render(input: &str, entries: &[Entry], lowered: &str) -> String {
          #ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n"
     );
     for entry in entries {
-        let takes_runtime = lowered
-            .find(&format!("llvm.func @{}(", entry.name))
-            .map(|at| {
-                let signature = &lowered[at..];
-                let end = signature.find(')').unwrap_or(signature.len());
-                signature[..end].matches("%arg").count() == entry.params.len() + 1
-            })
-            .unwrap_or(false);
         let mut params: Vec<String> = Vec::new();
-        if takes_runtime {
+        if with_runtime.contains(&entry.name) {
             params.push("symm_runtime *runtime".into());
         }
         for (index, (c, mlir)) in entry.params.iter().enumerate() {
