@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Latency against size for symm, torch symm_mem and NCCL (eager and graph).
 
-usage: plot.py SYMM.jsonl TORCH.jsonl OUT.png   (needs matplotlib)
+usage: plot.py SYMM.jsonl TORCH.jsonl OUT.png [MACHINE]   (needs matplotlib; MACHINE: "2x H200")
 """
 import json
 import sys
@@ -19,6 +19,7 @@ def load(path):
 
 def main():
     ours, theirs, out = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
+    machine = sys.argv[4] if len(sys.argv) > 4 else "2x H200"
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, mode, title in zip(axes, ("eager", "cg"), ("eager", "in a CUDA graph")):
         series = [
@@ -36,7 +37,7 @@ def main():
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes, bf16)")
-        ax.set_title(f"all-reduce on 2x H200, {title}")
+        ax.set_title(f"all-reduce on {machine}, {title}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("µs per all-reduce")
     axes[1].legend(loc="upper left")

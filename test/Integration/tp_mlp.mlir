@@ -24,6 +24,14 @@
 // RUN: env -u RANK %t/large/tp_mlp > %t/large/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/large/run.txt
 
+// The 4-rank build of the scale run (bench/results/*scale-h200x4*): the
+// group grows to 4 and each rank's shard to 1024 / 4 = 256 columns.
+// RUN: mkdir -p %t/w4
+// RUN: sed -e 's/world_size(2)/world_size(4)/' -e 's/512/256/g' %examples/tp_mlp.mlir > %t/w4/tp_mlp.mlir
+// RUN: %symm-compile %t/w4/tp_mlp.mlir -o %t/w4/tp_mlp.o --emit=ptx
+// RUN: FileCheck %s --check-prefix=W4 < %t/w4/tp_mlp.ptx
+// W4: .visible .entry symm_one_shot_staged_sum_f32_w4_v4_symm_epilogue_0(
+
 // LARGE: .visible .entry symm_two_shot_push_sum_f32_w2_v4_symm_epilogue_0(
 // LARGE: .visible .entry symm_two_shot_push_sum_f32_w2_v4_symm_epilogue_1(
 
