@@ -13,7 +13,8 @@ use crate::{
     Error, Result,
     agmm::{AllGatherMatmul, Shard},
     capi::SymmRuntime,
-    cuda::{CUdeviceptr, DeviceBuffer, MemPool, check},
+    cuda::{CUdeviceptr, DeviceBuffer, Graph, MemPool, check},
+    function_graphs::{FunctionGraphCache, Step},
     kernels::Dtype,
     mgpu,
     symmetric::SymmetricBuffer,
@@ -35,6 +36,8 @@ pub struct CompiledState {
     gathered: Option<DeviceBuffer>,
     /// Temporaries (`symm_rt_alloc`), kept across calls.
     temporaries: Option<MemPool>,
+    /// CUDA graphs of the compiled functions (`symm_rt_graph_begin/end`).
+    graphs: FunctionGraphCache,
 }
 
 /// A persistent pool and its descriptor (`symm_protocol::Descriptor`),
@@ -133,6 +136,90 @@ pub unsafe extern "C" fn symm_rt_exit(runtime: *mut SymmRuntime) {
         }
         session.stream.synchronize()?;
         session.collectives.check_peers("a compiled collective")
+    })
+}
+
+/// Whether compiled functions may become CUDA graphs: unless the
+/// environment sets `SYMM_CUDA_GRAPHS=0` (to debug, or around code a
+/// capture cannot hold).
+fn graphs_enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
+}
+
+/// Starts a call of a compiled function (`function`: the address of a
+/// marker the compiler emits for it) with its `count` arguments at
+/// `arguments`. Returns 1 when the body must run (eagerly, or under a
+/// capture that `symm_rt_graph_end` finishes), 0 when a graph of an
+/// earlier call with the same arguments was replayed instead.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_graph_begin(
+    runtime: *mut SymmRuntime,
+    function: *mut c_void,
+    arguments: *const i64,
+    count: i64,
+) -> i32 {
+    run("starting a compiled function's CUDA graph", || {
+        let session = session(runtime)?;
+        // The application may be capturing this call itself.
+        if !graphs_enabled() || session.stream.is_capturing()? {
+            return Ok(1);
+        }
+        let count = size(count, "the argument count")?;
+        let key: Vec<u64> = if count == 0 || arguments.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: the compiled function passes `count` i64s it stored.
+            unsafe { std::slice::from_raw_parts(arguments, count) }
+                .iter()
+                .map(|&a| a as u64)
+                .collect()
+        };
+        let id = function as u64;
+        match session.compiled.graphs.step(id, &key) {
+            Step::Run => Ok(1),
+            Step::Capture => {
+                Graph::begin_capture(&session.stream)?;
+                Ok(1)
+            }
+            Step::Replay(index) => {
+                let graph =
+                    session.compiled.graphs.graph(id, index).ok_or_else(|| {
+                        Error::InvalidArgument("a cached graph disappeared".into())
+                    })?;
+                graph.replay(&session.stream)?;
+                Ok(0)
+            }
+        }
+    })
+}
+
+/// Ends the body of a compiled function: when it ran under capture, the
+/// graph is instantiated, kept for later calls and launched now.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_graph_end(runtime: *mut SymmRuntime, function: *mut c_void) {
+    run("capturing a compiled function into a CUDA graph", || {
+        let session = session(runtime)?;
+        let id = function as u64;
+        if !session.compiled.graphs.capturing(id) {
+            return Ok(());
+        }
+        let graph = match Graph::end_capture(&session.stream) {
+            Ok(graph) => graph,
+            Err(error) => {
+                session.compiled.graphs.abandon(id);
+                return Err(Error::Cuda(format!(
+                    "{error} (set SYMM_CUDA_GRAPHS=0 to run compiled functions without graphs)"
+                )));
+            }
+        };
+        let stream = &session.stream;
+        let graph = session
+            .compiled
+            .graphs
+            .captured(id, graph)
+            .ok_or_else(|| Error::InvalidArgument("no capture to finish".into()))?;
+        graph.replay(stream)
     })
 }
 

@@ -11,6 +11,7 @@ pub mod compiled;
 pub mod cuda;
 pub mod error;
 pub mod fdpass;
+pub mod function_graphs;
 pub mod group;
 pub mod kernels;
 pub mod launcher;

@@ -1,4 +1,6 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --convert-symm-mem-to-gpu | FileCheck %s
+// RUN: not symm-opt %s -split-input-file --convert-symm-mem-to-gpu=cuda-graphs=false 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=NOGRAPH
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
@@ -12,11 +14,11 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: call @symm_rt_enter(%[[RT]])
 // CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
 // CHECK: %[[RANK:.*]] = call @symm_rt_rank(%[[RT]])
-// CHECK: %[[BASE:.*]] = call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
+// CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
-// CHECK: %[[DESC:.*]] = call @symm_rt_pool_descriptor(%[[RT]],
-// CHECK: %[[OFF:.*]] = call @symm_rt_pool_offset(%[[RT]],
+// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]],
+// CHECK: %[[OFF:.*]] = {{(func\.)?}}call @symm_rt_pool_offset(%[[RT]],
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[DESC]] : !llvm.ptr, %[[OFF]] : i64, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
 // CHECK: call @symm_rt_exit(%[[RT]])
 // CHECK-NEXT: return
@@ -92,10 +94,10 @@ func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @push_into_outputs
-// CHECK: %[[IN_DESC:.*]] = call @symm_rt_pool_descriptor(%{{.*}}, %[[IN:.*]]) :
-// CHECK: %[[IN_OFF:.*]] = call @symm_rt_pool_offset(%{{.*}}, %[[IN]]) :
-// CHECK: %[[OUT_DESC:.*]] = call @symm_rt_pool_descriptor(%{{.*}}, %[[OUT:.*]]) :
-// CHECK: %[[OUT_OFF:.*]] = call @symm_rt_pool_offset(%{{.*}}, %[[OUT]]) :
+// CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[IN:.*]]) :
+// CHECK: %[[IN_OFF:.*]] = {{(func\.)?}}call @symm_rt_pool_offset(%{{.*}}, %[[IN]]) :
+// CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[OUT:.*]]) :
+// CHECK: %[[OUT_OFF:.*]] = {{(func\.)?}}call @symm_rt_pool_offset(%{{.*}}, %[[OUT]]) :
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_DESC]] : !llvm.ptr, %[[IN_OFF]] : i64, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_DESC]] : !llvm.ptr, %[[OUT_OFF]] : i64)
 // CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: i64)
@@ -123,7 +125,7 @@ symm_mem.group @tp4 world_size(4)
 symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
 // CHECK-LABEL: func.func @pull_two_shot
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_sum_bf16_w4_v8
-// CHECK: call @symm_rt_copy(
+// CHECK: {{(func\.)?}}call @symm_rt_copy(
 // CHECK: gpu.func @symm_two_shot_sum_bf16_w4_v8(
 // CHECK-COUNT-6: atom.{{release|acquire}}.sys.cas.b32
 // CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
@@ -142,10 +144,10 @@ func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xb
 // Regular buffers, copies and matmuls become runtime calls (cuBLAS).
 // CHECK-LABEL: func.func @runtime_calls
 // CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<4x16xf32>)
-// CHECK: %[[P:.*]] = call @symm_rt_alloc(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
-// CHECK: call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32) -> ()
-// CHECK: call @symm_rt_copy(%[[RT]],
-// CHECK: call @symm_rt_free(%[[RT]],
+// CHECK: %[[P:.*]] = {{(func\.)?}}call @symm_rt_alloc(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
+// CHECK: {{(func\.)?}}call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32) -> ()
+// CHECK: {{(func\.)?}}call @symm_rt_copy(%[[RT]],
+// CHECK: {{(func\.)?}}call @symm_rt_free(%[[RT]],
 func.func @runtime_calls(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
   %t = memref.alloc() : memref<4x16xf32>
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%t : memref<4x16xf32>)
@@ -199,5 +201,94 @@ func.func private @helper(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4
 func.func @dynamic(%n: index) {
   // expected-error@+1 {{'memref.alloc' has dynamic sizes, which the GPU lowering does not support yet}}
   %t = memref.alloc(%n) : memref<?xf32>
+  return
+}
+
+// -----
+
+// An entry point's body runs under `scf.if symm_rt_graph_begin(...)`: the
+// runtime runs it, captures it on the second call with the same arguments
+// (their addresses are the key) and replays the graph after, skipping the
+// body. A private marker global gives the function its identity.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK: memref.global "private" @__symm_graph_graphed : memref<1xi8> = uninitialized
+// CHECK-LABEL: func.func @graphed
+// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<32x32xf32>)
+// CHECK: %[[ERR:.*]] = call @symm_rt_error_flag(%[[RT]])
+// CHECK: %[[MARK:.*]] = memref.get_global @__symm_graph_graphed : memref<1xi8>
+// CHECK: %[[KEY:.*]] = memref.alloca() : memref<1xi64>
+// CHECK: memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: memref.store %{{.*}}, %[[KEY]][%{{.*}}] : memref<1xi64>
+// CHECK: %[[GO:.*]] = call @symm_rt_graph_begin(%[[RT]], %[[MARK_PTR:.*]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
+// CHECK: %[[BODY:.*]] = arith.cmpi ne, %[[GO]], %{{.*}} : i32
+// CHECK: scf.if %[[BODY]] {
+// CHECK: func.call @symm_rt_global(
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4
+// CHECK: func.call @symm_rt_graph_end(%[[RT]], %[[MARK_PTR]])
+// CHECK-NEXT: }
+// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
+// CHECK-NEXT: return
+// NOGRAPH-LABEL: func.func @graphed
+// NOGRAPH-NOT: symm_rt_graph_begin
+// NOGRAPH: gpu.launch_func
+// NOGRAPH-NOT: scf.if
+// NOGRAPH: call @symm_rt_exit
+func.func @graphed(%out: memref<32x32xf32>) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}
+
+// -----
+
+// A function that returns a value runs eagerly every time: a replay could
+// not hand back what the body computed on the host.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @returns
+// CHECK-NOT: symm_rt_graph_begin
+// CHECK: return
+// expected-remark@+1 {{no CUDA graph for this function: it returns values}}
+func.func @returns(%out: memref<32x32xf32>) -> memref<32x32xf32> {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return %out : memref<32x32xf32>
+}
+
+// -----
+
+// A call may do anything a capture cannot hold (synchronize, copy to the
+// host), so the function runs eagerly unless its callee says otherwise.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+func.func private @log_progress()
+func.func private @fill(memref<32x32xf32>) attributes {cudagraph.capturable}
+// CHECK-LABEL: func.func @calls_out
+// CHECK-NOT: symm_rt_graph_begin
+// CHECK: call @log_progress
+// CHECK-LABEL: func.func @calls_capturable
+// CHECK: symm_rt_graph_begin
+// CHECK: scf.if
+// CHECK: func.call @fill
+// expected-remark@+1 {{no CUDA graph for this function: it calls @log_progress, which is not marked cudagraph.capturable}}
+func.func @calls_out(%out: memref<32x32xf32>) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  func.call @log_progress() : () -> ()
+  return
+}
+func.func @calls_capturable(%out: memref<32x32xf32>) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  func.call @fill(%out) : (memref<32x32xf32>) -> ()
   return
 }

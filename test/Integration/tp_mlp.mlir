@@ -51,9 +51,11 @@
 
 // IR: define void @tp_mlp(ptr %0,
 // IR: call void @symm_rt_enter(ptr %0)
+// IR: call i32 @symm_rt_graph_begin(ptr %0,
 // IR: call ptr @symm_rt_global(ptr %0,
 // IR: call void @symm_rt_matmul(
 // IR: call void @mgpuLaunchKernel(
+// IR: call void @symm_rt_graph_end(ptr %0,
 // IR: call void @symm_rt_exit(ptr %0)
 
 // Without a GPU (CI), or with one but no launcher environment.

@@ -106,9 +106,14 @@ impl<'d> Host<'d> {
         self.call(name, args, &[ptr])[0]
     }
 
-    /// The address of a memref's first element (identity layout, so the
-    /// aligned pointer: offsets are folded into it by `memref.view`).
-    pub fn ptr_of(&mut self, memref: Val) -> Val {
+    /// Builds before `op` from now on.
+    pub fn move_before(&mut self, op: Op) {
+        self.b = Builder::new(self.ctx(), self.b.loc, At::Before(op));
+    }
+
+    /// The address of a memref's first element as an i64 (identity
+    /// layout, so the aligned pointer: `memref.view` folds offsets into it).
+    pub fn address_of(&mut self, memref: Val) -> Val {
         let ctx = self.ctx();
         let loc = self.b.loc;
         let index = OpBuilder::new("memref.extract_aligned_pointer_as_index", loc)
@@ -120,7 +125,13 @@ impl<'d> Host<'d> {
             .operands(&[index])
             .results(&[int_type(ctx, 64)])
             .build();
-        let as_int = self.b.insert(as_int).result(0);
+        self.b.insert(as_int).result(0)
+    }
+
+    /// The address of a memref's first element, as a pointer.
+    pub fn ptr_of(&mut self, memref: Val) -> Val {
+        let loc = self.b.loc;
+        let as_int = self.address_of(memref);
         let ptr = OpBuilder::new("llvm.inttoptr", loc)
             .operands(&[as_int])
             .results(&[self.ptr()])

@@ -18,13 +18,14 @@
 //!
 //! What it cannot lower yet it names, with the op's location.
 
+mod graphs;
 pub mod host;
 pub mod kernels;
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, replace_terminator},
-    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
+    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
     module::{SymbolIndex, defined_functions},
     read_after::used_after,
     select_all_reduce::{Facts, choose},
@@ -44,12 +45,21 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToGp
     c"ConvertSymmMemToGpu",
     c"Lower symm_mem collectives to gpu.func kernels and pools, copies and matmuls to runtime calls",
     c"builtin.module",
-    &[PassOption::new(
-        c"one-shot-max-bytes",
-        c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
-        OptionKind::Int64,
-        c"1048576",
-    )],
+    &[
+        PassOption::new(
+            c"one-shot-max-bytes",
+            c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
+            OptionKind::Int64,
+            c"1048576",
+        ),
+        PassOption::new(
+            c"cuda-graphs",
+            c"Let the runtime capture each eligible entry point into a CUDA graph on its second \
+              call with the same arguments and replay it after",
+            OptionKind::Bool,
+            c"true",
+        ),
+    ],
 );
 
 pub struct ConvertSymmMemToGpu;
@@ -124,6 +134,7 @@ struct Conversion {
     groups: crate::GroupTable,
     symbols: SymbolIndex,
     one_shot_max: u64,
+    cuda_graphs: bool,
     decls: Declarations,
     kernels: BTreeMap<String, AllReduceKernel>,
     /// Fused ops whose region becomes the named epilogue function.
@@ -157,6 +168,20 @@ impl Conversion {
         let Some(entry) = function.entry_block() else {
             return;
         };
+        // The body as written, before the runtime prologue joins it.
+        let mut body = entry.ops();
+        let terminator = body.pop();
+        let graph = if !self.cuda_graphs {
+            None
+        } else if let Some(why) = graphs::ineligible(function, &self.symbols) {
+            emit_remark(
+                function.loc(),
+                &format!("no CUDA graph for this function: {why}"),
+            );
+            None
+        } else {
+            terminator
+        };
         let ptr = ptr_type(self.ctx);
         let runtime = entry.insert_arg(0, ptr, function.loc());
         self.prepend_function_input(function, ptr);
@@ -185,6 +210,11 @@ impl Conversion {
             timeout,
             error_flag,
         };
+        if let Some(terminator) = graph {
+            let arguments: Vec<Val> = (1..entry.num_args()).map(|i| entry.arg(i)).collect();
+            let mut host = Host::new(At::Before(terminator), function, runtime, &mut self.decls);
+            graphs::wrap_body(&mut host, function, &body, &arguments);
+        }
 
         for op in body_ops {
             if op.is("func.return") && op.parent() == Some(function) {
@@ -661,6 +691,7 @@ impl SymmPass for ConvertSymmMemToGpu {
             groups: module.group_table(),
             symbols: SymbolIndex::new(module),
             one_shot_max: options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64,
+            cuda_graphs: options.flag("cuda-graphs"),
             decls: Declarations::default(),
             kernels: BTreeMap::new(),
             epilogues: Vec::new(),

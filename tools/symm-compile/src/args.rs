@@ -3,10 +3,12 @@
 use std::path::PathBuf;
 
 pub const USAGE: &str = "usage: symm-compile INPUT.mlir -o OUTPUT.o [--emit=llvm,ptx,mlir]
-                    [--no-fuse-epilogue] [--one-shot-max-bytes=N]
+                    [--no-fuse-epilogue] [--one-shot-max-bytes=N] [--no-cuda-graphs]
 
 Writes OUTPUT.o and OUTPUT.h (the entry points); --emit adds OUTPUT.ll
-(LLVM IR), OUTPUT.ptx (the kernels) and OUTPUT.llvm.mlir (the lowered module).";
+(LLVM IR), OUTPUT.ptx (the kernels) and OUTPUT.llvm.mlir (the lowered module).
+Entry points become CUDA graphs on their second call with the same arguments
+unless --no-cuda-graphs (or SYMM_CUDA_GRAPHS=0 at run time).";
 
 /// Extra outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +25,7 @@ pub struct Args {
     pub emit: Vec<Emit>,
     pub fuse_epilogue: bool,
     pub one_shot_max_bytes: u64,
+    pub cuda_graphs: bool,
 }
 
 pub fn parse(args: &[String]) -> Result<Args, String> {
@@ -31,6 +34,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut emit = Vec::new();
     let mut fuse_epilogue = true;
     let mut one_shot_max_bytes = 1 << 20;
+    let mut cuda_graphs = true;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         if arg == "-o" {
@@ -50,6 +54,8 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             }
         } else if arg == "--no-fuse-epilogue" {
             fuse_epilogue = false;
+        } else if arg == "--no-cuda-graphs" {
+            cuda_graphs = false;
         } else if let Some(value) = arg.strip_prefix("--one-shot-max-bytes=") {
             one_shot_max_bytes = value
                 .parse()
@@ -70,6 +76,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         emit,
         fuse_epilogue,
         one_shot_max_bytes,
+        cuda_graphs,
     })
 }
 
@@ -90,6 +97,7 @@ mod tests {
             "--emit=llvm,ptx",
             "--no-fuse-epilogue",
             "--one-shot-max-bytes=64",
+            "--no-cuda-graphs",
         ]))
         .unwrap();
         assert_eq!(args.input, "a.mlir");
@@ -97,6 +105,8 @@ mod tests {
         assert_eq!(args.emit, vec![Emit::Llvm, Emit::Ptx]);
         assert!(!args.fuse_epilogue);
         assert_eq!(args.one_shot_max_bytes, 64);
+        assert!(!args.cuda_graphs);
+        assert!(parse(&strings(&["a.mlir"])).unwrap().cuda_graphs);
     }
 
     #[test]

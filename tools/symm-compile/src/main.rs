@@ -53,7 +53,9 @@ fn pipeline(args: &Args) -> String {
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
-         convert-symm-mem-to-gpu{{one-shot-max-bytes={max}}},{UPSTREAM_GPU_TO_LLVM})"
+         convert-symm-mem-to-gpu{{one-shot-max-bytes={max} cuda-graphs={graphs}}},\
+         {UPSTREAM_GPU_TO_LLVM})",
+        graphs = args.cuda_graphs
     )
 }
 

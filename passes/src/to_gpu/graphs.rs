@@ -1,0 +1,130 @@
+//! Compiled functions as CUDA graphs: the body of an eligible entry point
+//! moves under `scf.if symm_rt_graph_begin(...)`, so the runtime can run it
+//! eagerly, capture it, or replay an earlier capture and skip it (see the
+//! runtime's `function_graphs`). The key is the function's arguments (a
+//! graph records device addresses); the identity is the address of a
+//! private `memref.global` marker, unique per function and object.
+
+use super::host::{Host, int_type};
+use crate::{
+    ir::{Op, OpBuilder, Val},
+    module::SymbolIndex,
+};
+
+/// Why `function` cannot become a graph, if it cannot: its body must be
+/// one block, it must return nothing (a replay cannot hand back what the
+/// body computed on the host), the all-gather + matmul ring forks work
+/// onto streams of its own, which this capture does not follow, and a call
+/// may do anything unless its callee is marked `cudagraph.capturable`.
+pub fn ineligible(function: Op, symbols: &SymbolIndex) -> Option<String> {
+    if function.region_blocks(0).len() != 1 {
+        return Some("it has more than one block".into());
+    }
+    let returns_values = function
+        .walk()
+        .iter()
+        .any(|op| op.is("func.return") && op.num_operands() > 0);
+    if returns_values {
+        return Some("it returns values".into());
+    }
+    if function
+        .walk()
+        .iter()
+        .any(|op| op.is("symm_mem.all_gather_matmul_out"))
+    {
+        return Some("all_gather_matmul runs on streams of its own".into());
+    }
+    for op in function.walk() {
+        if !op.is("func.call") {
+            continue;
+        }
+        let callee = op.attr("callee").and_then(|c| c.symbol_or_string());
+        let capturable = callee
+            .as_deref()
+            .and_then(|name| symbols.lookup(name))
+            .is_some_and(|f| f.attr("cudagraph.capturable").is_some());
+        if !capturable {
+            return Some(format!(
+                "it calls @{}, which is not marked cudagraph.capturable",
+                callee.unwrap_or_default()
+            ));
+        }
+    }
+    None
+}
+
+/// Moves `body` (the entry block's ops, in order, without the terminator)
+/// under `scf.if symm_rt_graph_begin(marker, arguments)`, ended by
+/// `symm_rt_graph_end(marker)`. `host` builds before the terminator;
+/// `arguments` are the function's own (memrefs).
+pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) {
+    let ctx = host.b.ctx;
+    let loc = function.loc();
+    let name = format!(
+        "__symm_graph_{}",
+        function.symbol_name().unwrap_or_default()
+    );
+    let (Some(marker_ty), Some(key_ty), Some(uninitialized), Some(segments), Some(ne)) = (
+        ctx.ty("memref<1xi8>"),
+        ctx.ty(&format!("memref<{}xi64>", arguments.len().max(1))),
+        ctx.attr("unit"),
+        ctx.attr("array<i32: 0, 0>"),
+        ctx.attr("1 : i64"),
+    ) else {
+        return;
+    };
+    let global = OpBuilder::new("memref.global", loc)
+        .attr("sym_name", ctx.string(&name))
+        .attr("sym_visibility", ctx.string("private"))
+        .attr("type", ctx.type_attr(marker_ty))
+        .attr("initial_value", uninitialized)
+        .build();
+    function.insert_before(global);
+
+    let marker = OpBuilder::new("memref.get_global", loc)
+        .results(&[marker_ty])
+        .attr("name", ctx.symbol(&name))
+        .build();
+    let marker = host.b.insert(marker).result(0);
+    let marker = host.ptr_of(marker);
+    let key = OpBuilder::new("memref.alloca", loc)
+        .results(&[key_ty])
+        .attr("operandSegmentSizes", segments)
+        .build();
+    let key = host.b.insert(key).result(0);
+    for (index, &argument) in arguments.iter().enumerate() {
+        let address = host.address_of(argument);
+        let at = host.index(index as i64);
+        let store = OpBuilder::new("memref.store", loc)
+            .operands(&[address, key, at])
+            .build();
+        host.b.insert(store);
+    }
+    let key = host.ptr_of(key);
+    let count = host.int(64, arguments.len() as i64);
+    let i32_ty = int_type(ctx, 32);
+    let run = host.call("symm_rt_graph_begin", &[marker, key, count], &[i32_ty])[0];
+    let zero = host.int(32, 0);
+    let go = OpBuilder::new("arith.cmpi", loc)
+        .operands(&[run, zero])
+        .results(&[int_type(ctx, 1)])
+        .attr("predicate", ne)
+        .build();
+    let go = host.b.insert(go).result(0);
+    let branch = OpBuilder::new("scf.if", loc)
+        .operands(&[go])
+        .regions(1)
+        .empty_regions(1)
+        .build();
+    host.b.insert(branch);
+    let Some(then) = branch.entry_block() else {
+        return;
+    };
+    let yield_op = OpBuilder::new("scf.yield", loc).build();
+    then.append(yield_op);
+    for &op in body {
+        op.move_before(yield_op);
+    }
+    host.move_before(yield_op);
+    host.call("symm_rt_graph_end", &[marker], &[]);
+}
