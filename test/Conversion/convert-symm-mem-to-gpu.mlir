@@ -292,3 +292,33 @@ func.func @calls_capturable(%out: memref<32x32xf32>) {
   func.call @fill(%out) : (memref<32x32xf32>) -> ()
   return
 }
+
+// -----
+
+// Scalars are part of a graph's key: an index goes in as its value; a
+// float cannot be a key, so that function runs eagerly.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @index_key
+// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<32x32xf32>, %[[N:.*]]: index)
+// CHECK: %[[NV:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: memref.store %[[NV]], %{{.*}}[%{{.*}}] : memref<2xi64>
+// CHECK: call @symm_rt_graph_begin
+// CHECK-LABEL: func.func @float_argument
+// CHECK-NOT: symm_rt_graph_begin
+// CHECK: return
+func.func @index_key(%out: memref<32x32xf32>, %n: index) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}
+// expected-remark@+1 {{no CUDA graph for this function: argument #1 is f32; a graph's key takes memrefs, indices and i64s}}
+func.func @float_argument(%out: memref<32x32xf32>, %scale: f32) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}

@@ -12,13 +12,25 @@ use crate::{
 };
 
 /// Why `function` cannot become a graph, if it cannot: its body must be
-/// one block, it must return nothing (a replay cannot hand back what the
-/// body computed on the host), the all-gather + matmul ring forks work
-/// onto streams of its own, which this capture does not follow, and a call
+/// one block; it must return nothing (a replay cannot hand back what the
+/// body computed on the host); its arguments, the graph's key, must be
+/// memrefs, indices or i64s; the all-gather + matmul ring forks work onto
+/// streams of its own and has not been checked under capture; and a call
 /// may do anything unless its callee is marked `cudagraph.capturable`.
 pub fn ineligible(function: Op, symbols: &SymbolIndex) -> Option<String> {
-    if function.region_blocks(0).len() != 1 {
+    let blocks = function.region_blocks(0);
+    if blocks.len() != 1 {
         return Some("it has more than one block".into());
+    }
+    let entry = blocks[0];
+    for index in 0..entry.num_args() {
+        let ty = entry.arg(index).ty();
+        let text = ty.print();
+        if !ty.is_memref() && text != "index" && text != "i64" {
+            return Some(format!(
+                "argument #{index} is {text}; a graph's key takes memrefs, indices and i64s"
+            ));
+        }
     }
     let returns_values = function
         .walk()
@@ -32,7 +44,10 @@ pub fn ineligible(function: Op, symbols: &SymbolIndex) -> Option<String> {
         .iter()
         .any(|op| op.is("symm_mem.all_gather_matmul_out"))
     {
-        return Some("all_gather_matmul runs on streams of its own".into());
+        return Some(
+            "all_gather_matmul's ring runs on streams of its own, not yet checked under capture"
+                .into(),
+        );
     }
     for op in function.walk() {
         if !op.is("func.call") {
@@ -92,8 +107,20 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
         .attr("operandSegmentSizes", segments)
         .build();
     let key = host.b.insert(key).result(0);
+    let i64_ty = int_type(ctx, 64);
     for (index, &argument) in arguments.iter().enumerate() {
-        let address = host.address_of(argument);
+        // Memrefs by address; an index as its i64 value; an i64 as it is.
+        let address = if argument.ty().is_memref() {
+            host.address_of(argument)
+        } else if argument.ty().print() == "index" {
+            let cast = OpBuilder::new("arith.index_cast", loc)
+                .operands(&[argument])
+                .results(&[i64_ty])
+                .build();
+            host.b.insert(cast).result(0)
+        } else {
+            argument
+        };
         let at = host.index(index as i64);
         let store = OpBuilder::new("memref.store", loc)
             .operands(&[address, key, at])
