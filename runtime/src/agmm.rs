@@ -219,8 +219,12 @@ impl AllGatherMatmul {
         }
         collectives.barrier(a, stream.raw)?;
         self.events[0].record(stream)?;
-        for copy in &self.copy_streams {
-            copy.wait(&self.events[0])?;
+        // Only the streams that get a copy wait: under graph capture a
+        // stream that joins must be joined back, and only copies are.
+        for (index, copy) in self.copy_streams.iter().enumerate() {
+            if (1..world).any(|step| step % 2 == index) {
+                copy.wait(&self.events[0])?;
+            }
         }
         let gemm = |a_rows: CUdeviceptr, source: usize| {
             let c = out + (source * m * n * size) as u64;

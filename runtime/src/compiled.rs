@@ -34,6 +34,8 @@ pub struct CompiledState {
     globals: HashMap<i64, Pool>,
     agmm: Option<AllGatherMatmul>,
     gathered: Option<DeviceBuffer>,
+    /// Scratch buffers outgrown, kept: graphs recorded their addresses.
+    retired: Vec<DeviceBuffer>,
     /// Temporaries (`symm_rt_alloc`), kept across calls.
     temporaries: Option<MemPool>,
     /// CUDA graphs of the compiled functions (`symm_rt_graph_begin/end`).
@@ -445,9 +447,12 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
             .as_ref()
             .is_none_or(|buffer| buffer.bytes < gathered_bytes)
         {
-            // The ring may still read the old scratch buffer.
-            session.stream.synchronize()?;
-            session.compiled.gathered = Some(DeviceBuffer::new(gathered_bytes)?);
+            // Queued work and captured graphs may still use the old scratch
+            // buffer: it stays alive with the session.
+            let larger = DeviceBuffer::new(gathered_bytes)?;
+            if let Some(old) = session.compiled.gathered.replace(larger) {
+                session.compiled.retired.push(old);
+            }
         }
         agmm(session)?;
         let state = &session.compiled;

@@ -418,13 +418,43 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
             }
         }
     }
-    if copy_from_device::<u8>(out.ptr, world * m * n * 2)? != to_bits(Dtype::Bf16, &expected) {
+    let expected = to_bits(Dtype::Bf16, &expected);
+    if copy_from_device::<u8>(out.ptr, world * m * n * 2)? != expected {
         return Err(Error::Cuda(
             "all_gather_matmul differs from the host reference".into(),
         ));
     }
+    // The ring forks its copies onto streams of its own and joins them with
+    // events: a capture must follow them (compiled programs capture it).
+    let graph = Graph::capture(&ctx.session.stream, || {
+        ring.run(
+            &ctx.session.collectives,
+            &a,
+            b_dev.ptr,
+            gathered.ptr,
+            out.ptr,
+            (m, k, n),
+            &ctx.session.stream,
+        )
+    })?;
+    out.zero()?;
+    ctx.session.device.synchronize()?;
+    ctx.barrier("agmm-graph")?;
+    for _ in 0..3 {
+        graph.replay(&ctx.session.stream)?;
+    }
+    ctx.session.stream.synchronize()?;
+    ctx.session
+        .collectives
+        .check_peers("all_gather_matmul replay")?;
+    if copy_from_device::<u8>(out.ptr, world * m * n * 2)? != expected {
+        return Err(Error::Cuda(
+            "a replayed all_gather_matmul differs from the host reference".into(),
+        ));
+    }
     Ok(format!(
-        "{world}x{m} x {k} @ {k} x {n} over the P2P ring equals the host reference, 3 calls"
+        "{world}x{m} x {k} @ {k} x {n} over the P2P ring equals the host reference, 3 calls, \
+         then 3 replays of a captured call"
     ))
 }
 
