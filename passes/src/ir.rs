@@ -201,6 +201,23 @@ impl Op {
     pub fn is_ancestor_of(self, other: Op) -> bool {
         std::iter::successors(Some(other), |op| op.parent()).any(|op| op == self)
     }
+    /// `self` or its ancestor that sits directly in `block`; the outermost
+    /// ancestor when none does.
+    pub fn ancestor_in(self, block: Option<Blk>) -> Op {
+        let mut anchor = self;
+        while anchor.block() != block {
+            match anchor.parent() {
+                Some(parent) => anchor = parent,
+                None => break,
+            }
+        }
+        anchor
+    }
+    /// Whether `self` comes before `other`, both in one block (MLIR keeps
+    /// the order cached, so this is cheap to ask repeatedly).
+    pub fn is_before_in_block(self, other: Op) -> bool {
+        unsafe { mlirOperationIsBeforeInBlock(self.0, other.0) }
+    }
     pub fn is_view_like(self) -> bool {
         unsafe { symm_dialects::ffi::symmMemOperationIsViewLike(self.0) }
     }

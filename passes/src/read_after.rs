@@ -27,16 +27,10 @@ pub fn used_after(value: Val, op: Op) -> bool {
     if !in_function_body && root_of(value).def().and_then(Op::block) != Some(block) {
         return true;
     }
-    let order = block.ops();
-    let Some(at) = order.iter().position(|&o| o == op) else {
-        return true;
-    };
-    let position = |user: Op| -> Option<usize> {
-        let mut anchor = user;
-        while anchor.block() != Some(block) {
-            anchor = anchor.parent()?;
-        }
-        order.iter().position(|&o| o == anchor)
+    // Where a use sits, counted at its ancestor in `op`'s block.
+    let before_op = |user: Op| {
+        let anchor = user.ancestor_in(Some(block));
+        anchor.block() == Some(block) && anchor.is_before_in_block(op)
     };
     let mut pending = vec![value];
     while let Some(value) = pending.pop() {
@@ -49,9 +43,8 @@ pub fn used_after(value: Val, op: Op) -> bool {
                 pending.extend(user.results());
                 continue;
             }
-            match position(user) {
-                Some(p) if p < at => {}
-                _ => return true,
+            if !before_op(user) {
+                return true;
             }
         }
     }

@@ -42,14 +42,7 @@ impl Numbering {
     /// The last program point at which a use by `user` keeps a buffer
     /// defined by `def` alive.
     pub fn use_end(&self, def: Op, user: Op) -> usize {
-        let home = def.block();
-        let mut anchor = user;
-        while anchor.block() != home {
-            match anchor.parent() {
-                Some(parent) => anchor = parent,
-                None => break,
-            }
-        }
+        let anchor = user.ancestor_in(def.block());
         self.subtree_end.get(&anchor).copied().unwrap_or(0)
     }
 }
