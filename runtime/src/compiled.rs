@@ -278,20 +278,6 @@ pub unsafe extern "C" fn symm_rt_pool_descriptor(
     })
 }
 
-/// Byte offset of `pointer` in its pool (the same on every rank).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_pool_offset(
-    runtime: *mut SymmRuntime,
-    pointer: *mut c_void,
-) -> i64 {
-    run("finding a collective's buffer", || {
-        let (_, offset) = session(runtime)?
-            .compiled
-            .containing(pointer as CUdeviceptr)?;
-        Ok(offset as i64)
-    })
-}
-
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_rank(runtime: *mut SymmRuntime) -> i32 {
     run("reading the rank", || {

@@ -17,14 +17,16 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
-// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]],
-// CHECK: %[[OFF:.*]] = {{(func\.)?}}call @symm_rt_pool_offset(%[[RT]],
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[DESC]] : !llvm.ptr, %[[OFF]] : i64, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
+// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %[[IN:.*]]) :
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[DESC]] : !llvm.ptr, %[[IN]] : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
 // CHECK: call @symm_rt_exit(%[[RT]])
 // CHECK-NEXT: return
 // CHECK: gpu.module @symm_kernels
-// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(
+// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KDESC:[^:]*]]: !llvm.ptr, %[[KIN:[^:]*]]: !llvm.ptr,
 // CHECK-SAME: kernel
+// CHECK: %[[LOCAL:.*]] = llvm.ptrtoint %[[KIN]] : !llvm.ptr to i64
+// CHECK: %[[OWN:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr to i64
+// CHECK: arith.subi %[[LOCAL]], %[[OWN]] : i64
 // CHECK: %[[EPOCH:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
 // CHECK: red.release.sys.global.add.u32
 // CHECK: ld.acquire.sys.global.u32
@@ -95,12 +97,10 @@ symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @push_into_outputs
 // CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[IN:.*]]) :
-// CHECK: %[[IN_OFF:.*]] = {{(func\.)?}}call @symm_rt_pool_offset(%{{.*}}, %[[IN]]) :
 // CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[OUT:.*]]) :
-// CHECK: %[[OUT_OFF:.*]] = {{(func\.)?}}call @symm_rt_pool_offset(%{{.*}}, %[[OUT]]) :
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_DESC]] : !llvm.ptr, %[[IN_OFF]] : i64, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_DESC]] : !llvm.ptr, %[[OUT_OFF]] : i64)
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_DESC]] : !llvm.ptr, %[[IN]] : !llvm.ptr, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_DESC]] : !llvm.ptr)
 // CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: i64)
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
 // CHECK: scf.for
 // CHECK: arith.addf

@@ -141,15 +141,14 @@ impl AllReduceKernel {
         format!("vector<{}x{element}>", self.vector)
     }
 
-    /// The `gpu.func` text. Parameters: the pool's descriptor
-    /// (`symm_protocol::Descriptor`), byte offset in the pool, output,
-    /// vector count, rank, timeout (ns), error flag, for `Push::IntoOutputs`
-    /// the output's pool descriptor and offset, then one pointer per
-    /// epilogue operand.
+    /// The `gpu.func` text. Parameters: the input's pool descriptor
+    /// (`symm_protocol::Descriptor`), the input, the output, vector count,
+    /// rank, timeout (ns), error flag, for `Push::IntoOutputs` the output's
+    /// pool descriptor, then one pointer per epilogue operand.
     pub fn text(&self) -> String {
         let mut out = String::new();
         let mut extra: String = if self.push == Some(Push::IntoOutputs) {
-            ", %out_desc: !llvm.ptr, %out_offset: i64".to_owned()
+            ", %out_desc: !llvm.ptr".to_owned()
         } else {
             String::new()
         };
@@ -161,7 +160,7 @@ impl AllReduceKernel {
         );
         let _ = write!(
             out,
-            "gpu.func @{name}(%desc: !llvm.ptr, %offset: i64, %out: !llvm.ptr, \
+            "gpu.func @{name}(%desc: !llvm.ptr, %in: !llvm.ptr, %out: !llvm.ptr, \
              %nvec: i64, %rank32: i32, %timeout: i64, %err: !llvm.ptr{extra}) kernel \
              attributes {{gpu.known_block_size = array<i32: {THREADS}, 1, 1>}} {{
   %tid_i = gpu.thread_id x
@@ -181,25 +180,14 @@ impl AllReduceKernel {
   %max_world = arith.constant {MAX_WORLD} : i64
   %world = arith.constant {world} : i64
   %channel = arith.muli %bid, %max_world : i64
-  %bases_at = llvm.getelementptr %desc[{bases}] : (!llvm.ptr) -> !llvm.ptr, i64
-  %bases = llvm.load %bases_at : !llvm.ptr -> !llvm.ptr
   %pads_at = llvm.getelementptr %desc[{pads}] : (!llvm.ptr) -> !llvm.ptr, i64
   %pads = llvm.load %pads_at : !llvm.ptr -> !llvm.ptr
 ",
             name = self.name(),
             world = self.world,
-            bases = Descriptor::Bases as u64,
             pads = Descriptor::Pads as u64,
         );
-        for peer in 0..self.world {
-            let _ = write!(
-                out,
-                "  %slot{peer} = llvm.getelementptr %bases[{peer}] : (!llvm.ptr) -> !llvm.ptr, i64
-  %base{peer} = llvm.load %slot{peer} : !llvm.ptr -> !llvm.ptr
-  %src{peer} = llvm.getelementptr %base{peer}[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-"
-            );
-        }
+        self.peer_addresses(&mut out, "%desc", "%in", "", "%src");
         if self.staged {
             self.staged_prologue(&mut out);
             counter_barrier(&mut out);
@@ -231,9 +219,8 @@ impl AllReduceKernel {
         out
     }
 
-    /// The chunk bounds of every two-shot: `%chunk` vectors per rank, this
-    /// rank's `[%mine_start, %mine_hi)` by `%stride`, and `%own_src`, this
-    /// rank's input.
+    /// The chunk bounds of every two-shot: `%chunk` vectors per rank and
+    /// this rank's `[%mine_start, %mine_hi)` by `%stride`.
     fn chunk_bounds(out: &mut String) {
         out.push_str(
             "  %one64 = arith.constant 1 : i64
@@ -246,17 +233,42 @@ impl AllReduceKernel {
   %mine_start = arith.addi %mine_lo, %gtid : i64
 ",
         );
-        Self::own_input(out);
     }
 
-    /// `%own_base`: this rank's copy of the pool; `%own_src`: its input.
-    fn own_input(out: &mut String) {
-        out.push_str(
-            "  %own_at = llvm.getelementptr %bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  %own_base = llvm.load %own_at : !llvm.ptr -> !llvm.ptr
-  %own_src = llvm.getelementptr %own_base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    /// Every rank's address of the buffer that is `local` here, in the pool
+    /// of descriptor `desc`: `{target}{p}` for rank p. The offset in the
+    /// pool is the same on every rank: `local` minus this rank's base. Also
+    /// defines `%{prefix}bases` (the table), `%{prefix}base{p}` (rank p's
+    /// pool), `%{prefix}own_base` and `%{prefix}offset`.
+    fn peer_addresses(
+        &self,
+        out: &mut String,
+        desc: &str,
+        local: &str,
+        prefix: &str,
+        target: &str,
+    ) {
+        let _ = write!(
+            out,
+            "  %{prefix}bases_at = llvm.getelementptr {desc}[{bases}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %{prefix}bases = llvm.load %{prefix}bases_at : !llvm.ptr -> !llvm.ptr
+  %{prefix}own_at = llvm.getelementptr %{prefix}bases[%rank] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %{prefix}own_base = llvm.load %{prefix}own_at : !llvm.ptr -> !llvm.ptr
+  %{prefix}local_i = llvm.ptrtoint {local} : !llvm.ptr to i64
+  %{prefix}own_i = llvm.ptrtoint %{prefix}own_base : !llvm.ptr to i64
+  %{prefix}offset = arith.subi %{prefix}local_i, %{prefix}own_i : i64
 ",
+            bases = Descriptor::Bases as u64
         );
+        for peer in 0..self.world {
+            let _ = write!(
+                out,
+                "  %{prefix}slot{peer} = llvm.getelementptr %{prefix}bases[{peer}] : (!llvm.ptr) -> !llvm.ptr, i64
+  %{prefix}base{peer} = llvm.load %{prefix}slot{peer} : !llvm.ptr -> !llvm.ptr
+  {target}{peer} = llvm.getelementptr %{prefix}base{peer}[%{prefix}offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+"
+            );
+        }
     }
 
     /// Push two-shot: this rank reduces its chunk, writes it (through the
@@ -282,20 +294,7 @@ impl AllReduceKernel {
         let into_outputs = self.push == Some(Push::IntoOutputs);
         let target = if into_outputs { "%dst" } else { "%src" };
         if into_outputs {
-            let _ = writeln!(
-                out,
-                "  %out_bases_at = llvm.getelementptr %out_desc[{bases}] : (!llvm.ptr) -> !llvm.ptr, i64\n  %out_bases = llvm.load %out_bases_at : !llvm.ptr -> !llvm.ptr",
-                bases = Descriptor::Bases as u64
-            );
-            for peer in 0..self.world {
-                let _ = write!(
-                    out,
-                    "  %dslot{peer} = llvm.getelementptr %out_bases[{peer}] : (!llvm.ptr) -> !llvm.ptr, i64
-  %dbase{peer} = llvm.load %dslot{peer} : !llvm.ptr -> !llvm.ptr
-  %dst{peer} = llvm.getelementptr %dbase{peer}[%out_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-"
-                );
-            }
+            self.peer_addresses(out, "%out_desc", "%out", "out_", "%dst");
         }
         out.push_str("  scf.for %i = %mine_start to %mine_hi step %stride : i64 {\n");
         let reduced = self.reduce(out, "%src");
@@ -324,7 +323,7 @@ impl AllReduceKernel {
     %hi{peer} = arith.minui %hi_raw{peer}, %nvec : i64
     %start{peer} = arith.addi %lo{peer}, %gtid : i64
     scf.for %i = %start{peer} to %hi{peer} step %stride : i64 {{
-      %gp = llvm.getelementptr %own_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+      %gp = llvm.getelementptr %in[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
       %gathered = llvm.load %gp {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
 "
             );
@@ -363,12 +362,11 @@ impl AllReduceKernel {
             slot = Descriptor::Slot as u64,
             epochs = Descriptor::Epochs as u64,
         );
-        Self::own_input(out);
         let _ = write!(
             out,
             "  %mine_slot = llvm.getelementptr %own_base[%slot_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
   scf.for %i = %gtid to %nvec step %stride : i64 {{
-    %in_at = llvm.getelementptr %own_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+    %in_at = llvm.getelementptr %in[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
     %in_v = llvm.load %in_at {{alignment = {align} : i64}} : !llvm.ptr -> {vector}
     %stage_at = llvm.getelementptr %mine_slot[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
     llvm.store %in_v, %stage_at {{alignment = {align} : i64}} : {vector}, !llvm.ptr
@@ -515,7 +513,7 @@ impl AllReduceKernel {
         let reduced = self.reduce(out, "%src");
         let _ = write!(
             out,
-            "    %own = llvm.getelementptr %own_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
+            "    %own = llvm.getelementptr %in[%i] : (!llvm.ptr, i64) -> !llvm.ptr, {vector}
     llvm.store {reduced}, %own {{alignment = {align} : i64}} : {vector}, !llvm.ptr
 "
         );

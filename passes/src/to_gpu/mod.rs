@@ -310,14 +310,14 @@ impl Conversion {
                 let operands = op.operands();
                 let (input, out) = (operands[0], operands[operands.len() - 1]);
                 let input_ptr = host.ptr_of(input);
+                // The kernel finds the peers' copies from the descriptor and
+                // the input's offset from this rank's base.
                 let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[input_ptr]);
-                let i64_ty = int_type(host.b.ctx, 64);
-                let offset = host.call("symm_rt_pool_offset", &[input_ptr], &[i64_ty])[0];
                 let out_ptr = host.ptr_of(out);
                 let nvec = host.int(64, nvec as i64);
                 let mut args = vec![
                     descriptor,
-                    offset,
+                    input_ptr,
                     out_ptr,
                     nvec,
                     common.rank,
@@ -327,7 +327,6 @@ impl Conversion {
                 if kernel_pushes_into_outputs {
                     // Peers' outputs: the same offset in the output's pool.
                     args.push(host.call_ptr("symm_rt_pool_descriptor", &[out_ptr]));
-                    args.push(host.call("symm_rt_pool_offset", &[out_ptr], &[i64_ty])[0]);
                 }
                 for operand in &operands[1..operands.len() - 1] {
                     args.push(host.ptr_of(*operand));
