@@ -539,12 +539,14 @@ fn tail_prefix(out: &mut String, spec: &AllReduceSpec, label: &str) {
     );
 }
 
-/// The tail reduced in full into `out`.
-fn tail(out: &mut String, spec: &AllReduceSpec, label: &str) {
+/// The tail reduced in full into `out` and into the buffers at `also`.
+fn tail(out: &mut String, spec: &AllReduceSpec, label: &str, also: &[String]) {
     tail_prefix(out, spec, label);
     reduce_scalar(out, spec);
-    out.push_str("  add.u64 %rd41, %rd3, %rd40;\n");
-    store_scalar(out, spec.dtype, "%rd41");
+    for base in std::iter::once("%rd3").chain(also.iter().map(String::as_str)) {
+        let _ = writeln!(out, "  add.u64 %rd41, {base}, %rd40;");
+        store_scalar(out, spec.dtype, "%rd41");
+    }
     let _ = writeln!(out, "{label}:");
 }
 
@@ -588,7 +590,7 @@ pub fn all_reduce_ptx(spec: &AllReduceSpec) -> String {
                     store_vector(out, "%rd3", slot);
                 }
             });
-            tail(&mut out, spec, "tail_done");
+            tail(&mut out, spec, "tail_done", &[]);
         }
         Algorithm::TwoShot => two_shot_body(&mut out, spec),
     }
@@ -650,15 +652,8 @@ fn two_shot_body(out: &mut String, spec: &AllReduceSpec) {
 ",
         last = world - 1
     );
-    tail_prefix(out, spec, "tail_done");
-    reduce_scalar(out, spec);
-    out.push_str("  add.u64 %rd41, %rd3, %rd40;\n");
-    store_scalar(out, spec.dtype, "%rd41");
-    for q in 0..world - 1 {
-        let _ = writeln!(out, "  add.u64 %rd41, %rd{}, %rd40;", 20 + q);
-        store_scalar(out, spec.dtype, "%rd41");
-    }
-    out.push_str("tail_done:\n");
+    let peers: Vec<String> = (0..world - 1).map(|q| format!("%rd{}", 20 + q)).collect();
+    tail(out, spec, "tail_done", &peers);
     barrier(out, "end", world);
     out.push_str("  @%p28 bra copy_done;\n");
     for q in 0..world {
