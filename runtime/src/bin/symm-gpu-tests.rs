@@ -396,16 +396,19 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
     ctx.session.device.synchronize()?;
     ctx.barrier("agmm-ready")?;
     let ring = AllGatherMatmul::new(world)?;
-    for _ in 0..3 {
+    let call = |session: &Session| {
         ring.run(
-            &ctx.session.collectives,
+            &session.collectives,
             &a,
             b_dev.ptr,
             gathered.ptr,
             out.ptr,
             (m, k, n),
-            &ctx.session.stream,
-        )?;
+            &session.stream,
+        )
+    };
+    for _ in 0..3 {
+        call(&ctx.session)?;
     }
     ctx.session.stream.synchronize()?;
     ctx.session.collectives.check_peers("all_gather_matmul")?;
@@ -426,17 +429,7 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
     }
     // The ring forks its copies onto streams of its own and joins them with
     // events: a capture must follow them (compiled programs capture it).
-    let graph = Graph::capture(&ctx.session.stream, || {
-        ring.run(
-            &ctx.session.collectives,
-            &a,
-            b_dev.ptr,
-            gathered.ptr,
-            out.ptr,
-            (m, k, n),
-            &ctx.session.stream,
-        )
-    })?;
+    let graph = Graph::capture(&ctx.session.stream, || call(&ctx.session))?;
     out.zero()?;
     ctx.session.device.synchronize()?;
     ctx.barrier("agmm-graph")?;
