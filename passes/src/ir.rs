@@ -482,6 +482,34 @@ impl Attr {
             Some(Attr(mlirArrayAttrGetElement(self.0, index as isize)))
         }
     }
+    /// The number of elements of an array attribute (0 for other kinds).
+    pub fn array_len(self) -> usize {
+        unsafe {
+            if mlirAttributeIsAArray(self.0) {
+                mlirArrayAttrGetNumElements(self.0) as usize
+            } else {
+                0
+            }
+        }
+    }
+    /// For an affine map attribute whose results are all plain dimensions:
+    /// the map's dimension count and each result's dimension position
+    /// (`(d0, d1) -> (d1)` is `(2, [1])`).
+    pub fn dim_projection(self) -> Option<(usize, Vec<usize>)> {
+        unsafe {
+            if !mlirAttributeIsAAffineMap(self.0) {
+                return None;
+            }
+            let map = mlirAffineMapAttrGetValue(self.0);
+            let results = (0..mlirAffineMapGetNumResults(map))
+                .map(|i| {
+                    let expr = mlirAffineMapGetResult(map, i);
+                    mlirAffineExprIsADim(expr).then(|| mlirAffineDimExprGetPosition(expr) as usize)
+                })
+                .collect::<Option<Vec<usize>>>()?;
+            Some((mlirAffineMapGetNumDims(map) as usize, results))
+        }
+    }
     /// Entry `name` of a dictionary attribute.
     pub fn dict_get(self, name: &str) -> Option<Attr> {
         unsafe {

@@ -3,10 +3,12 @@
 //! upstream passes.
 
 mod builders;
+pub mod check_gpu_symbols;
 pub mod cudagraph;
 pub mod fuse_epilogue;
 mod group_table;
 pub mod ir;
+pub mod libdevice;
 mod memref_size;
 mod module;
 mod pass_def;
@@ -14,6 +16,7 @@ pub mod plan;
 pub mod planning;
 pub mod read_after;
 pub mod realize;
+pub mod rows_to_gpu;
 
 pub mod select_all_reduce;
 mod text;
@@ -25,4 +28,4 @@ pub use group_table::{GroupDecl, GroupTable};
 pub use memref_size::memref_byte_size;
 pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
 pub mod registration;
-pub use registration::{PASSES, PIPELINES, register_passes};
+pub use registration::{PASSES, pipelines, register_passes};

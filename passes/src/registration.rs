@@ -1,8 +1,8 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
 use crate::{
-    PassDescriptor, cudagraph, fuse_epilogue, plan, realize, select_all_reduce, to_dps, to_gpu,
-    verify_groups,
+    PassDescriptor, check_gpu_symbols, cudagraph, fuse_epilogue, plan, realize, rows_to_gpu,
+    select_all_reduce, to_dps, to_gpu, verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -18,51 +18,70 @@ pub static PASSES: &[&PassDescriptor] = &[
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
     &to_gpu::DESCRIPTOR,
+    &rows_to_gpu::DESCRIPTOR,
+    &check_gpu_symbols::DESCRIPTOR,
 ];
 
-/// Named pipelines: (argument, description, pipeline on builtin.module).
 /// The upstream half of `symm-to-llvm`, after `convert-symm-mem-to-gpu`:
-/// element-wise linalg ops become GPU kernels (256 threads along the last
-/// dimension), kernels are compiled to PTX for sm_90 by LLVM's NVPTX
-/// backend (no CUDA toolkit), and host code uses bare pointers for
-/// statically shaped memrefs, so entry points take plain device pointers.
-macro_rules! upstream_gpu_to_llvm {
-    () => {
-        "func.func(convert-linalg-to-parallel-loops,\
-scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true},\
+/// row reductions become a thread block per row (`symm-linalg-rows-to-gpu`),
+/// other linalg ops GPU kernels through parallel loops (256 threads along
+/// the last dimension); kernels are compiled to PTX for sm_90 by LLVM's
+/// NVPTX backend (no CUDA toolkit), with libdevice linked for the math ops
+/// when one is given; `symm-check-gpu-symbols` refuses, at the calling
+/// op's location, any call no library resolves. Host code uses bare
+/// pointers for statically shaped memrefs, so entry points take plain
+/// device pointers.
+pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
+    let (link, linked) = match libdevice {
+        Some(path) => (format!(" l={path}"), true),
+        None => (String::new(), false),
+    };
+    format!(
+        "func.func(symm-linalg-rows-to-gpu,convert-linalg-to-parallel-loops,\
+scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
 gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-scf-to-cf,\
 convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
-convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},\
-nvvm-attach-target{chip=sm_90 features=+ptx80 O=3},convert-arith-to-llvm,convert-index-to-llvm,\
-canonicalize,cse,gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},canonicalize,\
-cse,reconcile-unrealized-casts),\
-gpu-to-llvm{use-bare-pointers-for-host=true use-bare-pointers-for-kernels=true},\
-gpu-module-to-binary{format=isa},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts"
-    };
+convert-func-to-llvm{{use-bare-ptr-memref-call-conv=true}},\
+nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},convert-arith-to-llvm,\
+convert-index-to-llvm,canonicalize,cse,\
+gpu.module(convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=true}},canonicalize,\
+cse,reconcile-unrealized-casts),symm-check-gpu-symbols{{libdevice={linked}}},\
+gpu-to-llvm{{use-bare-pointers-for-host=true use-bare-pointers-for-kernels=true}},\
+gpu-module-to-binary{{format=isa}},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts"
+    )
 }
 
-/// The upstream passes from symm_mem-free GPU IR down to the LLVM dialect.
-pub const UPSTREAM_GPU_TO_LLVM: &str = upstream_gpu_to_llvm!();
+/// The middle end, on `builtin.module`.
+pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-mem-plan";
+
+/// The whole compiler as `symm-to-llvm` runs it, with its default options.
+pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
+    format!(
+        "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),\
+         symm-mem-realize,symm-mem-plan,convert-symm-mem-to-gpu,{}",
+        upstream_gpu_to_llvm(libdevice)
+    )
+}
 
 /// Named pipelines: (argument, description, pipeline on builtin.module).
-pub static PIPELINES: &[(&str, &str, &str)] = &[
-    (
-        "symm-mem-middle-end",
-        "Collectives into out form, symmetric operands realized, buffers planned into pools",
-        "func.func(symm-mem-to-dps),symm-mem-realize,symm-mem-plan",
-    ),
-    (
-        "symm-to-llvm",
-        "The whole compiler: middle end with epilogue fusion, symm_mem to gpu, then the \
-         upstream GPU passes to the LLVM dialect with the kernels embedded as PTX",
-        concat!(
-            "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),",
-            "symm-mem-realize,symm-mem-plan,",
-            "convert-symm-mem-to-gpu,",
-            upstream_gpu_to_llvm!()
+/// `symm-to-llvm` links the libdevice that `libdevice::find` finds.
+pub fn pipelines() -> Vec<(&'static str, &'static str, String)> {
+    let libdevice = crate::libdevice::find(None).ok().flatten();
+    let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
+    vec![
+        (
+            "symm-mem-middle-end",
+            "Collectives into out form, symmetric operands realized, buffers planned into pools",
+            MIDDLE_END.to_owned(),
         ),
-    ),
-];
+        (
+            "symm-to-llvm",
+            "The whole compiler: middle end with epilogue fusion, symm_mem to gpu, then the \
+             upstream GPU passes to the LLVM dialect with the kernels embedded as PTX",
+            symm_to_llvm(libdevice),
+        ),
+    ]
+}
 
 /// Registers every symm pass under its argument (`symm-mem-verify-groups`,
 /// ...) and every named pipeline, once per process.
@@ -73,11 +92,11 @@ pub fn register_passes() {
             // SAFETY: descriptors are 'static.
             unsafe { ffi::symmRegisterPass(pass.raw()) };
         }
-        for (argument, description, pipeline) in PIPELINES {
-            // SAFETY: 'static C strings. The pipeline text is ours and
-            // covered by tests, so a parse failure is a bug worth a panic.
-            let [argument, description, pipeline] = [argument, description, pipeline]
-                .map(|text| std::ffi::CString::new(*text).expect("built-in texts hold no NUL"));
+        for (argument, description, pipeline) in pipelines() {
+            // SAFETY: C strings. The pipeline text is ours and covered by
+            // tests, so a parse failure is a bug worth a panic.
+            let [argument, description, pipeline] = [argument, description, pipeline.as_str()]
+                .map(|text| std::ffi::CString::new(text).expect("built-in texts hold no NUL"));
             let ok = unsafe {
                 ffi::symmRegisterPipeline(
                     argument.as_ptr(),

@@ -4,11 +4,15 @@ use std::path::PathBuf;
 
 pub const USAGE: &str = "usage: symm-compile INPUT.mlir -o OUTPUT.o [--emit=llvm,ptx,mlir]
                     [--no-fuse-epilogue] [--one-shot-max-bytes=N] [--no-cuda-graphs]
+                    [--libdevice=PATH | --no-libdevice]
 
 Writes OUTPUT.o and OUTPUT.h (the entry points); --emit adds OUTPUT.ll
 (LLVM IR), OUTPUT.ptx (the kernels) and OUTPUT.llvm.mlir (the lowered module).
 Entry points become CUDA graphs on their second call with the same arguments
-unless --no-cuda-graphs (or SYMM_CUDA_GRAPHS=0 at run time).";
+unless --no-cuda-graphs (or SYMM_CUDA_GRAPHS=0 at run time).
+Math ops in kernels (exp, rsqrt, tanh, erf, ...) link CUDA's libdevice:
+--libdevice, else $SYMM_LIBDEVICE, else the copy ./dev setup installs, else
+a CUDA toolkit's; without one, a kernel that needs it is a compile error.";
 
 /// Extra outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +30,17 @@ pub struct Args {
     pub fuse_epilogue: bool,
     pub one_shot_max_bytes: u64,
     pub cuda_graphs: bool,
+    pub libdevice: Libdevice,
+}
+
+/// Which libdevice to link.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Libdevice {
+    /// The first one `symm_passes::libdevice::find` finds.
+    Search,
+    Path(PathBuf),
+    /// None: kernels may not call math functions.
+    Off,
 }
 
 pub fn parse(args: &[String]) -> Result<Args, String> {
@@ -35,6 +50,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut fuse_epilogue = true;
     let mut one_shot_max_bytes = 1 << 20;
     let mut cuda_graphs = true;
+    let mut libdevice = Libdevice::Search;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         if arg == "-o" {
@@ -54,6 +70,10 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             }
         } else if arg == "--no-fuse-epilogue" {
             fuse_epilogue = false;
+        } else if arg == "--no-libdevice" {
+            libdevice = Libdevice::Off;
+        } else if let Some(path) = arg.strip_prefix("--libdevice=") {
+            libdevice = Libdevice::Path(path.into());
         } else if arg == "--no-cuda-graphs" {
             cuda_graphs = false;
         } else if let Some(value) = arg.strip_prefix("--one-shot-max-bytes=") {
@@ -77,6 +97,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         fuse_epilogue,
         one_shot_max_bytes,
         cuda_graphs,
+        libdevice,
     })
 }
 
@@ -98,6 +119,7 @@ mod tests {
             "--no-fuse-epilogue",
             "--one-shot-max-bytes=64",
             "--no-cuda-graphs",
+            "--libdevice=/x/libdevice.10.bc",
         ]))
         .unwrap();
         assert_eq!(args.input, "a.mlir");
@@ -106,6 +128,13 @@ mod tests {
         assert!(!args.fuse_epilogue);
         assert_eq!(args.one_shot_max_bytes, 64);
         assert!(!args.cuda_graphs);
+        assert_eq!(args.libdevice, Libdevice::Path("/x/libdevice.10.bc".into()));
+        assert_eq!(
+            parse(&strings(&["a.mlir", "--no-libdevice"]))
+                .unwrap()
+                .libdevice,
+            Libdevice::Off
+        );
         assert!(parse(&strings(&["a.mlir"])).unwrap().cuda_graphs);
     }
 

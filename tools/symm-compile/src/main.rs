@@ -12,7 +12,7 @@ mod args;
 mod header;
 mod ptx;
 
-use args::{Args, Emit};
+use args::{Args, Emit, Libdevice};
 use melior::{
     Context,
     diagnostic::DiagnosticSeverity,
@@ -20,7 +20,7 @@ use melior::{
     pass::PassManager,
 };
 use std::{ffi::CString, path::Path, process::ExitCode};
-use symm_passes::registration::UPSTREAM_GPU_TO_LLVM;
+use symm_passes::{libdevice, registration::upstream_gpu_to_llvm};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,8 +40,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// The pass pipeline for `args`, on `builtin.module`.
-fn pipeline(args: &Args) -> String {
+/// The pass pipeline for `args`, on `builtin.module`, linking `libdevice`.
+fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     let fuse = if args.fuse_epilogue {
         ",symm-mem-fuse-epilogue"
     } else {
@@ -54,8 +54,9 @@ fn pipeline(args: &Args) -> String {
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
          convert-symm-mem-to-gpu{{one-shot-max-bytes={max} cuda-graphs={graphs}}},\
-         {UPSTREAM_GPU_TO_LLVM})",
-        graphs = args.cuda_graphs
+         {upstream})",
+        graphs = args.cuda_graphs,
+        upstream = upstream_gpu_to_llvm(libdevice),
     )
 }
 
@@ -64,11 +65,19 @@ fn compile(args: &Args) -> Result<(), String> {
     let context = symm_dialects::create_context();
     print_diagnostics(&context);
 
+    let libdevice = match &args.libdevice {
+        Libdevice::Search => libdevice::find(None)?,
+        Libdevice::Path(path) => libdevice::find(Some(path))?,
+        Libdevice::Off => None,
+    };
+    let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
+
     let mut module = parse(&context, &args.input)?;
     let entries = header::entry_points(&module)?;
 
     let pass_manager = PassManager::new(&context);
-    melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline(args))
+    let pipeline = pipeline(args, libdevice);
+    melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline)
         .map_err(|error| format!("internal error: the pipeline does not parse: {error}"))?;
     pass_manager
         .run(&mut module)
@@ -85,8 +94,10 @@ fn compile(args: &Args) -> Result<(), String> {
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
     }
+    let kernels = ptx::extract(&lowered);
+    ptx::check_resolved(&kernels)?;
     if args.emit.contains(&Emit::Ptx) {
-        write(&stem.with_extension("ptx"), &ptx::extract(&lowered))?;
+        write(&stem.with_extension("ptx"), &kernels)?;
     }
     let llvm_ir = args
         .emit

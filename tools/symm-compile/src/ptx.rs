@@ -15,6 +15,43 @@ pub fn extract(module: &str) -> String {
     out
 }
 
+/// The functions the PTX declares `.extern` (calls nothing in the module
+/// defines), by name.
+pub fn unresolved(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter(|line| line.trim_start().starts_with(".extern .func"))
+        .filter_map(|line| {
+            let rest = line
+                .trim_start()
+                .strip_prefix(".extern .func")?
+                .trim_start();
+            // An optional return parameter list comes before the name.
+            let rest = match rest.strip_prefix('(') {
+                Some(inner) => inner.split_once(')')?.1.trim_start(),
+                None => rest,
+            };
+            let end = rest
+                .find(|c: char| c == '(' || c == ';' || c.is_whitespace())
+                .unwrap_or(rest.len());
+            (end > 0).then(|| rest[..end].to_owned())
+        })
+        .collect()
+}
+
+/// Fails when the kernels call a function nothing defines: the driver
+/// would refuse to load the module, and every launch would fail.
+pub fn check_resolved(ptx: &str) -> Result<(), String> {
+    let missing = unresolved(ptx);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the kernels' PTX calls functions that nothing defines, so the driver could not load \
+         it: {}",
+        missing.join(", ")
+    ))
+}
+
 /// Decodes an MLIR string literal body (`\XX` hex escapes, `\\`, `\"`) up
 /// to its closing quote; returns it and what follows.
 fn unescape(text: &str) -> (String, &str) {
@@ -48,7 +85,19 @@ fn unescape(text: &str) -> (String, &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::extract;
+    use super::{check_resolved, extract, unresolved};
+
+    #[test]
+    fn finds_extern_functions() {
+        let ptx = ".version 8.0\n.extern .func  (.param .b32 func_retval0) __nv_expf\n(\n\t.param .b32 __nv_expf_param_0\n);\n.extern .func helper(.param .b64 p);\n.visible .entry k()\n";
+        assert_eq!(unresolved(ptx), vec!["__nv_expf", "helper"]);
+        assert!(
+            check_resolved(ptx)
+                .unwrap_err()
+                .contains("__nv_expf, helper")
+        );
+        assert!(check_resolved(".visible .entry k()\n").is_ok());
+    }
 
     #[test]
     fn unescapes_each_assembly_string() {

@@ -1,0 +1,463 @@
+//! `symm-linalg-rows-to-gpu`: a `linalg.generic` that reduces over its last
+//! loop (the row statistics of RMSNorm, LayerNorm and softmax) becomes a
+//! `gpu.launch` with one thread block per row, instead of the one thread
+//! per row that `convert-linalg-to-parallel-loops` would give it.
+//!
+//! Each thread folds a strided slice of the row into a partial value, the
+//! block combines the partials with `gpu.all_reduce` (warp shuffles, then
+//! shared memory, from `convert-gpu-to-nvvm`), and thread 0 folds the
+//! total into the output element. Partials and the total are f32 for f16,
+//! bf16 and f32 outputs, so 16-bit rows accumulate in f32, and are only
+//! rounded once, when stored.
+//!
+//! What qualifies: buffer semantics, one output whose map keeps the
+//! parallel loops in order, inputs whose maps are projections of the loops,
+//! a float output, and a body that yields `combine(x, acc)` where `acc` is
+//! the output's block argument, used only there, and `combine` is one of
+//! `arith.addf`, `arith.maximumf`, `arith.maxnumf`, `arith.minimumf`,
+//! `arith.minnumf`. Other reductions keep the upstream lowering, with a
+//! remark saying why.
+
+use crate::{
+    PassDescriptor, PassFailed, PassOptions, SymmPass,
+    builders::{At, Builder},
+    ir::{Attr, Op, OpBuilder, Ty, Val, emit_remark},
+};
+use std::collections::HashMap;
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<RowsToGpu>(
+    c"symm-linalg-rows-to-gpu",
+    c"SymmLinalgRowsToGpu",
+    c"Lower linalg.generic row reductions (last loop reduced) to a thread block per row",
+    c"func.func",
+    &[],
+);
+
+pub struct RowsToGpu;
+
+/// Most threads per row; rows of at least 4 * 1024 elements get them all.
+pub const MAX_THREADS: u64 = 1024;
+
+/// The block size for a row of `columns` elements (`None`: unknown until
+/// run time): about four elements per thread, whole warps, 32 to 1024.
+pub fn threads_per_row(columns: Option<u64>) -> u64 {
+    columns.map_or(MAX_THREADS, |c| {
+        c.div_ceil(4).next_multiple_of(32).clamp(32, MAX_THREADS)
+    })
+}
+
+/// A reduction's combining op: its `gpu.all_reduce` kind and the f32 bit
+/// pattern of its identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Combiner {
+    pub op: &'static str,
+    pub all_reduce: &'static str,
+    pub identity: &'static str,
+}
+
+pub fn combiner(name: &str) -> Option<Combiner> {
+    let (op, all_reduce, identity) = match name {
+        "arith.addf" => ("arith.addf", "add", "0.0"),
+        "arith.maximumf" => ("arith.maximumf", "maximumf", "0xFF800000"),
+        "arith.maxnumf" => ("arith.maxnumf", "maxnumf", "0xFF800000"),
+        "arith.minimumf" => ("arith.minimumf", "minimumf", "0x7F800000"),
+        "arith.minnumf" => ("arith.minnumf", "minnumf", "0x7F800000"),
+        _ => return None,
+    };
+    Some(Combiner {
+        op,
+        all_reduce,
+        identity,
+    })
+}
+
+/// Which loops each operand's map reads, for a generic with `loops` loops
+/// whose last one is reduced. `None` when the output does not keep the
+/// parallel loops in order or a map is not a projection.
+pub fn operand_dims(maps: &[(usize, Vec<usize>)], loops: usize) -> Option<Vec<Vec<usize>>> {
+    let (output, inputs) = maps.split_last()?;
+    let parallel: Vec<usize> = (0..loops - 1).collect();
+    if output.0 != loops || output.1 != parallel {
+        return None;
+    }
+    inputs
+        .iter()
+        .map(|(dims, results)| (*dims == loops).then(|| results.clone()))
+        .collect()
+}
+
+/// A generic this pass lowers, taken apart.
+struct RowReduction {
+    inputs: Vec<Val>,
+    output: Val,
+    /// Loops each input reads, in the input's dimension order.
+    input_dims: Vec<Vec<usize>>,
+    loops: usize,
+    combiner: Combiner,
+    /// The body's combining op and which of its operands is the element.
+    combine_op: Op,
+    element_operand: usize,
+}
+
+fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
+    let types = op.attr("iterator_types")?;
+    (0..types.array_len())
+        .map(|i| {
+            let text = types.array_element(i)?.print();
+            Some(text.contains("reduction"))
+        })
+        .collect()
+}
+
+/// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
+/// when it is no reduction at all.
+fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
+    let Some(reduced) = iterator_kinds(op) else {
+        return Ok(None);
+    };
+    if !reduced.iter().any(|r| *r) {
+        return Ok(None);
+    }
+    let loops = reduced.len();
+    if reduced[..loops - 1].iter().any(|r| *r) || !reduced[loops - 1] {
+        return Err("only the last loop may be a reduction".into());
+    }
+    if op.num_results() != 0 {
+        return Err("works on tensors; bufferize first".into());
+    }
+    let segments = op
+        .attr("operandSegmentSizes")
+        .and_then(|a| {
+            let text = a.print();
+            let inner = text.split(':').nth(1)?.trim_end_matches('>').to_owned();
+            let counts: Vec<usize> = inner
+                .split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
+            Some(counts)
+        })
+        .unwrap_or_default();
+    if segments.len() != 2 || segments[1] != 1 {
+        return Err("has more than one output".into());
+    }
+    let operands = op.operands();
+    let maps_attr = op.attr("indexing_maps").ok_or("has no indexing maps")?;
+    let maps = (0..maps_attr.array_len())
+        .map(|i| maps_attr.array_element(i).and_then(Attr::dim_projection))
+        .collect::<Option<Vec<_>>>()
+        .ok_or("has an indexing map that is not a projection of its loops")?;
+    let input_dims = operand_dims(&maps, loops)
+        .ok_or("has an output map that does not keep the parallel loops in order")?;
+    let output = operands[operands.len() - 1];
+    if !output.ty().is_memref() || operands.iter().any(|v| !v.ty().is_memref()) {
+        return Err("has operands that are not memrefs".into());
+    }
+    let element = output.ty().element().print();
+    if !matches!(element.as_str(), "f32" | "f16" | "bf16") {
+        return Err(format!(
+            "reduces into {element}; f32, f16 and bf16 are lowered"
+        ));
+    }
+    if !input_dims.iter().any(|dims| dims.contains(&(loops - 1))) {
+        return Err("has no input that spans the reduced loop".into());
+    }
+    let body = op.region_blocks(0);
+    let block = body.first().copied().ok_or("has no body")?;
+    let yield_op = block.terminator().ok_or("has no terminator")?;
+    let acc = block.arg(block.num_args() - 1);
+    let combine_op = yield_op
+        .operand(0)
+        .def()
+        .ok_or("yields a block argument, not a combination")?;
+    let combiner = combiner(&combine_op.name()).ok_or_else(|| {
+        format!(
+            "combines with '{}'; addf, maximumf, maxnumf, minimumf and minnumf are lowered",
+            combine_op.name()
+        )
+    })?;
+    let acc_uses = acc.uses();
+    let element_operand = match combine_op.operands().as_slice() {
+        [a, b] if *b == acc => 0,
+        [a, _] if *a == acc => 1,
+        _ => return Err("does not combine the output's value with one element".into()),
+    };
+    if acc_uses.len() != 1 {
+        return Err("reads the output's value other than to combine it".into());
+    }
+    if block.ops().iter().any(|o| o.num_regions() > 0) {
+        return Err("has ops with regions in its body".into());
+    }
+    Ok(Some(RowReduction {
+        inputs: operands[..operands.len() - 1].to_vec(),
+        output,
+        input_dims,
+        loops,
+        combiner,
+        combine_op,
+        element_operand,
+    }))
+}
+
+/// Builds ops at one point with one location.
+struct Emit<'b> {
+    b: &'b mut Builder,
+}
+
+impl Emit<'_> {
+    fn op(&mut self, name: &str, operands: &[Val], results: &[Ty]) -> Op {
+        let op = OpBuilder::new(name, self.b.loc)
+            .operands(operands)
+            .results(results)
+            .build();
+        self.b.insert(op)
+    }
+    fn value(&mut self, name: &str, operands: &[Val], result: Ty) -> Val {
+        self.op(name, operands, &[result]).result(0)
+    }
+    fn f32_constant(&mut self, bits: &str) -> Val {
+        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
+        let value = self
+            .b
+            .ctx
+            .attr(&format!("{bits} : f32"))
+            .expect("a float attribute");
+        let op = OpBuilder::new("arith.constant", self.b.loc)
+            .results(&[f32])
+            .attr("value", value)
+            .build();
+        self.b.insert(op).result(0)
+    }
+    fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
+        let operands: Vec<Val> = std::iter::once(memref)
+            .chain(indices.iter().copied())
+            .collect();
+        self.value("memref.load", &operands, memref.ty().element())
+    }
+    fn store(&mut self, value: Val, memref: Val, indices: &[Val]) {
+        let operands: Vec<Val> = [value, memref]
+            .into_iter()
+            .chain(indices.iter().copied())
+            .collect();
+        self.op("memref.store", &operands, &[]);
+    }
+    /// `value` as f32 (extended from a 16-bit float).
+    fn to_f32(&mut self, value: Val) -> Val {
+        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
+        if value.ty().print() == "f32" {
+            value
+        } else {
+            self.value("arith.extf", &[value], f32)
+        }
+    }
+}
+
+fn lower(op: Op, r: &RowReduction) {
+    let ctx = op.ctx();
+    let loc = op.loc();
+    let index = ctx.index_type();
+    let f32 = ctx.ty("f32").expect("f32 parses");
+    let mut host = Builder::new(ctx, loc, At::Before(op));
+
+    // Sizes on the host: the parallel loops' extents (the output's dims)
+    // and the reduced loop's (from an input that spans it).
+    let row_extents: Vec<Val> = (0..r.loops - 1).map(|d| host.dim(r.output, d)).collect();
+    let (spanning, position) = r
+        .input_dims
+        .iter()
+        .enumerate()
+        .find_map(|(i, dims)| dims.iter().position(|d| *d == r.loops - 1).map(|p| (i, p)))
+        .expect("checked by the match");
+    let columns = host.dim(r.inputs[spanning], position);
+    let static_columns = r.inputs[spanning].ty().shape()[position].map(|c| c as u64);
+    let mut rows = match row_extents.first() {
+        Some(first) => *first,
+        None => host.index(1),
+    };
+    for extent in row_extents.iter().skip(1) {
+        rows = host.muli(rows, *extent);
+    }
+    let one = host.index(1);
+    let threads = host.index(threads_per_row(static_columns) as i64);
+
+    let segments = ctx
+        .attr("array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>")
+        .expect("a dense array");
+    let launch = OpBuilder::new("gpu.launch", loc)
+        .operands(&[rows, one, one, threads, one, one])
+        .attr("operandSegmentSizes", segments)
+        .regions(1)
+        .build();
+    host.insert(launch);
+    let body = launch.region_blocks(0)[0];
+    let ids: Vec<Val> = (0..12).map(|_| body.add_arg(index, loc)).collect();
+    let (block_x, thread_x, block_dim_x) = (ids[0], ids[3], ids[9]);
+
+    let mut kernel = Builder::new(ctx, loc, At::BlockStart(body));
+    let mut k = Emit { b: &mut kernel };
+    // The row's indices, from the block id (row-major over the output).
+    let mut row_ids = vec![block_x; r.loops - 1];
+    let mut rest = block_x;
+    for d in (0..r.loops - 1).rev() {
+        if d == 0 {
+            row_ids[d] = rest;
+        } else {
+            let extent = row_extents[d];
+            row_ids[d] = k.value("arith.remui", &[rest, extent], index);
+            rest = k.value("arith.divui", &[rest, extent], index);
+        }
+    }
+    let identity = k.f32_constant(r.combiner.identity);
+    let for_op = OpBuilder::new("scf.for", loc)
+        .operands(&[thread_x, columns, block_dim_x, identity])
+        .results(&[f32])
+        .regions(1)
+        .build();
+    k.b.insert(for_op);
+    let loop_body = for_op.region_blocks(0)[0];
+    let column = loop_body.add_arg(index, loc);
+    let partial = loop_body.add_arg(f32, loc);
+
+    {
+        let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
+        let mut e = Emit { b: &mut inner };
+        // Block arguments of the generic's body → loaded elements.
+        let generic_body = op.region_blocks(0)[0];
+        let mut mapping: HashMap<Val, Val> = HashMap::new();
+        for (i, input) in r.inputs.iter().enumerate() {
+            let indices: Vec<Val> = r.input_dims[i]
+                .iter()
+                .map(|d| {
+                    if *d == r.loops - 1 {
+                        column
+                    } else {
+                        row_ids[*d]
+                    }
+                })
+                .collect();
+            let loaded = e.load(*input, &indices);
+            mapping.insert(generic_body.arg(i), loaded);
+        }
+        for body_op in generic_body.ops() {
+            if body_op == r.combine_op || body_op.is("linalg.yield") {
+                continue;
+            }
+            let copy = body_op.clone_op();
+            for (i, operand) in copy.operands().into_iter().enumerate() {
+                if let Some(mapped) = mapping.get(&operand) {
+                    copy.set_operand(i, *mapped);
+                }
+            }
+            e.b.insert(copy);
+            for (old, new) in body_op.results().into_iter().zip(copy.results()) {
+                mapping.insert(old, new);
+            }
+        }
+        let element = r.combine_op.operand(r.element_operand);
+        let element = mapping.get(&element).copied().unwrap_or(element);
+        let element = e.to_f32(element);
+        let next = e.value(r.combiner.op, &[element, partial], f32);
+        e.op("scf.yield", &[next], &[]);
+    }
+
+    let partial = for_op.result(0);
+    let kind = ctx
+        .attr(&format!("#gpu<all_reduce_op {}>", r.combiner.all_reduce))
+        .expect("an all_reduce kind");
+    let all_reduce = OpBuilder::new("gpu.all_reduce", loc)
+        .operands(&[partial])
+        .results(&[f32])
+        .attr("op", kind)
+        .attr("uniform", ctx.unit())
+        .empty_regions(1)
+        .build();
+    let total = k.b.insert(all_reduce).result(0);
+    let zero = k.b.index(0);
+    let predicate = ctx.attr("0 : i64").expect("an integer attribute");
+    let first = OpBuilder::new("arith.cmpi", loc)
+        .operands(&[thread_x, zero])
+        .results(&[ctx.ty("i1").expect("i1 parses")])
+        .attr("predicate", predicate)
+        .build();
+    let first = k.b.insert(first).result(0);
+    let if_op = OpBuilder::new("scf.if", loc)
+        .operands(&[first])
+        .regions(1)
+        .empty_regions(1)
+        .build();
+    k.b.insert(if_op);
+    k.op("gpu.terminator", &[], &[]);
+
+    let then = if_op.region_blocks(0)[0];
+    let mut store = Builder::new(ctx, loc, At::BlockStart(then));
+    let mut s = Emit { b: &mut store };
+    let initial = s.load(r.output, &row_ids);
+    let initial = s.to_f32(initial);
+    let result = s.value(r.combiner.op, &[total, initial], f32);
+    let out_element = r.output.ty().element();
+    let result = if out_element.print() == "f32" {
+        result
+    } else {
+        s.value("arith.truncf", &[result], out_element)
+    };
+    s.store(result, r.output, &row_ids);
+    s.op("scf.yield", &[], &[]);
+    op.erase();
+}
+
+impl SymmPass for RowsToGpu {
+    fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+        for op in function.walk() {
+            if !op.is("linalg.generic") {
+                continue;
+            }
+            // Already inside a kernel: leave it to the upstream mapping.
+            if std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch")) {
+                continue;
+            }
+            match match_row_reduction(op) {
+                Ok(Some(reduction)) => lower(op, &reduction),
+                Ok(None) => {}
+                Err(why) => emit_remark(
+                    op.loc(),
+                    &format!("row reduction kept on one thread per row: it {why}"),
+                ),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_cover_rows_in_whole_warps() {
+        assert_eq!(threads_per_row(Some(4096)), 1024);
+        assert_eq!(threads_per_row(Some(14336)), 1024);
+        assert_eq!(threads_per_row(Some(1000)), 256);
+        assert_eq!(threads_per_row(Some(1)), 32);
+        assert_eq!(threads_per_row(None), 1024);
+    }
+
+    #[test]
+    fn combiners_know_their_identity() {
+        assert_eq!(combiner("arith.addf").map(|c| c.identity), Some("0.0"));
+        assert_eq!(
+            combiner("arith.maximumf").map(|c| c.all_reduce),
+            Some("maximumf")
+        );
+        assert_eq!(combiner("arith.mulf"), None);
+        assert_eq!(combiner("arith.addi"), None);
+    }
+
+    #[test]
+    fn operand_dims_need_the_parallel_loops_in_order() {
+        // x: (d0, d1), weight: (d1), out: (d0).
+        let maps = vec![(2, vec![0, 1]), (2, vec![1]), (2, vec![0])];
+        assert_eq!(operand_dims(&maps, 2), Some(vec![vec![0, 1], vec![1]]));
+        // A transposed output is not a row reduction.
+        let maps = vec![(3, vec![0, 1, 2]), (3, vec![1, 0])];
+        assert_eq!(operand_dims(&maps, 3), None);
+    }
+}

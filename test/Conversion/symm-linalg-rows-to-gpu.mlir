@@ -1,0 +1,153 @@
+// RUN: symm-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(symm-linalg-rows-to-gpu))' | FileCheck %s
+
+// RMSNorm's statistic: bf16 rows, the sum of squares in f32. One block per
+// row, 1024 threads for 4096 columns, a strided loop, a block all-reduce,
+// thread 0 folds the total into the output.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @sum_of_squares
+// CHECK-SAME: (%[[X:.*]]: memref<16x4096xbf16>, %[[SS:.*]]: memref<16xf32>)
+// CHECK-DAG: %[[ROWS:.*]] = memref.dim %[[SS]], %{{.*}} : memref<16xf32>
+// CHECK-DAG: %[[COLS:.*]] = memref.dim %[[X]], %{{.*}} : memref<16x4096xbf16>
+// CHECK-DAG: %[[T:.*]] = arith.constant 1024 : index
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]], {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDX:.*]] = %[[T]],
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[PART:.*]] = scf.for %[[C:.*]] = %[[TX]] to %[[COLS]] step %[[BDX]] iter_args(%[[P:.*]] = %[[ZERO]]) -> (f32)
+// CHECK:   %[[V:.*]] = memref.load %[[X]][%[[BX]], %[[C]]]
+// CHECK:   %[[F:.*]] = arith.extf %[[V]] : bf16 to f32
+// CHECK:   %[[SQ:.*]] = arith.mulf %[[F]], %[[F]]
+// CHECK:   %[[N:.*]] = arith.addf %[[SQ]], %[[P]] : f32
+// CHECK:   scf.yield %[[N]]
+// CHECK: %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
+// CHECK: scf.if %[[FIRST]]
+// CHECK:   %[[OLD:.*]] = memref.load %[[SS]][%[[BX]]]
+// CHECK:   %[[SUM:.*]] = arith.addf %[[TOTAL]], %[[OLD]] : f32
+// CHECK:   memref.store %[[SUM]], %[[SS]][%[[BX]]]
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+func.func @sum_of_squares(%x: memref<16x4096xbf16>, %ss: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x4096xbf16>) outs(%ss : memref<16xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Softmax's two statistics over bf16 rows: the maximum into bf16 (combined
+// in f32, rounded once when stored), then the sum of exp(x - max) reading
+// the per-row maximum through a (d0) map.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @softmax_statistics
+// CHECK-SAME: (%[[X:.*]]: memref<128x1000xbf16>, %[[MX:.*]]: memref<128xbf16>, %[[SUM:.*]]: memref<128xf32>)
+// CHECK: %[[T:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[T]],
+// CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for {{.*}} iter_args(%[[P:.*]] = %[[NEG]])
+// CHECK:   %[[E:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK:   arith.maximumf %[[E]], %[[P]] : f32
+// CHECK: %[[TOTAL:.*]] = gpu.all_reduce maximumf
+// CHECK: scf.if
+// CHECK:   %[[OLD:.*]] = memref.load %[[MX]]
+// CHECK:   %[[OLD32:.*]] = arith.extf %[[OLD]] : bf16 to f32
+// CHECK:   %[[M:.*]] = arith.maximumf %[[TOTAL]], %[[OLD32]] : f32
+// CHECK:   %[[R:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK:   memref.store %[[R]], %[[MX]]
+// CHECK: gpu.launch
+// CHECK: scf.for %[[C:[a-z0-9_]+]] = {{.*}} iter_args(%[[Q:.*]] = %{{.*}})
+// CHECK:   memref.load %[[X]][%[[ROW:.*]], %[[C]]]
+// CHECK:   memref.load %[[MX]][%[[ROW]]]
+// CHECK:   math.exp
+// CHECK:   arith.addf %{{.*}}, %[[Q]] : f32
+// CHECK: gpu.all_reduce add
+func.func @softmax_statistics(%x: memref<128x1000xbf16>, %mx: memref<128xbf16>, %sum: memref<128xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<128x1000xbf16>) outs(%mx : memref<128xbf16>) {
+  ^bb0(%v: bf16, %acc: bf16):
+    %m = arith.maximumf %v, %acc : bf16
+    linalg.yield %m : bf16
+  }
+  linalg.generic {indexing_maps = [#id, #col, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mx : memref<128x1000xbf16>, memref<128xbf16>) outs(%sum : memref<128xf32>) {
+  ^bb0(%v: bf16, %m: bf16, %acc: f32):
+    %d = arith.subf %v, %m : bf16
+    %f = arith.extf %d : bf16 to f32
+    %e = math.exp %f : f32
+    %s = arith.addf %e, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Three loops: batch x rows reduced over columns; the block id is split
+// back into (batch, row), and a per-column weight reads the column only.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#w = affine_map<(d0, d1, d2) -> (d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @batched
+// CHECK-SAME: (%[[X:.*]]: memref<2x8x64xf32>, %[[W:.*]]: memref<64xf32>, %[[O:.*]]: memref<2x8xf32>)
+// CHECK-DAG: %[[B:.*]] = memref.dim %[[O]], %c0
+// CHECK-DAG: %[[R:.*]] = memref.dim %[[O]], %c1
+// CHECK: %[[GRID:.*]] = arith.muli %[[B]], %[[R]]
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK: %[[ROW:.*]] = arith.remui %[[BX]], %[[R]]
+// CHECK: %[[BATCH:.*]] = arith.divui %[[BX]], %[[R]]
+// CHECK: scf.for %[[C:[a-z0-9_]+]] =
+// CHECK:   memref.load %[[X]][%[[BATCH]], %[[ROW]], %[[C]]]
+// CHECK:   memref.load %[[W]][%[[C]]]
+// CHECK: memref.store %{{.*}}, %[[O]][%[[BATCH]], %[[ROW]]]
+func.func @batched(%x: memref<2x8x64xf32>, %w: memref<64xf32>, %o: memref<2x8xf32>) {
+  linalg.generic {indexing_maps = [#id3, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x8x64xf32>, memref<64xf32>) outs(%o : memref<2x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %acc: f32):
+    %p = arith.mulf %v, %s : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Reductions this pass does not take stay generics, with a remark.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+#row = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: gpu.launch
+func.func @kept(%x: memref<16x64xf32>, %o: memref<16xf32>, %c: memref<64xf32>) {
+  // expected-remark @+1 {{row reduction kept on one thread per row: it combines with 'arith.mulf'}}
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %p = arith.mulf %v, %acc : f32
+    linalg.yield %p : f32
+  }
+  // expected-remark @+1 {{only the last loop may be a reduction}}
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<16x64xf32>) outs(%c : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %p = arith.addf %v, %acc : f32
+    linalg.yield %p : f32
+  }
+  // expected-remark @+1 {{reads the output's value other than to combine it}}
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %d = arith.subf %v, %acc : f32
+    %p = arith.addf %d, %acc : f32
+    linalg.yield %p : f32
+  }
+  return
+}
