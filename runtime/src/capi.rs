@@ -26,10 +26,15 @@ thread_local! {
 }
 
 fn fail(message: String) -> c_int {
+    set_last_error(&message);
+    -1
+}
+
+/// Makes `message` this thread's `symm_last_error()`.
+pub(crate) fn set_last_error(message: &str) {
     LAST_ERROR.with(|last| {
         *last.borrow_mut() = CString::new(message.replace('\0', " ")).unwrap_or_default();
     });
-    -1
 }
 
 /// Runs `body`, turning errors and panics into -1 and a message.
@@ -90,6 +95,49 @@ pub unsafe extern "C" fn symm_world_size(runtime: *const SymmRuntime) -> c_int {
 pub unsafe extern "C" fn symm_stream(runtime: *const SymmRuntime) -> *mut c_void {
     // SAFETY: created by symm_init, or NULL.
     unsafe { runtime.as_ref() }.map_or(std::ptr::null_mut(), |r| r.stream.raw.cast())
+}
+
+/// The first failure since the last check: of an asynchronous compiled
+/// call (a module, launch or runtime call that failed), or of a kernel
+/// that gave up waiting for a peer and has finished. 0 when there is none;
+/// -1 with the message in `symm_last_error()` otherwise, and the failure is
+/// cleared, so later calls run again. It does not wait for queued work:
+/// `symm_stream_synchronize` does both.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_status(runtime: *mut SymmRuntime) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        if let Some(failure) = runtime.compiled.status.take() {
+            return Err(Error::InvalidArgument(failure));
+        }
+        runtime
+            .collectives
+            .check_peers("an asynchronous compiled call")
+    })
+}
+
+/// Waits for the work queued on `stream` (NULL: the runtime's), then
+/// reports as `symm_status` does.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_stream_synchronize(
+    runtime: *mut SymmRuntime,
+    stream: *mut c_void,
+) -> c_int {
+    let waited = guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        runtime.device.bind()?;
+        let raw = if stream.is_null() {
+            runtime.stream.raw
+        } else {
+            stream.cast()
+        };
+        crate::cuda::Stream::borrowed(raw).synchronize()
+    });
+    if waited != 0 {
+        return waited;
+    }
+    // SAFETY: as above.
+    unsafe { symm_status(runtime) }
 }
 
 #[unsafe(no_mangle)]

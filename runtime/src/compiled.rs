@@ -2,10 +2,11 @@
 //! emitted by `convert-symm-mem-to-gpu`). Every entry point takes the
 //! `symm_runtime*` that the application passed to the compiled function.
 //!
-//! Compiled code has no error channel, so a failure here (a size that
-//! differs across ranks, a peer that never signals, an exhausted device)
-//! prints what failed and ends the process with status 1 rather than
-//! handing the program a null pointer to crash on later.
+//! A failure here (a size that differs across ranks, a peer that never
+//! signals, an exhausted device) goes through `compiled_call`: the rest of
+//! the call is skipped, the asynchronous entry point returns -1 (the
+//! message waits for `symm_status`), the synchronizing one prints it and
+//! exits with status 1. Nothing runs on with a null pointer or bad data.
 
 #![allow(clippy::missing_safety_doc)]
 
@@ -13,7 +14,8 @@ use crate::{
     Error, Result,
     agmm::{AllGatherMatmul, Shard},
     capi::SymmRuntime,
-    cuda::{CUdeviceptr, DeviceBuffer, Graph, MemPool, check},
+    compiled_call,
+    cuda::{CUdeviceptr, DeviceBuffer, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Step},
     kernels::Dtype,
     mgpu,
@@ -40,6 +42,11 @@ pub struct CompiledState {
     temporaries: Option<MemPool>,
     /// CUDA graphs of the compiled functions (`symm_rt_graph_begin/end`).
     graphs: FunctionGraphCache,
+    /// The application's stream of the asynchronous call in flight.
+    call_stream: Option<Stream>,
+    /// The first failure of an asynchronous call that `symm_status` has
+    /// not reported yet; until it has, later calls do not run.
+    pub(crate) status: Option<String>,
 }
 
 /// A persistent pool and its descriptor (`symm_protocol::Descriptor`),
@@ -80,18 +87,58 @@ impl CompiledState {
     }
 }
 
-/// Runs `body`; on an error or a panic, reports it and ends the process.
-fn run<T>(what: &str, body: impl FnOnce() -> Result<T>) -> T {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(error)) => fatal(what, &error.to_string()),
-        Err(_) => fatal(what, "internal error: the symm runtime panicked"),
+/// What an entry point returns when the call has failed and its body is
+/// skipped: nothing that a caller could use by mistake.
+trait Inert {
+    fn inert() -> Self;
+}
+impl Inert for () {
+    fn inert() -> Self {}
+}
+impl Inert for i32 {
+    fn inert() -> Self {
+        0
+    }
+}
+impl Inert for i64 {
+    fn inert() -> Self {
+        0
+    }
+}
+impl Inert for *mut c_void {
+    fn inert() -> Self {
+        std::ptr::null_mut()
     }
 }
 
-fn fatal(what: &str, message: &str) -> ! {
-    eprintln!("symm: {what} failed: {message}");
-    std::process::exit(1)
+/// Runs `body` unless the call has failed already; an error or a panic is
+/// recorded as the call's failure (see `compiled_call`).
+fn run<T: Inert>(what: &str, body: impl FnOnce() -> Result<T>) -> T {
+    if compiled_call::has_failed() {
+        return T::inert();
+    }
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(error)) => {
+            compiled_call::failed(what, &error.to_string());
+            T::inert()
+        }
+        Err(_) => {
+            compiled_call::failed(what, "internal error: the symm runtime panicked");
+            T::inert()
+        }
+    }
+}
+
+/// The stream the running compiled call enqueues on: the application's
+/// for an asynchronous call given one, else the runtime's.
+fn active_stream(session: &SymmRuntime) -> Stream {
+    let raw = session
+        .compiled
+        .call_stream
+        .as_ref()
+        .map_or(session.stream.raw, |stream| stream.raw);
+    Stream::borrowed(raw)
 }
 
 fn session<'a>(runtime: *mut SymmRuntime) -> Result<&'a mut SymmRuntime> {
@@ -114,31 +161,86 @@ fn size(value: i64, what: &str) -> Result<usize> {
     usize::try_from(value).map_err(|_| Error::InvalidArgument(format!("{what} is {value}")))
 }
 
-/// Starts a compiled function: its launches go on the runtime's stream.
+/// Starts a call of a compiled function's asynchronous entry point: its
+/// work goes on `stream` (NULL: the runtime's), in order, without a
+/// synchronize. After a failure that `symm_status` has not reported, the
+/// call fails at once and runs nothing.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_enter(runtime: *mut SymmRuntime) {
+pub unsafe extern "C" fn symm_rt_enter_async(runtime: *mut SymmRuntime, stream: *mut c_void) {
+    compiled_call::begin();
     run("entering a compiled function", || {
         let session = session(runtime)?;
+        if let Some(earlier) = &session.compiled.status {
+            return Err(Error::InvalidArgument(format!(
+                "an earlier asynchronous call failed and symm_status has not reported it yet \
+                 ({earlier})"
+            )));
+        }
         session.device.bind()?;
-        mgpu::set_current_stream(session.stream.raw);
+        let stream = if stream.is_null() {
+            None
+        } else {
+            Some(Stream::borrowed(stream.cast()))
+        };
+        session.compiled.call_stream = stream;
+        mgpu::set_current_stream(active_stream(session).raw);
         Ok(())
     })
 }
 
-/// Ends a compiled function: waits for its work and fails if a peer never
-/// signalled. Under graph capture (`symm_graph_begin`) nothing ran yet, so
-/// it returns at once; `symm_synchronize` after a replay does the check.
+/// Ends an asynchronous call: 0, or -1 when something in it failed (the
+/// message is kept for `symm_status` and is `symm_last_error()` now).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_exit_async(runtime: *mut SymmRuntime) -> i32 {
+    let failure = compiled_call::end();
+    let outermost = !compiled_call::in_call();
+    // SAFETY: the compiled function passes the handle its caller gave it.
+    let mut session = unsafe { runtime.as_mut() };
+    if outermost {
+        mgpu::set_current_stream(std::ptr::null_mut());
+        if let Some(session) = session.as_deref_mut() {
+            session.compiled.call_stream = None;
+        }
+    }
+    let Some(failure) = failure else {
+        return 0;
+    };
+    if let Some(session) = session {
+        session
+            .compiled
+            .status
+            .get_or_insert_with(|| failure.clone());
+    }
+    crate::capi::set_last_error(&failure);
+    -1
+}
+
+/// Ends a call of a synchronizing entry point, after its asynchronous body
+/// returned: waits for its work, and exits the process with the message if
+/// anything in it failed or a peer never signalled. Under the
+/// application's own graph capture (`symm_graph_begin`) nothing ran yet,
+/// so it does not wait; `symm_synchronize` after a replay does the check.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_exit(runtime: *mut SymmRuntime) {
-    run("a compiled function", || {
+    let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
         let session = session(runtime)?;
-        mgpu::set_current_stream(std::ptr::null_mut());
+        if let Some(failure) = session.compiled.status.take() {
+            return Err(Error::InvalidArgument(failure));
+        }
         if session.stream.is_capturing()? {
             return Ok(());
         }
         session.stream.synchronize()?;
         session.collectives.check_peers("a compiled collective")
-    })
+    }));
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => compiled_call::fatal("a compiled function", &error.to_string()),
+        Err(_) => compiled_call::fatal(
+            "a compiled function",
+            "internal error: the symm runtime panicked",
+        ),
+    }
 }
 
 /// Whether compiled functions may become CUDA graphs: unless the
@@ -163,8 +265,9 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
 ) -> i32 {
     run("starting a compiled function's CUDA graph", || {
         let session = session(runtime)?;
+        let stream = active_stream(session);
         // The application may be capturing this call itself.
-        if !graphs_enabled() || session.stream.is_capturing()? {
+        if !graphs_enabled() || stream.is_capturing()? {
             return Ok(1);
         }
         let count = size(count, "the argument count")?;
@@ -181,7 +284,7 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
         match session.compiled.graphs.step(id, &key) {
             Step::Run => Ok(1),
             Step::Capture => {
-                Graph::begin_capture(&session.stream)?;
+                Graph::begin_capture(&stream)?;
                 Ok(1)
             }
             Step::Replay(index) => {
@@ -189,7 +292,7 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
                     session.compiled.graphs.graph(id, index).ok_or_else(|| {
                         Error::InvalidArgument("a cached graph disappeared".into())
                     })?;
-                graph.replay(&session.stream)?;
+                graph.replay(&stream)?;
                 Ok(0)
             }
         }
@@ -197,16 +300,20 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
 }
 
 /// Ends the body of a compiled function: when it ran under capture, the
-/// graph is instantiated, kept for later calls and launched now.
+/// graph is instantiated, kept for later calls and launched now. It runs
+/// even after a failure in the body, to end the capture; that graph is
+/// dropped, not kept.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_graph_end(runtime: *mut SymmRuntime, function: *mut c_void) {
-    run("capturing a compiled function into a CUDA graph", || {
+    let body_failed = compiled_call::has_failed();
+    let finish = || -> Result<()> {
         let session = session(runtime)?;
         let id = function as u64;
         if !session.compiled.graphs.capturing(id) {
             return Ok(());
         }
-        let graph = match Graph::end_capture(&session.stream) {
+        let stream = active_stream(session);
+        let graph = match Graph::end_capture(&stream) {
             Ok(graph) => graph,
             Err(error) => {
                 session.compiled.graphs.abandon(id);
@@ -215,14 +322,29 @@ pub unsafe extern "C" fn symm_rt_graph_end(runtime: *mut SymmRuntime, function: 
                 )));
             }
         };
-        let stream = &session.stream;
+        if body_failed {
+            drop(graph);
+            session.compiled.graphs.abandon(id);
+            return Ok(());
+        }
         let graph = session
             .compiled
             .graphs
             .captured(id, graph)
             .ok_or_else(|| Error::InvalidArgument("no capture to finish".into()))?;
-        graph.replay(stream)
-    })
+        graph.replay(&stream)
+    };
+    match catch_unwind(AssertUnwindSafe(finish)) {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => compiled_call::failed(
+            "capturing a compiled function into a CUDA graph",
+            &error.to_string(),
+        ),
+        Err(_) => compiled_call::failed(
+            "capturing a compiled function into a CUDA graph",
+            "internal error: the symm runtime panicked",
+        ),
+    }
 }
 
 /// The local address of persistent symmetric pool `id` of `bytes` bytes,
@@ -329,7 +451,7 @@ pub unsafe extern "C" fn symm_rt_alloc(runtime: *mut SymmRuntime, bytes: i64) ->
             .temporaries
             .as_ref()
             .ok_or_else(|| Error::InvalidArgument("no pool for temporaries".into()))?;
-        Ok(pool.alloc(bytes, &session.stream)? as *mut c_void)
+        Ok(pool.alloc(bytes, &active_stream(session))? as *mut c_void)
     })
 }
 
@@ -339,7 +461,7 @@ pub unsafe extern "C" fn symm_rt_free(runtime: *mut SymmRuntime, pointer: *mut c
         let session = session(runtime)?;
         // SAFETY: memory from symm_rt_alloc; freed after queued work.
         check(
-            unsafe { sys::cuMemFreeAsync(pointer as CUdeviceptr, session.stream.raw) },
+            unsafe { sys::cuMemFreeAsync(pointer as CUdeviceptr, active_stream(session).raw) },
             "cuMemFreeAsync",
         )
     })
@@ -363,7 +485,7 @@ pub unsafe extern "C" fn symm_rt_copy(
                     dst as CUdeviceptr,
                     src as CUdeviceptr,
                     bytes,
-                    session.stream.raw,
+                    active_stream(session).raw,
                 )
             },
             "cuMemcpyDtoDAsync",
@@ -389,7 +511,7 @@ pub unsafe extern "C" fn symm_rt_matmul(
         let session = session(runtime)?;
         let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
         let dtype = dtype(dtype_code)?;
-        let stream = session.stream.raw;
+        let stream = active_stream(session).raw;
         let agmm = agmm(session)?;
         let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
         agmm.matmul.gemm(dtype, operands, shape, 1.0, stream)
@@ -459,7 +581,7 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
             gathered.ptr,
             c as CUdeviceptr,
             shape,
-            &session.stream,
+            &active_stream(session),
         )
     })
 }

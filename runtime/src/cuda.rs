@@ -312,6 +312,8 @@ impl Drop for MemPool {
 /// A stream of our own (capture needs one other than the legacy default).
 pub struct Stream {
     pub raw: CUstream,
+    /// Whether dropping it destroys the stream (not for the caller's).
+    owned: bool,
 }
 
 impl Stream {
@@ -324,7 +326,12 @@ impl Stream {
             },
             "cuStreamCreate",
         )?;
-        Ok(Self { raw })
+        Ok(Self { raw, owned: true })
+    }
+
+    /// A stream the caller owns (an application's), used but not destroyed.
+    pub fn borrowed(raw: CUstream) -> Self {
+        Self { raw, owned: false }
     }
 
     pub fn synchronize(&self) -> Result<()> {
@@ -358,6 +365,9 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // SAFETY: created in `new`.
         unsafe {
             sys::cuStreamDestroy_v2(self.raw);

@@ -8,6 +8,7 @@ pub mod agmm;
 pub mod capi;
 pub mod collectives;
 pub mod compiled;
+pub mod compiled_call;
 pub mod cuda;
 pub mod error;
 pub mod fdpass;

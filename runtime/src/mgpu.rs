@@ -2,8 +2,10 @@
 //! `gpu-to-llvm` emits calls to), implemented on the CUDA driver through
 //! cudarc, so compiled programs link against this runtime alone. Like
 //! MLIR's own CudaRuntimeWrappers, each call makes the default device's
-//! primary context current first, and errors are reported on stderr (the
-//! ABI has no error channel).
+//! primary context current first. The ABI has no error channel: a failure
+//! is the running compiled call's failure (`compiled_call`), so the rest of
+//! the call is skipped and its entry point fails; outside a call (modules
+//! load from a global constructor) it ends the process with the message.
 
 #![allow(clippy::missing_safety_doc)]
 
@@ -39,7 +41,7 @@ fn is_current(stream: sys::CUstream) -> bool {
 
 fn report(status: CUresult, what: &str) {
     if status != CUresult::CUDA_SUCCESS {
-        eprintln!("symm runtime: {what} failed: {status:?}");
+        crate::compiled_call::failed(what, &format!("{status:?}"));
     }
 }
 
@@ -90,12 +92,39 @@ pub unsafe extern "C" fn mgpuModuleLoad(data: *const c_void, _size: i64) -> sys:
         return std::ptr::null_mut();
     }
     scoped_context();
+    // The JIT's own words go into the message when the PTX is refused.
+    const LOG_BYTES: usize = 8192;
+    let mut log = vec![0u8; LOG_BYTES];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [log.as_mut_ptr().cast::<c_void>(), LOG_BYTES as *mut c_void];
     let mut module = std::ptr::null_mut();
-    // SAFETY: `data` is the embedded image (PTX or cubin).
-    report(
-        unsafe { sys::cuModuleLoadData(&mut module, data) },
-        "cuModuleLoadData",
-    );
+    // SAFETY: `data` is the embedded image (PTX or cubin); the options
+    // point at a log buffer of LOG_BYTES that outlives the call.
+    let status = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            data,
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if status != CUresult::CUDA_SUCCESS {
+        let end = log.iter().position(|b| *b == 0).unwrap_or(log.len());
+        let log = String::from_utf8_lossy(&log[..end]);
+        crate::compiled_call::failed(
+            "loading the compiled program's GPU kernels",
+            &format!(
+                "{status:?}{}{}",
+                if log.is_empty() { "" } else { ": " },
+                log.trim()
+            ),
+        );
+        return std::ptr::null_mut();
+    }
     module
 }
 
@@ -125,11 +154,19 @@ pub unsafe extern "C" fn mgpuModuleGetFunction(
     name: *const c_char,
 ) -> sys::CUfunction {
     let mut function = std::ptr::null_mut();
+    if crate::compiled_call::has_failed() {
+        return function;
+    }
     // SAFETY: a live module and a NUL-terminated name.
-    report(
-        unsafe { sys::cuModuleGetFunction(&mut function, module, name) },
-        "cuModuleGetFunction",
-    );
+    let status = unsafe { sys::cuModuleGetFunction(&mut function, module, name) };
+    if status != CUresult::CUDA_SUCCESS {
+        // SAFETY: NUL-terminated, from the compiled code.
+        let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+        crate::compiled_call::failed(
+            &format!("finding kernel {name} in the compiled program's GPU module"),
+            &format!("{status:?}"),
+        );
+    }
     function
 }
 
@@ -149,6 +186,10 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
     extra: *mut *mut c_void,
     _params_count: i64,
 ) {
+    // After a failure in this call nothing more runs on its data.
+    if crate::compiled_call::has_failed() {
+        return;
+    }
     scoped_context();
     // SAFETY: the lowering passes a live function and matching params.
     report(

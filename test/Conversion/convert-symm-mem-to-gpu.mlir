@@ -4,14 +4,17 @@
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
-// vectors, reading the pool's descriptor; the function takes the runtime
-// handle first and enters/exits. 4 KiB fit the staging slots: the kernel
-// stages its input and syncs with posted counter increments, no CAS.
+// vectors, reading the pool's descriptor. The body becomes the
+// asynchronous entry point @one_shot_async (runtime handle and stream
+// first, the status as result); @one_shot calls it with a null stream (the
+// runtime's) and waits in symm_rt_exit. 4 KiB fit the staging slots: the
+// kernel stages its input and syncs with posted counter increments, no CAS.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @one_shot
-// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<32x32xf32>)
-// CHECK: call @symm_rt_enter(%[[RT]])
+// CHECK-LABEL: func.func @one_shot_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>) -> i32
+// CHECK-SAME: symm.async_entry
+// CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
 // CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
 // CHECK: %[[RANK:.*]] = call @symm_rt_rank(%[[RT]])
 // CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
@@ -19,7 +22,13 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
 // CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %[[IN:.*]]) :
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[DESC]] : !llvm.ptr, %[[IN]] : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
-// CHECK: call @symm_rt_exit(%[[RT]])
+// CHECK: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]]) : (!llvm.ptr) -> i32
+// CHECK-NEXT: return %[[STATUS]] : i32
+// CHECK-LABEL: func.func @one_shot(
+// CHECK-SAME: %[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>) attributes {symm.runtime_handle}
+// CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %{{.*}} = call @one_shot_async(%[[RT]], %[[NULL]], %[[OUT]])
+// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
 // CHECK-NEXT: return
 // CHECK: gpu.module @symm_kernels
 // CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KDESC:[^:]*]]: !llvm.ptr, %[[KIN:[^:]*]]: !llvm.ptr,
@@ -142,8 +151,8 @@ func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xb
 // -----
 
 // Regular buffers, copies and matmuls become runtime calls (cuBLAS).
-// CHECK-LABEL: func.func @runtime_calls
-// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<4x16xf32>)
+// CHECK-LABEL: func.func @runtime_calls_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[A:[^:]*]]: memref<4x8xf32>, %[[B:[^:]*]]: memref<8x16xf32>, %[[C:[^:]*]]: memref<4x16xf32>)
 // CHECK: %[[P:.*]] = {{(func\.)?}}call @symm_rt_alloc(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
 // CHECK: {{(func\.)?}}call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32) -> ()
 // CHECK: {{(func\.)?}}call @symm_rt_copy(%[[RT]],
@@ -213,8 +222,8 @@ func.func @dynamic(%n: index) {
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK: memref.global "private" @__symm_graph_graphed : memref<1xi8> = uninitialized
-// CHECK-LABEL: func.func @graphed
-// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<32x32xf32>)
+// CHECK-LABEL: func.func @graphed_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>)
 // CHECK: %[[ERR:.*]] = call @symm_rt_error_flag(%[[RT]])
 // CHECK: %[[MARK:.*]] = memref.get_global @__symm_graph_graphed : memref<1xi8>
 // CHECK: %[[KEY:.*]] = memref.alloca() : memref<1xi64>
@@ -227,13 +236,13 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4
 // CHECK: func.call @symm_rt_graph_end(%[[RT]], %[[MARK_PTR]])
 // CHECK-NEXT: }
-// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
-// CHECK-NEXT: return
-// NOGRAPH-LABEL: func.func @graphed
+// CHECK-NEXT: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]])
+// CHECK-NEXT: return %[[STATUS]]
+// NOGRAPH-LABEL: func.func @graphed_async
 // NOGRAPH-NOT: symm_rt_graph_begin
 // NOGRAPH: gpu.launch_func
 // NOGRAPH-NOT: scf.if
-// NOGRAPH: call @symm_rt_exit
+// NOGRAPH: call @symm_rt_exit_async
 func.func @graphed(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
@@ -245,12 +254,20 @@ func.func @graphed(%out: memref<32x32xf32>) {
 // -----
 
 // A function that returns a value runs eagerly every time: a replay could
-// not hand back what the body computed on the host.
+// not hand back what the body computed on the host. It has no asynchronous
+// form (its result is the value): it runs on the runtime's stream and
+// waits in symm_rt_exit.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @returns
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>) -> memref<32x32xf32>
+// CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: call @symm_rt_enter_async(%[[RT]], %[[NULL]])
 // CHECK-NOT: symm_rt_graph_begin
-// CHECK: return
+// CHECK: call @symm_rt_exit_async(%[[RT]])
+// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
+// CHECK-NEXT: return %[[OUT]]
+// CHECK-NOT: @returns_async
 // expected-remark@+1 {{no CUDA graph for this function: it returns values}}
 func.func @returns(%out: memref<32x32xf32>) -> memref<32x32xf32> {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
@@ -299,8 +316,8 @@ func.func @calls_capturable(%out: memref<32x32xf32>) {
 // float cannot be a key, so that function runs eagerly.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @index_key
-// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<32x32xf32>, %[[N:.*]]: index)
+// CHECK-LABEL: func.func @index_key_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>, %[[N:[^:]*]]: index)
 // CHECK: %[[NV:.*]] = arith.index_cast %[[N]] : index to i64
 // CHECK: memref.store %[[NV]], %{{.*}}[%{{.*}}] : memref<2xi64>
 // CHECK: call @symm_rt_graph_begin
@@ -322,3 +339,50 @@ func.func @float_argument(%out: memref<32x32xf32>, %scale: f32) {
   symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
   return
 }
+
+// -----
+
+// An entry point of plain kernels takes the runtime too, so it runs on the
+// caller's stream, asynchronously, and its failures are reported.
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @plain_kernels_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %{{.*}}: memref<256xf32>, %{{.*}}: memref<256xf32>) -> i32
+// CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
+// CHECK: linalg.generic
+// CHECK: call @symm_rt_exit_async(%[[RT]])
+// CHECK-LABEL: func.func @plain_kernels(
+// CHECK-LABEL: func.func private @helper(
+// CHECK-SAME: %{{[^:]*}}: memref<256xf32>) {
+// CHECK-NEXT: linalg.generic
+func.func @plain_kernels(%a: memref<256xf32>, %b: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : memref<256xf32>) outs(%b : memref<256xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+// Private helpers of plain kernels stay as they are.
+func.func private @helper(%a: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}
+      outs(%a : memref<256xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %o : f32
+  }
+  return
+}
+
+// -----
+
+// The asynchronous entry point's name must be free.
+// expected-error@+1 {{its asynchronous entry point would be @step_async, which the module defines already; rename one of them}}
+func.func @step(%a: memref<256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%a : memref<256xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %o : f32
+  }
+  return
+}
+func.func private @step_async()

@@ -11,7 +11,7 @@
 // RUN: env -u RANK %t/agmm_check > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt
 
-// CHECK: define void @agmm(
+// CHECK: define i32 @agmm_async(
 // CHECK: call i32 @symm_rt_graph_begin(
 // CHECK: call void @symm_rt_all_gather_matmul(
 // CHECK: call void @symm_rt_graph_end(

@@ -49,13 +49,17 @@
 // PTX: ld.acquire.sys.global.u32
 // PTX: .visible .entry symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_1(
 
-// IR: define void @tp_mlp(ptr %0,
-// IR: call void @symm_rt_enter(ptr %0)
+// IR: define i32 @tp_mlp_async(ptr %0, ptr %1,
+// IR: call void @symm_rt_enter_async(ptr %0, ptr %1)
 // IR: call i32 @symm_rt_graph_begin(ptr %0,
 // IR: call ptr @symm_rt_global(ptr %0,
 // IR: call void @symm_rt_matmul(
 // IR: call void @mgpuLaunchKernel(
 // IR: call void @symm_rt_graph_end(ptr %0,
+// IR: %[[STATUS:.*]] = call i32 @symm_rt_exit_async(ptr %0)
+// IR: ret i32 %[[STATUS]]
+// IR: define void @tp_mlp(ptr %0,
+// IR: call i32 @tp_mlp_async(ptr %0, ptr null,
 // IR: call void @symm_rt_exit(ptr %0)
 
 // Without a GPU (CI), or with one but no launcher environment.

@@ -106,6 +106,19 @@ impl<'d> Host<'d> {
         self.call(name, args, &[ptr])[0]
     }
 
+    /// A null `!llvm.ptr`.
+    pub fn null_ptr(&mut self) -> Val {
+        let op = OpBuilder::new("llvm.mlir.zero", self.b.loc)
+            .results(&[self.ptr()])
+            .build();
+        self.b.insert(op).result(0)
+    }
+
+    /// Builds after `op` from now on.
+    pub fn move_after(&mut self, op: Op) {
+        self.b = Builder::new(self.ctx(), self.b.loc, At::After(op));
+    }
+
     /// Builds before `op` from now on.
     pub fn move_before(&mut self, op: Op) {
         self.b = Builder::new(self.ctx(), self.b.loc, At::Before(op));

@@ -18,6 +18,8 @@
 //!
 //! What it cannot lower yet it names, with the op's location.
 
+mod entry;
+pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 mod graphs;
 pub mod host;
 pub mod kernels;
@@ -150,13 +152,19 @@ impl Conversion {
 
     fn lower_function(&mut self, function: Op) {
         let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
-        if !body_ops.iter().any(|op| lowers(&op.name())) {
+        let converts = body_ops.iter().any(|op| lowers(&op.name()));
+        let launches = body_ops.iter().any(|op| op.name().starts_with("linalg."));
+        if !converts && !launches {
             return;
         }
         let public = function
             .attr("sym_visibility")
             .and_then(|v| v.symbol_or_string())
             .is_none_or(|v| v == "public");
+        if !public && !converts {
+            // Plain kernels of a helper: launched on their own streams.
+            return;
+        }
         if !public {
             self.error(
                 function,
@@ -183,14 +191,37 @@ impl Conversion {
             terminator
         };
         let ptr = ptr_type(self.ctx);
+        let returns_values = function
+            .walk()
+            .iter()
+            .any(|op| op.is("func.return") && op.num_operands() > 0);
+        // The body becomes the asynchronous entry point, which takes the
+        // caller's stream second, unless it returns values (the status is
+        // its result); a synchronizing wrapper keeps the function's name.
+        let asynchronous = !returns_values;
         let runtime = entry.insert_arg(0, ptr, function.loc());
+        let stream = if asynchronous {
+            let stream = entry.insert_arg(1, ptr, function.loc());
+            self.prepend_function_input(function, ptr);
+            stream
+        } else {
+            let mut host = Host::new(At::BlockStart(entry), function, runtime, &mut self.decls);
+            host.null_ptr()
+        };
         self.prepend_function_input(function, ptr);
         if let Some(unit) = self.ctx.attr("unit") {
             function.set_attr(RUNTIME_HANDLE_ATTR, unit);
         }
+        let first_argument = if asynchronous { 2 } else { 1 };
 
         let mut host = Host::new(At::BlockStart(entry), function, runtime, &mut self.decls);
-        host.call("symm_rt_enter", &[], &[]);
+        if !asynchronous {
+            // The null stream made above must come first.
+            if let Some(null) = stream.def() {
+                host.move_after(null);
+            }
+        }
+        host.call("symm_rt_enter_async", &[stream], &[]);
         let worlds: std::collections::BTreeSet<u64> = self
             .groups
             .iter()
@@ -211,7 +242,9 @@ impl Conversion {
             error_flag,
         };
         if let Some(terminator) = graph {
-            let arguments: Vec<Val> = (1..entry.num_args()).map(|i| entry.arg(i)).collect();
+            let arguments: Vec<Val> = (first_argument..entry.num_args())
+                .map(|i| entry.arg(i))
+                .collect();
             let mut host = Host::new(At::Before(terminator), function, runtime, &mut self.decls);
             graphs::wrap_body(&mut host, function, &body, &arguments);
         }
@@ -219,12 +252,23 @@ impl Conversion {
         for op in body_ops {
             if op.is("func.return") && op.parent() == Some(function) {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
-                host.call("symm_rt_exit", &[], &[]);
+                let i32_ty = int_type(self.ctx, 32);
+                let status = host.call("symm_rt_exit_async", &[], &[i32_ty])[0];
+                if asynchronous {
+                    entry::return_status(op, status);
+                } else {
+                    host.call("symm_rt_exit", &[], &[]);
+                }
             } else if lowers(&op.name()) {
                 self.lower_op(op, runtime, &common);
             }
         }
         strip_memory_spaces(function);
+        if asynchronous {
+            if let Err(message) = entry::split_async(function, &self.symbols, &mut self.decls) {
+                self.error(function, &message);
+            }
+        }
     }
 
     /// Adds `ty` as the first input of `function`'s type (and an empty

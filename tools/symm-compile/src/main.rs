@@ -89,7 +89,7 @@ fn compile(args: &Args) -> Result<(), String> {
     let header_path = stem.with_extension("h");
     write(
         &header_path,
-        &header::render(&args.input, &entries, &header::runtime_functions(&module)),
+        &header::render(&args.input, &entries, &header::lowered_entries(&module)),
     )?;
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;

@@ -1,0 +1,97 @@
+//! Entry points: each public function that returns nothing is lowered into
+//! an asynchronous form, `NAME_async(runtime, stream, args...) -> i32`,
+//! which enqueues on the caller's stream (NULL: the runtime's), does not
+//! synchronize and returns 0 or -1 (`symm_status` then says why), and a
+//! synchronizing `NAME(runtime, args...)` that calls it with the runtime's
+//! stream, waits, and ends the process with the message on any failure.
+
+use super::{
+    RUNTIME_HANDLE_ATTR,
+    host::{Declarations, Host, int_type, ptr_type},
+};
+use crate::{
+    builders::At,
+    ir::{Op, OpBuilder, Ty, Val},
+    module::SymbolIndex,
+};
+
+/// Unit attribute on each asynchronous entry point (it reaches the
+/// `llvm.func`; symm-compile declares it in the header).
+pub const ASYNC_ENTRY_ATTR: &str = "symm.async_entry";
+
+/// The suffix of an asynchronous entry point's name.
+pub const ASYNC_SUFFIX: &str = "_async";
+
+/// Replaces `ret` (a `func.return` of nothing) by one returning `status`.
+pub fn return_status(ret: Op, status: Val) {
+    let new = OpBuilder::new("func.return", ret.loc())
+        .operands(&[status])
+        .build();
+    ret.insert_before(new);
+    ret.erase();
+}
+
+/// Renames lowered `function` (runtime and stream first, returning the
+/// status) to `NAME_async` and adds the synchronizing `NAME` after it.
+pub fn split_async(
+    function: Op,
+    symbols: &SymbolIndex,
+    decls: &mut Declarations,
+) -> Result<(), String> {
+    let ctx = function.ctx();
+    let loc = function.loc();
+    let name = function.symbol_name().unwrap_or_default();
+    let async_name = format!("{name}{ASYNC_SUFFIX}");
+    if symbols.lookup(&async_name).is_some() {
+        return Err(format!(
+            "its asynchronous entry point would be @{async_name}, which the module defines \
+             already; rename one of them"
+        ));
+    }
+    let (inputs, _) = function
+        .attr("function_type")
+        .map(Ty::from_type_attr)
+        .and_then(Ty::function_io)
+        .ok_or("has no function type")?;
+    let i32_ty = int_type(ctx, 32);
+    let async_type = ctx.function_type(&inputs, &[i32_ty]);
+    function.set_attr("function_type", ctx.type_attr(async_type));
+    function.set_attr("sym_name", ctx.string(&async_name));
+    function.set_attr(ASYNC_ENTRY_ATTR, ctx.unit());
+
+    // NAME(runtime, args...): the stream (input 1) is the runtime's.
+    let sync_inputs: Vec<Ty> = inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, t)| *t)
+        .collect();
+    let wrapper = OpBuilder::new("func.func", loc)
+        .attr("sym_name", ctx.string(&name))
+        .attr(
+            "function_type",
+            ctx.type_attr(ctx.function_type(&sync_inputs, &[])),
+        )
+        .attr(RUNTIME_HANDLE_ATTR, ctx.unit())
+        .regions(1)
+        .build();
+    function.insert_after(wrapper);
+    let body = wrapper.region_blocks(0)[0];
+    let args: Vec<Val> = sync_inputs.iter().map(|t| body.add_arg(*t, loc)).collect();
+    let runtime = args[0];
+    let ret = OpBuilder::new("func.return", loc).build();
+    body.append(ret);
+    let mut host = Host::new(At::Before(ret), wrapper, runtime, decls);
+    let stream = host.null_ptr();
+    let mut operands = vec![runtime, stream];
+    operands.extend_from_slice(&args[1..]);
+    let call = OpBuilder::new("func.call", loc)
+        .operands(&operands)
+        .results(&[i32_ty])
+        .attr("callee", ctx.symbol(&async_name))
+        .build();
+    host.b.insert(call);
+    host.call("symm_rt_exit", &[], &[]);
+    debug_assert_eq!(ptr_type(ctx), runtime.ty());
+    Ok(())
+}
