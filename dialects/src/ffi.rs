@@ -58,6 +58,7 @@ unsafe extern "C" {
 
     pub fn symmRegisterPass(info: *const SymmPassInfo);
     pub fn symmCreatePass(info: *const SymmPassInfo) -> MlirPass;
+    pub fn symmConfigureKernelMath() -> bool;
     pub fn symmRegisterPipeline(
         argument: *const c_char,
         description: *const c_char,

@@ -88,6 +88,10 @@ pub fn pipelines() -> Vec<(&'static str, &'static str, String)> {
 pub fn register_passes() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        // SAFETY: sets one LLVM option, once, before any compilation.
+        // Without it sqrt stays libdevice's approximation (a weaker
+        // contract, not a wrong program), so a missing option is not fatal.
+        let _ = unsafe { ffi::symmConfigureKernelMath() };
         for pass in PASSES {
             // SAFETY: descriptors are 'static.
             unsafe { ffi::symmRegisterPass(pass.raw()) };

@@ -59,6 +59,17 @@ int symm_all_reduce(symm_runtime *runtime, const symm_buffer *input, uint64_t ou
 /* Waits for the runtime's work; fails if a peer never signalled. */
 int symm_synchronize(symm_runtime *runtime);
 
+/* The first failure since the last check, of an asynchronous compiled
+ * entry point (NAME_async: a module, launch or runtime call that failed)
+ * or of a finished kernel that gave up waiting for a peer: 0 if none, -1
+ * with the message in symm_last_error() otherwise, which clears it. Until
+ * it has been reported, asynchronous calls fail at once and run nothing.
+ * It does not wait for queued work. */
+int symm_status(symm_runtime *runtime);
+/* Waits for the work queued on `stream` (a CUstream; NULL: the
+ * runtime's), then reports as symm_status does. */
+int symm_stream_synchronize(symm_runtime *runtime, void *stream);
+
 /* Captures what `body` enqueues on the stream it is given into a CUDA
  * graph; replays run it again with the same buffers. */
 typedef int (*symm_capture_fn)(void *user, void *stream);

@@ -57,6 +57,11 @@ MLIR_CAPI_EXPORTED bool symmRegisterPipeline(const char *argument,
                                              const char *description,
                                              const char *pipeline);
 
+/* Kernel math as nvcc compiles it by default: libdevice's sqrt is the
+ * correctly rounded one (NVVM reflect __CUDA_PREC_SQRT=1), not the
+ * approximation. Returns false if the NVPTX backend lacks the option. */
+MLIR_CAPI_EXPORTED bool symmConfigureKernelMath(void);
+
 /* Creates an instance of a registered pass with default options, for
  * adding to a pass manager from Rust. */
 MLIR_CAPI_EXPORTED MlirPass symmCreatePass(const SymmPassInfo *info);

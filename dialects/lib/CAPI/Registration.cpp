@@ -30,6 +30,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/CommandLine.h"
+
 #include <mutex>
 
 using namespace mlir;
@@ -135,6 +137,18 @@ void symmRegisterPass(const SymmPassInfo *info) {
 static void registerUpstreamPasses() {
   static std::once_flag once;
   std::call_once(once, [] { registerAllPasses(); });
+}
+
+bool symmConfigureKernelMath() {
+  static bool configured = [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto found = options.find("nvvm-reflect-add");
+    if (found == options.end())
+      return false;
+    return !found->second->addOccurrence(0, "nvvm-reflect-add",
+                                         "__CUDA_PREC_SQRT=1");
+  }();
+  return configured;
 }
 
 bool symmRegisterPipeline(const char *argument, const char *description,

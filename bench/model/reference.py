@@ -1,0 +1,88 @@
+"""Weights, inputs and f32 references for the Llama-3-8B layer examples.
+
+Writes into DIR, as raw little-endian files:
+  x.bin            2048 x 4096 bf16   the residual stream (the first M rows are used)
+  norm_weight.bin  4096 bf16          the MLP's RMSNorm weight
+  w_gate.bin, w_up.bin  4096 x 14336 bf16 (full; each rank takes its columns)
+  w_down.bin       14336 x 4096 bf16  (each rank takes its rows)
+  attn.bin         2048 x 4096 bf16   attention output before the projection
+  w_o.bin          4096 x 4096 bf16   (each rank takes its rows)
+  norm_weight_2.bin 4096 bf16         the next layer's RMSNorm weight
+  mlp_ref_mM.bin, attn_ref_residual_mM.bin, attn_ref_normed_mM.bin   M x 4096 f32
+
+The references are the unsharded layers computed by torch in f32 from the
+same bf16 values (on the GPU when there is one), independent of symm: no
+tensor parallelism, no bf16 intermediates. The apps compare against them
+with bf16 tolerances (examples/cpp/llama_common.h).
+
+  python3 bench/model/reference.py --out DIR [--m 1 16 128 2048]
+"""
+
+import argparse
+import os
+
+import torch
+
+D, F, M_MAX, EPS = 4096, 14336, 2048, 1e-5
+
+
+def rmsnorm(x, weight):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * weight
+
+
+def mlp(x, norm, w_gate, w_up, w_down):
+    xn = rmsnorm(x, norm)
+    return x + (torch.nn.functional.silu(xn @ w_gate) * (xn @ w_up)) @ w_down
+
+
+def attn_out(attn, w_o, residual_in, norm):
+    residual = residual_in + attn @ w_o
+    return residual, rmsnorm(residual, norm)
+
+
+def save(path, tensor):
+    tensor = tensor.contiguous().cpu()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.view(torch.int16)
+    tensor.numpy().tofile(path)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--m", type=int, nargs="+", default=[1, 16, 128, 2048])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    g = torch.Generator(device="cpu").manual_seed(args.seed)
+
+    def normal(*shape, std=1.0):
+        return (torch.randn(*shape, generator=g) * std).to(torch.bfloat16)
+
+    weights = {
+        "x": normal(M_MAX, D),
+        "norm_weight": (1.0 + normal(D, std=0.1).float()).to(torch.bfloat16),
+        "w_gate": normal(D, F, std=D**-0.5),
+        "w_up": normal(D, F, std=D**-0.5),
+        "w_down": normal(F, D, std=F**-0.5),
+        "attn": normal(M_MAX, D),
+        "w_o": normal(D, D, std=D**-0.5),
+        "norm_weight_2": (1.0 + normal(D, std=0.1).float()).to(torch.bfloat16),
+    }
+    for name, tensor in weights.items():
+        save(os.path.join(args.out, f"{name}.bin"), tensor)
+    w = {name: t.to(device).float() for name, t in weights.items()}
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for m in args.m:
+        x = w["x"][:m]
+        save(os.path.join(args.out, f"mlp_ref_m{m}.bin"),
+             mlp(x, w["norm_weight"], w["w_gate"], w["w_up"], w["w_down"]))
+        residual, normed = attn_out(w["attn"][:m], w["w_o"], x, w["norm_weight_2"])
+        save(os.path.join(args.out, f"attn_ref_residual_m{m}.bin"), residual)
+        save(os.path.join(args.out, f"attn_ref_normed_m{m}.bin"), normed)
+    print(f"reference: wrote weights and M = {args.m} references to {args.out} ({device})")
+
+
+if __name__ == "__main__":
+    main()
