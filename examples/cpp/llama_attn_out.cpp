@@ -43,10 +43,10 @@ int main(int argc, char **argv) {
   char what[80];
   std::snprintf(what, sizeof what, "llama_attn_out M=%zu residual", M);
   Verdict r = compare(residual.read(), want_residual, &residual_host);
-  report(rank, what, r);
+  report(what, r);
   std::snprintf(what, sizeof what, "llama_attn_out M=%zu normed", M);
   Verdict n = compare(normed.read(), want_normed, nullptr);
-  report(rank, what, n);
+  report(what, n);
 
   std::string iterations_flag = flag(argc, argv, "--iterations");
   int iterations = iterations_flag.empty() ? 50 : std::atoi(iterations_flag.c_str());
@@ -59,9 +59,9 @@ int main(int argc, char **argv) {
                                residual.bf16(), normed.bf16()),
           "llama_attn_out_async");
   }, [&] { check(symm_stream_synchronize(rt, nullptr), "symm_stream_synchronize"); });
-  std::printf("[rank %d] TIME llama_attn_out M=%zu: %.1f us per call synchronizing, %.1f us per "
+  std::printf("TIME llama_attn_out M=%zu: %.1f us per call synchronizing, %.1f us per "
               "call enqueued back to back\n",
-              rank, M, sync_us, async_us);
+              M, sync_us, async_us);
   symm_finalize(rt);
   return r.pass && n.pass ? 0 : 1;
 }

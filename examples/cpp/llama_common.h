@@ -132,10 +132,10 @@ inline Verdict compare(const std::vector<uint16_t> &got, const std::vector<float
   return v;
 }
 
-inline void report(int rank, const char *what, const Verdict &v) {
-  std::printf("[rank %d] %s %s: rel L2 %.3e, layer part rel L2 %.3e, max |err| %.3e "
+inline void report(const char *what, const Verdict &v) {
+  std::printf("%s %s: rel L2 %.3e, layer part rel L2 %.3e, max |err| %.3e "
               "(worst element at %.2f of its bound)\n",
-              rank, v.pass ? "PASS" : "FAIL", what, v.rel_l2, v.delta_rel_l2, v.max_abs,
+              v.pass ? "PASS" : "FAIL", what, v.rel_l2, v.delta_rel_l2, v.max_abs,
               v.worst_ratio);
 }
 

@@ -44,10 +44,10 @@ int main(int argc, char **argv) {
 
   std::string fault = flag(argc, argv, "--plant-fault");
   if (fault == "sync") {
-    std::printf("[rank %d] planting a fault: the input is an unmapped address\n", rank);
+    std::printf("planting a fault: the input is an unmapped address\n");
     std::fflush(stdout);
     llama_mlp(rt, unmapped(), norm.bf16(), gate.bf16(), up.bf16(), down.bf16(), out.bf16());
-    std::printf("[rank %d] FAIL: the planted fault went unnoticed\n", rank);
+    std::printf("FAIL: the planted fault went unnoticed\n");
     return 2;
   }
   if (fault == "async") {
@@ -55,10 +55,10 @@ int main(int argc, char **argv) {
                                  down.bf16(), out.bf16());
     if (status == 0) status = symm_stream_synchronize(rt, nullptr);
     if (status != 0) {
-      std::fprintf(stderr, "[rank %d] the asynchronous call failed: %s\n", rank, symm_last_error());
+      std::fprintf(stderr, "the asynchronous call failed: %s\n", symm_last_error());
       return 1;
     }
-    std::printf("[rank %d] FAIL: the planted fault went unnoticed\n", rank);
+    std::printf("FAIL: the planted fault went unnoticed\n");
     return 2;
   }
 
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
   Verdict v = compare(out.read(), reference, &x_host);
   char what[64];
   std::snprintf(what, sizeof what, "llama_mlp M=%zu", M);
-  report(rank, what, v);
+  report(what, v);
   pass = pass && v.pass;
 
   // 8 layers (the same weights), each one's output the next one's input:
@@ -91,9 +91,9 @@ int main(int argc, char **argv) {
   bool identical = true;
   for (size_t i = 1; i <= LAYERS; ++i)
     identical = identical && sync_chain[i]->read() == async_chain[i]->read();
-  std::printf("[rank %d] %s async chain: %zu layers enqueued with one synchronize %s %zu "
+  std::printf("%s async chain: %zu layers enqueued with one synchronize %s %zu "
               "synchronizing calls bit for bit\n",
-              rank, identical ? "PASS" : "FAIL", LAYERS, identical ? "equal" : "DIFFER from",
+              identical ? "PASS" : "FAIL", LAYERS, identical ? "equal" : "DIFFER from",
               LAYERS);
   pass = pass && identical;
   for (auto *d : sync_chain) delete d;
@@ -109,9 +109,9 @@ int main(int argc, char **argv) {
                           down.bf16(), out.bf16()),
           "llama_mlp_async");
   }, [&] { check(symm_stream_synchronize(rt, nullptr), "symm_stream_synchronize"); });
-  std::printf("[rank %d] TIME llama_mlp M=%zu: %.1f us per call synchronizing, %.1f us per call "
+  std::printf("TIME llama_mlp M=%zu: %.1f us per call synchronizing, %.1f us per call "
               "enqueued back to back\n",
-              rank, M, sync_us, async_us);
+              M, sync_us, async_us);
   symm_finalize(rt);
   return pass ? 0 : 1;
 }

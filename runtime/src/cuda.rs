@@ -21,6 +21,25 @@ pub fn check(status: CUresult, what: &str) -> Result<()> {
     }
 }
 
+/// `message`, with the current context's sticky error appended when it
+/// has one that the message does not name: after a kernel faults (an
+/// illegal address, say), every later call fails with errors of its own
+/// (cuBLAS reports an internal error), and this says what happened first.
+/// Waits for the context's work; only for failure paths.
+pub fn with_context_error(message: String) -> String {
+    // SAFETY: a driver call on the current context (none: it fails and
+    // nothing is appended).
+    let status = unsafe { sys::cuCtxSynchronize() };
+    let name = format!("{status:?}");
+    if status == CUresult::CUDA_SUCCESS
+        || status == CUresult::CUDA_ERROR_INVALID_CONTEXT
+        || message.contains(&name)
+    {
+        return message;
+    }
+    format!("{message} (the GPU context reports {name}: an earlier kernel failed)")
+}
+
 /// Whether a CUDA driver and at least one device are present.
 pub fn device_count() -> usize {
     // SAFETY: probing the driver library; no state is touched if absent.

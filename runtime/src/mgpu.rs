@@ -41,7 +41,10 @@ fn is_current(stream: sys::CUstream) -> bool {
 
 fn report(status: CUresult, what: &str) {
     if status != CUresult::CUDA_SUCCESS {
-        crate::compiled_call::failed(what, &format!("{status:?}"));
+        crate::compiled_call::failed(
+            what,
+            &crate::cuda::with_context_error(format!("{status:?}")),
+        );
     }
 }
 
