@@ -1,8 +1,10 @@
 // One Llama-3-8B decoder MLP block, tensor-parallel on the 2 ranks of @tp
 // (Megatron-style), in bf16: hidden size D = 4096, MLP size F = 14336, so
 // each rank holds F / 2 = 7168 columns of the gate and up projections and
-// 7168 rows of the down projection. M = 128 tokens here; the checks and
-// benchmarks compile copies for M = 1, 16, 128 and 2048 (sed s/<128x/<Mx/).
+// 7168 rows of the down projection. The token count M is dynamic, up to
+// 2048 (symm_mem.max_tokens): the entry point takes it at run time, pools
+// are planned for 2048, the all-reduce kernel is picked per call by size,
+// and each count gets its own CUDA graph.
 //
 //   xn  = RMSNorm(x) * norm_weight        (f32 statistics, eps = 1e-5)
 //   act = SiLU(xn @ w_gate) * (xn @ w_up)  (this rank's columns)
@@ -16,9 +18,12 @@ symm_mem.group @tp world_size(2)
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
 
-func.func @llama_mlp(%x: memref<128x4096xbf16>, %norm_weight: memref<4096xbf16>,
+func.func @llama_mlp(%x: memref<?x4096xbf16>, %norm_weight: memref<4096xbf16>,
                      %w_gate: memref<4096x7168xbf16>, %w_up: memref<4096x7168xbf16>,
-                     %w_down: memref<7168x4096xbf16>, %out: memref<128x4096xbf16>) {
+                     %w_down: memref<7168x4096xbf16>, %out: memref<?x4096xbf16>)
+    attributes {symm_mem.max_tokens = 2048 : i64} {
+  %c0 = arith.constant 0 : index
+  %tokens = memref.dim %x, %c0 : memref<?x4096xbf16>
   %zero = arith.constant 0.0 : f32
   %zero_bf16 = arith.constant 0.0 : bf16
   %one = arith.constant 1.0 : f32
@@ -27,20 +32,20 @@ func.func @llama_mlp(%x: memref<128x4096xbf16>, %norm_weight: memref<4096xbf16>,
 
   // RMSNorm: the sum of squares per row (a thread block per row), then
   // x * rsqrt(mean + eps) * weight.
-  %sum_sq = memref.alloc() : memref<128xf32>
-  linalg.fill ins(%zero : f32) outs(%sum_sq : memref<128xf32>)
+  %sum_sq = memref.alloc(%tokens) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<128x4096xbf16>) outs(%sum_sq : memref<128xf32>) {
+      ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {
   ^bb0(%v: bf16, %acc: f32):
     %f = arith.extf %v : bf16 to f32
     %sq = arith.mulf %f, %f : f32
     %s = arith.addf %sq, %acc : f32
     linalg.yield %s : f32
   }
-  %xn = memref.alloc() : memref<128x4096xbf16>
+  %xn = memref.alloc(%tokens) : memref<?x4096xbf16>
   linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %sum_sq, %norm_weight : memref<128x4096xbf16>, memref<128xf32>, memref<4096xbf16>)
-      outs(%xn : memref<128x4096xbf16>) {
+      ins(%x, %sum_sq, %norm_weight : memref<?x4096xbf16>, memref<?xf32>, memref<4096xbf16>)
+      outs(%xn : memref<?x4096xbf16>) {
   ^bb0(%v: bf16, %s: f32, %w: bf16, %unused: bf16):
     %mean = arith.divf %s, %hidden : f32
     %var = arith.addf %mean, %eps : f32
@@ -54,20 +59,20 @@ func.func @llama_mlp(%x: memref<128x4096xbf16>, %norm_weight: memref<4096xbf16>,
   }
 
   // Gate and up projections (cuBLAS, f32 accumulation).
-  %gate = memref.alloc() : memref<128x7168xbf16>
-  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<128x7168xbf16>)
-  linalg.matmul ins(%xn, %w_gate : memref<128x4096xbf16>, memref<4096x7168xbf16>)
-                outs(%gate : memref<128x7168xbf16>)
-  %up = memref.alloc() : memref<128x7168xbf16>
-  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<128x7168xbf16>)
-  linalg.matmul ins(%xn, %w_up : memref<128x4096xbf16>, memref<4096x7168xbf16>)
-                outs(%up : memref<128x7168xbf16>)
+  %gate = memref.alloc(%tokens) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %w_gate : memref<?x4096xbf16>, memref<4096x7168xbf16>)
+                outs(%gate : memref<?x7168xbf16>)
+  %up = memref.alloc(%tokens) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %w_up : memref<?x4096xbf16>, memref<4096x7168xbf16>)
+                outs(%up : memref<?x7168xbf16>)
 
   // SiLU(gate) * up, in f32: gate / (1 + exp(-gate)) * up.
-  %act = memref.alloc() : memref<128x7168xbf16>
+  %act = memref.alloc(%tokens) : memref<?x7168xbf16>
   linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%gate, %up : memref<128x7168xbf16>, memref<128x7168xbf16>)
-      outs(%act : memref<128x7168xbf16>) {
+      ins(%gate, %up : memref<?x7168xbf16>, memref<?x7168xbf16>)
+      outs(%act : memref<?x7168xbf16>) {
   ^bb0(%g: bf16, %u: bf16, %unused: bf16):
     %gf = arith.extf %g : bf16 to f32
     %uf = arith.extf %u : bf16 to f32
@@ -81,17 +86,17 @@ func.func @llama_mlp(%x: memref<128x4096xbf16>, %norm_weight: memref<4096xbf16>,
   }
 
   // Down projection: this rank's partial sum of the block's output.
-  %partial = memref.alloc() : memref<128x4096xbf16>
-  linalg.fill ins(%zero_bf16 : bf16) outs(%partial : memref<128x4096xbf16>)
-  linalg.matmul ins(%act, %w_down : memref<128x7168xbf16>, memref<7168x4096xbf16>)
-                outs(%partial : memref<128x4096xbf16>)
+  %partial = memref.alloc(%tokens) : memref<?x4096xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%partial : memref<?x4096xbf16>)
+  linalg.matmul ins(%act, %w_down : memref<?x7168xbf16>, memref<7168x4096xbf16>)
+                outs(%partial : memref<?x4096xbf16>)
 
   // The all-reduce, then the residual (fused into the all-reduce kernel).
   %sum = symm_mem.all_reduce sum %partial group @tp
-      : memref<128x4096xbf16> -> memref<128x4096xbf16>
+      : memref<?x4096xbf16> -> memref<?x4096xbf16>
   linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%sum, %x : memref<128x4096xbf16>, memref<128x4096xbf16>)
-      outs(%out : memref<128x4096xbf16>) {
+      ins(%sum, %x : memref<?x4096xbf16>, memref<?x4096xbf16>)
+      outs(%out : memref<?x4096xbf16>) {
   ^bb0(%s: bf16, %r: bf16, %unused: bf16):
     %sf = arith.extf %s : bf16 to f32
     %rf = arith.extf %r : bf16 to f32
@@ -99,10 +104,10 @@ func.func @llama_mlp(%x: memref<128x4096xbf16>, %norm_weight: memref<4096xbf16>,
     %o = arith.truncf %y : f32 to bf16
     linalg.yield %o : bf16
   }
-  memref.dealloc %sum_sq : memref<128xf32>
-  memref.dealloc %xn : memref<128x4096xbf16>
-  memref.dealloc %gate : memref<128x7168xbf16>
-  memref.dealloc %up : memref<128x7168xbf16>
-  memref.dealloc %act : memref<128x7168xbf16>
+  memref.dealloc %sum_sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x4096xbf16>
+  memref.dealloc %gate : memref<?x7168xbf16>
+  memref.dealloc %up : memref<?x7168xbf16>
+  memref.dealloc %act : memref<?x7168xbf16>
   return
 }

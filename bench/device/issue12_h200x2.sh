@@ -1,8 +1,9 @@
 #!/bin/bash
 # Issue 12 on 2x H200, in one device call: math accuracy, both Llama layer
-# examples at M = 1, 16, 128, 2048 against torch's f32 reference, the async
-# chain, planted failures (a kernel fault through each entry point, PTX the
-# driver refuses), then the runtime's GPU tests. Binaries from
+# examples (dynamic token count) at M = 1, 16, 128, 2048 in one process each
+# against torch's f32 reference, the async chain, planted failures (a kernel
+# fault through each entry point, too many tokens, PTX the driver refuses),
+# then the runtime's GPU tests. Binaries from
 # bench/model/build_apps.sh target/issue12 (carried).
 cd "$(dirname "$0")/../.."
 B=${B:-target/issue12}
@@ -13,10 +14,11 @@ run() { echo "== $*"; "$@"; echo "exit status $?"; }
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 bench/model/reference.py --out /tmp/llama
   run $B/symm-launch -n 1 $B/math_accuracy
-  for m in 1 16 128 2048; do run $B/symm-launch -n 2 $B/llama_mlp_m$m /tmp/llama; done
-  for m in 1 16 128 2048; do run $B/symm-launch -n 2 $B/llama_attn_out_m$m /tmp/llama; done
-  run $B/symm-launch -n 2 $B/llama_mlp_m16 /tmp/llama --plant-fault=sync
-  run $B/symm-launch -n 2 $B/llama_mlp_m16 /tmp/llama --plant-fault=async
+  run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama
+  run $B/symm-launch -n 2 $B/llama_attn_out /tmp/llama
+  run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama --plant-fault=sync
+  run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama --plant-fault=async
+  run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama --plant-fault=too-many-tokens
   run $B/symm-launch -n 2 $B/llama_mlp_bad_ptx /tmp/llama
   run $B/symm-launch -n 2 $B/symm-gpu-tests
 } 2>&1 | tee "$OUT/issue12.log"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Llama layer apps for the device machine into DIR (stripped,
-# with symm-launch, symm-gpu-tests and the math accuracy app): each example
-# compiled for M = 1, 16, 128 and 2048 tokens (a copy with s/<128x/<Mx/),
-# linked against the release runtime. Also llama_mlp_bad_ptx: the M = 16
+# with symm-launch, symm-gpu-tests and the math accuracy app), linked
+# against the release runtime. Also llama_mlp_bad_ptx: the llama_mlp
 # object with its embedded PTX retargeted to an architecture that does not
 # exist, so loading its kernels fails for real (the planted module failure).
 #
@@ -21,20 +20,17 @@ link() { # object app binary [defines...]
   strip "$binary"
 }
 for layer in llama_mlp llama_attn_out; do
-  for m in 1 16 128 2048; do
-    dir=$out/src/${layer}_m$m
-    mkdir -p "$dir"
-    sed "s/<128x/<${m}x/g" examples/$layer.mlir > "$dir/$layer.mlir"
-    $compile "$dir/$layer.mlir" -o "$dir/$layer.o" --emit=ptx
-    link "$dir/$layer.o" examples/cpp/$layer.cpp "$out/${layer}_m$m" -DLLAMA_M=$m
-  done
+  dir=$out/src/$layer
+  mkdir -p "$dir"
+  $compile examples/$layer.mlir -o "$dir/$layer.o" --emit=ptx
+  link "$dir/$layer.o" examples/cpp/$layer.cpp "$out/$layer"
 done
 bad=$out/src/bad_ptx
 mkdir -p "$bad"
-cp "$out/src/llama_mlp_m16/llama_mlp.h" "$out/src/llama_mlp_m16/llama_mlp.o" "$bad/"
+cp "$out/src/llama_mlp/llama_mlp.h" "$out/src/llama_mlp/llama_mlp.o" "$bad/"
 sed -i 's/\.target sm_90/.target sm_99/' "$bad/llama_mlp.o"
 grep -q 'target sm_99' "$bad/llama_mlp.o"
-link "$bad/llama_mlp.o" examples/cpp/llama_mlp.cpp "$out/llama_mlp_bad_ptx" -DLLAMA_M=16
+link "$bad/llama_mlp.o" examples/cpp/llama_mlp.cpp "$out/llama_mlp_bad_ptx"
 $compile bench/compiled/math_accuracy.mlir -o "$out/src/math_accuracy.o"
 link "$out/src/math_accuracy.o" bench/compiled/math_accuracy.cpp "$out/math_accuracy"
 cp target/release/symm-launch target/release/symm-gpu-tests "$out/"

@@ -13,10 +13,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace llama {
+
+// The examples' symm_mem.max_tokens.
+constexpr size_t MAX_TOKENS = 2048;
 
 inline void check(int status, const char *what) {
   if (status != 0) {
@@ -89,9 +94,10 @@ struct Device {
   Device &operator=(const Device &) = delete;
   ~Device() { symm_device_free(ptr); }
   uint16_t *bf16() const { return reinterpret_cast<uint16_t *>(ptr); }
-  std::vector<uint16_t> read() const {
-    std::vector<uint16_t> host(bytes / 2);
-    check(symm_copy_to_host(host.data(), ptr, bytes), "copy to host");
+  // The first `count` bf16 values (all by default).
+  std::vector<uint16_t> read(size_t count = 0) const {
+    std::vector<uint16_t> host(count ? count : bytes / 2);
+    check(symm_copy_to_host(host.data(), ptr, host.size() * 2), "copy to host");
     return host;
   }
 };
@@ -151,6 +157,22 @@ inline double time_us(int warmup, int iterations, const std::function<void()> &b
   return spent.count() / iterations;
 }
 
+struct Timing {
+  double sync_us, async_us;
+};
+
+// The synchronizing entry point call by call, and the asynchronous one
+// enqueued back to back with one synchronize at the end.
+inline Timing time_both(int iterations, const std::function<void()> &sync_call,
+                        const std::function<void()> &async_call, symm_runtime *rt) {
+  Timing t;
+  t.sync_us = time_us(5, iterations, sync_call, [] {});
+  t.async_us = time_us(5, iterations, async_call, [&] {
+    check(symm_stream_synchronize(rt, nullptr), "symm_stream_synchronize");
+  });
+  return t;
+}
+
 // The fault an app plants on request (argv "--plant-fault=sync|async"): a
 // device address nothing maps, passed as the input.
 inline uint16_t *unmapped() { return reinterpret_cast<uint16_t *>(uintptr_t{0x10}); }
@@ -160,6 +182,46 @@ inline std::string flag(int argc, char **argv, const char *name) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') return argv[i] + n + 1;
   return "";
+}
+
+// --tokens=1,16,128,2048 (the default).
+inline std::vector<size_t> token_counts(int argc, char **argv) {
+  std::string list = flag(argc, argv, "--tokens");
+  if (list.empty()) return {1, 16, 128, 2048};
+  std::vector<size_t> counts;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) counts.push_back(std::stoul(item));
+  return counts;
+}
+
+// Plants `fault` into one call of `layer(async, tokens, input)` (which
+// returns the asynchronous entry point's status) and reports what stopped
+// it: "sync" and "async" pass an unmapped input (a kernel faults),
+// "too-many-tokens" asks for more tokens than the program takes. Returns
+// the exit status: 1 when the failure was reported (the synchronizing entry
+// point exits by itself), 2 when it went unnoticed.
+inline int plant(symm_runtime *rt, const std::string &fault,
+                 const std::function<int(bool, int64_t, uint16_t *)> &layer, uint16_t *input) {
+  std::printf("planting a fault: %s\n", fault.c_str());
+  std::fflush(stdout);
+  int status = 0;
+  if (fault == "sync") {
+    layer(false, 16, unmapped());
+  } else if (fault == "too-many-tokens") {
+    layer(false, 2 * MAX_TOKENS, input);
+  } else if (fault == "async") {
+    status = layer(true, 16, unmapped());
+    if (status == 0) status = symm_stream_synchronize(rt, nullptr);
+  } else {
+    std::fprintf(stderr, "unknown fault '%s' (sync, async, too-many-tokens)\n", fault.c_str());
+    return 2;
+  }
+  if (status != 0) {
+    std::fprintf(stderr, "the asynchronous call failed: %s\n", symm_last_error());
+    return 1;
+  }
+  std::printf("FAIL: the planted fault went unnoticed\n");
+  return 2;
 }
 
 } // namespace llama

@@ -130,11 +130,14 @@ impl Builder {
         self.one(op)
     }
 
-    /// `memref.view %pool[%offset][] : pool to ty`.
-    pub fn view(&mut self, pool: Val, offset: u64, ty: Ty) -> Val {
+    /// `memref.view %pool[%offset][sizes] : pool to ty` (`sizes`: the
+    /// dynamic ones of `ty`).
+    pub fn view(&mut self, pool: Val, offset: u64, ty: Ty, sizes: &[Val]) -> Val {
         let offset = self.index(offset as i64);
+        let mut operands = vec![pool, offset];
+        operands.extend_from_slice(sizes);
         let op = OpBuilder::new("memref.view", self.loc)
-            .operands(&[pool, offset])
+            .operands(&operands)
             .results(&[ty])
             .build();
         self.one(op)

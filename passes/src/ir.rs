@@ -438,6 +438,16 @@ impl Ty {
                 .ok()?;
         crate::memref_byte_size(memref)
     }
+    /// Bytes of one element of a memref type (f32: 4, bf16: 2), whatever
+    /// its shape; `None` for other types and elements of no fixed width.
+    pub fn element_bytes(self) -> Option<u64> {
+        if !self.is_memref() {
+            return None;
+        }
+        let element = self.element().print();
+        let ctx = crate::ir::Ctx::from_type(self);
+        ctx.ty(&format!("memref<1x{element}>"))?.byte_size()
+    }
     /// The allocator of a comm-buffer memref type.
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::of_type(unsafe { melior::ir::Type::from_raw(self.0) })

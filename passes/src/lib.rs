@@ -5,6 +5,7 @@
 mod builders;
 pub mod check_gpu_symbols;
 pub mod cudagraph;
+pub mod dynamic;
 pub mod fuse_epilogue;
 mod group_table;
 pub mod ir;

@@ -2,6 +2,8 @@
 //! regular buffers.
 //!
 //! Per function, every statically shaped `symm_mem.alloc` of one allocator
+//! (and, in a function that declares `symm_mem.max_tokens`, every one with
+//! dynamic sizes, planned at that bound)
 //! (kind, group) becomes a `memref.view` into one persistent pool, a
 //! `symm_mem.global`; every statically shaped `memref.alloc` becomes a view
 //! into one regular pool allocated on entry and freed on return. The two
@@ -14,6 +16,7 @@
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, Builder},
+    dynamic::{bounded_bytes, max_tokens},
     ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
     module::{SymbolIndex, defined_functions, sanitize},
     planning::{Interval, Numbering, assign_offsets, lower_bound},
@@ -133,13 +136,14 @@ fn plan_function(
 
     copy_out_returned_comm_buffers(function);
     let numbering = Numbering::new(function);
+    let bound = max_tokens(function);
     let mut pools: BTreeMap<PoolKey, (Option<Attr>, Vec<Buffer>)> = BTreeMap::new();
     for def in function.walk() {
-        let Some((key, space)) = pool_of(def) else {
+        let Some((key, space)) = pool_of(def, bound.is_some()) else {
             continue;
         };
         let ty = def.result(0).ty();
-        let Some(bytes) = ty.byte_size() else {
+        let Some(bytes) = bounded_bytes(ty, bound) else {
             continue;
         };
         let uses = collect_uses(def, &numbering);
@@ -179,9 +183,10 @@ fn plan_function(
     Ok(())
 }
 
-/// Which pool an allocation goes to, if it is plannable at all.
-fn pool_of(def: Op) -> Option<(PoolKey, Option<Attr>)> {
-    if def.num_results() != 1 || def.num_operands() != 0 {
+/// Which pool an allocation goes to, if it is plannable at all: statically
+/// shaped, or with dynamic sizes when the function bounds them.
+fn pool_of(def: Op, bounded: bool) -> Option<(PoolKey, Option<Attr>)> {
+    if def.num_results() != 1 || (def.num_operands() != 0 && !bounded) {
         return None;
     }
     let ty = def.result(0).ty();
@@ -276,7 +281,9 @@ fn rewrite_pool(
         }
     };
     for (buffer, offset) in buffers.iter().zip(&placement.offsets) {
-        let view = Builder::before(buffer.def).view(pool, *offset, buffer.ty);
+        // An allocation's operands are its dynamic sizes; the view keeps them.
+        let sizes = buffer.def.operands();
+        let view = Builder::before(buffer.def).view(pool, *offset, buffer.ty, &sizes);
         buffer.def.result(0).replace_all_uses_with(view);
         for dealloc in &buffer.deallocs {
             dealloc.erase();

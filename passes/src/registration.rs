@@ -29,8 +29,9 @@ pub static PASSES: &[&PassDescriptor] = &[
 /// NVPTX backend (no CUDA toolkit), with libdevice linked for the math ops
 /// when one is given; `symm-check-gpu-symbols` refuses, at the calling
 /// op's location, any call no library resolves. Host code uses bare
-/// pointers for statically shaped memrefs, so entry points take plain
-/// device pointers.
+/// pointers (entry points take plain device pointers; dynamic memrefs were
+/// split into a pointer and the token count by convert-symm-mem-to-gpu);
+/// kernels take memref descriptors, which dynamic sizes need.
 pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
     let (link, linked) = match libdevice {
         Some(path) => (format!(" l={path}"), true),
@@ -44,9 +45,9 @@ convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
 convert-func-to-llvm{{use-bare-ptr-memref-call-conv=true}},\
 nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},convert-arith-to-llvm,\
 convert-index-to-llvm,canonicalize,cse,\
-gpu.module(convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=true}},canonicalize,\
-cse,reconcile-unrealized-casts),symm-check-gpu-symbols{{libdevice={linked}}},\
-gpu-to-llvm{{use-bare-pointers-for-host=true use-bare-pointers-for-kernels=true}},\
+gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),\
+symm-check-gpu-symbols{{libdevice={linked}}},\
+gpu-to-llvm{{use-bare-pointers-for-host=true}},\
 gpu-module-to-binary{{format=isa}},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts"
     )
 }

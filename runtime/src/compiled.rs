@@ -421,6 +421,23 @@ pub unsafe extern "C" fn symm_rt_check_world(runtime: *mut SymmRuntime, world: i
     })
 }
 
+/// Checks a call's token count (the leading size of its dynamic memrefs)
+/// against the largest the program was compiled for
+/// (`symm_mem.max_tokens`): pools and buffers are sized for that many.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_check_tokens(runtime: *mut SymmRuntime, tokens: i64, max: i64) {
+    run("checking the token count", || {
+        session(runtime)?;
+        if tokens < 1 || tokens > max {
+            return Err(Error::InvalidArgument(format!(
+                "the call has {tokens} tokens (the leading size of its dynamic memrefs); the \
+                 program takes 1 to {max} (its symm_mem.max_tokens)"
+            )));
+        }
+        Ok(())
+    })
+}
+
 /// The kernels' peer-wait bound (ns) and error flag.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_timeout_ns(runtime: *mut SymmRuntime) -> i64 {

@@ -11,8 +11,9 @@
 use crate::cuda::Graph;
 use std::collections::HashMap;
 
-/// Graphs kept per function; the least recently made goes first.
-const GRAPHS_PER_FUNCTION: usize = 8;
+/// Graphs kept per function (one per token count and set of buffers, as
+/// vLLM keeps one per batch size); the least recently made goes first.
+const GRAPHS_PER_FUNCTION: usize = 64;
 
 /// What a call to a compiled function does.
 #[derive(Debug, PartialEq, Eq)]

@@ -207,9 +207,27 @@ func.func private @helper(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4
 
 // -----
 
-func.func @dynamic(%n: index) {
-  // expected-error@+1 {{'memref.alloc' has dynamic sizes, which the GPU lowering does not support yet}}
-  %t = memref.alloc(%n) : memref<?xf32>
+// Dynamic sizes: only leading ones, and only in a function that bounds
+// them (symm_mem.max_tokens).
+// expected-error@+1 {{takes memrefs of dynamic size; declare the largest token count it takes with `attributes {symm_mem.max_tokens = N : i64}`}}
+func.func @unbounded(%x: memref<?x16xf32>, %y: memref<?x16xf32>) {
+  memref.copy %x, %y : memref<?x16xf32> to memref<?x16xf32>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{takes memref<16x?xf32> (argument #0): only the leading size of an entry point's memref may be dynamic (the token count), with the default layout}}
+func.func @inner_dynamic(%x: memref<16x?xf32>, %y: memref<16x?xf32>) attributes {symm_mem.max_tokens = 64 : i64} {
+  memref.copy %x, %y : memref<16x?xf32> to memref<16x?xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_columns(%n: index) {
+  // expected-error@+1 {{'memref.alloc' has dynamic sizes beyond the leading dimension (memref<4x?xf32>), which the GPU lowering does not support}}
+  %t = memref.alloc(%n) : memref<4x?xf32>
   return
 }
 
@@ -386,3 +404,53 @@ func.func @step(%a: memref<256xf32>) {
   return
 }
 func.func private @step_async()
+
+// -----
+
+// A dynamic token count: the entry point takes the count (an index, checked
+// against symm_mem.max_tokens at run time) and the data pointer of each
+// dynamic memref, rebuilt inside with that many rows. The matmul's rows and
+// the all-reduce's size come from it; the all-reduce picks its kernel per
+// call by byte size: staged one-shot up to 512 KiB, one-shot to 1 MiB,
+// push two-shot to 8 MiB, one-shot above (the output is not symmetric).
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @tokens_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: index, %[[XP:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: memref<64x4096xbf16>, %[[OP:[^:]*]]: !llvm.ptr) -> i32
+// CHECK: %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: call @symm_rt_check_tokens(%[[RT]], %[[N64]], %{{.*}}) : (!llvm.ptr, i64, i64) -> ()
+// CHECK: %[[X:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<?x64xbf16>
+// CHECK: %[[OUT:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<?x4096xbf16>
+// CHECK: arith.index_cast %[[N]] : index to i64
+// CHECK: memref.store {{.*}} : memref<4xi64>
+// CHECK: call @symm_rt_graph_begin
+// CHECK: memref.dim %[[X]], %{{.*}} : memref<?x64xbf16>
+// CHECK: call @symm_rt_global
+// CHECK: %[[ROWS:[a-z0-9_]+]] = memref.dim %[[X]], %{{.*}} : memref<?x64xbf16>
+// CHECK-NEXT: %[[M:.*]] = arith.index_cast %[[ROWS]] : index to i64
+// CHECK: call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %[[M]],
+// CHECK: %[[COUNT:.*]] = arith.muli %{{.*}}, %c4096_i64{{.*}} : i64
+// CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %c2_i64{{.*}} : i64
+// CHECK: %[[LIMIT:.*]] = arith.constant 524288 : i64
+// CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[BYTES]], %[[LIMIT]] : i64
+// CHECK: scf.if %[[SMALL]] {
+// CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8
+// CHECK: } else {
+// CHECK:   scf.if
+// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
+// CHECK:   } else {
+// CHECK:     scf.if
+// CHECK:       gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8
+// CHECK:     } else {
+// CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
+// CHECK-LABEL: func.func @tokens(
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: memref<64x4096xbf16>, %{{[^:]*}}: !llvm.ptr)
+func.func @tokens(%x: memref<?x64xbf16>, %w: memref<64x4096xbf16>, %out: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x64xbf16>
+  %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+  %p = memref.view %pool[%c0][%n] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  linalg.matmul ins(%x, %w : memref<?x64xbf16>, memref<64x4096xbf16>) outs(%p : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>)
+  symm_mem.all_reduce_out sum %p into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
+  return
+}

@@ -1,6 +1,7 @@
-// Both Llama-3-8B layer examples compile at real shapes, their kernels'
-// PTX calls nothing that is not defined (libdevice linked for exp and
-// rsqrt), row reductions run a block per row, and the C++ apps link. On
+// Both Llama-3-8B layer examples compile at real shapes with a dynamic
+// token count, their kernels' PTX calls nothing that is not defined
+// (libdevice linked for exp and rsqrt), row reductions run a block per row,
+// and the C++ apps link. On
 // the device machine bench/device/issue12_h200x2.sh runs them against
 // torch's f32 reference (bench/results/*issue12*); here they skip.
 // REQUIRES: symm-compile
@@ -23,7 +24,10 @@
 // MLP-DAG: shfl.sync.bfly
 // MLP-DAG: rsqrt.approx
 // MLP-DAG: ex2.approx
+// The all-reduce + residual kernel is picked per call by size.
+// MLP-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0(
+// MLP-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-NOT: .extern
 
 // ATTN-NOT: .extern
@@ -34,9 +38,11 @@
 
 // HEADER: void llama_mlp(
 // HEADER-NEXT: symm_runtime *runtime,
-// HEADER-NEXT: uint16_t *arg0 /* memref<128x4096xbf16> */,
+// HEADER-NEXT: int64_t tokens /* the leading size of the ?x memrefs */,
+// HEADER-NEXT: uint16_t *arg0 /* memref<?x4096xbf16> */,
 // HEADER: int32_t llama_mlp_async(
 // HEADER-NEXT: symm_runtime *runtime,
 // HEADER-NEXT: void *stream,
+// HEADER-NEXT: int64_t tokens
 
 // START: {{skipped: no CUDA device|symm_init failed: environment: RANK is not set}}

@@ -124,3 +124,25 @@ func.func @returns_comm() -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
   %b = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
   return %b : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
 }
+
+// -----
+
+// A function bounding its token count plans dynamic buffers at the bound:
+// 16 x 64 x f32 = 4096 bytes, the view keeps the dynamic size.
+// CHECK-LABEL: func.func @bounded
+// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>)
+// CHECK: %[[POOL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
+// CHECK: %[[N:.*]] = memref.dim %[[X]]
+// CHECK: %[[A:.*]] = memref.view %[[POOL]][%{{.*}}][%[[N]]] : memref<4096xi8> to memref<?x64xf32>
+// CHECK: memref.copy %[[X]], %[[A]]
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: memref.dealloc %[[POOL]]
+// expected-remark@+1 {{regular pool: 4096 bytes for 1 buffer}}
+func.func @bounded(%x: memref<?x64xf32>) attributes {symm_mem.max_tokens = 16 : i64} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %a = memref.alloc(%n) : memref<?x64xf32>
+  memref.copy %x, %a : memref<?x64xf32> to memref<?x64xf32>
+  memref.dealloc %a : memref<?x64xf32>
+  return
+}

@@ -123,6 +123,18 @@ LogicalResult SymmMemDialect::verifyOperationAttribute(Operation *op,
                              << "' is only valid on functions";
     return success();
   }
+  if (attr.getName() == kMaxTokensAttrName) {
+    auto bound = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!bound || bound.getValue().getSExtValue() < 1)
+      return op->emitError() << "'" << kMaxTokensAttrName
+                             << "' is a positive integer (the largest token "
+                                "count the function takes), got "
+                             << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << kMaxTokensAttrName
+                             << "' is only valid on functions";
+    return success();
+  }
   if (attr.getName() == kSymmetricArgAttrName)
     return op->emitError() << "'" << kSymmetricArgAttrName
                            << "' is an argument attribute; put it on a "

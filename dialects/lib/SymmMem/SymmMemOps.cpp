@@ -270,10 +270,15 @@ LogicalResult AllReduceEpilogueOutOp::verify() {
                            << type;
     if (failed(verifyContiguous(*this, operand, "epilogue operand")))
       return failure();
-    bool sameShape = type.getShape() == outType.getShape();
-    bool rowBroadcast = type.getRank() == 1 && outType.getRank() >= 1 &&
+    // A dynamic leading size (the token count) matches out's, which the
+    // entry point checks once per call; other sizes are static.
+    bool staticPastLeading =
+        llvm::none_of(type.getShape().drop_front(), ShapedType::isDynamic);
+    bool sameShape = type.getShape() == outType.getShape() && staticPastLeading;
+    bool rowBroadcast = type.hasStaticShape() && type.getRank() == 1 &&
+                        outType.getRank() >= 1 &&
                         type.getShape()[0] == outType.getShape().back();
-    if (!type.hasStaticShape() || (!sameShape && !rowBroadcast))
+    if (!sameShape && !rowBroadcast)
       return emitOpError()
              << "epilogue operand #" << index << " is " << shapeOf(operand)
              << ", but it must have out's shape (" << shapeOf(getOut())

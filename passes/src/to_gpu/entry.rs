@@ -11,6 +11,7 @@ use super::{
 };
 use crate::{
     builders::At,
+    dynamic::{MAX_TOKENS_ATTR, max_tokens},
     ir::{Op, OpBuilder, Ty, Val},
     module::SymbolIndex,
 };
@@ -94,4 +95,117 @@ pub fn split_async(
     host.call("symm_rt_exit", &[], &[]);
     debug_assert_eq!(ptr_type(ctx), runtime.ty());
     Ok(())
+}
+
+/// An entry point's memrefs of dynamic leading size (the token count) take
+/// their data pointer at the ABI, and the function takes the count as one
+/// `index` argument before them (at `first`), checked against the bound
+/// it declares; inside, each becomes a memref of that many rows again.
+/// Does nothing for a function without dynamic arguments.
+pub fn bind_dynamic_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), String> {
+    let Some(entry) = function.entry_block() else {
+        return Ok(());
+    };
+    let dynamic: Vec<usize> = (first..entry.num_args())
+        .filter(|i| {
+            let ty = entry.arg(*i).ty();
+            ty.is_memref() && !ty.has_static_shape()
+        })
+        .collect();
+    if dynamic.is_empty() {
+        return Ok(());
+    }
+    for &i in &dynamic {
+        let ty = entry.arg(i).ty();
+        if ty.shape().iter().skip(1).any(Option::is_none) || !ty.has_identity_layout() {
+            return Err(format!(
+                "takes {} (argument #{}): only the leading size of an entry point's memref may \
+                 be dynamic (the token count), with the default layout",
+                ty.print(),
+                i - first
+            ));
+        }
+    }
+    let Some(bound) = max_tokens(function) else {
+        return Err(format!(
+            "takes memrefs of dynamic size; declare the largest token count it takes with \
+             `attributes {{{MAX_TOKENS_ATTR} = N : i64}}`"
+        ));
+    };
+    let ctx = function.ctx();
+    let loc = function.loc();
+    let index = ctx.index_type();
+    let ptr = ptr_type(ctx);
+    let tokens = entry.insert_arg(first, index, loc);
+    let as_i64 = host.cast(tokens, int_type(ctx, 64));
+    let bound = host.int(64, bound as i64);
+    host.call("symm_rt_check_tokens", &[as_i64, bound], &[]);
+    for i in dynamic {
+        // Shifted by the count just inserted.
+        let arg = entry.arg(i + 1);
+        let ty = arg.ty();
+        let uses = arg.uses();
+        arg.set_ty(ptr);
+        let memref = host.memref_at(arg, ty, &[tokens]);
+        for (user, operand) in uses {
+            user.set_operand(operand, memref);
+        }
+    }
+    let inputs: Vec<Ty> = (0..entry.num_args()).map(|i| entry.arg(i).ty()).collect();
+    let (_, results) = function
+        .attr("function_type")
+        .map(Ty::from_type_attr)
+        .and_then(Ty::function_io)
+        .ok_or("has no function type")?;
+    function.set_attr(
+        "function_type",
+        ctx.type_attr(ctx.function_type(&inputs, &results)),
+    );
+    if let Some(arg_attrs) = function.attr("arg_attrs") {
+        let text = arg_attrs.print();
+        let inner = text.trim_start_matches('[').trim_end_matches(']');
+        let entries: Vec<&str> = split_top_level(inner);
+        let mut fixed: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
+        fixed.insert(first.min(fixed.len()), "{}".into());
+        if let Some(attr) = ctx.attr(&format!("[{}]", fixed.join(", "))) {
+            function.set_attr("arg_attrs", attr);
+        }
+    }
+    Ok(())
+}
+
+/// The comma-separated items of an attribute list, commas inside braces,
+/// brackets, angles or parentheses kept.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' | '[' | '<' | '(' => depth += 1,
+            '}' | ']' | '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !text[start..].trim().is_empty() {
+        items.push(text[start..].trim());
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_top_level;
+
+    #[test]
+    fn splits_attribute_lists_at_top_level_commas() {
+        assert_eq!(
+            split_top_level("{}, {a = [1, 2], b = #x<c, d>}, {}"),
+            vec!["{}", "{a = [1, 2], b = #x<c, d>}", "{}"]
+        );
+        assert!(split_top_level("").is_empty());
+    }
 }

@@ -100,9 +100,16 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
     let key = host.b.insert(key).result(0);
     let i64_ty = int_type(ctx, 64);
     for (index, &argument) in arguments.iter().enumerate() {
-        // Memrefs by address; an index as its i64 value; an i64 as it is.
+        // Memrefs and pointers by address; an index as its i64 value (a
+        // token count: a graph per size); an i64 as it is.
         let address = if argument.ty().is_memref() {
             host.address_of(argument)
+        } else if argument.ty() == host.ptr() {
+            let cast = OpBuilder::new("llvm.ptrtoint", loc)
+                .operands(&[argument])
+                .results(&[i64_ty])
+                .build();
+            host.b.insert(cast).result(0)
         } else if argument.ty().print() == "index" {
             let cast = OpBuilder::new("arith.index_cast", loc)
                 .operands(&[argument])

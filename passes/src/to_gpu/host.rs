@@ -152,12 +152,14 @@ impl<'d> Host<'d> {
         self.b.insert(ptr).result(0)
     }
 
-    /// A memref of static type `ty` over `ptr`: its LLVM descriptor, cast
-    /// to the memref type (the cast folds away in the LLVM conversion).
-    pub fn memref_at(&mut self, ptr: Val, ty: Ty) -> Val {
+    /// A memref of type `ty` over `ptr`: its LLVM descriptor, cast to the
+    /// memref type (the cast folds away in the LLVM conversion). `sizes`
+    /// are its dynamic sizes (index values), of which only the leading one
+    /// may be: the strides stay static.
+    pub fn memref_at(&mut self, ptr: Val, ty: Ty, sizes: &[Val]) -> Val {
         let ctx = self.ctx();
         let loc = self.b.loc;
-        let shape: Vec<i64> = ty.shape().into_iter().map(|d| d.unwrap_or(0)).collect();
+        let shape: Vec<Option<i64>> = ty.shape();
         let rank = shape.len();
         let struct_text = if rank == 0 {
             "!llvm.struct<(ptr, ptr, i64)>".to_owned()
@@ -171,13 +173,21 @@ impl<'d> Host<'d> {
         let mut descriptor = self.b.insert(poison).result(0);
         let mut strides = vec![1i64; rank];
         for dim in (0..rank.saturating_sub(1)).rev() {
-            strides[dim] = strides[dim + 1] * shape[dim + 1];
+            strides[dim] = strides[dim + 1] * shape[dim + 1].unwrap_or(1);
         }
         let zero = self.int(64, 0);
         let mut fields: Vec<(Vec<i64>, Val)> =
             vec![(vec![0], ptr), (vec![1], ptr), (vec![2], zero)];
+        let mut dynamic = sizes.iter();
+        let i64_ty = int_type(ctx, 64);
         for dim in 0..rank {
-            let size = self.int(64, shape[dim]);
+            let size = match shape[dim] {
+                Some(size) => self.int(64, size),
+                None => match dynamic.next() {
+                    Some(size) => self.cast(*size, i64_ty),
+                    None => self.int(64, 0),
+                },
+            };
             let stride = self.int(64, strides[dim]);
             fields.push((vec![3, dim as i64], size));
             fields.push((vec![4, dim as i64], stride));
@@ -197,10 +207,125 @@ impl<'d> Host<'d> {
         self.b.insert(cast).result(0)
     }
 
+    /// `name(operands)` with the first operand's type (arith on i64s).
+    pub fn arith(&mut self, name: &str, operands: &[Val]) -> Val {
+        let op = OpBuilder::new(name, self.b.loc)
+            .operands(operands)
+            .results(&[operands[0].ty()])
+            .build();
+        self.b.insert(op).result(0)
+    }
+
+    /// Size `dim` of `memref`, as an i64.
+    pub fn dim_i64(&mut self, memref: Val, dim: usize) -> Val {
+        let size = self.b.dim(memref, dim);
+        self.cast(size, int_type(self.ctx(), 64))
+    }
+
+    /// `arith.index_cast` of `value` to `ty` (index <-> integer).
+    pub fn cast(&mut self, value: Val, ty: Ty) -> Val {
+        let op = OpBuilder::new("arith.index_cast", self.b.loc)
+            .operands(&[value])
+            .results(&[ty])
+            .build();
+        self.b.insert(op).result(0)
+    }
+
+    /// Bytes of `memref` (static, or its leading size times the rest).
+    pub fn byte_count(&mut self, memref: Val) -> Result<Val, String> {
+        let ty = memref.ty();
+        if let Some(bytes) = ty.byte_size() {
+            return Ok(self.int(64, bytes as i64));
+        }
+        let shape = ty.shape();
+        let rest: Option<i64> = shape
+            .iter()
+            .skip(1)
+            .try_fold(1i64, |acc, d| d.map(|d| acc * d));
+        let (Some(rest), Some(element)) = (rest, ty.element_bytes()) else {
+            return Err(format!(
+                "has dynamic sizes beyond the leading dimension ({}), which the GPU lowering \
+                 does not support",
+                ty.print()
+            ));
+        };
+        let rows = self.dim_i64(memref, 0);
+        let row_bytes = self.int(64, rest * element as i64);
+        Ok(self.arith("arith.muli", &[rows, row_bytes]))
+    }
+
+    /// Thread blocks for `vectors` (an i64) split `divisor` ways, as
+    /// `kernels::grid_blocks` computes them, at run time (an index).
+    pub fn grid_blocks(&mut self, vectors: Val, divisor: u64) -> Val {
+        let ceil_div = |host: &mut Self, value: Val, by: u64| {
+            let by = host.int(64, by as i64);
+            let one = host.int(64, 1);
+            let bump = host.arith("arith.subi", &[by, one]);
+            let sum = host.arith("arith.addi", &[value, bump]);
+            host.arith("arith.divui", &[sum, by])
+        };
+        let per_rank = ceil_div(self, vectors, divisor);
+        let blocks = ceil_div(self, per_rank, super::kernels::THREADS);
+        let one = self.int(64, 1);
+        let most = self.int(64, super::kernels::MAX_BLOCKS as i64);
+        let blocks = self.arith("arith.maxui", &[blocks, one]);
+        let blocks = self.arith("arith.minui", &[blocks, most]);
+        let index = self.ctx().index_type();
+        self.cast(blocks, index)
+    }
+
+    /// Runs `emit` for the first of `items` whose `limit` is at least
+    /// `value` (an i64; the last item takes the rest): nested `scf.if`s,
+    /// or `emit` alone for one item.
+    pub fn dispatch<T>(
+        &mut self,
+        value: Val,
+        items: &[T],
+        limit: impl Fn(&T) -> u64 + Copy,
+        emit: &mut impl FnMut(&mut Self, &T),
+    ) {
+        let Some((first, rest)) = items.split_first() else {
+            return;
+        };
+        if rest.is_empty() {
+            emit(self, first);
+            return;
+        }
+        let ctx = self.ctx();
+        let loc = self.b.loc;
+        let bound = self.int(64, limit(first) as i64);
+        let predicate = ctx.attr("7 : i64").expect("ule parses"); // ule
+        let fits = OpBuilder::new("arith.cmpi", loc)
+            .operands(&[value, bound])
+            .results(&[int_type(ctx, 1)])
+            .attr("predicate", predicate)
+            .build();
+        let fits = self.b.insert(fits).result(0);
+        let branch = OpBuilder::new("scf.if", loc)
+            .operands(&[fits])
+            .regions(2)
+            .build();
+        self.b.insert(branch);
+        let after = std::mem::replace(&mut self.b, Builder::new(ctx, loc, At::After(branch)));
+        for (region, items) in [(0, std::slice::from_ref(first)), (1, rest)] {
+            let block = branch.region_blocks(region)[0];
+            let end = OpBuilder::new("scf.yield", loc).build();
+            block.append(end);
+            self.b = Builder::new(ctx, loc, At::Before(end));
+            self.dispatch(value, items, limit, emit);
+        }
+        self.b = after;
+    }
+
     /// `gpu.launch_func @symm_kernels::@kernel` on a 1-D grid.
     pub fn launch(&mut self, kernel: &str, blocks: u64, threads: u64, args: &[Val]) {
-        let ctx = self.ctx();
         let grid = self.index(blocks as i64);
+        self.launch_on(kernel, grid, threads, args);
+    }
+
+    /// The same with the grid size as an index value.
+    pub fn launch_on(&mut self, kernel: &str, grid: Val, threads: u64, args: &[Val]) {
+        let ctx = self.ctx();
         let block = self.index(threads as i64);
         let one = self.index(1);
         let mut operands = vec![grid, one, one, block, one, one];

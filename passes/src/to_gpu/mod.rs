@@ -241,6 +241,10 @@ impl Conversion {
             timeout,
             error_flag,
         };
+        if let Err(message) = entry::bind_dynamic_arguments(&mut host, function, first_argument) {
+            self.error(function, &message);
+            return;
+        }
         if let Some(terminator) = graph {
             let arguments: Vec<Val> = (first_argument..entry.num_args())
                 .map(|i| entry.arg(i))
@@ -344,57 +348,106 @@ impl Conversion {
 
     fn lower_all_reduce(&mut self, op: Op, runtime: Val, common: &KernelArgs) {
         let name = op.name();
-        match self.all_reduce_kernel(op) {
-            Ok((kernel, nvec, blocks)) => {
-                let kernel_name = kernel.name();
-                let fused = kernel.epilogue.is_some();
-                let kernel_pushes_into_outputs = kernel.push == Some(Push::IntoOutputs);
-                self.kernels.insert(kernel_name.clone(), kernel);
-                let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
-                let operands = op.operands();
-                let (input, out) = (operands[0], operands[operands.len() - 1]);
-                let input_ptr = host.ptr_of(input);
-                // The kernel finds the peers' copies from the descriptor and
-                // the input's offset from this rank's base.
-                let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[input_ptr]);
-                let out_ptr = host.ptr_of(out);
-                let nvec = host.int(64, nvec as i64);
-                let mut args = vec![
-                    descriptor,
-                    input_ptr,
-                    out_ptr,
-                    nvec,
-                    common.rank,
-                    common.timeout,
-                    common.error_flag,
-                ];
-                if kernel_pushes_into_outputs {
-                    // Peers' outputs: the same offset in the output's pool.
-                    args.push(host.call_ptr("symm_rt_pool_descriptor", &[out_ptr]));
-                }
-                for operand in &operands[1..operands.len() - 1] {
-                    args.push(host.ptr_of(*operand));
-                }
-                host.launch(&kernel_name, blocks, kernels::THREADS, &args);
-                if !fused {
-                    op.erase();
-                }
+        let facts = match self.all_reduce_facts(op) {
+            Ok(facts) => facts,
+            Err(message) => return self.error(op, &format!("'{name}' {message}")),
+        };
+        let segments = facts.segments(self.one_shot_max);
+        let operands = op.operands();
+        let (input, out) = (operands[0], operands[operands.len() - 1]);
+        let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
+        let input_ptr = host.ptr_of(input);
+        // The kernel finds the peers' copies from the descriptor and the
+        // input's offset from this rank's base.
+        let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[input_ptr]);
+        let out_ptr = host.ptr_of(out);
+        let mut extra = Vec::new();
+        for operand in &operands[1..operands.len() - 1] {
+            extra.push(host.ptr_of(*operand));
+        }
+        let pushes_into_outputs = segments
+            .iter()
+            .any(|s| s.kernel.push == Some(Push::IntoOutputs));
+        // Peers' outputs: the same offset in the output's pool.
+        let out_descriptor =
+            pushes_into_outputs.then(|| host.call_ptr("symm_rt_pool_descriptor", &[out_ptr]));
+        // Elements of this call: static, or the leading size times the rest.
+        let count = match facts.count {
+            Some(count) => host.int(64, count as i64),
+            None => {
+                let rows = host.dim_i64(input, 0);
+                let row = host.int(64, facts.row_elements as i64);
+                host.arith("arith.muli", &[rows, row])
             }
-            Err(message) => self.error(op, &format!("'{name}' {message}")),
+        };
+        let bytes_per_element = host.int(64, facts.element_bytes as i64);
+        let bytes = host.arith("arith.muli", &[count, bytes_per_element]);
+        let mut launch = |host: &mut Host, segment: &Segment| {
+            let kernel = &segment.kernel;
+            let vector = host.int(64, kernel.vector as i64);
+            let nvec = host.arith("arith.divui", &[count, vector]);
+            let mut args = vec![
+                descriptor,
+                input_ptr,
+                out_ptr,
+                nvec,
+                common.rank,
+                common.timeout,
+                common.error_flag,
+            ];
+            if kernel.push == Some(Push::IntoOutputs) {
+                args.extend(out_descriptor);
+            }
+            args.extend_from_slice(&extra);
+            let blocks = match facts.count {
+                Some(count) => host.index(kernels::grid_blocks(segment.per_rank(count)) as i64),
+                None => host.grid_blocks(nvec, segment.divisor()),
+            };
+            host.launch_on(&kernel.name(), blocks, kernels::THREADS, &args);
+        };
+        host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
+        for segment in segments {
+            self.kernels.insert(segment.kernel.name(), segment.kernel);
+        }
+        if !op.is("symm_mem.all_reduce_epilogue_out") {
+            op.erase();
         }
     }
 
-    /// The kernel for an all-reduce op, its vector count and grid size.
-    fn all_reduce_kernel(&mut self, op: Op) -> Result<(AllReduceKernel, u64, u64), String> {
+    /// What decides an all-reduce's kernels, read once per op.
+    fn all_reduce_facts(&mut self, op: Op) -> Result<AllReduceFacts, String> {
         let operands = op.operands();
         let input = operands[0].ty();
         let element = input.element().print();
-        let bytes = kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
-        let count = input
-            .shape()
-            .into_iter()
-            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64))
-            .ok_or("has a dynamic shape, which the GPU lowering does not support yet")?;
+        let element_bytes =
+            kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
+        let shape = input.shape();
+        let count = shape
+            .iter()
+            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
+        let row_elements = shape
+            .iter()
+            .skip(1)
+            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
+        let bound = crate::dynamic::enclosing_function(op).and_then(crate::dynamic::max_tokens);
+        let (row_elements, max_count) = match (count, row_elements, bound) {
+            (Some(count), _, _) => (count, count),
+            (None, Some(row), Some(bound)) => (row, row * bound),
+            (None, Some(_), None) => {
+                return Err(format!(
+                    "has a dynamic size, but its function does not bound it: declare the \
+                     largest token count with `attributes {{{} = N : i64}}`",
+                    crate::dynamic::MAX_TOKENS_ATTR
+                ));
+            }
+            (None, None, _) => {
+                return Err(
+                    "has dynamic sizes beyond the leading dimension, which the GPU lowering \
+                     does not support"
+                        .into(),
+                );
+            }
+        };
         let world = self.world_of(op).ok_or(
             "runs in a group without a declared world_size; kernels are specialized by it",
         )?;
@@ -411,40 +464,8 @@ impl Conversion {
             Some(2) => Reduction::Min,
             _ => return Err("has no reduction kind".into()),
         };
-        // The push two-shot overwrites the input, so only when nothing reads
-        // it afterwards.
-        let input_read_after = used_after(operands[0], op);
-        // Realize made the output symmetric if the push could use it.
-        let out_symmetric = operands[operands.len() - 1]
-            .ty()
-            .memory_space()
-            .is_some_and(|space| space.allocator().is_some());
-        let chosen = || {
-            let facts = Facts {
-                world: Some(world),
-                input_read_after,
-                output_owned: out_symmetric,
-            };
-            let pick = choose(count * bytes, facts, self.one_shot_max);
-            if pick == "one_shot" {
-                Algorithm::OneShot
-            } else {
-                Algorithm::TwoShot
-            }
-        };
-        let algorithm = match op.name().as_str() {
-            "symm_mem.one_shot_all_reduce_out" => Algorithm::OneShot,
-            "symm_mem.two_shot_all_reduce_out" => Algorithm::TwoShot,
-            "symm_mem.all_reduce_epilogue_out" => match op.attr("algorithm").and_then(Attr::int) {
-                Some(1) => Algorithm::OneShot,
-                Some(2) => Algorithm::TwoShot,
-                _ => chosen(),
-            },
-            _ => chosen(),
-        };
         let out_shape = operands[operands.len() - 1].ty().shape();
         let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
-        let mut counts = vec![count];
         let epilogue_types: Vec<(String, bool)> = operands[1..operands.len() - 1]
             .iter()
             .map(|v| {
@@ -453,59 +474,43 @@ impl Conversion {
                 (ty.element().print(), broadcast)
             })
             .collect();
-        if epilogue_types.iter().any(|(_, broadcast)| *broadcast) {
-            counts.push(columns);
-        }
-        if algorithm == Algorithm::TwoShot {
-            // Slices must be whole vectors.
-            counts.push(count.div_ceil(world).max(1));
-        }
-        let vector = kernels::vector_width(bytes, &counts);
-        let nvec = count / vector;
-        let per_rank = match algorithm {
-            Algorithm::OneShot => nvec,
-            Algorithm::TwoShot => nvec.div_ceil(world),
+        let fixed = match op.name().as_str() {
+            "symm_mem.one_shot_all_reduce_out" => Some(Algorithm::OneShot),
+            "symm_mem.two_shot_all_reduce_out" => Some(Algorithm::TwoShot),
+            "symm_mem.all_reduce_epilogue_out" => match op.attr("algorithm").and_then(Attr::int) {
+                Some(1) => Some(Algorithm::OneShot),
+                Some(2) => Some(Algorithm::TwoShot),
+                _ => None,
+            },
+            _ => None,
         };
-        let blocks = kernels::grid_blocks(per_rank);
         let epilogue = op.is("symm_mem.all_reduce_epilogue_out").then(|| {
             let function = format!("symm_epilogue_{}", self.epilogues.len());
             self.epilogues.push((function.clone(), op));
-            Epilogue {
-                function,
-                operands: epilogue_types
-                    .iter()
-                    .map(|(element, broadcast)| EpilogueOperand {
-                        element: element.clone(),
-                        broadcast_row_vectors: broadcast.then_some(columns / vector),
-                    })
-                    .collect(),
-            }
+            function
         });
-        // The pool holds the input, so its staging slots hold any message up
-        // to STAGING_MAX bytes (symm_protocol::staging_layout).
-        let staged = algorithm == Algorithm::OneShot && count * bytes <= kernels::STAGING_MAX;
-        let push = match algorithm {
-            Algorithm::TwoShot if input_read_after => None,
-            Algorithm::TwoShot if out_symmetric && !op.is("symm_mem.all_reduce_epilogue_out") => {
-                Some(Push::IntoOutputs)
-            }
-            Algorithm::TwoShot => Some(Push::IntoInputs),
-            Algorithm::OneShot => None,
-        };
-        Ok((
-            AllReduceKernel {
-                algorithm,
-                reduction,
-                element,
-                world,
-                vector,
-                epilogue,
-                staged,
-                push,
-            },
-            nvec,
-            blocks,
-        ))
+        Ok(AllReduceFacts {
+            element,
+            element_bytes,
+            count,
+            row_elements,
+            max_count,
+            world,
+            reduction,
+            columns,
+            epilogue_types,
+            epilogue,
+            fixed,
+            // The push two-shot overwrites the input, so only when nothing
+            // reads it afterwards.
+            input_read_after: used_after(operands[0], op),
+            // Realize made the output symmetric if the push could use it.
+            out_symmetric: operands[operands.len() - 1]
+                .ty()
+                .memory_space()
+                .is_some_and(|space| space.allocator().is_some()),
+            fused: op.is("symm_mem.all_reduce_epilogue_out"),
+        })
     }
 
     /// Parses the kernels into `gpu.module @symm_kernels` and moves each
@@ -566,6 +571,148 @@ impl Conversion {
     }
 }
 
+/// What decides an all-reduce's kernels.
+struct AllReduceFacts {
+    element: String,
+    element_bytes: u64,
+    /// Elements, when static.
+    count: Option<u64>,
+    /// Elements per leading index (all of them when static).
+    row_elements: u64,
+    /// Elements at the function's bound (the static count when static).
+    max_count: u64,
+    world: u64,
+    reduction: Reduction,
+    columns: u64,
+    epilogue_types: Vec<(String, bool)>,
+    epilogue: Option<String>,
+    /// The algorithm the op names, if it names one.
+    fixed: Option<Algorithm>,
+    input_read_after: bool,
+    out_symmetric: bool,
+    fused: bool,
+}
+
+/// The kernel for messages up to `max_bytes` (and above the previous
+/// segment's).
+struct Segment {
+    kernel: AllReduceKernel,
+    max_bytes: u64,
+}
+
+impl Segment {
+    /// Vectors of one rank: all of them for a one-shot, a slice for a
+    /// two-shot.
+    fn divisor(&self) -> u64 {
+        match self.kernel.algorithm {
+            Algorithm::OneShot => 1,
+            Algorithm::TwoShot => self.kernel.world,
+        }
+    }
+
+    fn per_rank(&self, count: u64) -> u64 {
+        (count / self.kernel.vector).div_ceil(self.divisor())
+    }
+}
+
+impl AllReduceFacts {
+    /// The kernel for a message of `count` elements.
+    fn kernel(&self, count: u64, one_shot_max: u64) -> AllReduceKernel {
+        let bytes = count * self.element_bytes;
+        let algorithm = self.fixed.unwrap_or_else(|| {
+            let facts = Facts {
+                world: Some(self.world),
+                input_read_after: self.input_read_after,
+                output_owned: self.out_symmetric,
+            };
+            if choose(bytes, facts, one_shot_max) == "one_shot" {
+                Algorithm::OneShot
+            } else {
+                Algorithm::TwoShot
+            }
+        });
+        // Every message of the op must split into whole vectors: counts are
+        // multiples of the row (one leading index) when dynamic.
+        let unit = if self.count.is_some() {
+            count
+        } else {
+            self.row_elements
+        };
+        let mut counts = vec![unit];
+        if self.epilogue_types.iter().any(|(_, broadcast)| *broadcast) {
+            counts.push(self.columns);
+        }
+        if algorithm == Algorithm::TwoShot {
+            // Slices must be whole vectors.
+            counts.push(unit.div_ceil(self.world).max(1));
+        }
+        let vector = kernels::vector_width(self.element_bytes, &counts);
+        let epilogue = self.epilogue.as_ref().map(|function| Epilogue {
+            function: function.clone(),
+            operands: self
+                .epilogue_types
+                .iter()
+                .map(|(element, broadcast)| EpilogueOperand {
+                    element: element.clone(),
+                    broadcast_row_vectors: broadcast.then_some(self.columns / vector),
+                })
+                .collect(),
+        });
+        // The pool holds the input, so its staging slots hold any message
+        // up to STAGING_MAX bytes (symm_protocol::staging_layout).
+        let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX;
+        let push = match algorithm {
+            Algorithm::TwoShot if self.input_read_after => None,
+            Algorithm::TwoShot if self.out_symmetric && !self.fused => Some(Push::IntoOutputs),
+            Algorithm::TwoShot => Some(Push::IntoInputs),
+            Algorithm::OneShot => None,
+        };
+        AllReduceKernel {
+            algorithm,
+            reduction: self.reduction,
+            element: self.element.clone(),
+            world: self.world,
+            vector,
+            epilogue,
+            staged,
+            push,
+        }
+    }
+
+    /// The kernels over the sizes the op can have, each with the largest
+    /// message it takes: one for a static size; for a dynamic one, a kernel
+    /// per range between the byte sizes where the choice changes.
+    fn segments(&self, one_shot_max: u64) -> Vec<Segment> {
+        let bytes = |count: u64| count * self.element_bytes;
+        let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
+        let mut limits: Vec<u64> = [
+            kernels::STAGING_MAX,
+            one_shot_max,
+            crate::select_all_reduce::TWO_RANK_TWO_SHOT_MAX,
+        ]
+        .into_iter()
+        .filter(|limit| (least..most).contains(limit))
+        .collect();
+        limits.sort_unstable();
+        limits.dedup();
+        limits.push(most);
+        let mut segments: Vec<Segment> = Vec::new();
+        for limit in limits {
+            // Whole rows: the largest message of the range.
+            let count = (limit / self.element_bytes / self.row_elements).max(1) * self.row_elements;
+            let kernel = self.kernel(count, one_shot_max);
+            match segments.last_mut() {
+                Some(last) if last.kernel == kernel => last.max_bytes = limit,
+                _ => segments.push(Segment {
+                    kernel,
+                    max_bytes: limit,
+                }),
+            }
+        }
+        segments
+    }
+}
+
 /// Values every kernel takes, read from the runtime once per call.
 struct KernelArgs {
     rank: Val,
@@ -601,44 +748,81 @@ fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<()
     let id = host.int(64, pool_id(&name));
     let size = host.int(64, bytes);
     let ptr = host.call_ptr("symm_rt_global", &[id, size]);
-    let memref = host.memref_at(ptr, op.result(0).ty().with_memory_space(None));
+    let memref = host.memref_at(ptr, op.result(0).ty().with_memory_space(None), &[]);
     op.result(0).replace_all_uses_with(memref);
     Ok(())
 }
 
 fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
     let ty = op.result(0).ty();
-    if op.num_operands() != 0 {
-        return Err("has dynamic sizes, which the GPU lowering does not support yet".into());
-    }
-    let bytes = host.int(64, static_bytes(ty)?);
+    let sizes = op.operands();
+    let bytes = if sizes.is_empty() {
+        host.int(64, static_bytes(ty)?)
+    } else {
+        leading_only(ty)?;
+        // The one dynamic size is the leading one.
+        let rows = host.cast(sizes[0], int_type(host.b.ctx, 64));
+        let row_bytes = host.int(64, row_bytes(ty)?);
+        host.arith("arith.muli", &[rows, row_bytes])
+    };
     let ptr = host.call_ptr("symm_rt_alloc", &[bytes]);
-    let memref = host.memref_at(ptr, ty.with_memory_space(None));
+    let memref = host.memref_at(ptr, ty.with_memory_space(None), &sizes);
     op.result(0).replace_all_uses_with(memref);
     Ok(())
 }
 
+/// Fails unless `ty` is contiguous and static but for its leading size.
+fn leading_only(ty: Ty) -> Result<(), String> {
+    if !ty.has_identity_layout() {
+        return Err(format!(
+            "needs an identity layout (a contiguous buffer), got {}",
+            ty.print()
+        ));
+    }
+    if ty.shape().iter().skip(1).any(Option::is_none) {
+        return Err(format!(
+            "has dynamic sizes beyond the leading dimension ({}), which the GPU lowering \
+             does not support",
+            ty.print()
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes of one leading index of `ty` (a row).
+fn row_bytes(ty: Ty) -> Result<i64, String> {
+    let element = ty.element_bytes().ok_or("has elements of no fixed size")? as i64;
+    Ok(ty
+        .shape()
+        .iter()
+        .skip(1)
+        .map(|d| d.unwrap_or(1))
+        .product::<i64>()
+        * element)
+}
+
 fn lower_copy(host: &mut Host, op: Op) -> Result<(), String> {
     let (source, target) = (op.operand(0), op.operand(1));
-    let bytes = static_bytes(source.ty())?;
-    static_bytes(target.ty())?;
+    leading_only(source.ty())?;
+    leading_only(target.ty())?;
+    let bytes = host.byte_count(source)?;
     let dst = host.ptr_of(target);
     let src = host.ptr_of(source);
-    let bytes = host.int(64, bytes);
     host.call("symm_rt_copy", &[dst, src, bytes], &[]);
     Ok(())
 }
 
-/// Static 2-D shape and dtype code of a matmul operand.
-fn matrix(value: Val) -> Result<(i64, i64, i64), String> {
+/// Shape (rows dynamic or static, columns static) and dtype code of a
+/// matmul operand.
+fn matrix(value: Val) -> Result<(Option<i64>, i64, i64), String> {
     let ty = value.ty();
-    static_bytes(ty)?;
+    leading_only(ty)?;
     let shape = ty.shape();
     let element = ty.element().print();
     let code = dtype_code(&element)
         .ok_or_else(|| format!("has element type {element}; f32, f16 and bf16 are supported"))?;
     match shape.as_slice() {
-        [Some(rows), Some(columns)] => Ok((*rows, *columns, code)),
+        [rows, Some(columns)] => Ok((*rows, *columns, code)),
         _ => Err("needs 2-D operands".into()),
     }
 }
@@ -663,31 +847,53 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     if a_code != b_code || a_code != c_code {
         return Err("mixes element types; cuBLAS is called with one".into());
     }
-    if k != k2 || m != m2 || n != n2 {
+    let Some(k2) = k2 else {
+        return Err(
+            "has a right-hand side of dynamic size; only the rows of the left-hand side \
+                    and the result may be dynamic"
+                .into(),
+        );
+    };
+    let shown = |d: Option<i64>| d.map_or("?".to_owned(), |d| d.to_string());
+    if k != k2 || n != n2 || (m.is_some() && m2.is_some() && m != m2) || m.is_some() != m2.is_some()
+    {
         return Err(format!(
-            "has shapes {m}x{k} @ {k2}x{n} into {m2}x{n2}, which do not match"
+            "has shapes {}x{k} @ {k2}x{n} into {}x{n2}, which do not match",
+            shown(m),
+            shown(m2)
         ));
     }
+    let m = match m {
+        Some(m) => host.int(64, m),
+        None => host.dim_i64(op.operand(0), 0),
+    };
+    let (n, k) = (host.int(64, n), host.int(64, k));
     call_on_matrices(host, "symm_rt_matmul", op, [m, n, k], a_code);
     Ok(())
 }
 
 /// `name(runtime, a, b, c, sizes..., dtype code)` on the op's three
 /// matrix operands.
-fn call_on_matrices(host: &mut Host, name: &str, op: Op, sizes: [i64; 3], code: i64) {
+fn call_on_matrices(host: &mut Host, name: &str, op: Op, sizes: [Val; 3], code: i64) {
     let mut args: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
-    for size in sizes {
-        args.push(host.int(64, size));
-    }
+    args.extend(sizes);
     args.push(host.int(32, code));
     host.call(name, &args, &[]);
 }
 
 fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
-    let (m, k, code) = matrix(op.operand(0))?;
-    let (_, n, _) = matrix(op.operand(1))?;
-    matrix(op.operand(2))?;
-    call_on_matrices(host, "symm_rt_all_gather_matmul", op, [m, k, n], code);
+    let static_rows = |value: Val| -> Result<(i64, i64, i64), String> {
+        static_bytes(value.ty())?;
+        match matrix(value)? {
+            (Some(rows), columns, code) => Ok((rows, columns, code)),
+            _ => Err("has a dynamic shape, which all_gather_matmul does not support yet".into()),
+        }
+    };
+    let (m, k, code) = static_rows(op.operand(0))?;
+    let (_, n, _) = static_rows(op.operand(1))?;
+    static_rows(op.operand(2))?;
+    let sizes = [m, k, n].map(|size| host.int(64, size));
+    call_on_matrices(host, "symm_rt_all_gather_matmul", op, sizes, code);
     Ok(())
 }
 

@@ -523,3 +523,30 @@ func.func @epilogue_yield_type(%p: memref<8x64xf32>, %y: memref<8x64xf32>) {
   } : memref<8x64xf32>, memref<8x64xf32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{'symm_mem.max_tokens' is a positive integer (the largest token count the function takes), got 0 : i64}}
+func.func @no_tokens(%x: memref<?x4xf32>) attributes {symm_mem.max_tokens = 0 : i64} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'symm_mem.max_tokens' is only valid on functions}}
+symm_mem.group @tp world_size(2) {symm_mem.max_tokens = 8 : i64}
+
+// -----
+
+// An epilogue operand of dynamic leading size matches out's (the token
+// count, one per call); any other dynamic size does not.
+symm_mem.group @tp world_size(2)
+func.func @epilogue_dynamic_columns(%p: memref<8x?xf32>, %r: memref<8x?xf32>, %y: memref<8x?xf32>) {
+  // expected-error@+1 {{epilogue operand #0 is 8x?, but it must have out's shape (8x?) or be 1-D with out's}}
+  symm_mem.all_reduce_epilogue_out sum %p epilogue(%r : memref<8x?xf32>) into %y group @tp algorithm auto {
+  ^bb0(%s: f32, %v: f32):
+    %t = arith.addf %s, %v : f32
+    symm_mem.epilogue_yield %t : f32
+  } : memref<8x?xf32>, memref<8x?xf32>
+  return
+}

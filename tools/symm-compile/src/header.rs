@@ -11,6 +11,8 @@ pub struct Entry {
     name: String,
     params: Vec<(String, String)>,
     result: Option<(String, String)>,
+    /// It takes memrefs of dynamic leading size, so the token count too.
+    dynamic: bool,
 }
 
 /// The C spelling of an MLIR type at the ABI.
@@ -31,9 +33,13 @@ fn c_type(mlir: &str) -> Result<String, String> {
         .strip_prefix("memref<")
         .and_then(|t| t.strip_suffix('>'))
     {
-        if inner.contains('?') || inner.contains(',') {
+        // A dynamic leading size is the call's token count (a parameter of
+        // its own); any other dynamic size or a layout has no C form here.
+        let rest = inner.strip_prefix("?x").unwrap_or(inner);
+        if rest.contains('?') || rest.contains(',') {
             return Err(format!(
-                "{mlir}: entry points take statically shaped memrefs with the default layout"
+                "{mlir}: entry points take memrefs with the default layout, static but for \
+                 the leading size"
             ));
         }
         let element = inner.rsplit('x').next().unwrap_or(inner);
@@ -127,10 +133,12 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
             )),
             _ => return Err(format!("@{name}: entry points return at most one value")),
         };
+        let dynamic = params.iter().any(|(_, mlir)| mlir.starts_with("memref<?"));
         entries.push(Entry {
             name,
             params,
             result,
+            dynamic,
         });
     }
     Ok(entries)
@@ -171,6 +179,9 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
         if asynchronous || lowered.with_runtime.contains(&entry.name) {
             params.push("symm_runtime *runtime".into());
         }
+        if entry.dynamic {
+            params.push("int64_t tokens /* the leading size of the ?x memrefs */".into());
+        }
         for (index, (c, mlir)) in entry.params.iter().enumerate() {
             params.push(format!("{c}arg{index} /* {mlir} */"));
         }
@@ -210,7 +221,8 @@ mod tests {
         assert_eq!(c_type("memref<8x64xf32>").unwrap(), "float *");
         assert_eq!(c_type("memref<16xbf16>").unwrap(), "uint16_t *");
         assert_eq!(c_type("i64").unwrap(), "int64_t");
-        assert!(c_type("memref<?x64xf32>").is_err());
+        assert_eq!(c_type("memref<?x64xf32>").unwrap(), "float *");
+        assert!(c_type("memref<64x?xf32>").is_err());
         assert!(c_type("memref<8xf32, strided<[2]>>").is_err());
         assert!(c_type("tensor<8xf32>").is_err());
     }

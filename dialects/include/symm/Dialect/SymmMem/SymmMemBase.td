@@ -45,6 +45,10 @@ def SymmMem_Dialect : Dialect {
     /// to (the custom-op path of seed 004).
     static constexpr ::llvm::StringLiteral kAllocatesSymmetricAttrName =
         "symm_mem.allocates_symmetric";
+    /// Integer attribute of a function: the largest leading size (token
+    /// count) of its dynamically shaped memrefs; pools are planned for it.
+    static constexpr ::llvm::StringLiteral kMaxTokensAttrName =
+        "symm_mem.max_tokens";
 
   private:
     void registerAttributes();
