@@ -28,10 +28,10 @@ pub static PASSES: &[&PassDescriptor] = &[
 /// the last dimension); kernels are compiled to PTX for sm_90 by LLVM's
 /// NVPTX backend (no CUDA toolkit), with libdevice linked for the math ops
 /// when one is given; `symm-check-gpu-symbols` refuses, at the calling
-/// op's location, any call no library resolves. Host code uses bare
-/// pointers (entry points take plain device pointers; dynamic memrefs were
-/// split into a pointer and the token count by convert-symm-mem-to-gpu);
-/// kernels take memref descriptors, which dynamic sizes need.
+/// op's location, any call no library resolves. Memrefs are passed as
+/// descriptors everywhere (kernels need them for dynamic sizes); entry
+/// points take plain device pointers because convert-symm-mem-to-gpu
+/// rebuilt their memref arguments over pointers (and the token count).
 pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
     let (link, linked) = match libdevice {
         Some(path) => (format!(" l={path}"), true),
@@ -42,12 +42,12 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
 gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-scf-to-cf,\
 convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
-convert-func-to-llvm{{use-bare-ptr-memref-call-conv=true}},\
-nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},convert-arith-to-llvm,\
+convert-func-to-llvm,nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},\
+convert-arith-to-llvm,\
 convert-index-to-llvm,canonicalize,cse,\
 gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),\
 symm-check-gpu-symbols{{libdevice={linked}}},\
-gpu-to-llvm{{use-bare-pointers-for-host=true}},\
+gpu-to-llvm,\
 gpu-module-to-binary{{format=isa}},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts"
     )
 }

@@ -12,7 +12,7 @@
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @one_shot_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>) -> i32
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) -> i32
 // CHECK-SAME: symm.async_entry
 // CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
 // CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
@@ -25,7 +25,7 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]]) : (!llvm.ptr) -> i32
 // CHECK-NEXT: return %[[STATUS]] : i32
 // CHECK-LABEL: func.func @one_shot(
-// CHECK-SAME: %[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>) attributes {symm.runtime_handle}
+// CHECK-SAME: %[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) attributes {symm.runtime_handle}
 // CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK-NEXT: %{{.*}} = call @one_shot_async(%[[RT]], %[[NULL]], %[[OUT]])
 // CHECK-NEXT: call @symm_rt_exit(%[[RT]])
@@ -152,7 +152,7 @@ func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xb
 
 // Regular buffers, copies and matmuls become runtime calls (cuBLAS).
 // CHECK-LABEL: func.func @runtime_calls_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[A:[^:]*]]: memref<4x8xf32>, %[[B:[^:]*]]: memref<8x16xf32>, %[[C:[^:]*]]: memref<4x16xf32>)
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[A:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[C:[^:]*]]: !llvm.ptr)
 // CHECK: %[[P:.*]] = {{(func\.)?}}call @symm_rt_alloc(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
 // CHECK: {{(func\.)?}}call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32) -> ()
 // CHECK: {{(func\.)?}}call @symm_rt_copy(%[[RT]],
@@ -217,7 +217,7 @@ func.func @unbounded(%x: memref<?x16xf32>, %y: memref<?x16xf32>) {
 
 // -----
 
-// expected-error@+1 {{takes memref<16x?xf32> (argument #0): only the leading size of an entry point's memref may be dynamic (the token count), with the default layout}}
+// expected-error@+1 {{takes memref<16x?xf32> (argument #0): an entry point's memrefs have the default layout and static sizes but for the leading one (the token count)}}
 func.func @inner_dynamic(%x: memref<16x?xf32>, %y: memref<16x?xf32>) attributes {symm_mem.max_tokens = 64 : i64} {
   memref.copy %x, %y : memref<16x?xf32> to memref<16x?xf32>
   return
@@ -241,12 +241,12 @@ symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK: memref.global "private" @__symm_graph_graphed : memref<1xi8> = uninitialized
 // CHECK-LABEL: func.func @graphed_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>)
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr)
 // CHECK: %[[ERR:.*]] = call @symm_rt_error_flag(%[[RT]])
 // CHECK: %[[MARK:.*]] = memref.get_global @__symm_graph_graphed : memref<1xi8>
 // CHECK: %[[KEY:.*]] = memref.alloca() : memref<1xi64>
-// CHECK: memref.extract_aligned_pointer_as_index %[[OUT]]
-// CHECK: memref.store %{{.*}}, %[[KEY]][%{{.*}}] : memref<1xi64>
+// CHECK: %[[ADDRESS:.*]] = llvm.ptrtoint %[[OUT]] : !llvm.ptr to i64
+// CHECK: memref.store %[[ADDRESS]], %[[KEY]][%{{.*}}] : memref<1xi64>
 // CHECK: %[[GO:.*]] = call @symm_rt_graph_begin(%[[RT]], %[[MARK_PTR:.*]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
 // CHECK: %[[BODY:.*]] = arith.cmpi ne, %[[GO]], %{{.*}} : i32
 // CHECK: scf.if %[[BODY]] {
@@ -278,13 +278,13 @@ func.func @graphed(%out: memref<32x32xf32>) {
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @returns
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>) -> memref<32x32xf32>
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) -> !llvm.ptr
 // CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK-NEXT: call @symm_rt_enter_async(%[[RT]], %[[NULL]])
 // CHECK-NOT: symm_rt_graph_begin
 // CHECK: call @symm_rt_exit_async(%[[RT]])
 // CHECK-NEXT: call @symm_rt_exit(%[[RT]])
-// CHECK-NEXT: return %[[OUT]]
+// CHECK-NEXT: return %{{.*}} : !llvm.ptr
 // CHECK-NOT: @returns_async
 // expected-remark@+1 {{no CUDA graph for this function: it returns values}}
 func.func @returns(%out: memref<32x32xf32>) -> memref<32x32xf32> {
@@ -335,7 +335,7 @@ func.func @calls_capturable(%out: memref<32x32xf32>) {
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @index_key_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: memref<32x32xf32>, %[[N:[^:]*]]: index)
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: index)
 // CHECK: %[[NV:.*]] = arith.index_cast %[[N]] : index to i64
 // CHECK: memref.store %[[NV]], %{{.*}}[%{{.*}}] : memref<2xi64>
 // CHECK: call @symm_rt_graph_begin
@@ -364,7 +364,7 @@ func.func @float_argument(%out: memref<32x32xf32>, %scale: f32) {
 // caller's stream, asynchronously, and its failures are reported.
 #id = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @plain_kernels_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %{{.*}}: memref<256xf32>, %{{.*}}: memref<256xf32>) -> i32
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) -> i32
 // CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
 // CHECK: linalg.generic
 // CHECK: call @symm_rt_exit_async(%[[RT]])
@@ -416,7 +416,7 @@ func.func private @step_async()
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @tokens_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: index, %[[XP:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: memref<64x4096xbf16>, %[[OP:[^:]*]]: !llvm.ptr) -> i32
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: index, %[[XP:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[OP:[^:]*]]: !llvm.ptr) -> i32
 // CHECK: %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
 // CHECK: call @symm_rt_check_tokens(%[[RT]], %[[N64]], %{{.*}}) : (!llvm.ptr, i64, i64) -> ()
 // CHECK: %[[X:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<?x64xbf16>
@@ -444,7 +444,7 @@ symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<s
 // CHECK:     } else {
 // CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
 // CHECK-LABEL: func.func @tokens(
-// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: memref<64x4096xbf16>, %{{[^:]*}}: !llvm.ptr)
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 func.func @tokens(%x: memref<?x64xbf16>, %w: memref<64x4096xbf16>, %out: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?x64xbf16>

@@ -97,75 +97,95 @@ pub fn split_async(
     Ok(())
 }
 
-/// An entry point's memrefs of dynamic leading size (the token count) take
-/// their data pointer at the ABI, and the function takes the count as one
-/// `index` argument before them (at `first`), checked against the bound
-/// it declares; inside, each becomes a memref of that many rows again.
-/// Does nothing for a function without dynamic arguments.
-pub fn bind_dynamic_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), String> {
+/// An entry point takes each memref as the pointer to its data (the C
+/// ABI of the header): inside, a memref over that pointer stands in for
+/// the argument. Memrefs of dynamic leading size (the token count) share
+/// one `index` argument before them (inserted at `first`), checked against
+/// the bound the function declares, so each becomes a memref of that many
+/// rows. A memref the function returns is returned as its pointer too.
+pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), String> {
     let Some(entry) = function.entry_block() else {
         return Ok(());
     };
-    let dynamic: Vec<usize> = (first..entry.num_args())
-        .filter(|i| {
-            let ty = entry.arg(*i).ty();
-            ty.is_memref() && !ty.has_static_shape()
-        })
+    let memrefs: Vec<usize> = (first..entry.num_args())
+        .filter(|i| entry.arg(*i).ty().is_memref())
         .collect();
-    if dynamic.is_empty() {
-        return Ok(());
-    }
-    for &i in &dynamic {
+    let mut dynamic = false;
+    for &i in &memrefs {
         let ty = entry.arg(i).ty();
         if ty.shape().iter().skip(1).any(Option::is_none) || !ty.has_identity_layout() {
             return Err(format!(
-                "takes {} (argument #{}): only the leading size of an entry point's memref may \
-                 be dynamic (the token count), with the default layout",
+                "takes {} (argument #{}): an entry point's memrefs have the default layout and \
+                 static sizes but for the leading one (the token count)",
                 ty.print(),
                 i - first
             ));
         }
+        dynamic |= !ty.has_static_shape();
     }
-    let Some(bound) = max_tokens(function) else {
-        return Err(format!(
-            "takes memrefs of dynamic size; declare the largest token count it takes with \
-             `attributes {{{MAX_TOKENS_ATTR} = N : i64}}`"
-        ));
-    };
     let ctx = function.ctx();
     let loc = function.loc();
-    let index = ctx.index_type();
     let ptr = ptr_type(ctx);
-    let tokens = entry.insert_arg(first, index, loc);
-    let as_i64 = host.cast(tokens, int_type(ctx, 64));
-    let bound = host.int(64, bound as i64);
-    host.call("symm_rt_check_tokens", &[as_i64, bound], &[]);
-    for i in dynamic {
-        // Shifted by the count just inserted.
-        let arg = entry.arg(i + 1);
+    let tokens = if dynamic {
+        let Some(bound) = max_tokens(function) else {
+            return Err(format!(
+                "takes memrefs of dynamic size; declare the largest token count it takes with \
+                 `attributes {{{MAX_TOKENS_ATTR} = N : i64}}`"
+            ));
+        };
+        let tokens = entry.insert_arg(first, ctx.index_type(), loc);
+        let as_i64 = host.cast(tokens, int_type(ctx, 64));
+        let bound = host.int(64, bound as i64);
+        host.call("symm_rt_check_tokens", &[as_i64, bound], &[]);
+        Some(tokens)
+    } else {
+        None
+    };
+    let shift = usize::from(dynamic);
+    for i in memrefs {
+        let arg = entry.arg(i + shift);
         let ty = arg.ty();
         let uses = arg.uses();
         arg.set_ty(ptr);
-        let memref = host.memref_at(arg, ty, &[tokens]);
+        let sizes: Vec<Val> = if ty.has_static_shape() {
+            Vec::new()
+        } else {
+            tokens.into_iter().collect()
+        };
+        let memref = host.memref_at(arg, ty, &sizes);
         for (user, operand) in uses {
             user.set_operand(operand, memref);
         }
     }
-    let inputs: Vec<Ty> = (0..entry.num_args()).map(|i| entry.arg(i).ty()).collect();
-    let (_, results) = function
+    let mut results = function
         .attr("function_type")
         .map(Ty::from_type_attr)
         .and_then(Ty::function_io)
-        .ok_or("has no function type")?;
+        .ok_or("has no function type")?
+        .1;
+    for ret in function
+        .walk()
+        .into_iter()
+        .filter(|op| op.is("func.return") && op.parent() == Some(function))
+    {
+        for (index, value) in ret.operands().into_iter().enumerate() {
+            if value.ty().is_memref() {
+                host.move_before(ret);
+                let pointer = host.ptr_of(value);
+                ret.set_operand(index, pointer);
+                results[index] = ptr;
+            }
+        }
+    }
+    let inputs: Vec<Ty> = (0..entry.num_args()).map(|i| entry.arg(i).ty()).collect();
     function.set_attr(
         "function_type",
         ctx.type_attr(ctx.function_type(&inputs, &results)),
     );
-    if let Some(arg_attrs) = function.attr("arg_attrs") {
+    if dynamic && let Some(arg_attrs) = function.attr("arg_attrs") {
         let text = arg_attrs.print();
         let inner = text.trim_start_matches('[').trim_end_matches(']');
-        let entries: Vec<&str> = split_top_level(inner);
-        let mut fixed: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
+        let mut fixed: Vec<String> = split_top_level(inner).iter().map(|e| e.to_string()).collect();
         fixed.insert(first.min(fixed.len()), "{}".into());
         if let Some(attr) = ctx.attr(&format!("[{}]", fixed.join(", "))) {
             function.set_attr("arg_attrs", attr);

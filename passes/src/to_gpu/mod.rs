@@ -154,7 +154,10 @@ impl Conversion {
         let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
         let converts = body_ops.iter().any(|op| lowers(&op.name()));
         let launches = body_ops.iter().any(|op| op.name().starts_with("linalg."));
-        if !converts && !launches {
+        let takes_memrefs = function
+            .entry_block()
+            .is_some_and(|b| (0..b.num_args()).any(|i| b.arg(i).ty().is_memref()));
+        if !converts && !launches && !takes_memrefs {
             return;
         }
         let public = function
@@ -241,7 +244,7 @@ impl Conversion {
             timeout,
             error_flag,
         };
-        if let Err(message) = entry::bind_dynamic_arguments(&mut host, function, first_argument) {
+        if let Err(message) = entry::bind_arguments(&mut host, function, first_argument) {
             self.error(function, &message);
             return;
         }
