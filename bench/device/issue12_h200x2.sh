@@ -20,5 +20,6 @@ run() { echo "== $*"; "$@"; echo "exit status $?"; }
   run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama --plant-fault=async
   run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama --plant-fault=too-many-tokens
   run $B/symm-launch -n 2 $B/llama_mlp_bad_ptx /tmp/llama
+  run $B/symm-launch -n 2 $B/tp_mlp
   run $B/symm-launch -n 2 $B/symm-gpu-tests
 } 2>&1 | tee "$OUT/issue12.log"
