@@ -31,6 +31,16 @@ cp "$out/src/llama_mlp/llama_mlp.h" "$out/src/llama_mlp/llama_mlp.o" "$bad/"
 sed -i 's/\.target sm_90/.target sm_99/' "$bad/llama_mlp.o"
 grep -q 'target sm_99' "$bad/llama_mlp.o"
 link "$bad/llama_mlp.o" examples/cpp/llama_mlp.cpp "$out/llama_mlp_bad_ptx"
+# The Rust twin of the llama_mlp app, linked as cargo would.
+ar rcs "$out/src/llama_mlp/libllama_mlp.a" "$out/src/llama_mlp/llama_mlp.o"
+rustc --edition 2024 --crate-type bin -C opt-level=3 -C strip=symbols \
+  --extern symm_runtime=target/release/libsymm_runtime.rlib -L dependency=target/release/deps \
+  examples/rust/llama_mlp.rs -L native="$out/src/llama_mlp" -l static=llama_mlp \
+  -o "$out/llama_mlp_rust"
+# Softmax and LayerNorm rows against a host reference.
+mkdir -p "$out/src/row_ops"
+$compile bench/compiled/row_ops.mlir -o "$out/src/row_ops/row_ops.o"
+link "$out/src/row_ops/row_ops.o" bench/compiled/row_ops.cpp "$out/row_ops" -I examples/cpp
 # The earlier example (f32, static shapes) as a regression check.
 mkdir -p "$out/src/tp_mlp"
 $compile examples/tp_mlp.mlir -o "$out/src/tp_mlp/tp_mlp.o"
@@ -38,5 +48,5 @@ link "$out/src/tp_mlp/tp_mlp.o" examples/cpp/tp_mlp.cpp "$out/tp_mlp"
 $compile bench/compiled/math_accuracy.mlir -o "$out/src/math_accuracy.o"
 link "$out/src/math_accuracy.o" bench/compiled/math_accuracy.cpp "$out/math_accuracy"
 cp target/release/symm-launch target/release/symm-gpu-tests "$out/"
-rm -rf "$out/src/"*/*.o "$out/src/"*.o
+rm -rf "$out/src/"*/*.o "$out/src/"*.o "$out/src/"*/*.a
 echo "built into $out: $(ls "$out" | tr '\n' ' ')"

@@ -35,18 +35,22 @@ pub const LIBDEVICE_PREFIX: &str = "__nv_";
 /// `math.exp`), where it is one of the math ops; `None` otherwise.
 pub fn math_op_of(name: &str) -> Option<String> {
     let base = name.strip_prefix(LIBDEVICE_PREFIX)?;
-    let base = base.strip_suffix('f').unwrap_or(base);
-    let op = match base {
-        "pow" => "math.powf",
-        "fabs" => "math.absf",
-        "fmod" => "arith.remf",
-        "exp" | "exp2" | "expm1" | "log" | "log2" | "log10" | "log1p" | "tanh" | "tan" | "sin"
-        | "cos" | "sinh" | "cosh" | "asin" | "acos" | "atan" | "atan2" | "asinh" | "acosh"
-        | "atanh" | "erf" | "erfc" | "rsqrt" | "sqrt" | "cbrt" | "ceil" | "floor" | "round"
-        | "trunc" => return Some(format!("math.{base}")),
-        _ => return None,
+    // f32 functions end in 'f' (expf); f64 ones do not, and some end in
+    // 'f' themselves (erf).
+    let op = |base: &str| -> Option<String> {
+        let op = match base {
+            "pow" => "math.powf",
+            "fabs" => "math.absf",
+            "fmod" => "arith.remf",
+            "exp" | "exp2" | "expm1" | "log" | "log2" | "log10" | "log1p" | "tanh" | "tan"
+            | "sin" | "cos" | "sinh" | "cosh" | "asin" | "acos" | "atan" | "atan2" | "asinh"
+            | "acosh" | "atanh" | "erf" | "erfc" | "rsqrt" | "sqrt" | "cbrt" | "ceil" | "floor"
+            | "round" | "trunc" => return Some(format!("math.{base}")),
+            _ => return None,
+        };
+        Some(op.to_owned())
     };
-    Some(op.to_owned())
+    base.strip_suffix('f').and_then(op).or_else(|| op(base))
 }
 
 /// Why a call to `name` cannot be resolved, or `None` when it can.

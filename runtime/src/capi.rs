@@ -105,15 +105,7 @@ pub unsafe extern "C" fn symm_stream(runtime: *const SymmRuntime) -> *mut c_void
 /// `symm_stream_synchronize` does both.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_status(runtime: *mut SymmRuntime) -> c_int {
-    guard(|| {
-        let runtime = non_null(runtime, "runtime")?;
-        if let Some(failure) = runtime.compiled.status.take() {
-            return Err(Error::InvalidArgument(failure));
-        }
-        runtime
-            .collectives
-            .check_peers("an asynchronous compiled call")
-    })
+    guard(|| non_null(runtime, "runtime")?.compiled_status())
 }
 
 /// Waits for the work queued on `stream` (NULL: the runtime's), then
@@ -123,21 +115,7 @@ pub unsafe extern "C" fn symm_stream_synchronize(
     runtime: *mut SymmRuntime,
     stream: *mut c_void,
 ) -> c_int {
-    let waited = guard(|| {
-        let runtime = non_null(runtime, "runtime")?;
-        runtime.device.bind()?;
-        let raw = if stream.is_null() {
-            runtime.stream.raw
-        } else {
-            stream.cast()
-        };
-        crate::cuda::Stream::borrowed(raw).synchronize()
-    });
-    if waited != 0 {
-        return waited;
-    }
-    // SAFETY: as above.
-    unsafe { symm_status(runtime) }
+    guard(|| non_null(runtime, "runtime")?.synchronize_compiled(stream))
 }
 
 #[unsafe(no_mangle)]

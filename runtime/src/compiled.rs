@@ -111,6 +111,32 @@ impl Inert for *mut c_void {
     }
 }
 
+impl SymmRuntime {
+    /// The first failure since the last check, of an asynchronous compiled
+    /// call or of a finished kernel that gave up waiting for a peer; the
+    /// failure is cleared, so later calls run again (`symm_status`).
+    pub fn compiled_status(&mut self) -> Result<()> {
+        if let Some(failure) = self.compiled.status.take() {
+            return Err(Error::InvalidArgument(failure));
+        }
+        self.collectives
+            .check_peers("an asynchronous compiled call")
+    }
+
+    /// Waits for `stream` (NULL: the runtime's), then reports as
+    /// `compiled_status` does (`symm_stream_synchronize`).
+    pub fn synchronize_compiled(&mut self, stream: *mut c_void) -> Result<()> {
+        self.device.bind()?;
+        let raw = if stream.is_null() {
+            self.stream.raw
+        } else {
+            stream.cast()
+        };
+        Stream::borrowed(raw).synchronize()?;
+        self.compiled_status()
+    }
+}
+
 /// Runs `body` unless the call has failed already; an error or a panic is
 /// recorded as the call's failure (see `compiled_call`).
 fn run<T: Inert>(what: &str, body: impl FnOnce() -> Result<T>) -> T {

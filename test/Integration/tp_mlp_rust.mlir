@@ -22,7 +22,7 @@
 // The compiled entry, the runtime it calls and the MLIR GPU wrappers all
 // ended up in one executable.
 // SYMBOLS-DAG: T tp_mlp
-// SYMBOLS-DAG: T symm_rt_enter
+// SYMBOLS-DAG: T symm_rt_enter_async
 // SYMBOLS-DAG: T mgpuLaunchKernel
 
 // START: {{skipped: no CUDA device|tp_mlp: environment: RANK is not set}}

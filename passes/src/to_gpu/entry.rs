@@ -185,7 +185,10 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
     if dynamic && let Some(arg_attrs) = function.attr("arg_attrs") {
         let text = arg_attrs.print();
         let inner = text.trim_start_matches('[').trim_end_matches(']');
-        let mut fixed: Vec<String> = split_top_level(inner).iter().map(|e| e.to_string()).collect();
+        let mut fixed: Vec<String> = split_top_level(inner)
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         fixed.insert(first.min(fixed.len()), "{}".into());
         if let Some(attr) = ctx.attr(&format!("[{}]", fixed.join(", "))) {
             function.set_attr("arg_attrs", attr);
