@@ -5,18 +5,12 @@
 // must stay within CUDA's published bound for the same function.
 //
 //   symm-compile bench/compiled/math_accuracy.mlir -o math_accuracy.o
-//   c++ -O2 -I runtime/include -I . bench/compiled/math_accuracy.cpp math_accuracy.o \
+//   c++ -O2 -std=c++17 -I runtime/include -I examples/cpp -I . bench/compiled/math_accuracy.cpp math_accuracy.o \
 //       target/release/libsymm_runtime.a -lpthread -ldl -lm -o math_accuracy
 //   symm-launch -n 1 ./math_accuracy
 #include "math_accuracy.h"
 
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <vector>
+#include "llama_common.h"
 
 namespace {
 constexpr int N = 65536;
@@ -72,34 +66,18 @@ int64_t ulps(float a, float b) {
   return std::llabs(ordered(a) - ordered(b));
 }
 
-void check(int status, const char *what) {
-  if (status != 0) {
-    std::fprintf(stderr, "%s failed: %s\n", what, symm_last_error());
-    std::exit(1);
-  }
-}
-
-uint64_t device_buffer(symm_runtime *rt) {
-  uint64_t p = symm_device_alloc(rt, N * sizeof(float));
-  if (p == 0) check(-1, "symm_device_alloc");
-  return p;
-}
 } // namespace
 
-int main() {
-  symm_runtime *rt = nullptr;
-  if (symm_init(&rt) != 0) {
-    if (std::strstr(symm_last_error(), "no CUDA device")) {
-      std::printf("skipped: no CUDA device (%s)\n", symm_last_error());
-      return 0;
-    }
-    check(-1, "symm_init");
-  }
-  uint64_t x = device_buffer(rt), y = device_buffer(rt);
-  uint64_t out[OPS];
-  for (auto &o : out) o = device_buffer(rt);
-  auto f = [](uint64_t p) { return reinterpret_cast<float *>(p); };
+using llama::check;
 
+// Runs and checks every op; true when all stay within their bounds.
+bool check_ops(symm_runtime *rt) {
+  llama::Device dx(rt, N * sizeof(float)), dy(rt, N * sizeof(float));
+  std::vector<std::unique_ptr<llama::Device>> outs;
+  for (int k = 0; k < OPS; ++k) outs.emplace_back(new llama::Device(rt, N * sizeof(float)));
+  uint64_t x = dx.ptr, y = dy.ptr, out[OPS];
+  for (int k = 0; k < OPS; ++k) out[k] = outs[k]->ptr;
+  auto f = [](uint64_t p) { return reinterpret_cast<float *>(p); };
   bool pass = true;
   std::vector<float> hx(N), hy(N), hr(N);
   for (int k = 0; k < OPS; ++k) {
@@ -145,9 +123,12 @@ int main() {
                 hx[at], hy[at], hr[at], static_cast<double>(static_cast<float>(op.reference(hx[at], hy[at]))),
                 skipped, N);
   }
-  symm_device_free(x);
-  symm_device_free(y);
-  for (auto o : out) symm_device_free(o);
+  return pass;
+}
+
+int main() {
+  symm_runtime *rt = llama::join();
+  bool pass = check_ops(rt);
   symm_finalize(rt);
   std::printf("%s math accuracy: 10 ops x %d inputs\n", pass ? "PASS" : "FAIL", N);
   return pass ? 0 : 1;

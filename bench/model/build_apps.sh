@@ -46,7 +46,7 @@ mkdir -p "$out/src/tp_mlp"
 $compile examples/tp_mlp.mlir -o "$out/src/tp_mlp/tp_mlp.o"
 link "$out/src/tp_mlp/tp_mlp.o" examples/cpp/tp_mlp.cpp "$out/tp_mlp"
 $compile bench/compiled/math_accuracy.mlir -o "$out/src/math_accuracy.o"
-link "$out/src/math_accuracy.o" bench/compiled/math_accuracy.cpp "$out/math_accuracy"
+link "$out/src/math_accuracy.o" bench/compiled/math_accuracy.cpp "$out/math_accuracy" -I examples/cpp
 cp target/release/symm-launch target/release/symm-gpu-tests "$out/"
 rm -rf "$out/src/"*/*.o "$out/src/"*.o "$out/src/"*/*.a
 echo "built into $out: $(ls "$out" | tr '\n' ' ')"

@@ -3,6 +3,14 @@
 use crate::ir::{Attr, Blk, Ctx, Op, OpBuilder, Ty, Val, index_constant};
 use mlir_sys::MlirLocation;
 
+/// `arith.cmpi` predicates (their I64EnumAttr values).
+#[derive(Clone, Copy, Debug)]
+pub enum CmpI {
+    Eq = 0,
+    Ne = 1,
+    Ule = 7,
+}
+
 /// Where new ops go. `After` advances past each op inserted, so ops come
 /// out in creation order.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +62,48 @@ impl Builder {
     pub fn index(&mut self, value: i64) -> Val {
         let op = index_constant(self.ctx, self.loc, value);
         self.one(op)
+    }
+
+    /// `arith.constant <value> : ty`, `value` in MLIR syntax (`0.0`, `7`,
+    /// `0xFF800000`).
+    pub fn constant(&mut self, ty: Ty, value: &str) -> Val {
+        let attr = self
+            .ctx
+            .attr(&format!("{value} : {}", ty.print()))
+            .expect("a constant of a scalar type");
+        let op = OpBuilder::new("arith.constant", self.loc)
+            .results(&[ty])
+            .attr("value", attr)
+            .build();
+        self.one(op)
+    }
+
+    /// `arith.cmpi <predicate>, lhs, rhs`.
+    pub fn cmpi(&mut self, predicate: CmpI, lhs: Val, rhs: Val) -> Val {
+        let i1 = self.ctx.ty("i1").expect("i1 parses");
+        let predicate = self.ctx.i64(predicate as i64);
+        let op = OpBuilder::new("arith.cmpi", self.loc)
+            .operands(&[lhs, rhs])
+            .results(&[i1])
+            .attr("predicate", predicate)
+            .build();
+        self.one(op)
+    }
+
+    /// `scf.if %condition` without results: its then block (and else
+    /// block, if asked for) holds only its `scf.yield`.
+    pub fn if_then(&mut self, condition: Val, with_else: bool) -> Op {
+        let op = OpBuilder::new("scf.if", self.loc)
+            .operands(&[condition])
+            .regions(1 + usize::from(with_else))
+            .empty_regions(usize::from(!with_else))
+            .build();
+        for region in 0..op.num_regions() {
+            for block in op.region_blocks(region) {
+                block.append(OpBuilder::new("scf.yield", self.loc).build());
+            }
+        }
+        self.insert(op)
     }
 
     pub fn dim(&mut self, source: Val, dim: usize) -> Val {

@@ -20,7 +20,7 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
-    builders::{At, Builder},
+    builders::{At, Builder, CmpI},
     ir::{Attr, Op, OpBuilder, Ty, Val, emit_remark},
 };
 use std::collections::HashMap;
@@ -216,16 +216,7 @@ impl Emit<'_> {
     }
     fn f32_constant(&mut self, bits: &str) -> Val {
         let f32 = self.b.ctx.ty("f32").expect("f32 parses");
-        let value = self
-            .b
-            .ctx
-            .attr(&format!("{bits} : f32"))
-            .expect("a float attribute");
-        let op = OpBuilder::new("arith.constant", self.b.loc)
-            .results(&[f32])
-            .attr("value", value)
-            .build();
-        self.b.insert(op).result(0)
+        self.b.constant(f32, bits)
     }
     fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
         let operands: Vec<Val> = std::iter::once(memref)
@@ -241,7 +232,7 @@ impl Emit<'_> {
         self.op("memref.store", &operands, &[]);
     }
     /// `value` as f32 (extended from a 16-bit float).
-    fn to_f32(&mut self, value: Val) -> Val {
+    fn widened(&mut self, value: Val) -> Val {
         let f32 = self.b.ctx.ty("f32").expect("f32 parses");
         if value.ty().print() == "f32" {
             value
@@ -354,7 +345,7 @@ fn lower(op: Op, r: &RowReduction) {
         }
         let element = r.combine_op.operand(r.element_operand);
         let element = mapping.get(&element).copied().unwrap_or(element);
-        let element = e.to_f32(element);
+        let element = e.widened(element);
         let next = e.value(r.combiner.op, &[element, partial], f32);
         e.op("scf.yield", &[next], &[]);
     }
@@ -372,26 +363,17 @@ fn lower(op: Op, r: &RowReduction) {
         .build();
     let total = k.b.insert(all_reduce).result(0);
     let zero = k.b.index(0);
-    let predicate = ctx.attr("0 : i64").expect("an integer attribute");
-    let first = OpBuilder::new("arith.cmpi", loc)
-        .operands(&[thread_x, zero])
-        .results(&[ctx.ty("i1").expect("i1 parses")])
-        .attr("predicate", predicate)
-        .build();
-    let first = k.b.insert(first).result(0);
-    let if_op = OpBuilder::new("scf.if", loc)
-        .operands(&[first])
-        .regions(1)
-        .empty_regions(1)
-        .build();
-    k.b.insert(if_op);
+    let first = k.b.cmpi(CmpI::Eq, thread_x, zero);
+    let if_op = k.b.if_then(first, false);
     k.op("gpu.terminator", &[], &[]);
 
-    let then = if_op.region_blocks(0)[0];
-    let mut store = Builder::new(ctx, loc, At::BlockStart(then));
+    let then_yield = if_op.region_blocks(0)[0]
+        .terminator()
+        .expect("built with its yield");
+    let mut store = Builder::new(ctx, loc, At::Before(then_yield));
     let mut s = Emit { b: &mut store };
     let initial = s.load(r.output, &row_ids);
-    let initial = s.to_f32(initial);
+    let initial = s.widened(initial);
     let result = s.value(r.combiner.op, &[total, initial], f32);
     let out_element = r.output.ty().element();
     let result = if out_element.print() == "f32" {
@@ -400,7 +382,6 @@ fn lower(op: Op, r: &RowReduction) {
         s.value("arith.truncf", &[result], out_element)
     };
     s.store(result, r.output, &row_ids);
-    s.op("scf.yield", &[], &[]);
     op.erase();
 }
 

@@ -6,7 +6,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %symm-compile %repo/bench/compiled/math_accuracy.mlir -o %t/math_accuracy.o --emit=ptx
 // RUN: FileCheck %s < %t/math_accuracy.ptx
-// RUN: c++ -O1 -std=c++17 -I %repo/runtime/include -I %t %repo/bench/compiled/math_accuracy.cpp \
+// RUN: c++ -O1 -std=c++17 -I %repo/runtime/include -I %examples/cpp -I %t %repo/bench/compiled/math_accuracy.cpp \
 // RUN:   %t/math_accuracy.o %symm_runtime_lib -lpthread -ldl -lm -o %t/math_accuracy
 // RUN: env -u RANK %t/math_accuracy > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt

@@ -6,6 +6,7 @@
 //! private `memref.global` marker, unique per function and object.
 
 use super::host::{Host, int_type};
+use crate::builders::CmpI;
 use crate::{
     ir::{Op, OpBuilder, Val},
     module::SymbolIndex,
@@ -70,12 +71,11 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
         "__symm_graph_{}",
         function.symbol_name().unwrap_or_default()
     );
-    let (Some(marker_ty), Some(key_ty), Some(uninitialized), Some(segments), Some(ne)) = (
+    let (Some(marker_ty), Some(key_ty), Some(uninitialized), Some(segments)) = (
         ctx.ty("memref<1xi8>"),
         ctx.ty(&format!("memref<{}xi64>", arguments.len().max(1))),
         ctx.attr("unit"),
         ctx.attr("array<i32: 0, 0>"),
-        ctx.attr("1 : i64"),
     ) else {
         return;
     };
@@ -130,23 +130,11 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
     let i32_ty = int_type(ctx, 32);
     let run = host.call("symm_rt_graph_begin", &[marker, key, count], &[i32_ty])[0];
     let zero = host.int(32, 0);
-    let go = OpBuilder::new("arith.cmpi", loc)
-        .operands(&[run, zero])
-        .results(&[int_type(ctx, 1)])
-        .attr("predicate", ne)
-        .build();
-    let go = host.b.insert(go).result(0);
-    let branch = OpBuilder::new("scf.if", loc)
-        .operands(&[go])
-        .regions(1)
-        .empty_regions(1)
-        .build();
-    host.b.insert(branch);
-    let Some(then) = branch.entry_block() else {
+    let go = host.b.cmpi(CmpI::Ne, run, zero);
+    let branch = host.b.if_then(go, false);
+    let Some(yield_op) = branch.entry_block().and_then(|b| b.terminator()) else {
         return;
     };
-    let yield_op = OpBuilder::new("scf.yield", loc).build();
-    then.append(yield_op);
     for &op in body {
         op.move_before(yield_op);
     }

@@ -3,7 +3,7 @@
 //! pointers, kernel launches.
 
 use crate::{
-    builders::{At, Builder},
+    builders::{At, Builder, CmpI},
     ir::{Ctx, Op, OpBuilder, Ty, Val},
 };
 use std::collections::BTreeMap;
@@ -67,16 +67,8 @@ impl<'d> Host<'d> {
     }
 
     pub fn int(&mut self, bits: u32, value: i64) -> Val {
-        let ctx = self.ctx();
-        let ty = int_type(ctx, bits);
-        let attr = ctx
-            .attr(&format!("{value} : i{bits}"))
-            .expect("integer attributes parse");
-        let op = OpBuilder::new("arith.constant", self.b.loc)
-            .results(&[ty])
-            .attr("value", attr)
-            .build();
-        self.b.insert(op).result(0)
+        let ty = int_type(self.ctx(), bits);
+        self.b.constant(ty, &value.to_string())
     }
 
     pub fn index(&mut self, value: i64) -> Val {
@@ -294,23 +286,13 @@ impl<'d> Host<'d> {
         let ctx = self.ctx();
         let loc = self.b.loc;
         let bound = self.int(64, limit(first) as i64);
-        let predicate = ctx.attr("7 : i64").expect("ule parses"); // ule
-        let fits = OpBuilder::new("arith.cmpi", loc)
-            .operands(&[value, bound])
-            .results(&[int_type(ctx, 1)])
-            .attr("predicate", predicate)
-            .build();
-        let fits = self.b.insert(fits).result(0);
-        let branch = OpBuilder::new("scf.if", loc)
-            .operands(&[fits])
-            .regions(2)
-            .build();
-        self.b.insert(branch);
+        let fits = self.b.cmpi(CmpI::Ule, value, bound);
+        let branch = self.b.if_then(fits, true);
         let after = std::mem::replace(&mut self.b, Builder::new(ctx, loc, At::After(branch)));
         for (region, items) in [(0, std::slice::from_ref(first)), (1, rest)] {
-            let block = branch.region_blocks(region)[0];
-            let end = OpBuilder::new("scf.yield", loc).build();
-            block.append(end);
+            let Some(end) = branch.region_blocks(region)[0].terminator() else {
+                continue;
+            };
             self.b = Builder::new(ctx, loc, At::Before(end));
             self.dispatch(value, items, limit, emit);
         }

@@ -271,10 +271,10 @@ impl Conversion {
             }
         }
         strip_memory_spaces(function);
-        if asynchronous {
-            if let Err(message) = entry::split_async(function, &self.symbols, &mut self.decls) {
-                self.error(function, &message);
-            }
+        if asynchronous
+            && let Err(message) = entry::split_async(function, &self.symbols, &mut self.decls)
+        {
+            self.error(function, &message);
         }
     }
 
