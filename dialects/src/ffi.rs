@@ -67,6 +67,24 @@ unsafe extern "C" {
     pub fn symmRegisterDialects(registry: MlirDialectRegistry);
     pub fn symmOptMain(argc: i32, argv: *mut *mut c_char) -> i32;
 
+    /// See dialects/include/symm-c/Recovery.h.
+    pub fn symmEnableRecovery(max_bytes: u64);
+    pub fn symmParseFileRecovering(
+        context: mlir_sys::MlirContext,
+        path: mlir_sys::MlirStringRef,
+        module: *mut mlir_sys::MlirModule,
+        crash_line: *mut i32,
+    ) -> i32;
+    pub fn symmRunPassManagerRecovering(
+        pass_manager: mlir_sys::MlirPassManager,
+        op: mlir_sys::MlirOperation,
+    ) -> i32;
+    pub fn symmLastCrash() -> mlir_sys::MlirStringRef;
+    pub fn symmRunRecovering(
+        work: unsafe extern "C" fn(*mut std::ffi::c_void),
+        data: *mut std::ffi::c_void,
+    ) -> i32;
+
     pub fn symmEmitLLVM(
         module: MlirOperation,
         llvm_ir_path: *const c_char,
@@ -75,3 +93,10 @@ unsafe extern "C" {
         user_data: *mut std::ffi::c_void,
     ) -> bool;
 }
+
+/// `symmParseFileRecovering` and friends: the run succeeded.
+pub const SYMM_RUN_OK: i32 = 0;
+/// It failed with diagnostics.
+pub const SYMM_RUN_FAILED: i32 = 1;
+/// MLIR or LLVM crashed, aborted or ran out of memory (`symmLastCrash`).
+pub const SYMM_RUN_CRASHED: i32 = 2;

@@ -7,6 +7,7 @@ mod allocator;
 mod diagnostics;
 pub mod ffi;
 mod interfaces;
+pub mod recovery;
 mod registration;
 
 pub use allocator::{Allocator, AllocatorKind};

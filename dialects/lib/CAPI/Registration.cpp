@@ -30,6 +30,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "symm-c/Recovery.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <mutex>
@@ -197,7 +198,34 @@ int symmOptMain(int argc, char **argv) {
   registerUpstreamPasses();
   DialectRegistry registry;
   registerDialects(registry);
-  return asMainReturnCode(MlirOptMain(
-      argc, argv, "symm-opt: the symm compiler's MLIR optimizer driver\n",
-      registry));
+  // Crash recovery sees faults on this thread only, so MLIR's thread pool
+  // stays off unless the command line says otherwise.
+  std::vector<char *> args(argv, argv + argc);
+  static char noThreads[] = "--mlir-disable-threading";
+  bool threadingSet = llvm::any_of(args, [](const char *arg) {
+    return llvm::StringRef(arg).starts_with("--mlir-disable-threading");
+  });
+  if (!threadingSet)
+    args.push_back(noThreads);
+  struct Run {
+    std::vector<char *> &args;
+    DialectRegistry &registry;
+    int status = 1;
+  } run{args, registry};
+  int outcome = symmRunRecovering(
+      [](void *data) {
+        auto &run = *static_cast<Run *>(data);
+        run.status = asMainReturnCode(MlirOptMain(
+            static_cast<int>(run.args.size()), run.args.data(),
+            "symm-opt: the symm compiler's MLIR optimizer driver\n", run.registry));
+      },
+      &run);
+  if (outcome == SYMM_RUN_CRASHED) {
+    llvm::errs() << "symm-opt: internal error: MLIR crashed on this input ("
+                 << unwrap(symmLastCrash())
+                 << "); it is an MLIR bug that the input triggers: please "
+                    "report it with the input\n";
+    return SYMM_RUN_CRASHED;
+  }
+  return run.status;
 }

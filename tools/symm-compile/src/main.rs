@@ -15,7 +15,6 @@ mod ptx;
 use args::{Args, Emit, Libdevice};
 use melior::{
     Context,
-    diagnostic::DiagnosticSeverity,
     ir::{BlockLike, Module, RegionLike, operation::OperationLike},
     pass::PassManager,
 };
@@ -61,8 +60,11 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
 }
 
 fn compile(args: &Args) -> Result<(), String> {
+    symm_dialects::recovery::enable_recovery();
     symm_passes::register_passes();
     let context = symm_dialects::create_context();
+    // Crash recovery sees faults on this thread only.
+    context.enable_multi_threading(false);
     print_diagnostics(&context);
 
     let libdevice = match &args.libdevice {
@@ -72,16 +74,37 @@ fn compile(args: &Args) -> Result<(), String> {
     };
     let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
 
-    let mut module = parse(&context, &args.input)?;
+    let module = parse(&context, &args.input)?;
     let entries = header::entry_points(&module)?;
 
     let pass_manager = PassManager::new(&context);
     let pipeline = pipeline(args, libdevice);
     melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline)
         .map_err(|error| format!("internal error: the pipeline does not parse: {error}"))?;
-    pass_manager
-        .run(&mut module)
-        .map_err(|_| format!("{} does not compile (see the errors above)", args.input))?;
+    // SAFETY: a live pass manager and module.
+    let status = unsafe {
+        symm_dialects::ffi::symmRunPassManagerRecovering(
+            pass_manager.to_raw(),
+            module.as_operation().to_raw(),
+        )
+    };
+    match status {
+        symm_dialects::ffi::SYMM_RUN_OK => {}
+        symm_dialects::ffi::SYMM_RUN_CRASHED => {
+            return Err(format!(
+                "{}: internal error: MLIR crashed while compiling it ({}); it is a bug that the \
+                 input triggers: please report it with the input",
+                args.input,
+                symm_dialects::recovery::last_crash()
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{} does not compile (see the errors above)",
+                args.input
+            ));
+        }
+    }
     check_lowered(&module)?;
 
     let stem = args.output.with_extension("");
@@ -141,27 +164,42 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Parses `path` with file locations, so diagnostics point into it.
+/// Parses `path` with file locations, so diagnostics point into it; a
+/// crash of MLIR's parser is an error at the line that makes it crash.
 fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
     if !Path::new(path).is_file() {
         return Err(format!("{path}: no such file"));
     }
-    let c_path = CString::new(path).map_err(|_| format!("{path} contains a NUL byte"))?;
-    // SAFETY: a live context and a NUL-terminated path.
-    let raw = unsafe {
-        mlir_sys::mlirModuleCreateParseFromFile(
+    let mut raw = mlir_sys::MlirModule {
+        ptr: std::ptr::null_mut(),
+    };
+    let mut crash_line = 0;
+    // SAFETY: a live context, a path that outlives the call, out-pointers
+    // to locals.
+    let status = unsafe {
+        symm_dialects::ffi::symmParseFileRecovering(
             context.to_raw(),
             mlir_sys::MlirStringRef {
-                data: c_path.as_ptr(),
+                data: path.as_ptr().cast(),
                 length: path.len(),
             },
+            &mut raw,
+            &mut crash_line,
         )
     };
-    if raw.ptr.is_null() {
-        return Err(format!("{path} does not parse (see the errors above)"));
+    match status {
+        symm_dialects::ffi::SYMM_RUN_OK if !raw.ptr.is_null() => {
+            // SAFETY: a fresh module owned by nobody else.
+            Ok(unsafe { Module::from_raw(raw) })
+        }
+        symm_dialects::ffi::SYMM_RUN_CRASHED => Err(format!(
+            "{path}:{}:1: error: internal error in the MLIR parser ({}) on this line; it is an \
+             MLIR bug that the input triggers: please report it with the input",
+            crash_line.max(1),
+            symm_dialects::recovery::last_crash()
+        )),
+        _ => Err(format!("{path} does not parse (see the errors above)")),
     }
-    // SAFETY: a fresh module owned by nobody else.
-    Ok(unsafe { Module::from_raw(raw) })
 }
 
 /// After the pipeline only the LLVM dialect and the embedded kernels may
@@ -210,19 +248,66 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
     }
 }
 
-/// Prints diagnostics as `file:line:col: error: message`.
+/// Prints diagnostics as `file:line:col: error: message`. Messages and
+/// locations may hold any bytes the input did (they quote it): they are
+/// printed lossily, never trusted to be UTF-8.
 fn print_diagnostics(context: &Context) {
-    context.attach_diagnostic_handler(|diagnostic| {
-        let severity = match diagnostic.severity() {
-            DiagnosticSeverity::Error => "error",
-            DiagnosticSeverity::Warning => "warning",
-            DiagnosticSeverity::Note => "note",
-            DiagnosticSeverity::Remark => return true,
+    // SAFETY: a live context; the handler is a plain function with no data.
+    unsafe {
+        mlir_sys::mlirContextAttachDiagnosticHandler(
+            context.to_raw(),
+            Some(print_diagnostic),
+            std::ptr::null_mut(),
+            None,
+        );
+    }
+}
+
+unsafe extern "C" fn print_diagnostic(
+    diagnostic: mlir_sys::MlirDiagnostic,
+    _: *mut std::ffi::c_void,
+) -> mlir_sys::MlirLogicalResult {
+    use mlir_sys::{
+        MlirDiagnosticSeverity_MlirDiagnosticError as ERROR,
+        MlirDiagnosticSeverity_MlirDiagnosticNote as NOTE,
+        MlirDiagnosticSeverity_MlirDiagnosticWarning as WARNING,
+    };
+    // SAFETY: MLIR passes a live diagnostic for the duration of the call.
+    unsafe {
+        let severity = match mlir_sys::mlirDiagnosticGetSeverity(diagnostic) {
+            ERROR => "error",
+            WARNING => "warning",
+            NOTE => "note",
+            _ => return mlir_sys::MlirLogicalResult { value: 1 },
         };
-        let location = plain_location(&diagnostic.location().to_string());
-        eprintln!("{location}: {severity}: {diagnostic}");
-        true
-    });
+        let location = lossy(|callback, data| {
+            mlir_sys::mlirLocationPrint(
+                mlir_sys::mlirDiagnosticGetLocation(diagnostic),
+                callback,
+                data,
+            )
+        });
+        let message =
+            lossy(|callback, data| mlir_sys::mlirDiagnosticPrint(diagnostic, callback, data));
+        eprintln!("{}: {severity}: {message}", plain_location(&location));
+    }
+    mlir_sys::MlirLogicalResult { value: 1 }
+}
+
+/// What an MLIR print function writes, as text (invalid UTF-8 replaced).
+fn lossy(print: impl FnOnce(mlir_sys::MlirStringCallback, *mut std::ffi::c_void)) -> String {
+    let mut bytes: Vec<u8> = Vec::new();
+    print(Some(append_bytes), (&mut bytes as *mut Vec<u8>).cast());
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+unsafe extern "C" fn append_bytes(text: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the Vec passed to `lossy`; `text` is valid for
+    // `length` bytes.
+    unsafe {
+        let bytes = std::slice::from_raw_parts(text.data.cast::<u8>(), text.length);
+        (*data.cast::<Vec<u8>>()).extend_from_slice(bytes);
+    }
 }
 
 /// `loc("file.mlir":3:5)` as `file.mlir:3:5`.

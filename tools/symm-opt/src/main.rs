@@ -9,6 +9,7 @@ use std::{
 };
 
 fn main() -> ExitCode {
+    symm_dialects::recovery::enable_recovery();
     symm_passes::register_passes();
 
     // Arguments may hold any bytes except NUL, which a C string cannot.

@@ -1,0 +1,35 @@
+//! Running MLIR on untrusted input (dialects/include/symm-c/Recovery.h):
+//! crashes of MLIR's parser and passes become statuses, and the process's
+//! address space is bounded so an input cannot make it allocate without
+//! limit.
+
+use crate::ffi;
+
+/// The address-space bound: `$SYMM_MAX_MEMORY_GB` GiB, 16 by default.
+pub fn memory_limit_bytes() -> u64 {
+    let gib = std::env::var("SYMM_MAX_MEMORY_GB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(16);
+    gib.saturating_mul(1 << 30)
+}
+
+/// Installs the crash handlers and the memory bound; once per process,
+/// before any MLIR work.
+pub fn enable_recovery() {
+    // SAFETY: installs handlers and a resource limit; no pointers.
+    unsafe { ffi::symmEnableRecovery(memory_limit_bytes()) }
+}
+
+/// What the last recovered crash was.
+pub fn last_crash() -> String {
+    // SAFETY: a string owned by the C++ side, valid until the next crash.
+    let text = unsafe { ffi::symmLastCrash() };
+    if text.data.is_null() {
+        return String::new();
+    }
+    // SAFETY: `length` bytes at `data`.
+    let bytes = unsafe { std::slice::from_raw_parts(text.data.cast::<u8>(), text.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
