@@ -454,3 +454,14 @@ func.func @tokens(%x: memref<?x64xbf16>, %w: memref<64x4096xbf16>, %out: memref<
   symm_mem.all_reduce_out sum %p into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
   return
 }
+
+// -----
+
+// A symmetric buffer of no bytes is no pool's: a located refusal, not the
+// advice to plan it.
+symm_mem.group @tp world_size(2)
+func.func @empty() {
+  // expected-error@+1 {{'symm_mem.alloc' allocates no bytes (memref<0xf32, #symm_mem.allocator<symmetric, @tp>>); remove it}}
+  %a = symm_mem.alloc() : memref<0xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}

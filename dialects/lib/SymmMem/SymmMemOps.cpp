@@ -233,6 +233,11 @@ static LogicalResult verifyAllReduce(Operation *op, Value input, Value output,
     return op->emitOpError()
            << "shapes do not match: input is " << shapeOf(input) << " but "
            << outputRole << " is " << shapeOf(output);
+  auto inputType = cast<MemRefType>(input.getType());
+  if (inputType.hasStaticShape() && inputType.getNumElements() == 0)
+    return op->emitOpError()
+           << "reduces no elements (" << inputType
+           << "): there is nothing to exchange; remove the collective";
   return success();
 }
 

@@ -950,7 +950,13 @@ impl SymmPass for ConvertSymmMemToGpu {
             failed: false,
         };
         for op in module.walk() {
-            if let Some(why) = refusal(&op.name()) {
+            if op.is("symm_mem.alloc") && op.result(0).ty().byte_size() == Some(0) {
+                let ty = op.result(0).ty().print();
+                conversion.error(
+                    op,
+                    &format!("'symm_mem.alloc' allocates no bytes ({ty}); remove it"),
+                );
+            } else if let Some(why) = refusal(&op.name()) {
                 conversion.error(op, &format!("'{}' {why}", op.name()));
             }
         }

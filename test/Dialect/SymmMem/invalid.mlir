@@ -550,3 +550,13 @@ func.func @epilogue_dynamic_columns(%p: memref<8x?xf32>, %r: memref<8x?xf32>, %y
   } : memref<8x?xf32>, memref<8x?xf32>
   return
 }
+
+// -----
+
+// An all-reduce of nothing is refused where it is written.
+symm_mem.group @tp world_size(2)
+func.func @zero_elements(%a: memref<0x4xf32>, %b: memref<0x4xf32>) {
+  // expected-error@+1 {{reduces no elements ('memref<0x4xf32>'): there is nothing to exchange; remove the collective}}
+  symm_mem.all_reduce_out sum %a into %b group @tp : memref<0x4xf32>, memref<0x4xf32>
+  return
+}

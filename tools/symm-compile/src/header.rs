@@ -2,7 +2,9 @@
 //! function, in the bare-pointer convention of the lowering (a statically
 //! shaped memref is a pointer to its first element).
 
-use melior::ir::{BlockLike, Module, RegionLike, ValueLike, operation::OperationLike};
+use melior::ir::{
+    BlockLike, Module, RegionLike, ValueLike, attribute::StringAttribute, operation::OperationLike,
+};
 use std::collections::BTreeSet;
 use symm_passes::to_gpu::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX, RUNTIME_HANDLE_ATTR};
 
@@ -33,19 +35,31 @@ fn c_type(mlir: &str) -> Result<String, String> {
         .strip_prefix("memref<")
         .and_then(|t| t.strip_suffix('>'))
     {
-        // A dynamic leading size is the call's token count (a parameter of
-        // its own); any other dynamic size or a layout has no C form here.
-        let rest = inner.strip_prefix("?x").unwrap_or(inner);
-        if rest.contains('?') || rest.contains(',') {
+        // `shape x element` first, then a layout and/or a memory space.
+        let (shaped, rest) = inner.split_once(", ").unwrap_or((inner, ""));
+        if rest.starts_with("strided") || rest.starts_with("affine_map") {
             return Err(format!(
-                "{mlir}: entry points take memrefs with the default layout, static but for \
-                 the leading size"
+                "{mlir}: entry points take memrefs with the default (contiguous) layout"
             ));
         }
-        let element = inner.rsplit('x').next().unwrap_or(inner);
-        return scalar(element)
-            .map(|c| format!("{c} *"))
-            .ok_or_else(|| format!("{mlir}: no C type for its elements"));
+        if !rest.is_empty() {
+            return Err(format!(
+                "{mlir}: entry points take memrefs in the default memory space (device \
+                 memory the application owns), not {rest}"
+            ));
+        }
+        // A dynamic leading size is the call's token count (a parameter of
+        // its own); other sizes are static.
+        let static_part = shaped.strip_prefix("?x").unwrap_or(shaped);
+        if static_part.contains('?') {
+            return Err(format!(
+                "{mlir}: only the leading size of an entry point's memref may be dynamic"
+            ));
+        }
+        let element = shaped.rsplit('x').next().unwrap_or(shaped);
+        return scalar(element).map(|c| format!("{c} *")).ok_or_else(|| {
+            format!("{mlir}: its elements ({element}) have no C type at the entry-point ABI")
+        });
     }
     scalar(mlir)
         .map(str::to_owned)
@@ -83,7 +97,107 @@ pub fn lowered_entries(module: &Module) -> Lowered {
     lowered
 }
 
-/// Public functions with a body, read before lowering.
+/// C and C++ keywords, which an entry point may not be named.
+const KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "asm",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "const",
+    "constexpr",
+    "continue",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "nullptr",
+    "operator",
+    "or",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "while",
+];
+
+/// Why `name` cannot be an entry point's C name, if it cannot: it must be
+/// a C identifier, not a keyword, and not in the runtime's namespaces.
+pub fn c_name_problem(name: &str) -> Option<String> {
+    let mut chars = name.chars();
+    let identifier = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier {
+        return Some(format!(
+            "its name {name:?} is not a C identifier (letters, digits and '_', not starting \
+             with a digit); entry points are C functions: rename it"
+        ));
+    }
+    if KEYWORDS.contains(&name) {
+        return Some(format!("its name '{name}' is a C/C++ keyword: rename it"));
+    }
+    if ["symm_", "mgpu", "__"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+    {
+        return Some(format!(
+            "its name '{name}' is in a namespace the runtime and compiler reserve (symm_, \
+             mgpu, __): rename it"
+        ));
+    }
+    None
+}
+
+/// Public functions with a body, read before lowering. Errors are located
+/// at the function (`file:line:col: error: ...`).
 pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
     let mut entries = Vec::new();
     let mut next = module.body().first_operation();
@@ -99,20 +213,29 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
         if private || !has_body {
             continue;
         }
+        let location = crate::location::plain(&op.location().to_string());
+        let located = |what: String| format!("{location}: error: {what}");
         let name = op
             .attribute("sym_name")
-            .map(|a| a.to_string().trim_matches('"').to_owned())
-            .map_err(|_| "a function without a name".to_owned())?;
+            .ok()
+            .and_then(|a| StringAttribute::try_from(a).ok())
+            .map(|a| a.value().to_owned())
+            .ok_or_else(|| located("a function without a name".into()))?;
+        if let Some(problem) = c_name_problem(&name) {
+            return Err(located(format!("entry point: {problem}")));
+        }
         let block = op.region(0).ok().and_then(|r| r.first_block());
         let mut params = Vec::new();
         if let Some(block) = block {
             for index in 0..block.argument_count() {
                 let ty = block
                     .argument(index)
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| located(e.to_string()))?
                     .r#type()
                     .to_string();
-                params.push((c_type(&ty).map_err(|e| format!("@{name}: {e}"))?, ty));
+                let c = c_type(&ty)
+                    .map_err(|e| located(format!("@{name}: argument #{index} is {e}")))?;
+                params.push((c, ty));
             }
         }
         let signature = op
@@ -128,10 +251,14 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
         let result = match results.as_str() {
             "()" | "" => None,
             single if !single.starts_with('(') => Some((
-                c_type(single).map_err(|e| format!("@{name}: {e}"))?,
+                c_type(single).map_err(|e| located(format!("@{name}: its result is {e}")))?,
                 single.to_owned(),
             )),
-            _ => return Err(format!("@{name}: entry points return at most one value")),
+            _ => {
+                return Err(located(format!(
+                    "@{name}: entry points return at most one value (C functions return one)"
+                )));
+            }
         };
         let dynamic = params.iter().any(|(_, mlir)| mlir.starts_with("memref<?"));
         entries.push(Entry {
@@ -155,6 +282,8 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
+    // The path goes into a comment: nothing in it may end the comment.
+    let input = input.replace("*/", "* /");
     let mut out = format!(
         "/* Generated by symm-compile from {input}. Entry points of the compiled\n \
          * object; memrefs are pointers to device memory (bf16/f16 as uint16_t).\n \
@@ -214,7 +343,23 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::c_type;
+    use super::{c_name_problem, c_type};
+
+    #[test]
+    fn entry_names_must_be_plain_c_identifiers() {
+        assert_eq!(c_name_problem("llama_mlp"), None);
+        assert_eq!(c_name_problem("_layer2"), None);
+        assert!(
+            c_name_problem("x(void); int evil")
+                .unwrap()
+                .contains("not a C identifier")
+        );
+        assert!(c_name_problem("2x").is_some());
+        assert!(c_name_problem("").is_some());
+        assert!(c_name_problem("int").unwrap().contains("keyword"));
+        assert!(c_name_problem("symm_rt_exit").unwrap().contains("reserve"));
+        assert!(c_name_problem("caf\u{e9}").is_some());
+    }
 
     #[test]
     fn maps_memrefs_to_pointers_and_refuses_dynamic_shapes() {
@@ -223,7 +368,17 @@ mod tests {
         assert_eq!(c_type("i64").unwrap(), "int64_t");
         assert_eq!(c_type("memref<?x64xf32>").unwrap(), "float *");
         assert!(c_type("memref<64x?xf32>").is_err());
-        assert!(c_type("memref<8xf32, strided<[2]>>").is_err());
+        assert!(
+            c_type("memref<8xf32, strided<[2]>>")
+                .unwrap_err()
+                .contains("default (contiguous) layout")
+        );
+        assert!(
+            c_type("memref<8xf32, 1>")
+                .unwrap_err()
+                .contains("default memory space")
+        );
+        assert!(c_type("memref<8xi7>").unwrap_err().contains("no C type"));
         assert!(c_type("tensor<8xf32>").is_err());
     }
 }

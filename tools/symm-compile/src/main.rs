@@ -10,6 +10,7 @@
 
 mod args;
 mod header;
+mod location;
 mod ptx;
 
 use args::{Args, Emit, Libdevice};
@@ -228,7 +229,7 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
     if !allowed {
         out.push(format!(
             "  {}: '{name}'",
-            plain_location(&op.location().to_string())
+            location::plain(&op.location().to_string())
         ));
         return;
     }
@@ -289,7 +290,7 @@ unsafe extern "C" fn print_diagnostic(
         });
         let message =
             lossy(|callback, data| mlir_sys::mlirDiagnosticPrint(diagnostic, callback, data));
-        eprintln!("{}: {severity}: {message}", plain_location(&location));
+        eprintln!("{}: {severity}: {message}", location::plain(&location));
     }
     mlir_sys::MlirLogicalResult { value: 1 }
 }
@@ -308,12 +309,4 @@ unsafe extern "C" fn append_bytes(text: mlir_sys::MlirStringRef, data: *mut std:
         let bytes = std::slice::from_raw_parts(text.data.cast::<u8>(), text.length);
         (*data.cast::<Vec<u8>>()).extend_from_slice(bytes);
     }
-}
-
-/// `loc("file.mlir":3:5)` as `file.mlir:3:5`.
-fn plain_location(location: &str) -> String {
-    location
-        .trim_start_matches("loc(")
-        .trim_end_matches(')')
-        .replace('"', "")
 }
