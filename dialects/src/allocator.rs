@@ -53,10 +53,7 @@ impl Allocator {
                 return None;
             }
             let kind = AllocatorKind::from_raw(ffi::symmMemAllocatorAttrGetKind(raw))?;
-            let group = StringRef::from_raw(ffi::symmMemAllocatorAttrGetGroup(raw))
-                .as_str()
-                .ok()?
-                .to_owned();
+            let group = crate::diagnostics::string_ref_text(ffi::symmMemAllocatorAttrGetGroup(raw));
             Some(Self { kind, group })
         }
     }

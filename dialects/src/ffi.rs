@@ -75,6 +75,13 @@ unsafe extern "C" {
         module: *mut mlir_sys::MlirModule,
         crash_line: *mut i32,
     ) -> i32;
+    pub fn symmParseSourceRecovering(
+        context: mlir_sys::MlirContext,
+        source: mlir_sys::MlirStringRef,
+        name: mlir_sys::MlirStringRef,
+        module: *mut mlir_sys::MlirModule,
+        crash_line: *mut i32,
+    ) -> i32;
     pub fn symmRunPassManagerRecovering(
         pass_manager: mlir_sys::MlirPassManager,
         op: mlir_sys::MlirOperation,

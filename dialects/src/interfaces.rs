@@ -1,7 +1,7 @@
 //! Queries of the symm_mem op interfaces, which the C API cannot express.
 
 use crate::ffi;
-use melior::{StringRef, ir::OperationRef};
+use melior::ir::OperationRef;
 
 /// Indices of the operands that `op` needs in symmetric memory, or `None`
 /// when `op` does not implement `SymmetricOperandOpInterface`.
@@ -23,11 +23,7 @@ pub fn comm_group(op: OperationRef) -> Option<String> {
     if raw.data.is_null() {
         return None;
     }
-    // SAFETY: the string lives in the MLIR context.
-    unsafe { StringRef::from_raw(raw) }
-        .as_str()
-        .ok()
-        .map(str::to_owned)
+    Some(crate::diagnostics::string_ref_text(raw))
 }
 
 /// True for ops that only view an operand's memory (ViewLikeOpInterface).

@@ -11,7 +11,10 @@ pub mod recovery;
 mod registration;
 
 pub use allocator::{Allocator, AllocatorKind};
-pub use diagnostics::{emit_remark, emit_warning};
+pub use diagnostics::{
+    attribute_text, diagnostic_text, emit_remark, emit_warning, location_text, op_text,
+    print_lossy, string_ref_text, string_value, symbol_value, type_text,
+};
 pub use interfaces::{comm_group, is_view_like, symmetric_operands};
 pub use registration::{create_context, register_dialects, symm_mem_handle};
 

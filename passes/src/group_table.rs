@@ -1,8 +1,7 @@
 //! The `symm_mem.group` declarations of a module.
 
 use melior::ir::{
-    BlockLike, OperationRef, RegionLike,
-    attribute::{IntegerAttribute, StringAttribute},
+    AttributeLike, BlockLike, OperationRef, RegionLike, attribute::IntegerAttribute,
     operation::OperationLike,
 };
 use std::collections::BTreeMap;
@@ -38,8 +37,7 @@ impl GroupTable {
                 let name = op
                     .attribute("sym_name")
                     .ok()
-                    .and_then(|attr| StringAttribute::try_from(attr).ok())
-                    .map(|attr| attr.value().to_owned());
+                    .and_then(|attr| symm_dialects::string_value(attr.to_raw()));
                 let world_size = op
                     .attribute("world_size")
                     .ok()

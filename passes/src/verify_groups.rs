@@ -11,8 +11,7 @@ use crate::{
     text::plural,
 };
 use melior::ir::{
-    BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
-    attribute::FlatSymbolRefAttribute,
+    AttributeLike, BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
     operation::{OperationLike, WalkOrder, WalkResult},
     r#type::MemRefType,
 };
@@ -212,9 +211,9 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
             && let Some(group) = op
                 .attribute("group")
                 .ok()
-                .and_then(|attr| FlatSymbolRefAttribute::try_from(attr).ok())
+                .and_then(|attr| symm_dialects::symbol_value(attr.to_raw()))
         {
-            pending.push((group.value().to_owned(), false, at));
+            pending.push((group, false, at));
         }
         WalkResult::Advance
     });

@@ -36,6 +36,13 @@ MLIR_CAPI_EXPORTED int symmParseFileRecovering(MlirContext context,
                                                MlirModule *module,
                                                int *crashLine);
 
+/* The same for `source` in memory, named `name` in locations. */
+MLIR_CAPI_EXPORTED int symmParseSourceRecovering(MlirContext context,
+                                                 MlirStringRef source,
+                                                 MlirStringRef name,
+                                                 MlirModule *module,
+                                                 int *crashLine);
+
 /* Runs `passManager` on `op`. */
 MLIR_CAPI_EXPORTED int symmRunPassManagerRecovering(MlirPassManager passManager,
                                                     MlirOperation op);

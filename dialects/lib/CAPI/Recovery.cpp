@@ -124,6 +124,28 @@ void symmEnableRecovery(uint64_t maxBytes) {
   }
 }
 
+int symmParseSourceRecovering(MlirContext context, MlirStringRef source,
+                              MlirStringRef name, MlirModule *module,
+                              int *crashLine) {
+  *module = MlirModule{nullptr};
+  *crashLine = 0;
+  std::string text = unwrap(source).str();
+  MLIRContext *ctx = unwrap(context);
+  int status = recovering([&] {
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, unwrap(name)), llvm::SMLoc());
+    OwningOpRef<ModuleOp> parsed = parseSourceFile<ModuleOp>(sources, ctx);
+    if (!parsed)
+      return SYMM_RUN_FAILED;
+    *module = wrap(parsed.release());
+    return SYMM_RUN_OK;
+  });
+  if (status == SYMM_RUN_CRASHED)
+    *crashLine = ::crashLine(*ctx, text);
+  return status;
+}
+
 int symmParseFileRecovering(MlirContext context, MlirStringRef path,
                             MlirModule *module, int *crashLine) {
   *module = MlirModule{nullptr};
@@ -134,21 +156,8 @@ int symmParseFileRecovering(MlirContext context, MlirStringRef path,
         << unwrap(path) << ": " << file.getError().message();
     return SYMM_RUN_FAILED;
   }
-  std::string text = (*file)->getBuffer().str();
-  MLIRContext *ctx = unwrap(context);
-  int status = recovering([&] {
-    llvm::SourceMgr sources;
-    sources.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(text, unwrap(path)), llvm::SMLoc());
-    OwningOpRef<ModuleOp> parsed = parseSourceFile<ModuleOp>(sources, ctx);
-    if (!parsed)
-      return SYMM_RUN_FAILED;
-    *module = wrap(parsed.release());
-    return SYMM_RUN_OK;
-  });
-  if (status == SYMM_RUN_CRASHED)
-    *crashLine = ::crashLine(*ctx, text);
-  return status;
+  return symmParseSourceRecovering(context, wrap((*file)->getBuffer()), path,
+                                   module, crashLine);
 }
 
 int symmRunPassManagerRecovering(MlirPassManager passManager, MlirOperation op) {

@@ -1,6 +1,7 @@
 //===- SymmMemOps.cpp - symm_mem operation verifiers ----------------------===//
 
 #include "symm/Dialect/SymmMem/SymmMem.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -86,6 +87,21 @@ static LogicalResult verifySameElementType(Operation *op, Value lhs,
   return op->emitOpError() << "element types do not match: " << lhsRole
                            << " has " << lhsType << " but " << rhsRole
                            << " has " << rhsType;
+}
+
+/// Group names appear in `#symm_mem.allocator<kind, @name>` memory spaces
+/// and in generated symbol names: letters, digits, '_', '$', '.' and '-'
+/// (PyTorch names process groups "0", "1", ...), and not empty.
+LogicalResult GroupOp::verify() {
+  StringRef name = getSymName();
+  bool plain = !name.empty() && llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' || c == '-';
+  });
+  if (!plain)
+    return emitOpError() << "group name \"" << name
+                         << "\" must be letters, digits, '_', '$', '.' or '-', and "
+                            "not empty";
+  return success();
 }
 
 static GroupOp lookupGroup(Operation *op, FlatSymbolRefAttr group,

@@ -560,3 +560,13 @@ func.func @zero_elements(%a: memref<0x4xf32>, %b: memref<0x4xf32>) {
   symm_mem.all_reduce_out sum %a into %b group @tp : memref<0x4xf32>, memref<0x4xf32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{'symm_mem.group' op group name "" must be letters, digits, '_', '$', '.' or '-', and not empty}}
+symm_mem.group @"" world_size(2)
+
+// -----
+
+// expected-error@+1 {{'symm_mem.group' op group name "a b" must be letters, digits}}
+symm_mem.group @"a b" world_size(2)

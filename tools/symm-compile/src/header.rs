@@ -1,9 +1,11 @@
 //! The C header of a compiled program: one declaration per public
-//! function, in the bare-pointer convention of the lowering (a statically
-//! shaped memref is a pointer to its first element).
+//! function and its asynchronous form; memrefs are pointers to their first
+//! element, and a dynamic leading size is the `tokens` parameter. Nothing
+//! from the input is printed with melior's `Display` (which aborts on bytes
+//! that are not UTF-8).
 
 use melior::ir::{
-    BlockLike, Module, RegionLike, ValueLike, attribute::StringAttribute, operation::OperationLike,
+    AttributeLike, BlockLike, Module, RegionLike, TypeLike, ValueLike, operation::OperationLike,
 };
 use std::collections::BTreeSet;
 use symm_passes::to_gpu::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX, RUNTIME_HANDLE_ATTR};
@@ -85,7 +87,9 @@ pub fn lowered_entries(module: &Module) -> Lowered {
         let Ok(name) = op.attribute("sym_name") else {
             continue;
         };
-        let name = name.to_string().trim_matches('"').to_owned();
+        let Some(name) = symm_dialects::string_value(name.to_raw()) else {
+            continue;
+        };
         if op.attribute(ASYNC_ENTRY_ATTR).is_ok() {
             if let Some(base) = name.strip_suffix(ASYNC_SUFFIX) {
                 lowered.asynchronous.insert(base.to_owned());
@@ -208,18 +212,18 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
         }
         let private = op
             .attribute("sym_visibility")
-            .is_ok_and(|v| v.to_string().contains("private"));
+            .is_ok_and(|v| symm_dialects::attribute_text(v.to_raw()).contains("private"));
         let has_body = op.region(0).ok().and_then(|r| r.first_block()).is_some();
         if private || !has_body {
             continue;
         }
-        let location = crate::location::plain(&op.location().to_string());
+        let location =
+            crate::location::plain(&symm_dialects::location_text(op.location().to_raw()));
         let located = |what: String| format!("{location}: error: {what}");
         let name = op
             .attribute("sym_name")
             .ok()
-            .and_then(|a| StringAttribute::try_from(a).ok())
-            .map(|a| a.value().to_owned())
+            .and_then(|a| symm_dialects::string_value(a.to_raw()))
             .ok_or_else(|| located("a function without a name".into()))?;
         if let Some(problem) = c_name_problem(&name) {
             return Err(located(format!("entry point: {problem}")));
@@ -228,11 +232,8 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
         let mut params = Vec::new();
         if let Some(block) = block {
             for index in 0..block.argument_count() {
-                let ty = block
-                    .argument(index)
-                    .map_err(|e| located(e.to_string()))?
-                    .r#type()
-                    .to_string();
+                let argument = block.argument(index).map_err(|e| located(e.to_string()))?;
+                let ty = symm_dialects::type_text(argument.r#type().to_raw());
                 let c = c_type(&ty)
                     .map_err(|e| located(format!("@{name}: argument #{index} is {e}")))?;
                 params.push((c, ty));
@@ -240,7 +241,7 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
         }
         let signature = op
             .attribute("function_type")
-            .map(|a| a.to_string())
+            .map(|a| symm_dialects::attribute_text(a.to_raw()))
             .unwrap_or_default();
         let results = signature
             .rsplit("->")

@@ -109,7 +109,7 @@ fn compile(args: &Args) -> Result<(), String> {
     check_lowered(&module)?;
 
     let stem = args.output.with_extension("");
-    let lowered = module.as_operation().to_string();
+    let lowered = symm_dialects::op_text(module.as_operation().to_raw());
     let header_path = stem.with_extension("h");
     write(
         &header_path,
@@ -229,7 +229,7 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
     if !allowed {
         out.push(format!(
             "  {}: '{name}'",
-            location::plain(&op.location().to_string())
+            location::plain(&symm_dialects::location_text(op.location().to_raw()))
         ));
         return;
     }
@@ -274,39 +274,13 @@ unsafe extern "C" fn print_diagnostic(
         MlirDiagnosticSeverity_MlirDiagnosticWarning as WARNING,
     };
     // SAFETY: MLIR passes a live diagnostic for the duration of the call.
-    unsafe {
-        let severity = match mlir_sys::mlirDiagnosticGetSeverity(diagnostic) {
-            ERROR => "error",
-            WARNING => "warning",
-            NOTE => "note",
-            _ => return mlir_sys::MlirLogicalResult { value: 1 },
-        };
-        let location = lossy(|callback, data| {
-            mlir_sys::mlirLocationPrint(
-                mlir_sys::mlirDiagnosticGetLocation(diagnostic),
-                callback,
-                data,
-            )
-        });
-        let message =
-            lossy(|callback, data| mlir_sys::mlirDiagnosticPrint(diagnostic, callback, data));
-        eprintln!("{}: {severity}: {message}", location::plain(&location));
-    }
+    let severity = match unsafe { mlir_sys::mlirDiagnosticGetSeverity(diagnostic) } {
+        ERROR => "error",
+        WARNING => "warning",
+        NOTE => "note",
+        _ => return mlir_sys::MlirLogicalResult { value: 1 },
+    };
+    let (location, message) = symm_dialects::diagnostic_text(diagnostic);
+    eprintln!("{}: {severity}: {message}", location::plain(&location));
     mlir_sys::MlirLogicalResult { value: 1 }
-}
-
-/// What an MLIR print function writes, as text (invalid UTF-8 replaced).
-fn lossy(print: impl FnOnce(mlir_sys::MlirStringCallback, *mut std::ffi::c_void)) -> String {
-    let mut bytes: Vec<u8> = Vec::new();
-    print(Some(append_bytes), (&mut bytes as *mut Vec<u8>).cast());
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-unsafe extern "C" fn append_bytes(text: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
-    // SAFETY: `data` is the Vec passed to `lossy`; `text` is valid for
-    // `length` bytes.
-    unsafe {
-        let bytes = std::slice::from_raw_parts(text.data.cast::<u8>(), text.length);
-        (*data.cast::<Vec<u8>>()).extend_from_slice(bytes);
-    }
 }

@@ -52,6 +52,7 @@ def SymmMem_GroupOp : SymmMem_Op<"group", [Symbol]> {
   let assemblyFormat = [{
     $sym_name (`world_size` `(` $world_size^ `)`)? attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def SymmMem_RankOp : SymmMem_Op<"rank", [Pure,

@@ -1,0 +1,456 @@
+//! `symm-fuzz`: feeds mutants of the lit suite and the examples to the
+//! parser, to every symm pipeline (in process, each input in a fresh
+//! context) and, every few inputs, to `symm-compile` and `symm-opt` as
+//! processes, through to the object file. No input may make them die of a
+//! signal, panic, print an LLVM fatal error or hang.
+//!
+//! ```text
+//! symm-fuzz [--seconds N | --inputs N] [--seed S] [--out DIR]
+//!           [--tools DIR] [--process-every K]
+//! ```
+//!
+//! Findings go to DIR (default `target/fuzz`): `crash-*.mlir` (ours: a
+//! panic, a crash inside our passes, a tool that died of a signal, an LLVM
+//! fatal error), `hang-*.mlir`, and `upstream-*.mlir` (a crash of MLIR's
+//! own parser, which the tools now recover from and report as a located
+//! internal error). The last line sums the campaign; the exit status is 1
+//! when anything of ours was found.
+
+mod mutate;
+
+use melior::{Context, pass::PassManager};
+use mutate::{Rng, mutate};
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, ExitCode, Stdio},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+use symm_dialects::ffi;
+
+/// Pipelines run in process, on `builtin.module` (empty: parse and verify).
+const PIPELINES: &[(&str, &str)] = &[
+    ("verify", ""),
+    (
+        "middle-end",
+        "builtin.module(func.func(symm-mem-verify-groups),symm-mem-middle-end,canonicalize)",
+    ),
+    (
+        "symm-to-gpu",
+        "builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,\
+         symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,convert-symm-mem-to-gpu,\
+         func.func(symm-linalg-rows-to-gpu))",
+    ),
+    (
+        "cudagraph",
+        "builtin.module(cudagraph-partition,cudagraph-hoist-allocs)",
+    ),
+    ("symm-to-llvm", "builtin.module(symm-to-llvm)"),
+];
+
+/// The whole compiler is slow; it gets one input in this many.
+const FULL_PIPELINE_EVERY: u64 = 8;
+
+/// An input running longer than this is a hang.
+const HANG: Duration = Duration::from_secs(60);
+
+struct Options {
+    seconds: Option<u64>,
+    inputs: Option<u64>,
+    seed: u64,
+    out: PathBuf,
+    tools: PathBuf,
+    process_every: u64,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        seconds: None,
+        inputs: None,
+        seed: 1,
+        out: PathBuf::from("target/fuzz"),
+        tools: std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_default(),
+        process_every: 50,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or(format!("{arg} needs a value"));
+        let number = |v: &String| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{arg}: '{v}' is no number"))
+        };
+        match arg.as_str() {
+            "--seconds" => options.seconds = Some(number(value()?)?),
+            "--inputs" => options.inputs = Some(number(value()?)?),
+            "--seed" => options.seed = number(value()?)?,
+            "--process-every" => options.process_every = number(value()?)?.max(1),
+            "--out" => options.out = value()?.into(),
+            "--tools" => options.tools = value()?.into(),
+            "-h" | "--help" => return Err("help".into()),
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    if options.seconds.is_none() && options.inputs.is_none() {
+        options.seconds = Some(60);
+    }
+    Ok(options)
+}
+
+/// The lit suite's and the examples' inputs, split at `// -----`.
+fn seeds(repo: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut folders = vec![repo.join("test"), repo.join("examples"), repo.join("bench")];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("Output") {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "mlir") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read(f).ok())
+        .flat_map(|bytes| {
+            String::from_utf8_lossy(&bytes)
+                .split("// -----")
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter(|chunk| chunk.contains("func.func") || chunk.contains("module"))
+        .collect()
+}
+
+#[derive(Default)]
+struct Tally {
+    inputs: u64,
+    parsed: u64,
+    runs: [u64; PIPELINES.len()],
+    passed: [u64; PIPELINES.len()],
+    processes: u64,
+    upstream: u64,
+    ours: u64,
+}
+
+/// What one input did in process.
+enum Outcome {
+    Fine,
+    /// MLIR's parser crashed (recovered): an upstream bug.
+    UpstreamParserCrash,
+    /// Ours: a crash in the passes (recovered) or a pass that panicked.
+    Crash(String),
+}
+
+/// Counts the diagnostics by which our passes report a panic (pass_def.rs).
+unsafe extern "C" fn note_panics(
+    diagnostic: mlir_sys::MlirDiagnostic,
+    data: *mut std::ffi::c_void,
+) -> mlir_sys::MlirLogicalResult {
+    let (_, message) = symm_dialects::diagnostic_text(diagnostic);
+    if message.contains("a symm pass panicked") {
+        // SAFETY: `data` is the counter `run_in_process` keeps alive.
+        unsafe { &*data.cast::<AtomicU64>() }.fetch_add(1, Ordering::Relaxed);
+    }
+    mlir_sys::MlirLogicalResult { value: 1 }
+}
+
+/// Runs `input` through pipeline `index` in a fresh context.
+fn run_in_process(input: &[u8], index: usize, tally: &mut Tally) -> Outcome {
+    let context: Context = symm_dialects::create_context();
+    context.enable_multi_threading(false);
+    let internal = Arc::new(AtomicU64::new(0));
+    // SAFETY: a live context; the data outlives it (the Arc is kept below).
+    unsafe {
+        mlir_sys::mlirContextAttachDiagnosticHandler(
+            context.to_raw(),
+            Some(note_panics),
+            Arc::as_ptr(&internal).cast_mut().cast(),
+            None,
+        );
+    }
+    let mut raw = mlir_sys::MlirModule {
+        ptr: std::ptr::null_mut(),
+    };
+    let mut crash_line = 0;
+    let name = "fuzz.mlir";
+    // SAFETY: a live context; the input and name outlive the call.
+    let status = unsafe {
+        ffi::symmParseSourceRecovering(
+            context.to_raw(),
+            mlir_sys::MlirStringRef {
+                data: input.as_ptr().cast(),
+                length: input.len(),
+            },
+            mlir_sys::MlirStringRef {
+                data: name.as_ptr().cast(),
+                length: name.len(),
+            },
+            &mut raw,
+            &mut crash_line,
+        )
+    };
+    if status == ffi::SYMM_RUN_CRASHED {
+        return Outcome::UpstreamParserCrash;
+    }
+    if status != ffi::SYMM_RUN_OK || raw.ptr.is_null() {
+        return Outcome::Fine;
+    }
+    tally.parsed += 1;
+    tally.runs[index] += 1;
+    // SAFETY: a fresh module owned by nobody else.
+    let module = unsafe { melior::ir::Module::from_raw(raw) };
+    let (_, pipeline) = PIPELINES[index];
+    let mut ok = true;
+    if !pipeline.is_empty() {
+        let pass_manager = PassManager::new(&context);
+        if melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), pipeline)
+            .is_err()
+        {
+            return Outcome::Crash(format!("internal: pipeline {pipeline} does not parse"));
+        }
+        // SAFETY: a live pass manager and module.
+        let status = unsafe {
+            ffi::symmRunPassManagerRecovering(pass_manager.to_raw(), module.as_operation().to_raw())
+        };
+        if status == ffi::SYMM_RUN_CRASHED {
+            return Outcome::Crash(format!(
+                "crash in {} ({})",
+                PIPELINES[index].0,
+                symm_dialects::recovery::last_crash()
+            ));
+        }
+        ok = status == ffi::SYMM_RUN_OK;
+    } else {
+        use melior::ir::operation::OperationLike;
+        ok &= module.as_operation().verify();
+    }
+    if internal.load(Ordering::Relaxed) > 0 {
+        return Outcome::Crash(format!("a symm pass panicked in {}", PIPELINES[index].0));
+    }
+    if ok {
+        tally.passed[index] += 1;
+    }
+    Outcome::Fine
+}
+
+/// Runs a tool on `file`; `Some(why)` when it failed in a way no input may
+/// make it fail (a signal, a panic, an LLVM fatal error, a hang, an exit
+/// status other than 0, 1 or 2).
+fn run_process(tool: &Path, args: &[&str], file: &Path) -> Option<String> {
+    let mut child = Command::new(tool)
+        .arg(file)
+        .args(args)
+        .env("SYMM_MAX_MEMORY_GB", "4")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() > HANG => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Some(format!("{} hangs", tool.display()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Some(format!("waiting for {}: {e}", tool.display())),
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let name = tool
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match output.status.code() {
+        None => Some(format!("{name} died of a signal")),
+        Some(_) if stderr.contains("panicked") => Some(format!("{name} panicked")),
+        Some(_) if stderr.contains("LLVM ERROR") => Some(format!("{name}: LLVM fatal error")),
+        Some(0..=2) => None,
+        Some(code) => Some(format!("{name} exited with {code}")),
+    }
+}
+
+fn save(out: &Path, kind: &str, input: &[u8], why: &str, count: u64) {
+    let path = out.join(format!("{kind}-{count:04}.mlir"));
+    let mut text = format!("// {why}\n").into_bytes();
+    text.extend_from_slice(input);
+    let _ = std::fs::write(&path, text);
+    eprintln!(
+        "symm-fuzz: {kind}: {why} (input saved as {})",
+        path.display()
+    );
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!(
+                "symm-fuzz: {message}\nusage: symm-fuzz [--seconds N | --inputs N] [--seed S] \
+                 [--out DIR] [--tools DIR] [--process-every K]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    symm_dialects::recovery::enable_recovery();
+    symm_passes::register_passes();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let seeds = seeds(&repo);
+    if seeds.is_empty() {
+        eprintln!("symm-fuzz: no seeds under {}", repo.display());
+        return ExitCode::FAILURE;
+    }
+    if let Err(e) = std::fs::create_dir_all(&options.out) {
+        eprintln!("symm-fuzz: {}: {e}", options.out.display());
+        return ExitCode::FAILURE;
+    }
+    // The input in flight, for a hang (the watchdog) or a crash that takes
+    // the fuzzer down with it.
+    let current = options.out.join("current.mlir");
+    let started = Arc::new(AtomicU64::new(0));
+    let epoch = Instant::now();
+    {
+        let started = started.clone();
+        let out = options.out.clone();
+        let current = current.clone();
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                let at = started.load(Ordering::Relaxed);
+                let now = epoch.elapsed().as_millis() as u64;
+                if at > 0 && now.saturating_sub(at) > HANG.as_millis() as u64 {
+                    let input = std::fs::read(&current).unwrap_or_default();
+                    save(
+                        &out,
+                        "hang",
+                        &input,
+                        "an input ran for over a minute in process",
+                        0,
+                    );
+                    std::process::exit(1);
+                }
+            }
+        });
+    }
+    {
+        let epoch_started = started;
+        let mut rng = Rng::new(options.seed);
+        let mut tally = Tally::default();
+        let begin = Instant::now();
+        let compile = options.tools.join("symm-compile");
+        let opt = options.tools.join("symm-opt");
+        let input_file = options.out.join("process-input.mlir");
+        loop {
+            if options.inputs.is_some_and(|n| tally.inputs >= n)
+                || options
+                    .seconds
+                    .is_some_and(|s| begin.elapsed() >= Duration::from_secs(s))
+            {
+                break;
+            }
+            let seed = rng.pick(&seeds).clone();
+            let other = rng.pick(&seeds).clone();
+            let mut input = seed.into_bytes();
+            for _ in 0..1 + rng.below(3) {
+                let text = String::from_utf8_lossy(&input).into_owned();
+                input = mutate(&text, &other, &mut rng);
+            }
+            tally.inputs += 1;
+            let n = tally.inputs;
+            let index = if n % FULL_PIPELINE_EVERY == 0 {
+                PIPELINES.len() - 1
+            } else {
+                (n as usize) % (PIPELINES.len() - 1)
+            };
+            let _ = std::fs::write(&current, &input);
+            epoch_started.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+            match run_in_process(&input, index, &mut tally) {
+                Outcome::Fine => {}
+                Outcome::UpstreamParserCrash => {
+                    tally.upstream += 1;
+                    if tally.upstream <= 20 {
+                        save(
+                            &options.out,
+                            "upstream",
+                            &input,
+                            "MLIR's parser crashed (recovered)",
+                            tally.upstream,
+                        );
+                    }
+                }
+                Outcome::Crash(why) => {
+                    tally.ours += 1;
+                    save(&options.out, "crash", &input, &why, tally.ours);
+                }
+            }
+            if n % options.process_every == 0 && compile.exists() && opt.exists() {
+                tally.processes += 2;
+                let _ = std::fs::write(&input_file, &input);
+                let object = options.out.join("process-output.o");
+                let object = object.to_string_lossy().into_owned();
+                let findings = [
+                    run_process(
+                        &compile,
+                        &["-o", &object, "--emit=llvm,ptx,mlir"],
+                        &input_file,
+                    ),
+                    run_process(
+                        &opt,
+                        &[
+                            "--pass-pipeline=builtin.module(symm-to-llvm)",
+                            "-o",
+                            "/dev/null",
+                        ],
+                        &input_file,
+                    ),
+                ];
+                for why in findings.into_iter().flatten() {
+                    tally.ours += 1;
+                    save(&options.out, "crash", &input, &why, tally.ours);
+                }
+            }
+            epoch_started.store(0, Ordering::Relaxed);
+        }
+        let seconds = begin.elapsed().as_secs_f64();
+        let runs: Vec<String> = PIPELINES
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| format!("{name} {}/{}", tally.passed[i], tally.runs[i]))
+            .collect();
+        println!(
+            "symm-fuzz: {} inputs in {seconds:.0} s ({:.0}/s) from {} seeds, seed {}: {} parsed; \
+             pipelines (passed/run): {}; {} tool processes; crashes of ours {}, hangs 0, \
+             MLIR parser crashes recovered {}",
+            tally.inputs,
+            tally.inputs as f64 / seconds.max(1e-9),
+            seeds.len(),
+            options.seed,
+            tally.parsed,
+            runs.join(", "),
+            tally.processes,
+            tally.ours,
+            tally.upstream,
+        );
+        let _ = std::fs::remove_file(&current);
+        if tally.ours > 0 {
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
