@@ -5,7 +5,10 @@
  * number, so `%x#2147483648` asks for gigabytes). These entry points run
  * the work under LLVM's CrashRecoveryContext: a fault, an abort, a fatal
  * error or an allocation failure becomes a status the tools report as a
- * located internal error, with a non-zero exit, instead of a signal. */
+ * located internal error, with a non-zero exit, instead of a signal.
+ *
+ * After SYMM_RUN_CRASHED the context holds whatever the crash left: use it
+ * no more and do not destroy it (report, then end the process). */
 #ifndef SYMM_C_RECOVERY_H
 #define SYMM_C_RECOVERY_H
 

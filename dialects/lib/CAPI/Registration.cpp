@@ -33,6 +33,7 @@
 #include "symm-c/Recovery.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -225,7 +226,9 @@ int symmOptMain(int argc, char **argv) {
                  << unwrap(symmLastCrash())
                  << "); it is an MLIR bug that the input triggers: please "
                     "report it with the input\n";
-    return SYMM_RUN_CRASHED;
+    // MLIR's state is whatever the crash left: end without destructors.
+    llvm::errs().flush();
+    std::_Exit(SYMM_RUN_CRASHED);
   }
   return run.status;
 }

@@ -60,6 +60,18 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     )
 }
 
+/// Reports a crash of MLIR or LLVM (recovered) and ends the process at
+/// once: their state is whatever the crash left, so no destructor may run
+/// over it (dialects/include/symm-c/Recovery.h).
+fn crashed(message: &str) -> ! {
+    eprintln!("symm-compile: {message}");
+    unsafe extern "C" {
+        fn _exit(status: i32) -> !;
+    }
+    // SAFETY: ends the process; stderr is unbuffered.
+    unsafe { _exit(1) }
+}
+
 fn compile(args: &Args) -> Result<(), String> {
     symm_dialects::recovery::enable_recovery();
     symm_passes::register_passes();
@@ -91,20 +103,13 @@ fn compile(args: &Args) -> Result<(), String> {
     };
     match status {
         symm_dialects::ffi::SYMM_RUN_OK => {}
-        symm_dialects::ffi::SYMM_RUN_CRASHED => {
-            return Err(format!(
-                "{}: internal error: MLIR crashed while compiling it ({}); it is a bug that the \
-                 input triggers: please report it with the input",
-                args.input,
-                symm_dialects::recovery::last_crash()
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "{} does not compile (see the errors above)",
-                args.input
-            ));
-        }
+        symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
+            "{}: internal error: MLIR crashed while compiling it ({}); it is a bug that the \
+             input triggers: please report it with the input",
+            args.input,
+            symm_dialects::recovery::last_crash()
+        )),
+        _ => return Err(format!("{} does not compile (see the errors above)", args.input)),
     }
     check_lowered(&module)?;
 
@@ -193,7 +198,7 @@ fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
             // SAFETY: a fresh module owned by nobody else.
             Ok(unsafe { Module::from_raw(raw) })
         }
-        symm_dialects::ffi::SYMM_RUN_CRASHED => Err(format!(
+        symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
             "{path}:{}:1: error: internal error in the MLIR parser ({}) on this line; it is an \
              MLIR bug that the input triggers: please report it with the input",
             crash_line.max(1),

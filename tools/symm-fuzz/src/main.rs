@@ -203,6 +203,9 @@ fn run_in_process(input: &[u8], index: usize, tally: &mut Tally) -> Outcome {
         )
     };
     if status == ffi::SYMM_RUN_CRASHED {
+        // What the crash left must not be destroyed (Recovery.h).
+        std::mem::forget(internal);
+        std::mem::forget(context);
         return Outcome::UpstreamParserCrash;
     }
     if status != ffi::SYMM_RUN_OK || raw.ptr.is_null() {
@@ -226,11 +229,16 @@ fn run_in_process(input: &[u8], index: usize, tally: &mut Tally) -> Outcome {
             ffi::symmRunPassManagerRecovering(pass_manager.to_raw(), module.as_operation().to_raw())
         };
         if status == ffi::SYMM_RUN_CRASHED {
-            return Outcome::Crash(format!(
+            let why = format!(
                 "crash in {} ({})",
                 PIPELINES[index].0,
                 symm_dialects::recovery::last_crash()
-            ));
+            );
+            std::mem::forget(pass_manager);
+            std::mem::forget(module);
+            std::mem::forget(internal);
+            std::mem::forget(context);
+            return Outcome::Crash(why);
         }
         ok = status == ffi::SYMM_RUN_OK;
     } else {
