@@ -66,6 +66,8 @@ int symm_synchronize(symm_runtime *runtime);
  * it has been reported, asynchronous calls fail at once and run nothing.
  * It does not wait for queued work. */
 int symm_status(symm_runtime *runtime);
+/* The device's free and total memory, in bytes. */
+int symm_memory_info(symm_runtime *runtime, size_t *free_bytes, size_t *total_bytes);
 /* Waits for the work queued on `stream` (a CUstream; NULL: the
  * runtime's), then reports as symm_status does. */
 int symm_stream_synchronize(symm_runtime *runtime, void *stream);

@@ -108,6 +108,22 @@ pub unsafe extern "C" fn symm_status(runtime: *mut SymmRuntime) -> c_int {
     guard(|| non_null(runtime, "runtime")?.compiled_status())
 }
 
+/// The device's free and total memory, in bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_memory_info(
+    runtime: *mut SymmRuntime,
+    free: *mut usize,
+    total: *mut usize,
+) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        let (f, t) = runtime.device.memory_info()?;
+        *non_null(free, "free")? = f;
+        *non_null(total, "total")? = t;
+        Ok(())
+    })
+}
+
 /// Waits for the work queued on `stream` (NULL: the runtime's), then
 /// reports as `symm_status` does.
 #[unsafe(no_mangle)]

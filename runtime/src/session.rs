@@ -11,13 +11,19 @@ use crate::{
 };
 use std::time::Duration;
 
+/// Fields drop in declaration order, and that order is the teardown the
+/// driver needs: what lives in the device's context (graphs, pools,
+/// buffers, streams) goes before the context is released, and the group
+/// (sockets, the store) last, after every peer mapping is gone. (Streams
+/// destroyed after their context failed with CUDA_ERROR_CONTEXT_IS_DESTROYED
+/// at every exit.)
 pub struct Session {
-    pub group: Group,
-    pub device: Device,
-    pub collectives: Collectives,
-    pub stream: Stream,
     /// Pools and handles of programs compiled by symm-compile.
     pub compiled: CompiledState,
+    pub collectives: Collectives,
+    pub stream: Stream,
+    pub device: Device,
+    pub group: Group,
 }
 
 impl Session {

@@ -173,7 +173,11 @@ fn barrier_stress(ctx: &mut Ctx) -> Result<String> {
     let buffer = ctx.allocate("barrier", 4096)?;
     let mismatches = DeviceBuffer::new(4)?;
     mismatches.zero()?;
-    let iterations = 100_000;
+    // SYMM_BARRIERS raises it for a soak (10^6 in bench/device/*).
+    let iterations: u64 = std::env::var("SYMM_BARRIERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
     let start = Instant::now();
     ctx.session.collectives.barrier_test(
         &buffer,
