@@ -18,6 +18,7 @@
 
 #include "llama_common.h"
 
+#include <algorithm>
 #include <thread>
 
 using namespace llama;
@@ -120,7 +121,8 @@ int main(int argc, char **argv) {
     symm_finalize(rt);
     return flat ? 0 : 1;
   }
-  if (!flag(argc, argv, "--skewed-tokens").empty()) {
+  if (std::any_of(argv + 1, argv + argc,
+                  [](const char *a) { return std::string(a) == "--skewed-tokens"; })) {
     size_t m = 16 * (rank + 1);
     layer(m);
     std::string suffix = "_m" + std::to_string(m) + ".bin";

@@ -109,7 +109,12 @@ fn compile(args: &Args) -> Result<(), String> {
             args.input,
             symm_dialects::recovery::last_crash()
         )),
-        _ => return Err(format!("{} does not compile (see the errors above)", args.input)),
+        _ => {
+            return Err(format!(
+                "{} does not compile (see the errors above)",
+                args.input
+            ));
+        }
     }
     check_lowered(&module)?;
 

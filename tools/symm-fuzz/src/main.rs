@@ -9,7 +9,9 @@
 //!           [--tools DIR] [--process-every K]
 //! ```
 //!
-//! Findings go to DIR (default `target/fuzz`): `crash-*.mlir` (ours: a
+//! Inputs run in batches, each in a forked child, so one crash cannot take
+//! the campaign down or leave it running on corrupted state. Findings go
+//! to DIR (default `target/fuzz`): `crash-*.mlir` (ours: a
 //! panic, a crash inside our passes, a tool that died of a signal, an LLVM
 //! fatal error), `hang-*.mlir`, and `upstream-*.mlir` (a crash of MLIR's
 //! own parser, which the tools now recover from and report as a located
@@ -305,6 +307,170 @@ fn save(out: &Path, kind: &str, input: &[u8], why: &str, count: u64) {
     );
 }
 
+unsafe extern "C" {
+    fn fork() -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn _exit(status: i32) -> !;
+}
+
+/// Inputs per child process. A child ends its batch at the first crash it
+/// recovers from: MLIR's state after a crash (even in a context left
+/// alone) is not to be trusted for the next input.
+const BATCH: u64 = 2000;
+
+/// What a batch child reports to its parent, one number per field.
+fn tally_line(t: &Tally) -> String {
+    let mut fields = vec![t.inputs, t.parsed, t.processes, t.upstream, t.ours];
+    fields.extend(t.runs);
+    fields.extend(t.passed);
+    fields
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn add_tally(total: &mut Tally, line: &str) {
+    let n: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let p = PIPELINES.len();
+    if n.len() != 5 + 2 * p {
+        return;
+    }
+    total.inputs += n[0];
+    total.parsed += n[1];
+    total.processes += n[2];
+    total.upstream += n[3];
+    total.ours += n[4];
+    for i in 0..p {
+        total.runs[i] += n[5 + i];
+        total.passed[i] += n[5 + p + i];
+    }
+}
+
+/// Runs batch `batch` (its own generator, so campaigns replay): at most
+/// `count` inputs, until `deadline`; returns its tally.
+fn run_batch(
+    options: &Options,
+    seeds: &[String],
+    batch: u64,
+    count: u64,
+    deadline: Instant,
+) -> Tally {
+    let current = options.out.join("current.mlir");
+    // A hang: the watchdog saves the input in flight and ends the child.
+    let started = Arc::new(AtomicU64::new(0));
+    let epoch = Instant::now();
+    {
+        let started = started.clone();
+        let out = options.out.clone();
+        let current = current.clone();
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                let at = started.load(Ordering::Relaxed);
+                let now = epoch.elapsed().as_millis() as u64;
+                if at > 0 && now.saturating_sub(at) > HANG.as_millis() as u64 {
+                    let input = std::fs::read(&current).unwrap_or_default();
+                    save(
+                        &out,
+                        "hang",
+                        &input,
+                        "an input ran for over a minute in process",
+                        0,
+                    );
+                    // SAFETY: ends the child.
+                    unsafe { _exit(HUNG) }
+                }
+            }
+        });
+    }
+    let mut rng = Rng::new(options.seed.wrapping_mul(1_000_003).wrapping_add(batch));
+    let mut tally = Tally::default();
+    let compile = options.tools.join("symm-compile");
+    let opt = options.tools.join("symm-opt");
+    let input_file = options.out.join(format!("process-input-{batch}.mlir"));
+    while tally.inputs < count && Instant::now() < deadline {
+        let seed = rng.pick(seeds).clone();
+        let other = rng.pick(seeds).clone();
+        let mut input = seed.into_bytes();
+        for _ in 0..1 + rng.below(3) {
+            let text = String::from_utf8_lossy(&input).into_owned();
+            input = mutate(&text, &other, &mut rng);
+        }
+        tally.inputs += 1;
+        let n = batch * BATCH + tally.inputs;
+        let index = if n % FULL_PIPELINE_EVERY == 0 {
+            PIPELINES.len() - 1
+        } else {
+            (n as usize) % (PIPELINES.len() - 1)
+        };
+        let _ = std::fs::write(&current, &input);
+        started.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+        let outcome = run_in_process(&input, index, &mut tally);
+        started.store(0, Ordering::Relaxed);
+        if n % options.process_every == 0 && compile.exists() && opt.exists() {
+            tally.processes += 2;
+            let _ = std::fs::write(&input_file, &input);
+            let object = options.out.join(format!("process-output-{batch}.o"));
+            let object = object.to_string_lossy().into_owned();
+            let findings = [
+                run_process(
+                    &compile,
+                    &["-o", &object, "--emit=llvm,ptx,mlir"],
+                    &input_file,
+                ),
+                run_process(
+                    &opt,
+                    &[
+                        "--pass-pipeline=builtin.module(symm-to-llvm)",
+                        "-o",
+                        "/dev/null",
+                    ],
+                    &input_file,
+                ),
+            ];
+            for why in findings.into_iter().flatten() {
+                tally.ours += 1;
+                save(&options.out, "crash", &input, &why, n);
+            }
+        }
+        match outcome {
+            Outcome::Fine => {}
+            Outcome::UpstreamParserCrash => {
+                tally.upstream += 1;
+                // The same few upstream bugs recur: keep the first batches'.
+                if batch < 20 {
+                    save(
+                        &options.out,
+                        "upstream",
+                        &input,
+                        "MLIR's parser crashed (recovered)",
+                        n,
+                    );
+                }
+                break;
+            }
+            Outcome::Crash(why) => {
+                tally.ours += 1;
+                save(&options.out, "crash", &input, &why, n);
+                break;
+            }
+        }
+    }
+    for stem in ["process-input", "process-output"] {
+        for extension in ["mlir", "o", "h", "ll", "ptx", "llvm.mlir"] {
+            let _ = std::fs::remove_file(options.out.join(format!("{stem}-{batch}.{extension}")));
+        }
+    }
+    tally
+}
+
+/// A child's exit status when the watchdog found a hang.
+const HUNG: i32 = 75;
+
 fn main() -> ExitCode {
     let options = match parse_options() {
         Ok(options) => options,
@@ -328,137 +494,90 @@ fn main() -> ExitCode {
         eprintln!("symm-fuzz: {}: {e}", options.out.display());
         return ExitCode::FAILURE;
     }
-    // The input in flight, for a hang (the watchdog) or a crash that takes
-    // the fuzzer down with it.
-    let current = options.out.join("current.mlir");
-    let started = Arc::new(AtomicU64::new(0));
-    let epoch = Instant::now();
-    {
-        let started = started.clone();
-        let out = options.out.clone();
-        let current = current.clone();
-        std::thread::spawn(move || {
-            loop {
-                std::thread::sleep(Duration::from_secs(1));
-                let at = started.load(Ordering::Relaxed);
-                let now = epoch.elapsed().as_millis() as u64;
-                if at > 0 && now.saturating_sub(at) > HANG.as_millis() as u64 {
-                    let input = std::fs::read(&current).unwrap_or_default();
-                    save(
-                        &out,
-                        "hang",
-                        &input,
-                        "an input ran for over a minute in process",
-                        0,
-                    );
-                    std::process::exit(1);
-                }
-            }
-        });
-    }
-    {
-        let epoch_started = started;
-        let mut rng = Rng::new(options.seed);
-        let mut tally = Tally::default();
-        let begin = Instant::now();
-        let compile = options.tools.join("symm-compile");
-        let opt = options.tools.join("symm-opt");
-        let input_file = options.out.join("process-input.mlir");
-        loop {
-            if options.inputs.is_some_and(|n| tally.inputs >= n)
-                || options
-                    .seconds
-                    .is_some_and(|s| begin.elapsed() >= Duration::from_secs(s))
-            {
-                break;
-            }
-            let seed = rng.pick(&seeds).clone();
-            let other = rng.pick(&seeds).clone();
-            let mut input = seed.into_bytes();
-            for _ in 0..1 + rng.below(3) {
-                let text = String::from_utf8_lossy(&input).into_owned();
-                input = mutate(&text, &other, &mut rng);
-            }
-            tally.inputs += 1;
-            let n = tally.inputs;
-            let index = if n % FULL_PIPELINE_EVERY == 0 {
-                PIPELINES.len() - 1
-            } else {
-                (n as usize) % (PIPELINES.len() - 1)
-            };
-            let _ = std::fs::write(&current, &input);
-            epoch_started.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
-            match run_in_process(&input, index, &mut tally) {
-                Outcome::Fine => {}
-                Outcome::UpstreamParserCrash => {
-                    tally.upstream += 1;
-                    if tally.upstream <= 20 {
-                        save(
-                            &options.out,
-                            "upstream",
-                            &input,
-                            "MLIR's parser crashed (recovered)",
-                            tally.upstream,
-                        );
-                    }
-                }
-                Outcome::Crash(why) => {
-                    tally.ours += 1;
-                    save(&options.out, "crash", &input, &why, tally.ours);
-                }
-            }
-            if n % options.process_every == 0 && compile.exists() && opt.exists() {
-                tally.processes += 2;
-                let _ = std::fs::write(&input_file, &input);
-                let object = options.out.join("process-output.o");
-                let object = object.to_string_lossy().into_owned();
-                let findings = [
-                    run_process(
-                        &compile,
-                        &["-o", &object, "--emit=llvm,ptx,mlir"],
-                        &input_file,
-                    ),
-                    run_process(
-                        &opt,
-                        &[
-                            "--pass-pipeline=builtin.module(symm-to-llvm)",
-                            "-o",
-                            "/dev/null",
-                        ],
-                        &input_file,
-                    ),
-                ];
-                for why in findings.into_iter().flatten() {
-                    tally.ours += 1;
-                    save(&options.out, "crash", &input, &why, tally.ours);
-                }
-            }
-            epoch_started.store(0, Ordering::Relaxed);
+    let begin = Instant::now();
+    let deadline = begin + Duration::from_secs(options.seconds.unwrap_or(u64::MAX / 4));
+    let wanted = options.inputs.unwrap_or(u64::MAX);
+    let mut total = Tally::default();
+    let mut hangs = 0u64;
+    let mut batch = 0u64;
+    let report = options.out.join("batch-tally.txt");
+    while total.inputs < wanted && Instant::now() < deadline {
+        let count = BATCH.min(wanted - total.inputs);
+        let _ = std::fs::remove_file(&report);
+        // SAFETY: no thread of this process runs MLIR at the fork; the
+        // child does its batch and ends with _exit.
+        let pid = unsafe { fork() };
+        if pid == 0 {
+            let tally = run_batch(&options, &seeds, batch, count, deadline);
+            let _ = std::fs::write(&report, tally_line(&tally));
+            // SAFETY: ends the child without running destructors over
+            // whatever a recovered crash left.
+            unsafe { _exit(0) }
         }
-        let seconds = begin.elapsed().as_secs_f64();
-        let runs: Vec<String> = PIPELINES
-            .iter()
-            .enumerate()
-            .map(|(i, (name, _))| format!("{name} {}/{}", tally.passed[i], tally.runs[i]))
-            .collect();
-        println!(
-            "symm-fuzz: {} inputs in {seconds:.0} s ({:.0}/s) from {} seeds, seed {}: {} parsed; \
-             pipelines (passed/run): {}; {} tool processes; crashes of ours {}, hangs 0, \
-             MLIR parser crashes recovered {}",
-            tally.inputs,
-            tally.inputs as f64 / seconds.max(1e-9),
-            seeds.len(),
-            options.seed,
-            tally.parsed,
-            runs.join(", "),
-            tally.processes,
-            tally.ours,
-            tally.upstream,
-        );
-        let _ = std::fs::remove_file(&current);
-        if tally.ours > 0 {
+        if pid < 0 {
+            eprintln!("symm-fuzz: fork failed");
             return ExitCode::FAILURE;
         }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        unsafe { waitpid(pid, &mut status, 0) };
+        let signal = status & 0x7f;
+        let code = (status >> 8) & 0xff;
+        match std::fs::read_to_string(&report) {
+            Ok(line) if signal == 0 && code == 0 => add_tally(&mut total, &line),
+            _ => {
+                // The batch died: of a signal (a crash nothing recovered,
+                // which takes the input in flight with it) or of a hang.
+                let input = std::fs::read(options.out.join("current.mlir")).unwrap_or_default();
+                if code == HUNG {
+                    hangs += 1;
+                } else {
+                    total.ours += 1;
+                    save(
+                        &options.out,
+                        "crash",
+                        &input,
+                        &format!("the fuzzing process died (signal {signal}, status {code})"),
+                        batch,
+                    );
+                }
+                total.inputs += 1;
+            }
+        }
+        batch += 1;
+        if batch.is_multiple_of(50) {
+            eprintln!(
+                "symm-fuzz: {} inputs, {:.0} s, crashes of ours {}, hangs {hangs}",
+                total.inputs,
+                begin.elapsed().as_secs_f64(),
+                total.ours
+            );
+        }
+    }
+    let seconds = begin.elapsed().as_secs_f64();
+    let runs: Vec<String> = PIPELINES
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| format!("{name} {}/{}", total.passed[i], total.runs[i]))
+        .collect();
+    println!(
+        "symm-fuzz: {} inputs in {seconds:.0} s ({:.0}/s) from {} seeds, seed {}: {} parsed; \
+         pipelines (passed/run): {}; {} tool processes; crashes of ours {}, hangs {hangs}, \
+         MLIR parser crashes recovered {}",
+        total.inputs,
+        total.inputs as f64 / seconds.max(1e-9),
+        seeds.len(),
+        options.seed,
+        total.parsed,
+        runs.join(", "),
+        total.processes,
+        total.ours,
+        total.upstream,
+    );
+    let _ = std::fs::remove_file(options.out.join("current.mlir"));
+    let _ = std::fs::remove_file(&report);
+    if total.ours > 0 || hangs > 0 {
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
