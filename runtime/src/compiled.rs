@@ -47,6 +47,8 @@ pub struct CompiledState {
     /// The first failure of an asynchronous call that `symm_status` has
     /// not reported yet; until it has, later calls do not run.
     pub(crate) status: Option<String>,
+    /// Token counts every rank has been seen to call with.
+    agreed_tokens: std::collections::BTreeSet<i64>,
 }
 
 /// A persistent pool and its descriptor (`symm_protocol::Descriptor`),
@@ -453,12 +455,28 @@ pub unsafe extern "C" fn symm_rt_check_world(runtime: *mut SymmRuntime, world: i
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_check_tokens(runtime: *mut SymmRuntime, tokens: i64, max: i64) {
     run("checking the token count", || {
-        session(runtime)?;
+        let session = session(runtime)?;
         if tokens < 1 || tokens > max {
             return Err(Error::InvalidArgument(format!(
                 "the call has {tokens} tokens (the leading size of its dynamic memrefs); the \
                  program takes 1 to {max} (its symm_mem.max_tokens)"
             )));
+        }
+        // Every rank must pass the same count: the first call with each
+        // count compares it across ranks (once; later calls cost nothing).
+        if !session.compiled.agreed_tokens.contains(&tokens) {
+            let check = session.compiled.agreed_tokens.len();
+            let id = format!("compiled-tokens/{check}");
+            crate::group::agree_on_size(&mut session.group, &id, tokens as u64).map_err(
+                |error| match error {
+                    Error::SizeMismatch { other, theirs, .. } => Error::InvalidArgument(format!(
+                        "this rank calls with {tokens} tokens, rank {other} with {theirs}: every \
+                         rank must pass the same token count"
+                    )),
+                    other => other,
+                },
+            )?;
+            session.compiled.agreed_tokens.insert(tokens);
         }
         Ok(())
     })
