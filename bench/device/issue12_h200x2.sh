@@ -13,7 +13,7 @@ run() { echo "== $*"; "$@"; echo "exit status $?"; }
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 bench/model/reference.py --out /tmp/llama
+  python3 bench/model/reference.py --out /tmp/llama --m 1 16 32 128 2048
   run $B/symm-launch -n 1 $B/math_accuracy
   run $B/symm-launch -n 1 $B/row_ops
   run $B/symm-launch -n 2 $B/llama_mlp /tmp/llama
