@@ -41,6 +41,17 @@
 // RUN: FileCheck %s --check-prefix=RESULTS < %t/results.txt
 // RESULTS: two_results.mlir:1:1: error: @g: entry points return at most one value
 
+// A region left open and a block defined twice, a mutant symm-fuzz found:
+// cleaning up after the error, MLIR 22's parser writes to a freed operation
+// (valgrind shows it in upstream mlir-opt-22 too: Operation::dropAllReferences
+// after Operation::erase). The tools report the error and exit 1; in one
+// process over many inputs the damage surfaced later as a heap abort.
+// RUN: not symm-opt %t/block_twice.mlir 2> %t/block.txt
+// RUN: FileCheck %s --check-prefix=BLOCK < %t/block.txt
+// RUN: not %symm-compile %t/block_twice.mlir -o %t/h.o 2> %t/block2.txt
+// RUN: FileCheck %s --check-prefix=BLOCK < %t/block2.txt
+// BLOCK: block_twice.mlir:16:3: error: redefinition of block '^bb0'
+
 // An all-reduce of nothing is refused where it is written.
 // RUN: not %symm-compile %t/zero.mlir -o %t/g.o 2> %t/zero.txt
 // RUN: FileCheck %s --check-prefix=ZERO < %t/zero.txt
@@ -70,6 +81,32 @@ func.func @f(%a: memref<4xf32, 1>) {
 func.func @g() -> (i32, i32) {
   %c = arith.constant 1 : i32
   return %c, %c : i32, i32
+}
+//--- block_twice.mlir
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @kept(%x: memref<16x64xf32>, %o: memref<16xf32>, %c: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32>) outs(%o : memref<16xf32>) {
+  }
+    %p = arith.mulf %v, %acc : f32
+    linalg.yield %p : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<16x64xf32>) outs(%c : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %p = arith.addf %v, %acc : f32
+    linalg.yield %p : f32
+  ^bb0(%v: f32, %acc: f32):
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %d = arith.subf %v, %acc : f32
+    %p = arith.addf %d, %acc : f32
+    linalg.yield %p : f32
+  }
+  return
 }
 //--- zero.mlir
 symm_mem.group @tp world_size(2)
