@@ -412,7 +412,7 @@ fn run_batch(
         }
         tally.inputs += 1;
         let n = batch * BATCH + tally.inputs;
-        let index = if n % FULL_PIPELINE_EVERY == 0 {
+        let index = if n.is_multiple_of(FULL_PIPELINE_EVERY) {
             PIPELINES.len() - 1
         } else {
             (n as usize) % (PIPELINES.len() - 1)
@@ -428,7 +428,7 @@ fn run_batch(
         started.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
         let outcome = run_in_process(&input, index, &mut tally);
         started.store(0, Ordering::Relaxed);
-        if n % options.process_every == 0 && compile.exists() && opt.exists() {
+        if n.is_multiple_of(options.process_every) && compile.exists() && opt.exists() {
             tally.processes += 2;
             let _ = std::fs::write(&input_file, &input);
             let object = options.out.join(format!("process-output-{batch}.o"));

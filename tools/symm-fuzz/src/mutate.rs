@@ -23,6 +23,10 @@ impl Rng {
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
+    /// One of `words`.
+    pub fn word(&mut self, words: &[&'static str]) -> &'static str {
+        words[self.below(words.len())]
+    }
 }
 
 const TYPES: &[&str] = &[
@@ -145,7 +149,7 @@ pub fn mutate(text: &str, other: &str, rng: &mut Rng) -> Vec<u8> {
                 text
             } else {
                 let at = *rng.pick(&numbers);
-                replace(&text, at, *rng.pick(NUMBERS))
+                replace(&text, at, rng.word(NUMBERS))
             }
         }
         // Element and scalar types.
@@ -162,7 +166,7 @@ pub fn mutate(text: &str, other: &str, rng: &mut Rng) -> Vec<u8> {
                 text
             } else {
                 let at = *rng.pick(&typed);
-                replace(&text, at, *rng.pick(TYPES))
+                replace(&text, at, rng.word(TYPES))
             }
         }
         // Shapes: one dimension of an `AxB` shape.
@@ -175,7 +179,7 @@ pub fn mutate(text: &str, other: &str, rng: &mut Rng) -> Vec<u8> {
                 text
             } else {
                 let at = *rng.pick(&dims);
-                replace(&text, at, *rng.pick(DIMS))
+                replace(&text, at, rng.word(DIMS))
             }
         }
         // Symbols: point a reference at another symbol, or a new one.
@@ -202,10 +206,10 @@ pub fn mutate(text: &str, other: &str, rng: &mut Rng) -> Vec<u8> {
         6 | 7 => {
             let spaces = tokens(&text, |c| c == ' ' || c == '\n');
             if spaces.is_empty() {
-                format!("{text}{}", *rng.pick(FRAGMENTS))
+                format!("{text}{}", rng.word(FRAGMENTS))
             } else {
                 let at = rng.pick(&spaces).0;
-                format!("{} {}{}", &text[..at], *rng.pick(FRAGMENTS), &text[at..])
+                format!("{} {}{}", &text[..at], rng.word(FRAGMENTS), &text[at..])
             }
         }
         // Lines: delete, duplicate, swap.
