@@ -7,9 +7,7 @@
 # then the runtime's GPU tests. Binaries from
 # bench/model/build_apps.sh target/issue12 (carried).
 cd "$(dirname "$0")/../.."
-B=${B:-target/issue12}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
-run() { echo "== $*"; "$@"; echo "exit status $?"; }
+source bench/device/lib.sh
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

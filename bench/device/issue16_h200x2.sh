@@ -6,18 +6,7 @@
 # flat) and compute-sanitizer over a compiled layer and the runtime's GPU
 # tests. Binaries from bench/model/build_apps.sh target/issue12 (carried).
 cd "$(dirname "$0")/../.."
-B=${B:-target/issue12}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
-run() { echo "== $*"; "$@"; echo "exit status $?"; }
-# Two ranks without a launcher, which would stop the survivors of a death.
-ranks() {
-  local port=$((29000 + RANDOM % 1000)) start=$SECONDS
-  for r in 0 1; do
-    (RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
-      echo "exit status $? after $((SECONDS - start)) s") 2>&1 | sed "s/^/[rank $r] /" &
-  done
-  wait
-}
+source bench/device/lib.sh
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

@@ -2,17 +2,7 @@
 # Issue 16, third call (after the token-count agreement and the teardown
 # order): the fault checks again, on the final binaries.
 cd "$(dirname "$0")/../.."
-B=${B:-target/issue12}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
-run() { echo "== $*"; "$@"; echo "exit status $?"; }
-ranks() {
-  local port=$((29000 + RANDOM % 1000)) start=$SECONDS
-  for r in 0 1; do
-    (RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
-      echo "exit status $? after $((SECONDS - start)) s") 2>&1 | sed "s/^/[rank $r] /" &
-  done
-  wait
-}
+source bench/device/lib.sh
 {
   date -u
   [ -f /tmp/llama/attn_ref_residual_m32.bin ] || python3 bench/model/reference.py --out /tmp/llama --m 1 16 32 128 2048

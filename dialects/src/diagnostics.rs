@@ -76,12 +76,7 @@ pub fn string_value(attribute: mlir_sys::MlirAttribute) -> Option<String> {
         if !mlir_sys::mlirAttributeIsAString(attribute) {
             return None;
         }
-        let raw = mlir_sys::mlirStringAttrGetValue(attribute);
-        if raw.data.is_null() {
-            return Some(String::new());
-        }
-        let bytes = std::slice::from_raw_parts(raw.data.cast::<u8>(), raw.length);
-        Some(String::from_utf8_lossy(bytes).into_owned())
+        Some(string_ref_text(mlir_sys::mlirStringAttrGetValue(attribute)))
     }
 }
 
@@ -92,12 +87,7 @@ pub fn symbol_value(attribute: mlir_sys::MlirAttribute) -> Option<String> {
         if !mlir_sys::mlirAttributeIsAFlatSymbolRef(attribute) {
             return None;
         }
-        let raw = mlir_sys::mlirFlatSymbolRefAttrGetValue(attribute);
-        if raw.data.is_null() {
-            return Some(String::new());
-        }
-        let bytes = std::slice::from_raw_parts(raw.data.cast::<u8>(), raw.length);
-        Some(String::from_utf8_lossy(bytes).into_owned())
+        Some(string_ref_text(mlir_sys::mlirFlatSymbolRefAttrGetValue(attribute)))
     }
 }
 

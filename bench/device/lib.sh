@@ -1,0 +1,14 @@
+# Shared by the device scripts: the environment every run needs (NVLink
+# multicast off) and two ways to start ranks.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
+B=${B:-target/issue12}
+run() { echo "== $*"; "$@"; echo "exit status $?"; }
+# Two ranks without a launcher, which would stop the survivors of a death.
+ranks() {
+  local port=$((29000 + RANDOM % 1000)) start=$SECONDS
+  for r in 0 1; do
+    (RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
+      echo "exit status $? after $((SECONDS - start)) s") 2>&1 | sed "s/^/[rank $r] /" &
+  done
+  wait
+}
