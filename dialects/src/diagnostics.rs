@@ -87,7 +87,9 @@ pub fn symbol_value(attribute: mlir_sys::MlirAttribute) -> Option<String> {
         if !mlir_sys::mlirAttributeIsAFlatSymbolRef(attribute) {
             return None;
         }
-        Some(string_ref_text(mlir_sys::mlirFlatSymbolRefAttrGetValue(attribute)))
+        Some(string_ref_text(mlir_sys::mlirFlatSymbolRefAttrGetValue(
+            attribute,
+        )))
     }
 }
 

@@ -121,8 +121,38 @@ impl SymmRuntime {
         if let Some(failure) = self.compiled.status.take() {
             return Err(Error::InvalidArgument(failure));
         }
-        self.collectives
-            .check_peers("an asynchronous compiled call")
+        self.check_peers_naming("an asynchronous compiled call")
+    }
+
+    /// `Collectives::check_peers`, and on a timeout the peers that do not
+    /// answer a liveness probe through the store, by rank.
+    pub fn check_peers_naming(&mut self, what: &str) -> Result<()> {
+        match self.collectives.check_peers(what) {
+            Err(Error::PeerTimeout { what, seconds }) => {
+                let wait = self
+                    .group
+                    .config
+                    .timeout
+                    .min(std::time::Duration::from_secs(1));
+                let silent = self.group.unresponsive_peers(wait);
+                let named = match silent.as_slice() {
+                    [] => "every peer answers the store now (a peer was late)".to_owned(),
+                    [one] => format!("rank {one} is dead or hung"),
+                    many => format!(
+                        "ranks {} are dead or hung",
+                        many.iter()
+                            .map(usize::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                Err(Error::PeerTimeout {
+                    what: format!("{what}; {named}"),
+                    seconds,
+                })
+            }
+            other => other,
+        }
     }
 
     /// Waits for `stream` (NULL: the runtime's), then reports as
@@ -259,7 +289,7 @@ pub unsafe extern "C" fn symm_rt_exit(runtime: *mut SymmRuntime) {
             return Ok(());
         }
         session.stream.synchronize()?;
-        session.collectives.check_peers("a compiled collective")
+        session.check_peers_naming("a compiled collective")
     }));
     match outcome {
         Ok(Ok(())) => {}

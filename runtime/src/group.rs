@@ -98,6 +98,8 @@ pub struct Group {
     pub fds: FdExchange,
     /// Kept alive on rank 0.
     _server: Option<StoreServer>,
+    /// Liveness probes run so far (`unresponsive_peers`).
+    probes: u64,
 }
 
 impl Group {
@@ -138,7 +140,36 @@ impl Group {
             store,
             fds,
             _server: server,
+            probes: 0,
         })
+    }
+
+    /// After a peer wait timed out: which peers do not answer. Each rank
+    /// that got here posts itself under a fresh probe key and waits up to
+    /// `wait` for the others' keys; those that never post are dead or hung.
+    /// When the store itself is gone, its rank (0) is the one named.
+    pub fn unresponsive_peers(&mut self, wait: Duration) -> Vec<usize> {
+        let probe = self.probes;
+        self.probes += 1;
+        let rank = self.rank();
+        if self
+            .store
+            .set(&format!("probe/{probe}/{rank}"), b"1")
+            .is_err()
+        {
+            return vec![0];
+        }
+        let deadline = std::time::Instant::now() + wait;
+        self.peers()
+            .into_iter()
+            .filter(|peer| {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                !matches!(
+                    self.store.try_get(&format!("probe/{probe}/{peer}"), left),
+                    Ok(Some(_))
+                )
+            })
+            .collect()
     }
 
     pub fn from_env() -> Result<Self> {
