@@ -45,6 +45,16 @@ link "$out/src/row_ops/row_ops.o" bench/compiled/row_ops.cpp "$out/row_ops" -I e
 mkdir -p "$out/src/tp_mlp"
 $compile examples/tp_mlp.mlir -o "$out/src/tp_mlp/tp_mlp.o"
 link "$out/src/tp_mlp/tp_mlp.o" examples/cpp/tp_mlp.cpp "$out/tp_mlp"
+# The same program compiled for another token count (static shapes), to
+# run beside tp_mlp: ranks with different shapes must fail, not hang.
+mkdir -p "$out/src/tp_mlp_128"
+sed -e 's/64x/128x/g' examples/tp_mlp.mlir > "$out/src/tp_mlp_128/tp_mlp.mlir"
+$compile "$out/src/tp_mlp_128/tp_mlp.mlir" -o "$out/src/tp_mlp_128/tp_mlp.o"
+link "$out/src/tp_mlp_128/tp_mlp.o" examples/cpp/tp_mlp.cpp "$out/tp_mlp_m128" -DTP_M=128 -DTP_D=256 -DTP_F=1024
+mkdir -p "$out/src/tp_mlp_w4"
+sed -e 's/world_size(2)/world_size(4)/' -e 's/512/256/g' examples/tp_mlp.mlir > "$out/src/tp_mlp_w4/tp_mlp.mlir"
+$compile "$out/src/tp_mlp_w4/tp_mlp.mlir" -o "$out/src/tp_mlp_w4/tp_mlp.o"
+link "$out/src/tp_mlp_w4/tp_mlp.o" examples/cpp/tp_mlp.cpp "$out/tp_mlp_w4"
 $compile bench/compiled/math_accuracy.mlir -o "$out/src/math_accuracy.o"
 link "$out/src/math_accuracy.o" bench/compiled/math_accuracy.cpp "$out/math_accuracy" -I examples/cpp
 cp target/release/symm-launch target/release/symm-gpu-tests "$out/"
