@@ -38,7 +38,7 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
         None => (String::new(), false),
     };
     format!(
-        "func.func(symm-linalg-rows-to-gpu,convert-linalg-to-parallel-loops,\
+        "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
 gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-scf-to-cf,\
 convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
