@@ -584,8 +584,9 @@ pub unsafe extern "C" fn symm_rt_copy(
     })
 }
 
-/// `c += a @ b` (linalg.matmul) for row-major device matrices: a is m x k,
-/// b is k x n, c is m x n, of dtype code `dtype` (0 f32, 1 f16, 2 bf16).
+/// `c += a @ b` (linalg.matmul; `c = a @ b` when `accumulate` is 0, a
+/// zero fill folded in) for row-major device matrices: a is m x k, b is
+/// k x n, c is m x n, of dtype code `dtype` (0 f32, 1 f16, 2 bf16).
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn symm_rt_matmul(
@@ -597,6 +598,7 @@ pub unsafe extern "C" fn symm_rt_matmul(
     n: i64,
     k: i64,
     dtype_code: i32,
+    accumulate: i32,
 ) {
     run("a matmul", || {
         let session = session(runtime)?;
@@ -605,7 +607,9 @@ pub unsafe extern "C" fn symm_rt_matmul(
         let stream = active_stream(session).raw;
         let agmm = agmm(session)?;
         let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
-        agmm.matmul.gemm(dtype, operands, shape, 1.0, stream)
+        // linalg.matmul adds to c; with a zero fill folded in it overwrites.
+        let beta = if accumulate != 0 { 1.0 } else { 0.0 };
+        agmm.matmul.gemm(dtype, operands, shape, beta, stream)
     })
 }
 

@@ -154,7 +154,7 @@ func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xb
 // CHECK-LABEL: func.func @runtime_calls_async
 // CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[A:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[C:[^:]*]]: !llvm.ptr)
 // CHECK: %[[P:.*]] = {{(func\.)?}}call @symm_rt_alloc(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
-// CHECK: {{(func\.)?}}call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32) -> ()
+// CHECK: {{(func\.)?}}call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32) -> ()
 // CHECK: {{(func\.)?}}call @symm_rt_copy(%[[RT]],
 // CHECK: {{(func\.)?}}call @symm_rt_free(%[[RT]],
 func.func @runtime_calls(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
@@ -465,3 +465,31 @@ func.func @empty() {
   %a = symm_mem.alloc() : memref<0xf32, #symm_mem.allocator<symmetric, @tp>>
   return
 }
+
+// -----
+
+// A zero fill right before the matmul that writes the buffer is folded
+// into it (cuBLAS with beta = 0: the last argument, accumulate, is 0); a
+// fill something else reads first stays, and its matmul accumulates.
+// CHECK-LABEL: func.func @fill_then_matmul_async
+// CHECK: call @symm_rt_graph_begin
+// CHECK-NOT: linalg.fill
+// CHECK: call @symm_rt_matmul({{.*}}, %c0_i32{{(_[0-9]+)?}}) :
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: call @symm_rt_matmul({{.*}}, %c1_i32{{(_[0-9]+)?}}) :
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fill_then_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<4x16xbf16>, %d: memref<4x16xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<4x16xbf16>)
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>)
+  linalg.fill ins(%zero : bf16) outs(%d : memref<4x16xbf16>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%d : memref<4x16xbf16>) outs(%c : memref<4x16xbf16>) {
+  ^bb0(%v: bf16, %o: bf16):
+    linalg.yield %v : bf16
+  }
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%d : memref<4x16xbf16>)
+  return
+}
+

@@ -256,6 +256,7 @@ impl Conversion {
             graphs::wrap_body(&mut host, function, &body, &arguments);
         }
 
+        let body_ops = fold_zero_fills(body_ops);
         for op in body_ops {
             if op.is("func.return") && op.parent() == Some(function) {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
@@ -871,16 +872,103 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
         None => host.dim_i64(op.operand(0), 0),
     };
     let (n, k) = (host.int(64, n), host.int(64, k));
-    call_on_matrices(host, "symm_rt_matmul", op, [m, n, k], a_code);
+    // c = a @ b when a zero fill was folded in (cuBLAS beta = 0), else
+    // c += a @ b (linalg.matmul's meaning).
+    let accumulate = i64::from(op.attr(OVERWRITES_ATTR).is_none());
+    let accumulate = host.int(32, accumulate);
+    call_on_matrices(host, "symm_rt_matmul", op, [m, n, k], a_code, &[accumulate]);
     Ok(())
 }
 
-/// `name(runtime, a, b, c, sizes..., dtype code)` on the op's three
-/// matrix operands.
-fn call_on_matrices(host: &mut Host, name: &str, op: Op, sizes: [Val; 3], code: i64) {
+/// Unit attribute on a `linalg.matmul` whose output a folded zero fill
+/// cleared: the matmul overwrites its output instead of adding to it.
+const OVERWRITES_ATTR: &str = "symm.overwrites";
+
+/// Whether `value` is an `arith.constant` zero (integer or float, +0.0).
+fn is_zero_constant(value: Val) -> bool {
+    value.def().is_some_and(|def| {
+        def.is("arith.constant")
+            && def.attr("value").is_some_and(|attr| {
+                let text = attr.print();
+                let number = text.split(':').next().unwrap_or("").trim();
+                matches!(number, "0" | "0.0" | "0.000000e+00")
+            })
+    })
+}
+
+/// A `linalg.fill` of zero whose next use of the buffer, in the same
+/// block, is a `linalg.matmul` writing into it is folded into that matmul
+/// (cuBLAS with beta = 0): one kernel less per matmul. Returns `ops`
+/// without the folded fills, which are erased.
+fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
+    let mut folded = Vec::new();
+    for &fill in &ops {
+        if !fill.is("linalg.fill") || fill.num_operands() != 2 || fill.num_results() != 0 {
+            continue;
+        }
+        if !is_zero_constant(fill.operand(0)) {
+            continue;
+        }
+        let buffer = fill.operand(1);
+        // The first use after the fill, in its block.
+        let next = buffer
+            .uses()
+            .into_iter()
+            .map(|(user, _)| user)
+            .filter(|user| user.block() == fill.block() && fill.is_before_in_block(*user))
+            .min_by(|a, b| {
+                if a.is_before_in_block(*b) {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            });
+        // No use elsewhere (another block, a view) may observe the zeros.
+        let only_here = buffer
+            .uses()
+            .iter()
+            .all(|(user, _)| *user == fill || user.block() == fill.block());
+        if let Some(matmul) = next
+            && only_here
+            && matmul.is("linalg.matmul")
+            && matmul.num_operands() == 3
+            && matmul.operand(2) == buffer
+            && matmul.operand(0) != buffer
+            && matmul.operand(1) != buffer
+        {
+            matmul.set_attr(OVERWRITES_ATTR, matmul.ctx().unit());
+            folded.push(fill);
+        }
+    }
+    // The fills' own bodies (linalg.yield) go with them.
+    let kept: Vec<Op> = ops
+        .into_iter()
+        .filter(|op| {
+            !folded
+                .iter()
+                .any(|fill| fill == op || fill.is_ancestor_of(*op))
+        })
+        .collect();
+    for fill in &folded {
+        fill.erase();
+    }
+    kept
+}
+
+/// `name(runtime, a, b, c, sizes..., dtype code, extra...)` on the op's
+/// three matrix operands.
+fn call_on_matrices(
+    host: &mut Host,
+    name: &str,
+    op: Op,
+    sizes: [Val; 3],
+    code: i64,
+    extra: &[Val],
+) {
     let mut args: Vec<Val> = (0..3).map(|i| host.ptr_of(op.operand(i))).collect();
     args.extend(sizes);
     args.push(host.int(32, code));
+    args.extend_from_slice(extra);
     host.call(name, &args, &[]);
 }
 
@@ -896,7 +984,7 @@ fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     let (_, n, _) = static_rows(op.operand(1))?;
     static_rows(op.operand(2))?;
     let sizes = [m, k, n].map(|size| host.int(64, size));
-    call_on_matrices(host, "symm_rt_all_gather_matmul", op, sizes, code);
+    call_on_matrices(host, "symm_rt_all_gather_matmul", op, sizes, code, &[]);
     Ok(())
 }
 
