@@ -493,3 +493,16 @@ func.func @fill_then_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: mem
   return
 }
 
+
+// -----
+
+// Argument attributes about memrefs served the middle end; the entry point
+// takes pointers, so they go (they would not verify on !llvm.ptr).
+symm_mem.group @tp world_size(2)
+// CHECK-LABEL: func.func @with_arg_attr_async
+// CHECK-NOT: symm_mem.symmetric
+// CHECK: return
+func.func @with_arg_attr(%a: memref<256xf32> {symm_mem.symmetric = #symm_mem.allocator<symmetric, @tp>}, %b: memref<256xf32>) {
+  memref.copy %a, %b : memref<256xf32> to memref<256xf32>
+  return
+}

@@ -142,6 +142,7 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
         None
     };
     let shift = usize::from(dynamic);
+    let memrefs_converted = memrefs.clone();
     for i in memrefs {
         let arg = entry.arg(i + shift);
         let ty = arg.ty();
@@ -182,53 +183,10 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
         "function_type",
         ctx.type_attr(ctx.function_type(&inputs, &results)),
     );
-    if dynamic && let Some(arg_attrs) = function.attr("arg_attrs") {
-        let text = arg_attrs.print();
-        let inner = text.trim_start_matches('[').trim_end_matches(']');
-        let mut fixed: Vec<String> = split_top_level(inner)
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
-        fixed.insert(first.min(fixed.len()), "{}".into());
-        if let Some(attr) = ctx.attr(&format!("[{}]", fixed.join(", "))) {
-            function.set_attr("arg_attrs", attr);
-        }
+    // What argument attributes said about the memrefs (`symm_mem.symmetric`)
+    // served the middle end; on pointers they would not verify.
+    if !memrefs_converted.is_empty() {
+        function.remove_attr("arg_attrs");
     }
     Ok(())
-}
-
-/// The comma-separated items of an attribute list, commas inside braces,
-/// brackets, angles or parentheses kept.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut items = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '{' | '[' | '<' | '(' => depth += 1,
-            '}' | ']' | '>' | ')' => depth -= 1,
-            ',' if depth == 0 => {
-                items.push(text[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !text[start..].trim().is_empty() {
-        items.push(text[start..].trim());
-    }
-    items
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_top_level;
-
-    #[test]
-    fn splits_attribute_lists_at_top_level_commas() {
-        assert_eq!(
-            split_top_level("{}, {a = [1, 2], b = #x<c, d>}, {}"),
-            vec!["{}", "{a = [1, 2], b = #x<c, d>}", "{}"]
-        );
-        assert!(split_top_level("").is_empty());
-    }
 }
