@@ -387,10 +387,14 @@ fn lower(op: Op, r: &RowReduction) {
 
 impl SymmPass for RowsToGpu {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        for op in function.walk() {
-            if !op.is("linalg.generic") {
-                continue;
-            }
+        // Chosen before any is rewritten: erasing a generic frees the ops of
+        // its body, which a walk lists after it.
+        let generics: Vec<Op> = function
+            .walk()
+            .into_iter()
+            .filter(|op| op.is("linalg.generic"))
+            .collect();
+        for op in generics {
             // Already inside a kernel: leave it to the upstream mapping.
             if std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch")) {
                 continue;

@@ -256,9 +256,16 @@ impl Conversion {
             graphs::wrap_body(&mut host, function, &body, &arguments);
         }
 
-        let body_ops = fold_zero_fills(body_ops);
-        for op in body_ops {
-            if op.is("func.return") && op.parent() == Some(function) {
+        // What to rewrite, chosen before anything is erased: erasing an op
+        // (a matmul) frees the ops of its regions, which the walk listed.
+        let work: Vec<Op> = fold_zero_fills(body_ops)
+            .into_iter()
+            .filter(|op| {
+                (op.is("func.return") && op.parent() == Some(function)) || lowers(&op.name())
+            })
+            .collect();
+        for op in work {
+            if op.is("func.return") {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
                 let i32_ty = int_type(self.ctx, 32);
                 let status = host.call("symm_rt_exit_async", &[], &[i32_ty])[0];

@@ -1,0 +1,26 @@
+// RUN: symm-opt %s --pass-pipeline='builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,convert-symm-mem-to-gpu,func.func(symm-linalg-rows-to-gpu))' | FileCheck %s
+
+// symm-fuzz found a use-after-free here (valgrind: an invalid read inside
+// the conversion): the passes walked a function, then erased ops whose
+// regions held ops still on the walk's list (a linalg.matmul's body, a
+// reduction generic's body). They now pick what to rewrite first.
+// CHECK-LABEL: func.func @batched_async
+// CHECK: call @symm_rt_matmul
+// CHECK: gpu.launch
+// CHECK: gpu.all_reduce add
+// CHECK-NOT: linalg.matmul
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#w = affine_map<(d0, d1, d2) -> (d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @batched(%x: memref<2x8x64xf32>, %w: memref<64xf32>, %o: memref<2x8xf32>,
+                   %a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  linalg.generic {indexing_maps = [#id3, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x8x64xf32>, memref<64xf32>) outs(%o : memref<2x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %acc: f32):
+    %p = arith.mulf %v, %s : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
