@@ -209,8 +209,8 @@ impl SymmPass for FuseEpilogue {
             let reduced = all_reduce.operand(1);
             // Fresh allocations and constants in between touch no buffer
             // the two ops use.
-            let generic = std::iter::successors(all_reduce.next(), |op| op.next())
-                .find(|op| !op.is("memref.alloc") && !op.is("arith.constant"))
+            let generic = all_reduce
+                .next_past_fresh()
                 .filter(|op| op.is("linalg.generic"));
             let Some(generic) = generic else {
                 continue;

@@ -162,6 +162,12 @@ impl Op {
     pub fn next(self) -> Option<Op> {
         Op::null(unsafe { mlirOperationGetNextInBlock(self.0) })
     }
+    /// The next op in the block past fresh allocations and constants,
+    /// which touch no existing buffer.
+    pub fn next_past_fresh(self) -> Option<Op> {
+        std::iter::successors(self.next(), |op| op.next())
+            .find(|op| !op.is("memref.alloc") && !op.is("arith.constant"))
+    }
     pub fn num_regions(self) -> usize {
         unsafe { mlirOperationGetNumRegions(self.0) as usize }
     }

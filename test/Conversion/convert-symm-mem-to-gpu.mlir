@@ -493,6 +493,30 @@ func.func @fill_then_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: mem
   return
 }
 
+// -----
+
+// A view of the buffer, taken before the fill and read between it and the
+// matmul, sees the
+// zeros, so the fill stays and the matmul accumulates.
+// CHECK-LABEL: func.func @fill_view_read_matmul_async
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: call @symm_rt_matmul({{.*}}, %c1_i32{{(_[0-9]+)?}}) :
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fill_view_read_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<4x16xbf16>, %e: memref<4x16xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %view = memref.cast %c : memref<4x16xbf16> to memref<?x16xbf16>
+  %back = memref.cast %view : memref<?x16xbf16> to memref<4x16xbf16>
+  linalg.fill ins(%zero : bf16) outs(%c : memref<4x16xbf16>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%back : memref<4x16xbf16>) outs(%e : memref<4x16xbf16>) {
+  ^bb0(%v: bf16, %o: bf16):
+    linalg.yield %v : bf16
+  }
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>)
+  return
+}
+
 
 // -----
 

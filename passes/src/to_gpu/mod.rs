@@ -903,8 +903,8 @@ fn is_zero_constant(value: Val) -> bool {
     })
 }
 
-/// A `linalg.fill` of zero whose next use of the buffer, in the same
-/// block, is a `linalg.matmul` writing into it is folded into that matmul
+/// A `linalg.fill` of zero directly followed (past fresh allocations and
+/// constants) by a `linalg.matmul` writing into the same buffer is folded into that matmul
 /// (cuBLAS with beta = 0): one kernel less per matmul. Returns `ops`
 /// without the folded fills, which are erased.
 fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
@@ -917,20 +917,11 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
             continue;
         }
         let buffer = fill.operand(1);
-        // The first use after the fill, in its block.
-        let next = buffer
-            .uses()
-            .into_iter()
-            .map(|(user, _)| user)
-            .filter(|user| user.block() == fill.block() && fill.is_before_in_block(*user))
-            .min_by(|a, b| {
-                if a.is_before_in_block(*b) {
-                    std::cmp::Ordering::Less
-                } else {
-                    std::cmp::Ordering::Greater
-                }
-            });
-        // No use elsewhere (another block, a view) may observe the zeros.
+        // The matmul must follow the fill directly (past fresh allocations
+        // and constants), so nothing in between, a view of the buffer
+        // included, can observe the zeros.
+        let next = fill.next_past_fresh();
+        // No use in another block may observe them either.
         let only_here = buffer
             .uses()
             .iter()
