@@ -496,8 +496,7 @@ func.func @fill_then_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: mem
 // -----
 
 // A view of the buffer, taken before the fill and read between it and the
-// matmul, sees the
-// zeros, so the fill stays and the matmul accumulates.
+// matmul, sees the zeros, so the fill stays and the matmul accumulates.
 // CHECK-LABEL: func.func @fill_view_read_matmul_async
 // CHECK: linalg.fill
 // CHECK: linalg.generic
