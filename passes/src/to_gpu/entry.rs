@@ -142,7 +142,7 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
         None
     };
     let shift = usize::from(dynamic);
-    let memrefs_converted = memrefs.clone();
+    let memrefs_converted = !memrefs.is_empty();
     for i in memrefs {
         let arg = entry.arg(i + shift);
         let ty = arg.ty();
@@ -185,7 +185,7 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
     );
     // What argument attributes said about the memrefs (`symm_mem.symmetric`)
     // served the middle end; on pointers they would not verify.
-    if !memrefs_converted.is_empty() {
+    if memrefs_converted {
         function.remove_attr("arg_attrs");
     }
     Ok(())

@@ -34,11 +34,7 @@ pub fn ineligible(function: Op, symbols: &SymbolIndex) -> Option<String> {
             ));
         }
     }
-    let returns_values = function
-        .walk()
-        .iter()
-        .any(|op| op.is("func.return") && op.num_operands() > 0);
-    if returns_values {
+    if returns_values(function) {
         return Some("it returns values".into());
     }
     for op in function.walk() {
@@ -140,4 +136,13 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
     }
     host.move_before(yield_op);
     host.call("symm_rt_graph_end", &[marker], &[]);
+}
+
+/// Whether `function` returns values (then its status is its result, and
+/// it gets no asynchronous entry point or graph).
+pub(super) fn returns_values(function: Op) -> bool {
+    function
+        .walk()
+        .iter()
+        .any(|op| op.is("func.return") && op.num_operands() > 0)
 }

@@ -194,10 +194,7 @@ impl Conversion {
             terminator
         };
         let ptr = ptr_type(self.ctx);
-        let returns_values = function
-            .walk()
-            .iter()
-            .any(|op| op.is("func.return") && op.num_operands() > 0);
+        let returns_values = graphs::returns_values(function);
         // The body becomes the asynchronous entry point, which takes the
         // caller's stream second, unless it returns values (the status is
         // its result); a synchronizing wrapper keeps the function's name.
@@ -274,7 +271,7 @@ impl Conversion {
                 } else {
                     host.call("symm_rt_exit", &[], &[]);
                 }
-            } else if lowers(&op.name()) {
+            } else {
                 self.lower_op(op, runtime, &common);
             }
         }
