@@ -27,7 +27,6 @@ use std::{
     ffi::c_void,
     panic::{AssertUnwindSafe, catch_unwind},
 };
-use symm_protocol::{DESCRIPTOR_WORDS, Descriptor};
 
 /// What compiled programs hold on to between calls: the persistent pools
 /// (`symm_mem.global`), created on first use, and the matmul machinery.
@@ -59,13 +58,13 @@ struct Pool {
 }
 
 impl Pool {
-    fn new(buffer: SymmetricBuffer) -> Result<Self> {
-        let mut words = [0u64; DESCRIPTOR_WORDS];
-        words[Descriptor::Bases as usize] = buffer.buffer_table.ptr;
-        words[Descriptor::Pads as usize] = buffer.pad_table.ptr;
-        words[Descriptor::Staging as usize] = buffer.staging_offset as u64;
-        words[Descriptor::Slot as usize] = buffer.staging_slot as u64;
-        words[Descriptor::Epochs as usize] = buffer.epochs;
+    fn new(
+        buffer: SymmetricBuffer,
+        world: usize,
+        collectives: &crate::collectives::Collectives,
+    ) -> Result<Self> {
+        let timeout = collectives.timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let words = buffer.descriptor_words(world, timeout, collectives.error_flag());
         let descriptor = DeviceBuffer::from_slice(&words)?;
         Ok(Self { buffer, descriptor })
     }
@@ -437,7 +436,9 @@ pub unsafe extern "C" fn symm_rt_global(
             ));
         }
         let local = buffer.local();
-        session.compiled.globals.insert(id, Pool::new(buffer)?);
+        let world = session.group.world_size();
+        let pool = Pool::new(buffer, world, &session.collectives)?;
+        session.compiled.globals.insert(id, pool);
         Ok(local as *mut c_void)
     })
 }

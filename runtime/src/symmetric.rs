@@ -73,6 +73,30 @@ pub struct SymmetricBuffer {
 }
 
 impl SymmetricBuffer {
+    /// The words of this buffer's kernel descriptor
+    /// (`symm_protocol::Descriptor`): what every symmetric-memory kernel
+    /// reads of it, compiled or from the library. `world` ranks; a wait
+    /// gives up after `timeout_ns` and sets the u32 at `error_flag`.
+    pub fn descriptor_words(
+        &self,
+        world: usize,
+        timeout_ns: u64,
+        error_flag: CUdeviceptr,
+    ) -> [u64; symm_protocol::DESCRIPTOR_WORDS] {
+        use symm_protocol::Descriptor;
+        let mut words = [0u64; symm_protocol::DESCRIPTOR_WORDS];
+        words[Descriptor::Bases as usize] = self.buffer_table.ptr;
+        words[Descriptor::Pads as usize] = self.pad_table.ptr;
+        words[Descriptor::Staging as usize] = self.staging_offset as u64;
+        words[Descriptor::Slot as usize] = self.staging_slot as u64;
+        words[Descriptor::Epochs as usize] = self.epochs;
+        words[Descriptor::Rank as usize] = self.rank as u64;
+        words[Descriptor::World as usize] = world as u64;
+        words[Descriptor::Timeout as usize] = timeout_ns;
+        words[Descriptor::Error as usize] = error_flag;
+        words
+    }
+
     /// Collective: every rank of `group` calls it with the same `id` and
     /// `bytes`; a size mismatch fails on every rank. Where the group has no
     /// peer access, only this rank's copy is mapped.

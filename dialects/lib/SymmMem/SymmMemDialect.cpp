@@ -22,6 +22,9 @@ using namespace symm::symm_mem;
 #define GET_ATTRDEF_CLASSES
 #include "symm/Dialect/SymmMem/SymmMemAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "symm/Dialect/SymmMem/SymmMemTypes.cpp.inc"
+
 namespace {
 /// Prints `#symm_tp` for `#symm_mem.allocator<symmetric, @tp>`, which keeps
 /// memref types of comm buffers short in printed IR.
@@ -44,6 +47,10 @@ void SymmMemDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "symm/Dialect/SymmMem/SymmMemOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "symm/Dialect/SymmMem/SymmMemTypes.cpp.inc"
       >();
   registerAttributes();
   registerInterfaces();

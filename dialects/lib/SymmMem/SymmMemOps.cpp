@@ -3,6 +3,7 @@
 #include "symm/Dialect/SymmMem/SymmMem.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
@@ -466,12 +467,48 @@ SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOutOp, A)
 // Low-level ops
 //===----------------------------------------------------------------------===//
 
-#define SYMM_MEM_BUFFER_USER(OP)                                               \
-  LogicalResult OP::verifySymbolUses(SymbolTableCollection &tables) {          \
-    return verifyTypeGroup(*this, getBuffer().getType(), tables);              \
-  }
-SYMM_MEM_BUFFER_USER(PeerViewOp)
-SYMM_MEM_BUFFER_USER(PutSignalOp)
-SYMM_MEM_BUFFER_USER(WaitSignalOp)
-SYMM_MEM_BUFFER_USER(BarrierOp)
-#undef SYMM_MEM_BUFFER_USER
+/// True inside GPU code: a gpu.func, a gpu.launch body or a gpu.module.
+static bool isInsideKernel(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<gpu::GPUFuncOp, gpu::LaunchOp, gpu::GPUModuleOp>(parent))
+      return true;
+  return false;
+}
+
+LogicalResult PoolOfOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyTypeGroup(*this, getBuffer().getType(), tables);
+}
+
+LogicalResult PoolOfOp::verify() {
+  if (isInsideKernel(*this))
+    return emitOpError("runs on the host: pass its result to the kernel as "
+                       "a gpu.launch_func operand");
+  return success();
+}
+
+/// Device ops run in GPU code only: a gpu.func, a gpu.launch body, or a
+/// function of a gpu.module.
+static LogicalResult verifyDeviceOp(Operation *op) {
+  if (isInsideKernel(op))
+    return success();
+  return op->emitOpError(
+      "is a device op: it belongs in GPU code (a gpu.func, a gpu.launch "
+      "body or a function of a gpu.module)");
+}
+
+#define SYMM_MEM_DEVICE_OP(OP)                                                 \
+  LogicalResult OP::verify() { return verifyDeviceOp(*this); }
+SYMM_MEM_DEVICE_OP(PoolRankOp)
+SYMM_MEM_DEVICE_OP(PoolWorldSizeOp)
+SYMM_MEM_DEVICE_OP(PeerPtrOp)
+SYMM_MEM_DEVICE_OP(PeerViewOp)
+SYMM_MEM_DEVICE_OP(StagingSlotOp)
+SYMM_MEM_DEVICE_OP(PutSignalOp)
+SYMM_MEM_DEVICE_OP(WaitSignalOp)
+SYMM_MEM_DEVICE_OP(BarrierOp)
+SYMM_MEM_DEVICE_OP(AddCounterOp)
+SYMM_MEM_DEVICE_OP(WaitCounterOp)
+SYMM_MEM_DEVICE_OP(EpochOp)
+SYMM_MEM_DEVICE_OP(SetEpochOp)
+#undef SYMM_MEM_DEVICE_OP

@@ -64,10 +64,63 @@ pub enum Descriptor {
     Slot = 3,
     /// This rank's per-block call counters (u32 each).
     Epochs = 4,
+    /// This process's rank in the pool's group.
+    Rank = 5,
+    /// Ranks in the pool's group.
+    World = 6,
+    /// Nanoseconds a wait spins before it gives up and sets the error flag.
+    Timeout = 7,
+    /// Address of the u32 error flag that a timed-out wait sets to 1.
+    Error = 8,
 }
 
 /// Words in a descriptor.
-pub const DESCRIPTOR_WORDS: usize = 5;
+pub const DESCRIPTOR_WORDS: usize = 9;
+
+/// Every shared constant and descriptor word as a C header (its
+/// `Display`), which the C++ conversion patterns include
+/// (`dialects/include/symm/Protocol.h`, kept current by a test), so the
+/// compiler's lowering has no copy of its own.
+pub struct CHeader;
+
+impl core::fmt::Display for CHeader {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        writeln!(
+            f,
+            "/* Generated from runtime/protocol/src/lib.rs by its test \
+`c_header_is_current`;\n   do not edit. The signal-pad protocol that the \
+runtime and the compiler share. */"
+        )?;
+        writeln!(f, "#ifndef SYMM_PROTOCOL_H\n#define SYMM_PROTOCOL_H\n")?;
+        let constants: [(&str, usize); 6] = [
+            ("MAX_WORLD", MAX_WORLD),
+            ("MAX_BLOCKS", MAX_BLOCKS),
+            ("THREADS", THREADS as usize),
+            ("CAS_BYTES", CAS_BYTES),
+            ("PAD_BYTES", PAD_BYTES),
+            ("DESCRIPTOR_WORDS", DESCRIPTOR_WORDS),
+        ];
+        for (name, value) in constants {
+            writeln!(f, "#define SYMM_PROTOCOL_{name} {value}")?;
+        }
+        let words: [(&str, Descriptor); DESCRIPTOR_WORDS] = [
+            ("BASES", Descriptor::Bases),
+            ("PADS", Descriptor::Pads),
+            ("STAGING", Descriptor::Staging),
+            ("SLOT", Descriptor::Slot),
+            ("EPOCHS", Descriptor::Epochs),
+            ("RANK", Descriptor::Rank),
+            ("WORLD", Descriptor::World),
+            ("TIMEOUT", Descriptor::Timeout),
+            ("ERROR", Descriptor::Error),
+        ];
+        writeln!(f)?;
+        for (name, word) in words {
+            writeln!(f, "#define SYMM_DESCRIPTOR_{name} {}", word as usize)?;
+        }
+        writeln!(f, "\n#endif /* SYMM_PROTOCOL_H */")
+    }
+}
 
 /// Index (in u32s) of the CAS slot of channel `block` for `peer`.
 pub const fn cas_slot(block: usize, peer: usize) -> usize {
@@ -84,6 +137,25 @@ mod tests {
         assert_eq!(cas_slot(1, 0), MAX_WORLD);
         assert_eq!((cas_slot(MAX_BLOCKS - 1, MAX_WORLD - 1) + 1) * 4, CAS_BYTES);
         const { assert!(PAD_BYTES >= CAS_BYTES) };
+    }
+
+    #[test]
+    fn c_header_is_current() {
+        extern crate std;
+        use std::string::ToString;
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../dialects/include/symm/Protocol.h"
+        );
+        let generated = CHeader.to_string();
+        if std::env::var_os("SYMM_REGENERATE").is_some() {
+            std::fs::write(path, &generated).expect("writes the header");
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} is stale: run `SYMM_REGENERATE=1 cargo test -p symm-protocol`"
+        );
     }
 
     #[test]

@@ -448,44 +448,81 @@ func.func @agmm_b_group(%a: memref<4x8xf32>, %b: memref<8x16xf32, #symm_mem.allo
 
 // -----
 
-func.func @peer_view_regular(%x: memref<4xf32>, %p: index) {
-  // expected-error@+1 {{'symm_mem.peer_view' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
-  %0 = symm_mem.peer_view %x[%p] : memref<4xf32>
+func.func @pool_of_regular(%x: memref<4xf32>) {
+  // expected-error@+1 {{'symm_mem.pool_of' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
+  %0 = symm_mem.pool_of %x : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_of_undeclared_group(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>) {
+  // expected-error@+1 {{'symm_mem.pool_of' op refers to undeclared group @tp}}
+  %0 = symm_mem.pool_of %x : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
   return
 }
 
 // -----
 
 symm_mem.group @tp
-func.func @peer_view_type_changes(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, %p: index) {
-  // expected-error@+1 {{'symm_mem.peer_view' op failed to verify that all of {buffer, result} have same type}}
-  %0 = "symm_mem.peer_view"(%x, %p) : (memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, index) -> memref<8xf32, #symm_mem.allocator<symmetric, @tp>>
+gpu.module @kernels {
+  gpu.func @k(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>) kernel {
+    // expected-error@+1 {{'symm_mem.pool_of' op runs on the host: pass its result to the kernel as a gpu.launch_func operand}}
+    %0 = symm_mem.pool_of %x : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @barrier_on_host(%pool: !symm_mem.pool, %c: index) {
+  // expected-error@+1 {{'symm_mem.barrier' op is a device op: it belongs in GPU code (a gpu.func, a gpu.launch body or a function of a gpu.module)}}
+  symm_mem.barrier %pool channel %c
   return
 }
 
 // -----
 
-func.func @put_signal_regular(%x: memref<4xf32>, %p: index) {
-  // expected-error@+1 {{'symm_mem.put_signal' op operand #0 must be memref in a #symm_mem.allocator memory space, but got 'memref<4xf32>'}}
-  symm_mem.put_signal %x to %p channel %p : memref<4xf32>
+func.func @peer_ptr_on_host(%pool: !symm_mem.pool, %p: index, %x: !llvm.ptr) {
+  // expected-error@+1 {{'symm_mem.peer_ptr' op is a device op}}
+  %0 = symm_mem.peer_ptr %pool[%p], %x : !llvm.ptr
   return
 }
 
 // -----
 
-func.func @wait_signal_undeclared_group(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, %p: index) {
-  // expected-error@+1 {{'symm_mem.wait_signal' op refers to undeclared group @tp}}
-  symm_mem.wait_signal %x from %p channel %p : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
-  return
+gpu.module @kernels {
+  gpu.func @k(%pool: !symm_mem.pool, %x: memref<4xf32>, %p: index) kernel {
+    // expected-error@+1 {{'symm_mem.peer_view' op failed to verify that all of {buffer, result} have same type}}
+    %0 = "symm_mem.peer_view"(%x, %p, %pool) : (memref<4xf32>, index, !symm_mem.pool) -> memref<8xf32>
+    gpu.return
+  }
 }
 
 // -----
 
-func.func @barrier_undeclared_group(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>, %c: index) {
-  // expected-error@+1 {{'symm_mem.barrier' op refers to undeclared group @tp}}
-  symm_mem.barrier %x channel %c : memref<4xf32, #symm_mem.allocator<symmetric, @tp>>
-  return
+gpu.module @kernels {
+  gpu.func @k(%pool: !symm_mem.pool, %x: memref<4xf32>, %p: index) kernel {
+    // expected-error@+1 {{'symm_mem.peer_ptr' op operand #2 must be LLVM pointer, but got 'memref<4xf32>'}}
+    %0 = "symm_mem.peer_ptr"(%pool, %p, %x) : (!symm_mem.pool, index, memref<4xf32>) -> !llvm.ptr
+    gpu.return
+  }
 }
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%pool: !symm_mem.pool, %c: index, %n: i64) kernel {
+    // expected-error@+1 {{'symm_mem.wait_counter' op operand #3 must be 32-bit signless integer, but got 'i64'}}
+    "symm_mem.wait_counter"(%pool, %c, %c, %n) : (!symm_mem.pool, index, index, i64) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error@+1 {{unknown  type `pools` in dialect `symm_mem`}}
+func.func @unknown_type(%p: !symm_mem.pools)
 
 // -----
 

@@ -110,17 +110,44 @@ func.func @all_gather_matmul_dynamic(%a: memref<?x16xf32>, %b: memref<16x32xf32>
   return %0 : memref<?x32xf32>
 }
 
-// CHECK-LABEL: func.func @signals
-// CHECK-SAME: (%[[BUF:.*]]: memref<1024xbf16, #[[$TP]]>, %[[PEER:.*]]: index, %[[CH:.*]]: index)
-func.func @signals(%buf: memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, %peer: index, %ch: index) -> memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>> {
-  // CHECK: %[[V:.*]] = symm_mem.peer_view %[[BUF]][%[[PEER]]] : memref<1024xbf16, #[[$TP]]>
-  %v = symm_mem.peer_view %buf[%peer] : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
-  // CHECK: symm_mem.put_signal %[[BUF]] to %[[PEER]] channel %[[CH]] : memref<1024xbf16, #[[$TP]]>
-  symm_mem.put_signal %buf to %peer channel %ch : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
-  // CHECK: symm_mem.wait_signal %[[BUF]] from %[[PEER]] channel %[[CH]] : memref<1024xbf16, #[[$TP]]>
-  symm_mem.wait_signal %buf from %peer channel %ch : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
-  // CHECK: symm_mem.barrier %[[BUF]] channel %[[CH]] : memref<1024xbf16, #[[$TP]]>
-  symm_mem.barrier %buf channel %ch : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
-  // CHECK: return %[[V]]
-  return %v : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @pool_of
+// CHECK-SAME: (%[[BUF:.*]]: memref<1024xbf16, #[[$TP]]>)
+func.func @pool_of(%buf: memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>) -> !symm_mem.pool {
+  // CHECK: %[[P:.*]] = symm_mem.pool_of %[[BUF]] : memref<1024xbf16, #[[$TP]]>
+  %p = symm_mem.pool_of %buf : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: return %[[P]] : !symm_mem.pool
+  return %p : !symm_mem.pool
+}
+
+// CHECK-LABEL: gpu.module @device_ops
+gpu.module @device_ops {
+  // CHECK-LABEL: gpu.func @every_op
+  // CHECK-SAME: (%[[POOL:.*]]: !symm_mem.pool, %[[BUF:.*]]: memref<?xbf16>, %[[PTR:.*]]: !llvm.ptr, %[[PEER:.*]]: index, %[[CH:.*]]: index, %[[N:.*]]: i32)
+  gpu.func @every_op(%pool: !symm_mem.pool, %buf: memref<?xbf16>, %ptr: !llvm.ptr, %peer: index, %ch: index, %n: i32) kernel {
+    // CHECK: symm_mem.pool_rank %[[POOL]]
+    %rank = symm_mem.pool_rank %pool
+    // CHECK: symm_mem.pool_world_size %[[POOL]]
+    %world = symm_mem.pool_world_size %pool
+    // CHECK: symm_mem.peer_ptr %[[POOL]][%[[PEER]]], %[[PTR]] : !llvm.ptr
+    %theirs = symm_mem.peer_ptr %pool[%peer], %ptr : !llvm.ptr
+    // CHECK: symm_mem.peer_view %[[BUF]][%[[PEER]]] in %[[POOL]] : memref<?xbf16>
+    %view = symm_mem.peer_view %buf[%peer] in %pool : memref<?xbf16>
+    // CHECK: symm_mem.staging_slot %[[POOL]][%[[PEER]]] slot %[[CH]]
+    %slot = symm_mem.staging_slot %pool[%peer] slot %ch
+    // CHECK: symm_mem.put_signal %[[POOL]] to %[[PEER]] channel %[[CH]]
+    symm_mem.put_signal %pool to %peer channel %ch
+    // CHECK: symm_mem.wait_signal %[[POOL]] from %[[PEER]] channel %[[CH]]
+    symm_mem.wait_signal %pool from %peer channel %ch
+    // CHECK: symm_mem.barrier %[[POOL]] channel %[[CH]]
+    symm_mem.barrier %pool channel %ch
+    // CHECK: symm_mem.add_counter %[[POOL]] to %[[PEER]] channel %[[CH]]
+    symm_mem.add_counter %pool to %peer channel %ch
+    // CHECK: symm_mem.wait_counter %[[POOL]] from %[[PEER]] channel %[[CH]] reaches %[[N]]
+    symm_mem.wait_counter %pool from %peer channel %ch reaches %n
+    // CHECK: %[[E:.*]] = symm_mem.epoch %[[POOL]] channel %[[CH]]
+    %e = symm_mem.epoch %pool channel %ch
+    // CHECK: symm_mem.set_epoch %[[POOL]] channel %[[CH]] to %[[E]]
+    symm_mem.set_epoch %pool channel %ch to %e
+    gpu.return
+  }
 }

@@ -9,6 +9,7 @@
 #define SYMM_DIALECT_SYMMMEM_SYMMMEM_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -33,6 +34,9 @@ struct SignalPadResource
 
 #define GET_ATTRDEF_CLASSES
 #include "symm/Dialect/SymmMem/SymmMemAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "symm/Dialect/SymmMem/SymmMemTypes.h.inc"
 
 #include "symm/Dialect/SymmMem/SymmMemInterfaces.h.inc"
 

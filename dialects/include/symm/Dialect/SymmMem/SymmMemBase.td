@@ -33,6 +33,7 @@ def SymmMem_Dialect : Dialect {
     reference to a group is a symbol reference to that declaration.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{

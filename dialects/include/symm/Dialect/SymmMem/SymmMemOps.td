@@ -5,6 +5,7 @@
 
 include "symm/Dialect/SymmMem/SymmMemBase.td"
 include "symm/Dialect/SymmMem/SymmMemAttrs.td"
+include "symm/Dialect/SymmMem/SymmMemTypes.td"
 include "symm/Dialect/SymmMem/SymmMemInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
@@ -27,6 +28,13 @@ def SymmMem_IsCommBuffer : CPred<
 def SymmMem_CommBuffer : Type<And<[AnyMemRef.predicate, SymmMem_IsCommBuffer]>,
     "memref in a #symm_mem.allocator memory space",
     "::mlir::MemRefType">;
+
+/// A pointer of the LLVM dialect (`!llvm.ptr`), what device ops address
+/// raw memory with.
+def SymmMem_Pointer : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+    "LLVM pointer", "::mlir::LLVM::LLVMPointerType">,
+  BuildableType<"::mlir::LLVM::LLVMPointerType::get($_builder.getContext())">;
 
 //===----------------------------------------------------------------------===//
 // Groups
@@ -403,95 +411,240 @@ def SymmMem_AllGatherMatmulOutOp
 }
 
 //===----------------------------------------------------------------------===//
-// Low-level ops for kernels
+// Device ops: symmetric-memory kernels written in MLIR
 //===----------------------------------------------------------------------===//
 
-def SymmMem_PeerViewOp : SymmMem_Op<"peer_view", [Pure,
-    AllTypesMatch<["buffer", "result"]>,
+def SymmMem_PoolOfOp : SymmMem_Op<"pool_of", [Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "a peer's copy of a symmetric buffer";
+  let summary = "the kernel handle of the pool that holds a comm buffer";
   let description = [{
-    Returns the view of rank `peer`'s copy of `buffer`, mapped into this
-    process; loads and stores through it go over NVLink. `peer` must be in
-    `[0, world_size)`; passing this rank's own index returns `buffer`.
+    Host side: the `!symm_mem.pool` of the symmetric pool that `buffer`
+    lives in, to pass to a kernel with `gpu.launch_func`. The pool is the
+    one `symm-mem-plan` put the buffer in (or the runtime's buffer itself).
 
     ```mlir
-    %theirs = symm_mem.peer_view %buf[%peer]
-        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    %pool = symm_mem.pool_of %buf : memref<4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+    gpu.launch_func @kernels::@scatter blocks in (%c8, %c1, %c1)
+        threads in (%c512, %c1, %c1) args(%pool : !symm_mem.pool, %n : index)
     ```
   }];
-  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$peer);
-  let results = (outs SymmMem_CommBuffer:$result);
-  let assemblyFormat = "$buffer `[` $peer `]` attr-dict `:` type($buffer)";
+  let arguments = (ins SymmMem_CommBuffer:$buffer);
+  let results = (outs SymmMem_PoolType:$pool);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+/// Every device op: only inside GPU code, where a pool handle is an
+/// argument of the kernel (checked by the shared verifier).
+class SymmMem_DeviceOp<string mnemonic, list<Trait> traits = []>
+    : SymmMem_Op<mnemonic, traits> {
+  let hasVerifier = 1;
+}
+
+def SymmMem_PoolRankOp : SymmMem_DeviceOp<"pool_rank", [Pure]> {
+  let summary = "this process's rank in the pool's group";
+  let description = [{
+    ```mlir
+    %me = symm_mem.pool_rank %pool
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool);
+  let results = (outs Index:$rank);
+  let assemblyFormat = "$pool attr-dict";
+}
+
+def SymmMem_PoolWorldSizeOp : SymmMem_DeviceOp<"pool_world_size", [Pure]> {
+  let summary = "the number of ranks of the pool's group";
+  let description = [{
+    ```mlir
+    %world = symm_mem.pool_world_size %pool
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool);
+  let results = (outs Index:$world_size);
+  let assemblyFormat = "$pool attr-dict";
+}
+
+def SymmMem_PeerPtrOp : SymmMem_DeviceOp<"peer_ptr", [Pure]> {
+  let summary = "a peer's address of a byte of the pool";
+  let description = [{
+    `local` points into this rank's copy of the pool; the result points at
+    the same byte of rank `peer`'s copy, mapped into this process, so loads
+    and stores through it go over NVLink. `peer` must be in
+    `[0, world_size)`; this rank's own index gives back `local`.
+
+    ```mlir
+    %theirs = symm_mem.peer_ptr %pool[%peer], %mine : !llvm.ptr
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, SymmMem_Pointer:$local);
+  let results = (outs SymmMem_Pointer:$result);
+  let assemblyFormat = [{
+    $pool `[` $peer `]` `,` $local attr-dict `:` type($local)
+  }];
+}
+
+def SymmMem_PeerViewOp : SymmMem_DeviceOp<"peer_view", [Pure,
+    AllTypesMatch<["buffer", "result"]>]> {
+  let summary = "a peer's copy of a buffer of the pool, as a memref";
+  let description = [{
+    `buffer` lies in this rank's copy of `pool`; the result is the same
+    buffer in rank `peer`'s copy (same sizes and strides), mapped into this
+    process, so `memref.load` and `memref.store` through it go over NVLink.
+
+    ```mlir
+    %theirs = symm_mem.peer_view %buf[%peer] in %pool : memref<?xbf16>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$buffer, Index:$peer, SymmMem_PoolType:$pool);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $buffer `[` $peer `]` `in` $pool attr-dict `:` type($buffer)
+  }];
+}
+
+def SymmMem_StagingSlotOp : SymmMem_DeviceOp<"staging_slot", [Pure]> {
+  let summary = "the address of a staging slot in a rank's copy of the pool";
+  let description = [{
+    Every pool keeps two staging slots (`slot` 0 or 1) after its data, the
+    same bytes on every rank; the result is slot `slot` in rank `peer`'s
+    copy. The staged one-shot copies its input into the slot its block's
+    call counter picks (`symm_mem.epoch`), so that no closing barrier is
+    needed.
+
+    ```mlir
+    %slot = symm_mem.staging_slot %pool[%peer] slot %parity
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, Index:$slot);
+  let results = (outs SymmMem_Pointer:$result);
+  let assemblyFormat = "$pool `[` $peer `]` `slot` $slot attr-dict";
 }
 
 defvar SignalProtocolDoc = [{
-    Each comm buffer carries a signal pad, an array of u32 slots per rank,
-    addressed by `(channel, rank)`; a channel is typically a thread block.
-    A put sets a peer's slot from 0 to 1 (compare-and-swap, release
-    semantics, system scope); the matching wait turns this rank's slot from
-    1 back to 0 (acquire). Slots return to 0, so a replayed CUDA graph needs
-    no reset.
+    Each rank's signal pad holds one u32 slot per (channel, rank), and as
+    many u32 counters; a channel is typically a thread block, `channel` in
+    `[0, 264)`. A wait gives up once the pool's timeout has passed and sets
+    the pool's error flag, which the runtime reports when the call returns;
+    a dead peer becomes an error, never a hang.
 }];
 
-def SymmMem_PutSignalOp : SymmMem_Op<"put_signal", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+def SymmMem_PutSignalOp : SymmMem_DeviceOp<"put_signal", [
     MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
                    MemWrite<SymmMem_SignalPadResource>]>]> {
-  let summary = "signals a peer through the buffer's signal pad";
+  let summary = "signals a peer through its signal pad";
   let description = SignalProtocolDoc # [{
-    Sets slot `(channel, this rank)` in the signal pad of rank `peer`.
+    Sets slot `(channel, this rank)` of rank `peer`'s pad from 0 to 1
+    (compare-and-swap, release semantics, system scope), waiting while it
+    is still 1 from an earlier signal. Writes before it are visible to the
+    peer after its matching `symm_mem.wait_signal`.
 
     ```mlir
-    symm_mem.put_signal %buf to %peer channel %c
-        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    symm_mem.put_signal %pool to %peer channel %c
     ```
   }];
-  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$peer,
-                       Index:$channel);
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, Index:$channel);
+  let assemblyFormat = "$pool `to` $peer `channel` $channel attr-dict";
+}
+
+def SymmMem_WaitSignalOp : SymmMem_DeviceOp<"wait_signal", [
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "waits for a peer's signal on this rank's pad";
+  let description = SignalProtocolDoc # [{
+    Spins until slot `(channel, peer)` of this rank's pad is 1 and turns it
+    back to 0 (compare-and-swap, acquire semantics, system scope). Slots
+    return to 0, so a replayed CUDA graph needs no reset.
+
+    ```mlir
+    symm_mem.wait_signal %pool from %peer channel %c
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, Index:$channel);
+  let assemblyFormat = "$pool `from` $peer `channel` $channel attr-dict";
+}
+
+def SymmMem_BarrierOp : SymmMem_DeviceOp<"barrier", [
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "a thread block's barrier with the same block of every rank";
+  let description = SignalProtocolDoc # [{
+    Every thread of the block reaches it. The block synchronizes, threads
+    `0 .. world_size` each put a signal to one peer on `channel` and wait
+    for that peer's, and the block synchronizes again: the block's writes
+    before the barrier are visible to every peer's block after it. Blocks
+    need at least `world_size` threads.
+
+    ```mlir
+    symm_mem.barrier %pool channel %block
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$channel);
+  let assemblyFormat = "$pool `channel` $channel attr-dict";
+}
+
+def SymmMem_AddCounterOp : SymmMem_DeviceOp<"add_counter", [
+    MemoryEffects<[MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "adds 1 to a peer's counter, posted";
+  let description = SignalProtocolDoc # [{
+    Adds 1 to counter `(channel, this rank)` of rank `peer`'s pad with a
+    posted reduction (release semantics, system scope): no round trip.
+    Counters only grow (modulo 2^32) and are never reset; pair it with
+    `symm_mem.wait_counter` and a call number (`symm_mem.epoch`).
+
+    ```mlir
+    symm_mem.add_counter %pool to %peer channel %c
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, Index:$channel);
+  let assemblyFormat = "$pool `to` $peer `channel` $channel attr-dict";
+}
+
+def SymmMem_WaitCounterOp : SymmMem_DeviceOp<"wait_counter", [
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>]>]> {
+  let summary = "waits until a peer's counter reaches a value";
+  let description = SignalProtocolDoc # [{
+    Spins with acquire loads (system scope) until counter `(channel, peer)`
+    of this rank's pad is at least `target`, compared modulo 2^32.
+
+    ```mlir
+    symm_mem.wait_counter %pool from %peer channel %c reaches %n
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, Index:$channel,
+                       I32:$target);
   let assemblyFormat = [{
-    $buffer `to` $peer `channel` $channel attr-dict `:` type($buffer)
+    $pool `from` $peer `channel` $channel `reaches` $target attr-dict
   }];
 }
 
-def SymmMem_WaitSignalOp : SymmMem_Op<"wait_signal", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
-    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
-                   MemWrite<SymmMem_SignalPadResource>]>]> {
-  let summary = "waits for a peer's signal on the buffer's signal pad";
-  let description = SignalProtocolDoc # [{
-    Spins until slot `(channel, peer)` of this rank's signal pad is 1, then
-    resets it to 0.
+def SymmMem_EpochOp : SymmMem_DeviceOp<"epoch", [
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>]>]> {
+  let summary = "a channel's call counter on this rank";
+  let description = [{
+    How many calls channel `channel` of this pool has finished on this rank
+    (u32, wrapping), as last set by `symm_mem.set_epoch`. Every rank calls
+    the same kernels in the same order, so the counter agrees across ranks.
 
     ```mlir
-    symm_mem.wait_signal %buf from %peer channel %c
-        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    %n = symm_mem.epoch %pool channel %block
     ```
   }];
-  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$peer,
-                       Index:$channel);
-  let assemblyFormat = [{
-    $buffer `from` $peer `channel` $channel attr-dict `:` type($buffer)
-  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$channel);
+  let results = (outs I32:$epoch);
+  let assemblyFormat = "$pool `channel` $channel attr-dict";
 }
 
-def SymmMem_BarrierOp : SymmMem_Op<"barrier", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
-    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
-                   MemWrite<SymmMem_SignalPadResource>]>]> {
-  let summary = "barrier across the group on one signal-pad channel";
-  let description = SignalProtocolDoc # [{
-    Puts a signal to every peer on `channel`, then waits for every peer's
-    signal on it. Writes before the barrier are visible to every peer after
-    it.
-
+def SymmMem_SetEpochOp : SymmMem_DeviceOp<"set_epoch", [
+    MemoryEffects<[MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "sets a channel's call counter on this rank";
+  let description = [{
     ```mlir
-    symm_mem.barrier %buf channel %c
-        : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+    symm_mem.set_epoch %pool channel %block to %next
     ```
   }];
-  let arguments = (ins SymmMem_CommBuffer:$buffer, Index:$channel);
-  let assemblyFormat = "$buffer `channel` $channel attr-dict `:` type($buffer)";
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$channel, I32:$epoch);
+  let assemblyFormat = "$pool `channel` $channel `to` $epoch attr-dict";
 }
 
 #endif // SYMM_DIALECT_SYMMMEM_OPS
