@@ -24,6 +24,7 @@ fn main() {
         out.join("build/lib").display()
     );
     println!("cargo:rustc-link-lib=static=SymmCAPI");
+    println!("cargo:rustc-link-lib=static=SymmConversion");
     println!("cargo:rustc-link-lib=static=SymmMemDialect");
     println!("cargo:rustc-link-lib=static=CudaGraphDialect");
 

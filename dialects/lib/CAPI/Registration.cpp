@@ -1,6 +1,7 @@
 //===- Registration.cpp - pass registration and the symm-opt driver -------===//
 
 #include "symm-c/Registration.h"
+#include "symm/Conversion/Passes.h"
 #include "symm/Dialect/CudaGraph/CudaGraph.h"
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
@@ -138,7 +139,10 @@ void symmRegisterPass(const SymmPassInfo *info) {
 /// MLIR's own passes, registered once, before any pipeline names them.
 static void registerUpstreamPasses() {
   static std::once_flag once;
-  std::call_once(once, [] { registerAllPasses(); });
+  std::call_once(once, [] {
+    registerAllPasses();
+    symm::registerSymmConversionPasses();
+  });
 }
 
 bool symmConfigureKernelMath() {

@@ -1,0 +1,29 @@
+//===- Passes.h - symm conversion passes ------------------------*- C++ -*-===//
+
+#ifndef SYMM_CONVERSION_PASSES_H
+#define SYMM_CONVERSION_PASSES_H
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace symm {
+#define GEN_PASS_DECL
+#include "symm/Conversion/Passes.h.inc"
+
+/// Makes `converter` turn `!symm_mem.pool` into `!llvm.ptr`.
+void addSymmMemTypeConversions(mlir::TypeConverter &converter);
+
+/// The patterns that lower every symm_mem device op to llvm, nvvm and scf
+/// ops; `converter` must convert `!symm_mem.pool` (see above).
+void populateSymmMemToNVVMConversionPatterns(
+    const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "symm/Conversion/Passes.h.inc"
+} // namespace symm
+
+#endif // SYMM_CONVERSION_PASSES_H

@@ -1,0 +1,160 @@
+// Every symm_mem device op lowered to llvm, nvvm and scf ops: descriptor
+// words by their index (symm/Protocol.h), the signal protocol's single
+// PTX instructions, and the pool in kernel signatures and launches.
+// RUN: symm-opt %s --convert-symm-mem-to-nvvm | FileCheck %s
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  // CHECK-LABEL: gpu.func @rank_and_world
+  // CHECK-SAME: (%[[POOL:.*]]: !llvm.ptr)
+  gpu.func @rank_and_world(%pool: !symm_mem.pool) kernel {
+    // CHECK: %[[AT:.*]] = llvm.getelementptr %[[POOL]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+    // CHECK: llvm.load %[[AT]] invariant {alignment = 8 : i64} : !llvm.ptr -> i64
+    %rank = symm_mem.pool_rank %pool
+    // CHECK: %[[W:.*]] = llvm.getelementptr %[[POOL]][6] : (!llvm.ptr) -> !llvm.ptr, i64
+    // CHECK: llvm.load %[[W]] invariant
+    %world = symm_mem.pool_world_size %pool
+    gpu.return
+  }
+
+  // CHECK-LABEL: gpu.func @peer_ptr
+  // CHECK-SAME: (%[[POOL:.*]]: !llvm.ptr, %[[LOCAL:.*]]: !llvm.ptr, %[[PEER_IDX:.*]]: index)
+  gpu.func @peer_ptr(%pool: !symm_mem.pool, %local: !llvm.ptr, %peer: index) kernel {
+    // CHECK: %[[PEER:.*]] = builtin.unrealized_conversion_cast %[[PEER_IDX]] : index to i64
+    // CHECK: %[[RANK_AT:.*]] = llvm.getelementptr %[[POOL]][5]
+    // CHECK: %[[RANK:.*]] = llvm.load %[[RANK_AT]]
+    // CHECK: %[[BASES_AT:.*]] = llvm.getelementptr %[[POOL]][0]
+    // CHECK: %[[BASES:.*]] = llvm.load %[[BASES_AT]] invariant {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+    // CHECK: %[[OWN_AT:.*]] = llvm.getelementptr %[[BASES]][%[[RANK]]]
+    // CHECK: %[[OWN:.*]] = llvm.load %[[OWN_AT]]
+    // CHECK: %[[L:.*]] = llvm.ptrtoint %[[LOCAL]] : !llvm.ptr to i64
+    // CHECK: %[[O:.*]] = llvm.ptrtoint %[[OWN]] : !llvm.ptr to i64
+    // CHECK: %[[OFFSET:.*]] = llvm.sub %[[L]], %[[O]] : i64
+    // CHECK: %[[THEIRS_AT:.*]] = llvm.getelementptr %{{.*}}[%[[PEER]]]
+    // CHECK: %[[THEIRS:.*]] = llvm.load %[[THEIRS_AT]]
+    // CHECK: llvm.getelementptr %[[THEIRS]][%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %p = symm_mem.peer_ptr %pool[%peer], %local : !llvm.ptr
+    gpu.return
+  }
+
+  // CHECK-LABEL: gpu.func @peer_view
+  gpu.func @peer_view(%pool: !symm_mem.pool, %buf: memref<?xbf16>, %peer: index) kernel {
+    // CHECK: %[[DESC:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<?xbf16> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+    // CHECK: %[[ALLOC:.*]] = llvm.extractvalue %[[DESC]][0]
+    // CHECK: llvm.ptrtoint %[[ALLOC]]
+    // CHECK: %[[A:.*]] = llvm.insertvalue %{{.*}}, %[[DESC]][0]
+    // CHECK: %[[ALIGNED:.*]] = llvm.extractvalue %[[A]][1]
+    // CHECK: llvm.ptrtoint %[[ALIGNED]]
+    // CHECK: %[[V:.*]] = llvm.insertvalue %{{.*}}, %[[A]][1]
+    // CHECK: %[[VIEW:.*]] = builtin.unrealized_conversion_cast %[[V]] : {{.*}} to memref<?xbf16>
+    // CHECK: memref.load %[[VIEW]]
+    %view = symm_mem.peer_view %buf[%peer] in %pool : memref<?xbf16>
+    %c0 = arith.constant 0 : index
+    %x = memref.load %view[%c0] : memref<?xbf16>
+    gpu.return
+  }
+
+  // CHECK-LABEL: gpu.func @staging_slot
+  gpu.func @staging_slot(%pool: !symm_mem.pool, %peer: index, %slot: index) kernel {
+    // CHECK: %[[OFF_AT:.*]] = llvm.getelementptr %{{.*}}[2]
+    // CHECK: %[[STAGING:.*]] = llvm.load %[[OFF_AT]]
+    // CHECK: %[[SLOT_AT:.*]] = llvm.getelementptr %{{.*}}[3]
+    // CHECK: %[[BYTES:.*]] = llvm.load %[[SLOT_AT]]
+    // CHECK: %[[SKIP:.*]] = llvm.mul %{{.*}}, %[[BYTES]] : i64
+    // CHECK: %[[OFFSET:.*]] = llvm.add %[[STAGING]], %[[SKIP]] : i64
+    // CHECK: llvm.getelementptr %{{.*}}[%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %s = symm_mem.staging_slot %pool[%peer] slot %slot
+    gpu.return
+  }
+
+  // CHECK-LABEL: gpu.func @signals
+  gpu.func @signals(%pool: !symm_mem.pool, %peer: index, %ch: index) kernel {
+    // The put: slot (channel, me) = channel * 8 + rank in the peer's pad.
+    // CHECK: %[[PADS_AT:.*]] = llvm.getelementptr %{{.*}}[1]
+    // CHECK: %[[ROW:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+    // CHECK: %[[IDX:.*]] = llvm.add %[[ROW]], %{{.*}} : i64
+    // CHECK: %[[PUT:.*]] = llvm.getelementptr %{{.*}}[%[[IDX]]] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    // CHECK: %[[TIMEOUT_AT:.*]] = llvm.getelementptr %{{.*}}[7]
+    // CHECK: %[[TIMEOUT:.*]] = llvm.load %[[TIMEOUT_AT]]
+    // CHECK: %[[START:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
+    // CHECK: scf.while
+    // CHECK: %[[OLD:.*]] = llvm.inline_asm has_side_effects "atom.release.sys.global.cas.b32 $0, [$1], $2, $3;", "=r,l,r,r,~{memory}" %[[PUT]]
+    // CHECK: %[[NOW:.*]] = nvvm.read.ptx.sreg.globaltimer
+    // CHECK: %[[SPENT:.*]] = llvm.sub %[[NOW]], %[[START]]
+    // CHECK: %[[LATE:.*]] = llvm.icmp "ugt" %[[SPENT]], %[[TIMEOUT]]
+    // CHECK: scf.if %[[LATE]]
+    // CHECK: %[[FLAG_AT:.*]] = llvm.getelementptr %{{.*}}[8]
+    // CHECK: %[[FLAG:.*]] = llvm.load %[[FLAG_AT]]
+    // CHECK: llvm.store %{{.*}}, %[[FLAG]] : i32, !llvm.ptr
+    // CHECK: scf.condition
+    symm_mem.put_signal %pool to %peer channel %ch
+    // CHECK: llvm.inline_asm has_side_effects "atom.acquire.sys.global.cas.b32 $0, [$1], $2, $3;"
+    symm_mem.wait_signal %pool from %peer channel %ch
+    // The counter half starts CAS_BYTES (8448) into a pad.
+    // CHECK: %[[CB:.*]] = llvm.mlir.constant(8448 : i64) : i64
+    // CHECK: llvm.getelementptr %{{.*}}[%[[CB]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    // CHECK: llvm.inline_asm has_side_effects "red.release.sys.global.add.u32 [$0], 1;", "l,~{memory}"
+    symm_mem.add_counter %pool to %peer channel %ch
+    gpu.return
+  }
+
+  // CHECK-LABEL: gpu.func @barrier
+  gpu.func @barrier(%pool: !symm_mem.pool, %ch: index) kernel {
+    // CHECK: nvvm.barrier0
+    // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+    // CHECK: %[[T:.*]] = llvm.zext %[[TID]] : i32 to i64
+    // CHECK: %[[WORLD_AT:.*]] = llvm.getelementptr %{{.*}}[6]
+    // CHECK: %[[WORLD:.*]] = llvm.load %[[WORLD_AT]]
+    // CHECK: %[[LANE:.*]] = llvm.icmp "ult" %[[T]], %[[WORLD]] : i64
+    // CHECK: scf.if %[[LANE]]
+    // CHECK: atom.release.sys.global.cas.b32
+    // CHECK: atom.acquire.sys.global.cas.b32
+    // CHECK: nvvm.barrier0
+    // CHECK-NEXT: gpu.return
+    symm_mem.barrier %pool channel %ch
+    gpu.return
+  }
+
+  // CHECK-LABEL: gpu.func @counters_and_epochs
+  gpu.func @counters_and_epochs(%pool: !symm_mem.pool, %peer: index, %ch: index) kernel {
+    // CHECK: %[[EPOCHS_AT:.*]] = llvm.getelementptr %{{.*}}[4]
+    // CHECK: %[[EPOCHS:.*]] = llvm.load %[[EPOCHS_AT]]
+    // CHECK: %[[MINE:.*]] = llvm.getelementptr %[[EPOCHS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    // CHECK: %[[E:.*]] = llvm.load %[[MINE]] : !llvm.ptr -> i32
+    %e = symm_mem.epoch %pool channel %ch
+    // CHECK: scf.while
+    // CHECK: %[[SEEN:.*]] = llvm.inline_asm has_side_effects "ld.acquire.sys.global.u32 $0, [$1];", "=r,l,~{memory}"
+    // CHECK: %[[AHEAD:.*]] = llvm.sub %[[SEEN]], %[[E]] : i32
+    // CHECK: llvm.icmp "sge" %[[AHEAD]]
+    symm_mem.wait_counter %pool from %peer channel %ch reaches %e
+    // CHECK: llvm.store %[[E]], %{{.*}} : i32, !llvm.ptr
+    symm_mem.set_epoch %pool channel %ch to %e
+    gpu.return
+  }
+
+  // A device function that takes a pool: its signature converts too.
+  // CHECK-LABEL: func.func @helper
+  // CHECK-SAME: (%{{.*}}: !llvm.ptr) -> index
+  func.func @helper(%pool: !symm_mem.pool) -> index {
+    %r = symm_mem.pool_rank %pool
+    return %r : index
+  }
+  // CHECK-LABEL: gpu.func @calls_helper
+  // CHECK: call @helper(%{{.*}}) : (!llvm.ptr) -> index
+  gpu.func @calls_helper(%pool: !symm_mem.pool) kernel {
+    %r = func.call @helper(%pool) : (!symm_mem.pool) -> index
+    gpu.return
+  }
+}
+
+// The host passes the descriptor pointer where it passed the pool.
+// CHECK-LABEL: func.func @host
+// CHECK-SAME: (%[[D:.*]]: !llvm.ptr)
+// CHECK: gpu.launch_func @kernels::@rank_and_world {{.*}} args(%[[D]] : !llvm.ptr)
+func.func @host(%d: !llvm.ptr) {
+  %pool = builtin.unrealized_conversion_cast %d : !llvm.ptr to !symm_mem.pool
+  %c1 = arith.constant 1 : index
+  gpu.launch_func @kernels::@rank_and_world blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%pool : !symm_mem.pool)
+  return
+}
+}
