@@ -46,6 +46,8 @@ unsafe extern "C" {
     pub fn symmMemAllocatorAttrGetKind(attr: MlirAttribute) -> i32;
     pub fn symmMemAllocatorAttrGetGroup(attr: MlirAttribute) -> MlirStringRef;
     pub fn symmMemTypeGetAllocator(ty: MlirType) -> MlirAttribute;
+    pub fn symmMemPoolTypeGet(ctx: MlirContext) -> MlirType;
+    pub fn symmMemTypeIsAPool(ty: MlirType) -> bool;
     pub fn symmMemGetSymmetricOperands(
         op: MlirOperation,
         indices: *mut isize,

@@ -455,6 +455,10 @@ impl Ty {
         ctx.ty(&format!("memref<1x{element}>"))?.byte_size()
     }
     /// The allocator of a comm-buffer memref type.
+    /// `!symm_mem.pool`: a kernel's handle to a symmetric pool.
+    pub fn pool(ctx: Ctx) -> Ty {
+        Ty(unsafe { symm_dialects::ffi::symmMemPoolTypeGet(ctx.raw()) })
+    }
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::of_type(unsafe { melior::ir::Type::from_raw(self.0) })
     }

@@ -40,7 +40,7 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
-gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-scf-to-cf,\
+gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,convert-scf-to-cf,\
 convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
 convert-func-to-llvm,nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},\
 convert-arith-to-llvm,\

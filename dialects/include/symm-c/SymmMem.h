@@ -32,6 +32,10 @@ symmMemAllocatorAttrGetGroup(MlirAttribute attr);
 /* The allocator of a comm-buffer memref type, or a null attribute. */
 MLIR_CAPI_EXPORTED MlirAttribute symmMemTypeGetAllocator(MlirType type);
 
+/* The `!symm_mem.pool` type, and whether `type` is one. */
+MLIR_CAPI_EXPORTED MlirType symmMemPoolTypeGet(MlirContext ctx);
+MLIR_CAPI_EXPORTED bool symmMemTypeIsAPool(MlirType type);
+
 /* Writes the indices of the operands that `op` needs in symmetric memory
  * into `indices` (up to `capacity`) and returns how many there are, or -1
  * if `op` does not implement SymmetricOperandOpInterface. */

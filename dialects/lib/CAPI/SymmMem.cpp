@@ -43,6 +43,12 @@ MlirAttribute symmMemTypeGetAllocator(MlirType type) {
   return wrap(Attribute(getAllocator(unwrap(type))));
 }
 
+MlirType symmMemPoolTypeGet(MlirContext ctx) {
+  return wrap(PoolType::get(unwrap(ctx)));
+}
+
+bool symmMemTypeIsAPool(MlirType type) { return isa<PoolType>(unwrap(type)); }
+
 intptr_t symmMemGetSymmetricOperands(MlirOperation op, intptr_t *indices,
                                      intptr_t capacity) {
   auto iface = dyn_cast<SymmetricOperandOpInterface>(unwrap(op));

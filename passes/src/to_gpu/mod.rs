@@ -79,10 +79,6 @@ fn refusal(name: &str) -> Option<&'static str> {
             "allocates its result: run symm-mem-to-dps (or the symm-mem-middle-end pipeline) first"
         }
         "symm_mem.with_allocator" => "must be realized first: run symm-mem-realize",
-        "symm_mem.peer_view"
-        | "symm_mem.put_signal"
-        | "symm_mem.wait_signal"
-        | "symm_mem.barrier" => "has no GPU lowering yet (only inside hand-written kernels)",
         _ if name.starts_with("cudagraph.") => {
             "has no lowering yet: CUDA-graph partitions are not compiled by symm-to-llvm; \
              capture the compiled function with symm_graph_begin/end instead"
@@ -103,6 +99,7 @@ fn lowers(name: &str) -> bool {
             | "symm_mem.all_gather_matmul_out"
             | "symm_mem.rank"
             | "symm_mem.world_size"
+            | "symm_mem.pool_of"
             | "memref.alloc"
             | "memref.dealloc"
             | "memref.copy"
@@ -329,6 +326,19 @@ impl Conversion {
                     .build();
                 let index = host.b.insert(cast).result(0);
                 op.result(0).replace_all_uses_with(index);
+                Ok(())
+            }
+            "symm_mem.pool_of" => {
+                // The pool's descriptor, which convert-symm-mem-to-nvvm
+                // passes to the kernel where the pool was.
+                let buffer = host.ptr_of(op.operand(0));
+                let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[buffer]);
+                let cast = OpBuilder::new("builtin.unrealized_conversion_cast", op.loc())
+                    .operands(&[descriptor])
+                    .results(&[Ty::pool(host.b.ctx)])
+                    .build();
+                let pool = host.b.insert(cast).result(0);
+                op.result(0).replace_all_uses_with(pool);
                 Ok(())
             }
             "symm_mem.world_size" => match world {
