@@ -195,6 +195,11 @@ fn pool_of(def: Op, bounded: bool) -> Option<(PoolKey, Option<Attr>)> {
     }
     match (def.name().as_str(), ty.memory_space()) {
         ("symm_mem.alloc", Some(space)) => Some((Some(space.print()), Some(space))),
+        // A memref.alloc in an allocator's space is a symmetric allocation
+        // too, however it was written.
+        ("memref.alloc", Some(space)) if space.allocator().is_some() => {
+            Some((Some(space.print()), Some(space)))
+        }
         ("memref.alloc", None) => Some((None, None)),
         _ => None,
     }

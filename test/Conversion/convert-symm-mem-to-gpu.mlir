@@ -168,6 +168,16 @@ func.func @runtime_calls(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4
 // -----
 
 symm_mem.group @tp world_size(2)
+func.func @unplanned_memref_alloc(%out: memref<16xf32>) {
+  // expected-error@+1 {{'memref.alloc' allocates in symmetric memory (memref<16xf32, #symm_mem.allocator<symmetric, @tp>>) but symm-mem-plan did not place it in a pool (see its remark)}}
+  %b = memref.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %b into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
 func.func @unplanned(%out: memref<16xf32>) {
   // expected-error@+1 {{'symm_mem.alloc' is not planned into a pool yet: run symm-mem-plan}}
   %b = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>

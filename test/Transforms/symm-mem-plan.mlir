@@ -146,3 +146,21 @@ func.func @bounded(%x: memref<?x64xf32>) attributes {symm_mem.max_tokens = 16 : 
   memref.dealloc %a : memref<?x64xf32>
   return
 }
+
+// -----
+
+// A memref.alloc in an allocator's memory space is planned like
+// symm_mem.alloc: into the pool, never a plain allocation.
+symm_mem.group @tp world_size(2)
+// CHECK-LABEL: func.func @memref_alloc_in_symmetric_space
+// CHECK: %[[P:.*]] = symm_mem.get_global @{{.*}} : memref<{{[0-9]+}}xi8, #[[$TP:.*]]>
+// CHECK: %[[B:.*]] = memref.view %[[P]]{{.*}} to memref<1024xbf16, #[[$TP]]>
+// CHECK: symm_mem.pool_of %[[B]]
+// CHECK-NOT: memref.alloc
+// expected-remark@+1 {{pool @__symm_pool_memref_alloc_in_symmetric_space_tp (#symm_mem.allocator<symmetric, @tp>): 2048 bytes for 1 buffer}}
+func.func @memref_alloc_in_symmetric_space(%x: memref<1024xbf16>) -> !symm_mem.pool {
+  %b = memref.alloc() : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  memref.copy %x, %b : memref<1024xbf16> to memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  %p = symm_mem.pool_of %b : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  return %p : !symm_mem.pool
+}

@@ -773,6 +773,15 @@ fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<()
 
 fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
     let ty = op.result(0).ty();
+    if ty.allocator().is_some() {
+        // Only a pool is symmetric; a plain allocation here would not be.
+        return Err(format!(
+            "allocates in symmetric memory ({}) but symm-mem-plan did not place it in a pool \
+             (see its remark); run symm-mem-plan first, or keep the buffer from flowing where \
+             the plan cannot follow it",
+            ty.print()
+        ));
+    }
     let sizes = op.operands();
     let bytes = if sizes.is_empty() {
         host.int(64, static_bytes(ty)?)
