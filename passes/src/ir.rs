@@ -288,6 +288,12 @@ impl Op {
 }
 
 impl Val {
+    pub fn raw(self) -> MlirValue {
+        self.0
+    }
+    pub fn from_raw(raw: MlirValue) -> Self {
+        Self(raw)
+    }
     pub fn ty(self) -> Ty {
         Ty(unsafe { mlirValueGetType(self.0) })
     }
@@ -336,6 +342,12 @@ impl Val {
 }
 
 impl Blk {
+    pub fn raw(self) -> MlirBlock {
+        self.0
+    }
+    pub fn from_raw(raw: MlirBlock) -> Self {
+        Self(raw)
+    }
     fn null(raw: MlirBlock) -> Option<Self> {
         (!raw.ptr.is_null()).then_some(Self(raw))
     }

@@ -4,6 +4,7 @@
 
 mod builders;
 pub mod check_gpu_symbols;
+pub mod collectives;
 pub mod cudagraph;
 pub mod dynamic;
 pub mod fuse_epilogue;

@@ -513,22 +513,6 @@ pub unsafe extern "C" fn symm_rt_check_tokens(runtime: *mut SymmRuntime, tokens:
     })
 }
 
-/// The kernels' peer-wait bound (ns) and error flag.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_timeout_ns(runtime: *mut SymmRuntime) -> i64 {
-    run("reading the timeout", || {
-        let timeout = session(runtime)?.collectives.timeout;
-        Ok(timeout.as_nanos().min(i64::MAX as u128) as i64)
-    })
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_error_flag(runtime: *mut SymmRuntime) -> *mut c_void {
-    run("reading the error flag", || {
-        Ok(session(runtime)?.collectives.error_flag() as *mut c_void)
-    })
-}
-
 /// Regular device memory, ordered on the runtime's stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_alloc(runtime: *mut SymmRuntime, bytes: i64) -> *mut c_void {

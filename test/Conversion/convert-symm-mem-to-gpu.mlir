@@ -4,7 +4,9 @@
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
-// vectors, reading the pool's descriptor. The body becomes the
+// vectors, taking the pool's kernel handle (its descriptor). The kernel is
+// IR over the symm_mem device ops, which convert-symm-mem-to-nvvm lowers
+// later. The body becomes the
 // asynchronous entry point @one_shot_async (runtime handle and stream
 // first, the status as result); @one_shot calls it with a null stream (the
 // runtime's) and waits in symm_rt_exit. 4 KiB fit the staging slots: the
@@ -16,12 +18,12 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK-SAME: symm.async_entry
 // CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
 // CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
-// CHECK: %[[RANK:.*]] = call @symm_rt_rank(%[[RT]])
 // CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
 // CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %[[IN:.*]]) :
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[DESC]] : !llvm.ptr, %[[IN]] : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[RANK]] : i32
+// CHECK: %[[HANDLE:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : !llvm.ptr to !symm_mem.pool
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[HANDLE]] : !symm_mem.pool, %[[IN]] : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64)
 // CHECK: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]]) : (!llvm.ptr) -> i32
 // CHECK-NEXT: return %[[STATUS]] : i32
 // CHECK-LABEL: func.func @one_shot(
@@ -31,16 +33,33 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK-NEXT: call @symm_rt_exit(%[[RT]])
 // CHECK-NEXT: return
 // CHECK: gpu.module @symm_kernels
-// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KDESC:[^:]*]]: !llvm.ptr, %[[KIN:[^:]*]]: !llvm.ptr,
+// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KPOOL:[^:]*]]: !symm_mem.pool, %[[KIN:[^:]*]]: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr, %[[NVEC:[^:]*]]: i64)
 // CHECK-SAME: kernel
-// CHECK: %[[LOCAL:.*]] = llvm.ptrtoint %[[KIN]] : !llvm.ptr to i64
-// CHECK: %[[OWN:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr to i64
-// CHECK: arith.subi %[[LOCAL]], %[[OWN]] : i64
-// CHECK: %[[EPOCH:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
-// CHECK: red.release.sys.global.add.u32
-// CHECK: ld.acquire.sys.global.u32
-// CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
-// CHECK: arith.addi %[[EPOCH]], %{{.*}} : i32
+// CHECK: %[[BLOCK:.*]] = gpu.block_id x
+// CHECK: %[[RANK:.*]] = symm_mem.pool_rank %[[KPOOL]]
+// CHECK: %[[EPOCH:.*]] = symm_mem.epoch %[[KPOOL]] channel %[[BLOCK]]
+// CHECK: %[[PARITY:.*]] = arith.andi %[[EPOCH]]
+// CHECK: %[[SLOT:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[MINE:.*]] = symm_mem.staging_slot %[[KPOOL]][%[[RANK]]] slot %[[SLOT]]
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
+// CHECK: %[[TO:.*]] = llvm.getelementptr %[[MINE]]
+// CHECK: llvm.store %{{.*}}, %[[TO]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: symm_mem.add_counter %[[KPOOL]] to %[[PEER:.*]] channel %[[BLOCK]]
+// CHECK: symm_mem.wait_counter %[[KPOOL]] from %[[PEER]] channel %[[BLOCK]] reaches %[[NEXT]]
+// CHECK: gpu.barrier
+// CHECK-NOT: symm_mem.barrier
+// CHECK: %[[S0:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
+// CHECK: %[[S1:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[NVEC]]
+// CHECK: llvm.getelementptr %[[S0]][%[[I]]]
+// CHECK: llvm.getelementptr %[[S1]][%[[I]]]
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: llvm.getelementptr %[[KOUT]][%[[I]]]
+// CHECK: symm_mem.set_epoch %[[KPOOL]] channel %[[BLOCK]] to %[[NEXT]]
 // CHECK: func.func private @symm_rt_global(!llvm.ptr, i64, i64) -> !llvm.ptr
 func.func @one_shot(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
@@ -57,9 +76,16 @@ symm_mem.group @tp world_size(2)
 symm_mem.global @big alignment(128) : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @big_one_shot
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_f32_w2_v4 blocks
-// CHECK: gpu.func @symm_one_shot_sum_f32_w2_v4(
-// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
-// CHECK-NOT: red.release.sys
+// CHECK: gpu.func @symm_one_shot_sum_f32_w2_v4(%[[POOL:[^:]*]]: !symm_mem.pool, %[[IN:[^:]*]]: !llvm.ptr
+// CHECK: %[[BLOCK:.*]] = gpu.block_id x
+// CHECK: %[[P0:.*]] = symm_mem.peer_ptr %[[POOL]][%{{.*}}], %[[IN]] : !llvm.ptr
+// CHECK: %[[P1:.*]] = symm_mem.peer_ptr %[[POOL]][%{{.*}}], %[[IN]] : !llvm.ptr
+// CHECK: symm_mem.barrier %[[POOL]] channel %[[BLOCK]]
+// CHECK: scf.for
+// CHECK: llvm.getelementptr %[[P0]]
+// CHECK: llvm.getelementptr %[[P1]]
+// CHECK: symm_mem.barrier %[[POOL]] channel %[[BLOCK]]
+// CHECK-NOT: symm_mem.add_counter
 func.func @big_one_shot(%out: memref<512x512xf32>) {
   %pool = symm_mem.get_global @big : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
@@ -79,15 +105,15 @@ symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<s
 // CHECK-LABEL: func.func @auto_two_shot
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_max_bf16_w4_v8
 // CHECK: gpu.func @symm_two_shot_push_max_bf16_w4_v8(
-// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: symm_mem.barrier
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK: arith.maxnumf
 // CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK-COUNT-4: scf.if %{{.*}} {
 // CHECK-NEXT: llvm.getelementptr
 // CHECK-NEXT: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr
-// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
-// CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: symm_mem.barrier
+// CHECK-NOT: symm_mem.barrier
 // CHECK: gpu.return
 func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
   %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
@@ -106,14 +132,17 @@ symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @push_into_outputs
 // CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[IN:.*]]) :
+// CHECK: %[[IN_POOL:.*]] = builtin.unrealized_conversion_cast %[[IN_DESC]] : !llvm.ptr to !symm_mem.pool
 // CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[OUT:.*]]) :
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_DESC]] : !llvm.ptr, %[[IN]] : !llvm.ptr, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_DESC]] : !llvm.ptr)
+// CHECK: %[[OUT_POOL:.*]] = builtin.unrealized_conversion_cast %[[OUT_DESC]] : !llvm.ptr to !symm_mem.pool
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_POOL]] : !symm_mem.pool, %[[IN]] : !llvm.ptr, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_POOL]] : !symm_mem.pool)
 // CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
-// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK-SAME: %[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr, %{{.*}}: i64, %[[KOUT_POOL:[^:]*]]: !symm_mem.pool)
+// CHECK: symm_mem.barrier %[[KPOOL]]
+// CHECK: symm_mem.peer_ptr %[[KOUT_POOL]][%{{.*}}], %[[KOUT]]
 // CHECK: scf.for
 // CHECK: arith.addf
-// CHECK-COUNT-2: atom.{{release|acquire}}.sys.cas.b32
+// CHECK: symm_mem.barrier %[[KPOOL]]
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
 func.func @push_into_outputs() {
@@ -136,8 +165,8 @@ symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<s
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_sum_bf16_w4_v8
 // CHECK: {{(func\.)?}}call @symm_rt_copy(
 // CHECK: gpu.func @symm_two_shot_sum_bf16_w4_v8(
-// CHECK-COUNT-6: atom.{{release|acquire}}.sys.cas.b32
-// CHECK-NOT: atom.{{release|acquire}}.sys.cas.b32
+// CHECK-COUNT-3: symm_mem.barrier
+// CHECK-NOT: symm_mem.barrier
 // CHECK: gpu.return
 func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xbf16>) {
   %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
@@ -252,7 +281,6 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: memref.global "private" @__symm_graph_graphed : memref<1xi8> = uninitialized
 // CHECK-LABEL: func.func @graphed_async
 // CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr)
-// CHECK: %[[ERR:.*]] = call @symm_rt_error_flag(%[[RT]])
 // CHECK: %[[MARK:.*]] = memref.get_global @__symm_graph_graphed : memref<1xi8>
 // CHECK: %[[KEY:.*]] = memref.alloca() : memref<1xi64>
 // CHECK: %[[ADDRESS:.*]] = llvm.ptrtoint %[[OUT]] : !llvm.ptr to i64

@@ -257,9 +257,9 @@ impl<'d> Host<'d> {
             host.arith("arith.divui", &[sum, by])
         };
         let per_rank = ceil_div(self, vectors, divisor);
-        let blocks = ceil_div(self, per_rank, super::kernels::THREADS);
+        let blocks = ceil_div(self, per_rank, crate::collectives::all_reduce::THREADS);
         let one = self.int(64, 1);
-        let most = self.int(64, super::kernels::MAX_BLOCKS as i64);
+        let most = self.int(64, crate::collectives::all_reduce::MAX_BLOCKS as i64);
         let blocks = self.arith("arith.maxui", &[blocks, one]);
         let blocks = self.arith("arith.minui", &[blocks, most]);
         let index = self.ctx().index_type();

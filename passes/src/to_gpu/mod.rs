@@ -22,9 +22,11 @@ mod entry;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 mod graphs;
 pub mod host;
-pub mod kernels;
-
-use crate::{
+use crate::collectives::EpilogueDecl;
+use crate::collectives::all_reduce::{
+    self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
+};
+pub use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, replace_terminator},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
@@ -33,7 +35,6 @@ use crate::{
     select_all_reduce::{Facts, choose},
 };
 use host::{Declarations, Host, int_type, ptr_type};
-use kernels::{Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction};
 use std::collections::BTreeMap;
 
 pub const KERNEL_MODULE: &str = "symm_kernels";
@@ -228,16 +229,6 @@ impl Conversion {
             let world = host.int(64, world as i64);
             host.call("symm_rt_check_world", &[world], &[]);
         }
-        let i32_ty = int_type(self.ctx, 32);
-        let i64_ty = int_type(self.ctx, 64);
-        let rank = host.call("symm_rt_rank", &[], &[i32_ty])[0];
-        let timeout = host.call("symm_rt_timeout_ns", &[], &[i64_ty])[0];
-        let error_flag = host.call_ptr("symm_rt_error_flag", &[]);
-        let common = KernelArgs {
-            rank,
-            timeout,
-            error_flag,
-        };
         if let Err(message) = entry::bind_arguments(&mut host, function, first_argument) {
             self.error(function, &message);
             return;
@@ -269,7 +260,7 @@ impl Conversion {
                     host.call("symm_rt_exit", &[], &[]);
                 }
             } else {
-                self.lower_op(op, runtime, &common);
+                self.lower_op(op, runtime);
             }
         }
         strip_memory_spaces(function);
@@ -302,7 +293,7 @@ impl Conversion {
         }
     }
 
-    fn lower_op(&mut self, op: Op, runtime: Val, common: &KernelArgs) {
+    fn lower_op(&mut self, op: Op, runtime: Val) {
         let world = self.world_of(op);
         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
         let name = op.name();
@@ -329,15 +320,8 @@ impl Conversion {
                 Ok(())
             }
             "symm_mem.pool_of" => {
-                // The pool's descriptor, which convert-symm-mem-to-nvvm
-                // passes to the kernel where the pool was.
                 let buffer = host.ptr_of(op.operand(0));
-                let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[buffer]);
-                let cast = OpBuilder::new("builtin.unrealized_conversion_cast", op.loc())
-                    .operands(&[descriptor])
-                    .results(&[Ty::pool(host.b.ctx)])
-                    .build();
-                let pool = host.b.insert(cast).result(0);
+                let pool = pool_of_pointer(&mut host, buffer);
                 op.result(0).replace_all_uses_with(pool);
                 Ok(())
             }
@@ -350,7 +334,7 @@ impl Conversion {
                 None => Err("needs a group with a declared world_size".to_owned()),
             },
             _ => {
-                return self.lower_all_reduce(op, runtime, common);
+                return self.lower_all_reduce(op, runtime);
             }
         };
         match result {
@@ -364,7 +348,7 @@ impl Conversion {
         self.groups.get(&group)?.world_size
     }
 
-    fn lower_all_reduce(&mut self, op: Op, runtime: Val, common: &KernelArgs) {
+    fn lower_all_reduce(&mut self, op: Op, runtime: Val) {
         let name = op.name();
         let facts = match self.all_reduce_facts(op) {
             Ok(facts) => facts,
@@ -377,7 +361,7 @@ impl Conversion {
         let input_ptr = host.ptr_of(input);
         // The kernel finds the peers' copies from the descriptor and the
         // input's offset from this rank's base.
-        let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[input_ptr]);
+        let pool = pool_of_pointer(&mut host, input_ptr);
         let out_ptr = host.ptr_of(out);
         let mut extra = Vec::new();
         for operand in &operands[1..operands.len() - 1] {
@@ -387,8 +371,7 @@ impl Conversion {
             .iter()
             .any(|s| s.kernel.push == Some(Push::IntoOutputs));
         // Peers' outputs: the same offset in the output's pool.
-        let out_descriptor =
-            pushes_into_outputs.then(|| host.call_ptr("symm_rt_pool_descriptor", &[out_ptr]));
+        let out_pool = pushes_into_outputs.then(|| pool_of_pointer(&mut host, out_ptr));
         // Elements of this call: static, or the leading size times the rest.
         let count = match facts.count {
             Some(count) => host.int(64, count as i64),
@@ -404,17 +387,9 @@ impl Conversion {
             let kernel = &segment.kernel;
             let vector = host.int(64, kernel.vector as i64);
             let nvec = host.arith("arith.divui", &[count, vector]);
-            let mut args = vec![
-                descriptor,
-                input_ptr,
-                out_ptr,
-                nvec,
-                common.rank,
-                common.timeout,
-                common.error_flag,
-            ];
+            let mut args = vec![pool, input_ptr, out_ptr, nvec];
             if kernel.push == Some(Push::IntoOutputs) {
-                args.extend(out_descriptor);
+                args.extend(out_pool);
             }
             args.extend_from_slice(&extra);
             let blocks = match facts.count {
@@ -537,39 +512,34 @@ impl Conversion {
         if self.kernels.is_empty() {
             return;
         }
-        let mut text = format!("gpu.module @{KERNEL_MODULE} {{\n");
-        for (function, op) in &self.epilogues {
-            let operands = op.operands();
-            let mut types = vec![operands[0].ty().element().print()];
-            for operand in &operands[1..operands.len() - 1] {
-                types.push(operand.ty().element().print());
-            }
-            text.push_str(&format!(
-                "func.func private @{function}({}) -> {}\n",
-                types.join(", "),
-                types[0]
-            ));
-        }
-        for kernel in self.kernels.values() {
-            text.push_str(&kernel.text());
-        }
-        text.push_str("}\n");
-        let Some(parsed) = self.ctx.parse_module(&text) else {
-            self.error(
-                module,
-                "internal error: a generated kernel does not parse; please report it",
-            );
+        let epilogues: Vec<EpilogueDecl> = self
+            .epilogues
+            .iter()
+            .map(|(function, op)| {
+                let operands = op.operands();
+                let mut elements = vec![operands[0].ty().element().print()];
+                for operand in &operands[1..operands.len() - 1] {
+                    elements.push(operand.ty().element().print());
+                }
+                EpilogueDecl {
+                    function: function.clone(),
+                    elements,
+                }
+            })
+            .collect();
+        let Some(block) = module.entry_block() else {
             return;
         };
-        let Some(gpu_module) = parsed.entry_block().and_then(|b| b.first_op()) else {
-            parsed.erase();
-            return;
+        let gpu_module = match crate::collectives::emit_kernel_module(
+            self.ctx,
+            block,
+            KERNEL_MODULE,
+            &epilogues,
+            self.kernels.values(),
+        ) {
+            Ok(gpu_module) => gpu_module,
+            Err(message) => return self.error(module, &message),
         };
-        gpu_module.remove_from_parent();
-        parsed.erase();
-        if let Some(block) = module.entry_block() {
-            block.append(gpu_module);
-        }
         let functions: BTreeMap<String, Op> = gpu_module
             .entry_block()
             .map(|b| b.ops())
@@ -731,11 +701,16 @@ impl AllReduceFacts {
     }
 }
 
-/// Values every kernel takes, read from the runtime once per call.
-struct KernelArgs {
-    rank: Val,
-    timeout: Val,
-    error_flag: Val,
+/// The `!symm_mem.pool` of the pool holding device address `pointer`: the
+/// runtime's descriptor, which convert-symm-mem-to-nvvm passes to kernels
+/// where the pool was.
+fn pool_of_pointer(host: &mut Host, pointer: Val) -> Val {
+    let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[pointer]);
+    let cast = OpBuilder::new("builtin.unrealized_conversion_cast", host.b.loc)
+        .operands(&[descriptor])
+        .results(&[Ty::pool(host.b.ctx)])
+        .build();
+    host.b.insert(cast).result(0)
 }
 
 fn static_bytes(ty: Ty) -> Result<i64, String> {

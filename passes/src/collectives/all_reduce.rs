@@ -1,0 +1,156 @@
+//! What decides an all-reduce kernel: algorithm, element type, reduction,
+//! world size, vector width and epilogue (`AllReduceKernel`), and its
+//! name, grid and vector width. `kernel_ir` builds the kernels.
+
+use std::fmt::Write;
+
+/// The runtime's pad layout (`symm-protocol`), as the i64s the kernels use.
+pub const MAX_WORLD: u64 = symm_protocol::MAX_WORLD as u64;
+/// Messages up to this many bytes take the staged one-shot.
+pub const STAGING_MAX: u64 = symm_protocol::STAGING_MAX as u64;
+pub const MAX_BLOCKS: u64 = symm_protocol::MAX_BLOCKS as u64;
+pub const THREADS: u64 = symm_protocol::THREADS as u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    OneShot,
+    TwoShot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    Sum,
+    Max,
+    Min,
+}
+
+/// One epilogue operand: its element type, and the row length in vectors
+/// when it is a row-broadcast vector (a bias).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EpilogueOperand {
+    pub element: String,
+    pub broadcast_row_vectors: Option<u64>,
+}
+
+/// The scalar function (`func.func` in the same gpu.module) applied to each
+/// reduced element and the epilogue operands' elements.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Epilogue {
+    pub function: String,
+    pub operands: Vec<EpilogueOperand>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AllReduceKernel {
+    pub algorithm: Algorithm,
+    pub reduction: Reduction,
+    /// `f32`, `f16` or `bf16`.
+    pub element: String,
+    pub world: u64,
+    /// Elements per vector access (16 bytes at most).
+    pub vector: u64,
+    pub epilogue: Option<Epilogue>,
+    /// One-shot through the pool's staging slots: one barrier of posted
+    /// counter increments instead of two CAS barriers (see `staged_prologue`).
+    pub staged: bool,
+    /// Two-shot that stores reduced chunks into the peers' buffers instead
+    /// of reading them back after a middle barrier (see `push_two_shot_body`).
+    pub push: Option<Push>,
+}
+
+/// Where a push two-shot stores the reduced chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Push {
+    /// Into the peers' inputs (nothing reads them afterwards); each rank
+    /// then runs the chunks it received through its epilogue into `out`.
+    IntoInputs,
+    /// Straight into the peers' outputs (symmetric too, at the same offset
+    /// of their pool); no epilogue, nothing to copy afterwards.
+    IntoOutputs,
+}
+
+/// Bytes of a float element type.
+pub fn element_bytes(element: &str) -> Option<u64> {
+    match element {
+        "f32" | "i32" => Some(4),
+        "f16" | "bf16" | "i16" => Some(2),
+        "f64" | "i64" => Some(8),
+        "i8" => Some(1),
+        _ => None,
+    }
+}
+
+/// The widest vector of at most 16 bytes whose length divides every
+/// length in `counts` (element counts that vectors must tile exactly).
+pub fn vector_width(element_bytes: u64, counts: &[u64]) -> u64 {
+    let mut width = (16 / element_bytes).max(1);
+    while width > 1 && counts.iter().any(|count| count % width != 0) {
+        width /= 2;
+    }
+    width
+}
+
+/// Thread blocks for `vectors` vector accesses of one rank: one per
+/// thread, at most one per signal-pad channel. (The runtime caps its
+/// two-shot at `TWO_SHOT_MAX_BLOCKS`; these kernels keep one vector in
+/// flight per thread, not four, and lost 2.5% at 32 MiB with that cap.)
+pub fn grid_blocks(vectors: u64) -> u64 {
+    vectors.div_ceil(THREADS).clamp(1, MAX_BLOCKS)
+}
+
+impl AllReduceKernel {
+    pub fn name(&self) -> String {
+        let algorithm = match (self.algorithm, self.staged) {
+            (Algorithm::OneShot, true) => "one_shot_staged",
+            (Algorithm::OneShot, false) => "one_shot",
+            (Algorithm::TwoShot, _) if self.push == Some(Push::IntoOutputs) => "two_shot_push_out",
+            (Algorithm::TwoShot, _) if self.push.is_some() => "two_shot_push",
+            (Algorithm::TwoShot, _) => "two_shot",
+        };
+        let reduction = format!("{:?}", self.reduction).to_lowercase();
+        let mut name = format!(
+            "symm_{algorithm}_{reduction}_{}_w{}_v{}",
+            self.element, self.world, self.vector
+        );
+        if let Some(epilogue) = &self.epilogue {
+            let _ = write!(name, "_{}", epilogue.function);
+        }
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vector_width_tiles_every_count() {
+        assert_eq!(vector_width(2, &[4096]), 8);
+        assert_eq!(vector_width(4, &[4096]), 4);
+        assert_eq!(vector_width(2, &[4096, 12]), 4);
+        assert_eq!(vector_width(2, &[7]), 1);
+        assert_eq!(vector_width(8, &[10]), 2);
+    }
+
+    #[test]
+    fn grid_is_one_vector_per_thread_up_to_the_pad_channels() {
+        assert_eq!(grid_blocks(1), 1);
+        assert_eq!(grid_blocks(THREADS + 1), 2);
+        assert_eq!(grid_blocks(1 << 30), MAX_BLOCKS);
+    }
+
+    #[test]
+    fn names_carry_every_specialization() {
+        let kernel = AllReduceKernel {
+            algorithm: Algorithm::TwoShot,
+            reduction: Reduction::Max,
+            element: "bf16".into(),
+            world: 4,
+            vector: 8,
+            epilogue: None,
+            staged: false,
+            push: None,
+        };
+        assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
+    }
+}

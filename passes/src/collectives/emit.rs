@@ -1,0 +1,387 @@
+//! Appends ops to a block through typed builders: melior's (`arith`, `scf`,
+//! `llvm`, `func`, and the ODS-generated `gpu`), and the `symm_mem`
+//! device-op builders that `melior::dialect!` generates from our ODS. The
+//! kernels of `collectives` are written with it; no op is built from a
+//! name or from text.
+//!
+//! Values are this crate's `ir::Val` handles (Copy, no lifetime), so that
+//! nested regions can use the values of the blocks around them freely.
+
+use crate::ir::{Blk, Op, Val};
+use melior::{
+    Context,
+    dialect::{
+        arith::{self, CmpiPredicate},
+        func, llvm,
+        llvm::LoadStoreOptions,
+        ods, scf,
+    },
+    ir::{
+        Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, TypeLike,
+        Value, ValueLike,
+        attribute::{FlatSymbolRefAttribute, IntegerAttribute},
+        operation::OperationBuilder,
+        r#type::IntegerType,
+    },
+};
+use symm_dialects::symm_mem;
+
+/// A block being filled, and the context and location of what goes in it.
+#[derive(Clone, Copy)]
+pub struct Emitter<'c> {
+    pub ctx: &'c Context,
+    pub loc: Location<'c>,
+    pub block: Blk,
+}
+
+/// A melior value for one of ours (the op that defines it outlives the
+/// borrow, which melior cannot see through a raw handle).
+fn value<'c>(v: Val) -> Value<'c, 'static> {
+    // SAFETY: `v` is a live value of the module being built.
+    unsafe { Value::from_raw(v.raw()) }
+}
+
+impl<'c> Emitter<'c> {
+    pub fn new(ctx: &'c Context, loc: Location<'c>, block: Blk) -> Self {
+        Self { ctx, loc, block }
+    }
+
+    /// The same context and location, appending to `block`.
+    pub fn into_block(&self, block: Blk) -> Self {
+        Self { block, ..*self }
+    }
+
+    /// Appends `op` and returns it.
+    pub fn push(&self, op: Operation<'c>) -> Op {
+        let op = Op::from_raw(op.into_raw());
+        self.block.append(op);
+        op
+    }
+
+    /// Appends `op` and returns its only result.
+    fn one(&self, op: Operation<'c>) -> Val {
+        self.push(op).result(0)
+    }
+
+    // Types.
+
+    pub fn int_type(&self, bits: u32) -> Type<'c> {
+        IntegerType::new(self.ctx, bits).into()
+    }
+    pub fn i64(&self) -> Type<'c> {
+        self.int_type(64)
+    }
+    pub fn index(&self) -> Type<'c> {
+        Type::index(self.ctx)
+    }
+    pub fn ptr(&self) -> Type<'c> {
+        llvm::r#type::pointer(self.ctx, 0)
+    }
+    pub fn pool(&self) -> Type<'c> {
+        // SAFETY: a type of this context.
+        unsafe { Type::from_raw(symm_dialects::ffi::symmMemPoolTypeGet(self.ctx.to_raw())) }
+    }
+    /// `f32`, `f16` or `bf16`.
+    pub fn float(&self, name: &str) -> Option<Type<'c>> {
+        Some(match name {
+            "f32" => Type::float32(self.ctx),
+            "f16" => Type::float16(self.ctx),
+            "bf16" => Type::bfloat16(self.ctx),
+            _ => return None,
+        })
+    }
+    pub fn vector(&self, lanes: u64, element: Type<'c>) -> Type<'c> {
+        Type::vector(&[lanes], element)
+    }
+
+    // Constants and arithmetic.
+
+    pub fn constant(&self, ty: Type<'c>, number: i64) -> Val {
+        self.one(arith::constant(
+            self.ctx,
+            IntegerAttribute::new(ty, number).into(),
+            self.loc,
+        ))
+    }
+    pub fn c64(&self, number: i64) -> Val {
+        self.constant(self.i64(), number)
+    }
+    pub fn c_index(&self, number: i64) -> Val {
+        self.constant(self.index(), number)
+    }
+    pub fn add(&self, a: Val, b: Val) -> Val {
+        self.one(arith::addi(value(a), value(b), self.loc))
+    }
+    pub fn sub(&self, a: Val, b: Val) -> Val {
+        self.one(arith::subi(value(a), value(b), self.loc))
+    }
+    pub fn mul(&self, a: Val, b: Val) -> Val {
+        self.one(arith::muli(value(a), value(b), self.loc))
+    }
+    pub fn div(&self, a: Val, b: Val) -> Val {
+        self.one(arith::divui(value(a), value(b), self.loc))
+    }
+    pub fn rem(&self, a: Val, b: Val) -> Val {
+        self.one(arith::remui(value(a), value(b), self.loc))
+    }
+    pub fn min(&self, a: Val, b: Val) -> Val {
+        self.one(arith::minui(value(a), value(b), self.loc))
+    }
+    pub fn and(&self, a: Val, b: Val) -> Val {
+        self.one(arith::andi(value(a), value(b), self.loc))
+    }
+    pub fn cmp(&self, predicate: CmpiPredicate, a: Val, b: Val) -> Val {
+        self.one(arith::cmpi(
+            self.ctx,
+            predicate,
+            value(a),
+            value(b),
+            self.loc,
+        ))
+    }
+    /// `arith.index_cast` (index <-> integer).
+    pub fn cast(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(arith::index_cast(value(v), to, self.loc))
+    }
+    pub fn extui(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(arith::extui(value(v), to, self.loc))
+    }
+    pub fn extf(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(arith::extf(value(v), to, self.loc))
+    }
+    pub fn truncf(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(arith::truncf(value(v), to, self.loc))
+    }
+    pub fn addf(&self, a: Val, b: Val) -> Val {
+        self.one(arith::addf(value(a), value(b), self.loc))
+    }
+    pub fn maxnumf(&self, a: Val, b: Val) -> Val {
+        self.one(arith::maxnumf(value(a), value(b), self.loc))
+    }
+    pub fn minnumf(&self, a: Val, b: Val) -> Val {
+        self.one(ods::arith::minnumf(self.ctx, value(a), value(b), self.loc).into())
+    }
+
+    // Memory.
+
+    fn aligned(&self, bytes: u64) -> LoadStoreOptions<'c> {
+        LoadStoreOptions::new().align(Some(IntegerAttribute::new(self.i64(), bytes as i64)))
+    }
+    /// `ptr + index` elements of `element`.
+    pub fn gep(&self, ptr: Val, index: Val, element: Type<'c>) -> Val {
+        self.one(llvm::get_element_ptr_dynamic(
+            self.ctx,
+            value(ptr),
+            &[value(index)],
+            element,
+            self.ptr(),
+            self.loc,
+        ))
+    }
+    pub fn load(&self, ptr: Val, ty: Type<'c>, align: u64) -> Val {
+        self.one(llvm::load(
+            self.ctx,
+            value(ptr),
+            ty,
+            self.loc,
+            self.aligned(align),
+        ))
+    }
+    pub fn store(&self, v: Val, ptr: Val, align: u64) {
+        self.push(llvm::store(
+            self.ctx,
+            value(v),
+            value(ptr),
+            self.loc,
+            self.aligned(align),
+        ));
+    }
+    /// The element type of a vector value.
+    fn element_type(&self, vector: Val) -> Type<'c> {
+        let ty = crate::ir::Ty::from_raw(value(vector).r#type().to_raw()).element();
+        // SAFETY: a type of this context.
+        unsafe { Type::from_raw(ty.raw()) }
+    }
+    pub fn poison(&self, ty: Type<'c>) -> Val {
+        self.one(llvm::poison(ty, self.loc))
+    }
+    pub fn extract(&self, vector: Val, lane: u64) -> Val {
+        let position = self.constant(self.int_type(32), lane as i64);
+        let element = self.element_type(vector);
+        self.one(
+            ods::llvm::extractelement(self.ctx, element, value(vector), value(position), self.loc)
+                .into(),
+        )
+    }
+    pub fn insert(&self, vector: Val, element: Val, lane: u64) -> Val {
+        let position = self.constant(self.int_type(32), lane as i64);
+        self.one(
+            ods::llvm::insertelement(
+                self.ctx,
+                value(vector).r#type(),
+                value(vector),
+                value(element),
+                value(position),
+                self.loc,
+            )
+            .into(),
+        )
+    }
+    /// `func.call @callee(args) -> result`.
+    pub fn call(&self, callee: &str, args: &[Val], result: Type<'c>) -> Val {
+        let args: Vec<Value> = args.iter().map(|v| value(*v)).collect();
+        self.one(func::call(
+            self.ctx,
+            FlatSymbolRefAttribute::new(self.ctx, callee),
+            &args,
+            &[result],
+            self.loc,
+        ))
+    }
+
+    // Structure.
+
+    /// `scf.for %i = lo to hi step step` (i64 bounds); `body` fills it.
+    pub fn for_range(&self, lo: Val, hi: Val, step: Val, body: impl FnOnce(&Self, Val)) {
+        let block = Block::new(&[(value(lo).r#type(), self.loc)]);
+        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        body(&inner, inner.block.arg(0));
+        inner.push(scf::r#yield(&[], self.loc));
+        let region = Region::new();
+        region.append_block(block);
+        self.push(scf::r#for(
+            value(lo),
+            value(hi),
+            value(step),
+            region,
+            self.loc,
+        ));
+    }
+
+    /// `scf.if condition` with no results and no else; `then` fills it.
+    pub fn when(&self, condition: Val, then: impl FnOnce(&Self)) {
+        let block = Block::new(&[]);
+        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        then(&inner);
+        inner.push(scf::r#yield(&[], self.loc));
+        let then_region = Region::new();
+        then_region.append_block(block);
+        self.push(scf::r#if(
+            value(condition),
+            &[],
+            then_region,
+            Region::new(),
+            self.loc,
+        ));
+    }
+
+    // GPU.
+
+    fn dimension(&self) -> Attribute<'c> {
+        // The gpu dialect's dimension enum has no C API; its one-word
+        // attribute syntax is the only way to name `x`.
+        Attribute::parse(self.ctx, "#gpu<dim x>").expect("the gpu dialect is loaded")
+    }
+    /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along x. Built
+    /// by name: melior's generated builders drop these ops' result, which
+    /// ODS leaves unnamed (`Results<(outs Index)>`), and yield ops with none.
+    fn index_op(&self, name: &str) -> Val {
+        let op = OperationBuilder::new(name, self.loc)
+            .add_attributes(&[(Identifier::new(self.ctx, "dimension"), self.dimension())])
+            .add_results(&[self.index()])
+            .build()
+            .expect("a valid gpu index op");
+        self.one(op)
+    }
+    pub fn thread_id(&self) -> Val {
+        self.index_op("gpu.thread_id")
+    }
+    pub fn block_id(&self) -> Val {
+        self.index_op("gpu.block_id")
+    }
+    pub fn grid_dim(&self) -> Val {
+        self.index_op("gpu.grid_dim")
+    }
+    /// `gpu.barrier`: the block's threads meet.
+    pub fn sync_threads(&self) {
+        self.push(ods::gpu::barrier(self.ctx, self.loc).into());
+    }
+
+    // symm_mem device ops.
+
+    pub fn pool_rank(&self, pool: Val) -> Val {
+        self.one(symm_mem::pool_rank(self.ctx, self.index(), value(pool), self.loc).into())
+    }
+    pub fn peer_ptr(&self, pool: Val, peer: Val, local: Val) -> Val {
+        self.one(
+            symm_mem::peer_ptr(
+                self.ctx,
+                self.ptr(),
+                value(pool),
+                value(peer),
+                value(local),
+                self.loc,
+            )
+            .into(),
+        )
+    }
+    pub fn staging_slot(&self, pool: Val, peer: Val, slot: Val) -> Val {
+        self.one(
+            symm_mem::staging_slot(
+                self.ctx,
+                self.ptr(),
+                value(pool),
+                value(peer),
+                value(slot),
+                self.loc,
+            )
+            .into(),
+        )
+    }
+    pub fn barrier(&self, pool: Val, channel: Val) {
+        self.push(symm_mem::barrier(self.ctx, value(pool), value(channel), self.loc).into());
+    }
+    pub fn add_counter(&self, pool: Val, peer: Val, channel: Val) {
+        self.push(
+            symm_mem::add_counter(self.ctx, value(pool), value(peer), value(channel), self.loc)
+                .into(),
+        );
+    }
+    pub fn wait_counter(&self, pool: Val, peer: Val, channel: Val, target: Val) {
+        self.push(
+            symm_mem::wait_counter(
+                self.ctx,
+                value(pool),
+                value(peer),
+                value(channel),
+                value(target),
+                self.loc,
+            )
+            .into(),
+        );
+    }
+    pub fn epoch(&self, pool: Val, channel: Val) -> Val {
+        self.one(
+            symm_mem::epoch(
+                self.ctx,
+                self.int_type(32),
+                value(pool),
+                value(channel),
+                self.loc,
+            )
+            .into(),
+        )
+    }
+    pub fn set_epoch(&self, pool: Val, channel: Val, epoch: Val) {
+        self.push(
+            symm_mem::set_epoch(
+                self.ctx,
+                value(pool),
+                value(channel),
+                value(epoch),
+                self.loc,
+            )
+            .into(),
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! The all-reduce kernels as `gpu.func`s, built op by op with typed
+//! builders (`emit::Emitter`) from the `symm_mem` device ops: the pool's
+//! rank and peer addresses, its barrier, counters, epochs and staging
+//! slots. The protocol those ops carry is the runtime's (`symm-protocol`),
+//! so compiled and library collectives share pools; convert-symm-mem-to-nvvm
+//! lowers them. Every kernel takes the input's pool, the input, the output,
+//! the vector count, for `Push::IntoOutputs` the output's pool, and one
+//! pointer per epilogue operand.
+
+use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes};
+use super::emit::Emitter;
+use crate::ir::{Blk, Val};
+use melior::{
+    dialect::{arith::CmpiPredicate, ods},
+    ir::{
+        Attribute, Block, Region, RegionLike, Type,
+        attribute::{DenseI32ArrayAttribute, StringAttribute, TypeAttribute},
+        operation::OperationMutLike,
+        r#type::FunctionType,
+    },
+};
+
+impl AllReduceKernel {
+    /// Appends this kernel to `module` (the body of a `gpu.module`), which
+    /// must also hold the epilogue's function.
+    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), String> {
+        let element = e
+            .float(&self.element)
+            .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
+        let mut parameters = vec![e.pool(), e.ptr(), e.ptr(), e.i64()];
+        if self.push == Some(Push::IntoOutputs) {
+            parameters.push(e.pool());
+        }
+        let operands = self.epilogue.as_ref().map_or(0, |ep| ep.operands.len());
+        parameters.extend(std::iter::repeat_n(e.ptr(), operands));
+        let entry = Block::new(&parameters.iter().map(|t| (*t, e.loc)).collect::<Vec<_>>());
+        let body = e.into_block(Blk::from_raw(entry.to_raw()));
+        let mut epilogue_types = Vec::new();
+        for operand in self.epilogue.iter().flat_map(|ep| ep.operands.iter()) {
+            epilogue_types.push(
+                e.float(&operand.element)
+                    .ok_or_else(|| format!("no epilogue operand of type {}", operand.element))?,
+            );
+        }
+        let kernel = Kernel::new(self, &body, element, epilogue_types);
+        kernel.body();
+        body.push(ods::gpu::r#return(e.ctx, &[], e.loc).into());
+
+        let region = Region::new();
+        region.append_block(entry);
+        let function_type = FunctionType::new(e.ctx, &parameters, &[]);
+        let func = ods::gpu::func(
+            e.ctx,
+            region,
+            TypeAttribute::new(function_type.into()),
+            e.loc,
+        );
+        let mut func: melior::ir::Operation = func.into();
+        func.set_attribute("sym_name", StringAttribute::new(e.ctx, &self.name()).into());
+        func.set_attribute("gpu.kernel", Attribute::unit(e.ctx));
+        func.set_attribute(
+            "gpu.known_block_size",
+            DenseI32ArrayAttribute::new(e.ctx, &[THREADS as i32, 1, 1]).into(),
+        );
+        e.into_block(module).push(func);
+        Ok(())
+    }
+}
+
+/// One kernel's body being built: its arguments, the values every
+/// algorithm uses, and its types.
+struct Kernel<'k, 'c> {
+    spec: &'k AllReduceKernel,
+    e: &'k Emitter<'c>,
+    element: Type<'c>,
+    epilogue_types: Vec<Type<'c>>,
+    pool: Val,
+    input: Val,
+    out: Val,
+    nvec: Val,
+    out_pool: Option<Val>,
+    epilogue_args: Vec<Val>,
+    /// This thread's index in the block and in the grid, and the grid's
+    /// thread count (i64).
+    tid: Val,
+    gtid: Val,
+    stride: Val,
+    /// The block, as the signal-pad channel (index).
+    channel: Val,
+    rank: Val,
+    rank_index: Val,
+    /// Each rank's index, and its address of the input.
+    peers: Vec<Val>,
+    sources: Vec<Val>,
+}
+
+impl<'k, 'c> Kernel<'k, 'c> {
+    fn new(
+        spec: &'k AllReduceKernel,
+        e: &'k Emitter<'c>,
+        element: Type<'c>,
+        epilogue_types: Vec<Type<'c>>,
+    ) -> Self {
+        let arg = |index: usize| e.block.arg(index);
+        let into_outputs = spec.push == Some(Push::IntoOutputs);
+        let first_epilogue = if into_outputs { 5 } else { 4 };
+        let i64 = e.i64();
+        let tid = e.cast(e.thread_id(), i64);
+        let channel = e.block_id();
+        let bid = e.cast(channel, i64);
+        let gdim = e.cast(e.grid_dim(), i64);
+        let threads = e.c64(THREADS as i64);
+        let gtid = e.add(e.mul(bid, threads), tid);
+        let stride = e.mul(gdim, threads);
+        let pool = arg(0);
+        let input = arg(1);
+        let rank_index = e.pool_rank(pool);
+        let rank = e.cast(rank_index, i64);
+        let peers: Vec<Val> = (0..spec.world).map(|p| e.c_index(p as i64)).collect();
+        let sources = peers.iter().map(|p| e.peer_ptr(pool, *p, input)).collect();
+        Self {
+            spec,
+            e,
+            element,
+            epilogue_types: epilogue_types.clone(),
+            pool,
+            input,
+            out: arg(2),
+            nvec: arg(3),
+            out_pool: into_outputs.then(|| arg(4)),
+            epilogue_args: (0..epilogue_types.len())
+                .map(|i| arg(first_epilogue + i))
+                .collect(),
+            tid,
+            gtid,
+            stride,
+            channel,
+            rank,
+            rank_index,
+            peers,
+            sources,
+        }
+    }
+
+    fn body(&self) {
+        let e = self.e;
+        if self.spec.staged {
+            return self.staged_one_shot();
+        }
+        e.barrier(self.pool, self.channel);
+        match self.spec.algorithm {
+            Algorithm::OneShot => {
+                e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
+                    let reduced = self.reduce(e, &self.sources, i);
+                    self.store(e, i, reduced);
+                });
+                e.barrier(self.pool, self.channel);
+            }
+            Algorithm::TwoShot if self.spec.push.is_some() => self.push_two_shot(),
+            Algorithm::TwoShot => {
+                self.two_shot();
+                e.barrier(self.pool, self.channel);
+            }
+        }
+    }
+
+    fn vector(&self, element: Type<'c>) -> Type<'c> {
+        self.e.vector(self.spec.vector, element)
+    }
+
+    /// Bytes of one vector of `element`, its alignment.
+    fn align(&self, element: &str) -> u64 {
+        self.spec.vector * element_bytes(element).unwrap_or(1)
+    }
+
+    /// Vector `i` of every rank (at `sources`), reduced in rank order;
+    /// 16-bit types in f32, rounded back.
+    fn reduce(&self, e: &Emitter<'c>, sources: &[Val], i: Val) -> Val {
+        let vector = self.vector(self.element);
+        let align = self.align(&self.spec.element);
+        let widen = self.spec.element != "f32";
+        let wide = self.vector(Type::float32(e.ctx));
+        let terms: Vec<Val> = sources
+            .iter()
+            .map(|source| {
+                let v = e.load(e.gep(*source, i, vector), vector, align);
+                if widen { e.extf(v, wide) } else { v }
+            })
+            .collect();
+        let mut acc = terms[0];
+        for term in &terms[1..] {
+            acc = match self.spec.reduction {
+                Reduction::Sum => e.addf(acc, *term),
+                Reduction::Max => e.maxnumf(acc, *term),
+                Reduction::Min => e.minnumf(acc, *term),
+            };
+        }
+        if widen { e.truncf(acc, vector) } else { acc }
+    }
+
+    /// Stores `value` (a vector of the element type) at `out[i]`, through
+    /// the epilogue when there is one: its function runs per lane on the
+    /// reduced element and the operands' elements.
+    fn store(&self, e: &Emitter<'c>, i: Val, value: Val) {
+        let vector = self.vector(self.element);
+        let mut result = value;
+        if let Some(epilogue) = &self.spec.epilogue {
+            let mut operands = Vec::new();
+            for (index, operand) in epilogue.operands.iter().enumerate() {
+                let ty = self.vector(self.epilogue_types[index]);
+                let position = match operand.broadcast_row_vectors {
+                    Some(row) => e.rem(i, e.c64(row as i64)),
+                    None => i,
+                };
+                let at = e.gep(self.epilogue_args[index], position, ty);
+                operands.push(e.load(at, ty, self.align(&operand.element)));
+            }
+            let mut lanes = e.poison(vector);
+            for lane in 0..self.spec.vector {
+                let mut args = vec![e.extract(value, lane)];
+                args.extend(operands.iter().map(|v| e.extract(*v, lane)));
+                let y = e.call(&epilogue.function, &args, self.element);
+                lanes = e.insert(lanes, y, lane);
+            }
+            result = lanes;
+        }
+        let at = e.gep(self.out, i, vector);
+        e.store(result, at, self.align(&self.spec.element));
+    }
+
+    /// `(chunk, [mine_start, mine_hi))`: vectors per rank, and this
+    /// thread's first vector of this rank's chunk and the chunk's end.
+    fn chunk_bounds(&self) -> (Val, Val, Val) {
+        let e = self.e;
+        let world = self.spec.world as i64;
+        let chunk = e.div(e.add(self.nvec, e.c64(world - 1)), e.c64(world));
+        let lo = e.mul(self.rank, chunk);
+        let hi = e.min(e.add(lo, chunk), self.nvec);
+        (chunk, e.add(lo, self.gtid), hi)
+    }
+
+    /// `rank != p` for every rank p.
+    fn not_me(&self) -> Vec<Val> {
+        (0..self.spec.world)
+            .map(|p| {
+                self.e
+                    .cmp(CmpiPredicate::Ne, self.rank, self.e.c64(p as i64))
+            })
+            .collect()
+    }
+
+    /// For each peer p != me, `copy(e, i)` over peer p's chunk.
+    fn over_peer_chunks(
+        &self,
+        chunk: Val,
+        not_me: &[Val],
+        copy: impl Fn(&Emitter<'c>, usize, Val),
+    ) {
+        let e = self.e;
+        for (p, differs) in not_me.iter().enumerate() {
+            e.when(*differs, |e| {
+                let lo = e.mul(e.c64(p as i64), chunk);
+                let hi = e.min(e.add(lo, chunk), self.nvec);
+                e.for_range(e.add(lo, self.gtid), hi, self.stride, |e, i| copy(e, p, i));
+            });
+        }
+    }
+
+    /// Reduce-scatter: this rank reduces its chunk and leaves the rounded
+    /// result in its own input (for peers) and in `out`; after a barrier,
+    /// it copies every peer's reduced chunk. A vector's position is handled
+    /// by the same block on every rank, so the per-block barrier orders each
+    /// read after the peer's write.
+    fn two_shot(&self) {
+        let e = self.e;
+        let vector = self.vector(self.element);
+        let align = self.align(&self.spec.element);
+        let (chunk, start, hi) = self.chunk_bounds();
+        e.for_range(start, hi, self.stride, |e, i| {
+            let reduced = self.reduce(e, &self.sources, i);
+            e.store(reduced, e.gep(self.input, i, vector), align);
+            self.store(e, i, reduced);
+        });
+        e.barrier(self.pool, self.channel);
+        self.over_peer_chunks(chunk, &self.not_me(), |e, p, i| {
+            let gathered = e.load(e.gep(self.sources[p], i, vector), vector, align);
+            self.store(e, i, gathered);
+        });
+    }
+
+    /// Push two-shot: this rank reduces its chunk, writes it (through the
+    /// epilogue) to `out` and stores the reduced vectors into every peer's
+    /// buffer at the same place: with `Push::IntoOutputs` their output, and
+    /// that is all; with `Push::IntoInputs` their input, and after the
+    /// closing barrier each rank runs the chunks its peers pushed into its
+    /// own input through the epilogue into `out`. Each input byte crosses
+    /// NVLink once per direction and no barrier sits between the halves.
+    /// Inputs are overwritten.
+    fn push_two_shot(&self) {
+        let e = self.e;
+        let vector = self.vector(self.element);
+        let align = self.align(&self.spec.element);
+        let (chunk, start, hi) = self.chunk_bounds();
+        let not_me = self.not_me();
+        let targets: Vec<Val> = match self.out_pool {
+            Some(out_pool) => self
+                .peers
+                .iter()
+                .map(|p| e.peer_ptr(out_pool, *p, self.out))
+                .collect(),
+            None => self.sources.clone(),
+        };
+        e.for_range(start, hi, self.stride, |e, i| {
+            let reduced = self.reduce(e, &self.sources, i);
+            for (p, differs) in not_me.iter().enumerate() {
+                e.when(*differs, |e| {
+                    e.store(reduced, e.gep(targets[p], i, vector), align)
+                });
+            }
+            self.store(e, i, reduced);
+        });
+        e.barrier(self.pool, self.channel);
+        if self.out_pool.is_some() {
+            return;
+        }
+        self.over_peer_chunks(chunk, &not_me, |e, _, i| {
+            let pushed = e.load(e.gep(self.input, i, vector), vector, align);
+            self.store(e, i, pushed);
+        });
+    }
+
+    /// The staged one-shot: each block copies its vectors of the input into
+    /// the staging slot its call counter (epoch) picks, meets its peers
+    /// through counters (one posted add each way instead of CAS round
+    /// trips), reduces from the peers' slots, and bumps its counter. No
+    /// closing barrier is needed: a block writes slot s on its n-th call
+    /// and peers read it on their n-th call; their reads of s on call n-2
+    /// ended before their call n-1 signalled this block, which it waited
+    /// for before call n began.
+    fn staged_one_shot(&self) {
+        let e = self.e;
+        let vector = self.vector(self.element);
+        let align = self.align(&self.spec.element);
+        let i32 = e.int_type(32);
+        let epoch = e.epoch(self.pool, self.channel);
+        let one = e.constant(i32, 1);
+        let parity = e.cast(e.extui(e.and(epoch, one), e.i64()), e.index());
+        let mine = e.staging_slot(self.pool, self.rank_index, parity);
+        e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
+            let v = e.load(e.gep(self.input, i, vector), vector, align);
+            e.store(v, e.gep(mine, i, vector), align);
+        });
+        let next = e.add(epoch, one);
+        e.sync_threads();
+        let lane = e.cmp(CmpiPredicate::Ult, self.tid, e.c64(self.spec.world as i64));
+        e.when(lane, |e| {
+            let peer = e.cast(self.tid, e.index());
+            e.add_counter(self.pool, peer, self.channel);
+            e.wait_counter(self.pool, peer, self.channel, next);
+        });
+        e.sync_threads();
+        let staged: Vec<Val> = self
+            .peers
+            .iter()
+            .map(|p| e.staging_slot(self.pool, *p, parity))
+            .collect();
+        e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
+            let reduced = self.reduce(e, &staged, i);
+            self.store(e, i, reduced);
+        });
+        e.sync_threads();
+        let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
+        e.when(first, |e| e.set_epoch(self.pool, self.channel, next));
+    }
+}

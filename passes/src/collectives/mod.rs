@@ -1,0 +1,81 @@
+//! The collectives' kernels, written once as IR: what decides each one
+//! (`all_reduce`), the typed-builder shorthand they are written with
+//! (`emit`), and the kernels themselves, built from the symm_mem device ops
+//! (`kernel_ir`).
+
+pub mod all_reduce;
+pub mod emit;
+mod kernel_ir;
+
+use crate::ir::{Blk, Ctx, Op};
+use all_reduce::AllReduceKernel;
+use emit::Emitter;
+use melior::{
+    ContextRef,
+    dialect::{func, ods},
+    ir::{
+        Block, Identifier, Location, Region, RegionLike,
+        attribute::{StringAttribute, TypeAttribute},
+        r#type::FunctionType,
+    },
+};
+
+/// An epilogue function the kernels call per element: its name and its
+/// parameters' element types (the reduced element's first, which is also
+/// its result).
+pub struct EpilogueDecl {
+    pub function: String,
+    pub elements: Vec<String>,
+}
+
+/// Appends `gpu.module @name` to `parent` (a module's body), holding a
+/// private declaration of each epilogue function and every kernel; returns
+/// the gpu.module.
+pub fn emit_kernel_module<'k>(
+    ctx: Ctx,
+    parent: Blk,
+    name: &str,
+    epilogues: &[EpilogueDecl],
+    kernels: impl IntoIterator<Item = &'k AllReduceKernel>,
+) -> Result<Op, String> {
+    // SAFETY: the context of the module being compiled, alive for the pass.
+    let context = unsafe { ContextRef::from_raw(ctx.raw()) };
+    // SAFETY: used only within this call.
+    let context = unsafe { context.to_ref() };
+    let loc = Location::name(context, name, Location::unknown(context));
+    let body = Block::new(&[]);
+    let e = Emitter::new(context, loc, Blk::from_raw(body.to_raw()));
+    for epilogue in epilogues {
+        let types = epilogue
+            .elements
+            .iter()
+            .map(|element| {
+                e.float(element)
+                    .ok_or_else(|| format!("no epilogue of element type {element}"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let ty = FunctionType::new(context, &types, &types[..1]);
+        e.push(func::func(
+            context,
+            StringAttribute::new(context, &epilogue.function),
+            TypeAttribute::new(ty.into()),
+            Region::new(),
+            &[(
+                Identifier::new(context, "sym_visibility"),
+                StringAttribute::new(context, "private").into(),
+            )],
+            loc,
+        ));
+    }
+    let module_body = e.block;
+    for kernel in kernels {
+        kernel.build(&e, module_body)?;
+    }
+    let region = Region::new();
+    region.append_block(body);
+    let module: melior::ir::Operation =
+        ods::gpu::module(context, region, StringAttribute::new(context, name), loc).into();
+    let module = Op::from_raw(module.into_raw());
+    parent.append(module);
+    Ok(module)
+}
