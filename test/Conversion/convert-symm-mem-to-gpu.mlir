@@ -41,6 +41,8 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[PARITY:.*]] = arith.andi %[[EPOCH]]
 // CHECK: %[[SLOT:.*]] = arith.index_cast %{{.*}} : i64 to index
 // CHECK: %[[MINE:.*]] = symm_mem.staging_slot %[[KPOOL]][%[[RANK]]] slot %[[SLOT]]
+// CHECK: %[[S0:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
+// CHECK: %[[S1:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[MINE]]
@@ -52,8 +54,6 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: symm_mem.wait_counter %[[KPOOL]] from %[[PEER]] channel %[[BLOCK]] reaches %[[NEXT]]
 // CHECK: gpu.barrier
 // CHECK-NOT: symm_mem.barrier
-// CHECK: %[[S0:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
-// CHECK: %[[S1:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[NVEC]]
 // CHECK: llvm.getelementptr %[[S0]][%[[I]]]
 // CHECK: llvm.getelementptr %[[S1]][%[[I]]]

@@ -67,14 +67,63 @@ Value invariantLoad(OpBuilder &b, Location loc, Type type, Value at) {
                               /*isInvariant=*/true);
 }
 
-/// What a kernel reads of a pool, through its descriptor pointer.
-struct Pool {
-  Value descriptor;
+} // namespace
 
-  Value word(OpBuilder &b, Location loc, int index, Type type) const {
+namespace symm {
+/// Descriptor words loaded once per function: where a descriptor is an
+/// argument of the function, its words load at the function's entry, in
+/// parallel, the first time a device op needs them, and every later op
+/// reuses them. Kept out of the signal loops and off the paths after a
+/// block barrier, they cost no latency there (measured: loaded at each use,
+/// a small all-reduce took 0.25-0.7 us longer on H200).
+class DescriptorWords {
+public:
+  Value get(OpBuilder &b, Location loc, Value descriptor, int index,
+            Type type) {
+    auto argument = dyn_cast<BlockArgument>(descriptor);
+    if (!argument || !argument.getOwner()->isEntryBlock())
+      return load(b, loc, descriptor, index, type);
+    auto key = std::make_pair(descriptor, index);
+    if (Value known = words.lookup(key))
+      return known;
+    OpBuilder::InsertionGuard guard(b);
+    Block *entry = argument.getOwner();
+    if (Operation *previous = last.lookup(entry))
+      b.setInsertionPointAfter(previous);
+    else
+      b.setInsertionPointToStart(entry);
+    Value word = load(b, loc, descriptor, index, type);
+    last[entry] = word.getDefiningOp();
+    words[key] = word;
+    return word;
+  }
+
+  static Value load(OpBuilder &b, Location loc, Value descriptor, int index,
+                    Type type) {
     Value at = LLVM::GEPOp::create(b, loc, ptrType(b), b.getI64Type(),
                                    descriptor, ArrayRef<LLVM::GEPArg>{index});
     return invariantLoad(b, loc, type, at);
+  }
+
+private:
+  llvm::DenseMap<std::pair<Value, int>, Value> words;
+  llvm::DenseMap<Block *, Operation *> last;
+};
+} // namespace symm
+
+namespace {
+using symm::DescriptorWords;
+
+/// What a kernel reads of a pool, through its descriptor pointer.
+struct Pool {
+  Value descriptor;
+  /// Where words are loaded once per function; null: at each use.
+  DescriptorWords *words = nullptr;
+
+  Value word(OpBuilder &b, Location loc, int index, Type type) const {
+    if (words)
+      return words->get(b, loc, descriptor, index, type);
+    return DescriptorWords::load(b, loc, descriptor, index, type);
   }
   Value i64Word(OpBuilder &b, Location loc, int index) const {
     return word(b, loc, index, b.getI64Type());
@@ -183,13 +232,19 @@ struct Pool {
   }
 };
 
-/// The base of every device-op pattern: the pool operand, converted.
+/// The base of every device-op pattern: the pool operand, converted, and
+/// the function-wide cache of its descriptor words.
 template <typename OpT>
 struct DevicePattern : ConvertOpToLLVMPattern<OpT> {
-  using ConvertOpToLLVMPattern<OpT>::ConvertOpToLLVMPattern;
   using OpAdaptor = typename OpT::Adaptor;
+  DevicePattern(const LLVMTypeConverter &converter, DescriptorWords *words)
+      : ConvertOpToLLVMPattern<OpT>(converter), words(words) {}
 
-  static Pool pool(OpAdaptor adaptor) { return Pool{adaptor.getPool()}; }
+  Pool pool(OpAdaptor adaptor) const {
+    return Pool{adaptor.getPool(), words};
+  }
+
+  DescriptorWords *words;
 };
 
 struct PoolRankLowering : DevicePattern<PoolRankOp> {
@@ -483,7 +538,8 @@ struct ConvertSymmMemToNVVMPass
     symm::addSymmMemTypeConversions(lowering);
 
     RewritePatternSet patterns(context);
-    symm::populateSymmMemToNVVMConversionPatterns(lowering, patterns);
+    DescriptorWords words;
+    symm::populateSymmMemToNVVMConversionPatterns(lowering, patterns, &words);
     patterns.add<KernelSignatureLowering, LaunchOperandsLowering>(signatures,
                                                                   context);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
@@ -528,10 +584,11 @@ void symm::addSymmMemTypeConversions(TypeConverter &converter) {
 }
 
 void symm::populateSymmMemToNVVMConversionPatterns(
-    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    DescriptorWords *words) {
   patterns.add<PoolRankLowering, PoolWorldSizeLowering, PeerPtrLowering,
                PeerViewLowering, StagingSlotLowering, PutSignalLowering,
                WaitSignalLowering, BarrierLowering, AddCounterLowering,
                WaitCounterLowering, EpochLowering, SetEpochLowering>(
-      converter);
+      converter, words);
 }

@@ -346,6 +346,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let one = e.constant(i32, 1);
         let parity = e.cast(e.extui(e.and(epoch, one), e.i64()), e.index());
         let mine = e.staging_slot(self.pool, self.rank_index, parity);
+        // Every rank's slot, before the barrier: after it, only the loads
+        // of the data itself should stand between a block and its result.
+        let staged: Vec<Val> = self
+            .peers
+            .iter()
+            .map(|p| e.staging_slot(self.pool, *p, parity))
+            .collect();
         e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
             let v = e.load(e.gep(self.input, i, vector), vector, align);
             e.store(v, e.gep(mine, i, vector), align);
@@ -359,11 +366,6 @@ impl<'k, 'c> Kernel<'k, 'c> {
             e.wait_counter(self.pool, peer, self.channel, next);
         });
         e.sync_threads();
-        let staged: Vec<Val> = self
-            .peers
-            .iter()
-            .map(|p| e.staging_slot(self.pool, *p, parity))
-            .collect();
         e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
             let reduced = self.reduce(e, &staged, i);
             self.store(e, i, reduced);

@@ -1,6 +1,7 @@
 // Every symm_mem device op lowered to llvm, nvvm and scf ops: descriptor
-// words by their index (symm/Protocol.h), the signal protocol's single
-// PTX instructions, and the pool in kernel signatures and launches.
+// words by their index (symm/Protocol.h), loaded once at the kernel's
+// entry; the signal protocol's single PTX instructions; and the pool in
+// kernel signatures and launches.
 // RUN: symm-opt %s --convert-symm-mem-to-nvvm | FileCheck %s
 
 module attributes {gpu.container_module} {
@@ -20,11 +21,11 @@ gpu.module @kernels {
   // CHECK-LABEL: gpu.func @peer_ptr
   // CHECK-SAME: (%[[POOL:.*]]: !llvm.ptr, %[[LOCAL:.*]]: !llvm.ptr, %[[PEER_IDX:.*]]: index)
   gpu.func @peer_ptr(%pool: !symm_mem.pool, %local: !llvm.ptr, %peer: index) kernel {
-    // CHECK: %[[PEER:.*]] = builtin.unrealized_conversion_cast %[[PEER_IDX]] : index to i64
-    // CHECK: %[[RANK_AT:.*]] = llvm.getelementptr %[[POOL]][5]
-    // CHECK: %[[RANK:.*]] = llvm.load %[[RANK_AT]]
-    // CHECK: %[[BASES_AT:.*]] = llvm.getelementptr %[[POOL]][0]
-    // CHECK: %[[BASES:.*]] = llvm.load %[[BASES_AT]] invariant {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+    // CHECK-NEXT: %[[RANK_AT:.*]] = llvm.getelementptr %[[POOL]][5]
+    // CHECK-NEXT: %[[RANK:.*]] = llvm.load %[[RANK_AT]]
+    // CHECK-NEXT: %[[BASES_AT:.*]] = llvm.getelementptr %[[POOL]][0]
+    // CHECK-NEXT: %[[BASES:.*]] = llvm.load %[[BASES_AT]] invariant {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+    // CHECK-NEXT: %[[PEER:.*]] = builtin.unrealized_conversion_cast %[[PEER_IDX]] : index to i64
     // CHECK: %[[OWN_AT:.*]] = llvm.getelementptr %[[BASES]][%[[RANK]]]
     // CHECK: %[[OWN:.*]] = llvm.load %[[OWN_AT]]
     // CHECK: %[[L:.*]] = llvm.ptrtoint %[[LOCAL]] : !llvm.ptr to i64
@@ -69,13 +70,20 @@ gpu.module @kernels {
 
   // CHECK-LABEL: gpu.func @signals
   gpu.func @signals(%pool: !symm_mem.pool, %peer: index, %ch: index) kernel {
+    // Rank, pad table, timeout and error flag, once, at the entry.
+    // CHECK-NEXT: %[[RANK_AT:.*]] = llvm.getelementptr %[[SPOOL:.*]][5]
+    // CHECK-NEXT: %[[RANK:.*]] = llvm.load %[[RANK_AT]]
+    // CHECK-NEXT: %[[PADS_AT:.*]] = llvm.getelementptr %[[SPOOL]][1]
+    // CHECK-NEXT: %[[PADS:.*]] = llvm.load %[[PADS_AT]]
+    // CHECK-NEXT: %[[TIMEOUT_AT:.*]] = llvm.getelementptr %[[SPOOL]][7]
+    // CHECK-NEXT: %[[TIMEOUT:.*]] = llvm.load %[[TIMEOUT_AT]]
+    // CHECK-NEXT: %[[FLAG_AT:.*]] = llvm.getelementptr %[[SPOOL]][8]
+    // CHECK-NEXT: %[[FLAG:.*]] = llvm.load %[[FLAG_AT]]
     // The put: slot (channel, me) = channel * 8 + rank in the peer's pad.
-    // CHECK: %[[PADS_AT:.*]] = llvm.getelementptr %{{.*}}[1]
+    // CHECK: %[[PEER_PAD_AT:.*]] = llvm.getelementptr %[[PADS]][%{{.*}}]
     // CHECK: %[[ROW:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
-    // CHECK: %[[IDX:.*]] = llvm.add %[[ROW]], %{{.*}} : i64
+    // CHECK: %[[IDX:.*]] = llvm.add %[[ROW]], %[[RANK]] : i64
     // CHECK: %[[PUT:.*]] = llvm.getelementptr %{{.*}}[%[[IDX]]] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-    // CHECK: %[[TIMEOUT_AT:.*]] = llvm.getelementptr %{{.*}}[7]
-    // CHECK: %[[TIMEOUT:.*]] = llvm.load %[[TIMEOUT_AT]]
     // CHECK: %[[START:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
     // CHECK: scf.while
     // CHECK: %[[OLD:.*]] = llvm.inline_asm has_side_effects "atom.release.sys.global.cas.b32 $0, [$1], $2, $3;", "=r,l,r,r,~{memory}" %[[PUT]]
@@ -83,8 +91,6 @@ gpu.module @kernels {
     // CHECK: %[[SPENT:.*]] = llvm.sub %[[NOW]], %[[START]]
     // CHECK: %[[LATE:.*]] = llvm.icmp "ugt" %[[SPENT]], %[[TIMEOUT]]
     // CHECK: scf.if %[[LATE]]
-    // CHECK: %[[FLAG_AT:.*]] = llvm.getelementptr %{{.*}}[8]
-    // CHECK: %[[FLAG:.*]] = llvm.load %[[FLAG_AT]]
     // CHECK: llvm.store %{{.*}}, %[[FLAG]] : i32, !llvm.ptr
     // CHECK: scf.condition
     symm_mem.put_signal %pool to %peer channel %ch
@@ -100,11 +106,11 @@ gpu.module @kernels {
 
   // CHECK-LABEL: gpu.func @barrier
   gpu.func @barrier(%pool: !symm_mem.pool, %ch: index) kernel {
+    // CHECK: %[[WORLD_AT:.*]] = llvm.getelementptr %{{.*}}[6]
+    // CHECK: %[[WORLD:.*]] = llvm.load %[[WORLD_AT]]
     // CHECK: nvvm.barrier0
     // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
     // CHECK: %[[T:.*]] = llvm.zext %[[TID]] : i32 to i64
-    // CHECK: %[[WORLD_AT:.*]] = llvm.getelementptr %{{.*}}[6]
-    // CHECK: %[[WORLD:.*]] = llvm.load %[[WORLD_AT]]
     // CHECK: %[[LANE:.*]] = llvm.icmp "ult" %[[T]], %[[WORLD]] : i64
     // CHECK: scf.if %[[LANE]]
     // CHECK: atom.release.sys.global.cas.b32

@@ -17,10 +17,17 @@ namespace symm {
 /// Makes `converter` turn `!symm_mem.pool` into `!llvm.ptr`.
 void addSymmMemTypeConversions(mlir::TypeConverter &converter);
 
+/// Where the patterns load descriptor words once per function; it must
+/// outlive the conversion that uses it.
+class DescriptorWords;
+
 /// The patterns that lower every symm_mem device op to llvm, nvvm and scf
-/// ops; `converter` must convert `!symm_mem.pool` (see above).
+/// ops; `converter` must convert `!symm_mem.pool` (see above). With
+/// `words`, a descriptor that is a function argument has its words loaded
+/// once, at the function's entry; without, at each use.
 void populateSymmMemToNVVMConversionPatterns(
-    const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns);
+    const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
+    DescriptorWords *words = nullptr);
 
 #define GEN_PASS_REGISTRATION
 #include "symm/Conversion/Passes.h.inc"
