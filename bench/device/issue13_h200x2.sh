@@ -9,10 +9,11 @@
 # all-reduce before (kernels as MLIR text) and after (device-op IR),
 # interleaved twice, beside the runtime's benchmark and torch's anchor.
 # Binaries from bench/device/issue13_build.sh target/issue13 (carried).
+# With the argument `bench`, only the timings.
 cd "$(dirname "$0")/../.."
 B=${B:-target/issue13}
 source bench/device/lib.sh
-{
+[ "$1" = bench ] || {
   date -u
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 bench/model/reference.py --out /tmp/llama --m 1 16 32 128 2048
@@ -35,7 +36,8 @@ source bench/device/lib.sh
   run $B/symm-launch -n 2 $B/symm-gpu-tests
 } 2>&1 | tee "$OUT/issue13.log"
 {
-  for round in 1 2; do
+  date -u
+  for round in 1 2 3; do
     echo "== compiled all-reduce, kernels as MLIR text (before), round $round"
     $B/symm-launch -n 2 $B/compiled_ar_before 2>&1 | sed 's/^\[rank 0\] //' | tee "$OUT/ar-before-$round.jsonl"
     echo "== compiled all-reduce, kernels as device-op IR (after), round $round"
