@@ -19,9 +19,9 @@ typedef struct SymmRuntime symm_runtime;
 typedef struct SymmetricBuffer symm_buffer;
 typedef struct SymmGraph symm_graph;
 
-enum symm_dtype { SYMM_F32 = 0, SYMM_F16 = 1, SYMM_BF16 = 2 };
-enum symm_reduce { SYMM_SUM = 0, SYMM_MAX = 1, SYMM_MIN = 2 };
-enum symm_algorithm { SYMM_ONE_SHOT = 0, SYMM_TWO_SHOT = 1 };
+/* enum symm_dtype, symm_reduce, symm_algorithm: the codes compiled
+ * programs share (generated from the runtime's protocol crate). */
+#include "symm_abi.h"
 
 /* The message of the last failed call on this thread. */
 const char *symm_last_error(void);

@@ -191,29 +191,15 @@ pub unsafe extern "C" fn symm_buffer_peer_tables(
 }
 
 fn dtype(code: c_int) -> Result<Dtype> {
-    match code {
-        0 => Ok(Dtype::F32),
-        1 => Ok(Dtype::F16),
-        2 => Ok(Dtype::Bf16),
-        _ => Err(Error::InvalidArgument(format!("unknown dtype {code}"))),
-    }
+    Dtype::from_code(code.into())
 }
 
 fn reduce_op(code: c_int) -> Result<ReduceOp> {
-    match code {
-        0 => Ok(ReduceOp::Sum),
-        1 => Ok(ReduceOp::Max),
-        2 => Ok(ReduceOp::Min),
-        _ => Err(Error::InvalidArgument(format!("unknown reduction {code}"))),
-    }
+    ReduceOp::from_code(code.into())
 }
 
 fn algorithm(code: c_int) -> Result<Algorithm> {
-    match code {
-        0 => Ok(Algorithm::OneShot),
-        1 => Ok(Algorithm::TwoShot),
-        _ => Err(Error::InvalidArgument(format!("unknown algorithm {code}"))),
-    }
+    Algorithm::from_code(code.into())
 }
 
 /// All-reduce of `count` elements of `input` into `out` (a device address)

@@ -206,12 +206,7 @@ fn session<'a>(runtime: *mut SymmRuntime) -> Result<&'a mut SymmRuntime> {
 }
 
 fn dtype(code: i32) -> Result<Dtype> {
-    match code {
-        0 => Ok(Dtype::F32),
-        1 => Ok(Dtype::F16),
-        2 => Ok(Dtype::Bf16),
-        _ => Err(Error::InvalidArgument(format!("unknown dtype code {code}"))),
-    }
+    Dtype::from_code(code.into())
 }
 
 fn size(value: i64, what: &str) -> Result<usize> {

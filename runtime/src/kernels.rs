@@ -50,6 +50,21 @@ impl Dtype {
     }
 }
 
+impl Dtype {
+    /// The element type of a C ABI code (`symm_protocol::abi::DtypeCode`).
+    pub fn from_code(code: i64) -> crate::error::Result<Self> {
+        use symm_protocol::abi::DtypeCode;
+        match DtypeCode::from_code(code) {
+            Some(DtypeCode::F32) => Ok(Dtype::F32),
+            Some(DtypeCode::F16) => Ok(Dtype::F16),
+            Some(DtypeCode::Bf16) => Ok(Dtype::Bf16),
+            None => Err(crate::error::Error::InvalidArgument(format!(
+                "unknown dtype code {code}"
+            ))),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     Sum,
@@ -74,10 +89,39 @@ impl ReduceOp {
     }
 }
 
+impl ReduceOp {
+    /// The reduction of a C ABI code (`symm_protocol::abi::ReduceCode`).
+    pub fn from_code(code: i64) -> crate::error::Result<Self> {
+        use symm_protocol::abi::ReduceCode;
+        match ReduceCode::from_code(code) {
+            Some(ReduceCode::Sum) => Ok(ReduceOp::Sum),
+            Some(ReduceCode::Max) => Ok(ReduceOp::Max),
+            Some(ReduceCode::Min) => Ok(ReduceOp::Min),
+            None => Err(crate::error::Error::InvalidArgument(format!(
+                "unknown reduction {code}"
+            ))),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
     OneShot,
     TwoShot,
+}
+
+impl Algorithm {
+    /// The algorithm of a C ABI code (`symm_protocol::abi::AlgorithmCode`).
+    pub fn from_code(code: i64) -> crate::error::Result<Self> {
+        use symm_protocol::abi::AlgorithmCode;
+        match AlgorithmCode::from_code(code) {
+            Some(AlgorithmCode::OneShot) => Ok(Algorithm::OneShot),
+            Some(AlgorithmCode::TwoShot) => Ok(Algorithm::TwoShot),
+            None => Err(crate::error::Error::InvalidArgument(format!(
+                "unknown algorithm {code}"
+            ))),
+        }
+    }
 }
 
 /// One all-reduce kernel.

@@ -119,13 +119,9 @@ fn pool_id(name: &str) -> i64 {
 }
 
 /// The runtime's dtype code for an element type.
+/// The runtime's code for an element type (`symm_protocol::abi`).
 fn dtype_code(element: &str) -> Option<i64> {
-    match element {
-        "f32" => Some(0),
-        "f16" => Some(1),
-        "bf16" => Some(2),
-        _ => None,
-    }
+    symm_protocol::abi::DtypeCode::from_text(element).map(|code| code as i64)
 }
 
 /// State of one run over a module.
@@ -451,11 +447,15 @@ impl Conversion {
             ));
         }
         // Enum attributes hold their I32EnumAttr case values.
-        let reduction = match op.attr("reduction").and_then(Attr::int) {
-            Some(0) => Reduction::Sum,
-            Some(1) => Reduction::Max,
-            Some(2) => Reduction::Min,
-            _ => return Err("has no reduction kind".into()),
+        let reduction = match op
+            .attr("reduction")
+            .and_then(Attr::int)
+            .and_then(symm_protocol::abi::ReduceCode::from_code)
+        {
+            Some(symm_protocol::abi::ReduceCode::Sum) => Reduction::Sum,
+            Some(symm_protocol::abi::ReduceCode::Max) => Reduction::Max,
+            Some(symm_protocol::abi::ReduceCode::Min) => Reduction::Min,
+            None => return Err("has no reduction kind".into()),
         };
         let out_shape = operands[operands.len() - 1].ty().shape();
         let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;

@@ -19,6 +19,8 @@
 
 #![no_std]
 
+pub mod abi;
+
 /// Most ranks a group can have for the signal-pad kernels (one NVLink domain).
 pub const MAX_WORLD: usize = 8;
 /// Most thread blocks of a signal-pad kernel, i.e. channels of a pad.

@@ -1,0 +1,150 @@
+//! The codes that cross the C ABI and the compiler/runtime boundary: element
+//! types, reductions and algorithms. Applications see them as the enums of
+//! `runtime/include/symm_abi.h` (generated from here, kept current by a
+//! test); compiled programs pass the same numbers to the runtime's
+//! `symm_rt_*` calls; the runtime decodes them with `from_code`.
+
+use core::fmt;
+
+macro_rules! codes {
+    ($(#[$doc:meta])* $name:ident, $c_enum:literal, [$($variant:ident = $code:literal, $text:literal, $c_name:literal;)*]) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        pub enum $name {
+            $($variant = $code,)*
+        }
+
+        impl $name {
+            pub const ALL: &'static [Self] = &[$(Self::$variant,)*];
+            /// The name of the C enum that holds these codes.
+            pub const C_ENUM: &'static str = $c_enum;
+
+            pub fn from_code(code: i64) -> Option<Self> {
+                Self::ALL.iter().copied().find(|value| *value as i64 == code)
+            }
+            /// The MLIR spelling (`bf16`, `sum`, `one_shot`).
+            pub fn text(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $text,)*
+                }
+            }
+            pub fn from_text(text: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|value| value.text() == text)
+            }
+            /// The C enumerator (`SYMM_BF16`).
+            pub fn c_name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $c_name,)*
+                }
+            }
+        }
+    };
+}
+
+codes!(
+    /// Element types (`enum symm_dtype`).
+    DtypeCode, "symm_dtype", [
+        F32 = 0, "f32", "SYMM_F32";
+        F16 = 1, "f16", "SYMM_F16";
+        Bf16 = 2, "bf16", "SYMM_BF16";
+    ]
+);
+
+codes!(
+    /// Reductions (`enum symm_reduce`); the same numbers as the ODS enum
+    /// `ReductionKind` that collectives carry.
+    ReduceCode, "symm_reduce", [
+        Sum = 0, "sum", "SYMM_SUM";
+        Max = 1, "max", "SYMM_MAX";
+        Min = 2, "min", "SYMM_MIN";
+    ]
+);
+
+codes!(
+    /// All-reduce algorithms of the runtime's C API (`enum symm_algorithm`).
+    AlgorithmCode, "symm_algorithm", [
+        OneShot = 0, "one_shot", "SYMM_ONE_SHOT";
+        TwoShot = 1, "two_shot", "SYMM_TWO_SHOT";
+    ]
+);
+
+impl DtypeCode {
+    pub fn bytes(self) -> usize {
+        match self {
+            Self::F32 => 4,
+            Self::F16 | Self::Bf16 => 2,
+        }
+    }
+}
+
+/// `runtime/include/symm_abi.h` (its `Display`).
+pub struct CAbiHeader;
+
+impl fmt::Display for CAbiHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "/* Generated from runtime/protocol/src/abi.rs by its test `c_abi_header_is_current`;\n   do not edit. The codes of symm's C ABI, shared with compiled programs. */"
+        )?;
+        writeln!(f, "#ifndef SYMM_ABI_H\n#define SYMM_ABI_H\n")?;
+        fn one<T: Copy>(
+            f: &mut fmt::Formatter<'_>,
+            name: &str,
+            all: &[T],
+            entry: impl Fn(T) -> (&'static str, i32),
+        ) -> fmt::Result {
+            write!(f, "enum {name} {{")?;
+            for (index, value) in all.iter().enumerate() {
+                let (c_name, code) = entry(*value);
+                let separator = if index == 0 { " " } else { ", " };
+                write!(f, "{separator}{c_name} = {code}")?;
+            }
+            writeln!(f, " }};")
+        }
+        one(f, DtypeCode::C_ENUM, DtypeCode::ALL, |v| {
+            (v.c_name(), v as i32)
+        })?;
+        one(f, ReduceCode::C_ENUM, ReduceCode::ALL, |v| {
+            (v.c_name(), v as i32)
+        })?;
+        one(f, AlgorithmCode::C_ENUM, AlgorithmCode::ALL, |v| {
+            (v.c_name(), v as i32)
+        })?;
+        writeln!(f, "\n#endif /* SYMM_ABI_H */")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn codes_round_trip() {
+        for dtype in DtypeCode::ALL {
+            assert_eq!(DtypeCode::from_code(*dtype as i64), Some(*dtype));
+            assert_eq!(DtypeCode::from_text(dtype.text()), Some(*dtype));
+        }
+        assert_eq!(ReduceCode::from_code(3), None);
+        assert_eq!(
+            AlgorithmCode::from_text("two_shot"),
+            Some(AlgorithmCode::TwoShot)
+        );
+    }
+
+    #[test]
+    fn c_abi_header_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/symm_abi.h");
+        let generated = CAbiHeader.to_string();
+        if std::env::var_os("SYMM_REGENERATE").is_some() {
+            std::fs::write(path, &generated).expect("writes the header");
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} is stale: run `SYMM_REGENERATE=1 cargo test -p symm-protocol`"
+        );
+    }
+}
