@@ -137,14 +137,6 @@ mod tests {
     #[test]
     fn c_abi_header_is_current() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/symm_abi.h");
-        let generated = CAbiHeader.to_string();
-        if std::env::var_os("SYMM_REGENERATE").is_some() {
-            std::fs::write(path, &generated).expect("writes the header");
-        }
-        let committed = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "{path} is stale: run `SYMM_REGENERATE=1 cargo test -p symm-protocol`"
-        );
+        crate::assert_generated_current(path, &CAbiHeader.to_string());
     }
 }

@@ -129,6 +129,21 @@ pub const fn cas_slot(block: usize, peer: usize) -> usize {
     block * MAX_WORLD + peer
 }
 
+/// Fails unless the committed file at `path` is `generated`; with
+/// `SYMM_REGENERATE` set, writes it first.
+#[cfg(test)]
+pub(crate) fn assert_generated_current(path: &str, generated: &str) {
+    extern crate std;
+    if std::env::var_os("SYMM_REGENERATE").is_some() {
+        std::fs::write(path, generated).expect("writes the generated file");
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{path} is stale: run `SYMM_REGENERATE=1 cargo test -p symm-protocol`"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,15 +164,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../dialects/include/symm/Protocol.h"
         );
-        let generated = CHeader.to_string();
-        if std::env::var_os("SYMM_REGENERATE").is_some() {
-            std::fs::write(path, &generated).expect("writes the header");
-        }
-        let committed = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "{path} is stale: run `SYMM_REGENERATE=1 cargo test -p symm-protocol`"
-        );
+        assert_generated_current(path, &CHeader.to_string());
     }
 
     #[test]
