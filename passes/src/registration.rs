@@ -1,8 +1,8 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
 use crate::{
-    PassDescriptor, check_gpu_symbols, cudagraph, fuse_epilogue, plan, realize, rows_to_gpu,
-    select_all_reduce, to_dps, to_gpu, verify_groups,
+    PassDescriptor, check_gpu_symbols, collectives, cudagraph, fuse_epilogue, plan, realize,
+    rows_to_gpu, select_all_reduce, to_dps, to_gpu, verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -17,6 +17,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     &select_all_reduce::DESCRIPTOR,
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
+    &collectives::expand::DESCRIPTOR,
     &to_gpu::DESCRIPTOR,
     &rows_to_gpu::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
@@ -59,7 +60,7 @@ pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-m
 pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),\
-         symm-mem-realize,symm-mem-plan,convert-symm-mem-to-gpu,{}",
+         symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-gpu,{}",
         upstream_gpu_to_llvm(libdevice)
     )
 }

@@ -1,5 +1,5 @@
-// RUN: symm-opt %s -split-input-file -verify-diagnostics --convert-symm-mem-to-gpu | FileCheck %s
-// RUN: not symm-opt %s -split-input-file --convert-symm-mem-to-gpu=cuda-graphs=false 2>/dev/null \
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-gpu | FileCheck %s
+// RUN: not symm-opt %s -split-input-file --symm-mem-expand-collectives --convert-symm-mem-to-gpu=cuda-graphs=false 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=NOGRAPH
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
@@ -21,9 +21,9 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
-// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %[[IN:.*]]) :
+// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %{{.*}}) :
 // CHECK: %[[HANDLE:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : !llvm.ptr to !symm_mem.pool
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[HANDLE]] : !symm_mem.pool, %[[IN]] : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64)
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[HANDLE]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64)
 // CHECK: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]]) : (!llvm.ptr) -> i32
 // CHECK-NEXT: return %[[STATUS]] : i32
 // CHECK-LABEL: func.func @one_shot(
@@ -131,11 +131,11 @@ func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @push_into_outputs
-// CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[IN:.*]]) :
+// CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %{{.*}}) :
 // CHECK: %[[IN_POOL:.*]] = builtin.unrealized_conversion_cast %[[IN_DESC]] : !llvm.ptr to !symm_mem.pool
-// CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %[[OUT:.*]]) :
+// CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %{{.*}}) :
 // CHECK: %[[OUT_POOL:.*]] = builtin.unrealized_conversion_cast %[[OUT_DESC]] : !llvm.ptr to !symm_mem.pool
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_POOL]] : !symm_mem.pool, %[[IN]] : !llvm.ptr, %[[OUT]] : !llvm.ptr, {{.*}}, %[[OUT_POOL]] : !symm_mem.pool)
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, {{.*}}, %[[OUT_POOL]] : !symm_mem.pool)
 // CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
 // CHECK-SAME: %[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr, %{{.*}}: i64, %[[KOUT_POOL:[^:]*]]: !symm_mem.pool)
 // CHECK: symm_mem.barrier %[[KPOOL]]

@@ -1,10 +1,12 @@
 //! The collectives' kernels, written once as IR: what decides each one
 //! (`all_reduce`), the typed-builder shorthand they are written with
-//! (`emit`), and the kernels themselves, built from the symm_mem device ops
-//! (`kernel_ir`).
+//! (`emit`), the kernels themselves, built from the symm_mem device ops
+//! (`kernel_ir`), and the pass that puts them and their launches in a
+//! program (`expand`).
 
 pub mod all_reduce;
 pub mod emit;
+pub mod expand;
 mod kernel_ir;
 
 use crate::ir::{Blk, Ctx, Op};

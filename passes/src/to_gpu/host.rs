@@ -37,7 +37,9 @@ impl Declarations {
 /// `runtime`.
 pub struct Host<'d> {
     pub b: Builder,
-    pub runtime: Val,
+    /// The function's `symm_runtime*`; none before the runtime conversion
+    /// (symm-mem-expand-collectives builds host IR that calls nothing).
+    pub runtime: Option<Val>,
     decls: &'d mut Declarations,
 }
 
@@ -53,7 +55,16 @@ impl<'d> Host<'d> {
     pub fn new(at: At, op: Op, runtime: Val, decls: &'d mut Declarations) -> Self {
         Self {
             b: Builder::new(op.ctx(), op.loc(), at),
-            runtime,
+            runtime: Some(runtime),
+            decls,
+        }
+    }
+
+    /// Host IR with no runtime calls.
+    pub fn without_runtime(at: At, op: Op, decls: &'d mut Declarations) -> Self {
+        Self {
+            b: Builder::new(op.ctx(), op.loc(), at),
+            runtime: None,
             decls,
         }
     }
@@ -78,7 +89,10 @@ impl<'d> Host<'d> {
     /// `func.call @name(runtime, args...)`, declaring `name` on first use.
     pub fn call(&mut self, name: &str, args: &[Val], results: &[Ty]) -> Vec<Val> {
         let ctx = self.ctx();
-        let mut operands = vec![self.runtime];
+        let runtime = self
+            .runtime
+            .expect("internal: runtime calls are made only by the runtime conversion");
+        let mut operands = vec![runtime];
         operands.extend_from_slice(args);
         let inputs: Vec<Ty> = operands.iter().map(|v| v.ty()).collect();
         self.decls

@@ -1,11 +1,9 @@
 //! `convert-symm-mem-to-gpu`: the planned program becomes GPU kernels and
 //! runtime calls, ready for the upstream GPU-to-LLVM passes.
 //!
-//! - Each all-reduce (one-shot, two-shot, or `all_reduce_out` chosen here
-//!   by byte size, or the fused `all_reduce_epilogue_out`) becomes a
-//!   `gpu.launch_func` of a `gpu.func` in `gpu.module @symm_kernels`,
-//!   specialized by algorithm, reduction, element type, world size, vector
-//!   width and epilogue (see `kernels`).
+//! - Collectives were expanded into kernels and launches before
+//!   (`symm-mem-expand-collectives`); their `symm_mem.pool_of` become the
+//!   runtime's pool descriptors.
 //! - Pools (`symm_mem.get_global`) become `symm_rt_global`, regular
 //!   allocations `symm_rt_alloc`/`symm_rt_free`, copies `symm_rt_copy`,
 //!   `linalg.matmul` `symm_rt_matmul` (cuBLAS), `all_gather_matmul_out`
@@ -22,10 +20,6 @@ mod entry;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 mod graphs;
 pub mod host;
-use crate::collectives::EpilogueDecl;
-use crate::collectives::all_reduce::{
-    self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
-};
 pub use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, replace_terminator},
@@ -35,7 +29,6 @@ pub use crate::{
     select_all_reduce::{Facts, choose},
 };
 use host::{Declarations, Host, int_type, ptr_type};
-use std::collections::BTreeMap;
 
 pub const KERNEL_MODULE: &str = "symm_kernels";
 /// Unit attribute on each function that gained the `symm_runtime*` first
@@ -49,12 +42,6 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToGp
     c"Lower symm_mem collectives to gpu.func kernels and pools, copies and matmuls to runtime calls",
     c"builtin.module",
     &[
-        PassOption::new(
-            c"one-shot-max-bytes",
-            c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
-            OptionKind::Int64,
-            c"1048576",
-        ),
         PassOption::new(
             c"cuda-graphs",
             c"Let the runtime capture each eligible entry point into a CUDA graph on its second \
@@ -80,6 +67,12 @@ fn refusal(name: &str) -> Option<&'static str> {
             "allocates its result: run symm-mem-to-dps (or the symm-mem-middle-end pipeline) first"
         }
         "symm_mem.with_allocator" => "must be realized first: run symm-mem-realize",
+        "symm_mem.one_shot_all_reduce_out"
+        | "symm_mem.two_shot_all_reduce_out"
+        | "symm_mem.all_reduce_out"
+        | "symm_mem.all_reduce_epilogue_out" => {
+            "must become kernels first: run symm-mem-expand-collectives"
+        }
         _ if name.starts_with("cudagraph.") => {
             "has no lowering yet: CUDA-graph partitions are not compiled by symm-to-llvm; \
              capture the compiled function with symm_graph_begin/end instead"
@@ -93,10 +86,6 @@ fn lowers(name: &str) -> bool {
     matches!(
         name,
         "symm_mem.get_global"
-            | "symm_mem.one_shot_all_reduce_out"
-            | "symm_mem.two_shot_all_reduce_out"
-            | "symm_mem.all_reduce_out"
-            | "symm_mem.all_reduce_epilogue_out"
             | "symm_mem.all_gather_matmul_out"
             | "symm_mem.rank"
             | "symm_mem.world_size"
@@ -129,12 +118,8 @@ struct Conversion {
     ctx: Ctx,
     groups: crate::GroupTable,
     symbols: SymbolIndex,
-    one_shot_max: u64,
     cuda_graphs: bool,
     decls: Declarations,
-    kernels: BTreeMap<String, AllReduceKernel>,
-    /// Fused ops whose region becomes the named epilogue function.
-    epilogues: Vec<(String, Op)>,
     failed: bool,
 }
 
@@ -289,6 +274,11 @@ impl Conversion {
         }
     }
 
+    fn world_of(&self, op: Op) -> Option<u64> {
+        let group = op.attr("group")?.symbol_or_string()?;
+        self.groups.get(&group)?.world_size
+    }
+
     fn lower_op(&mut self, op: Op, runtime: Val) {
         let world = self.world_of(op);
         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
@@ -329,375 +319,12 @@ impl Conversion {
                 }
                 None => Err("needs a group with a declared world_size".to_owned()),
             },
-            _ => {
-                return self.lower_all_reduce(op, runtime);
-            }
+            other => Err(format!("is not lowered by this pass ({other})")),
         };
         match result {
             Ok(()) => op.erase(),
             Err(message) => self.error(op, &format!("'{name}' {message}")),
         }
-    }
-
-    fn world_of(&self, op: Op) -> Option<u64> {
-        let group = op.attr("group")?.symbol_or_string()?;
-        self.groups.get(&group)?.world_size
-    }
-
-    fn lower_all_reduce(&mut self, op: Op, runtime: Val) {
-        let name = op.name();
-        let facts = match self.all_reduce_facts(op) {
-            Ok(facts) => facts,
-            Err(message) => return self.error(op, &format!("'{name}' {message}")),
-        };
-        let segments = facts.segments(self.one_shot_max);
-        let operands = op.operands();
-        let (input, out) = (operands[0], operands[operands.len() - 1]);
-        let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
-        let input_ptr = host.ptr_of(input);
-        // The kernel finds the peers' copies from the descriptor and the
-        // input's offset from this rank's base.
-        let pool = pool_of_pointer(&mut host, input_ptr);
-        let out_ptr = host.ptr_of(out);
-        let mut extra = Vec::new();
-        for operand in &operands[1..operands.len() - 1] {
-            extra.push(host.ptr_of(*operand));
-        }
-        let pushes_into_outputs = segments
-            .iter()
-            .any(|s| s.kernel.push == Some(Push::IntoOutputs));
-        // Peers' outputs: the same offset in the output's pool.
-        let out_pool = pushes_into_outputs.then(|| pool_of_pointer(&mut host, out_ptr));
-        // Elements of this call: static, or the leading size times the rest.
-        let count = match facts.count {
-            Some(count) => host.int(64, count as i64),
-            None => {
-                let rows = host.dim_i64(input, 0);
-                let row = host.int(64, facts.row_elements as i64);
-                host.arith("arith.muli", &[rows, row])
-            }
-        };
-        let bytes_per_element = host.int(64, facts.element_bytes as i64);
-        let bytes = host.arith("arith.muli", &[count, bytes_per_element]);
-        let mut launch = |host: &mut Host, segment: &Segment| {
-            let kernel = &segment.kernel;
-            let vector = host.int(64, kernel.vector as i64);
-            let nvec = host.arith("arith.divui", &[count, vector]);
-            let mut args = vec![pool, input_ptr, out_ptr, nvec];
-            if kernel.push == Some(Push::IntoOutputs) {
-                args.extend(out_pool);
-            }
-            args.extend_from_slice(&extra);
-            let blocks = match facts.count {
-                Some(count) => host.index(kernels::grid_blocks(segment.per_rank(count)) as i64),
-                None => host.grid_blocks(nvec, segment.divisor()),
-            };
-            host.launch_on(&kernel.name(), blocks, kernels::THREADS, &args);
-        };
-        host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
-        for segment in segments {
-            self.kernels.insert(segment.kernel.name(), segment.kernel);
-        }
-        if !op.is("symm_mem.all_reduce_epilogue_out") {
-            op.erase();
-        }
-    }
-
-    /// What decides an all-reduce's kernels, read once per op.
-    fn all_reduce_facts(&mut self, op: Op) -> Result<AllReduceFacts, String> {
-        let operands = op.operands();
-        let input = operands[0].ty();
-        let element = input.element().print();
-        let element_bytes =
-            kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
-        let shape = input.shape();
-        let count = shape
-            .iter()
-            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
-        let row_elements = shape
-            .iter()
-            .skip(1)
-            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
-        let bound = crate::dynamic::enclosing_function(op).and_then(crate::dynamic::max_tokens);
-        let (row_elements, max_count) = match (count, row_elements, bound) {
-            (Some(count), _, _) => (count, count),
-            (None, Some(row), Some(bound)) => (row, row * bound),
-            (None, Some(_), None) => {
-                return Err(format!(
-                    "has a dynamic size, but its function does not bound it: declare the \
-                     largest token count with `attributes {{{} = N : i64}}`",
-                    crate::dynamic::MAX_TOKENS_ATTR
-                ));
-            }
-            (None, None, _) => {
-                return Err(
-                    "has dynamic sizes beyond the leading dimension, which the GPU lowering \
-                     does not support"
-                        .into(),
-                );
-            }
-        };
-        let world = self.world_of(op).ok_or(
-            "runs in a group without a declared world_size; kernels are specialized by it",
-        )?;
-        if !(1..=kernels::MAX_WORLD).contains(&world) {
-            return Err(format!(
-                "runs on {world} ranks; the kernels support 1 to {}",
-                kernels::MAX_WORLD
-            ));
-        }
-        // Enum attributes hold their I32EnumAttr case values.
-        let reduction = match op
-            .attr("reduction")
-            .and_then(Attr::int)
-            .and_then(symm_protocol::abi::ReduceCode::from_code)
-        {
-            Some(symm_protocol::abi::ReduceCode::Sum) => Reduction::Sum,
-            Some(symm_protocol::abi::ReduceCode::Max) => Reduction::Max,
-            Some(symm_protocol::abi::ReduceCode::Min) => Reduction::Min,
-            None => return Err("has no reduction kind".into()),
-        };
-        let out_shape = operands[operands.len() - 1].ty().shape();
-        let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
-        let epilogue_types: Vec<(String, bool)> = operands[1..operands.len() - 1]
-            .iter()
-            .map(|v| {
-                let ty = v.ty();
-                let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
-                (ty.element().print(), broadcast)
-            })
-            .collect();
-        let fixed = match op.name().as_str() {
-            "symm_mem.one_shot_all_reduce_out" => Some(Algorithm::OneShot),
-            "symm_mem.two_shot_all_reduce_out" => Some(Algorithm::TwoShot),
-            "symm_mem.all_reduce_epilogue_out" => match op.attr("algorithm").and_then(Attr::int) {
-                Some(1) => Some(Algorithm::OneShot),
-                Some(2) => Some(Algorithm::TwoShot),
-                _ => None,
-            },
-            _ => None,
-        };
-        let epilogue = op.is("symm_mem.all_reduce_epilogue_out").then(|| {
-            let function = format!("symm_epilogue_{}", self.epilogues.len());
-            self.epilogues.push((function.clone(), op));
-            function
-        });
-        Ok(AllReduceFacts {
-            element,
-            element_bytes,
-            count,
-            row_elements,
-            max_count,
-            world,
-            reduction,
-            columns,
-            epilogue_types,
-            epilogue,
-            fixed,
-            // The push two-shot overwrites the input, so only when nothing
-            // reads it afterwards.
-            input_read_after: used_after(operands[0], op),
-            // Realize made the output symmetric if the push could use it.
-            out_symmetric: operands[operands.len() - 1]
-                .ty()
-                .memory_space()
-                .is_some_and(|space| space.allocator().is_some()),
-            fused: op.is("symm_mem.all_reduce_epilogue_out"),
-        })
-    }
-
-    /// Parses the kernels into `gpu.module @symm_kernels` and moves each
-    /// fused op's region into its epilogue function.
-    fn emit_kernels(&mut self, module: Op) {
-        if self.kernels.is_empty() {
-            return;
-        }
-        let epilogues: Vec<EpilogueDecl> = self
-            .epilogues
-            .iter()
-            .map(|(function, op)| {
-                let operands = op.operands();
-                let mut elements = vec![operands[0].ty().element().print()];
-                for operand in &operands[1..operands.len() - 1] {
-                    elements.push(operand.ty().element().print());
-                }
-                EpilogueDecl {
-                    function: function.clone(),
-                    elements,
-                }
-            })
-            .collect();
-        let Some(block) = module.entry_block() else {
-            return;
-        };
-        let gpu_module = match crate::collectives::emit_kernel_module(
-            self.ctx,
-            block,
-            KERNEL_MODULE,
-            &epilogues,
-            self.kernels.values(),
-        ) {
-            Ok(gpu_module) => gpu_module,
-            Err(message) => return self.error(module, &message),
-        };
-        let functions: BTreeMap<String, Op> = gpu_module
-            .entry_block()
-            .map(|b| b.ops())
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|op| Some((op.symbol_name()?, op)))
-            .collect();
-        for (function, op) in std::mem::take(&mut self.epilogues) {
-            if let Some(target) = functions.get(&function) {
-                target.take_region_from(op, 0);
-                if let Some(body) = target.entry_block() {
-                    replace_terminator(body, "func.return");
-                }
-            }
-            op.erase();
-        }
-    }
-}
-
-/// What decides an all-reduce's kernels.
-struct AllReduceFacts {
-    element: String,
-    element_bytes: u64,
-    /// Elements, when static.
-    count: Option<u64>,
-    /// Elements per leading index (all of them when static).
-    row_elements: u64,
-    /// Elements at the function's bound (the static count when static).
-    max_count: u64,
-    world: u64,
-    reduction: Reduction,
-    columns: u64,
-    epilogue_types: Vec<(String, bool)>,
-    epilogue: Option<String>,
-    /// The algorithm the op names, if it names one.
-    fixed: Option<Algorithm>,
-    input_read_after: bool,
-    out_symmetric: bool,
-    fused: bool,
-}
-
-/// The kernel for messages up to `max_bytes` (and above the previous
-/// segment's).
-struct Segment {
-    kernel: AllReduceKernel,
-    max_bytes: u64,
-}
-
-impl Segment {
-    /// Vectors of one rank: all of them for a one-shot, a slice for a
-    /// two-shot.
-    fn divisor(&self) -> u64 {
-        match self.kernel.algorithm {
-            Algorithm::OneShot => 1,
-            Algorithm::TwoShot => self.kernel.world,
-        }
-    }
-
-    fn per_rank(&self, count: u64) -> u64 {
-        (count / self.kernel.vector).div_ceil(self.divisor())
-    }
-}
-
-impl AllReduceFacts {
-    /// The kernel for a message of `count` elements.
-    fn kernel(&self, count: u64, one_shot_max: u64) -> AllReduceKernel {
-        let bytes = count * self.element_bytes;
-        let algorithm = self.fixed.unwrap_or_else(|| {
-            let facts = Facts {
-                world: Some(self.world),
-                input_read_after: self.input_read_after,
-                output_owned: self.out_symmetric,
-            };
-            if choose(bytes, facts, one_shot_max) == "one_shot" {
-                Algorithm::OneShot
-            } else {
-                Algorithm::TwoShot
-            }
-        });
-        // Every message of the op must split into whole vectors: counts are
-        // multiples of the row (one leading index) when dynamic.
-        let unit = if self.count.is_some() {
-            count
-        } else {
-            self.row_elements
-        };
-        let mut counts = vec![unit];
-        if self.epilogue_types.iter().any(|(_, broadcast)| *broadcast) {
-            counts.push(self.columns);
-        }
-        if algorithm == Algorithm::TwoShot {
-            // Slices must be whole vectors.
-            counts.push(unit.div_ceil(self.world).max(1));
-        }
-        let vector = kernels::vector_width(self.element_bytes, &counts);
-        let epilogue = self.epilogue.as_ref().map(|function| Epilogue {
-            function: function.clone(),
-            operands: self
-                .epilogue_types
-                .iter()
-                .map(|(element, broadcast)| EpilogueOperand {
-                    element: element.clone(),
-                    broadcast_row_vectors: broadcast.then_some(self.columns / vector),
-                })
-                .collect(),
-        });
-        // The pool holds the input, so its staging slots hold any message
-        // up to STAGING_MAX bytes (symm_protocol::staging_layout).
-        let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX;
-        let push = match algorithm {
-            Algorithm::TwoShot if self.input_read_after => None,
-            Algorithm::TwoShot if self.out_symmetric && !self.fused => Some(Push::IntoOutputs),
-            Algorithm::TwoShot => Some(Push::IntoInputs),
-            Algorithm::OneShot => None,
-        };
-        AllReduceKernel {
-            algorithm,
-            reduction: self.reduction,
-            element: self.element.clone(),
-            world: self.world,
-            vector,
-            epilogue,
-            staged,
-            push,
-        }
-    }
-
-    /// The kernels over the sizes the op can have, each with the largest
-    /// message it takes: one for a static size; for a dynamic one, a kernel
-    /// per range between the byte sizes where the choice changes.
-    fn segments(&self, one_shot_max: u64) -> Vec<Segment> {
-        let bytes = |count: u64| count * self.element_bytes;
-        let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
-        let mut limits: Vec<u64> = [
-            kernels::STAGING_MAX,
-            one_shot_max,
-            crate::select_all_reduce::TWO_RANK_TWO_SHOT_MAX,
-        ]
-        .into_iter()
-        .filter(|limit| (least..most).contains(limit))
-        .collect();
-        limits.sort_unstable();
-        limits.dedup();
-        limits.push(most);
-        let mut segments: Vec<Segment> = Vec::new();
-        for limit in limits {
-            // Whole rows: the largest message of the range.
-            let count = (limit / self.element_bytes / self.row_elements).max(1) * self.row_elements;
-            let kernel = self.kernel(count, one_shot_max);
-            match segments.last_mut() {
-                Some(last) if last.kernel == kernel => last.max_bytes = limit,
-                _ => segments.push(Segment {
-                    kernel,
-                    max_bytes: limit,
-                }),
-            }
-        }
-        segments
     }
 }
 
@@ -1019,11 +646,8 @@ impl SymmPass for ConvertSymmMemToGpu {
             ctx: module.ctx(),
             groups: module.group_table(),
             symbols: SymbolIndex::new(module),
-            one_shot_max: options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64,
             cuda_graphs: options.flag("cuda-graphs"),
             decls: Declarations::default(),
-            kernels: BTreeMap::new(),
-            epilogues: Vec::new(),
             failed: false,
         };
         for op in module.walk() {
@@ -1043,10 +667,6 @@ impl SymmPass for ConvertSymmMemToGpu {
         for function in defined_functions(module) {
             conversion.lower_function(function);
         }
-        if conversion.failed {
-            return Err(PassFailed);
-        }
-        conversion.emit_kernels(module);
         if conversion.failed {
             return Err(PassFailed);
         }

@@ -53,7 +53,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
-         convert-symm-mem-to-gpu{{one-shot-max-bytes={max} cuda-graphs={graphs}}},\
+         symm-mem-expand-collectives{{one-shot-max-bytes={max}}},\
+         convert-symm-mem-to-gpu{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         upstream = upstream_gpu_to_llvm(libdevice),
@@ -63,6 +64,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
 /// Reports a crash of MLIR or LLVM (recovered) and ends the process at
 /// once: their state is whatever the crash left, so no destructor may run
 /// over it (dialects/include/symm-c/Recovery.h).
+/// Prints `message` and ends the process with status 1 at once, without
+/// destructors: MLIR's state is not to be trusted after it.
 fn crashed(message: &str) -> ! {
     eprintln!("symm-compile: {message}");
     unsafe extern "C" {
@@ -209,7 +212,12 @@ fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
             crash_line.max(1),
             symm_dialects::recovery::last_crash()
         )),
-        _ => Err(format!("{path} does not parse (see the errors above)")),
+        // MLIR 22's parser can free an operation and write to it while it
+        // cleans up after some errors (test/Integration/untrusted_input.mlir,
+        // block_twice); tearing the context down afterwards then crashed
+        // about one run in five. The input is rejected either way: end
+        // without the teardown.
+        _ => crashed(&format!("{path} does not parse (see the errors above)")),
     }
 }
 

@@ -43,7 +43,8 @@ const PIPELINES: &[(&str, &str)] = &[
     (
         "symm-to-gpu",
         "builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,\
-         symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,convert-symm-mem-to-gpu,\
+         symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,\
+         convert-symm-mem-to-gpu,\
          func.func(symm-linalg-rows-to-gpu))",
     ),
     (

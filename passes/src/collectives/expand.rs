@@ -1,0 +1,481 @@
+//! `symm-mem-expand-collectives`: each all-reduce becomes the kernels of
+//! its algorithm and their launches. The kernels are IR over the
+//! `symm_mem` device ops (`kernel_ir`), gathered in `gpu.module
+//! @symm_kernels`, one per (algorithm, reduction, element type, world size,
+//! vector width, epilogue); the op becomes a byte-count dispatch over
+//! `gpu.launch_func`s that take the input's `symm_mem.pool_of`, the data
+//! pointers and the vector count. `all_reduce_out` picks one-shot or
+//! two-shot per call by size; a fused `all_reduce_epilogue_out`'s region
+//! becomes the function its kernel calls per element.
+//!
+//! The launches are upstream IR and call nothing: convert-symm-mem-to-gpu
+//! then lowers `symm_mem.pool_of` to the runtime's pool descriptor and
+//! convert-symm-mem-to-nvvm the device ops.
+
+use super::EpilogueDecl;
+use super::all_reduce::{
+    self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
+};
+use crate::{
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    builders::{At, replace_terminator},
+    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
+    read_after::used_after,
+    select_all_reduce::{Facts, choose},
+    to_gpu::{
+        KERNEL_MODULE,
+        host::{Declarations, Host},
+    },
+};
+use std::collections::BTreeMap;
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>(
+    c"symm-mem-expand-collectives",
+    c"ExpandCollectives",
+    c"Expand symm_mem all-reduces into gpu.func kernels over the symm_mem device ops and their launches",
+    c"builtin.module",
+    &[PassOption::new(
+        c"one-shot-max-bytes",
+        c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
+        OptionKind::Int64,
+        c"1048576",
+    )],
+);
+
+pub struct ExpandCollectives;
+
+/// The ops this pass expands.
+fn expands(name: &str) -> bool {
+    matches!(
+        name,
+        "symm_mem.one_shot_all_reduce_out"
+            | "symm_mem.two_shot_all_reduce_out"
+            | "symm_mem.all_reduce_out"
+            | "symm_mem.all_reduce_epilogue_out"
+    )
+}
+
+/// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
+fn pool_of(host: &mut Host, buffer: Val) -> Val {
+    let op = OpBuilder::new("symm_mem.pool_of", host.b.loc)
+        .operands(&[buffer])
+        .results(&[Ty::pool(host.b.ctx)])
+        .build();
+    host.b.insert(op).result(0)
+}
+
+/// State of one run over a module.
+struct Expansion {
+    ctx: Ctx,
+    groups: crate::GroupTable,
+    one_shot_max: u64,
+    decls: Declarations,
+    kernels: BTreeMap<String, AllReduceKernel>,
+    /// Fused ops whose region becomes the named epilogue function.
+    epilogues: Vec<(String, Op)>,
+    failed: bool,
+}
+
+impl Expansion {
+    fn error(&mut self, op: Op, message: &str) {
+        emit_error(op.loc(), message);
+        self.failed = true;
+    }
+
+    fn world_of(&self, op: Op) -> Option<u64> {
+        let group = op.attr("group")?.symbol_or_string()?;
+        self.groups.get(&group)?.world_size
+    }
+
+    /// The op becomes its kernels' launches: for each size segment, a
+    /// `gpu.launch_func` behind a byte-count dispatch, taking the input's
+    /// pool (`symm_mem.pool_of`), the pointers and the vector count.
+    fn expand_all_reduce(&mut self, op: Op) {
+        let name = op.name();
+        let facts = match self.all_reduce_facts(op) {
+            Ok(facts) => facts,
+            Err(message) => return self.error(op, &format!("'{name}' {message}")),
+        };
+        let segments = facts.segments(self.one_shot_max);
+        let operands = op.operands();
+        let (input, out) = (operands[0], operands[operands.len() - 1]);
+        let mut host = Host::without_runtime(At::Before(op), op, &mut self.decls);
+        let input_ptr = host.ptr_of(input);
+        // The kernel finds the peers' copies through the pool and the
+        // input's offset from this rank's base.
+        let pool = pool_of(&mut host, input);
+        let out_ptr = host.ptr_of(out);
+        let mut extra = Vec::new();
+        for operand in &operands[1..operands.len() - 1] {
+            extra.push(host.ptr_of(*operand));
+        }
+        let pushes_into_outputs = segments
+            .iter()
+            .any(|s| s.kernel.push == Some(Push::IntoOutputs));
+        // Peers' outputs: the same offset in the output's pool.
+        let out_pool = pushes_into_outputs.then(|| pool_of(&mut host, out));
+        // Elements of this call: static, or the leading size times the rest.
+        let count = match facts.count {
+            Some(count) => host.int(64, count as i64),
+            None => {
+                let rows = host.dim_i64(input, 0);
+                let row = host.int(64, facts.row_elements as i64);
+                host.arith("arith.muli", &[rows, row])
+            }
+        };
+        let bytes_per_element = host.int(64, facts.element_bytes as i64);
+        let bytes = host.arith("arith.muli", &[count, bytes_per_element]);
+        let mut launch = |host: &mut Host, segment: &Segment| {
+            let kernel = &segment.kernel;
+            let vector = host.int(64, kernel.vector as i64);
+            let nvec = host.arith("arith.divui", &[count, vector]);
+            let mut args = vec![pool, input_ptr, out_ptr, nvec];
+            if kernel.push == Some(Push::IntoOutputs) {
+                args.extend(out_pool);
+            }
+            args.extend_from_slice(&extra);
+            let blocks = match facts.count {
+                Some(count) => host.index(kernels::grid_blocks(segment.per_rank(count)) as i64),
+                None => host.grid_blocks(nvec, segment.divisor()),
+            };
+            host.launch_on(&kernel.name(), blocks, kernels::THREADS, &args);
+        };
+        host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
+        for segment in segments {
+            self.kernels.insert(segment.kernel.name(), segment.kernel);
+        }
+        if !op.is("symm_mem.all_reduce_epilogue_out") {
+            op.erase();
+        }
+    }
+
+    /// What decides an all-reduce's kernels, read once per op.
+    fn all_reduce_facts(&mut self, op: Op) -> Result<AllReduceFacts, String> {
+        let operands = op.operands();
+        let input = operands[0].ty();
+        let element = input.element().print();
+        let element_bytes =
+            kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
+        let shape = input.shape();
+        let count = shape
+            .iter()
+            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
+        let row_elements = shape
+            .iter()
+            .skip(1)
+            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
+        let bound = crate::dynamic::enclosing_function(op).and_then(crate::dynamic::max_tokens);
+        let (row_elements, max_count) = match (count, row_elements, bound) {
+            (Some(count), _, _) => (count, count),
+            (None, Some(row), Some(bound)) => (row, row * bound),
+            (None, Some(_), None) => {
+                return Err(format!(
+                    "has a dynamic size, but its function does not bound it: declare the \
+                     largest token count with `attributes {{{} = N : i64}}`",
+                    crate::dynamic::MAX_TOKENS_ATTR
+                ));
+            }
+            (None, None, _) => {
+                return Err(
+                    "has dynamic sizes beyond the leading dimension, which the GPU lowering \
+                     does not support"
+                        .into(),
+                );
+            }
+        };
+        let world = self.world_of(op).ok_or(
+            "runs in a group without a declared world_size; kernels are specialized by it",
+        )?;
+        if !(1..=kernels::MAX_WORLD).contains(&world) {
+            return Err(format!(
+                "runs on {world} ranks; the kernels support 1 to {}",
+                kernels::MAX_WORLD
+            ));
+        }
+        // Enum attributes hold their I32EnumAttr case values.
+        let reduction = match op
+            .attr("reduction")
+            .and_then(Attr::int)
+            .and_then(symm_protocol::abi::ReduceCode::from_code)
+        {
+            Some(symm_protocol::abi::ReduceCode::Sum) => Reduction::Sum,
+            Some(symm_protocol::abi::ReduceCode::Max) => Reduction::Max,
+            Some(symm_protocol::abi::ReduceCode::Min) => Reduction::Min,
+            None => return Err("has no reduction kind".into()),
+        };
+        let out_shape = operands[operands.len() - 1].ty().shape();
+        let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
+        let epilogue_types: Vec<(String, bool)> = operands[1..operands.len() - 1]
+            .iter()
+            .map(|v| {
+                let ty = v.ty();
+                let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
+                (ty.element().print(), broadcast)
+            })
+            .collect();
+        let fixed = match op.name().as_str() {
+            "symm_mem.one_shot_all_reduce_out" => Some(Algorithm::OneShot),
+            "symm_mem.two_shot_all_reduce_out" => Some(Algorithm::TwoShot),
+            "symm_mem.all_reduce_epilogue_out" => match op.attr("algorithm").and_then(Attr::int) {
+                Some(1) => Some(Algorithm::OneShot),
+                Some(2) => Some(Algorithm::TwoShot),
+                _ => None,
+            },
+            _ => None,
+        };
+        let epilogue = op.is("symm_mem.all_reduce_epilogue_out").then(|| {
+            let function = format!("symm_epilogue_{}", self.epilogues.len());
+            self.epilogues.push((function.clone(), op));
+            function
+        });
+        Ok(AllReduceFacts {
+            element,
+            element_bytes,
+            count,
+            row_elements,
+            max_count,
+            world,
+            reduction,
+            columns,
+            epilogue_types,
+            epilogue,
+            fixed,
+            // The push two-shot overwrites the input, so only when nothing
+            // reads it afterwards.
+            input_read_after: used_after(operands[0], op),
+            // Realize made the output symmetric if the push could use it.
+            out_symmetric: operands[operands.len() - 1]
+                .ty()
+                .memory_space()
+                .is_some_and(|space| space.allocator().is_some()),
+            fused: op.is("symm_mem.all_reduce_epilogue_out"),
+        })
+    }
+
+    /// Builds the kernels into `gpu.module @symm_kernels` and moves each
+    /// fused op's region into its epilogue function.
+    fn emit_kernels(&mut self, module: Op) {
+        if self.kernels.is_empty() {
+            return;
+        }
+        let epilogues: Vec<EpilogueDecl> = self
+            .epilogues
+            .iter()
+            .map(|(function, op)| {
+                let operands = op.operands();
+                let mut elements = vec![operands[0].ty().element().print()];
+                for operand in &operands[1..operands.len() - 1] {
+                    elements.push(operand.ty().element().print());
+                }
+                EpilogueDecl {
+                    function: function.clone(),
+                    elements,
+                }
+            })
+            .collect();
+        let Some(block) = module.entry_block() else {
+            return;
+        };
+        let gpu_module = match crate::collectives::emit_kernel_module(
+            self.ctx,
+            block,
+            KERNEL_MODULE,
+            &epilogues,
+            self.kernels.values(),
+        ) {
+            Ok(gpu_module) => gpu_module,
+            Err(message) => return self.error(module, &message),
+        };
+        let functions: BTreeMap<String, Op> = gpu_module
+            .entry_block()
+            .map(|b| b.ops())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|op| Some((op.symbol_name()?, op)))
+            .collect();
+        for (function, op) in std::mem::take(&mut self.epilogues) {
+            if let Some(target) = functions.get(&function) {
+                target.take_region_from(op, 0);
+                if let Some(body) = target.entry_block() {
+                    replace_terminator(body, "func.return");
+                }
+            }
+            op.erase();
+        }
+    }
+}
+
+/// What decides an all-reduce's kernels.
+struct AllReduceFacts {
+    element: String,
+    element_bytes: u64,
+    /// Elements, when static.
+    count: Option<u64>,
+    /// Elements per leading index (all of them when static).
+    row_elements: u64,
+    /// Elements at the function's bound (the static count when static).
+    max_count: u64,
+    world: u64,
+    reduction: Reduction,
+    columns: u64,
+    epilogue_types: Vec<(String, bool)>,
+    epilogue: Option<String>,
+    /// The algorithm the op names, if it names one.
+    fixed: Option<Algorithm>,
+    input_read_after: bool,
+    out_symmetric: bool,
+    fused: bool,
+}
+
+/// The kernel for messages up to `max_bytes` (and above the previous
+/// segment's).
+struct Segment {
+    kernel: AllReduceKernel,
+    max_bytes: u64,
+}
+
+impl Segment {
+    /// Vectors of one rank: all of them for a one-shot, a slice for a
+    /// two-shot.
+    fn divisor(&self) -> u64 {
+        match self.kernel.algorithm {
+            Algorithm::OneShot => 1,
+            Algorithm::TwoShot => self.kernel.world,
+        }
+    }
+
+    fn per_rank(&self, count: u64) -> u64 {
+        (count / self.kernel.vector).div_ceil(self.divisor())
+    }
+}
+
+impl AllReduceFacts {
+    /// The kernel for a message of `count` elements.
+    fn kernel(&self, count: u64, one_shot_max: u64) -> AllReduceKernel {
+        let bytes = count * self.element_bytes;
+        let algorithm = self.fixed.unwrap_or_else(|| {
+            let facts = Facts {
+                world: Some(self.world),
+                input_read_after: self.input_read_after,
+                output_owned: self.out_symmetric,
+            };
+            if choose(bytes, facts, one_shot_max) == "one_shot" {
+                Algorithm::OneShot
+            } else {
+                Algorithm::TwoShot
+            }
+        });
+        // Every message of the op must split into whole vectors: counts are
+        // multiples of the row (one leading index) when dynamic.
+        let unit = if self.count.is_some() {
+            count
+        } else {
+            self.row_elements
+        };
+        let mut counts = vec![unit];
+        if self.epilogue_types.iter().any(|(_, broadcast)| *broadcast) {
+            counts.push(self.columns);
+        }
+        if algorithm == Algorithm::TwoShot {
+            // Slices must be whole vectors.
+            counts.push(unit.div_ceil(self.world).max(1));
+        }
+        let vector = kernels::vector_width(self.element_bytes, &counts);
+        let epilogue = self.epilogue.as_ref().map(|function| Epilogue {
+            function: function.clone(),
+            operands: self
+                .epilogue_types
+                .iter()
+                .map(|(element, broadcast)| EpilogueOperand {
+                    element: element.clone(),
+                    broadcast_row_vectors: broadcast.then_some(self.columns / vector),
+                })
+                .collect(),
+        });
+        // The pool holds the input, so its staging slots hold any message
+        // up to STAGING_MAX bytes (symm_protocol::staging_layout).
+        let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX;
+        let push = match algorithm {
+            Algorithm::TwoShot if self.input_read_after => None,
+            Algorithm::TwoShot if self.out_symmetric && !self.fused => Some(Push::IntoOutputs),
+            Algorithm::TwoShot => Some(Push::IntoInputs),
+            Algorithm::OneShot => None,
+        };
+        AllReduceKernel {
+            algorithm,
+            reduction: self.reduction,
+            element: self.element.clone(),
+            world: self.world,
+            vector,
+            epilogue,
+            staged,
+            push,
+        }
+    }
+
+    /// The kernels over the sizes the op can have, each with the largest
+    /// message it takes: one for a static size; for a dynamic one, a kernel
+    /// per range between the byte sizes where the choice changes.
+    fn segments(&self, one_shot_max: u64) -> Vec<Segment> {
+        let bytes = |count: u64| count * self.element_bytes;
+        let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
+        let mut limits: Vec<u64> = [
+            kernels::STAGING_MAX,
+            one_shot_max,
+            crate::select_all_reduce::TWO_RANK_TWO_SHOT_MAX,
+        ]
+        .into_iter()
+        .filter(|limit| (least..most).contains(limit))
+        .collect();
+        limits.sort_unstable();
+        limits.dedup();
+        limits.push(most);
+        let mut segments: Vec<Segment> = Vec::new();
+        for limit in limits {
+            // Whole rows: the largest message of the range.
+            let count = (limit / self.element_bytes / self.row_elements).max(1) * self.row_elements;
+            let kernel = self.kernel(count, one_shot_max);
+            match segments.last_mut() {
+                Some(last) if last.kernel == kernel => last.max_bytes = limit,
+                _ => segments.push(Segment {
+                    kernel,
+                    max_bytes: limit,
+                }),
+            }
+        }
+        segments
+    }
+}
+
+impl SymmPass for ExpandCollectives {
+    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let mut expansion = Expansion {
+            ctx: module.ctx(),
+            groups: module.group_table(),
+            one_shot_max: options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64,
+            decls: Declarations::default(),
+            kernels: BTreeMap::new(),
+            epilogues: Vec::new(),
+            failed: false,
+        };
+        let collectives: Vec<Op> = module
+            .walk()
+            .into_iter()
+            .filter(|op| expands(&op.name()))
+            .collect();
+        for op in collectives {
+            expansion.expand_all_reduce(op);
+        }
+        if expansion.failed {
+            return Err(PassFailed);
+        }
+        expansion.emit_kernels(module);
+        if expansion.failed {
+            return Err(PassFailed);
+        }
+        if !expansion.kernels.is_empty() {
+            module.set_attr("gpu.container_module", expansion.ctx.unit());
+        }
+        Ok(())
+    }
+}

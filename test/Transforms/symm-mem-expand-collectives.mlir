@@ -1,0 +1,101 @@
+// symm-mem-expand-collectives on each all-reduce algorithm: the op becomes
+// launches of kernels built from the symm_mem device ops, taking the
+// input's pool (symm_mem.pool_of); nothing calls the runtime yet.
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives | FileCheck %s
+
+// A staged one-shot (4 KiB fit the staging slots) on 2 ranks.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @one_shot
+// CHECK-SAME: (%[[OUT:.*]]: memref<32x32xf32>)
+// CHECK: %[[VIEW:.*]] = memref.view
+// CHECK: %[[IN_AT:.*]] = memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of %[[VIEW]] : memref<32x32xf32, #{{.*}}>
+// CHECK: %[[OUT_AT:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: %[[NVEC:.*]] = arith.divui %{{.*}}, %{{.*}} : i64
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[NVEC]] : i64)
+// CHECK-NOT: symm_mem.one_shot_all_reduce_out
+// CHECK-NOT: call
+// CHECK: gpu.module @symm_kernels
+// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KPOOL:.*]]: !symm_mem.pool,
+// CHECK: symm_mem.epoch %[[KPOOL]]
+// CHECK: symm_mem.add_counter %[[KPOOL]]
+// CHECK: symm_mem.wait_counter %[[KPOOL]]
+// CHECK: symm_mem.set_epoch %[[KPOOL]]
+func.func @one_shot(%out: memref<32x32xf32>) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}
+
+// -----
+
+// all_reduce_out with a dynamic token count: a byte-count dispatch between
+// the kernels of each size segment, and the grid computed at run time.
+symm_mem.group @tp world_size(2)
+// CHECK-LABEL: func.func @dynamic
+// CHECK-SAME: (%[[IN:.*]]: memref<?x4096xbf16, #{{.*}}>, %[[OUT:.*]]: memref<?x4096xbf16>)
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of %[[IN]]
+// CHECK: %[[ROWS:.*]] = memref.dim %[[IN]], %{{.*}}
+// CHECK: %[[COUNT:.*]] = arith.muli
+// CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %{{.*}} : i64
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %{{.*}} : i64
+// CHECK: scf.if %[[FITS]] {
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8
+// CHECK: } else {
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
+// CHECK: gpu.module @symm_kernels
+// CHECK-DAG: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8(
+// CHECK-DAG: gpu.func @symm_one_shot_sum_bf16_w2_v8(
+func.func @dynamic(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)
+    attributes {symm_mem.max_tokens = 2048 : i64} {
+  symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
+  return
+}
+
+// -----
+
+// A fused epilogue: the region becomes a function of the kernel module
+// that the kernel calls per element; the bias is passed as a pointer.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @fused
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of
+// CHECK: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0]] {{.*}} args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr)
+// CHECK: gpu.module @symm_kernels
+// CHECK: func.func private @symm_epilogue_0(%[[X:.*]]: f32, %[[B:.*]]: f32) -> f32
+// CHECK: %[[Y:.*]] = arith.addf %[[X]], %[[B]] : f32
+// CHECK: return %[[Y]] : f32
+// CHECK: gpu.func @[[KERNEL]](
+// CHECK: func.call @symm_epilogue_0
+func.func @fused(%bias: memref<32xf32>, %out: memref<32x32xf32>) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_epilogue_out sum %in epilogue(%bias : memref<32xf32>) into %out group @tp algorithm one_shot {
+  ^bb0(%x: f32, %b: f32):
+    %y = arith.addf %x, %b : f32
+    symm_mem.epilogue_yield %y : f32
+  } : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp
+func.func @no_world_size(%in: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, %out: memref<16xf32>) {
+  // expected-error@+1 {{'symm_mem.one_shot_all_reduce_out' runs in a group without a declared world_size; kernels are specialized by it}}
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @unbounded(%in: memref<?x16xf32, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x16xf32>) {
+  // expected-error@+1 {{'symm_mem.all_reduce_out' has a dynamic size, but its function does not bound it}}
+  symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<?x16xf32>
+  return
+}
