@@ -138,8 +138,13 @@ symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<sy
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, {{.*}}, %[[OUT_POOL]] : !symm_mem.pool)
 // CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
 // CHECK-SAME: %[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr, %{{.*}}: i64, %[[KOUT_POOL:[^:]*]]: !symm_mem.pool)
-// CHECK: symm_mem.barrier %[[KPOOL]]
 // CHECK: symm_mem.peer_ptr %[[KOUT_POOL]][%{{.*}}], %[[KOUT]]
+// CHECK: symm_mem.barrier %[[KPOOL]]
+// The pushes: UNROLL (4) vectors loaded from both ranks, then each reduced
+// and stored; then the rest one at a time.
+// CHECK: scf.for
+// CHECK-COUNT-8: llvm.load
+// CHECK: arith.addf
 // CHECK: scf.for
 // CHECK: arith.addf
 // CHECK: symm_mem.barrier %[[KPOOL]]

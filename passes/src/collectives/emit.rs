@@ -127,6 +127,12 @@ impl<'c> Emitter<'c> {
     pub fn min(&self, a: Val, b: Val) -> Val {
         self.one(arith::minui(value(a), value(b), self.loc))
     }
+    pub fn maxsi(&self, a: Val, b: Val) -> Val {
+        self.one(arith::maxsi(value(a), value(b), self.loc))
+    }
+    pub fn ceildivsi(&self, a: Val, b: Val) -> Val {
+        self.one(arith::ceildivsi(value(a), value(b), self.loc))
+    }
     pub fn and(&self, a: Val, b: Val) -> Val {
         self.one(arith::andi(value(a), value(b), self.loc))
     }

@@ -67,6 +67,10 @@ impl AllReduceKernel {
     }
 }
 
+/// Grid strides a main loop takes per iteration (vectors in flight per
+/// thread and peer), as the runtime's PTX kernels do.
+const UNROLL: i64 = 4;
+
 /// One kernel's body being built: its arguments, the values every
 /// algorithm uses, and its types.
 struct Kernel<'k, 'c> {
@@ -92,6 +96,9 @@ struct Kernel<'k, 'c> {
     /// Each rank's index, and its address of the input.
     peers: Vec<Val>,
     sources: Vec<Val>,
+    /// With `Push::IntoOutputs`, each rank's address of the output: found
+    /// at the start, not after the first barrier.
+    out_targets: Option<Vec<Val>>,
 }
 
 impl<'k, 'c> Kernel<'k, 'c> {
@@ -118,6 +125,10 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let rank = e.cast(rank_index, i64);
         let peers: Vec<Val> = (0..spec.world).map(|p| e.c_index(p as i64)).collect();
         let sources = peers.iter().map(|p| e.peer_ptr(pool, *p, input)).collect();
+        let out = arg(2);
+        let out_pool = into_outputs.then(|| arg(4));
+        let out_targets =
+            out_pool.map(|op| peers.iter().map(|p| e.peer_ptr(op, *p, out)).collect());
         Self {
             spec,
             e,
@@ -125,9 +136,9 @@ impl<'k, 'c> Kernel<'k, 'c> {
             epilogue_types: epilogue_types.clone(),
             pool,
             input,
-            out: arg(2),
+            out,
             nvec: arg(3),
-            out_pool: into_outputs.then(|| arg(4)),
+            out_pool,
             epilogue_args: (0..epilogue_types.len())
                 .map(|i| arg(first_epilogue + i))
                 .collect(),
@@ -139,6 +150,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             rank_index,
             peers,
             sources,
+            out_targets,
         }
     }
 
@@ -150,10 +162,16 @@ impl<'k, 'c> Kernel<'k, 'c> {
         e.barrier(self.pool, self.channel);
         match self.spec.algorithm {
             Algorithm::OneShot => {
-                e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
-                    let reduced = self.reduce(e, &self.sources, i);
-                    self.store(e, i, reduced);
-                });
+                self.strided(
+                    e,
+                    self.gtid,
+                    self.nvec,
+                    |e, i| self.load_terms(e, &self.sources, i),
+                    |e, i, terms| {
+                        let reduced = self.combine(e, terms);
+                        self.store(e, i, reduced);
+                    },
+                );
                 e.barrier(self.pool, self.channel);
             }
             Algorithm::TwoShot if self.spec.push.is_some() => self.push_two_shot(),
@@ -173,19 +191,43 @@ impl<'k, 'c> Kernel<'k, 'c> {
         self.spec.vector * element_bytes(element).unwrap_or(1)
     }
 
-    /// Vector `i` of every rank (at `sources`), reduced in rank order;
-    /// 16-bit types in f32, rounded back.
-    fn reduce(&self, e: &Emitter<'c>, sources: &[Val], i: Val) -> Val {
+    /// Vector `i` of the element type at `source`.
+    fn load(&self, e: &Emitter<'c>, source: Val, i: Val) -> Val {
         let vector = self.vector(self.element);
-        let align = self.align(&self.spec.element);
+        e.load(
+            e.gep(source, i, vector),
+            vector,
+            self.align(&self.spec.element),
+        )
+    }
+
+    /// Stores vector `value` at `target[i]`, as it is.
+    fn store_raw(&self, e: &Emitter<'c>, value: Val, target: Val, i: Val) {
+        let vector = self.vector(self.element);
+        e.store(
+            value,
+            e.gep(target, i, vector),
+            self.align(&self.spec.element),
+        );
+    }
+
+    /// Vector `i` of every rank (at `sources`), loaded.
+    fn load_terms(&self, e: &Emitter<'c>, sources: &[Val], i: Val) -> Vec<Val> {
+        sources
+            .iter()
+            .map(|source| self.load(e, *source, i))
+            .collect()
+    }
+
+    /// The loaded vectors reduced in rank order; 16-bit types in f32,
+    /// rounded back.
+    fn combine(&self, e: &Emitter<'c>, terms: Vec<Val>) -> Val {
+        let vector = self.vector(self.element);
         let widen = self.spec.element != "f32";
         let wide = self.vector(Type::float32(e.ctx));
-        let terms: Vec<Val> = sources
-            .iter()
-            .map(|source| {
-                let v = e.load(e.gep(*source, i, vector), vector, align);
-                if widen { e.extf(v, wide) } else { v }
-            })
+        let terms: Vec<Val> = terms
+            .into_iter()
+            .map(|v| if widen { e.extf(v, wide) } else { v })
             .collect();
         let mut acc = terms[0];
         for term in &terms[1..] {
@@ -196,6 +238,44 @@ impl<'k, 'c> Kernel<'k, 'c> {
             };
         }
         if widen { e.truncf(acc, vector) } else { acc }
+    }
+
+    /// `for i in lo..hi step stride`, UNROLL strides per iteration while
+    /// they last, then one at a time. The body comes in two halves so that
+    /// an iteration issues every load (`load`) before it uses any
+    /// (`finish`): loads over NVLink overlap instead of queueing.
+    fn strided<T>(
+        &self,
+        e: &Emitter<'c>,
+        lo: Val,
+        hi: Val,
+        load: impl Fn(&Emitter<'c>, Val) -> T,
+        finish: impl Fn(&Emitter<'c>, Val, T),
+    ) {
+        let step = e.mul(self.stride, e.c64(UNROLL));
+        // The unrolled loop runs while its last index is below `hi`; the
+        // bound may be negative (scf.for compares signed).
+        let last = e.mul(self.stride, e.c64(UNROLL - 1));
+        let unrolled_hi = e.sub(hi, last);
+        e.for_range(lo, unrolled_hi, step, |e, i| {
+            let indices: Vec<Val> = (0..UNROLL)
+                .map(|k| match k {
+                    0 => i,
+                    _ => e.add(i, e.mul(self.stride, e.c64(k))),
+                })
+                .collect();
+            let loaded: Vec<T> = indices.iter().map(|i| load(e, *i)).collect();
+            for (i, value) in indices.into_iter().zip(loaded) {
+                finish(e, i, value);
+            }
+        });
+        // Where it stopped: lo + ceil(max(0, unrolled_hi - lo) / step) * step.
+        let span = e.maxsi(e.sub(unrolled_hi, lo), e.c64(0));
+        let rest = e.add(lo, e.mul(e.ceildivsi(span, step), step));
+        e.for_range(rest, hi, self.stride, |e, i| {
+            let value = load(e, i);
+            finish(e, i, value);
+        });
     }
 
     /// Stores `value` (a vector of the element type) at `out[i]`, through
@@ -249,19 +329,22 @@ impl<'k, 'c> Kernel<'k, 'c> {
             .collect()
     }
 
-    /// For each peer p != me, `copy(e, i)` over peer p's chunk.
-    fn over_peer_chunks(
-        &self,
-        chunk: Val,
-        not_me: &[Val],
-        copy: impl Fn(&Emitter<'c>, usize, Val),
-    ) {
+    /// For each peer p != me, the vectors of peer p's chunk from
+    /// `source(p)` through the epilogue into `out`.
+    fn over_peer_chunks(&self, chunk: Val, not_me: &[Val], source: impl Fn(usize) -> Val) {
         let e = self.e;
         for (p, differs) in not_me.iter().enumerate() {
+            let from = source(p);
             e.when(*differs, |e| {
                 let lo = e.mul(e.c64(p as i64), chunk);
                 let hi = e.min(e.add(lo, chunk), self.nvec);
-                e.for_range(e.add(lo, self.gtid), hi, self.stride, |e, i| copy(e, p, i));
+                self.strided(
+                    e,
+                    e.add(lo, self.gtid),
+                    hi,
+                    |e, i| self.load(e, from, i),
+                    |e, i, v| self.store(e, i, v),
+                );
             });
         }
     }
@@ -273,19 +356,20 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// read after the peer's write.
     fn two_shot(&self) {
         let e = self.e;
-        let vector = self.vector(self.element);
-        let align = self.align(&self.spec.element);
         let (chunk, start, hi) = self.chunk_bounds();
-        e.for_range(start, hi, self.stride, |e, i| {
-            let reduced = self.reduce(e, &self.sources, i);
-            e.store(reduced, e.gep(self.input, i, vector), align);
-            self.store(e, i, reduced);
-        });
+        self.strided(
+            e,
+            start,
+            hi,
+            |e, i| self.load_terms(e, &self.sources, i),
+            |e, i, terms| {
+                let reduced = self.combine(e, terms);
+                self.store_raw(e, reduced, self.input, i);
+                self.store(e, i, reduced);
+            },
+        );
         e.barrier(self.pool, self.channel);
-        self.over_peer_chunks(chunk, &self.not_me(), |e, p, i| {
-            let gathered = e.load(e.gep(self.sources[p], i, vector), vector, align);
-            self.store(e, i, gathered);
-        });
+        self.over_peer_chunks(chunk, &self.not_me(), |p| self.sources[p]);
     }
 
     /// Push two-shot: this rank reduces its chunk, writes it (through the
@@ -298,35 +382,27 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// Inputs are overwritten.
     fn push_two_shot(&self) {
         let e = self.e;
-        let vector = self.vector(self.element);
-        let align = self.align(&self.spec.element);
         let (chunk, start, hi) = self.chunk_bounds();
         let not_me = self.not_me();
-        let targets: Vec<Val> = match self.out_pool {
-            Some(out_pool) => self
-                .peers
-                .iter()
-                .map(|p| e.peer_ptr(out_pool, *p, self.out))
-                .collect(),
-            None => self.sources.clone(),
-        };
-        e.for_range(start, hi, self.stride, |e, i| {
-            let reduced = self.reduce(e, &self.sources, i);
-            for (p, differs) in not_me.iter().enumerate() {
-                e.when(*differs, |e| {
-                    e.store(reduced, e.gep(targets[p], i, vector), align)
-                });
-            }
-            self.store(e, i, reduced);
-        });
+        let targets = self.out_targets.as_ref().unwrap_or(&self.sources);
+        self.strided(
+            e,
+            start,
+            hi,
+            |e, i| self.load_terms(e, &self.sources, i),
+            |e, i, terms| {
+                let reduced = self.combine(e, terms);
+                for (p, differs) in not_me.iter().enumerate() {
+                    e.when(*differs, |e| self.store_raw(e, reduced, targets[p], i));
+                }
+                self.store(e, i, reduced);
+            },
+        );
         e.barrier(self.pool, self.channel);
         if self.out_pool.is_some() {
             return;
         }
-        self.over_peer_chunks(chunk, &not_me, |e, _, i| {
-            let pushed = e.load(e.gep(self.input, i, vector), vector, align);
-            self.store(e, i, pushed);
-        });
+        self.over_peer_chunks(chunk, &not_me, |_| self.input);
     }
 
     /// The staged one-shot: each block copies its vectors of the input into
@@ -339,8 +415,6 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// for before call n began.
     fn staged_one_shot(&self) {
         let e = self.e;
-        let vector = self.vector(self.element);
-        let align = self.align(&self.spec.element);
         let i32 = e.int_type(32);
         let epoch = e.epoch(self.pool, self.channel);
         let one = e.constant(i32, 1);
@@ -353,10 +427,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
             .iter()
             .map(|p| e.staging_slot(self.pool, *p, parity))
             .collect();
-        e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
-            let v = e.load(e.gep(self.input, i, vector), vector, align);
-            e.store(v, e.gep(mine, i, vector), align);
-        });
+        self.strided(
+            e,
+            self.gtid,
+            self.nvec,
+            |e, i| self.load(e, self.input, i),
+            |e, i, v| self.store_raw(e, v, mine, i),
+        );
         let next = e.add(epoch, one);
         e.sync_threads();
         let lane = e.cmp(CmpiPredicate::Ult, self.tid, e.c64(self.spec.world as i64));
@@ -366,10 +443,16 @@ impl<'k, 'c> Kernel<'k, 'c> {
             e.wait_counter(self.pool, peer, self.channel, next);
         });
         e.sync_threads();
-        e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
-            let reduced = self.reduce(e, &staged, i);
-            self.store(e, i, reduced);
-        });
+        self.strided(
+            e,
+            self.gtid,
+            self.nvec,
+            |e, i| self.load_terms(e, &staged, i),
+            |e, i, terms| {
+                let reduced = self.combine(e, terms);
+                self.store(e, i, reduced);
+            },
+        );
         e.sync_threads();
         let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
         e.when(first, |e| e.set_epoch(self.pool, self.channel, next));
