@@ -98,6 +98,15 @@ pub fn grid_blocks(vectors: u64) -> u64 {
     vectors.div_ceil(THREADS).clamp(1, MAX_BLOCKS)
 }
 
+/// Most blocks of a kernel of `algorithm`: a two-shot one per SM (its
+/// loops keep 4 vectors in flight per thread), as the runtime's.
+pub fn most_blocks(algorithm: Algorithm) -> u64 {
+    match algorithm {
+        Algorithm::OneShot => MAX_BLOCKS,
+        Algorithm::TwoShot => symm_protocol::TWO_SHOT_MAX_BLOCKS as u64,
+    }
+}
+
 impl AllReduceKernel {
     pub fn name(&self) -> String {
         let algorithm = match (self.algorithm, self.staged) {

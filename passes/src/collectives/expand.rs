@@ -135,8 +135,15 @@ impl Expansion {
             }
             args.extend_from_slice(&extra);
             let blocks = match facts.count {
-                Some(count) => host.index(kernels::grid_blocks(segment.per_rank(count)) as i64),
-                None => host.grid_blocks(nvec, segment.divisor()),
+                Some(count) => host.index(
+                    kernels::grid_blocks(segment.per_rank(count))
+                        .min(kernels::most_blocks(kernel.algorithm)) as i64,
+                ),
+                None => host.grid_blocks(
+                    nvec,
+                    segment.divisor(),
+                    kernels::most_blocks(kernel.algorithm),
+                ),
             };
             host.launch_on(&kernel.name(), blocks, kernels::THREADS, &args);
         };

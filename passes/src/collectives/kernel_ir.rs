@@ -67,8 +67,12 @@ impl AllReduceKernel {
     }
 }
 
-/// Grid strides a main loop takes per iteration (vectors in flight per
-/// thread and peer), as the runtime's PTX kernels do.
+/// Grid strides a two-shot's loops take per iteration (vectors in flight
+/// per thread and peer), with at most one block per SM
+/// (`all_reduce::most_blocks`), as the runtime's PTX kernels do. Measured
+/// on 2x H200 (bench/results/2026-11-22-issue13-h200x2.md): 4.4% faster
+/// at 8 MiB, 0.8% at 32 MiB; the same unroll on a 264-block grid, or on
+/// the one-shots, was slower, so one-shots keep one vector per stride.
 const UNROLL: i64 = 4;
 
 /// One kernel's body being built: its arguments, the values every
@@ -240,8 +244,8 @@ impl<'k, 'c> Kernel<'k, 'c> {
         if widen { e.truncf(acc, vector) } else { acc }
     }
 
-    /// `for i in lo..hi step stride`, UNROLL strides per iteration while
-    /// they last, then one at a time. The body comes in two halves so that
+    /// `for i in lo..hi step stride`; in a two-shot UNROLL strides per
+    /// iteration while they last, then one at a time. The body comes in two halves so that
     /// an iteration issues every load (`load`) before it uses any
     /// (`finish`): loads over NVLink overlap instead of queueing.
     fn strided<T>(
@@ -252,6 +256,17 @@ impl<'k, 'c> Kernel<'k, 'c> {
         load: impl Fn(&Emitter<'c>, Val) -> T,
         finish: impl Fn(&Emitter<'c>, Val, T),
     ) {
+        let unroll = match self.spec.algorithm {
+            Algorithm::TwoShot => UNROLL,
+            Algorithm::OneShot => 1,
+        };
+        if unroll == 1 {
+            e.for_range(lo, hi, self.stride, |e, i| {
+                let value = load(e, i);
+                finish(e, i, value);
+            });
+            return;
+        }
         let step = e.mul(self.stride, e.c64(UNROLL));
         // The unrolled loop runs while its last index is below `hi`; the
         // bound may be negative (scf.for compares signed).
