@@ -364,6 +364,23 @@ impl<'k, 'c> Kernel<'k, 'c> {
         }
     }
 
+    /// This rank's chunk `[start, hi)` reduced from every rank's input into
+    /// `out` (through the epilogue); `also` stores each reduced vector
+    /// wherever the algorithm needs it besides.
+    fn reduce_own_chunk(&self, start: Val, hi: Val, also: impl Fn(&Emitter<'c>, Val, Val)) {
+        self.strided(
+            self.e,
+            start,
+            hi,
+            |e, i| self.load_terms(e, &self.sources, i),
+            |e, i, terms| {
+                let reduced = self.combine(e, terms);
+                also(e, i, reduced);
+                self.store(e, i, reduced);
+            },
+        );
+    }
+
     /// Reduce-scatter: this rank reduces its chunk and leaves the rounded
     /// result in its own input (for peers) and in `out`; after a barrier,
     /// it copies every peer's reduced chunk. A vector's position is handled
@@ -372,17 +389,9 @@ impl<'k, 'c> Kernel<'k, 'c> {
     fn two_shot(&self) {
         let e = self.e;
         let (chunk, start, hi) = self.chunk_bounds();
-        self.strided(
-            e,
-            start,
-            hi,
-            |e, i| self.load_terms(e, &self.sources, i),
-            |e, i, terms| {
-                let reduced = self.combine(e, terms);
-                self.store_raw(e, reduced, self.input, i);
-                self.store(e, i, reduced);
-            },
-        );
+        self.reduce_own_chunk(start, hi, |e, i, reduced| {
+            self.store_raw(e, reduced, self.input, i)
+        });
         e.barrier(self.pool, self.channel);
         self.over_peer_chunks(chunk, &self.not_me(), |p| self.sources[p]);
     }
@@ -400,19 +409,11 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let (chunk, start, hi) = self.chunk_bounds();
         let not_me = self.not_me();
         let targets = self.out_targets.as_ref().unwrap_or(&self.sources);
-        self.strided(
-            e,
-            start,
-            hi,
-            |e, i| self.load_terms(e, &self.sources, i),
-            |e, i, terms| {
-                let reduced = self.combine(e, terms);
-                for (p, differs) in not_me.iter().enumerate() {
-                    e.when(*differs, |e| self.store_raw(e, reduced, targets[p], i));
-                }
-                self.store(e, i, reduced);
-            },
-        );
+        self.reduce_own_chunk(start, hi, |e, i, reduced| {
+            for (p, differs) in not_me.iter().enumerate() {
+                e.when(*differs, |e| self.store_raw(e, reduced, targets[p], i));
+            }
+        });
         e.barrier(self.pool, self.channel);
         if self.out_pool.is_some() {
             return;
