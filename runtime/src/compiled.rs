@@ -660,3 +660,144 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
         )
     })
 }
+
+#[cfg(test)]
+mod abi_tests {
+    use super::*;
+    use symm_protocol::abi::{Kind, RUNTIME_CALLS};
+
+    /// The ABI kind of a C parameter or result type.
+    trait AbiKind {
+        const KIND: Kind;
+    }
+    impl AbiKind for i32 {
+        const KIND: Kind = Kind::I32;
+    }
+    impl AbiKind for i64 {
+        const KIND: Kind = Kind::I64;
+    }
+    impl<T> AbiKind for *mut T {
+        const KIND: Kind = Kind::Ptr;
+    }
+    impl<T> AbiKind for *const T {
+        const KIND: Kind = Kind::Ptr;
+    }
+
+    trait AbiResult {
+        const KIND: Option<Kind>;
+    }
+    impl AbiResult for () {
+        const KIND: Option<Kind> = None;
+    }
+    impl<T: AbiKind> AbiResult for T {
+        const KIND: Option<Kind> = Some(T::KIND);
+    }
+
+    /// Parameters and result, as ABI kinds.
+    type Kinds = (Vec<Kind>, Option<Kind>);
+
+    /// The signature of an exported function, as ABI kinds.
+    trait Signature {
+        fn signature() -> Kinds;
+    }
+    macro_rules! signature {
+        ($($param:ident),*) => {
+            impl<R: AbiResult, $($param: AbiKind),*> Signature for unsafe extern "C" fn($($param),*) -> R {
+                fn signature() -> Kinds {
+                    (vec![$($param::KIND),*], R::KIND)
+                }
+            }
+        };
+    }
+    signature!(A);
+    signature!(A, B);
+    signature!(A, B, C);
+    signature!(A, B, C, D);
+    signature!(A, B, C, D, E, F, G, H);
+    signature!(A, B, C, D, E, F, G, H, I);
+
+    fn of<F: Signature>(_: F) -> Kinds {
+        F::signature()
+    }
+
+    #[test]
+    fn every_runtime_call_is_exported_with_its_abi_signature() {
+        // Each function's own signature (the casts only name the arity).
+        let exported: Vec<(&str, Kinds)> = vec![
+            (
+                "symm_rt_enter_async",
+                of(symm_rt_enter_async as unsafe extern "C" fn(_, _)),
+            ),
+            (
+                "symm_rt_exit_async",
+                of(symm_rt_exit_async as unsafe extern "C" fn(_) -> _),
+            ),
+            ("symm_rt_exit", of(symm_rt_exit as unsafe extern "C" fn(_))),
+            (
+                "symm_rt_graph_begin",
+                of(symm_rt_graph_begin as unsafe extern "C" fn(_, _, _, _) -> _),
+            ),
+            (
+                "symm_rt_graph_end",
+                of(symm_rt_graph_end as unsafe extern "C" fn(_, _)),
+            ),
+            (
+                "symm_rt_global",
+                of(symm_rt_global as unsafe extern "C" fn(_, _, _) -> _),
+            ),
+            (
+                "symm_rt_pool_descriptor",
+                of(symm_rt_pool_descriptor as unsafe extern "C" fn(_, _) -> _),
+            ),
+            (
+                "symm_rt_rank",
+                of(symm_rt_rank as unsafe extern "C" fn(_) -> _),
+            ),
+            (
+                "symm_rt_check_world",
+                of(symm_rt_check_world as unsafe extern "C" fn(_, _)),
+            ),
+            (
+                "symm_rt_check_tokens",
+                of(symm_rt_check_tokens as unsafe extern "C" fn(_, _, _)),
+            ),
+            (
+                "symm_rt_alloc",
+                of(symm_rt_alloc as unsafe extern "C" fn(_, _) -> _),
+            ),
+            (
+                "symm_rt_free",
+                of(symm_rt_free as unsafe extern "C" fn(_, _)),
+            ),
+            (
+                "symm_rt_copy",
+                of(symm_rt_copy as unsafe extern "C" fn(_, _, _, _)),
+            ),
+            (
+                "symm_rt_matmul",
+                of(symm_rt_matmul as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _)),
+            ),
+            (
+                "symm_rt_all_gather_matmul",
+                of(symm_rt_all_gather_matmul as unsafe extern "C" fn(_, _, _, _, _, _, _, _)),
+            ),
+        ];
+        for call in RUNTIME_CALLS {
+            let found = exported.iter().find(|(name, _)| *name == call.name);
+            let Some((_, (params, result))) = found else {
+                panic!("{} is in the ABI table but not checked here", call.name);
+            };
+            assert_eq!(
+                (params.as_slice(), *result),
+                (call.params, call.result),
+                "{} is exported with another signature than the ABI table's",
+                call.name
+            );
+        }
+        assert_eq!(
+            exported.len(),
+            RUNTIME_CALLS.len(),
+            "an export not in the ABI table"
+        );
+    }
+}

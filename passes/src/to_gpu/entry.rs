@@ -15,6 +15,7 @@ use crate::{
     ir::{Op, OpBuilder, Ty, Val},
     module::SymbolIndex,
 };
+use symm_protocol::abi;
 
 /// Unit attribute on each asynchronous entry point (it reaches the
 /// `llvm.func`; symm-compile declares it in the header).
@@ -92,7 +93,7 @@ pub fn split_async(
         .attr("callee", ctx.symbol(&async_name))
         .build();
     host.b.insert(call);
-    host.call("symm_rt_exit", &[], &[]);
+    host.call(&abi::EXIT, &[]);
     debug_assert_eq!(ptr_type(ctx), runtime.ty());
     Ok(())
 }
@@ -136,7 +137,7 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
         let tokens = entry.insert_arg(first, ctx.index_type(), loc);
         let as_i64 = host.cast(tokens, int_type(ctx, 64));
         let bound = host.int(64, bound as i64);
-        host.call("symm_rt_check_tokens", &[as_i64, bound], &[]);
+        host.call(&abi::CHECK_TOKENS, &[as_i64, bound]);
         Some(tokens)
     } else {
         None

@@ -11,6 +11,7 @@ use crate::{
     ir::{Op, OpBuilder, Val},
     module::SymbolIndex,
 };
+use symm_protocol::abi;
 
 /// Why `function` cannot become a graph, if it cannot: its body must be
 /// one block; it must return nothing (a replay cannot hand back what the
@@ -123,8 +124,7 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
     }
     let key = host.ptr_of(key);
     let count = host.int(64, arguments.len() as i64);
-    let i32_ty = int_type(ctx, 32);
-    let run = host.call("symm_rt_graph_begin", &[marker, key, count], &[i32_ty])[0];
+    let run = host.call_value(&abi::GRAPH_BEGIN, &[marker, key, count]);
     let zero = host.int(32, 0);
     let go = host.b.cmpi(CmpI::Ne, run, zero);
     let branch = host.b.if_then(go, false);
@@ -135,7 +135,7 @@ pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) 
         op.move_before(yield_op);
     }
     host.move_before(yield_op);
-    host.call("symm_rt_graph_end", &[marker], &[]);
+    host.call(&abi::GRAPH_END, &[marker]);
 }
 
 /// Whether `function` returns values (then its status is its result, and

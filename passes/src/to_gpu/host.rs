@@ -7,6 +7,7 @@ use crate::{
     ir::{Ctx, Op, OpBuilder, Ty, Val},
 };
 use std::collections::BTreeMap;
+use symm_protocol::abi::{Kind, RuntimeCall};
 
 /// The runtime functions a module calls, with their types, declared once
 /// at the end of the conversion.
@@ -86,30 +87,49 @@ impl<'d> Host<'d> {
         self.b.index(value)
     }
 
-    /// `func.call @name(runtime, args...)`, declaring `name` on first use.
-    pub fn call(&mut self, name: &str, args: &[Val], results: &[Ty]) -> Vec<Val> {
+    /// The MLIR type of an ABI value kind.
+    fn kind_type(&self, kind: Kind) -> Ty {
+        match kind {
+            Kind::Ptr => self.ptr(),
+            Kind::I32 => int_type(self.ctx(), 32),
+            Kind::I64 => int_type(self.ctx(), 64),
+        }
+    }
+
+    /// `func.call @symm_rt_...(runtime, args...)` of a runtime function of
+    /// the ABI table (`symm_protocol::abi`), declared from the table on
+    /// first use; its result, if it has one.
+    pub fn call(&mut self, call: &RuntimeCall, args: &[Val]) -> Option<Val> {
         let ctx = self.ctx();
         let runtime = self
             .runtime
             .expect("internal: runtime calls are made only by the runtime conversion");
         let mut operands = vec![runtime];
         operands.extend_from_slice(args);
-        let inputs: Vec<Ty> = operands.iter().map(|v| v.ty()).collect();
+        let inputs: Vec<Ty> = call.params.iter().map(|k| self.kind_type(*k)).collect();
+        let results: Vec<Ty> = call.result.iter().map(|k| self.kind_type(*k)).collect();
+        assert!(
+            operands.len() == inputs.len()
+                && operands.iter().zip(&inputs).all(|(v, t)| v.ty() == *t),
+            "internal: {} called against its ABI signature",
+            call.name
+        );
         self.decls
             .functions
-            .entry(name.to_owned())
-            .or_insert_with(|| (inputs, results.to_vec()));
+            .entry(call.name.to_owned())
+            .or_insert_with(|| (inputs, results.clone()));
         let op = OpBuilder::new("func.call", self.b.loc)
             .operands(&operands)
-            .results(results)
-            .attr("callee", ctx.symbol(name))
+            .results(&results)
+            .attr("callee", ctx.symbol(call.name))
             .build();
-        self.b.insert(op).results()
+        self.b.insert(op).results().first().copied()
     }
 
-    pub fn call_ptr(&mut self, name: &str, args: &[Val]) -> Val {
-        let ptr = self.ptr();
-        self.call(name, args, &[ptr])[0]
+    /// A runtime call that returns a value.
+    pub fn call_value(&mut self, call: &RuntimeCall, args: &[Val]) -> Val {
+        self.call(call, args)
+            .unwrap_or_else(|| panic!("internal: {} returns nothing", call.name))
     }
 
     /// A null `!llvm.ptr`.

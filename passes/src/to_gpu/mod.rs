@@ -18,6 +18,7 @@
 
 mod entry;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
+use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
 pub mod host;
 pub use crate::{
@@ -200,7 +201,7 @@ impl Conversion {
                 host.move_after(null);
             }
         }
-        host.call("symm_rt_enter_async", &[stream], &[]);
+        host.call(&abi::ENTER_ASYNC, &[stream]);
         let worlds: std::collections::BTreeSet<u64> = self
             .groups
             .iter()
@@ -208,7 +209,7 @@ impl Conversion {
             .collect();
         for world in worlds {
             let world = host.int(64, world as i64);
-            host.call("symm_rt_check_world", &[world], &[]);
+            host.call(&abi::CHECK_WORLD, &[world]);
         }
         if let Err(message) = entry::bind_arguments(&mut host, function, first_argument) {
             self.error(function, &message);
@@ -233,12 +234,11 @@ impl Conversion {
         for op in work {
             if op.is("func.return") {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
-                let i32_ty = int_type(self.ctx, 32);
-                let status = host.call("symm_rt_exit_async", &[], &[i32_ty])[0];
+                let status = host.call_value(&abi::EXIT_ASYNC, &[]);
                 if asynchronous {
                     entry::return_status(op, status);
                 } else {
-                    host.call("symm_rt_exit", &[], &[]);
+                    host.call(&abi::EXIT, &[]);
                 }
             } else {
                 self.lower_op(op, runtime);
@@ -288,15 +288,14 @@ impl Conversion {
             "memref.alloc" => lower_alloc(&mut host, op),
             "memref.dealloc" => {
                 let ptr = host.ptr_of(op.operand(0));
-                host.call("symm_rt_free", &[ptr], &[]);
+                host.call(&abi::FREE, &[ptr]);
                 Ok(())
             }
             "memref.copy" => lower_copy(&mut host, op),
             "linalg.matmul" => lower_matmul(&mut host, op),
             "symm_mem.all_gather_matmul_out" => lower_all_gather_matmul(&mut host, op),
             "symm_mem.rank" => {
-                let i32_ty = int_type(host.b.ctx, 32);
-                let rank = host.call("symm_rt_rank", &[], &[i32_ty])[0];
+                let rank = host.call_value(&abi::RANK, &[]);
                 let cast = OpBuilder::new("arith.index_cast", op.loc())
                     .operands(&[rank])
                     .results(&[host.b.ctx.index_type()])
@@ -332,7 +331,7 @@ impl Conversion {
 /// runtime's descriptor, which convert-symm-mem-to-nvvm passes to kernels
 /// where the pool was.
 fn pool_of_pointer(host: &mut Host, pointer: Val) -> Val {
-    let descriptor = host.call_ptr("symm_rt_pool_descriptor", &[pointer]);
+    let descriptor = host.call_value(&abi::POOL_DESCRIPTOR, &[pointer]);
     let cast = OpBuilder::new("builtin.unrealized_conversion_cast", host.b.loc)
         .operands(&[descriptor])
         .results(&[Ty::pool(host.b.ctx)])
@@ -367,7 +366,7 @@ fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<()
     let bytes = static_bytes(ty)?;
     let id = host.int(64, pool_id(&name));
     let size = host.int(64, bytes);
-    let ptr = host.call_ptr("symm_rt_global", &[id, size]);
+    let ptr = host.call_value(&abi::GLOBAL, &[id, size]);
     let memref = host.memref_at(ptr, op.result(0).ty().with_memory_space(None), &[]);
     op.result(0).replace_all_uses_with(memref);
     Ok(())
@@ -394,7 +393,7 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
         let row_bytes = host.int(64, row_bytes(ty)?);
         host.arith("arith.muli", &[rows, row_bytes])
     };
-    let ptr = host.call_ptr("symm_rt_alloc", &[bytes]);
+    let ptr = host.call_value(&abi::ALLOC, &[bytes]);
     let memref = host.memref_at(ptr, ty.with_memory_space(None), &sizes);
     op.result(0).replace_all_uses_with(memref);
     Ok(())
@@ -437,7 +436,7 @@ fn lower_copy(host: &mut Host, op: Op) -> Result<(), String> {
     let bytes = host.byte_count(source)?;
     let dst = host.ptr_of(target);
     let src = host.ptr_of(source);
-    host.call("symm_rt_copy", &[dst, src, bytes], &[]);
+    host.call(&abi::COPY, &[dst, src, bytes]);
     Ok(())
 }
 
@@ -501,7 +500,7 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     // c += a @ b (linalg.matmul's meaning).
     let accumulate = i64::from(op.attr(OVERWRITES_ATTR).is_none());
     let accumulate = host.int(32, accumulate);
-    call_on_matrices(host, "symm_rt_matmul", op, [m, n, k], a_code, &[accumulate]);
+    call_on_matrices(host, &abi::MATMUL, op, [m, n, k], a_code, &[accumulate]);
     Ok(())
 }
 
@@ -575,7 +574,7 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
 /// three matrix operands.
 fn call_on_matrices(
     host: &mut Host,
-    name: &str,
+    call: &RuntimeCall,
     op: Op,
     sizes: [Val; 3],
     code: i64,
@@ -585,7 +584,7 @@ fn call_on_matrices(
     args.extend(sizes);
     args.push(host.int(32, code));
     args.extend_from_slice(extra);
-    host.call(name, &args, &[]);
+    host.call(call, &args);
 }
 
 fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
@@ -600,7 +599,7 @@ fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     let (_, n, _) = static_rows(op.operand(1))?;
     static_rows(op.operand(2))?;
     let sizes = [m, k, n].map(|size| host.int(64, size));
-    call_on_matrices(host, "symm_rt_all_gather_matmul", op, sizes, code, &[]);
+    call_on_matrices(host, &abi::ALL_GATHER_MATMUL, op, sizes, code, &[]);
     Ok(())
 }
 

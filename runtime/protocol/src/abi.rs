@@ -78,6 +78,70 @@ impl DtypeCode {
     }
 }
 
+/// The kind of a value that crosses into a `symm_rt_*` function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A pointer (`!llvm.ptr`; `void*`, `symm_runtime*`, `int64_t*`).
+    Ptr,
+    I32,
+    I64,
+}
+
+/// A `symm_rt_*` function that compiled programs call: its symbol and C
+/// signature, the runtime handle first. The GPU lowering declares and calls
+/// them from this table; a runtime test checks that every one is exported
+/// with this signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuntimeCall {
+    pub name: &'static str,
+    pub params: &'static [Kind],
+    pub result: Option<Kind>,
+}
+
+macro_rules! runtime_calls {
+    ($($(#[$doc:meta])* $constant:ident = $name:literal ($($param:ident),*) $(-> $result:ident)?;)*) => {
+        $(
+            $(#[$doc])*
+            pub const $constant: RuntimeCall = RuntimeCall {
+                name: $name,
+                params: &[$(Kind::$param),*],
+                result: runtime_calls!(@result $($result)?),
+            };
+        )*
+        /// Every `symm_rt_*` function of the ABI.
+        pub const RUNTIME_CALLS: &[RuntimeCall] = &[$($constant),*];
+    };
+    (@result) => { None };
+    (@result $result:ident) => { Some(Kind::$result) };
+}
+
+runtime_calls! {
+    /// Starts an asynchronous call on the caller's stream (null: the runtime's).
+    ENTER_ASYNC = "symm_rt_enter_async"(Ptr, Ptr);
+    /// Ends an asynchronous call: 0, or -1 with the failure kept.
+    EXIT_ASYNC = "symm_rt_exit_async"(Ptr) -> I32;
+    /// Ends a synchronizing call: waits, and any failure ends the process.
+    EXIT = "symm_rt_exit"(Ptr);
+    /// Runs the body (1) or replays its CUDA graph (0), keyed by the arguments.
+    GRAPH_BEGIN = "symm_rt_graph_begin"(Ptr, Ptr, Ptr, I64) -> I32;
+    GRAPH_END = "symm_rt_graph_end"(Ptr, Ptr);
+    /// A persistent symmetric pool by id and size.
+    GLOBAL = "symm_rt_global"(Ptr, I64, I64) -> Ptr;
+    /// The kernel descriptor of the pool that holds an address.
+    POOL_DESCRIPTOR = "symm_rt_pool_descriptor"(Ptr, Ptr) -> Ptr;
+    RANK = "symm_rt_rank"(Ptr) -> I32;
+    CHECK_WORLD = "symm_rt_check_world"(Ptr, I64);
+    /// The call's token count against the function's bound.
+    CHECK_TOKENS = "symm_rt_check_tokens"(Ptr, I64, I64);
+    ALLOC = "symm_rt_alloc"(Ptr, I64) -> Ptr;
+    FREE = "symm_rt_free"(Ptr, Ptr);
+    COPY = "symm_rt_copy"(Ptr, Ptr, Ptr, I64);
+    /// c (+)= a b: a, b, c, m, n, k, dtype code, accumulate.
+    MATMUL = "symm_rt_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
+    /// The P2P ring: a, b, c, m, k, n, dtype code.
+    ALL_GATHER_MATMUL = "symm_rt_all_gather_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32);
+}
+
 /// `runtime/include/symm_abi.h` (its `Display`).
 pub struct CAbiHeader;
 
