@@ -23,7 +23,7 @@ pub mod rows_to_gpu;
 pub mod select_all_reduce;
 mod text;
 pub mod to_dps;
-pub mod to_gpu;
+pub mod to_runtime;
 pub mod verify_groups;
 
 pub use group_table::{GroupDecl, GroupTable};

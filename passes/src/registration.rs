@@ -2,7 +2,7 @@
 
 use crate::{
     PassDescriptor, check_gpu_symbols, collectives, cudagraph, fuse_epilogue, plan, realize,
-    rows_to_gpu, select_all_reduce, to_dps, to_gpu, verify_groups,
+    rows_to_gpu, select_all_reduce, to_dps, to_runtime, verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -18,12 +18,12 @@ pub static PASSES: &[&PassDescriptor] = &[
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
     &collectives::expand::DESCRIPTOR,
-    &to_gpu::DESCRIPTOR,
+    &to_runtime::DESCRIPTOR,
     &rows_to_gpu::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
 ];
 
-/// The upstream half of `symm-to-llvm`, after `convert-symm-mem-to-gpu`:
+/// The upstream half of `symm-to-llvm`, after `convert-symm-mem-to-runtime`:
 /// row reductions become a thread block per row (`symm-linalg-rows-to-gpu`),
 /// other linalg ops GPU kernels through parallel loops (256 threads along
 /// the last dimension); kernels are compiled to PTX for sm_90 by LLVM's
@@ -31,7 +31,7 @@ pub static PASSES: &[&PassDescriptor] = &[
 /// when one is given; `symm-check-gpu-symbols` refuses, at the calling
 /// op's location, any call no library resolves. Memrefs are passed as
 /// descriptors everywhere (kernels need them for dynamic sizes); entry
-/// points take plain device pointers because convert-symm-mem-to-gpu
+/// points take plain device pointers because convert-symm-mem-to-runtime
 /// rebuilt their memref arguments over pointers (and the token count).
 pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
     let (link, linked) = match libdevice {
@@ -60,7 +60,7 @@ pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-m
 pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),\
-         symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-gpu,{}",
+         symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-runtime,{}",
         upstream_gpu_to_llvm(libdevice)
     )
 }

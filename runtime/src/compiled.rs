@@ -1,5 +1,5 @@
 //! The ABI that programs compiled by `symm-compile` call (`symm_rt_*`,
-//! emitted by `convert-symm-mem-to-gpu`). Every entry point takes the
+//! emitted by `convert-symm-mem-to-runtime`). Every entry point takes the
 //! `symm_runtime*` that the application passed to the compiled function.
 //!
 //! A failure here (a size that differs across ranks, a peer that never

@@ -1,6 +1,6 @@
 // The header declares each entry point in the lowering's convention: every
 // function that launches kernels or needs the runtime takes
-// `symm_runtime *` first (convert-symm-mem-to-gpu marks it
+// `symm_runtime *` first (convert-symm-mem-to-runtime marks it
 // symm.runtime_handle, which reaches the llvm.func), and has an
 // asynchronous form NAME_async(runtime, stream, ...) returning a status
 // (marked symm.async_entry).

@@ -1,4 +1,4 @@
-// RUN: symm-opt %s --pass-pipeline='builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-gpu,func.func(symm-linalg-rows-to-gpu))' | FileCheck %s
+// RUN: symm-opt %s --pass-pipeline='builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-runtime,func.func(symm-linalg-rows-to-gpu))' | FileCheck %s
 
 // symm-fuzz found a use-after-free here (valgrind: an invalid read inside
 // the conversion): the passes walked a function, then erased ops whose

@@ -8,7 +8,7 @@
 //! two-shot per call by size; a fused `all_reduce_epilogue_out`'s region
 //! becomes the function its kernel calls per element.
 //!
-//! The launches are upstream IR and call nothing: convert-symm-mem-to-gpu
+//! The launches are upstream IR and call nothing: convert-symm-mem-to-runtime
 //! then lowers `symm_mem.pool_of` to the runtime's pool descriptor and
 //! convert-symm-mem-to-nvvm the device ops.
 
@@ -22,7 +22,7 @@ use crate::{
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
     read_after::used_after,
     select_all_reduce::{Facts, choose},
-    to_gpu::{
+    to_runtime::{
         KERNEL_MODULE,
         host::{Declarations, Host},
     },

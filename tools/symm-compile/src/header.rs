@@ -8,7 +8,7 @@ use melior::ir::{
     AttributeLike, BlockLike, Module, RegionLike, TypeLike, ValueLike, operation::OperationLike,
 };
 use std::collections::BTreeSet;
-use symm_passes::to_gpu::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX, RUNTIME_HANDLE_ATTR};
+use symm_passes::to_runtime::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX, RUNTIME_HANDLE_ATTR};
 
 /// A function's name and its (C type, MLIR type) parameters and result.
 pub struct Entry {
@@ -72,7 +72,7 @@ fn c_type(mlir: &str) -> Result<String, String> {
 #[derive(Default)]
 pub struct Lowered {
     /// Functions that take the runtime handle first
-    /// (convert-symm-mem-to-gpu marks them `RUNTIME_HANDLE_ATTR`).
+    /// (convert-symm-mem-to-runtime marks them `RUNTIME_HANDLE_ATTR`).
     pub with_runtime: BTreeSet<String>,
     /// Functions that also have an asynchronous entry point, `NAME_async`
     /// (marked `ASYNC_ENTRY_ATTR`), by their own name.

@@ -54,7 +54,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
          symm-mem-expand-collectives{{one-shot-max-bytes={max}}},\
-         convert-symm-mem-to-gpu{{cuda-graphs={graphs}}},\
+         convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         upstream = upstream_gpu_to_llvm(libdevice),

@@ -44,7 +44,7 @@ const PIPELINES: &[(&str, &str)] = &[
         "symm-to-gpu",
         "builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,\
          symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,\
-         convert-symm-mem-to-gpu,\
+         convert-symm-mem-to-runtime,\
          func.func(symm-linalg-rows-to-gpu))",
     ),
     (

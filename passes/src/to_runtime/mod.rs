@@ -1,5 +1,6 @@
-//! `convert-symm-mem-to-gpu`: the planned program becomes GPU kernels and
-//! runtime calls, ready for the upstream GPU-to-LLVM passes.
+//! `convert-symm-mem-to-runtime`: the planned program's host side becomes
+//! calls into the runtime's `symm_rt_*` ABI (`symm_protocol::abi`), ready
+//! for the upstream GPU-to-LLVM passes.
 //!
 //! - Collectives were expanded into kernels and launches before
 //!   (`symm-mem-expand-collectives`); their `symm_mem.pool_of` become the
@@ -37,23 +38,21 @@ pub const KERNEL_MODULE: &str = "symm_kernels";
 /// reads it to write the header.
 pub const RUNTIME_HANDLE_ATTR: &str = "symm.runtime_handle";
 
-pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToGpu>(
-    c"convert-symm-mem-to-gpu",
-    c"ConvertSymmMemToGpu",
-    c"Lower symm_mem collectives to gpu.func kernels and pools, copies and matmuls to runtime calls",
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToRuntime>(
+    c"convert-symm-mem-to-runtime",
+    c"ConvertSymmMemToRuntime",
+    c"Lower pools, pool handles, allocations, copies, matmuls and entry points to runtime calls",
     c"builtin.module",
-    &[
-        PassOption::new(
-            c"cuda-graphs",
-            c"Let the runtime capture each eligible entry point into a CUDA graph on its second \
+    &[PassOption::new(
+        c"cuda-graphs",
+        c"Let the runtime capture each eligible entry point into a CUDA graph on its second \
               call with the same arguments and replay it after",
-            OptionKind::Bool,
-            c"true",
-        ),
-    ],
+        OptionKind::Bool,
+        c"true",
+    )],
 );
 
-pub struct ConvertSymmMemToGpu;
+pub struct ConvertSymmMemToRuntime;
 
 /// Ops whose presence means the program is not ready for this pass.
 fn refusal(name: &str) -> Option<&'static str> {
@@ -639,7 +638,7 @@ fn strip_memory_spaces(function: Op) {
     }
 }
 
-impl SymmPass for ConvertSymmMemToGpu {
+impl SymmPass for ConvertSymmMemToRuntime {
     fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
         let mut conversion = Conversion {
             ctx: module.ctx(),

@@ -1,5 +1,5 @@
-// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-gpu | FileCheck %s
-// RUN: not symm-opt %s -split-input-file --symm-mem-expand-collectives --convert-symm-mem-to-gpu=cuda-graphs=false 2>/dev/null \
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-runtime | FileCheck %s
+// RUN: not symm-opt %s -split-input-file --symm-mem-expand-collectives --convert-symm-mem-to-runtime=cuda-graphs=false 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=NOGRAPH
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the

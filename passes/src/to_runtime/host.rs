@@ -1,4 +1,4 @@
-//! Host-side IR that `convert-symm-mem-to-gpu` inserts: calls into the
+//! Host-side IR that `convert-symm-mem-to-runtime` inserts: calls into the
 //! runtime's `symm_rt_*` ABI, pointers of memrefs, memrefs over runtime
 //! pointers, kernel launches.
 
