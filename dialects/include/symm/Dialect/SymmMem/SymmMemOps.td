@@ -601,11 +601,14 @@ def SymmMem_AddCounterOp : SymmMem_DeviceOp<"add_counter", [
 }
 
 def SymmMem_WaitCounterOp : SymmMem_DeviceOp<"wait_counter", [
-    MemoryEffects<[MemRead<SymmMem_SignalPadResource>]>]> {
+    MemoryEffects<[MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
   let summary = "waits until a peer's counter reaches a value";
   let description = SignalProtocolDoc # [{
     Spins with acquire loads (system scope) until counter `(channel, peer)`
-    of this rank's pad is at least `target`, compared modulo 2^32.
+    of this rank's pad is at least `target`, compared modulo 2^32. It orders
+    what follows after the peer's writes (and may set the error flag), so it
+    is modelled as writing the pad too: it is never dead code.
 
     ```mlir
     symm_mem.wait_counter %pool from %peer channel %c reaches %n
