@@ -60,7 +60,8 @@ pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-m
 pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),\
-         symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-runtime,{}",
+         symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,gpu.module(inline),\
+         convert-symm-mem-to-runtime,{}",
         upstream_gpu_to_llvm(libdevice)
     )
 }

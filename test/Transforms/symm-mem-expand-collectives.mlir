@@ -2,6 +2,9 @@
 // launches of kernels built from the symm_mem device ops, taking the
 // input's pool (symm_mem.pool_of); nothing calls the runtime yet.
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives | FileCheck %s
+// The compiler then inlines each epilogue into its kernel's loop:
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-mem-expand-collectives,gpu.module(inline))' 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=INLINED
 
 // A staged one-shot (4 KiB fit the staging slots) on 2 ranks.
 symm_mem.group @tp world_size(2)
@@ -70,6 +73,14 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: return %[[Y]] : f32
 // CHECK: gpu.func @[[KERNEL]](
 // CHECK: func.call @symm_epilogue_0
+// INLINED-LABEL: gpu.module @symm_kernels
+// INLINED-NOT: func.func private @symm_epilogue_0
+// INLINED: gpu.func @symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0(
+// INLINED: scf.for
+// INLINED: %[[X:.*]] = llvm.extractelement %{{.*}}[%{{.*}} : i32] : vector<4xf32>
+// INLINED-NEXT: %[[B:.*]] = llvm.extractelement %{{.*}}[%{{.*}} : i32] : vector<4xf32>
+// INLINED-NEXT: arith.addf %[[X]], %[[B]] : f32
+// INLINED-NOT: func.call
 func.func @fused(%bias: memref<32xf32>, %out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index

@@ -53,7 +53,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
-         symm-mem-expand-collectives{{one-shot-max-bytes={max}}},\
+         symm-mem-expand-collectives{{one-shot-max-bytes={max}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,

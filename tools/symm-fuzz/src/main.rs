@@ -43,7 +43,7 @@ const PIPELINES: &[(&str, &str)] = &[
     (
         "symm-to-gpu",
         "builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,\
-         symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,\
+         symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,gpu.module(inline),\
          convert-symm-mem-to-runtime,\
          func.func(symm-linalg-rows-to-gpu))",
     ),
