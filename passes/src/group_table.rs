@@ -65,4 +65,11 @@ impl GroupTable {
     pub fn get(&self, name: &str) -> Option<GroupDecl> {
         self.groups.get(name).copied()
     }
+
+    /// The declared world size of the group that `op` names in its `group`
+    /// attribute, if it names one and the declaration has a size.
+    pub fn world_size_of(&self, op: crate::ir::Op) -> Option<u64> {
+        let group = op.attr("group")?.symbol_or_string()?;
+        self.get(&group)?.world_size
+    }
 }

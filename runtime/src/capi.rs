@@ -190,18 +190,6 @@ pub unsafe extern "C" fn symm_buffer_peer_tables(
     })
 }
 
-fn dtype(code: c_int) -> Result<Dtype> {
-    Dtype::from_code(code.into())
-}
-
-fn reduce_op(code: c_int) -> Result<ReduceOp> {
-    ReduceOp::from_code(code.into())
-}
-
-fn algorithm(code: c_int) -> Result<Algorithm> {
-    Algorithm::from_code(code.into())
-}
-
 /// All-reduce of `count` elements of `input` into `out` (a device address)
 /// on `stream` (NULL: the runtime's stream).
 #[unsafe(no_mangle)]
@@ -230,9 +218,9 @@ pub unsafe extern "C" fn symm_all_reduce(
             input,
             out,
             count,
-            dtype(dtype_code)?,
-            reduce_op(op_code)?,
-            algorithm(algorithm_code)?,
+            Dtype::from_code(dtype_code.into())?,
+            ReduceOp::from_code(op_code.into())?,
+            Algorithm::from_code(algorithm_code.into())?,
             stream,
         )
     })

@@ -205,10 +205,6 @@ fn session<'a>(runtime: *mut SymmRuntime) -> Result<&'a mut SymmRuntime> {
     })
 }
 
-fn dtype(code: i32) -> Result<Dtype> {
-    Dtype::from_code(code.into())
-}
-
 fn size(value: i64, what: &str) -> Result<usize> {
     usize::try_from(value).map_err(|_| Error::InvalidArgument(format!("{what} is {value}")))
 }
@@ -583,7 +579,7 @@ pub unsafe extern "C" fn symm_rt_matmul(
     run("a matmul", || {
         let session = session(runtime)?;
         let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
-        let dtype = dtype(dtype_code)?;
+        let dtype = Dtype::from_code(dtype_code.into())?;
         let stream = active_stream(session).raw;
         let agmm = agmm(session)?;
         let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
@@ -622,7 +618,7 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
     run("all_gather_matmul", || {
         let session = session(runtime)?;
         let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
-        let dtype = dtype(dtype_code)?;
+        let dtype = Dtype::from_code(dtype_code.into())?;
         let gathered_bytes = session.group.world_size() * shape.0 * shape.1 * dtype.bytes();
         if session
             .compiled

@@ -82,11 +82,6 @@ impl Expansion {
         self.failed = true;
     }
 
-    fn world_of(&self, op: Op) -> Option<u64> {
-        let group = op.attr("group")?.symbol_or_string()?;
-        self.groups.get(&group)?.world_size
-    }
-
     /// The op becomes its kernels' launches: for each size segment, a
     /// `gpu.launch_func` behind a byte-count dispatch, taking the input's
     /// pool (`symm_mem.pool_of`), the pointers and the vector count.
@@ -190,7 +185,7 @@ impl Expansion {
                 );
             }
         };
-        let world = self.world_of(op).ok_or(
+        let world = self.groups.world_size_of(op).ok_or(
             "runs in a group without a declared world_size; kernels are specialized by it",
         )?;
         if !(1..=kernels::MAX_WORLD).contains(&world) {

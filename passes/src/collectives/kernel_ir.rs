@@ -137,15 +137,15 @@ impl<'k, 'c> Kernel<'k, 'c> {
             spec,
             e,
             element,
-            epilogue_types: epilogue_types.clone(),
+            epilogue_args: (0..epilogue_types.len())
+                .map(|i| arg(first_epilogue + i))
+                .collect(),
+            epilogue_types,
             pool,
             input,
             out,
             nvec: arg(3),
             out_pool,
-            epilogue_args: (0..epilogue_types.len())
-                .map(|i| arg(first_epilogue + i))
-                .collect(),
             tid,
             gtid,
             stride,

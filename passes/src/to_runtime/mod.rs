@@ -273,13 +273,8 @@ impl Conversion {
         }
     }
 
-    fn world_of(&self, op: Op) -> Option<u64> {
-        let group = op.attr("group")?.symbol_or_string()?;
-        self.groups.get(&group)?.world_size
-    }
-
     fn lower_op(&mut self, op: Op, runtime: Val) {
-        let world = self.world_of(op);
+        let world = self.groups.world_size_of(op);
         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
         let name = op.name();
         let result = match name.as_str() {
