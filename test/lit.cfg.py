@@ -55,6 +55,12 @@ if os.path.exists(compile_tool) and os.path.exists(runtime_lib):
     config.substitutions.append(("%symm-compile", compile_tool))
     config.substitutions.append(("%symm_runtime_lib", runtime_lib))
 
+# symm-kernels, to check the runtime's committed library kernels.
+kernels_tool = os.path.join(config.symm_tools_dir, "symm-kernels")
+if os.path.exists(kernels_tool):
+    config.available_features.add("symm-kernels")
+    config.substitutions.append(("%symm-kernels", kernels_tool))
+
 # rustc against the runtime's rlib and its dependencies, as cargo would link
 # a Rust app (the Rust integration test).
 rustc = shutil.which("rustc")

@@ -11,7 +11,7 @@ use symm_runtime::{
     Result,
     cuda::{self, DeviceBuffer, Event, Graph, Stream, copy_to_device},
     group::Group,
-    kernels::{Algorithm, Dtype, ReduceOp},
+    library::{Algorithm, Dtype, ReduceOp},
     session::Session,
     symmetric::SymmetricBuffer,
 };

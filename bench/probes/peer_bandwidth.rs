@@ -12,7 +12,7 @@ use symm_runtime::{
     Error, Result,
     cuda::{self, DeviceBuffer, Event, KernelCache, Stream, launch},
     group::Group,
-    kernels::{Algorithm, Dtype, ReduceOp},
+    library::{Algorithm, Dtype, ReduceOp},
     session::Session,
     symmetric::SymmetricBuffer,
 };

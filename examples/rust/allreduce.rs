@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use symm_runtime::{
     Result,
     cuda::{self, DeviceBuffer, Graph, copy_from_device, copy_to_device},
-    kernels::{Algorithm, Dtype, ReduceOp},
+    library::{Algorithm, Dtype, ReduceOp},
     session::Session,
     symmetric::SymmetricBuffer,
 };

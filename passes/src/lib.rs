@@ -16,6 +16,7 @@ mod module;
 mod pass_def;
 pub mod plan;
 pub mod planning;
+pub mod ptx;
 pub mod read_after;
 pub mod realize;
 pub mod rows_to_gpu;

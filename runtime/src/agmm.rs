@@ -11,7 +11,7 @@ use crate::{
     collectives::Collectives,
     cuda::{CUdeviceptr, CUstream, Event, Stream, check},
     error::{Error, Result},
-    kernels::Dtype,
+    library::Dtype,
     symmetric::SymmetricBuffer,
 };
 use cudarc::{cublas::sys as cublas, driver::sys};

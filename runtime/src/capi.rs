@@ -11,7 +11,7 @@
 use crate::{
     Error, Result,
     cuda::Graph,
-    kernels::{Algorithm, Dtype, ReduceOp},
+    library::{self, Algorithm, Dtype, ReduceOp},
     session::Session,
     symmetric::SymmetricBuffer,
 };
@@ -218,9 +218,9 @@ pub unsafe extern "C" fn symm_all_reduce(
             input,
             out,
             count,
-            Dtype::from_code(dtype_code.into())?,
-            ReduceOp::from_code(op_code.into())?,
-            Algorithm::from_code(algorithm_code.into())?,
+            library::decode(dtype_code.into(), Dtype::from_code, "dtype")?,
+            library::decode(op_code.into(), ReduceOp::from_code, "reduction")?,
+            library::decode(algorithm_code.into(), Algorithm::from_code, "algorithm")?,
             stream,
         )
     })

@@ -4,15 +4,14 @@ use crate::{
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, KernelCache, launch},
     error::{Error, Result},
     group::Group,
-    kernels::{
-        Algorithm, AllReduceSpec, BARRIER, BARRIER_TEST, Dtype, MAX_BLOCKS, MAX_WORLD, ReduceOp,
-        THREADS, all_reduce_ptx, barrier_ptx, barrier_test_ptx, grid_blocks, world_entry,
-    },
+    kernels::{THREADS, world_entry},
+    library::{self, Algorithm, Dtype, MAX_BLOCKS, MAX_WORLD, ReduceOp},
     nccl::NcclComm,
     rmsnorm,
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
+use symm_protocol::library::{Kernel, Variant, grid_blocks};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -154,30 +153,59 @@ impl Collectives {
                 "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
             )));
         }
+        if !out.is_multiple_of(16) {
+            return Err(Error::InvalidArgument(format!(
+                "the all-reduce output {out:#x} is not 16-byte aligned"
+            )));
+        }
         // Small one-shots go through the staging slots: one barrier, not two.
-        let staging = if algorithm == Algorithm::OneShot {
-            input.staging_params(elements * dtype.bytes())
-        } else {
-            None
+        let variant = match algorithm {
+            Algorithm::OneShot if input.staging_params(elements * dtype.bytes()).is_some() => {
+                Variant::OneShotStaged
+            }
+            Algorithm::OneShot => Variant::OneShot,
+            Algorithm::TwoShot => Variant::TwoShot,
         };
-        let spec = AllReduceSpec {
-            algorithm,
+        let entry = library::find(Kernel::AllReduce {
+            variant,
             dtype,
-            op,
-            world,
-            staged: staging.is_some(),
+            reduce: op,
+            world: world as u8,
+        })?;
+        let vectors = elements / entry.vector;
+        let per_rank = match variant {
+            Variant::TwoShot => vectors.div_ceil(world),
+            _ => vectors,
         };
-        let function = self.kernels.get(&spec.name(), || all_reduce_ptx(&spec))?;
-        let blocks = grid_blocks(elements, dtype, algorithm, world).min(self.max_blocks);
-        self.launch_kernel(
-            function,
-            blocks,
-            input,
-            out,
-            elements as u64,
-            staging,
-            stream,
-        )
+        let blocks = grid_blocks(per_rank, variant.most_blocks()) as u32;
+        let mut params = Params::default();
+        params
+            .u64(self.descriptor(input)?)
+            .u64(input.local())
+            .u64(out)
+            .u64(elements as u64);
+        // A library all-reduce takes its descriptor, input, out, element count.
+        self.launch_library(entry, blocks.min(self.max_blocks), params, stream)
+    }
+
+    /// Launches a library kernel on `blocks` blocks with `params`, which
+    /// must be what its `Kernel` documents.
+    fn launch_library(
+        &self,
+        entry: &library::Entry,
+        blocks: u32,
+        params: Params,
+        stream: CUstream,
+    ) -> Result<()> {
+        let function = self.kernels.get(entry.name, || entry.ptx.to_owned())?;
+        // SAFETY: per this function's contract.
+        unsafe { params.launch(function, blocks, THREADS, stream) }
+    }
+
+    /// Device address of `buffer`'s descriptor with this timeout and error flag.
+    pub fn descriptor(&self, buffer: &SymmetricBuffer) -> Result<CUdeviceptr> {
+        let timeout = self.timeout.as_nanos().min(u64::MAX as u128) as u64;
+        buffer.descriptor(timeout, self.error_flag.ptr)
     }
 
     /// `out = rmsnorm(all_reduce(input)) * gamma` per row of `hidden` bf16
@@ -264,11 +292,9 @@ impl Collectives {
 
     /// A barrier of every rank of `buffer`'s group, enqueued on `stream`.
     pub fn barrier(&self, buffer: &SymmetricBuffer, stream: CUstream) -> Result<()> {
-        let world = buffer.world_size();
-        let function = self
-            .kernels
-            .get(&world_entry(BARRIER, world), || barrier_ptx(world))?;
-        self.launch_kernel(function, 1, buffer, 0, 0, None, stream)
+        let mut params = Params::default();
+        params.u64(self.descriptor(buffer)?);
+        self.launch_library(library::find(Kernel::Barrier)?, 1, params, stream)
     }
 
     /// Runs the barrier stress kernel: `iterations` rounds; returns through
@@ -280,35 +306,13 @@ impl Collectives {
         iterations: u64,
         stream: CUstream,
     ) -> Result<()> {
-        let world = buffer.world_size();
-        let function = self.kernels.get(&world_entry(BARRIER_TEST, world), || {
-            barrier_test_ptx(world)
-        })?;
-        self.launch_kernel(function, 1, buffer, mismatches, iterations, None, stream)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn launch_kernel(
-        &self,
-        function: cudarc::driver::sys::CUfunction,
-        blocks: u32,
-        buffer: &SymmetricBuffer,
-        out: CUdeviceptr,
-        count: u64,
-        staging: Option<[u64; 3]>,
-        stream: CUstream,
-    ) -> Result<()> {
-        let params = self.standard_params(
-            buffer.buffer_table.ptr,
-            buffer.pad_table.ptr,
-            out,
-            count,
-            buffer.rank,
-            staging,
-        );
-        // SAFETY: the function came from our cache; the parameters match
-        // PARAMS (+ STAGED_PARAMS for the staged kernels).
-        unsafe { params.launch(function, blocks, THREADS, stream) }
+        let mut params = Params::default();
+        params
+            .u64(self.descriptor(buffer)?)
+            .u64(buffer.local())
+            .u64(mismatches)
+            .u64(iterations);
+        self.launch_library(library::find(Kernel::BarrierTest)?, 1, params, stream)
     }
 
     /// The parameters every kernel starts with (PARAMS), then the staging

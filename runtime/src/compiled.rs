@@ -17,7 +17,7 @@ use crate::{
     compiled_call,
     cuda::{CUdeviceptr, DeviceBuffer, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Step},
-    kernels::Dtype,
+    library::{self, Dtype},
     mgpu,
     symmetric::SymmetricBuffer,
 };
@@ -50,22 +50,17 @@ pub struct CompiledState {
     agreed_tokens: std::collections::BTreeSet<i64>,
 }
 
-/// A persistent pool and its descriptor (`symm_protocol::Descriptor`),
-/// which compiled kernels read the pool's tables and staging layout from.
+/// A persistent pool and the device address of its descriptor
+/// (`symm_protocol::Descriptor`), which compiled kernels read the pool's
+/// tables and staging layout from.
 struct Pool {
     buffer: SymmetricBuffer,
-    descriptor: DeviceBuffer,
+    descriptor: CUdeviceptr,
 }
 
 impl Pool {
-    fn new(
-        buffer: SymmetricBuffer,
-        world: usize,
-        collectives: &crate::collectives::Collectives,
-    ) -> Result<Self> {
-        let timeout = collectives.timeout.as_nanos().min(u64::MAX as u128) as u64;
-        let words = buffer.descriptor_words(world, timeout, collectives.error_flag());
-        let descriptor = DeviceBuffer::from_slice(&words)?;
+    fn new(buffer: SymmetricBuffer, collectives: &crate::collectives::Collectives) -> Result<Self> {
+        let descriptor = collectives.descriptor(&buffer)?;
         Ok(Self { buffer, descriptor })
     }
 }
@@ -427,8 +422,7 @@ pub unsafe extern "C" fn symm_rt_global(
             ));
         }
         let local = buffer.local();
-        let world = session.group.world_size();
-        let pool = Pool::new(buffer, world, &session.collectives)?;
+        let pool = Pool::new(buffer, &session.collectives)?;
         session.compiled.globals.insert(id, pool);
         Ok(local as *mut c_void)
     })
@@ -446,7 +440,7 @@ pub unsafe extern "C" fn symm_rt_pool_descriptor(
         let (pool, _) = session(runtime)?
             .compiled
             .containing(pointer as CUdeviceptr)?;
-        Ok(pool.descriptor.ptr as *mut c_void)
+        Ok(pool.descriptor as *mut c_void)
     })
 }
 
@@ -579,7 +573,7 @@ pub unsafe extern "C" fn symm_rt_matmul(
     run("a matmul", || {
         let session = session(runtime)?;
         let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
-        let dtype = Dtype::from_code(dtype_code.into())?;
+        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
         let stream = active_stream(session).raw;
         let agmm = agmm(session)?;
         let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
@@ -618,7 +612,7 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
     run("all_gather_matmul", || {
         let session = session(runtime)?;
         let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
-        let dtype = Dtype::from_code(dtype_code.into())?;
+        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
         let gathered_bytes = session.group.world_size() * shape.0 * shape.1 * dtype.bytes();
         if session
             .compiled

@@ -16,6 +16,7 @@ pub mod function_graphs;
 pub mod group;
 pub mod kernels;
 pub mod launcher;
+pub mod library;
 pub mod mgpu;
 pub mod nccl;
 pub mod rmsnorm;

@@ -6,7 +6,7 @@ use crate::{
     cuda::{CUdeviceptr, CUstream},
     error::{Error, Result},
     group::Group,
-    kernels::{Dtype, ReduceOp},
+    library::{Dtype, ReduceOp},
 };
 use cudarc::nccl::sys;
 

@@ -9,10 +9,13 @@ use crate::{
     cuda::{CUdeviceptr, DeviceBuffer, check},
     error::{Error, Result},
     group::{Group, agree_on_size},
-    kernels::{MAX_BLOCKS, PAD_BYTES},
+    library::{MAX_BLOCKS, PAD_BYTES},
 };
 use cudarc::driver::sys;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::{
+    os::fd::{AsRawFd, FromRawFd, OwnedFd},
+    sync::Mutex,
+};
 
 fn allocation_prop(device: i32) -> sys::CUmemAllocationProp {
     // SAFETY: an all-zero prop is the documented starting point.
@@ -70,6 +73,10 @@ pub struct SymmetricBuffer {
     pub staging_slot: usize,
     /// This rank's per-block call counters (u32), choosing the slot.
     pub epochs: CUdeviceptr,
+    /// Its kernel descriptors in device memory, one per (timeout, error
+    /// flag) asked for (`descriptor`); kept as long as the buffer, since
+    /// kernels in flight or in CUDA graphs read them.
+    descriptors: Mutex<Vec<(u64, CUdeviceptr, DeviceBuffer)>>,
 }
 
 impl SymmetricBuffer {
@@ -95,6 +102,25 @@ impl SymmetricBuffer {
         words[Descriptor::Timeout as usize] = timeout_ns;
         words[Descriptor::Error as usize] = error_flag;
         words
+    }
+
+    /// Device address of this buffer's kernel descriptor (its
+    /// `descriptor_words` for its world), written on first use with these
+    /// settings: what every kernel on it, compiled or from the library, is
+    /// given.
+    pub fn descriptor(&self, timeout_ns: u64, error_flag: CUdeviceptr) -> Result<CUdeviceptr> {
+        let mut descriptors = self.descriptors.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, buffer)) = descriptors
+            .iter()
+            .find(|(t, flag, _)| (*t, *flag) == (timeout_ns, error_flag))
+        {
+            return Ok(buffer.ptr);
+        }
+        let words = self.descriptor_words(self.world_size(), timeout_ns, error_flag);
+        let buffer = DeviceBuffer::from_slice(&words)?;
+        let ptr = buffer.ptr;
+        descriptors.push((timeout_ns, error_flag, buffer));
+        Ok(ptr)
     }
 
     /// Collective: every rank of `group` calls it with the same `id` and
@@ -143,6 +169,7 @@ impl SymmetricBuffer {
             staging_offset,
             staging_slot,
             epochs: 0,
+            descriptors: Mutex::new(Vec::new()),
         };
         for owner in 0..world {
             if owner != rank && !p2p {

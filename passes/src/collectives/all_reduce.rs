@@ -56,6 +56,10 @@ pub struct AllReduceKernel {
     /// Two-shot that stores reduced chunks into the peers' buffers instead
     /// of reading them back after a middle barrier (see `push_two_shot_body`).
     pub push: Option<Push>,
+    /// Takes an element count instead of a vector count and reduces the
+    /// elements after the last whole vector as scalars (the runtime's
+    /// library kernels, whose callers pass any count). No epilogue.
+    pub tail: bool,
 }
 
 /// Where a push two-shot stores the reduced chunks.
@@ -124,6 +128,9 @@ impl AllReduceKernel {
         if let Some(epilogue) = &self.epilogue {
             let _ = write!(name, "_{}", epilogue.function);
         }
+        if self.tail {
+            name.push_str("_tail");
+        }
         name
     }
 }
@@ -159,6 +166,7 @@ mod tests {
             epilogue: None,
             staged: false,
             push: None,
+            tail: false,
         };
         assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
     }

@@ -19,12 +19,20 @@ use melior::{
     ir::{
         Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, TypeLike,
         Value, ValueLike,
-        attribute::{FlatSymbolRefAttribute, IntegerAttribute},
-        operation::OperationBuilder,
-        r#type::IntegerType,
+        attribute::{
+            DenseI32ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
+            TypeAttribute,
+        },
+        operation::{OperationBuilder, OperationMutLike},
+        r#type::{FunctionType, IntegerType},
     },
 };
 use symm_dialects::symm_mem;
+
+/// `llvm::AtomicOrdering::Monotonic` and `AtomicRMWBinOp::Add`, the LLVM
+/// dialect's i64 enum attributes' values.
+const MONOTONIC: i64 = 2;
+const ATOMIC_ADD: i64 = 1;
 
 /// A block being filled, and the context and location of what goes in it.
 #[derive(Clone, Copy)]
@@ -166,6 +174,54 @@ impl<'c> Emitter<'c> {
     }
     pub fn minnumf(&self, a: Val, b: Val) -> Val {
         self.one(ods::arith::minnumf(self.ctx, value(a), value(b), self.loc).into())
+    }
+
+    pub fn trunci(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(arith::trunci(value(v), to, self.loc))
+    }
+    /// A relaxed (`monotonic`, system-scope) atomic load of `ty`.
+    pub fn load_relaxed(&self, ptr: Val, ty: Type<'c>, align: u64) -> Val {
+        let op = ods::llvm::LoadOperationBuilder::new(self.ctx, self.loc)
+            .res(ty)
+            .addr(value(ptr))
+            .alignment(IntegerAttribute::new(self.i64(), align as i64))
+            .ordering(self.ordering(MONOTONIC))
+            .build();
+        self.one(op.into())
+    }
+    /// A relaxed (`monotonic`, system-scope) atomic store.
+    pub fn store_relaxed(&self, v: Val, ptr: Val, align: u64) {
+        let op = ods::llvm::StoreOperationBuilder::new(self.ctx, self.loc)
+            .value(value(v))
+            .addr(value(ptr))
+            .alignment(IntegerAttribute::new(self.i64(), align as i64))
+            .ordering(self.ordering(MONOTONIC))
+            .build();
+        self.push(op.into());
+    }
+    /// `llvm.atomicrmw add` (relaxed), its old value discarded.
+    pub fn atomic_add(&self, ptr: Val, v: Val) {
+        let ty = value(v).r#type();
+        self.push(
+            ods::llvm::atomicrmw(
+                self.ctx,
+                ty,
+                value(ptr),
+                value(v),
+                IntegerAttribute::new(self.i64(), ATOMIC_ADD).into(),
+                self.ordering(MONOTONIC),
+                self.loc,
+            )
+            .into(),
+        );
+    }
+    /// `#llvm.atomic_ordering` (an i64 enum attribute) of `code`.
+    fn ordering(&self, code: i64) -> Attribute<'c> {
+        IntegerAttribute::new(self.i64(), code).into()
+    }
+    /// `llvm.ptrtoint`.
+    pub fn ptr_to_int(&self, ptr: Val, to: Type<'c>) -> Val {
+        self.one(ods::llvm::ptrtoint(self.ctx, to, value(ptr), self.loc).into())
     }
 
     // Memory.
@@ -313,10 +369,52 @@ impl<'c> Emitter<'c> {
         self.push(ods::gpu::barrier(self.ctx, self.loc).into());
     }
 
+    /// Appends `gpu.func @name(parameters) kernel` of `THREADS` threads
+    /// per block to `module` (a gpu.module's body); `fill` writes its body
+    /// (the `gpu.return` follows), with the parameters as its block's
+    /// arguments.
+    pub fn kernel(
+        &self,
+        module: Blk,
+        name: &str,
+        parameters: &[Type<'c>],
+        fill: impl FnOnce(&Self),
+    ) {
+        let entry = Block::new(
+            &parameters
+                .iter()
+                .map(|t| (*t, self.loc))
+                .collect::<Vec<_>>(),
+        );
+        let body = self.into_block(Blk::from_raw(entry.to_raw()));
+        fill(&body);
+        body.push(ods::gpu::r#return(self.ctx, &[], self.loc).into());
+        let region = Region::new();
+        region.append_block(entry);
+        let function_type = FunctionType::new(self.ctx, parameters, &[]);
+        let mut func: Operation = ods::gpu::func(
+            self.ctx,
+            region,
+            TypeAttribute::new(function_type.into()),
+            self.loc,
+        )
+        .into();
+        func.set_attribute("sym_name", StringAttribute::new(self.ctx, name).into());
+        func.set_attribute("gpu.kernel", Attribute::unit(self.ctx));
+        func.set_attribute(
+            "gpu.known_block_size",
+            DenseI32ArrayAttribute::new(self.ctx, &[symm_protocol::THREADS as i32, 1, 1]).into(),
+        );
+        self.into_block(module).push(func);
+    }
+
     // symm_mem device ops.
 
     pub fn pool_rank(&self, pool: Val) -> Val {
         self.one(symm_mem::pool_rank(self.ctx, self.index(), value(pool), self.loc).into())
+    }
+    pub fn pool_world_size(&self, pool: Val) -> Val {
+        self.one(symm_mem::pool_world_size(self.ctx, self.index(), value(pool), self.loc).into())
     }
     pub fn peer_ptr(&self, pool: Val, peer: Val, local: Val) -> Val {
         self.one(

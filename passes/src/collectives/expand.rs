@@ -412,6 +412,7 @@ impl AllReduceFacts {
             epilogue,
             staged,
             push,
+            tail: false,
         }
     }
 

@@ -4,21 +4,14 @@
 //! slots. The protocol those ops carry is the runtime's (`symm-protocol`),
 //! so compiled and library collectives share pools; convert-symm-mem-to-nvvm
 //! lowers them. Every kernel takes the input's pool, the input, the output,
-//! the vector count, for `Push::IntoOutputs` the output's pool, and one
-//! pointer per epilogue operand.
+//! the vector count (with `tail`, the element count), for
+//! `Push::IntoOutputs` the output's pool, and one pointer per epilogue
+//! operand.
 
 use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes};
 use super::emit::Emitter;
 use crate::ir::{Blk, Val};
-use melior::{
-    dialect::{arith::CmpiPredicate, ods},
-    ir::{
-        Attribute, Block, Region, RegionLike, Type,
-        attribute::{DenseI32ArrayAttribute, StringAttribute, TypeAttribute},
-        operation::OperationMutLike,
-        r#type::FunctionType,
-    },
-};
+use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
 impl AllReduceKernel {
     /// Appends this kernel to `module` (the body of a `gpu.module`), which
@@ -27,14 +20,15 @@ impl AllReduceKernel {
         let element = e
             .float(&self.element)
             .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
+        if self.tail && (self.epilogue.is_some() || self.push == Some(Push::IntoOutputs)) {
+            return Err("a kernel with a tail takes no epilogue and pushes into no output".into());
+        }
         let mut parameters = vec![e.pool(), e.ptr(), e.ptr(), e.i64()];
         if self.push == Some(Push::IntoOutputs) {
             parameters.push(e.pool());
         }
         let operands = self.epilogue.as_ref().map_or(0, |ep| ep.operands.len());
         parameters.extend(std::iter::repeat_n(e.ptr(), operands));
-        let entry = Block::new(&parameters.iter().map(|t| (*t, e.loc)).collect::<Vec<_>>());
-        let body = e.into_block(Blk::from_raw(entry.to_raw()));
         let mut epilogue_types = Vec::new();
         for operand in self.epilogue.iter().flat_map(|ep| ep.operands.iter()) {
             epilogue_types.push(
@@ -42,27 +36,9 @@ impl AllReduceKernel {
                     .ok_or_else(|| format!("no epilogue operand of type {}", operand.element))?,
             );
         }
-        let kernel = Kernel::new(self, &body, element, epilogue_types);
-        kernel.body();
-        body.push(ods::gpu::r#return(e.ctx, &[], e.loc).into());
-
-        let region = Region::new();
-        region.append_block(entry);
-        let function_type = FunctionType::new(e.ctx, &parameters, &[]);
-        let func = ods::gpu::func(
-            e.ctx,
-            region,
-            TypeAttribute::new(function_type.into()),
-            e.loc,
-        );
-        let mut func: melior::ir::Operation = func.into();
-        func.set_attribute("sym_name", StringAttribute::new(e.ctx, &self.name()).into());
-        func.set_attribute("gpu.kernel", Attribute::unit(e.ctx));
-        func.set_attribute(
-            "gpu.known_block_size",
-            DenseI32ArrayAttribute::new(e.ctx, &[THREADS as i32, 1, 1]).into(),
-        );
-        e.into_block(module).push(func);
+        e.kernel(module, &self.name(), &parameters, |body| {
+            Kernel::new(self, body, element, epilogue_types).body()
+        });
         Ok(())
     }
 }
@@ -85,7 +61,9 @@ struct Kernel<'k, 'c> {
     pool: Val,
     input: Val,
     out: Val,
+    /// Whole vectors, and with a tail the element count.
     nvec: Val,
+    count: Val,
     out_pool: Option<Val>,
     epilogue_args: Vec<Val>,
     /// This thread's index in the block and in the grid, and the grid's
@@ -133,6 +111,14 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let out_pool = into_outputs.then(|| arg(4));
         let out_targets =
             out_pool.map(|op| peers.iter().map(|p| e.peer_ptr(op, *p, out)).collect());
+        // With a tail the count is in elements: whole vectors, then the
+        // elements after them (`tail`).
+        let count = arg(3);
+        let nvec = if spec.tail {
+            e.div(count, e.c64(spec.vector as i64))
+        } else {
+            count
+        };
         Self {
             spec,
             e,
@@ -144,7 +130,8 @@ impl<'k, 'c> Kernel<'k, 'c> {
             pool,
             input,
             out,
-            nvec: arg(3),
+            nvec,
+            count,
             out_pool,
             tid,
             gtid,
@@ -176,11 +163,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
                         self.store(e, i, reduced);
                     },
                 );
+                self.tail(&self.sources);
                 e.barrier(self.pool, self.channel);
             }
             Algorithm::TwoShot if self.spec.push.is_some() => self.push_two_shot(),
             Algorithm::TwoShot => {
                 self.two_shot();
+                self.tail(&self.sources);
                 e.barrier(self.pool, self.channel);
             }
         }
@@ -226,9 +215,21 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// The loaded vectors reduced in rank order; 16-bit types in f32,
     /// rounded back.
     fn combine(&self, e: &Emitter<'c>, terms: Vec<Val>) -> Val {
-        let vector = self.vector(self.element);
-        let widen = self.spec.element != "f32";
         let wide = self.vector(Type::float32(e.ctx));
+        self.combine_as(e, terms, self.vector(self.element), wide)
+    }
+
+    /// `combine` of values of type `narrow` (vectors or scalars), in
+    /// `wide` (the same shape of f32).
+    fn combine_as(
+        &self,
+        e: &Emitter<'c>,
+        terms: Vec<Val>,
+        narrow: Type<'c>,
+        wide: Type<'c>,
+    ) -> Val {
+        let vector = narrow;
+        let widen = self.spec.element != "f32";
         let terms: Vec<Val> = terms
             .into_iter()
             .map(|v| if widen { e.extf(v, wide) } else { v })
@@ -293,6 +294,31 @@ impl<'k, 'c> Kernel<'k, 'c> {
         });
     }
 
+    /// With a tail: this thread's element after the whole vectors, if it
+    /// has one (there are fewer than a vector's, so block 0 holds them
+    /// all), reduced from `sources` into `out` as scalars.
+    fn tail(&self, sources: &[Val]) {
+        self.in_tail(|e, j| {
+            let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+            let terms = sources
+                .iter()
+                .map(|source| e.load(e.gep(*source, j, self.element), self.element, bytes))
+                .collect();
+            let reduced = self.combine_as(e, terms, self.element, Type::float32(e.ctx));
+            e.store(reduced, e.gep(self.out, j, self.element), bytes);
+        });
+    }
+
+    /// Runs `body` with this thread's tail element's index, if it has one.
+    fn in_tail(&self, body: impl FnOnce(&Emitter<'c>, Val)) {
+        if !self.spec.tail {
+            return;
+        }
+        let e = self.e;
+        let j = e.add(e.mul(self.nvec, e.c64(self.spec.vector as i64)), self.gtid);
+        e.when(e.cmp(CmpiPredicate::Slt, j, self.count), |e| body(e, j));
+    }
+
     /// Stores `value` (a vector of the element type) at `out[i]`, through
     /// the epilogue when there is one: its function runs per lane on the
     /// reduced element and the operands' elements.
@@ -346,8 +372,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     /// For each peer p != me, the vectors of peer p's chunk from
     /// `source(p)` through the epilogue into `out`.
-    fn over_peer_chunks(&self, chunk: Val, not_me: &[Val], source: impl Fn(usize) -> Val) {
-        let e = self.e;
+    fn over_peer_chunks(
+        &self,
+        e: &Emitter<'c>,
+        chunk: Val,
+        not_me: &[Val],
+        source: impl Fn(usize) -> Val,
+    ) {
         for (p, differs) in not_me.iter().enumerate() {
             let from = source(p);
             e.when(*differs, |e| {
@@ -393,7 +424,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             self.store_raw(e, reduced, self.input, i)
         });
         e.barrier(self.pool, self.channel);
-        self.over_peer_chunks(chunk, &self.not_me(), |p| self.sources[p]);
+        self.over_peer_chunks(e, chunk, &self.not_me(), |p| self.sources[p]);
     }
 
     /// Push two-shot: this rank reduces its chunk, writes it (through the
@@ -414,11 +445,24 @@ impl<'k, 'c> Kernel<'k, 'c> {
                 e.when(*differs, |e| self.store_raw(e, reduced, targets[p], i));
             }
         });
+        self.tail(&self.sources);
         e.barrier(self.pool, self.channel);
         if self.out_pool.is_some() {
             return;
         }
-        self.over_peer_chunks(chunk, &not_me, |_| self.input);
+        if self.spec.epilogue.is_some() {
+            return self.over_peer_chunks(e, chunk, &not_me, |_| self.input);
+        }
+        // In place (`out` is the input), the pushed chunks are the result.
+        let i64 = e.i64();
+        let elsewhere = e.cmp(
+            CmpiPredicate::Ne,
+            e.ptr_to_int(self.out, i64),
+            e.ptr_to_int(self.input, i64),
+        );
+        e.when(elsewhere, |e| {
+            self.over_peer_chunks(e, chunk, &not_me, |_| self.input)
+        });
     }
 
     /// The staged one-shot: each block copies its vectors of the input into
@@ -450,6 +494,11 @@ impl<'k, 'c> Kernel<'k, 'c> {
             |e, i| self.load(e, self.input, i),
             |e, i, v| self.store_raw(e, v, mine, i),
         );
+        self.in_tail(|e, j| {
+            let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+            let v = e.load(e.gep(self.input, j, self.element), self.element, bytes);
+            e.store(v, e.gep(mine, j, self.element), bytes);
+        });
         let next = e.add(epoch, one);
         e.sync_threads();
         let lane = e.cmp(CmpiPredicate::Ult, self.tid, e.c64(self.spec.world as i64));
@@ -469,6 +518,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
                 self.store(e, i, reduced);
             },
         );
+        self.tail(&staged);
         e.sync_threads();
         let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
         e.when(first, |e| e.set_epoch(self.pool, self.channel, next));

@@ -8,6 +8,7 @@ pub mod all_reduce;
 pub mod emit;
 pub mod expand;
 mod kernel_ir;
+pub mod library;
 
 use crate::ir::{Blk, Ctx, Op};
 use all_reduce::AllReduceKernel;

@@ -20,6 +20,7 @@
 #![no_std]
 
 pub mod abi;
+pub mod library;
 
 /// Most ranks a group can have for the signal-pad kernels (one NVLink domain).
 pub const MAX_WORLD: usize = 8;

@@ -17,9 +17,7 @@ use symm_runtime::{
     collectives::Collectives,
     cuda::{self, DeviceBuffer, Graph, check, copy_from_device, copy_to_device},
     group::Group,
-    kernels::{
-        Algorithm, AllReduceSpec, Dtype, MAX_WORLD, ReduceOp, all_reduce_ptx, barrier_test_ptx,
-    },
+    library::{self, Algorithm, Dtype, MAX_WORLD, ReduceOp},
     session::Session,
     symmetric::SymmetricBuffer,
 };
@@ -607,22 +605,10 @@ fn dump_ptx(dir: &str) -> Result<()> {
         std::fs::write(format!("{dir}/{name}.ptx"), ptx).map_err(|e| Error::io("dump", e))
     };
     write("rmsnorm_alone", symm_runtime::rmsnorm::alone_ptx())?;
+    for entry in library::KERNELS {
+        write(entry.name, entry.ptx.to_owned())?;
+    }
     for world in 2..=MAX_WORLD {
-        for algorithm in [Algorithm::OneShot, Algorithm::TwoShot] {
-            for dtype in DTYPES {
-                for (op, staged) in OPS.into_iter().flat_map(|op| [(op, false), (op, true)]) {
-                    let spec = AllReduceSpec {
-                        algorithm,
-                        dtype,
-                        op,
-                        world,
-                        staged,
-                    };
-                    write(&spec.name(), all_reduce_ptx(&spec))?;
-                }
-            }
-        }
-        write(&format!("barrier_w{world}"), barrier_test_ptx(world))?;
         write(
             &format!("rmsnorm_fused_w{world}"),
             symm_runtime::rmsnorm::fused_ptx(world, false),

@@ -11,7 +11,6 @@
 mod args;
 mod header;
 mod location;
-mod ptx;
 
 use args::{Args, Emit, Libdevice};
 use melior::{
@@ -20,7 +19,7 @@ use melior::{
     pass::PassManager,
 };
 use std::{ffi::CString, path::Path, process::ExitCode};
-use symm_passes::{libdevice, registration::upstream_gpu_to_llvm};
+use symm_passes::{libdevice, ptx, registration::upstream_gpu_to_llvm};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,4 +1,5 @@
-//! The PTX of the kernels, from the `gpu.binary` ops of the lowered module.
+//! The PTX of the kernels, from the `gpu.binary` ops of a lowered module
+//! (symm-compile embeds it; symm-kernels commits the library's).
 
 /// Every `assembly = "..."` string of the printed module, unescaped, one
 /// after another.

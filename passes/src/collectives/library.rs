@@ -1,0 +1,236 @@
+//! The runtime's library kernels (`symm_protocol::library`), built from
+//! the same kernel IR as compiled programs' collectives and lowered by the
+//! same pipeline (`registration::upstream_gpu_to_llvm`), to PTX that
+//! `symm-kernels` commits under `runtime/kernels/` with a table the
+//! runtime embeds. The runtime thus needs no MLIR and no CUDA toolkit, and
+//! has no kernel of its own.
+
+use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction};
+use super::emit::Emitter;
+use crate::ir::{Attr, Blk, Op, Val};
+use melior::{
+    Context,
+    dialect::{arith::CmpiPredicate, ods},
+    ir::{
+        Attribute, AttributeLike, Block, BlockLike, Location, Module, Region, RegionLike,
+        attribute::StringAttribute,
+    },
+    pass::PassManager,
+};
+use std::fmt::Write;
+use symm_protocol::{
+    abi::{DtypeCode, ReduceCode},
+    library::{Kernel, Variant},
+};
+
+/// Entries of the barrier kernels.
+const BARRIER: &str = "symm_barrier";
+const BARRIER_TEST: &str = "symm_barrier_test";
+
+/// The all-reduce kernel IR of a library key.
+pub fn all_reduce_kernel(
+    variant: Variant,
+    dtype: DtypeCode,
+    reduce: ReduceCode,
+    world: u8,
+) -> AllReduceKernel {
+    AllReduceKernel {
+        algorithm: match variant {
+            Variant::TwoShot => Algorithm::TwoShot,
+            Variant::OneShot | Variant::OneShotStaged => Algorithm::OneShot,
+        },
+        reduction: match reduce {
+            ReduceCode::Sum => Reduction::Sum,
+            ReduceCode::Max => Reduction::Max,
+            ReduceCode::Min => Reduction::Min,
+        },
+        element: dtype.text().to_owned(),
+        world: u64::from(world),
+        vector: (16 / dtype.bytes()) as u64,
+        epilogue: None,
+        staged: variant == Variant::OneShotStaged,
+        push: (variant == Variant::TwoShot).then_some(Push::IntoInputs),
+        tail: true,
+    }
+}
+
+/// A library kernel's PTX entry and elements per vector access (1 for
+/// kernels that move no elements).
+pub fn entry_of(kernel: Kernel) -> (String, usize) {
+    match kernel {
+        Kernel::AllReduce {
+            variant,
+            dtype,
+            reduce,
+            world,
+        } => {
+            let ir = all_reduce_kernel(variant, dtype, reduce, world);
+            (ir.name(), ir.vector as usize)
+        }
+        Kernel::Barrier => (BARRIER.to_owned(), 1),
+        Kernel::BarrierTest => (BARRIER_TEST.to_owned(), 1),
+    }
+}
+
+/// One generated kernel.
+pub struct Generated {
+    pub kernel: Kernel,
+    pub name: String,
+    pub vector: usize,
+    pub ptx: String,
+}
+
+/// Builds every library kernel, each in a `gpu.module` of its own name,
+/// lowers them and returns their PTX, in `symm_protocol::library::all()`
+/// order.
+pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
+    let location = Location::name(context, "symm-library", Location::unknown(context));
+    let module = Module::new(location);
+    let root = Op::from_raw(module.as_operation().to_raw());
+    root.set_attr(
+        "gpu.container_module",
+        Attr::from_raw(Attribute::unit(context).to_raw()),
+    );
+    let keys: Vec<Kernel> = symm_protocol::library::all().collect();
+    for kernel in &keys {
+        let (name, _) = entry_of(*kernel);
+        let body = Block::new(&[]);
+        let e = Emitter::new(context, location, Blk::from_raw(body.to_raw()));
+        build(&e, *kernel, &name)?;
+        let region = Region::new();
+        region.append_block(body);
+        module.body().append_operation(
+            ods::gpu::module(
+                context,
+                region,
+                StringAttribute::new(context, &name),
+                location,
+            )
+            .into(),
+        );
+    }
+    let mut module = module;
+    let pass_manager = PassManager::new(context);
+    melior::utility::parse_pass_pipeline(
+        pass_manager.as_operation_pass_manager(),
+        &format!(
+            "builtin.module({})",
+            crate::registration::upstream_gpu_to_llvm(None)
+        ),
+    )
+    .map_err(|error| format!("the library pipeline does not parse: {error}"))?;
+    pass_manager
+        .run(&mut module)
+        .map_err(|_| "the library kernels do not lower (see the errors above)".to_owned())?;
+    let mut binaries = std::collections::HashMap::new();
+    let body = root.entry_block().ok_or("the library module has no body")?;
+    for op in body.ops() {
+        if !op.is("gpu.binary") {
+            continue;
+        }
+        let name = op
+            .attr("sym_name")
+            .and_then(|a| a.symbol_or_string())
+            .ok_or("a gpu.binary without a name")?;
+        let text = crate::ptx::extract(&op.print());
+        crate::ptx::check_resolved(&text)?;
+        binaries.insert(name, text);
+    }
+    keys.into_iter()
+        .map(|kernel| {
+            let (name, vector) = entry_of(kernel);
+            let ptx = binaries
+                .remove(&name)
+                .ok_or_else(|| format!("no PTX for {name}"))?;
+            Ok(Generated {
+                kernel,
+                name,
+                vector,
+                ptx,
+            })
+        })
+        .collect()
+}
+
+fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
+    let module = e.block;
+    match kernel {
+        Kernel::AllReduce {
+            variant,
+            dtype,
+            reduce,
+            world,
+        } => all_reduce_kernel(variant, dtype, reduce, world).build(e, module)?,
+        Kernel::Barrier => e.kernel(module, name, &[e.pool()], |k| {
+            k.barrier(k.block.arg(0), k.block_id())
+        }),
+        Kernel::BarrierTest => e.kernel(
+            module,
+            name,
+            &[e.pool(), e.ptr(), e.ptr(), e.i64()],
+            barrier_test,
+        ),
+    }
+    Ok(())
+}
+
+/// The protocol's stress test, one block: `iterations` times thread 0
+/// stores the iteration number in word 0 of this rank's buffer, the block
+/// meets its peers, thread 0 reads every rank's word 0 and counts each
+/// value other than the iteration in `mismatches` (a lost or stale signal
+/// shows), and the block meets its peers again before the next store.
+fn barrier_test(e: &Emitter) {
+    let arg = |index| e.block.arg(index);
+    let (pool, mine, mismatches, iterations) = (arg(0), arg(1), arg(2), arg(3));
+    let channel = e.block_id();
+    let world = e.cast(e.pool_world_size(pool), e.i64());
+    let i32 = e.int_type(32);
+    let first = e.cmp(CmpiPredicate::Eq, e.cast(e.thread_id(), e.i64()), e.c64(0));
+    e.for_range(e.c64(0), iterations, e.c64(1), |e, iteration| {
+        let expected = e.trunci(iteration, i32);
+        e.when(first, |e| e.store_relaxed(expected, mine, 4));
+        e.barrier(pool, channel);
+        e.when(first, |e| {
+            e.for_range(e.c64(0), world, e.c64(1), |e, peer| {
+                let peer: Val = e.cast(peer, e.index());
+                let word = e.load_relaxed(e.peer_ptr(pool, peer, mine), i32, 4);
+                let stale = e.cmp(CmpiPredicate::Ne, word, expected);
+                e.when(stale, |e| e.atomic_add(mismatches, e.constant(i32, 1)));
+            });
+        });
+        e.barrier(pool, channel);
+    });
+}
+
+/// The table the runtime embeds (`runtime/kernels/table.rs`): an
+/// `Entry` per kernel, its PTX from `DIR/<entry>.ptx`.
+pub fn render_table(kernels: &[Generated], llvm_version: &str) -> String {
+    let mut out = format!(
+        "// Generated by `symm-kernels --write runtime/kernels` from the compiler's kernel\n\
+         // IR and pipeline (LLVM {llvm_version}); do not edit. The lit test\n\
+         // Integration/library-kernels.test fails when it is stale.\n\
+         pub const KERNELS: &[Entry] = &[\n"
+    );
+    for kernel in kernels {
+        let key = match kernel.kernel {
+            Kernel::AllReduce {
+                variant,
+                dtype,
+                reduce,
+                world,
+            } => format!(
+                "Kernel::AllReduce {{ variant: Variant::{variant:?}, dtype: DtypeCode::{dtype:?}, \
+                 reduce: ReduceCode::{reduce:?}, world: {world} }}"
+            ),
+            other => format!("Kernel::{other:?}"),
+        };
+        let _ = writeln!(
+            out,
+            "    Entry {{\n        kernel: {key},\n        name: \"{name}\",\n        vector: {vector},\n        ptx: include_str!(\"{name}.ptx\"),\n    }},",
+            name = kernel.name,
+            vector = kernel.vector,
+        );
+    }
+    out.push_str("];\n");
+    out
+}

@@ -1,0 +1,119 @@
+//! The runtime's library kernels: which ones the compiler generates for it
+//! (`all`), under which keys the runtime looks them up, and the grid they
+//! run on. `symm-kernels` builds each with the compiler's own kernel IR and
+//! pipeline and commits the PTX under `runtime/kernels/`, with a table of
+//! [`Entry`]s; the runtime embeds that table.
+
+use crate::abi::{DtypeCode, ReduceCode};
+use crate::{MAX_BLOCKS, MAX_WORLD, THREADS, TWO_SHOT_MAX_BLOCKS};
+
+/// The all-reduce algorithms of the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// One-shot through the pool's staging slots (one counter barrier), for
+    /// inputs that fit a slot.
+    OneShotStaged,
+    /// One-shot: every rank reads every peer's input, between two barriers.
+    OneShot,
+    /// Two-shot: each rank reduces its chunk and pushes it into the peers'
+    /// inputs; `out` may be the input (in place: nothing is copied after).
+    TwoShot,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::OneShotStaged, Variant::OneShot, Variant::TwoShot];
+
+    /// Most blocks of its grid: a two-shot keeps several vectors in flight
+    /// per thread and takes one block per SM.
+    pub const fn most_blocks(self) -> usize {
+        match self {
+            Variant::TwoShot => TWO_SHOT_MAX_BLOCKS,
+            _ => MAX_BLOCKS,
+        }
+    }
+}
+
+/// One library kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// An all-reduce of any element count of `input` (a symmetric buffer)
+    /// into `out`. Parameters: pool descriptor, input, out, element count.
+    AllReduce {
+        variant: Variant,
+        dtype: DtypeCode,
+        reduce: ReduceCode,
+        world: u8,
+    },
+    /// One block meets every peer on channel 0. Parameter: pool descriptor.
+    Barrier,
+    /// The protocol's stress test: parameters pool descriptor, this rank's
+    /// buffer, a u32 mismatch count, iterations.
+    BarrierTest,
+}
+
+/// A generated kernel: its key, its PTX entry, the elements of one vector
+/// access (all-reduces: their counts are split into whole vectors and a
+/// tail), and its PTX.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub kernel: Kernel,
+    pub name: &'static str,
+    pub vector: usize,
+    pub ptx: &'static str,
+}
+
+/// Every library kernel, in the generated table's order.
+pub fn all() -> impl Iterator<Item = Kernel> {
+    let all_reduces = Variant::ALL.into_iter().flat_map(|variant| {
+        DtypeCode::ALL.iter().flat_map(move |&dtype| {
+            ReduceCode::ALL.iter().flat_map(move |&reduce| {
+                (1..=MAX_WORLD as u8).map(move |world| Kernel::AllReduce {
+                    variant,
+                    dtype,
+                    reduce,
+                    world,
+                })
+            })
+        })
+    });
+    all_reduces.chain([Kernel::Barrier, Kernel::BarrierTest])
+}
+
+/// Blocks of an all-reduce grid in which each rank handles `vectors`
+/// vector accesses (a two-shot: its chunk): one per thread, at least one
+/// block, at most `most` (a pad's channels, or one per SM).
+pub const fn grid_blocks(vectors: usize, most: usize) -> usize {
+    let blocks = vectors.div_ceil(THREADS as usize);
+    if blocks < 1 {
+        1
+    } else if blocks > most {
+        most
+    } else {
+        blocks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_listed_once() {
+        extern crate std;
+        let keys: std::vec::Vec<Kernel> = all().collect();
+        let unique: std::collections::HashSet<Kernel> = keys.iter().copied().collect();
+        assert_eq!(keys.len(), unique.len());
+        assert_eq!(keys.len(), 3 * 3 * 3 * MAX_WORLD + 2);
+    }
+
+    #[test]
+    fn grid_is_one_vector_per_thread_within_bounds() {
+        assert_eq!(grid_blocks(0, MAX_BLOCKS), 1);
+        assert_eq!(grid_blocks(THREADS as usize + 1, MAX_BLOCKS), 2);
+        assert_eq!(grid_blocks(1 << 30, MAX_BLOCKS), MAX_BLOCKS);
+        assert_eq!(
+            grid_blocks(1 << 30, Variant::TwoShot.most_blocks()),
+            TWO_SHOT_MAX_BLOCKS
+        );
+    }
+}

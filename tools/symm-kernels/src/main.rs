@@ -1,0 +1,119 @@
+//! `symm-kernels`: the runtime's library kernels, generated.
+//!
+//! ```text
+//! symm-kernels --write runtime/kernels   # regenerate the PTX and the table
+//! symm-kernels --check runtime/kernels   # exit 1 if anything there is stale
+//! ```
+//!
+//! Every kernel of `symm_protocol::library::all()` is built from the same
+//! kernel IR as compiled programs' collectives and lowered by the same
+//! pipeline (`symm_passes::collectives::library`). The runtime embeds
+//! `DIR/table.rs` and the `.ptx` files it names.
+
+use std::{collections::BTreeMap, path::Path, process::ExitCode};
+use symm_passes::collectives::library;
+
+const USAGE: &str = "usage: symm-kernels (--write | --check) DIR";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (write, dir) = match args.as_slice() {
+        [mode, dir] if mode == "--write" => (true, dir),
+        [mode, dir] if mode == "--check" => (false, dir),
+        [flag] if flag == "--help" || flag == "-h" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("symm-kernels: {USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(write, Path::new(dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("symm-kernels: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// LLVM's version, which the PTX depends on.
+fn llvm_version() -> String {
+    unsafe extern "C" {
+        fn LLVMGetVersion(major: *mut u32, minor: *mut u32, patch: *mut u32);
+    }
+    let (mut major, mut minor, mut patch) = (0, 0, 0);
+    // SAFETY: three out-pointers to locals.
+    unsafe { LLVMGetVersion(&mut major, &mut minor, &mut patch) };
+    format!("{major}.{minor}.{patch}")
+}
+
+/// The files of `dir` as generated now: name -> text.
+fn expected() -> Result<BTreeMap<String, String>, String> {
+    symm_passes::register_passes();
+    let context = symm_dialects::create_context();
+    let kernels = library::generate(&context)?;
+    let mut files = BTreeMap::new();
+    files.insert(
+        "table.rs".to_owned(),
+        library::render_table(&kernels, &llvm_version()),
+    );
+    for kernel in kernels {
+        files.insert(format!("{}.ptx", kernel.name), kernel.ptx);
+    }
+    Ok(files)
+}
+
+fn run(write: bool, dir: &Path) -> Result<(), String> {
+    let files = expected()?;
+    let present: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".ptx") || name == "table.rs")
+            .collect(),
+        Err(_) if write => Vec::new(),
+        Err(error) => return Err(format!("cannot read {}: {error}", dir.display())),
+    };
+    let extra: Vec<&String> = present.iter().filter(|n| !files.contains_key(*n)).collect();
+    if write {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        for name in extra {
+            let path = dir.join(name);
+            std::fs::remove_file(&path)
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
+        for (name, text) in &files {
+            let path = dir.join(name);
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        println!("wrote {} files to {}", files.len(), dir.display());
+        return Ok(());
+    }
+    let mut stale: Vec<String> = extra
+        .iter()
+        .map(|n| format!("{n} (not generated)"))
+        .collect();
+    for (name, text) in &files {
+        match std::fs::read_to_string(dir.join(name)) {
+            Ok(committed) if committed == *text => {}
+            Ok(_) => stale.push(format!("{name} (differs)")),
+            Err(_) => stale.push(format!("{name} (missing)")),
+        }
+    }
+    if stale.is_empty() {
+        println!("{} files in {} are current", files.len(), dir.display());
+        return Ok(());
+    }
+    Err(format!(
+        "{} of the library kernels' files in {} are stale: {}{}; run `symm-kernels --write {}`",
+        stale.len(),
+        dir.display(),
+        stale.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+        if stale.len() > 5 { ", ..." } else { "" },
+        dir.display()
+    ))
+}
