@@ -4,10 +4,8 @@ use crate::{
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, KernelCache, launch},
     error::{Error, Result},
     group::Group,
-    kernels::{THREADS, world_entry},
-    library::{self, Algorithm, Dtype, MAX_BLOCKS, MAX_WORLD, ReduceOp},
+    library::{self, Algorithm, Dtype, MAX_BLOCKS, MAX_WORLD, ReduceOp, THREADS},
     nccl::NcclComm,
-    rmsnorm,
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
@@ -32,11 +30,6 @@ impl Params {
         self
     }
 
-    fn u32(&mut self, value: u32) -> &mut Self {
-        self.slots.push(u64::from(value));
-        self
-    }
-
     fn f32(&mut self, value: f32) -> &mut Self {
         self.slots.push(u64::from(value.to_bits()));
         self
@@ -58,6 +51,21 @@ impl Params {
             .collect();
         // SAFETY: per this function's contract; `self.slots` outlives the call.
         unsafe { launch(function, blocks, threads, stream, &mut pointers) }
+    }
+}
+
+/// A block per row, at most one per pad channel (blocks stride the rows).
+fn row_blocks(rows: usize) -> u32 {
+    rows.clamp(1, MAX_BLOCKS) as u32
+}
+
+/// The kernels access 16-byte vectors.
+fn check_aligned(pointers: &[(CUdeviceptr, &str)]) -> Result<()> {
+    match pointers.iter().find(|(p, _)| !p.is_multiple_of(16)) {
+        Some((pointer, what)) => Err(Error::InvalidArgument(format!(
+            "the {what} {pointer:#x} is not 16-byte aligned"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -153,11 +161,7 @@ impl Collectives {
                 "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
             )));
         }
-        if !out.is_multiple_of(16) {
-            return Err(Error::InvalidArgument(format!(
-                "the all-reduce output {out:#x} is not 16-byte aligned"
-            )));
-        }
+        check_aligned(&[(out, "all-reduce output")])?;
         // Small one-shots go through the staging slots: one barrier, not two.
         let variant = match algorithm {
             Algorithm::OneShot if input.staging_params(elements * dtype.bytes()).is_some() => {
@@ -222,27 +226,29 @@ impl Collectives {
         stream: CUstream,
     ) -> Result<()> {
         check_rows(rows, hidden, input.bytes)?;
+        check_aligned(&[(out, "output"), (gamma, "gamma")])?;
         let world = input.world_size();
+        if !(1..=MAX_WORLD).contains(&world) {
+            return Err(Error::InvalidArgument(format!(
+                "the signal-pad kernels support 1 to {MAX_WORLD} ranks, not {world}"
+            )));
+        }
         // Like the one-shot: inputs that fit the staging slots take one barrier.
-        let staging = input.staging_params(rows * hidden * 2);
-        let staged = staging.is_some();
-        let base = if staged {
-            rmsnorm::FUSED_STAGED
-        } else {
-            rmsnorm::FUSED
-        };
-        let function = self.kernels.get(&world_entry(base, world), || {
-            rmsnorm::fused_ptx(world, staged)
+        let staged = input.staging_params(rows * hidden * 2).is_some();
+        let entry = library::find(Kernel::AllReduceRmsNorm {
+            staged,
+            world: world as u8,
         })?;
-        self.launch_norm(
-            function,
-            input.buffer_table.ptr,
-            input.pad_table.ptr,
-            input.rank,
-            staging,
-            (gamma, out, rows, hidden, eps),
-            stream,
-        )
+        let mut params = Params::default();
+        params
+            .u64(self.descriptor(input)?)
+            .u64(input.local())
+            .u64(out)
+            .u64(rows as u64)
+            .u64(gamma)
+            .u64(hidden as u64)
+            .f32(eps);
+        self.launch_library(entry, row_blocks(rows), params, stream)
     }
 
     /// RMSNorm alone (after a separate all-reduce): `out = rmsnorm(x) * gamma`.
@@ -258,36 +264,21 @@ impl Collectives {
         stream: CUstream,
     ) -> Result<()> {
         check_rows(rows, hidden, usize::MAX)?;
-        let function = self.kernels.get(rmsnorm::ALONE, rmsnorm::alone_ptx)?;
-        self.launch_norm(
-            function,
-            x,
-            0,
-            0,
-            None,
-            (gamma, out, rows, hidden, eps),
+        check_aligned(&[(x, "input"), (out, "output"), (gamma, "gamma")])?;
+        let mut params = Params::default();
+        params
+            .u64(x)
+            .u64(out)
+            .u64(rows as u64)
+            .u64(gamma)
+            .u64(hidden as u64)
+            .f32(eps);
+        self.launch_library(
+            library::find(Kernel::RmsNorm)?,
+            row_blocks(rows),
+            params,
             stream,
         )
-    }
-
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    fn launch_norm(
-        &self,
-        function: cudarc::driver::sys::CUfunction,
-        bufs: u64,
-        pads: u64,
-        rank: usize,
-        staging: Option<[u64; 3]>,
-        (gamma, out, rows, hidden, eps): (CUdeviceptr, CUdeviceptr, usize, usize, f32),
-        stream: CUstream,
-    ) -> Result<()> {
-        let mut params = self.standard_params(bufs, pads, out, rows as u64, rank, staging);
-        params.u64(gamma).u32(hidden as u32).f32(eps);
-        let threads = (hidden / 8).next_power_of_two().clamp(32, THREADS as usize) as u32;
-        let blocks = rows.clamp(1, MAX_BLOCKS) as u32;
-        // SAFETY: the function came from our cache; the parameters match
-        // PARAMS (+ STAGED_PARAMS) + p_gamma, p_hidden, p_eps.
-        unsafe { params.launch(function, blocks, threads, stream) }
     }
 
     /// A barrier of every rank of `buffer`'s group, enqueued on `stream`.
@@ -313,32 +304,6 @@ impl Collectives {
             .u64(mismatches)
             .u64(iterations);
         self.launch_library(library::find(Kernel::BarrierTest)?, 1, params, stream)
-    }
-
-    /// The parameters every kernel starts with (PARAMS), then the staging
-    /// ones (STAGED_PARAMS) when given.
-    fn standard_params(
-        &self,
-        bufs: u64,
-        pads: u64,
-        out: CUdeviceptr,
-        count: u64,
-        rank: usize,
-        staging: Option<[u64; 3]>,
-    ) -> Params {
-        let mut params = Params::default();
-        params
-            .u64(bufs)
-            .u64(pads)
-            .u64(out)
-            .u64(count)
-            .u32(rank as u32)
-            .u64(self.timeout.as_nanos().min(u64::MAX as u128) as u64)
-            .u64(self.error_flag.ptr);
-        for value in staging.into_iter().flatten() {
-            params.u64(value);
-        }
-        params
     }
 
     /// Device address of the u32 that kernels set when a peer times out.

@@ -43,11 +43,11 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[MINE:.*]] = symm_mem.staging_slot %[[KPOOL]][%[[RANK]]] slot %[[SLOT]]
 // CHECK: %[[S0:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
 // CHECK: %[[S1:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[MINE]]
 // CHECK: llvm.store %{{.*}}, %[[TO]]
-// CHECK: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
 // CHECK: gpu.barrier
 // CHECK: scf.if
 // CHECK: symm_mem.add_counter %[[KPOOL]] to %[[PEER:.*]] channel %[[BLOCK]]

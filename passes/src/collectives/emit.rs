@@ -20,8 +20,8 @@ use melior::{
         Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, TypeLike,
         Value, ValueLike,
         attribute::{
-            DenseI32ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
-            TypeAttribute,
+            DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute,
+            StringAttribute, TypeAttribute,
         },
         operation::{OperationBuilder, OperationMutLike},
         r#type::{FunctionType, IntegerType},
@@ -224,6 +224,44 @@ impl<'c> Emitter<'c> {
         self.one(ods::llvm::ptrtoint(self.ctx, to, value(ptr), self.loc).into())
     }
 
+    pub fn mulf(&self, a: Val, b: Val) -> Val {
+        self.one(arith::mulf(value(a), value(b), self.loc))
+    }
+    pub fn divf(&self, a: Val, b: Val) -> Val {
+        self.one(arith::divf(value(a), value(b), self.loc))
+    }
+    /// An f32 constant.
+    pub fn cf32(&self, number: f32) -> Val {
+        let f32 = Type::float32(self.ctx);
+        self.one(arith::constant(
+            self.ctx,
+            FloatAttribute::new(self.ctx, f32, f64::from(number)).into(),
+            self.loc,
+        ))
+    }
+    /// `1 / sqrt(v)` for an f32, approximated (PTX `rsqrt.approx.f32`)
+    /// through its NVVM intrinsic: `math.rsqrt` would call libdevice.
+    pub fn rsqrt_approx(&self, v: Val) -> Val {
+        let op = ods::llvm::CallIntrinsicOperationBuilder::new(self.ctx, self.loc)
+            .results(value(v).r#type())
+            .intrin(StringAttribute::new(self.ctx, "llvm.nvvm.rsqrt.approx.f"))
+            .args(&[value(v)])
+            .op_bundle_operands(&[])
+            .op_bundle_sizes(DenseI32ArrayAttribute::new(self.ctx, &[]))
+            .build();
+        let mut op: Operation = op.into();
+        // melior's builder leaves the variadic operands' sizes at zero.
+        op.set_attribute(
+            "operandSegmentSizes",
+            DenseI32ArrayAttribute::new(self.ctx, &[1, 0]).into(),
+        );
+        self.one(op)
+    }
+    /// `arith.uitofp`.
+    pub fn uitofp(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(arith::uitofp(value(v), to, self.loc))
+    }
+
     // Memory.
 
     fn aligned(&self, bytes: u64) -> LoadStoreOptions<'c> {
@@ -320,6 +358,39 @@ impl<'c> Emitter<'c> {
         ));
     }
 
+    /// `scf.for %i = lo to hi step step iter_args(%acc = init)`: `body`
+    /// fills it from the index and the carried value and returns the next
+    /// one; returns the last.
+    pub fn for_range_carrying(
+        &self,
+        lo: Val,
+        hi: Val,
+        step: Val,
+        init: Val,
+        body: impl FnOnce(&Self, Val, Val) -> Val,
+    ) -> Val {
+        let carried = value(init).r#type();
+        let block = Block::new(&[(value(lo).r#type(), self.loc), (carried, self.loc)]);
+        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let next = body(&inner, inner.block.arg(0), inner.block.arg(1));
+        inner.push(scf::r#yield(&[value(next)], self.loc));
+        let region = Region::new();
+        region.append_block(block);
+        self.one(
+            ods::scf::r#for(
+                self.ctx,
+                &[carried],
+                value(lo),
+                value(hi),
+                value(step),
+                &[value(init)],
+                region,
+                self.loc,
+            )
+            .into(),
+        )
+    }
+
     /// `scf.if condition` with no results and no else; `then` fills it.
     pub fn when(&self, condition: Val, then: impl FnOnce(&Self)) {
         let block = Block::new(&[]);
@@ -364,6 +435,19 @@ impl<'c> Emitter<'c> {
     pub fn grid_dim(&self) -> Val {
         self.index_op("gpu.grid_dim")
     }
+    /// `gpu.all_reduce add %v uniform`: the sum of `v` over the block's
+    /// threads, in every thread (convert-gpu-to-nvvm lowers it to warp
+    /// shuffles and workgroup memory). Every thread must reach it.
+    pub fn block_sum(&self, v: Val) -> Val {
+        let mut op: Operation =
+            ods::gpu::all_reduce(self.ctx, value(v), Region::new(), self.loc).into();
+        // The reduction enum has no C API; its attribute syntax names it.
+        let add = Attribute::parse(self.ctx, "#gpu<all_reduce_op add>")
+            .expect("the gpu dialect is loaded");
+        op.set_attribute("op", add);
+        op.set_attribute("uniform", Attribute::unit(self.ctx));
+        self.one(op)
+    }
     /// `gpu.barrier`: the block's threads meet.
     pub fn sync_threads(&self) {
         self.push(ods::gpu::barrier(self.ctx, self.loc).into());
@@ -401,6 +485,12 @@ impl<'c> Emitter<'c> {
         .into();
         func.set_attribute("sym_name", StringAttribute::new(self.ctx, name).into());
         func.set_attribute("gpu.kernel", Attribute::unit(self.ctx));
+        // What the C++ builder sets: passes that add workgroup memory (the
+        // lowering of gpu.all_reduce) read it.
+        func.set_attribute(
+            "workgroup_attributions",
+            IntegerAttribute::new(self.i64(), 0).into(),
+        );
         func.set_attribute(
             "gpu.known_block_size",
             DenseI32ArrayAttribute::new(self.ctx, &[symm_protocol::THREADS as i32, 1, 1]).into(),

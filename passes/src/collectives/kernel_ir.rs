@@ -43,6 +43,70 @@ impl AllReduceKernel {
     }
 }
 
+/// Entry base of the one-shot all-reduce fused with RMSNorm.
+pub const ALL_REDUCE_RMS_NORM: &str = "symm_all_reduce_rms_norm_bf16";
+/// Entry of RMSNorm alone.
+pub const RMS_NORM: &str = "symm_rms_norm_bf16";
+
+/// The one-shot all-reduce of bf16 rows fused with RMSNorm, for `world`
+/// ranks, staged or not: `out = rmsnorm(sum over ranks of input) * gamma`.
+/// Parameters: the input's pool, input, out, rows, gamma, hidden size
+/// (i64, a multiple of 8), epsilon (f32). Its name is the returned one.
+pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: bool) -> String {
+    let spec = AllReduceKernel {
+        algorithm: Algorithm::OneShot,
+        reduction: Reduction::Sum,
+        element: "bf16".into(),
+        world,
+        vector: NORM_VECTOR,
+        epilogue: None,
+        staged,
+        push: None,
+        tail: false,
+    };
+    let name = all_reduce_rms_norm_name(world, staged);
+    let parameters = [
+        e.pool(),
+        e.ptr(),
+        e.ptr(),
+        e.i64(),
+        e.ptr(),
+        e.i64(),
+        Type::float32(e.ctx),
+    ];
+    e.kernel(module, &name, &parameters, |body| {
+        let bf16 = Type::bfloat16(body.ctx);
+        Kernel::new(&spec, body, bf16, Vec::new()).all_reduce_rms_norm()
+    });
+    name
+}
+
+/// The entry of `build_all_reduce_rms_norm`'s kernel.
+pub fn all_reduce_rms_norm_name(world: u64, staged: bool) -> String {
+    let staged = if staged { "_staged" } else { "" };
+    format!("{ALL_REDUCE_RMS_NORM}{staged}_w{world}")
+}
+
+/// RMSNorm alone (after a separate all-reduce): parameters x, out, rows,
+/// gamma, hidden size, epsilon.
+pub fn build_rms_norm(e: &Emitter, module: Blk) {
+    let parameters = [
+        e.ptr(),
+        e.ptr(),
+        e.i64(),
+        e.ptr(),
+        e.i64(),
+        Type::float32(e.ctx),
+    ];
+    e.kernel(module, RMS_NORM, &parameters, |body| {
+        let x = body.block.arg(0);
+        let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
+        RmsNorm::from_args(body, 3).rows(body, body.block.arg(2), body.block.arg(1), |e, at| {
+            e.load(e.gep(x, at, narrow), narrow, 16)
+        });
+    });
+}
+
 /// Grid strides a two-shot's loops take per iteration (vectors in flight
 /// per thread and peer), with at most one block per SM
 /// (`all_reduce::most_blocks`), as the runtime's PTX kernels do. Measured
@@ -475,52 +539,198 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// for before call n began.
     fn staged_one_shot(&self) {
         let e = self.e;
-        let i32 = e.int_type(32);
-        let epoch = e.epoch(self.pool, self.channel);
-        let one = e.constant(i32, 1);
-        let parity = e.cast(e.extui(e.and(epoch, one), e.i64()), e.index());
-        let mine = e.staging_slot(self.pool, self.rank_index, parity);
-        // Every rank's slot, before the barrier: after it, only the loads
-        // of the data itself should stand between a block and its result.
-        let staged: Vec<Val> = self
-            .peers
-            .iter()
-            .map(|p| e.staging_slot(self.pool, *p, parity))
-            .collect();
+        let staging = self.staging();
         self.strided(
             e,
             self.gtid,
             self.nvec,
             |e, i| self.load(e, self.input, i),
-            |e, i, v| self.store_raw(e, v, mine, i),
+            |e, i, v| self.store_raw(e, v, staging.mine, i),
         );
         self.in_tail(|e, j| {
             let bytes = element_bytes(&self.spec.element).unwrap_or(1);
             let v = e.load(e.gep(self.input, j, self.element), self.element, bytes);
-            e.store(v, e.gep(mine, j, self.element), bytes);
+            e.store(v, e.gep(staging.mine, j, self.element), bytes);
         });
-        let next = e.add(epoch, one);
-        e.sync_threads();
-        let lane = e.cmp(CmpiPredicate::Ult, self.tid, e.c64(self.spec.world as i64));
-        e.when(lane, |e| {
-            let peer = e.cast(self.tid, e.index());
-            e.add_counter(self.pool, peer, self.channel);
-            e.wait_counter(self.pool, peer, self.channel, next);
-        });
-        e.sync_threads();
+        self.meet_counters(&staging);
         self.strided(
             e,
             self.gtid,
             self.nvec,
-            |e, i| self.load_terms(e, &staged, i),
+            |e, i| self.load_terms(e, &staging.slots, i),
             |e, i, terms| {
                 let reduced = self.combine(e, terms);
                 self.store(e, i, reduced);
             },
         );
-        self.tail(&staged);
+        self.tail(&staging.slots);
+        self.end_staged(&staging);
+    }
+
+    /// The staging slots of this block's call (its epoch's parity).
+    fn staging(&self) -> Staging {
+        let e = self.e;
+        let i32 = e.int_type(32);
+        let epoch = e.epoch(self.pool, self.channel);
+        let one = e.constant(i32, 1);
+        let parity = e.cast(e.extui(e.and(epoch, one), e.i64()), e.index());
+        // Every rank's slot, before the barrier: after it, only the loads
+        // of the data itself should stand between a block and its result.
+        Staging {
+            mine: e.staging_slot(self.pool, self.rank_index, parity),
+            slots: self
+                .peers
+                .iter()
+                .map(|p| e.staging_slot(self.pool, *p, parity))
+                .collect(),
+            next: e.add(epoch, one),
+        }
+    }
+
+    /// The staged kernels' barrier: thread p < world posts to peer p's
+    /// counter for this channel and waits for its own to reach the call's.
+    fn meet_counters(&self, staging: &Staging) {
+        let e = self.e;
+        e.sync_threads();
+        let lane = e.cmp(CmpiPredicate::Ult, self.tid, e.c64(self.spec.world as i64));
+        e.when(lane, |e| {
+            let peer = e.cast(self.tid, e.index());
+            e.add_counter(self.pool, peer, self.channel);
+            e.wait_counter(self.pool, peer, self.channel, staging.next);
+        });
+        e.sync_threads();
+    }
+
+    /// After a staged kernel's reads: its next call takes the other slot.
+    fn end_staged(&self, staging: &Staging) {
+        let e = self.e;
         e.sync_threads();
         let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
-        e.when(first, |e| e.set_epoch(self.pool, self.channel, next));
+        e.when(first, |e| {
+            e.set_epoch(self.pool, self.channel, staging.next)
+        });
+    }
+
+    /// The one-shot all-reduce of each row fused with RMSNorm (arguments 4
+    /// to 6: gamma, hidden size, epsilon; the count is the rows). Staged or
+    /// between two barriers, as the one-shots; a block reduces and
+    /// normalizes whole rows, so its channel orders everything it reads.
+    fn all_reduce_rms_norm(&self) {
+        let e = self.e;
+        let norm = RmsNorm::from_args(e, 4);
+        let rows = self.count;
+        if !self.spec.staged {
+            e.barrier(self.pool, self.channel);
+            norm.rows(e, rows, self.out, |e, at| {
+                let terms = self.load_terms(e, &self.sources, at);
+                self.combine(e, terms)
+            });
+            return e.barrier(self.pool, self.channel);
+        }
+        let staging = self.staging();
+        let row_vectors = norm.row_vectors(e);
+        let grid = e.cast(e.grid_dim(), e.i64());
+        let step = e.c64(THREADS as i64);
+        e.for_range(e.cast(self.channel, e.i64()), rows, grid, |e, row| {
+            let base = e.mul(row, row_vectors);
+            e.for_range(self.tid, row_vectors, step, |e, v| {
+                let at = e.add(base, v);
+                let value = self.load(e, self.input, at);
+                self.store_raw(e, value, staging.mine, at);
+            });
+        });
+        self.meet_counters(&staging);
+        norm.rows(e, rows, self.out, |e, at| {
+            let terms = self.load_terms(e, &staging.slots, at);
+            self.combine(e, terms)
+        });
+        self.end_staged(&staging);
+    }
+}
+
+/// A staged call's slots: this rank's, every rank's (in rank order), and
+/// the call number after this one.
+struct Staging {
+    mine: Val,
+    slots: Vec<Val>,
+    next: Val,
+}
+
+/// RMSNorm of bf16 rows, `x / sqrt(mean(x^2) + eps) * gamma` in f32, in
+/// vectors of 8: its gamma, hidden size (i64) and epsilon (f32).
+pub(super) struct RmsNorm {
+    gamma: Val,
+    hidden: Val,
+    eps: Val,
+}
+
+/// bf16 elements of one 16-byte vector.
+const NORM_VECTOR: u64 = 8;
+
+impl RmsNorm {
+    /// From the kernel's arguments `first..first + 3`.
+    pub(super) fn from_args(e: &Emitter, first: usize) -> Self {
+        Self {
+            gamma: e.block.arg(first),
+            hidden: e.block.arg(first + 1),
+            eps: e.block.arg(first + 2),
+        }
+    }
+
+    fn row_vectors(&self, e: &Emitter) -> Val {
+        e.div(self.hidden, e.c64(NORM_VECTOR as i64))
+    }
+
+    /// Every row of this block (block b: rows b, b + grid, ...): vector v
+    /// of the row is `value(e, global vector index)`, stored in `out` as
+    /// it is, then normalized there. Each thread rereads only what it
+    /// stored; the block meets after each row, before the reduction's
+    /// workgroup memory is reused.
+    pub(super) fn rows(
+        &self,
+        e: &Emitter,
+        rows: Val,
+        out: Val,
+        value: impl Fn(&Emitter, Val) -> Val,
+    ) {
+        let f32 = Type::float32(e.ctx);
+        let bf16 = Type::bfloat16(e.ctx);
+        let narrow = e.vector(NORM_VECTOR, bf16);
+        let wide = e.vector(NORM_VECTOR, f32);
+        let row_vectors = self.row_vectors(e);
+        let tid = e.cast(e.thread_id(), e.i64());
+        let grid = e.cast(e.grid_dim(), e.i64());
+        let step = e.c64(THREADS as i64);
+        let first = e.cast(e.block_id(), e.i64());
+        e.for_range(first, rows, grid, |e, row| {
+            let base = e.mul(row, row_vectors);
+            let squares = e.for_range_carrying(tid, row_vectors, step, e.cf32(0.0), |e, v, sum| {
+                let at = e.add(base, v);
+                let x = value(e, at);
+                e.store(x, e.gep(out, at, narrow), 16);
+                let x = e.extf(x, wide);
+                let mut sum = sum;
+                for lane in 0..NORM_VECTOR {
+                    let xi = e.extract(x, lane);
+                    sum = e.addf(sum, e.mulf(xi, xi));
+                }
+                sum
+            });
+            let total = e.block_sum(squares);
+            let mean = e.divf(total, e.uitofp(self.hidden, f32));
+            let scale = e.rsqrt_approx(e.addf(mean, self.eps));
+            e.for_range(tid, row_vectors, step, |e, v| {
+                let at = e.add(base, v);
+                let x = e.extf(e.load(e.gep(out, at, narrow), narrow, 16), wide);
+                let g = e.extf(e.load(e.gep(self.gamma, v, narrow), narrow, 16), wide);
+                let mut y = e.poison(wide);
+                for lane in 0..NORM_VECTOR {
+                    let yi = e.mulf(e.mulf(e.extract(x, lane), scale), e.extract(g, lane));
+                    y = e.insert(y, yi, lane);
+                }
+                e.store(e.truncf(y, narrow), e.gep(out, at, narrow), 16);
+            });
+            e.sync_threads();
+        });
     }
 }

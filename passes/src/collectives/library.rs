@@ -7,6 +7,7 @@
 
 use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction};
 use super::emit::Emitter;
+use super::kernel_ir;
 use crate::ir::{Attr, Blk, Op, Val};
 use melior::{
     Context,
@@ -67,6 +68,11 @@ pub fn entry_of(kernel: Kernel) -> (String, usize) {
             let ir = all_reduce_kernel(variant, dtype, reduce, world);
             (ir.name(), ir.vector as usize)
         }
+        Kernel::AllReduceRmsNorm { staged, world } => (
+            kernel_ir::all_reduce_rms_norm_name(u64::from(world), staged),
+            8,
+        ),
+        Kernel::RmsNorm => (kernel_ir::RMS_NORM.to_owned(), 8),
         Kernel::Barrier => (BARRIER.to_owned(), 1),
         Kernel::BarrierTest => (BARRIER_TEST.to_owned(), 1),
     }
@@ -161,6 +167,10 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
             reduce,
             world,
         } => all_reduce_kernel(variant, dtype, reduce, world).build(e, module)?,
+        Kernel::AllReduceRmsNorm { staged, world } => {
+            kernel_ir::build_all_reduce_rms_norm(e, module, u64::from(world), staged);
+        }
+        Kernel::RmsNorm => kernel_ir::build_rms_norm(e, module),
         Kernel::Barrier => e.kernel(module, name, &[e.pool()], |k| {
             k.barrier(k.block.arg(0), k.block_id())
         }),
@@ -222,6 +232,9 @@ pub fn render_table(kernels: &[Generated], llvm_version: &str) -> String {
                 "Kernel::AllReduce {{ variant: Variant::{variant:?}, dtype: DtypeCode::{dtype:?}, \
                  reduce: ReduceCode::{reduce:?}, world: {world} }}"
             ),
+            Kernel::AllReduceRmsNorm { staged, world } => {
+                format!("Kernel::AllReduceRmsNorm {{ staged: {staged}, world: {world} }}")
+            }
             other => format!("Kernel::{other:?}"),
         };
         let _ = writeln!(

@@ -44,6 +44,14 @@ pub enum Kernel {
         reduce: ReduceCode,
         world: u8,
     },
+    /// A one-shot all-reduce of bf16 rows fused with RMSNorm:
+    /// `out = rmsnorm(sum over ranks of input) * gamma`, staged (inputs
+    /// that fit a staging slot) or not. Parameters: pool descriptor,
+    /// input, out, rows (u64), gamma, hidden size (u64, a multiple of 8),
+    /// epsilon (f32). One block per row, `THREADS` threads.
+    AllReduceRmsNorm { staged: bool, world: u8 },
+    /// RMSNorm of bf16 rows alone: x, out, rows, gamma, hidden, epsilon.
+    RmsNorm,
     /// One block meets every peer on channel 0. Parameter: pool descriptor.
     Barrier,
     /// The protocol's stress test: parameters pool descriptor, this rank's
@@ -76,7 +84,12 @@ pub fn all() -> impl Iterator<Item = Kernel> {
             })
         })
     });
-    all_reduces.chain([Kernel::Barrier, Kernel::BarrierTest])
+    let norms = [false, true].into_iter().flat_map(|staged| {
+        (1..=MAX_WORLD as u8).map(move |world| Kernel::AllReduceRmsNorm { staged, world })
+    });
+    all_reduces
+        .chain(norms)
+        .chain([Kernel::RmsNorm, Kernel::Barrier, Kernel::BarrierTest])
 }
 
 /// Blocks of an all-reduce grid in which each rank handles `vectors`
@@ -103,7 +116,7 @@ mod tests {
         let keys: std::vec::Vec<Kernel> = all().collect();
         let unique: std::collections::HashSet<Kernel> = keys.iter().copied().collect();
         assert_eq!(keys.len(), unique.len());
-        assert_eq!(keys.len(), 3 * 3 * 3 * MAX_WORLD + 2);
+        assert_eq!(keys.len(), 3 * 3 * 3 * MAX_WORLD + 2 * MAX_WORLD + 3);
     }
 
     #[test]

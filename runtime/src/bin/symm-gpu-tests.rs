@@ -17,7 +17,7 @@ use symm_runtime::{
     collectives::Collectives,
     cuda::{self, DeviceBuffer, Graph, check, copy_from_device, copy_to_device},
     group::Group,
-    library::{self, Algorithm, Dtype, MAX_WORLD, ReduceOp},
+    library::{self, Algorithm, Dtype, ReduceOp},
     session::Session,
     symmetric::SymmetricBuffer,
 };
@@ -604,19 +604,8 @@ fn dump_ptx(dir: &str) -> Result<()> {
     let write = |name: &str, ptx: String| {
         std::fs::write(format!("{dir}/{name}.ptx"), ptx).map_err(|e| Error::io("dump", e))
     };
-    write("rmsnorm_alone", symm_runtime::rmsnorm::alone_ptx())?;
     for entry in library::KERNELS {
         write(entry.name, entry.ptx.to_owned())?;
-    }
-    for world in 2..=MAX_WORLD {
-        write(
-            &format!("rmsnorm_fused_w{world}"),
-            symm_runtime::rmsnorm::fused_ptx(world, false),
-        )?;
-        write(
-            &format!("rmsnorm_fused_staged_w{world}"),
-            symm_runtime::rmsnorm::fused_ptx(world, true),
-        )?;
     }
     Ok(())
 }
