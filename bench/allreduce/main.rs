@@ -1,8 +1,10 @@
 //! `bench/allreduce`: symm's signal-pad all-reduce against the anchors'
 //! sizes and method (torch_allreduce_bench.py): bf16 sum, 200 timed
 //! iterations after 50 warm-up, eager and in a CUDA graph of 10 calls
-//! replayed 20 times, timed with CUDA events. One JSON line per size on
-//! rank 0.
+//! replayed 20 times, timed with CUDA events; and `marginal`: what one
+//! more all-reduce adds to a graph (11 calls against 1), the compiled
+//! all-reduce benchmark's measure. One JSON line per size on rank 0. `SYMM_BENCH_NUMELS=a,b,...` times those element counts instead,
+//! in that order.
 //!
 //!   symm-launch -n 2 symm-allreduce-bench
 
@@ -20,28 +22,57 @@ const ITERS: usize = 200;
 const WARMUP: usize = 50;
 const NUMELS: [usize; 7] = [64, 4096, 65536, 262144, 1048576, 4194304, 16777216];
 
+/// Microseconds per call of `op`: eagerly, or as replays of a CUDA graph
+/// of 10 calls (which includes a tenth of a graph launch).
 fn time_us(
     stream: &Stream,
     group: &mut Group,
     graph: bool,
     op: &dyn Fn() -> Result<()>,
 ) -> Result<f64> {
+    if graph {
+        return Ok(replay_us(stream, group, 10, op)? / 10.0);
+    }
+    time_loop(stream, group, WARMUP + 1, ITERS, op)
+}
+
+/// What one more call costs inside a graph: replays of a graph of 11
+/// calls against one of 1, per call added. The compiled all-reduce's
+/// benchmark (bench/compiled) reports this, so the two compare.
+fn marginal_us(stream: &Stream, group: &mut Group, op: &dyn Fn() -> Result<()>) -> Result<f64> {
+    let one = replay_us(stream, group, 1, op)?;
+    let eleven = replay_us(stream, group, 11, op)?;
+    Ok((eleven - one) / 10.0)
+}
+
+/// Microseconds per replay of a graph of `calls` calls of `op`.
+fn replay_us(
+    stream: &Stream,
+    group: &mut Group,
+    calls: usize,
+    op: &dyn Fn() -> Result<()>,
+) -> Result<f64> {
+    for _ in 0..3 {
+        op()?;
+    }
+    stream.synchronize()?;
+    let captured = Graph::capture(stream, || (0..calls).try_for_each(|_| op()))?;
+    time_loop(stream, group, WARMUP / 10 + 1, ITERS / 10, &|| {
+        captured.replay(stream)
+    })
+}
+
+/// Microseconds per run of `run`, `reps` times after `warmup` runs, once
+/// every rank is ready.
+fn time_loop(
+    stream: &Stream,
+    group: &mut Group,
+    warmup: usize,
+    reps: usize,
+    run: &dyn Fn() -> Result<()>,
+) -> Result<f64> {
     let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
-    let (reps, per, captured) = if graph {
-        for _ in 0..3 {
-            op()?;
-        }
-        stream.synchronize()?;
-        let captured = Graph::capture(stream, || (0..10).try_for_each(|_| op()))?;
-        (ITERS / 10, 10, Some(captured))
-    } else {
-        (ITERS, 1, None)
-    };
-    let run = || match &captured {
-        Some(graph) => graph.replay(stream),
-        None => op(),
-    };
-    for _ in 0..WARMUP / per + 1 {
+    for _ in 0..warmup {
         run()?;
     }
     stream.synchronize()?;
@@ -52,7 +83,7 @@ fn time_us(
         run()?;
     }
     end.record(stream)?;
-    Ok(start.elapsed_ms(&end)? as f64 * 1000.0 / (reps * per) as f64)
+    Ok(start.elapsed_ms(&end)? as f64 * 1000.0 / reps as f64)
 }
 
 fn run() -> Result<()> {
@@ -68,7 +99,15 @@ fn run() -> Result<()> {
         ..
     } = Session::new(Group::from_env()?, Duration::from_secs(30))?;
     let rank = group.rank();
-    for numel in NUMELS {
+    // SYMM_BENCH_NUMELS=8192,64 times other sizes, or in another order.
+    let numels: Vec<usize> = match std::env::var("SYMM_BENCH_NUMELS") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|n| n.trim().parse().ok())
+            .collect(),
+        Err(_) => NUMELS.to_vec(),
+    };
+    for numel in numels {
         let bytes = numel * 2;
         let input = SymmetricBuffer::allocate(
             &mut group,
@@ -89,18 +128,18 @@ fn run() -> Result<()> {
             ("two_shot_inplace", Algorithm::TwoShot, true),
         ] {
             let target = if in_place { input.local() } else { out.ptr };
+            let op = || {
+                collectives.all_reduce(
+                    &input,
+                    target,
+                    numel,
+                    Dtype::Bf16,
+                    ReduceOp::Sum,
+                    algorithm,
+                    stream.raw,
+                )
+            };
             for graph in [false, true] {
-                let op = || {
-                    collectives.all_reduce(
-                        &input,
-                        target,
-                        numel,
-                        Dtype::Bf16,
-                        ReduceOp::Sum,
-                        algorithm,
-                        stream.raw,
-                    )
-                };
                 let us = time_us(&stream, &mut group, graph, &op)?;
                 collectives.check_peers("bench")?;
                 row.push_str(&format!(
@@ -108,6 +147,9 @@ fn run() -> Result<()> {
                     if graph { "cg" } else { "eager" }
                 ));
             }
+            let us = marginal_us(&stream, &mut group, &op)?;
+            collectives.check_peers("bench")?;
+            row.push_str(&format!(", \"symm_{name}_marginal_us\": {us:.2}"));
         }
         row.push('}');
         if rank == 0 {

@@ -53,7 +53,9 @@ int symm_copy_to_host(void *dst, uint64_t src, size_t bytes);
 /* All-reduce `count` elements of `input` into device address `out` on
  * `stream` (NULL: the runtime's). Two-shot pushes reduced chunks into the
  * peers' inputs, so it clobbers `input` on every rank; `out` may be this
- * rank's `input` address (in place, the fastest two-shot). */
+ * rank's `input` address (in place, the fastest two-shot). A one-shot runs
+ * in place only on inputs that fit the buffer's staging slot (up to 512 KB);
+ * beyond, it fails (peers would read results). `out` is 16-byte aligned. */
 int symm_all_reduce(symm_runtime *runtime, const symm_buffer *input, uint64_t out,
                     size_t count, int dtype, int reduce, int algorithm, void *stream);
 /* Waits for the runtime's work; fails if a peer never signalled. */

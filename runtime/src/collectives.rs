@@ -125,9 +125,11 @@ impl Collectives {
     }
 
     /// All-reduce of `elements` elements of `input` (a symmetric buffer)
-    /// into `out`. Two-shot pushes reduced chunks into every peer's input,
-    /// so it clobbers `input`; `out` may be `input.local()` (in place, its
-    /// fastest form: no copy out of the input afterwards).
+    /// into `out` (16-byte aligned). Two-shot pushes reduced chunks into
+    /// every peer's input, so it clobbers `input`; `out` may be
+    /// `input.local()` (in place, its fastest form: no copy out of the
+    /// input afterwards). A one-shot runs in place only if the input fits
+    /// the buffer's staging slot.
     #[allow(clippy::too_many_arguments)]
     pub fn all_reduce(
         &self,
@@ -170,6 +172,17 @@ impl Collectives {
             Algorithm::OneShot => Variant::OneShot,
             Algorithm::TwoShot => Variant::TwoShot,
         };
+        // The plain one-shot reads every peer's input while they write
+        // their results: in place, a peer could read a result.
+        if variant == Variant::OneShot && out == input.local() {
+            return Err(Error::InvalidArgument(format!(
+                "a one-shot all-reduce of {} bytes cannot run in place on '{}' (only up to \
+                 its staging slot's {} bytes); use the two-shot, or another output",
+                elements * dtype.bytes(),
+                input.id,
+                input.staging_slot
+            )));
+        }
         let entry = library::find(Kernel::AllReduce {
             variant,
             dtype,

@@ -186,6 +186,54 @@ pub fn copy_to_device<T: Copy>(dst: CUdeviceptr, values: &[T]) -> Result<()> {
     )
 }
 
+/// Runs `f` with this thread's stream-capture mode relaxed, so that it may
+/// allocate, load modules and copy while a stream of this thread captures
+/// a CUDA graph; none of it becomes part of the graph.
+pub fn outside_capture<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: exchanges this thread's mode with a local.
+    check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    )?;
+    let result = f();
+    // SAFETY: puts the thread's previous mode back.
+    let restored = check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    );
+    let value = result?;
+    restored?;
+    Ok(value)
+}
+
+/// Device memory holding `values`, made even while a graph is being
+/// captured (`outside_capture`; the copy runs on a private non-blocking
+/// stream, which no capture can join): for what kernels in a graph read
+/// and the graph must not own, such as the descriptor made at a buffer's
+/// first collective, which may be a captured one.
+pub fn device_slice_outside_capture<T: Copy>(values: &[T]) -> Result<DeviceBuffer> {
+    outside_capture(|| {
+        let buffer = DeviceBuffer::new(std::mem::size_of_val(values))?;
+        let stream = Stream::new()?;
+        // SAFETY: `values` is a live host slice of this length, and the
+        // stream is synchronized before it goes.
+        check(
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(
+                    buffer.ptr,
+                    values.as_ptr().cast(),
+                    std::mem::size_of_val(values),
+                    stream.raw,
+                )
+            },
+            "cuMemcpyHtoDAsync",
+        )?;
+        stream.synchronize()?;
+        Ok(buffer)
+    })
+}
+
 pub fn copy_from_device<T: Copy + Default>(src: CUdeviceptr, count: usize) -> Result<Vec<T>> {
     let mut values = vec![T::default(); count];
     // SAFETY: `values` has room for `count` elements.
@@ -222,8 +270,9 @@ impl KernelCache {
         let text = CString::new(ptx()).map_err(|_| Error::Cuda("PTX holds a NUL".into()))?;
         let entry =
             CString::new(name).map_err(|_| Error::Cuda("kernel name holds a NUL".into()))?;
+        // A kernel's first launch may be in a graph being captured.
         // SAFETY: NUL-terminated PTX and entry name; out-pointers to locals.
-        unsafe {
+        outside_capture(|| unsafe {
             let mut module = std::ptr::null_mut();
             check(
                 sys::cuModuleLoadData(&mut module, text.as_ptr().cast()),
@@ -236,7 +285,7 @@ impl KernelCache {
             )?;
             modules.insert(name.to_owned(), (module, function));
             Ok(function)
-        }
+        })
     }
 }
 

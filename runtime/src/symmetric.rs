@@ -106,8 +106,9 @@ impl SymmetricBuffer {
 
     /// Device address of this buffer's kernel descriptor (its
     /// `descriptor_words` for its world), written on first use with these
-    /// settings: what every kernel on it, compiled or from the library, is
-    /// given.
+    /// settings (also while a graph is being captured: it is not part of
+    /// the graph): what every kernel on it, compiled or from the library,
+    /// is given.
     pub fn descriptor(&self, timeout_ns: u64, error_flag: CUdeviceptr) -> Result<CUdeviceptr> {
         let mut descriptors = self.descriptors.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, _, buffer)) = descriptors
@@ -117,7 +118,8 @@ impl SymmetricBuffer {
             return Ok(buffer.ptr);
         }
         let words = self.descriptor_words(self.world_size(), timeout_ns, error_flag);
-        let buffer = DeviceBuffer::from_slice(&words)?;
+        // A buffer's first collective may be in a graph being captured.
+        let buffer = crate::cuda::device_slice_outside_capture(&words)?;
         let ptr = buffer.ptr;
         descriptors.push((timeout_ns, error_flag, buffer));
         Ok(ptr)

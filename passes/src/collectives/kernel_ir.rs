@@ -20,8 +20,13 @@ impl AllReduceKernel {
         let element = e
             .float(&self.element)
             .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
-        if self.tail && (self.epilogue.is_some() || self.push == Some(Push::IntoOutputs)) {
-            return Err("a kernel with a tail takes no epilogue and pushes into no output".into());
+        let two_shot_tail =
+            self.algorithm == Algorithm::TwoShot && self.push != Some(Push::IntoInputs);
+        if self.tail && (self.epilogue.is_some() || two_shot_tail) {
+            return Err(
+                "a kernel with a tail takes no epilogue, and as a two-shot pushes into the inputs"
+                    .into(),
+            );
         }
         let mut parameters = vec![e.pool(), e.ptr(), e.ptr(), e.i64()];
         if self.push == Some(Push::IntoOutputs) {
@@ -233,7 +238,6 @@ impl<'k, 'c> Kernel<'k, 'c> {
             Algorithm::TwoShot if self.spec.push.is_some() => self.push_two_shot(),
             Algorithm::TwoShot => {
                 self.two_shot();
-                self.tail(&self.sources);
                 e.barrier(self.pool, self.channel);
             }
         }
@@ -362,23 +366,33 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// has one (there are fewer than a vector's, so block 0 holds them
     /// all), reduced from `sources` into `out` as scalars.
     fn tail(&self, sources: &[Val]) {
-        self.in_tail(|e, j| {
-            let bytes = element_bytes(&self.spec.element).unwrap_or(1);
-            let terms = sources
-                .iter()
-                .map(|source| e.load(e.gep(*source, j, self.element), self.element, bytes))
-                .collect();
-            let reduced = self.combine_as(e, terms, self.element, Type::float32(e.ctx));
-            e.store(reduced, e.gep(self.out, j, self.element), bytes);
+        self.in_tail(self.e, |e, j| {
+            let reduced = self.reduce_scalar(e, sources, j);
+            self.store_scalar(e, reduced, self.out, j);
         });
     }
 
+    /// Element `j` of every rank (at `sources`), reduced.
+    fn reduce_scalar(&self, e: &Emitter<'c>, sources: &[Val], j: Val) -> Val {
+        let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+        let terms = sources
+            .iter()
+            .map(|source| e.load(e.gep(*source, j, self.element), self.element, bytes))
+            .collect();
+        self.combine_as(e, terms, self.element, Type::float32(e.ctx))
+    }
+
+    /// Stores the element `value` at `target[j]`.
+    fn store_scalar(&self, e: &Emitter<'c>, value: Val, target: Val, j: Val) {
+        let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+        e.store(value, e.gep(target, j, self.element), bytes);
+    }
+
     /// Runs `body` with this thread's tail element's index, if it has one.
-    fn in_tail(&self, body: impl FnOnce(&Emitter<'c>, Val)) {
+    fn in_tail(&self, e: &Emitter<'c>, body: impl FnOnce(&Emitter<'c>, Val)) {
         if !self.spec.tail {
             return;
         }
-        let e = self.e;
         let j = e.add(e.mul(self.nvec, e.c64(self.spec.vector as i64)), self.gtid);
         e.when(e.cmp(CmpiPredicate::Slt, j, self.count), |e| body(e, j));
     }
@@ -509,7 +523,20 @@ impl<'k, 'c> Kernel<'k, 'c> {
                 e.when(*differs, |e| self.store_raw(e, reduced, targets[p], i));
             }
         });
-        self.tail(&self.sources);
+        // The tail belongs to the last rank, which pushes it like a chunk:
+        // written in place by every rank, it could reach a peer before the
+        // peer had read it.
+        let last = e.c64(self.spec.world as i64 - 1);
+        let owner = e.cmp(CmpiPredicate::Eq, self.rank, last);
+        e.when(owner, |e| {
+            self.in_tail(e, |e, j| {
+                let reduced = self.reduce_scalar(e, &self.sources, j);
+                self.store_scalar(e, reduced, self.out, j);
+                for peer in &self.sources[..self.sources.len() - 1] {
+                    self.store_scalar(e, reduced, *peer, j);
+                }
+            })
+        });
         e.barrier(self.pool, self.channel);
         if self.out_pool.is_some() {
             return;
@@ -525,7 +552,14 @@ impl<'k, 'c> Kernel<'k, 'c> {
             e.ptr_to_int(self.input, i64),
         );
         e.when(elsewhere, |e| {
-            self.over_peer_chunks(e, chunk, &not_me, |_| self.input)
+            self.over_peer_chunks(e, chunk, &not_me, |_| self.input);
+            e.when(e.cmp(CmpiPredicate::Ne, self.rank, last), |e| {
+                self.in_tail(e, |e, j| {
+                    let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+                    let pushed = e.load(e.gep(self.input, j, self.element), self.element, bytes);
+                    self.store_scalar(e, pushed, self.out, j);
+                })
+            });
         });
     }
 
@@ -547,10 +581,10 @@ impl<'k, 'c> Kernel<'k, 'c> {
             |e, i| self.load(e, self.input, i),
             |e, i, v| self.store_raw(e, v, staging.mine, i),
         );
-        self.in_tail(|e, j| {
+        self.in_tail(e, |e, j| {
             let bytes = element_bytes(&self.spec.element).unwrap_or(1);
             let v = e.load(e.gep(self.input, j, self.element), self.element, bytes);
-            e.store(v, e.gep(staging.mine, j, self.element), bytes);
+            self.store_scalar(e, v, staging.mine, j);
         });
         self.meet_counters(&staging);
         self.strided(

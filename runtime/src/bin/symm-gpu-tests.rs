@@ -245,8 +245,26 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
             }
         }
     }
+    // A plain one-shot in place would race with the peers' reads.
+    let refused = ctx.session.collectives.all_reduce(
+        &input,
+        input.local(),
+        largest / 4,
+        Dtype::F32,
+        ReduceOp::Sum,
+        Algorithm::OneShot,
+        ctx.session.stream.raw,
+    );
+    match refused {
+        Err(Error::InvalidArgument(message)) if message.contains("cannot run in place") => {}
+        other => {
+            return Err(Error::Cuda(format!(
+                "a one-shot in place of {largest} bytes was not refused: {other:?}"
+            )));
+        }
+    }
     Ok(format!(
-        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB) equal the host reference bit for bit",
+        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB) equal the host reference bit for bit; a one-shot in place beyond the staging slot is refused",
         SIZES.len()
     ))
 }
