@@ -54,6 +54,17 @@ for i, row in enumerate(after[0]):
         tb = min(t[f"one_shot_{key}_us"], t[f"two_shot_{key}_us"])
         print(f"| {size(n)} | {mode} | " + " | ".join(cells)
               + f" | {best:.2f} | {cb:.2f} | {ca:.2f} | {tb:.2f} | {t[f'nccl_{key}_us']:.2f} | {tb / best:.2f} |")
+if "symm_one_shot_marginal_us" in after[0][0]:
+    print("\nMarginal cost of one more all-reduce in a graph (graph of 11 calls against 1, per call; "
+          "the compiled benchmark's measure), after, median µs:\n")
+    print("| size | " + " | ".join(f"library {v}" for v in VARIANTS)
+          + " | library best | compiled (same IR) | library best / compiled |")
+    print("|---:|" + "---:|" * (len(VARIANTS) + 3))
+    for i, row in enumerate(after[0]):
+        cells = [med(after, i, f"symm_{v}_marginal_us") for v in VARIANTS]
+        ca = med(cafter, i, "compiled_ir_cg_us")
+        print(f"| {size(row['bytes'])} | " + " | ".join(f"{c:.2f}" for c in cells)
+              + f" | {min(cells):.2f} | {ca:.2f} | {min(cells) / ca:.3f} |")
 nb, na = rounds("runtime-before", "rmsnorm_rows"), rounds("runtime-after", "rmsnorm_rows")
 print("\nFused all-reduce + RMSNorm, rows of 4096 bf16 (median µs):\n")
 print("| rows | mode | fused before | fused after | after / before | unfused after | fused / unfused |")
