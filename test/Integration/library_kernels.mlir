@@ -17,3 +17,58 @@
 // RUN: rm -rf %t && cp -r %repo/runtime/kernels %t && echo "" > %t/symm_gone.ptx
 // RUN: not %symm-kernels --check %t 2>&1 | FileCheck %s --check-prefix=EXTRA
 // EXTRA: symm_gone.ptx (not generated)
+
+// The kernels as built, before lowering (--print-ir).
+// The library two-shot of any element count: the elements after the last
+// whole vector belong to the last rank, which reduces them and pushes them
+// into the peers' inputs like its chunk (reduced in place by every rank,
+// they raced with a peer still reading them); a rank whose output is not
+// its input copies what was pushed after the closing barrier.
+// RUN: %symm-kernels --print-ir symm_two_shot_push_sum_f16_w2_v8_tail | FileCheck %s --check-prefix=TWO
+// TWO-LABEL: gpu.func @symm_two_shot_push_sum_f16_w2_v8_tail(
+// TWO-SAME: %[[POOL:[^:]*]]: !symm_mem.pool, %[[IN:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[COUNT:[^:]*]]: i64)
+// TWO: %[[RANKIDX:.*]] = symm_mem.pool_rank %[[POOL]]
+// TWO-NEXT: %[[RANK:.*]] = arith.index_cast %[[RANKIDX]] : index to i64
+// TWO: %[[P0:.*]] = symm_mem.peer_ptr %[[POOL]][%{{.*}}], %[[IN]]
+// TWO-NEXT: %[[P1:.*]] = symm_mem.peer_ptr %[[POOL]][%{{.*}}], %[[IN]]
+// TWO: %[[NVEC:.*]] = arith.divui %[[COUNT]], %{{.*}} : i64
+// TWO: symm_mem.barrier %[[POOL]]
+// TWO: %[[OWNER:.*]] = arith.cmpi eq, %[[RANK]], %{{.*}} : i64
+// TWO-NEXT: scf.if %[[OWNER]] {
+// TWO: %[[START:.*]] = arith.muli %[[NVEC]], %{{.*}} : i64
+// TWO-NEXT: %[[J:.*]] = arith.addi %[[START]], %{{.*}} : i64
+// TWO-NEXT: %[[HAS:.*]] = arith.cmpi slt, %[[J]], %[[COUNT]] : i64
+// TWO-NEXT: scf.if %[[HAS]] {
+// TWO: llvm.getelementptr %[[P0]][%[[J]]] {{.*}} f16
+// TWO: llvm.getelementptr %[[P1]][%[[J]]] {{.*}} f16
+// TWO: %[[SUM:.*]] = arith.truncf %{{.*}} : f32 to f16
+// TWO-NEXT: %[[TO_OUT:.*]] = llvm.getelementptr %[[OUT]][%[[J]]]
+// TWO-NEXT: llvm.store %[[SUM]], %[[TO_OUT]]
+// TWO-NEXT: %[[TO_PEER:.*]] = llvm.getelementptr %[[P0]][%[[J]]]
+// TWO-NEXT: llvm.store %[[SUM]], %[[TO_PEER]]
+// TWO-NEXT: {{^ *}$}}
+// TWO-NEXT: {{^ *}$}}
+// TWO-NEXT: symm_mem.barrier %[[POOL]]
+// TWO-NEXT: %[[O:.*]] = llvm.ptrtoint %[[OUT]]
+// TWO-NEXT: %[[I:.*]] = llvm.ptrtoint %[[IN]]
+// TWO-NEXT: %[[ELSEWHERE:.*]] = arith.cmpi ne, %[[O]], %[[I]] : i64
+// TWO-NEXT: scf.if %[[ELSEWHERE]] {
+
+// The all-reduce fused with RMSNorm, staged: the one-shot's counter
+// barrier around a row loop with a block-wide sum of squares.
+// RUN: %symm-kernels --print-ir symm_all_reduce_rms_norm_bf16_staged_w2 | FileCheck %s --check-prefix=NORM
+// NORM-LABEL: gpu.func @symm_all_reduce_rms_norm_bf16_staged_w2(
+// NORM-SAME: %[[POOL:[^:]*]]: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[GAMMA:[^:]*]]: !llvm.ptr, %[[HIDDEN:[^:]*]]: i64, %[[EPS:[^:]*]]: f32)
+// NORM: %[[EPOCH:.*]] = symm_mem.epoch %[[POOL]] channel %[[BLOCK:.*]]
+// NORM: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
+// NORM: symm_mem.add_counter %[[POOL]] to %[[PEER:.*]] channel %[[BLOCK]]
+// NORM-NEXT: symm_mem.wait_counter %[[POOL]] from %[[PEER]] channel %[[BLOCK]] reaches %[[NEXT]]
+// NORM: scf.for %[[ROW:.*]] = %{{.*}} to %[[ROWS]] step
+// NORM: %[[SQUARES:.*]] = scf.for {{.*}} iter_args
+// NORM: %[[TOTAL:.*]] = gpu.all_reduce add %[[SQUARES]] uniform
+// NORM: %[[MEAN:.*]] = arith.divf %[[TOTAL]], %{{.*}} : f32
+// NORM-NEXT: %[[VAR:.*]] = arith.addf %[[MEAN]], %[[EPS]] : f32
+// NORM-NEXT: %[[SCALE:.*]] = llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"(%[[VAR]])
+// NORM: llvm.getelementptr %[[GAMMA]]
+// NORM: gpu.barrier
+// NORM: symm_mem.set_epoch %[[POOL]] channel %[[BLOCK]] to %[[NEXT]]

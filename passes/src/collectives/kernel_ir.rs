@@ -70,15 +70,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
         tail: false,
     };
     let name = all_reduce_rms_norm_name(world, staged);
-    let parameters = [
-        e.pool(),
-        e.ptr(),
-        e.ptr(),
-        e.i64(),
-        e.ptr(),
-        e.i64(),
-        Type::float32(e.ctx),
-    ];
+    let parameters = RmsNorm::parameters(e, &[e.pool(), e.ptr(), e.ptr(), e.i64()]);
     e.kernel(module, &name, &parameters, |body| {
         let bf16 = Type::bfloat16(body.ctx);
         Kernel::new(&spec, body, bf16, Vec::new()).all_reduce_rms_norm()
@@ -95,14 +87,7 @@ pub fn all_reduce_rms_norm_name(world: u64, staged: bool) -> String {
 /// RMSNorm alone (after a separate all-reduce): parameters x, out, rows,
 /// gamma, hidden size, epsilon.
 pub fn build_rms_norm(e: &Emitter, module: Blk) {
-    let parameters = [
-        e.ptr(),
-        e.ptr(),
-        e.i64(),
-        e.ptr(),
-        e.i64(),
-        Type::float32(e.ctx),
-    ];
+    let parameters = RmsNorm::parameters(e, &[e.ptr(), e.ptr(), e.i64()]);
     e.kernel(module, RMS_NORM, &parameters, |body| {
         let x = body.block.arg(0);
         let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
@@ -702,6 +687,13 @@ pub(super) struct RmsNorm {
 const NORM_VECTOR: u64 = 8;
 
 impl RmsNorm {
+    /// A kernel's parameters: `first`, then gamma, hidden size, epsilon.
+    fn parameters<'c>(e: &Emitter<'c>, first: &[Type<'c>]) -> Vec<Type<'c>> {
+        let mut parameters = first.to_vec();
+        parameters.extend([e.ptr(), e.i64(), Type::float32(e.ctx)]);
+        parameters
+    }
+
     /// From the kernel's arguments `first..first + 3`.
     pub(super) fn from_args(e: &Emitter, first: usize) -> Self {
         Self {

@@ -86,10 +86,10 @@ pub struct Generated {
     pub ptx: String,
 }
 
-/// Builds every library kernel, each in a `gpu.module` of its own name,
-/// lowers them and returns their PTX, in `symm_protocol::library::all()`
-/// order.
-pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
+/// Every library kernel as IR, before lowering: a module holding a
+/// `gpu.module` per kernel, named as its entry, in
+/// `symm_protocol::library::all()` order.
+pub fn build_module(context: &Context) -> Result<Module<'_>, String> {
     let location = Location::name(context, "symm-library", Location::unknown(context));
     let module = Module::new(location);
     let root = Op::from_raw(module.as_operation().to_raw());
@@ -97,12 +97,11 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
         "gpu.container_module",
         Attr::from_raw(Attribute::unit(context).to_raw()),
     );
-    let keys: Vec<Kernel> = symm_protocol::library::all().collect();
-    for kernel in &keys {
-        let (name, _) = entry_of(*kernel);
+    for kernel in symm_protocol::library::all() {
+        let (name, _) = entry_of(kernel);
         let body = Block::new(&[]);
         let e = Emitter::new(context, location, Blk::from_raw(body.to_raw()));
-        build(&e, *kernel, &name)?;
+        build(&e, kernel, &name)?;
         let region = Region::new();
         region.append_block(body);
         module.body().append_operation(
@@ -115,6 +114,15 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
             .into(),
         );
     }
+    Ok(module)
+}
+
+/// Builds every library kernel (`build_module`), lowers them and returns
+/// their PTX, in `symm_protocol::library::all()` order.
+pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
+    let module = build_module(context)?;
+    let root = Op::from_raw(module.as_operation().to_raw());
+    let keys: Vec<Kernel> = symm_protocol::library::all().collect();
     let mut module = module;
     let pass_manager = PassManager::new(context);
     melior::utility::parse_pass_pipeline(

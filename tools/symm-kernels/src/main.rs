@@ -3,6 +3,7 @@
 //! ```text
 //! symm-kernels --write runtime/kernels   # regenerate the PTX and the table
 //! symm-kernels --check runtime/kernels   # exit 1 if anything there is stale
+//! symm-kernels --print-ir ENTRY           # one kernel's IR, before lowering
 //! ```
 //!
 //! Every kernel of `symm_protocol::library::all()` is built from the same
@@ -13,13 +14,22 @@
 use std::{collections::BTreeMap, path::Path, process::ExitCode};
 use symm_passes::collectives::library;
 
-const USAGE: &str = "usage: symm-kernels (--write | --check) DIR";
+const USAGE: &str = "usage: symm-kernels (--write | --check) DIR | --print-ir ENTRY";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (write, dir) = match args.as_slice() {
         [mode, dir] if mode == "--write" => (true, dir),
         [mode, dir] if mode == "--check" => (false, dir),
+        [mode, entry] if mode == "--print-ir" => {
+            return match print_ir(entry) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("symm-kernels: {message}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         [flag] if flag == "--help" || flag == "-h" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -47,6 +57,30 @@ fn llvm_version() -> String {
     // SAFETY: three out-pointers to locals.
     unsafe { LLVMGetVersion(&mut major, &mut minor, &mut patch) };
     format!("{major}.{minor}.{patch}")
+}
+
+/// Prints the `gpu.module` of the kernel `entry` as built, before lowering.
+fn print_ir(entry: &str) -> Result<(), String> {
+    symm_passes::register_passes();
+    let context = symm_dialects::create_context();
+    let module = library::build_module(&context)?;
+    let root = symm_passes::ir::Op::from_raw(module.as_operation().to_raw());
+    let body = root.entry_block().ok_or("the library module has no body")?;
+    let found = body.ops().into_iter().find(|op| {
+        op.attr("sym_name")
+            .and_then(|a| a.symbol_or_string())
+            .as_deref()
+            == Some(entry)
+    });
+    match found {
+        Some(op) => {
+            use std::io::Write;
+            // A closed pipe (`| head`) is not an error of ours.
+            let _ = writeln!(std::io::stdout(), "{}", op.print());
+            Ok(())
+        }
+        None => Err(format!("no library kernel {entry}")),
+    }
 }
 
 /// The files of `dir` as generated now: name -> text.
