@@ -183,13 +183,21 @@ impl Collectives {
                 input.staging_slot
             )));
         }
-        let entry = library::find(Kernel::AllReduce {
+        let key = |tail| Kernel::AllReduce {
             variant,
             dtype,
             reduce: op,
             world: world as u8,
-        })?;
+            tail,
+        };
+        // Whole vectors take the kernel without a tail, and a vector count.
+        let mut entry = library::find(key(false))?;
         let vectors = elements / entry.vector;
+        let mut count = vectors;
+        if !elements.is_multiple_of(entry.vector) {
+            entry = library::find(key(true))?;
+            count = elements;
+        }
         let per_rank = match variant {
             Variant::TwoShot => vectors.div_ceil(world),
             _ => vectors,
@@ -200,8 +208,8 @@ impl Collectives {
             .u64(self.descriptor(input)?)
             .u64(input.local())
             .u64(out)
-            .u64(elements as u64);
-        // A library all-reduce takes its descriptor, input, out, element count.
+            .u64(count as u64);
+        // A library all-reduce takes its descriptor, input, out, count.
         self.launch_library(entry, blocks.min(self.max_blocks), params, stream)
     }
 

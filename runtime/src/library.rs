@@ -10,6 +10,7 @@
 //! (`symm_protocol::abi`), under the names the runtime's API uses.
 
 use crate::error::{Error, Result};
+use std::{collections::HashMap, sync::OnceLock};
 pub use symm_protocol::abi::{
     AlgorithmCode as Algorithm, DtypeCode as Dtype, ReduceCode as ReduceOp,
 };
@@ -20,11 +21,14 @@ pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, THREADS};
 
 include!("../kernels/table.rs");
 
-/// The generated kernel of `kernel`.
+/// The generated kernel of `kernel` (a hash lookup: every eager
+/// collective makes one).
 pub fn find(kernel: Kernel) -> Result<&'static Entry> {
-    KERNELS
-        .iter()
-        .find(|entry| entry.kernel == kernel)
+    static INDEX: OnceLock<HashMap<Kernel, &'static Entry>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| KERNELS.iter().map(|entry| (entry.kernel, entry)).collect())
+        .get(&kernel)
+        .copied()
         .ok_or_else(|| Error::InvalidArgument(format!("no library kernel {kernel:?}")))
 }
 
@@ -62,6 +66,7 @@ mod tests {
                 dtype: *dtype,
                 reduce: ReduceOp::Sum,
                 world: 2,
+                tail: true,
             })
             .unwrap();
             assert_eq!(entry.vector * dtype.bytes(), 16);

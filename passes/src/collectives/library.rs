@@ -34,6 +34,7 @@ pub fn all_reduce_kernel(
     dtype: DtypeCode,
     reduce: ReduceCode,
     world: u8,
+    tail: bool,
 ) -> AllReduceKernel {
     AllReduceKernel {
         algorithm: match variant {
@@ -51,7 +52,7 @@ pub fn all_reduce_kernel(
         epilogue: None,
         staged: variant == Variant::OneShotStaged,
         push: (variant == Variant::TwoShot).then_some(Push::IntoInputs),
-        tail: true,
+        tail,
     }
 }
 
@@ -64,8 +65,9 @@ pub fn entry_of(kernel: Kernel) -> (String, usize) {
             dtype,
             reduce,
             world,
+            tail,
         } => {
-            let ir = all_reduce_kernel(variant, dtype, reduce, world);
+            let ir = all_reduce_kernel(variant, dtype, reduce, world, tail);
             (ir.name(), ir.vector as usize)
         }
         Kernel::AllReduceRmsNorm { staged, world } => (
@@ -174,7 +176,8 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
             dtype,
             reduce,
             world,
-        } => all_reduce_kernel(variant, dtype, reduce, world).build(e, module)?,
+            tail,
+        } => all_reduce_kernel(variant, dtype, reduce, world, tail).build(e, module)?,
         Kernel::AllReduceRmsNorm { staged, world } => {
             kernel_ir::build_all_reduce_rms_norm(e, module, u64::from(world), staged);
         }
@@ -236,9 +239,10 @@ pub fn render_table(kernels: &[Generated], llvm_version: &str) -> String {
                 dtype,
                 reduce,
                 world,
+                tail,
             } => format!(
                 "Kernel::AllReduce {{ variant: Variant::{variant:?}, dtype: DtypeCode::{dtype:?}, \
-                 reduce: ReduceCode::{reduce:?}, world: {world} }}"
+                 reduce: ReduceCode::{reduce:?}, world: {world}, tail: {tail} }}"
             ),
             Kernel::AllReduceRmsNorm { staged, world } => {
                 format!("Kernel::AllReduceRmsNorm {{ staged: {staged}, world: {world} }}")

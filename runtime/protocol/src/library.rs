@@ -36,13 +36,18 @@ impl Variant {
 /// One library kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    /// An all-reduce of any element count of `input` (a symmetric buffer)
-    /// into `out`. Parameters: pool descriptor, input, out, element count.
+    /// An all-reduce of `input` (a symmetric buffer) into `out`.
+    /// Parameters: pool descriptor, input, out, count: with `tail`, any
+    /// element count (the elements after the last whole vector are reduced
+    /// one by one); without, a count of whole vectors (`Entry::vector`
+    /// elements each), which is faster by the tail's code (measured 1-2%
+    /// at small sizes, bench/results/2026-11-22-library-kernels-h200x2.md).
     AllReduce {
         variant: Variant,
         dtype: DtypeCode,
         reduce: ReduceCode,
         world: u8,
+        tail: bool,
     },
     /// A one-shot all-reduce of bf16 rows fused with RMSNorm:
     /// `out = rmsnorm(sum over ranks of input) * gamma`, staged (inputs
@@ -75,11 +80,14 @@ pub fn all() -> impl Iterator<Item = Kernel> {
     let all_reduces = Variant::ALL.into_iter().flat_map(|variant| {
         DtypeCode::ALL.iter().flat_map(move |&dtype| {
             ReduceCode::ALL.iter().flat_map(move |&reduce| {
-                (1..=MAX_WORLD as u8).map(move |world| Kernel::AllReduce {
-                    variant,
-                    dtype,
-                    reduce,
-                    world,
+                (1..=MAX_WORLD as u8).flat_map(move |world| {
+                    [false, true].map(|tail| Kernel::AllReduce {
+                        variant,
+                        dtype,
+                        reduce,
+                        world,
+                        tail,
+                    })
                 })
             })
         })
@@ -116,7 +124,7 @@ mod tests {
         let keys: std::vec::Vec<Kernel> = all().collect();
         let unique: std::collections::HashSet<Kernel> = keys.iter().copied().collect();
         assert_eq!(keys.len(), unique.len());
-        assert_eq!(keys.len(), 3 * 3 * 3 * MAX_WORLD + 2 * MAX_WORLD + 3);
+        assert_eq!(keys.len(), 3 * 3 * 3 * MAX_WORLD * 2 + 2 * MAX_WORLD + 3);
     }
 
     #[test]
