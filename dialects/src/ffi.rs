@@ -47,6 +47,9 @@ unsafe extern "C" {
     pub fn symmMemAllocatorAttrGetGroup(attr: MlirAttribute) -> MlirStringRef;
     pub fn symmMemTypeGetAllocator(ty: MlirType) -> MlirAttribute;
     pub fn symmMemPoolTypeGet(ctx: MlirContext) -> MlirType;
+    /// Drops the allocator memory space from every memref type in `op` and
+    /// below, by a dialect conversion; false if it failed.
+    pub fn symmMemStripAllocatorMemorySpaces(op: MlirOperation) -> bool;
     pub fn symmMemTypeIsAPool(ty: MlirType) -> bool;
     pub fn symmMemGetSymmetricOperands(
         op: MlirOperation,

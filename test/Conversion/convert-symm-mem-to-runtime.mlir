@@ -572,3 +572,42 @@ func.func @with_arg_attr(%a: memref<256xf32> {symm_mem.symmetric = #symm_mem.all
   memref.copy %a, %b : memref<256xf32> to memref<256xf32>
   return
 }
+
+// -----
+
+// Comm buffers become plain memrefs everywhere, by a type conversion: in a
+// private helper that takes one (its signature, scf.for iter_args, loads,
+// stores, subviews) as in the entry point that calls it.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func private @scale
+// CHECK-SAME: (%[[BUF:[^:]*]]: memref<16xf32>, %{{[^:]*}}: index) -> memref<16xf32>
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[BUF]]) -> (memref<16xf32>)
+// CHECK: memref.load %[[ACC]][%{{.*}}] : memref<16xf32>
+// CHECK: memref.store %{{.*}}, %[[ACC]][%{{.*}}] : memref<16xf32>
+// CHECK: scf.yield %[[ACC]] : memref<16xf32>
+// CHECK: memref.subview %[[R]][0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+// CHECK: return %[[R]] : memref<16xf32>
+// CHECK-LABEL: func.func @entry_async
+// CHECK: %[[VIEW:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<4096xi8> to memref<16xf32>
+// CHECK: call @scale(%[[VIEW]], %{{.*}}) : (memref<16xf32>, index) -> memref<16xf32>
+// CHECK-NOT: #symm_mem.allocator
+func.func private @scale(%buf: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, %n: index) -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %buf) -> (memref<16xf32, #symm_mem.allocator<symmetric, @tp>>) {
+    %v = memref.load %acc[%i] : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    memref.store %v, %acc[%i] : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+    scf.yield %acc : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  }
+  %sub = memref.subview %r[0] [8] [1] : memref<16xf32, #symm_mem.allocator<symmetric, @tp>> to memref<8xf32, strided<[1]>, #symm_mem.allocator<symmetric, @tp>>
+  return %r : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+}
+// expected-remark@+1 {{no CUDA graph for this function: it calls @scale}}
+func.func @entry(%n: index) {
+  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %buf = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  %r = func.call @scale(%buf, %n) : (memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, index) -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
+  return
+}

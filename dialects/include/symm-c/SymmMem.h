@@ -49,6 +49,12 @@ MLIR_CAPI_EXPORTED MlirStringRef symmMemGetCommGroup(MlirOperation op);
  * subview, casts, reshapes): it allocates no buffer of its own. */
 MLIR_CAPI_EXPORTED bool symmMemOperationIsViewLike(MlirOperation op);
 
+/* Drops the `#symm_mem.allocator` memory space from every memref type in
+ * `op` and below (results, operands, block arguments, function
+ * signatures) by a dialect conversion; false if it failed (diagnostics are
+ * emitted). */
+MLIR_CAPI_EXPORTED bool symmMemStripAllocatorMemorySpaces(MlirOperation op);
+
 MLIR_CAPI_EXPORTED void symmMemEmitRemark(MlirLocation loc,
                                           MlirStringRef message);
 MLIR_CAPI_EXPORTED void symmMemEmitWarning(MlirLocation loc,

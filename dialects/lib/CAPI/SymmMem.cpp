@@ -1,6 +1,7 @@
 //===- SymmMem.cpp - C API of the symm_mem dialect ------------------------===//
 
 #include "symm-c/SymmMem.h"
+#include "symm/Conversion/Passes.h"
 #include "symm/Dialect/CudaGraph/CudaGraph.h"
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
@@ -48,6 +49,10 @@ MlirType symmMemPoolTypeGet(MlirContext ctx) {
 }
 
 bool symmMemTypeIsAPool(MlirType type) { return isa<PoolType>(unwrap(type)); }
+
+bool symmMemStripAllocatorMemorySpaces(MlirOperation op) {
+  return succeeded(symm::stripAllocatorMemorySpaces(unwrap(op)));
+}
 
 intptr_t symmMemGetSymmetricOperands(MlirOperation op, intptr_t *indices,
                                      intptr_t capacity) {

@@ -243,7 +243,6 @@ impl Conversion {
                 self.lower_op(op, runtime);
             }
         }
-        strip_memory_spaces(function);
         if asynchronous
             && let Err(message) = entry::split_async(function, &self.symbols, &mut self.decls)
         {
@@ -597,42 +596,6 @@ fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     Ok(())
 }
 
-/// Comm buffers become plain device memory: every value and the function
-/// type drop the `#symm_mem.allocator` memory space.
-fn strip_memory_spaces(function: Op) {
-    let strip =
-        |ty: Ty| (ty.is_memref() && ty.allocator().is_some()).then(|| ty.with_memory_space(None));
-    for op in function.walk() {
-        for result in op.results() {
-            if let Some(ty) = strip(result.ty()) {
-                result.set_ty(ty);
-            }
-        }
-        for region in 0..op.num_regions() {
-            for block in op.region_blocks(region) {
-                for index in 0..block.num_args() {
-                    let arg = block.arg(index);
-                    if let Some(ty) = strip(arg.ty()) {
-                        arg.set_ty(ty);
-                    }
-                }
-            }
-        }
-    }
-    if let Some((inputs, results)) = function
-        .attr("function_type")
-        .map(Ty::from_type_attr)
-        .and_then(Ty::function_io)
-    {
-        let fix = |types: Vec<Ty>| -> Vec<Ty> {
-            types.into_iter().map(|t| strip(t).unwrap_or(t)).collect()
-        };
-        let ctx = function.ctx();
-        let function_type = ctx.function_type(&fix(inputs), &fix(results));
-        function.set_attr("function_type", ctx.type_attr(function_type));
-    }
-}
-
 impl SymmPass for ConvertSymmMemToRuntime {
     fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
         let mut conversion = Conversion {
@@ -670,6 +633,17 @@ impl SymmPass for ConvertSymmMemToRuntime {
             if op.is("symm_mem.group") || op.is("symm_mem.global") {
                 op.erase();
             }
+        }
+        // Comm buffers become plain device memory, in every function (helpers
+        // included): a type conversion drops the `#symm_mem.allocator` memory
+        // space (C++, DialectConversion).
+        // SAFETY: the live module being converted.
+        if !unsafe { symm_dialects::ffi::symmMemStripAllocatorMemorySpaces(module.raw()) } {
+            crate::ir::emit_error(
+                module.loc(),
+                "comm buffers' types do not convert to plain memrefs",
+            );
+            return Err(PassFailed);
         }
         conversion.decls.emit(conversion.ctx, block, module.loc());
         module.set_attr("gpu.container_module", conversion.ctx.unit());

@@ -29,6 +29,15 @@ void populateSymmMemToNVVMConversionPatterns(
     const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
     DescriptorWords *words = nullptr);
 
+/// Makes `converter` drop the `#symm_mem.allocator` memory space of memref
+/// types (and keep every other type).
+void addAllocatorSpaceStripping(mlir::TypeConverter &converter);
+
+/// Comm buffers become plain device memory in `root` and below: every
+/// memref in an allocator memory space loses it, by a conversion that
+/// re-creates the ops and function signatures whose types change.
+mlir::LogicalResult stripAllocatorMemorySpaces(mlir::Operation *root);
+
 #define GEN_PASS_REGISTRATION
 #include "symm/Conversion/Passes.h.inc"
 } // namespace symm
