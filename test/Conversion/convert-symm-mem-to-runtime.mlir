@@ -611,3 +611,22 @@ func.func @entry(%n: index) {
   %r = func.call @scale(%buf, %n) : (memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, index) -> memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
   return
 }
+
+// -----
+
+// Function ops without a builtin function type (an llvm.func in a
+// gpu.module) pass the type conversion untouched (their legality check
+// once assumed func.func's type and crashed, found by symm-fuzz).
+// CHECK-LABEL: gpu.module @kernels
+// CHECK: llvm.func @__nv_expf(f32) -> f32
+// CHECK: llvm.func @k(%[[X:.*]]: f32) -> f32
+// CHECK: llvm.call @__nv_expf(%[[X]])
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @__nv_expf(f32) -> f32
+    llvm.func @k(%x: f32) -> f32 {
+      %y = llvm.call @__nv_expf(%x) : (f32) -> f32
+      llvm.return %y : f32
+    }
+  }
+}

@@ -73,9 +73,11 @@ LogicalResult symm::stripAllocatorMemorySpaces(Operation *root) {
   addAllocatorSpaceStripping(converter);
   ConversionTarget target(*context);
   target.markUnknownOpDynamicallyLegal([&](Operation *op) {
+    // Any function op (func.func, gpu.func, llvm.func, whose function
+    // types differ): its argument and result types and its body.
     if (auto function = dyn_cast<FunctionOpInterface>(op))
-      return converter.isSignatureLegal(
-                 cast<FunctionType>(function.getFunctionType())) &&
+      return converter.isLegal(function.getArgumentTypes()) &&
+             converter.isLegal(function.getResultTypes()) &&
              converter.isLegal(&function.getFunctionBody());
     if (!converter.isLegal(op))
       return false;
