@@ -207,17 +207,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         e.barrier(self.pool, self.channel);
         match self.spec.algorithm {
             Algorithm::OneShot => {
-                self.strided(
-                    e,
-                    self.gtid,
-                    self.nvec,
-                    |e, i| self.load_terms(e, &self.sources, i),
-                    |e, i, terms| {
-                        let reduced = self.combine(e, terms);
-                        self.store(e, i, reduced);
-                    },
-                );
-                self.tail(&self.sources);
+                self.reduce_all(&self.sources);
                 e.barrier(self.pool, self.channel);
             }
             Algorithm::TwoShot if self.spec.push.is_some() => self.push_two_shot(),
@@ -347,6 +337,22 @@ impl<'k, 'c> Kernel<'k, 'c> {
         });
     }
 
+    /// The one-shot's work: every vector, then the tail, reduced from every
+    /// rank's copy (at `sources`) into `out`.
+    fn reduce_all(&self, sources: &[Val]) {
+        self.strided(
+            self.e,
+            self.gtid,
+            self.nvec,
+            |e, i| self.load_terms(e, sources, i),
+            |e, i, terms| {
+                let reduced = self.combine(e, terms);
+                self.store(e, i, reduced);
+            },
+        );
+        self.tail(sources);
+    }
+
     /// With a tail: this thread's element after the whole vectors, if it
     /// has one (there are fewer than a vector's, so block 0 holds them
     /// all), reduced from `sources` into `out` as scalars.
@@ -359,12 +365,17 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     /// Element `j` of every rank (at `sources`), reduced.
     fn reduce_scalar(&self, e: &Emitter<'c>, sources: &[Val], j: Val) -> Val {
-        let bytes = element_bytes(&self.spec.element).unwrap_or(1);
         let terms = sources
             .iter()
-            .map(|source| e.load(e.gep(*source, j, self.element), self.element, bytes))
+            .map(|source| self.load_scalar(e, *source, j))
             .collect();
         self.combine_as(e, terms, self.element, Type::float32(e.ctx))
+    }
+
+    /// Element `j` at `source`.
+    fn load_scalar(&self, e: &Emitter<'c>, source: Val, j: Val) -> Val {
+        let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+        e.load(e.gep(source, j, self.element), self.element, bytes)
     }
 
     /// Stores the element `value` at `target[j]`.
@@ -540,8 +551,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             self.over_peer_chunks(e, chunk, &not_me, |_| self.input);
             e.when(e.cmp(CmpiPredicate::Ne, self.rank, last), |e| {
                 self.in_tail(e, |e, j| {
-                    let bytes = element_bytes(&self.spec.element).unwrap_or(1);
-                    let pushed = e.load(e.gep(self.input, j, self.element), self.element, bytes);
+                    let pushed = self.load_scalar(e, self.input, j);
                     self.store_scalar(e, pushed, self.out, j);
                 })
             });
@@ -567,22 +577,11 @@ impl<'k, 'c> Kernel<'k, 'c> {
             |e, i, v| self.store_raw(e, v, staging.mine, i),
         );
         self.in_tail(e, |e, j| {
-            let bytes = element_bytes(&self.spec.element).unwrap_or(1);
-            let v = e.load(e.gep(self.input, j, self.element), self.element, bytes);
+            let v = self.load_scalar(e, self.input, j);
             self.store_scalar(e, v, staging.mine, j);
         });
         self.meet_counters(&staging);
-        self.strided(
-            e,
-            self.gtid,
-            self.nvec,
-            |e, i| self.load_terms(e, &staging.slots, i),
-            |e, i, terms| {
-                let reduced = self.combine(e, terms);
-                self.store(e, i, reduced);
-            },
-        );
-        self.tail(&staging.slots);
+        self.reduce_all(&staging.slots);
         self.end_staged(&staging);
     }
 
