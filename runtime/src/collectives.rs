@@ -9,7 +9,7 @@ use crate::{
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
-use symm_protocol::library::{Kernel, Variant, grid_blocks};
+use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -166,7 +166,7 @@ impl Collectives {
         check_aligned(&[(out, "all-reduce output")])?;
         // Small one-shots go through the staging slots: one barrier, not two.
         let variant = match algorithm {
-            Algorithm::OneShot if input.staging_params(elements * dtype.bytes()).is_some() => {
+            Algorithm::OneShot if input.fits_staging(elements * dtype.bytes()) => {
                 Variant::OneShotStaged
             }
             Algorithm::OneShot => Variant::OneShot,
@@ -183,12 +183,14 @@ impl Collectives {
                 input.staging_slot
             )));
         }
-        let key = |tail| Kernel::AllReduce {
-            variant,
-            dtype,
-            reduce: op,
-            world: world as u8,
-            tail,
+        let key = |tail| {
+            Kernel::AllReduce(AllReduce {
+                variant,
+                dtype,
+                reduce: op,
+                world: world as u8,
+                tail,
+            })
         };
         // Whole vectors take the kernel without a tail, and a vector count.
         let mut entry = library::find(key(false))?;
@@ -255,7 +257,7 @@ impl Collectives {
             )));
         }
         // Like the one-shot: inputs that fit the staging slots take one barrier.
-        let staged = input.staging_params(rows * hidden * 2).is_some();
+        let staged = input.fits_staging(rows * hidden * 2);
         let entry = library::find(Kernel::AllReduceRmsNorm {
             staged,
             world: world as u8,
@@ -325,11 +327,6 @@ impl Collectives {
             .u64(mismatches)
             .u64(iterations);
         self.launch_library(library::find(Kernel::BarrierTest)?, 1, params, stream)
-    }
-
-    /// Device address of the u32 that kernels set when a peer times out.
-    pub fn error_flag(&self) -> CUdeviceptr {
-        self.error_flag.ptr
     }
 
     /// After a synchronize: fails if any kernel gave up waiting for a peer

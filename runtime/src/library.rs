@@ -16,7 +16,7 @@ pub use symm_protocol::abi::{
 };
 use symm_protocol::abi::{DtypeCode, ReduceCode};
 pub use symm_protocol::library::Entry;
-use symm_protocol::library::{Kernel, Variant};
+use symm_protocol::library::{AllReduce, Kernel, Variant};
 pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, THREADS};
 
 include!("../kernels/table.rs");
@@ -61,13 +61,13 @@ mod tests {
     #[test]
     fn all_reduces_vectorize_16_bytes() {
         for dtype in Dtype::ALL {
-            let entry = find(Kernel::AllReduce {
+            let entry = find(Kernel::AllReduce(AllReduce {
                 variant: Variant::TwoShot,
                 dtype: *dtype,
                 reduce: ReduceOp::Sum,
                 world: 2,
                 tail: true,
-            })
+            }))
             .unwrap();
             assert_eq!(entry.vector * dtype.bytes(), 16);
         }

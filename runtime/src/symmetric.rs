@@ -82,11 +82,10 @@ pub struct SymmetricBuffer {
 impl SymmetricBuffer {
     /// The words of this buffer's kernel descriptor
     /// (`symm_protocol::Descriptor`): what every symmetric-memory kernel
-    /// reads of it, compiled or from the library. `world` ranks; a wait
-    /// gives up after `timeout_ns` and sets the u32 at `error_flag`.
-    pub fn descriptor_words(
+    /// reads of it, compiled or from the library. A wait gives up after
+    /// `timeout_ns` and sets the u32 at `error_flag`.
+    fn descriptor_words(
         &self,
-        world: usize,
         timeout_ns: u64,
         error_flag: CUdeviceptr,
     ) -> [u64; symm_protocol::DESCRIPTOR_WORDS] {
@@ -98,7 +97,7 @@ impl SymmetricBuffer {
         words[Descriptor::Slot as usize] = self.staging_slot as u64;
         words[Descriptor::Epochs as usize] = self.epochs;
         words[Descriptor::Rank as usize] = self.rank as u64;
-        words[Descriptor::World as usize] = world as u64;
+        words[Descriptor::World as usize] = self.world_size() as u64;
         words[Descriptor::Timeout as usize] = timeout_ns;
         words[Descriptor::Error as usize] = error_flag;
         words
@@ -117,7 +116,7 @@ impl SymmetricBuffer {
         {
             return Ok(buffer.ptr);
         }
-        let words = self.descriptor_words(self.world_size(), timeout_ns, error_flag);
+        let words = self.descriptor_words(timeout_ns, error_flag);
         // A buffer's first collective may be in a graph being captured.
         let buffer = crate::cuda::device_slice_outside_capture(&words)?;
         let ptr = buffer.ptr;
@@ -234,14 +233,10 @@ impl SymmetricBuffer {
         self.mappings.len()
     }
 
-    /// The staged kernels' extra parameters (staging offset, slot bytes,
-    /// epoch counters) when `bytes` of input fit a staging slot.
-    pub fn staging_params(&self, bytes: usize) -> Option<[u64; 3]> {
-        (bytes <= self.staging_slot).then_some([
-            self.staging_offset as u64,
-            self.staging_slot as u64,
-            self.epochs,
-        ])
+    /// Whether `bytes` of input fit a staging slot (and so may take the
+    /// staged one-shot kernels).
+    pub fn fits_staging(&self, bytes: usize) -> bool {
+        bytes <= self.staging_slot
     }
 }
 

@@ -72,3 +72,7 @@
 // NORM: llvm.getelementptr %[[GAMMA]]
 // NORM: gpu.barrier
 // NORM: symm_mem.set_epoch %[[POOL]] channel %[[BLOCK]] to %[[NEXT]]
+
+// An entry that is not a library kernel is an error.
+// RUN: not %symm-kernels --print-ir symm_no_such_kernel 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: symm-kernels: no library kernel symm_no_such_kernel

@@ -20,8 +20,8 @@ use melior::{
 };
 use std::fmt::Write;
 use symm_protocol::{
-    abi::{DtypeCode, ReduceCode},
-    library::{Kernel, Variant},
+    abi::ReduceCode,
+    library::{AllReduce, Kernel, Variant},
 };
 
 /// Entries of the barrier kernels.
@@ -29,30 +29,24 @@ const BARRIER: &str = "symm_barrier";
 const BARRIER_TEST: &str = "symm_barrier_test";
 
 /// The all-reduce kernel IR of a library key.
-pub fn all_reduce_kernel(
-    variant: Variant,
-    dtype: DtypeCode,
-    reduce: ReduceCode,
-    world: u8,
-    tail: bool,
-) -> AllReduceKernel {
+pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
     AllReduceKernel {
-        algorithm: match variant {
+        algorithm: match key.variant {
             Variant::TwoShot => Algorithm::TwoShot,
             Variant::OneShot | Variant::OneShotStaged => Algorithm::OneShot,
         },
-        reduction: match reduce {
+        reduction: match key.reduce {
             ReduceCode::Sum => Reduction::Sum,
             ReduceCode::Max => Reduction::Max,
             ReduceCode::Min => Reduction::Min,
         },
-        element: dtype.text().to_owned(),
-        world: u64::from(world),
-        vector: (16 / dtype.bytes()) as u64,
+        element: key.dtype.text().to_owned(),
+        world: u64::from(key.world),
+        vector: (16 / key.dtype.bytes()) as u64,
         epilogue: None,
-        staged: variant == Variant::OneShotStaged,
-        push: (variant == Variant::TwoShot).then_some(Push::IntoInputs),
-        tail,
+        staged: key.variant == Variant::OneShotStaged,
+        push: (key.variant == Variant::TwoShot).then_some(Push::IntoInputs),
+        tail: key.tail,
     }
 }
 
@@ -60,14 +54,8 @@ pub fn all_reduce_kernel(
 /// kernels that move no elements).
 pub fn entry_of(kernel: Kernel) -> (String, usize) {
     match kernel {
-        Kernel::AllReduce {
-            variant,
-            dtype,
-            reduce,
-            world,
-            tail,
-        } => {
-            let ir = all_reduce_kernel(variant, dtype, reduce, world, tail);
+        Kernel::AllReduce(key) => {
+            let ir = all_reduce_kernel(key);
             (ir.name(), ir.vector as usize)
         }
         Kernel::AllReduceRmsNorm { staged, world } => (
@@ -88,10 +76,12 @@ pub struct Generated {
     pub ptx: String,
 }
 
-/// Every library kernel as IR, before lowering: a module holding a
-/// `gpu.module` per kernel, named as its entry, in
-/// `symm_protocol::library::all()` order.
-pub fn build_module(context: &Context) -> Result<Module<'_>, String> {
+/// Library kernels as IR, before lowering: a module holding a
+/// `gpu.module` per kernel of `kernels`, named as its entry, in order.
+pub fn build_module(
+    context: &Context,
+    kernels: impl IntoIterator<Item = Kernel>,
+) -> Result<Module<'_>, String> {
     let location = Location::name(context, "symm-library", Location::unknown(context));
     let module = Module::new(location);
     let root = Op::from_raw(module.as_operation().to_raw());
@@ -99,7 +89,7 @@ pub fn build_module(context: &Context) -> Result<Module<'_>, String> {
         "gpu.container_module",
         Attr::from_raw(Attribute::unit(context).to_raw()),
     );
-    for kernel in symm_protocol::library::all() {
+    for kernel in kernels {
         let (name, _) = entry_of(kernel);
         let body = Block::new(&[]);
         let e = Emitter::new(context, location, Blk::from_raw(body.to_raw()));
@@ -122,7 +112,7 @@ pub fn build_module(context: &Context) -> Result<Module<'_>, String> {
 /// Builds every library kernel (`build_module`), lowers them and returns
 /// their PTX, in `symm_protocol::library::all()` order.
 pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
-    let module = build_module(context)?;
+    let module = build_module(context, symm_protocol::library::all())?;
     let root = Op::from_raw(module.as_operation().to_raw());
     let keys: Vec<Kernel> = symm_protocol::library::all().collect();
     let mut module = module;
@@ -171,13 +161,7 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
 fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
     let module = e.block;
     match kernel {
-        Kernel::AllReduce {
-            variant,
-            dtype,
-            reduce,
-            world,
-            tail,
-        } => all_reduce_kernel(variant, dtype, reduce, world, tail).build(e, module)?,
+        Kernel::AllReduce(key) => all_reduce_kernel(key).build(e, module)?,
         Kernel::AllReduceRmsNorm { staged, world } => {
             kernel_ir::build_all_reduce_rms_norm(e, module, u64::from(world), staged);
         }
@@ -234,15 +218,10 @@ pub fn render_table(kernels: &[Generated], llvm_version: &str) -> String {
     );
     for kernel in kernels {
         let key = match kernel.kernel {
-            Kernel::AllReduce {
-                variant,
-                dtype,
-                reduce,
-                world,
-                tail,
-            } => format!(
-                "Kernel::AllReduce {{ variant: Variant::{variant:?}, dtype: DtypeCode::{dtype:?}, \
-                 reduce: ReduceCode::{reduce:?}, world: {world}, tail: {tail} }}"
+            Kernel::AllReduce(key) => format!(
+                "Kernel::AllReduce(AllReduce {{ variant: Variant::{:?}, dtype: DtypeCode::{:?}, \
+                 reduce: ReduceCode::{:?}, world: {}, tail: {} }})",
+                key.variant, key.dtype, key.reduce, key.world, key.tail
             ),
             Kernel::AllReduceRmsNorm { staged, world } => {
                 format!("Kernel::AllReduceRmsNorm {{ staged: {staged}, world: {world} }}")

@@ -33,28 +33,34 @@ impl Variant {
     }
 }
 
+/// An all-reduce of `input` (a symmetric buffer) into `out`. Parameters:
+/// pool descriptor, input, out, count: with `tail`, any element count (the
+/// elements after the last whole vector are reduced one by one); without,
+/// a count of whole vectors (`Entry::vector` elements each), which is
+/// faster by the tail's code (measured 1-2% at small sizes,
+/// bench/results/2026-11-22-library-kernels-h200x2.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllReduce {
+    pub variant: Variant,
+    pub dtype: DtypeCode,
+    pub reduce: ReduceCode,
+    pub world: u8,
+    pub tail: bool,
+}
+
 /// One library kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    /// An all-reduce of `input` (a symmetric buffer) into `out`.
-    /// Parameters: pool descriptor, input, out, count: with `tail`, any
-    /// element count (the elements after the last whole vector are reduced
-    /// one by one); without, a count of whole vectors (`Entry::vector`
-    /// elements each), which is faster by the tail's code (measured 1-2%
-    /// at small sizes, bench/results/2026-11-22-library-kernels-h200x2.md).
-    AllReduce {
-        variant: Variant,
-        dtype: DtypeCode,
-        reduce: ReduceCode,
-        world: u8,
-        tail: bool,
-    },
+    AllReduce(AllReduce),
     /// A one-shot all-reduce of bf16 rows fused with RMSNorm:
     /// `out = rmsnorm(sum over ranks of input) * gamma`, staged (inputs
     /// that fit a staging slot) or not. Parameters: pool descriptor,
     /// input, out, rows (u64), gamma, hidden size (u64, a multiple of 8),
     /// epsilon (f32). One block per row, `THREADS` threads.
-    AllReduceRmsNorm { staged: bool, world: u8 },
+    AllReduceRmsNorm {
+        staged: bool,
+        world: u8,
+    },
     /// RMSNorm of bf16 rows alone: x, out, rows, gamma, hidden, epsilon.
     RmsNorm,
     /// One block meets every peer on channel 0. Parameter: pool descriptor.
@@ -81,12 +87,14 @@ pub fn all() -> impl Iterator<Item = Kernel> {
         DtypeCode::ALL.iter().flat_map(move |&dtype| {
             ReduceCode::ALL.iter().flat_map(move |&reduce| {
                 (1..=MAX_WORLD as u8).flat_map(move |world| {
-                    [false, true].map(|tail| Kernel::AllReduce {
-                        variant,
-                        dtype,
-                        reduce,
-                        world,
-                        tail,
+                    [false, true].map(|tail| {
+                        Kernel::AllReduce(AllReduce {
+                            variant,
+                            dtype,
+                            reduce,
+                            world,
+                            tail,
+                        })
                     })
                 })
             })

@@ -63,24 +63,19 @@ fn llvm_version() -> String {
 fn print_ir(entry: &str) -> Result<(), String> {
     symm_passes::register_passes();
     let context = symm_dialects::create_context();
-    let module = library::build_module(&context)?;
+    let kernel = symm_protocol::library::all()
+        .find(|kernel| library::entry_of(*kernel).0 == entry)
+        .ok_or_else(|| format!("no library kernel {entry}"))?;
+    let module = library::build_module(&context, [kernel])?;
     let root = symm_passes::ir::Op::from_raw(module.as_operation().to_raw());
-    let body = root.entry_block().ok_or("the library module has no body")?;
-    let found = body.ops().into_iter().find(|op| {
-        op.attr("sym_name")
-            .and_then(|a| a.symbol_or_string())
-            .as_deref()
-            == Some(entry)
-    });
-    match found {
-        Some(op) => {
-            use std::io::Write;
-            // A closed pipe (`| head`) is not an error of ours.
-            let _ = writeln!(std::io::stdout(), "{}", op.print());
-            Ok(())
-        }
-        None => Err(format!("no library kernel {entry}")),
-    }
+    let only = root
+        .entry_block()
+        .and_then(|body| body.first_op())
+        .ok_or("the library module has no kernel")?;
+    use std::io::Write;
+    // A closed pipe (`| head`) is not an error of ours.
+    let _ = writeln!(std::io::stdout(), "{}", only.print());
+    Ok(())
 }
 
 /// The files of `dir` as generated now: name -> text.
