@@ -3,8 +3,12 @@
 //! iterations after 50 warm-up, eager and in a CUDA graph of 10 calls
 //! replayed 20 times, timed with CUDA events; and `marginal`: what one
 //! more all-reduce adds to a graph (11 calls against 1), the compiled
-//! all-reduce benchmark's measure. One JSON line per size on rank 0. `SYMM_BENCH_NUMELS=a,b,...` times those element counts instead,
-//! in that order.
+//! all-reduce benchmark's measure; `one_shot_chain_marginal` is the same
+//! for a chain whose calls alternate between two symmetric buffers (each
+//! call's output is the next one's input), as the compiled benchmark's
+//! program runs them. One JSON line per size on rank 0.
+//! `SYMM_BENCH_NUMELS=a,b,...` times those element counts instead, in that
+//! order.
 //!
 //!   symm-launch -n 2 symm-allreduce-bench
 
@@ -120,6 +124,12 @@ fn run() -> Result<()> {
             bytes,
         )?;
         let out = DeviceBuffer::new(bytes)?;
+        let other = SymmetricBuffer::allocate(
+            &mut group,
+            device.ordinal,
+            &format!("bench/{numel}/chained"),
+            bytes,
+        )?;
         let fill: Vec<u16> = vec![((rank as f32 + 1.0).to_bits() >> 16) as u16; numel];
         copy_to_device(input.local(), &fill)?;
         device.synchronize()?;
@@ -155,6 +165,28 @@ fn run() -> Result<()> {
             collectives.check_peers("bench")?;
             row.push_str(&format!(", \"symm_{name}_marginal_us\": {us:.2}"));
         }
+        // The compiled benchmark's chain: a -> b, b -> a, ...
+        let calls = std::cell::Cell::new(0usize);
+        let chained = || {
+            let call = calls.replace(calls.get() + 1);
+            let (from, to) = if call % 2 == 0 {
+                (&input, &other)
+            } else {
+                (&other, &input)
+            };
+            collectives.all_reduce(
+                from,
+                to.local(),
+                numel,
+                Dtype::Bf16,
+                ReduceOp::Sum,
+                Algorithm::OneShot,
+                stream.raw,
+            )
+        };
+        let us = marginal_us(&stream, &mut group, &chained)?;
+        collectives.check_peers("bench")?;
+        row.push_str(&format!(", \"symm_one_shot_chain_marginal_us\": {us:.2}"));
         row.push('}');
         if rank == 0 {
             println!("{row}");

@@ -57,11 +57,15 @@ for i, row in enumerate(after[0]):
 if "symm_one_shot_marginal_us" in after[0][0]:
     print("\nMarginal cost of one more all-reduce in a graph (graph of 11 calls against 1, per call; "
           "the compiled benchmark's measure), after, median µs:\n")
+    chain = "symm_one_shot_chain_marginal_us" in after[0][0]
     print("| size | " + " | ".join(f"library {v}" for v in VARIANTS)
+          + (" | library one_shot chained" if chain else "")
           + " | library best | compiled (same IR) | library best / compiled |")
-    print("|---:|" + "---:|" * (len(VARIANTS) + 3))
+    print("|---:|" + "---:|" * (len(VARIANTS) + 3 + chain))
     for i, row in enumerate(after[0]):
         cells = [med(after, i, f"symm_{v}_marginal_us") for v in VARIANTS]
+        if chain:
+            cells.append(med(after, i, "symm_one_shot_chain_marginal_us"))
         ca = med(cafter, i, "compiled_ir_cg_us")
         print(f"| {size(row['bytes'])} | " + " | ".join(f"{c:.2f}" for c in cells)
               + f" | {min(cells):.2f} | {ca:.2f} | {min(cells) / ca:.3f} |")

@@ -54,21 +54,34 @@
 // TWO-NEXT: %[[ELSEWHERE:.*]] = arith.cmpi ne, %[[O]], %[[I]] : i64
 // TWO-NEXT: scf.if %[[ELSEWHERE]] {
 
-// The all-reduce fused with RMSNorm, staged: the one-shot's counter
-// barrier around a row loop with a block-wide sum of squares.
+// The all-reduce fused with RMSNorm, staged: gamma's vectors that a
+// thread holds are loaded first, before the barrier, once for all rows;
+// then the one-shot's counter barrier around a row loop with a block-wide
+// sum of squares, where a thread keeps its held vectors in registers from
+// the reduction to the normalization (the rest of a long row is reread).
 // RUN: %symm-kernels --print-ir symm_all_reduce_rms_norm_bf16_staged_w2 | FileCheck %s --check-prefix=NORM
 // NORM-LABEL: gpu.func @symm_all_reduce_rms_norm_bf16_staged_w2(
 // NORM-SAME: %[[POOL:[^:]*]]: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[GAMMA:[^:]*]]: !llvm.ptr, %[[HIDDEN:[^:]*]]: i64, %[[EPS:[^:]*]]: f32)
+// NORM: %[[HELD:.*]] = arith.cmpi slt, %[[V:.*]], %{{.*}} : i64
+// NORM-NEXT: %[[G:.*]] = scf.if %[[HELD]] -> (vector<8xbf16>) {
+// NORM-NEXT: llvm.getelementptr %[[GAMMA]][%[[V]]]
+// NORM: } else {
+// NORM-NEXT: llvm.mlir.zero : vector<8xbf16>
 // NORM: %[[EPOCH:.*]] = symm_mem.epoch %[[POOL]] channel %[[BLOCK:.*]]
 // NORM: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
 // NORM: symm_mem.add_counter %[[POOL]] to %[[PEER:.*]] channel %[[BLOCK]]
 // NORM-NEXT: symm_mem.wait_counter %[[POOL]] from %[[PEER]] channel %[[BLOCK]] reaches %[[NEXT]]
 // NORM: scf.for %[[ROW:.*]] = %{{.*}} to %[[ROWS]] step
+// NORM: %[[X:.*]] = scf.if %[[HELD]] -> (vector<8xbf16>) {
+// NORM: llvm.store %{{.*}}, %{{.*}} : vector<8xbf16>, !llvm.ptr
 // NORM: %[[SQUARES:.*]] = scf.for {{.*}} iter_args
 // NORM: %[[TOTAL:.*]] = gpu.all_reduce add %[[SQUARES]] uniform
 // NORM: %[[MEAN:.*]] = arith.divf %[[TOTAL]], %{{.*}} : f32
 // NORM-NEXT: %[[VAR:.*]] = arith.addf %[[MEAN]], %[[EPS]] : f32
 // NORM-NEXT: %[[SCALE:.*]] = llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"(%[[VAR]])
+// NORM-NEXT: scf.if %[[HELD]] {
+// NORM-NEXT: arith.extf %[[X]] : vector<8xbf16> to vector<8xf32>
+// NORM-NEXT: arith.extf %[[G]] : vector<8xbf16> to vector<8xf32>
 // NORM: llvm.getelementptr %[[GAMMA]]
 // NORM: gpu.barrier
 // NORM: symm_mem.set_epoch %[[POOL]] channel %[[BLOCK]] to %[[NEXT]]

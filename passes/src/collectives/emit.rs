@@ -302,6 +302,10 @@ impl<'c> Emitter<'c> {
         // SAFETY: a type of this context.
         unsafe { Type::from_raw(ty.raw()) }
     }
+    /// `llvm.mlir.zero`: zero of any type (all lanes of a vector).
+    pub fn zero(&self, ty: Type<'c>) -> Val {
+        self.one(llvm::zero(ty, self.loc))
+    }
     pub fn poison(&self, ty: Type<'c>) -> Val {
         self.one(llvm::poison(ty, self.loc))
     }
@@ -406,6 +410,37 @@ impl<'c> Emitter<'c> {
             Region::new(),
             self.loc,
         ));
+    }
+
+    /// `scf.if condition -> ty`: `then`'s value where `condition` holds,
+    /// else `otherwise`'s; each fills its own region.
+    pub fn choose(
+        &self,
+        condition: Val,
+        ty: Type<'c>,
+        then: impl FnOnce(&Self) -> Val,
+        otherwise: impl FnOnce(&Self) -> Val,
+    ) -> Val {
+        let then = self.region_yielding(then);
+        let otherwise = self.region_yielding(otherwise);
+        self.one(scf::r#if(
+            value(condition),
+            &[ty],
+            then,
+            otherwise,
+            self.loc,
+        ))
+    }
+
+    /// A one-block region that `fill` fills and that yields its value.
+    fn region_yielding(&self, fill: impl FnOnce(&Self) -> Val) -> Region<'c> {
+        let block = Block::new(&[]);
+        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let result = fill(&inner);
+        inner.push(scf::r#yield(&[value(result)], self.loc));
+        let region = Region::new();
+        region.append_block(block);
+        region
     }
 
     // GPU.

@@ -91,7 +91,9 @@ pub fn build_rms_norm(e: &Emitter, module: Blk) {
     e.kernel(module, RMS_NORM, &parameters, |body| {
         let x = body.block.arg(0);
         let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
-        RmsNorm::from_args(body, 3).rows(body, body.block.arg(2), body.block.arg(1), |e, at| {
+        let norm = RmsNorm::from_args(body, 3);
+        let held = norm.held_vectors(body);
+        norm.rows(body, &held, body.block.arg(2), body.block.arg(1), |e, at| {
             e.load(e.gep(x, at, narrow), narrow, 16)
         });
     });
@@ -636,10 +638,11 @@ impl<'k, 'c> Kernel<'k, 'c> {
     fn all_reduce_rms_norm(&self) {
         let e = self.e;
         let norm = RmsNorm::from_args(e, 4);
+        let held = norm.held_vectors(e);
         let rows = self.count;
         if !self.spec.staged {
             e.barrier(self.pool, self.channel);
-            norm.rows(e, rows, self.out, |e, at| {
+            norm.rows(e, &held, rows, self.out, |e, at| {
                 let terms = self.load_terms(e, &self.sources, at);
                 self.combine(e, terms)
             });
@@ -658,7 +661,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             });
         });
         self.meet_counters(&staging);
-        norm.rows(e, rows, self.out, |e, at| {
+        norm.rows(e, &held, rows, self.out, |e, at| {
             let terms = self.load_terms(e, &staging.slots, at);
             self.combine(e, terms)
         });
@@ -706,56 +709,122 @@ impl RmsNorm {
         e.div(self.hidden, e.c64(NORM_VECTOR as i64))
     }
 
+    /// This thread's first `HELD` vectors of a row and gamma's (loaded
+    /// here, once for every row): call it early, before any barrier, so
+    /// that the loads overlap the wait.
+    pub(super) fn held_vectors(&self, e: &Emitter) -> Vec<Held> {
+        let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
+        let row_vectors = self.row_vectors(e);
+        let tid = e.cast(e.thread_id(), e.i64());
+        (0..HELD)
+            .map(|k| {
+                let v = e.add(tid, e.c64(k * THREADS as i64));
+                let inside = e.cmp(CmpiPredicate::Slt, v, row_vectors);
+                let gamma = e.choose(
+                    inside,
+                    narrow,
+                    |e| e.load(e.gep(self.gamma, v, narrow), narrow, 16),
+                    |e| e.zero(narrow),
+                );
+                Held { v, inside, gamma }
+            })
+            .collect()
+    }
+
     /// Every row of this block (block b: rows b, b + grid, ...): vector v
     /// of the row is `value(e, global vector index)`, stored in `out` as
-    /// it is, then normalized there. Each thread rereads only what it
-    /// stored; the block meets after each row, before the reduction's
+    /// it is, then normalized there. A thread keeps its `held` vectors in
+    /// registers from the sum of squares to the normalization and rereads
+    /// only the rest (rows longer than `HELD * THREADS` vectors) from what
+    /// it stored; the block meets after each row, before the reduction's
     /// workgroup memory is reused.
     pub(super) fn rows(
         &self,
         e: &Emitter,
+        held: &[Held],
         rows: Val,
         out: Val,
         value: impl Fn(&Emitter, Val) -> Val,
     ) {
         let f32 = Type::float32(e.ctx);
-        let bf16 = Type::bfloat16(e.ctx);
-        let narrow = e.vector(NORM_VECTOR, bf16);
-        let wide = e.vector(NORM_VECTOR, f32);
+        let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
         let row_vectors = self.row_vectors(e);
         let tid = e.cast(e.thread_id(), e.i64());
+        let rest = e.add(tid, e.c64(HELD * THREADS as i64));
         let grid = e.cast(e.grid_dim(), e.i64());
         let step = e.c64(THREADS as i64);
         let first = e.cast(e.block_id(), e.i64());
         e.for_range(first, rows, grid, |e, row| {
             let base = e.mul(row, row_vectors);
-            let squares = e.for_range_carrying(tid, row_vectors, step, e.cf32(0.0), |e, v, sum| {
+            let reduce = |e: &Emitter, v: Val| {
                 let at = e.add(base, v);
                 let x = value(e, at);
                 e.store(x, e.gep(out, at, narrow), 16);
-                let x = e.extf(x, wide);
-                let mut sum = sum;
-                for lane in 0..NORM_VECTOR {
-                    let xi = e.extract(x, lane);
-                    sum = e.addf(sum, e.mulf(xi, xi));
-                }
-                sum
+                x
+            };
+            // Vectors a thread does not have are zeros: their squares add
+            // nothing, so the sum is the same, bit for bit, as over its own.
+            let xs: Vec<Val> = held
+                .iter()
+                .map(|h| e.choose(h.inside, narrow, |e| reduce(e, h.v), |e| e.zero(narrow)))
+                .collect();
+            let mut sum = e.cf32(0.0);
+            for x in &xs {
+                sum = add_squares(e, sum, *x);
+            }
+            let squares = e.for_range_carrying(rest, row_vectors, step, sum, |e, v, sum| {
+                add_squares(e, sum, reduce(e, v))
             });
             let total = e.block_sum(squares);
             let mean = e.divf(total, e.uitofp(self.hidden, f32));
             let scale = e.rsqrt_approx(e.addf(mean, self.eps));
-            e.for_range(tid, row_vectors, step, |e, v| {
-                let at = e.add(base, v);
-                let x = e.extf(e.load(e.gep(out, at, narrow), narrow, 16), wide);
-                let g = e.extf(e.load(e.gep(self.gamma, v, narrow), narrow, 16), wide);
-                let mut y = e.poison(wide);
-                for lane in 0..NORM_VECTOR {
-                    let yi = e.mulf(e.mulf(e.extract(x, lane), scale), e.extract(g, lane));
-                    y = e.insert(y, yi, lane);
-                }
-                e.store(e.truncf(y, narrow), e.gep(out, at, narrow), 16);
+            for (h, x) in held.iter().zip(xs) {
+                e.when(h.inside, |e| {
+                    let y = normalize(e, x, scale, h.gamma);
+                    e.store(y, e.gep(out, e.add(base, h.v), narrow), 16);
+                });
+            }
+            e.for_range(rest, row_vectors, step, |e, v| {
+                let at = e.gep(out, e.add(base, v), narrow);
+                let x = e.load(at, narrow, 16);
+                let g = e.load(e.gep(self.gamma, v, narrow), narrow, 16);
+                e.store(normalize(e, x, scale, g), at, 16);
             });
             e.sync_threads();
         });
     }
+}
+
+/// Vectors of a row each thread holds in registers (with 512 threads,
+/// rows of up to 8192 bf16 are read once).
+const HELD: i64 = 2;
+
+/// One of a thread's held vectors: its index in the row, whether the row
+/// has it, and gamma's vector there (zeros where it has not).
+pub(super) struct Held {
+    v: Val,
+    inside: Val,
+    gamma: Val,
+}
+
+/// `sum + x[0]^2 + ... + x[7]^2` in f32, in lane order, for a bf16 vector.
+fn add_squares(e: &Emitter, sum: Val, x: Val) -> Val {
+    let x = e.extf(x, e.vector(NORM_VECTOR, Type::float32(e.ctx)));
+    (0..NORM_VECTOR).fold(sum, |sum, lane| {
+        let xi = e.extract(x, lane);
+        e.addf(sum, e.mulf(xi, xi))
+    })
+}
+
+/// `x * scale * gamma` lane by lane in f32, rounded to bf16.
+fn normalize(e: &Emitter, x: Val, scale: Val, gamma: Val) -> Val {
+    let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
+    let wide = e.vector(NORM_VECTOR, Type::float32(e.ctx));
+    let (x, g) = (e.extf(x, wide), e.extf(gamma, wide));
+    let mut y = e.poison(wide);
+    for lane in 0..NORM_VECTOR {
+        let yi = e.mulf(e.mulf(e.extract(x, lane), scale), e.extract(g, lane));
+        y = e.insert(y, yi, lane);
+    }
+    e.truncf(y, narrow)
 }
