@@ -169,7 +169,7 @@ fn run() -> Result<()> {
         let calls = std::cell::Cell::new(0usize);
         let chained = || {
             let call = calls.replace(calls.get() + 1);
-            let (from, to) = if call % 2 == 0 {
+            let (from, to) = if call.is_multiple_of(2) {
                 (&input, &other)
             } else {
                 (&other, &input)

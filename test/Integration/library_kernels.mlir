@@ -54,29 +54,31 @@
 // TWO-NEXT: %[[ELSEWHERE:.*]] = arith.cmpi ne, %[[O]], %[[I]] : i64
 // TWO-NEXT: scf.if %[[ELSEWHERE]] {
 
-// The all-reduce fused with RMSNorm, staged: gamma's vectors that a
-// thread holds are loaded first, before the barrier, once for all rows;
-// then the one-shot's counter barrier around a row loop with a block-wide
-// sum of squares, where a thread keeps its held vectors in registers from
-// the reduction to the normalization (the rest of a long row is reread).
+// The all-reduce fused with RMSNorm, staged, on 2 ranks: the one-shot's
+// counter barrier around a row loop with a block-wide sum of squares. A
+// thread holds its vector of the row in registers from the reduction to
+// the normalization (nothing is stored before), loads gamma's before the
+// block sum, and rereads only what lies beyond (rows over 4096).
 // RUN: %symm-kernels --print-ir symm_all_reduce_rms_norm_bf16_staged_w2 | FileCheck %s --check-prefix=NORM
 // NORM-LABEL: gpu.func @symm_all_reduce_rms_norm_bf16_staged_w2(
 // NORM-SAME: %[[POOL:[^:]*]]: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[GAMMA:[^:]*]]: !llvm.ptr, %[[HIDDEN:[^:]*]]: i64, %[[EPS:[^:]*]]: f32)
 // NORM: %[[HELD:.*]] = arith.cmpi slt, %[[V:.*]], %{{.*}} : i64
-// NORM-NEXT: %[[G:.*]] = scf.if %[[HELD]] -> (vector<8xbf16>) {
-// NORM-NEXT: llvm.getelementptr %[[GAMMA]][%[[V]]]
-// NORM: } else {
-// NORM-NEXT: llvm.mlir.zero : vector<8xbf16>
+// NORM: %[[INVERSE:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
 // NORM: %[[EPOCH:.*]] = symm_mem.epoch %[[POOL]] channel %[[BLOCK:.*]]
 // NORM: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
 // NORM: symm_mem.add_counter %[[POOL]] to %[[PEER:.*]] channel %[[BLOCK]]
 // NORM-NEXT: symm_mem.wait_counter %[[POOL]] from %[[PEER]] channel %[[BLOCK]] reaches %[[NEXT]]
 // NORM: scf.for %[[ROW:.*]] = %{{.*}} to %[[ROWS]] step
 // NORM: %[[X:.*]] = scf.if %[[HELD]] -> (vector<8xbf16>) {
-// NORM: llvm.store %{{.*}}, %{{.*}} : vector<8xbf16>, !llvm.ptr
+// NORM-NOT: llvm.store
+// NORM: } else {
+// NORM-NEXT: llvm.mlir.zero : vector<8xbf16>
+// NORM: %[[G:.*]] = scf.if %[[HELD]] -> (vector<8xbf16>) {
+// NORM-NEXT: llvm.getelementptr %[[GAMMA]][%[[V]]]
 // NORM: %[[SQUARES:.*]] = scf.for {{.*}} iter_args
+// NORM: llvm.store
 // NORM: %[[TOTAL:.*]] = gpu.all_reduce add %[[SQUARES]] uniform
-// NORM: %[[MEAN:.*]] = arith.divf %[[TOTAL]], %{{.*}} : f32
+// NORM: %[[MEAN:.*]] = arith.mulf %[[TOTAL]], %[[INVERSE]] : f32
 // NORM-NEXT: %[[VAR:.*]] = arith.addf %[[MEAN]], %[[EPS]] : f32
 // NORM-NEXT: %[[SCALE:.*]] = llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"(%[[VAR]])
 // NORM-NEXT: scf.if %[[HELD]] {
@@ -85,6 +87,24 @@
 // NORM: llvm.getelementptr %[[GAMMA]]
 // NORM: gpu.barrier
 // NORM: symm_mem.set_epoch %[[POOL]] channel %[[BLOCK]] to %[[NEXT]]
+
+// From 3 ranks a thread holds nothing (the loads of every peer's vector
+// fill its 64 registers): each vector is stored, then reread.
+// RUN: %symm-kernels --print-ir symm_all_reduce_rms_norm_bf16_staged_w4 | FileCheck %s --check-prefix=NORM4
+// NORM4-LABEL: gpu.func @symm_all_reduce_rms_norm_bf16_staged_w4(
+// NORM4-NOT: scf.if {{.*}} -> (vector<8xbf16>)
+// NORM4: %[[SQUARES:.*]] = scf.for {{.*}} iter_args
+// NORM4: llvm.store
+// NORM4: gpu.all_reduce add %[[SQUARES]] uniform
+// NORM4: scf.for
+// NORM4: llvm.load
+
+// Every kernel declares its block size and the blocks an SM must hold
+// (ptxas bounds its registers by them: a launch cannot fail for want of
+// registers, as two-shots on 4 to 8 ranks did with 158-255).
+// RUN: grep -L "^.reqntid 512, 1, 1" %repo/runtime/kernels/*.ptx | count 0
+// RUN: grep -L "^.minnctapersm 2" %repo/runtime/kernels/symm_one_shot_*.ptx %repo/runtime/kernels/symm_*rms_norm*.ptx | count 0
+// RUN: grep -L "^.minnctapersm 1" %repo/runtime/kernels/symm_two_shot_*.ptx %repo/runtime/kernels/symm_barrier*.ptx | count 0
 
 // An entry that is not a library kernel is an error.
 // RUN: not %symm-kernels --print-ir symm_no_such_kernel 2>&1 | FileCheck %s --check-prefix=NONE

@@ -489,7 +489,8 @@ impl<'c> Emitter<'c> {
     }
 
     /// Appends `gpu.func @name(parameters) kernel` of `THREADS` threads
-    /// per block to `module` (a gpu.module's body); `fill` writes its body
+    /// per block, launched on at most `most_blocks` blocks, to `module` (a
+    /// gpu.module's body); `fill` writes its body
     /// (the `gpu.return` follows), with the parameters as its block's
     /// arguments.
     pub fn kernel(
@@ -497,6 +498,7 @@ impl<'c> Emitter<'c> {
         module: Blk,
         name: &str,
         parameters: &[Type<'c>],
+        most_blocks: u64,
         fill: impl FnOnce(&Self),
     ) {
         let entry = Block::new(
@@ -526,9 +528,16 @@ impl<'c> Emitter<'c> {
             "workgroup_attributions",
             IntegerAttribute::new(self.i64(), 0).into(),
         );
+        let block = DenseI32ArrayAttribute::new(self.ctx, &[symm_protocol::THREADS as i32, 1, 1]);
+        func.set_attribute("gpu.known_block_size", block.into());
+        // For ptxas (`.reqntid`, `.minnctapersm`): the block size, and the
+        // blocks an SM must hold at once for a grid of `most_blocks` to run
+        // in one wave, which bounds the registers.
+        func.set_attribute("nvvm.reqntid", block.into());
+        let per_sm = symm_protocol::blocks_per_sm(most_blocks as usize);
         func.set_attribute(
-            "gpu.known_block_size",
-            DenseI32ArrayAttribute::new(self.ctx, &[symm_protocol::THREADS as i32, 1, 1]).into(),
+            "nvvm.minctasm",
+            IntegerAttribute::new(self.int_type(32), i64::from(per_sm)).into(),
         );
         self.into_block(module).push(func);
     }

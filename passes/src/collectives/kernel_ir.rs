@@ -8,7 +8,9 @@
 //! `Push::IntoOutputs` the output's pool, and one pointer per epilogue
 //! operand.
 
-use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes};
+use super::all_reduce::{
+    Algorithm, AllReduceKernel, MAX_BLOCKS, Push, Reduction, THREADS, element_bytes,
+};
 use super::emit::Emitter;
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
@@ -41,7 +43,8 @@ impl AllReduceKernel {
                     .ok_or_else(|| format!("no epilogue operand of type {}", operand.element))?,
             );
         }
-        e.kernel(module, &self.name(), &parameters, |body| {
+        let most = super::all_reduce::most_blocks(self.algorithm);
+        e.kernel(module, &self.name(), &parameters, most, |body| {
             Kernel::new(self, body, element, epilogue_types).body()
         });
         Ok(())
@@ -71,7 +74,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
     };
     let name = all_reduce_rms_norm_name(world, staged);
     let parameters = RmsNorm::parameters(e, &[e.pool(), e.ptr(), e.ptr(), e.i64()]);
-    e.kernel(module, &name, &parameters, |body| {
+    e.kernel(module, &name, &parameters, MAX_BLOCKS, |body| {
         let bf16 = Type::bfloat16(body.ctx);
         Kernel::new(&spec, body, bf16, Vec::new()).all_reduce_rms_norm()
     });
@@ -88,24 +91,38 @@ pub fn all_reduce_rms_norm_name(world: u64, staged: bool) -> String {
 /// gamma, hidden size, epsilon.
 pub fn build_rms_norm(e: &Emitter, module: Blk) {
     let parameters = RmsNorm::parameters(e, &[e.ptr(), e.ptr(), e.i64()]);
-    e.kernel(module, RMS_NORM, &parameters, |body| {
+    e.kernel(module, RMS_NORM, &parameters, MAX_BLOCKS, |body| {
         let x = body.block.arg(0);
         let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
         let norm = RmsNorm::from_args(body, 3);
-        let held = norm.held_vectors(body);
-        norm.rows(body, &held, body.block.arg(2), body.block.arg(1), |e, at| {
-            e.load(e.gep(x, at, narrow), narrow, 16)
-        });
+        let setup = norm.setup(body, held_vectors(1));
+        norm.rows(
+            body,
+            &setup,
+            body.block.arg(2),
+            body.block.arg(1),
+            |e, at| e.load(e.gep(x, at, narrow), narrow, 16),
+        );
     });
 }
 
 /// Grid strides a two-shot's loops take per iteration (vectors in flight
-/// per thread and peer), with at most one block per SM
+/// per thread and peer) on 2 ranks, with at most one block per SM
 /// (`all_reduce::most_blocks`), as the runtime's PTX kernels do. Measured
 /// on 2x H200 (bench/results/2026-11-22-issue13-h200x2.md): 4.4% faster
 /// at 8 MiB, 0.8% at 32 MiB; the same unroll on a 264-block grid, or on
 /// the one-shots, was slower, so one-shots keep one vector per stride.
 const UNROLL: i64 = 4;
+
+/// Vectors a two-shot thread keeps in flight over all peers: `UNROLL` on
+/// 2 ranks. Each holds 4 registers; a fixed unroll took up to 255
+/// registers on 6 to 8 ranks, more than a 512-thread block can have.
+const IN_FLIGHT: i64 = 2 * UNROLL;
+
+/// The two-shot's unroll on `world` ranks: `IN_FLIGHT` vectors in flight.
+fn two_shot_unroll(world: u64) -> i64 {
+    (IN_FLIGHT / world as i64).max(1)
+}
 
 /// One kernel's body being built: its arguments, the values every
 /// algorithm uses, and its types.
@@ -290,8 +307,8 @@ impl<'k, 'c> Kernel<'k, 'c> {
         if widen { e.truncf(acc, vector) } else { acc }
     }
 
-    /// `for i in lo..hi step stride`; in a two-shot UNROLL strides per
-    /// iteration while they last, then one at a time. The body comes in two halves so that
+    /// `for i in lo..hi step stride`; in a two-shot `two_shot_unroll`
+    /// strides per iteration while they last, then one at a time. The body comes in two halves so that
     /// an iteration issues every load (`load`) before it uses any
     /// (`finish`): loads over NVLink overlap instead of queueing.
     fn strided<T>(
@@ -303,7 +320,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         finish: impl Fn(&Emitter<'c>, Val, T),
     ) {
         let unroll = match self.spec.algorithm {
-            Algorithm::TwoShot => UNROLL,
+            Algorithm::TwoShot => two_shot_unroll(self.spec.world),
             Algorithm::OneShot => 1,
         };
         if unroll == 1 {
@@ -313,13 +330,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
             });
             return;
         }
-        let step = e.mul(self.stride, e.c64(UNROLL));
+        let step = e.mul(self.stride, e.c64(unroll));
         // The unrolled loop runs while its last index is below `hi`; the
         // bound may be negative (scf.for compares signed).
-        let last = e.mul(self.stride, e.c64(UNROLL - 1));
+        let last = e.mul(self.stride, e.c64(unroll - 1));
         let unrolled_hi = e.sub(hi, last);
         e.for_range(lo, unrolled_hi, step, |e, i| {
-            let indices: Vec<Val> = (0..UNROLL)
+            let indices: Vec<Val> = (0..unroll)
                 .map(|k| match k {
                     0 => i,
                     _ => e.add(i, e.mul(self.stride, e.c64(k))),
@@ -638,11 +655,11 @@ impl<'k, 'c> Kernel<'k, 'c> {
     fn all_reduce_rms_norm(&self) {
         let e = self.e;
         let norm = RmsNorm::from_args(e, 4);
-        let held = norm.held_vectors(e);
+        let setup = norm.setup(e, held_vectors(self.spec.world));
         let rows = self.count;
         if !self.spec.staged {
             e.barrier(self.pool, self.channel);
-            norm.rows(e, &held, rows, self.out, |e, at| {
+            norm.rows(e, &setup, rows, self.out, |e, at| {
                 let terms = self.load_terms(e, &self.sources, at);
                 self.combine(e, terms)
             });
@@ -661,7 +678,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             });
         });
         self.meet_counters(&staging);
-        norm.rows(e, &held, rows, self.out, |e, at| {
+        norm.rows(e, &setup, rows, self.out, |e, at| {
             let terms = self.load_terms(e, &staging.slots, at);
             self.combine(e, terms)
         });
@@ -709,78 +726,91 @@ impl RmsNorm {
         e.div(self.hidden, e.c64(NORM_VECTOR as i64))
     }
 
-    /// This thread's first `HELD` vectors of a row and gamma's (loaded
-    /// here, once for every row): call it early, before any barrier, so
-    /// that the loads overlap the wait.
-    pub(super) fn held_vectors(&self, e: &Emitter) -> Vec<Held> {
-        let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
+    /// What a thread computes once per kernel: which `held` vectors of a
+    /// row it keeps in registers, and `1 / hidden`. Call it early, before
+    /// any barrier, so that the division is off the path from the block
+    /// sum to the result.
+    pub(super) fn setup(&self, e: &Emitter, held: i64) -> NormSetup {
         let row_vectors = self.row_vectors(e);
         let tid = e.cast(e.thread_id(), e.i64());
-        (0..HELD)
+        let held = (0..held)
             .map(|k| {
                 let v = e.add(tid, e.c64(k * THREADS as i64));
                 let inside = e.cmp(CmpiPredicate::Slt, v, row_vectors);
-                let gamma = e.choose(
-                    inside,
-                    narrow,
-                    |e| e.load(e.gep(self.gamma, v, narrow), narrow, 16),
-                    |e| e.zero(narrow),
-                );
-                Held { v, inside, gamma }
+                Held { v, inside }
             })
-            .collect()
+            .collect();
+        let f32 = Type::float32(e.ctx);
+        let inverse_hidden = e.divf(e.cf32(1.0), e.uitofp(self.hidden, f32));
+        NormSetup {
+            held,
+            inverse_hidden,
+        }
     }
 
     /// Every row of this block (block b: rows b, b + grid, ...): vector v
-    /// of the row is `value(e, global vector index)`, stored in `out` as
-    /// it is, then normalized there. A thread keeps its `held` vectors in
-    /// registers from the sum of squares to the normalization and rereads
-    /// only the rest (rows longer than `HELD * THREADS` vectors) from what
-    /// it stored; the block meets after each row, before the reduction's
-    /// workgroup memory is reused.
+    /// of the row is `value(e, global vector index)`, normalized into
+    /// `out`. A thread keeps its held vectors in registers from the sum of
+    /// squares to the normalization; the rest (rows longer than
+    /// held vectors) it stores in `out` as they are and rereads.
+    /// The block meets after each row, before the reduction's workgroup
+    /// memory is reused.
     pub(super) fn rows(
         &self,
         e: &Emitter,
-        held: &[Held],
+        setup: &NormSetup,
         rows: Val,
         out: Val,
         value: impl Fn(&Emitter, Val) -> Val,
     ) {
-        let f32 = Type::float32(e.ctx);
         let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
         let row_vectors = self.row_vectors(e);
         let tid = e.cast(e.thread_id(), e.i64());
-        let rest = e.add(tid, e.c64(HELD * THREADS as i64));
+        let held = setup.held.len() as i64;
+        let rest = e.add(tid, e.c64(held * THREADS as i64));
         let grid = e.cast(e.grid_dim(), e.i64());
         let step = e.c64(THREADS as i64);
         let first = e.cast(e.block_id(), e.i64());
         e.for_range(first, rows, grid, |e, row| {
             let base = e.mul(row, row_vectors);
-            let reduce = |e: &Emitter, v: Val| {
-                let at = e.add(base, v);
-                let x = value(e, at);
-                e.store(x, e.gep(out, at, narrow), 16);
-                x
-            };
             // Vectors a thread does not have are zeros: their squares add
             // nothing, so the sum is the same, bit for bit, as over its own.
-            let xs: Vec<Val> = held
+            let xs: Vec<Val> = setup
+                .held
                 .iter()
-                .map(|h| e.choose(h.inside, narrow, |e| reduce(e, h.v), |e| e.zero(narrow)))
+                .map(|h| {
+                    let x = |e: &Emitter| value(e, e.add(base, h.v));
+                    e.choose(h.inside, narrow, x, |e| e.zero(narrow))
+                })
+                .collect();
+            // Gamma's vectors, loaded before the block sum hides their
+            // latency (per row: a loop-invariant copy would hold 8 more
+            // registers through the kernel).
+            let gammas: Vec<Val> = setup
+                .held
+                .iter()
+                .map(|h| {
+                    let g = |e: &Emitter| e.load(e.gep(self.gamma, h.v, narrow), narrow, 16);
+                    e.choose(h.inside, narrow, g, |e| e.zero(narrow))
+                })
                 .collect();
             let mut sum = e.cf32(0.0);
             for x in &xs {
                 sum = add_squares(e, sum, *x);
             }
+            // The rest of a long row waits in `out`.
             let squares = e.for_range_carrying(rest, row_vectors, step, sum, |e, v, sum| {
-                add_squares(e, sum, reduce(e, v))
+                let at = e.add(base, v);
+                let x = value(e, at);
+                e.store(x, e.gep(out, at, narrow), 16);
+                add_squares(e, sum, x)
             });
             let total = e.block_sum(squares);
-            let mean = e.divf(total, e.uitofp(self.hidden, f32));
+            let mean = e.mulf(total, setup.inverse_hidden);
             let scale = e.rsqrt_approx(e.addf(mean, self.eps));
-            for (h, x) in held.iter().zip(xs) {
+            for ((h, x), g) in setup.held.iter().zip(xs).zip(gammas) {
                 e.when(h.inside, |e| {
-                    let y = normalize(e, x, scale, h.gamma);
+                    let y = normalize(e, x, scale, g);
                     e.store(y, e.gep(out, e.add(base, h.v), narrow), 16);
                 });
             }
@@ -795,16 +825,27 @@ impl RmsNorm {
     }
 }
 
-/// Vectors of a row each thread holds in registers (with 512 threads,
-/// rows of up to 8192 bf16 are read once).
-const HELD: i64 = 2;
+/// Vectors of a row each thread holds in registers on `world` ranks: one
+/// (with 512 threads, rows of up to 4096 bf16 are read once, and never
+/// stored before they are normalized), on up to 2 ranks. Measured on 2x
+/// H200: 1-2.4% faster than rereading at 1 to 256 rows of 4096. From 3
+/// ranks the loads of every peer's vector leave no room in 64 registers
+/// (ptxas spilled 4-244 bytes), so they reread.
+fn held_vectors(world: u64) -> i64 {
+    if world <= 2 { 1 } else { 0 }
+}
 
-/// One of a thread's held vectors: its index in the row, whether the row
-/// has it, and gamma's vector there (zeros where it has not).
-pub(super) struct Held {
+/// `RmsNorm::setup`'s values.
+pub(super) struct NormSetup {
+    held: Vec<Held>,
+    inverse_hidden: Val,
+}
+
+/// One of a thread's held vectors: its index in the row, and whether the
+/// row has it.
+struct Held {
     v: Val,
     inside: Val,
-    gamma: Val,
 }
 
 /// `sum + x[0]^2 + ... + x[7]^2` in f32, in lane order, for a bf16 vector.

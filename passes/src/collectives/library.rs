@@ -166,13 +166,15 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
             kernel_ir::build_all_reduce_rms_norm(e, module, u64::from(world), staged);
         }
         Kernel::RmsNorm => kernel_ir::build_rms_norm(e, module),
-        Kernel::Barrier => e.kernel(module, name, &[e.pool()], |k| {
+        // Both run one block.
+        Kernel::Barrier => e.kernel(module, name, &[e.pool()], 1, |k| {
             k.barrier(k.block.arg(0), k.block_id())
         }),
         Kernel::BarrierTest => e.kernel(
             module,
             name,
             &[e.pool(), e.ptr(), e.ptr(), e.i64()],
+            1,
             barrier_test,
         ),
     }
