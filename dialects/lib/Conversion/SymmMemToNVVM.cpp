@@ -175,25 +175,40 @@ struct Pool {
   }
 
   /// Repeats `attempt` (an i1: done) until it succeeds or the pool's
-  /// timeout has passed; a timeout sets the pool's error flag.
+  /// timeout has passed; a timeout sets the pool's error flag. The clock is
+  /// read only after an attempt that failed: the one that succeeds goes
+  /// straight on.
   void spinUntil(OpBuilder &b, Location loc,
                  function_ref<Value(OpBuilder &, Location)> attempt) const {
     Type i64 = b.getI64Type();
+    Type i1 = b.getI1Type();
     Value timeout = i64Word(b, loc, SYMM_DESCRIPTOR_TIMEOUT);
     Value start = NVVM::GlobalTimerOp::create(b, loc, i64);
     scf::WhileOp::create(
         b, loc, TypeRange{}, ValueRange{},
         [&](OpBuilder &body, Location at, ValueRange) {
           Value done = attempt(body, at);
-          Value now = NVVM::GlobalTimerOp::create(body, at, i64);
-          Value spent = LLVM::SubOp::create(body, at, now, start);
-          Value late = LLVM::ICmpOp::create(body, at, LLVM::ICmpPredicate::ugt,
-                                            spent, timeout);
-          scf::IfOp::create(body, at, late, [&](OpBuilder &then, Location in) {
-            Value flag = ptrWord(then, in, SYMM_DESCRIPTOR_ERROR);
-            LLVM::StoreOp::create(then, in, i32Constant(then, in, 1), flag);
-            scf::YieldOp::create(then, in);
-          });
+          auto lateness = scf::IfOp::create(
+              body, at, done,
+              [&](OpBuilder &then, Location in) {
+                Value no = LLVM::ConstantOp::create(then, in, i1, 0);
+                scf::YieldOp::create(then, in, no);
+              },
+              [&](OpBuilder &otherwise, Location in) {
+                Value now = NVVM::GlobalTimerOp::create(otherwise, in, i64);
+                Value spent = LLVM::SubOp::create(otherwise, in, now, start);
+                Value late = LLVM::ICmpOp::create(
+                    otherwise, in, LLVM::ICmpPredicate::ugt, spent, timeout);
+                scf::IfOp::create(
+                    otherwise, in, late, [&](OpBuilder &then, Location in) {
+                      Value flag = ptrWord(then, in, SYMM_DESCRIPTOR_ERROR);
+                      LLVM::StoreOp::create(then, in,
+                                            i32Constant(then, in, 1), flag);
+                      scf::YieldOp::create(then, in);
+                    });
+                scf::YieldOp::create(otherwise, in, late);
+              });
+          Value late = lateness.getResult(0);
           Value stop = LLVM::OrOp::create(body, at, done, late);
           Value yes = LLVM::ConstantOp::create(body, at, body.getI1Type(), 1);
           Value more = LLVM::XOrOp::create(body, at, stop, yes);

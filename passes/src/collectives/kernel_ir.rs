@@ -638,10 +638,14 @@ impl<'k, 'c> Kernel<'k, 'c> {
         e.sync_threads();
     }
 
-    /// After a staged kernel's reads: its next call takes the other slot.
+    /// At a staged kernel's end: its next call takes the other slot. No
+    /// barrier first: every thread read the epoch before `meet_counters`'
+    /// barriers, and a block's reads of this call's slots need not end
+    /// before the epoch moves (peers wait for its next call's counters
+    /// before they write a slot again; the next call starts after this
+    /// kernel ends).
     fn end_staged(&self, staging: &Staging) {
         let e = self.e;
-        e.sync_threads();
         let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
         e.when(first, |e| {
             e.set_epoch(self.pool, self.channel, staging.next)

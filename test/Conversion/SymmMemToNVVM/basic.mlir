@@ -87,11 +87,19 @@ gpu.module @kernels {
     // CHECK: %[[START:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
     // CHECK: scf.while
     // CHECK: %[[OLD:.*]] = llvm.inline_asm has_side_effects "atom.release.sys.global.cas.b32 $0, [$1], $2, $3;", "=r,l,r,r,~{memory}" %[[PUT]]
-    // CHECK: %[[NOW:.*]] = nvvm.read.ptx.sreg.globaltimer
-    // CHECK: %[[SPENT:.*]] = llvm.sub %[[NOW]], %[[START]]
-    // CHECK: %[[LATE:.*]] = llvm.icmp "ugt" %[[SPENT]], %[[TIMEOUT]]
-    // CHECK: scf.if %[[LATE]]
+    // CHECK: %[[DONE:.*]] = llvm.icmp "eq" %[[OLD]]
+    // The clock is read only after a failed attempt.
+    // CHECK-NEXT: %[[LATENESS:.*]] = scf.if %[[DONE]] -> (i1) {
+    // CHECK-NEXT: %[[NO:.*]] = llvm.mlir.constant(false) : i1
+    // CHECK-NEXT: scf.yield %[[NO]] : i1
+    // CHECK-NEXT: } else {
+    // CHECK-NEXT: %[[NOW:.*]] = nvvm.read.ptx.sreg.globaltimer
+    // CHECK-NEXT: %[[SPENT:.*]] = llvm.sub %[[NOW]], %[[START]]
+    // CHECK-NEXT: %[[LATE:.*]] = llvm.icmp "ugt" %[[SPENT]], %[[TIMEOUT]]
+    // CHECK-NEXT: scf.if %[[LATE]]
     // CHECK: llvm.store %{{.*}}, %[[FLAG]] : i32, !llvm.ptr
+    // CHECK: scf.yield %[[LATE]] : i1
+    // CHECK: llvm.or %[[DONE]], %[[LATENESS]]
     // CHECK: scf.condition
     symm_mem.put_signal %pool to %peer channel %ch
     // CHECK: llvm.inline_asm has_side_effects "atom.acquire.sys.global.cas.b32 $0, [$1], $2, $3;"
