@@ -94,12 +94,11 @@ pub fn vector_width(element_bytes: u64, counts: &[u64]) -> u64 {
     width
 }
 
-/// Thread blocks for `vectors` vector accesses of one rank: one per
-/// thread, at most one per signal-pad channel. (The runtime caps its
-/// two-shot at `TWO_SHOT_MAX_BLOCKS`; these kernels keep one vector in
-/// flight per thread, not four, and lost 2.5% at 32 MiB with that cap.)
-pub fn grid_blocks(vectors: u64) -> u64 {
-    vectors.div_ceil(THREADS).clamp(1, MAX_BLOCKS)
+/// Thread blocks for `vectors` vector accesses of one rank by a kernel of
+/// `algorithm`: the runtime's rule (`symm_protocol::library::grid_blocks`),
+/// one per thread's vector up to `most_blocks`.
+pub fn grid_blocks(vectors: u64, algorithm: Algorithm) -> u64 {
+    symm_protocol::library::grid_blocks(vectors as usize, most_blocks(algorithm) as usize) as u64
 }
 
 /// Most blocks of a kernel of `algorithm`: a two-shot one per SM (its
@@ -150,9 +149,10 @@ mod tests {
 
     #[test]
     fn grid_is_one_vector_per_thread_up_to_the_pad_channels() {
-        assert_eq!(grid_blocks(1), 1);
-        assert_eq!(grid_blocks(THREADS + 1), 2);
-        assert_eq!(grid_blocks(1 << 30), MAX_BLOCKS);
+        assert_eq!(grid_blocks(1, Algorithm::OneShot), 1);
+        assert_eq!(grid_blocks(THREADS + 1, Algorithm::OneShot), 2);
+        assert_eq!(grid_blocks(1 << 30, Algorithm::OneShot), MAX_BLOCKS);
+        assert_eq!(grid_blocks(1 << 30, Algorithm::TwoShot), MAX_BLOCKS / 2);
     }
 
     #[test]

@@ -130,10 +130,8 @@ impl Expansion {
             }
             args.extend_from_slice(&extra);
             let blocks = match facts.count {
-                Some(count) => host.index(
-                    kernels::grid_blocks(segment.per_rank(count))
-                        .min(kernels::most_blocks(kernel.algorithm)) as i64,
-                ),
+                Some(count) => host
+                    .index(kernels::grid_blocks(segment.per_rank(count), kernel.algorithm) as i64),
                 None => host.grid_blocks(
                     nvec,
                     segment.divisor(),
