@@ -113,3 +113,33 @@ func.func @p2p_argument(%x: memref<?xf32>, %n: index) -> memref<?xf32> {
   symm_mem.all_reduce_out sum %s into %x group @tp : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>, memref<?xf32>
   return %x : memref<?xf32>
 }
+
+// -----
+
+// A free does not split a capturable run: it moves down to the next op
+// that stays outside (here the host copy), and the run is one partition.
+func.func private @read_on_host(memref<16xf32, #cudagraph.host>)
+// CHECK-LABEL: func.func @free_in_the_middle
+// CHECK: %[[P:.*]]:2 = cudagraph.launch @[[$F:free_in_the_middle_partition_0]](%{{.*}}, %{{.*}}) : (memref<16xf32>, memref<16xf32>) -> (memref<16xf32>, memref<16xf32>)
+// CHECK-NEXT: memref.dealloc %[[P]]#0 : memref<16xf32>
+// CHECK-NEXT: memref.copy %[[P]]#1, %{{.*}} : memref<16xf32> to memref<16xf32, #cudagraph.host>
+// CHECK-NEXT: call @read_on_host
+// CHECK-NOT: cudagraph.launch
+// CHECK: func.func private @[[$F]]
+// CHECK: linalg.add
+// CHECK: linalg.mul
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+// expected-remark@+1 {{runs 1 CUDA-graph partition}}
+func.func @free_in_the_middle(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref<16xf32, #cudagraph.host>) {
+  %a = memref.alloc() : memref<16xf32>
+  linalg.add ins(%x, %w : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
+  %b = memref.alloc() : memref<16xf32>
+  linalg.mul ins(%a, %w : memref<16xf32>, memref<16xf32>) outs(%b : memref<16xf32>)
+  memref.dealloc %a : memref<16xf32>
+  %c = memref.alloc() : memref<16xf32>
+  linalg.add ins(%b, %w : memref<16xf32>, memref<16xf32>) outs(%c : memref<16xf32>)
+  memref.copy %c, %h : memref<16xf32> to memref<16xf32, #cudagraph.host>
+  func.call @read_on_host(%h) : (memref<16xf32, #cudagraph.host>) -> ()
+  return
+}

@@ -6,7 +6,7 @@
 
 use super::{
     classify::{classify, is_constant_like},
-    partitioning::{DefUse, Segment, segments, signature},
+    partitioning::{DefUse, OpClass, Segment, segments, signature},
 };
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
@@ -56,10 +56,12 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
         );
         return;
     }
-    let mut ops = blocks[0].ops();
-    let Some(terminator) = ops.pop() else {
+    let Some(terminator) = blocks[0].terminator() else {
         return;
     };
+    sink_deallocs(&blocks[0].ops(), terminator, symbols);
+    let mut ops = blocks[0].ops();
+    ops.pop();
     let classes: Vec<_> = ops.iter().map(|&op| classify(op, symbols)).collect();
     let Some(segments) = segments(&classes) else {
         if !ops.is_empty() {
@@ -114,6 +116,25 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
             if index == 1 { "" } else { "s" }
         ),
     );
+}
+
+/// Moves each `memref.dealloc` (a free, which a graph cannot take for a
+/// buffer it did not allocate) down to the next op that must run outside
+/// a graph anyway, or to the terminator, so that frees do not split
+/// capturable runs. Nothing may use a buffer after its free, so a later
+/// free only keeps it longer.
+fn sink_deallocs(ops: &[Op], terminator: Op, symbols: &SymbolIndex) {
+    let stays_outside = |op: Op| {
+        op == terminator || (!op.is("memref.dealloc") && classify(op, symbols) == OpClass::Fallback)
+    };
+    for (at, &op) in ops.iter().enumerate() {
+        if !op.is("memref.dealloc") {
+            continue;
+        }
+        if let Some(&anchor) = ops[at + 1..].iter().find(|&&next| stays_outside(next)) {
+            op.move_before(anchor);
+        }
+    }
 }
 
 /// Def-use facts of the top-level ops, with values numbered. Values defined
