@@ -61,6 +61,12 @@ if os.path.exists(kernels_tool):
     config.available_features.add("symm-kernels")
     config.substitutions.append(("%symm-kernels", kernels_tool))
 
+# symm-pass-docs, to check the generated docs/passes.md.
+docs_tool = os.path.join(config.symm_tools_dir, "symm-pass-docs")
+if os.path.exists(docs_tool):
+    config.available_features.add("symm-pass-docs")
+    config.substitutions.append(("%symm-pass-docs", docs_tool))
+
 # rustc against the runtime's rlib and its dependencies, as cargo would link
 # a Rust app (the Rust integration test).
 rustc = shutil.which("rustc")

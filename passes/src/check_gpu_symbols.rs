@@ -24,6 +24,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<CheckGpuSymbols>(
         crate::OptionKind::Bool,
         c"false",
     )],
+    file!(),
 );
 
 pub struct CheckGpuSymbols;

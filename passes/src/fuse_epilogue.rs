@@ -23,6 +23,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
     c"Fuse element-wise linalg.generic consumers of an all-reduce into its kernel",
     c"func.func",
     &[],
+    file!(),
 );
 
 pub struct FuseEpilogue;

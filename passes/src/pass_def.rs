@@ -81,9 +81,13 @@ pub trait SymmPass {
     fn run(op: Op, options: &PassOptions) -> Result<(), PassFailed>;
 }
 
-/// Everything MLIR needs to know about a pass; lives in a `static`.
-#[repr(transparent)]
-pub struct PassDescriptor(ffi::SymmPassInfo);
+/// Everything MLIR needs to know about a pass, and the source file that
+/// defines it (whose `//!` header is its long description in
+/// docs/passes.md); lives in a `static`.
+pub struct PassDescriptor {
+    info: ffi::SymmPassInfo,
+    source: &'static str,
+}
 
 // SAFETY: only pointers to 'static data and a function pointer.
 unsafe impl Sync for PassDescriptor {}
@@ -96,8 +100,9 @@ impl PassDescriptor {
         description: &'static CStr,
         op_name: &'static CStr,
         options: &'static [PassOption],
+        source: &'static str,
     ) -> Self {
-        Self(ffi::SymmPassInfo {
+        let info = ffi::SymmPassInfo {
             argument: argument.as_ptr(),
             name: name.as_ptr(),
             description: description.as_ptr(),
@@ -106,18 +111,61 @@ impl PassDescriptor {
             options: options.as_ptr().cast(),
             num_options: options.len() as isize,
             run: run_pass::<P>,
-        })
+        };
+        Self { info, source }
     }
 
     pub fn argument(&self) -> &'static str {
         // SAFETY: built from a 'static CStr in `new`.
-        unsafe { CStr::from_ptr(self.0.argument) }
+        unsafe { CStr::from_ptr(self.info.argument) }
             .to_str()
             .unwrap_or("")
     }
 
     pub(crate) fn raw(&'static self) -> *const ffi::SymmPassInfo {
-        &self.0
+        &self.info
+    }
+
+    /// The one-line description (`symm-opt --help` shows it).
+    pub fn summary(&self) -> &'static str {
+        text(self.info.description)
+    }
+
+    /// The op the pass runs on (`builtin.module`, `func.func`).
+    pub fn anchor(&self) -> &'static str {
+        text(self.info.op_name)
+    }
+
+    /// The file that defines the pass, from the workspace root.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Its options: name, description, kind (`int64`, `bool`, `string`)
+    /// and default.
+    pub fn options(&self) -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+        let count = usize::try_from(self.info.num_options).unwrap_or(0);
+        if count == 0 || self.info.options.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: `new` stored a 'static slice of `count` options.
+        let options = unsafe { std::slice::from_raw_parts(self.info.options, count) };
+        options
+            .iter()
+            .map(|o| {
+                let kind = match o.kind {
+                    ffi::SYMM_PASS_OPTION_INT64 => "int64",
+                    ffi::SYMM_PASS_OPTION_BOOL => "bool",
+                    _ => "string",
+                };
+                (
+                    text(o.name),
+                    text(o.description),
+                    kind,
+                    text(o.default_value),
+                )
+            })
+            .collect()
     }
 
     /// A new instance with default options, for a melior `PassManager`.
@@ -125,6 +173,15 @@ impl PassDescriptor {
         // SAFETY: the descriptor is 'static; the pass takes ownership.
         unsafe { melior::pass::Pass::from_raw(ffi::symmCreatePass(self.raw())) }
     }
+}
+
+/// A 'static C string of a descriptor as text.
+fn text(pointer: *const std::ffi::c_char) -> &'static str {
+    if pointer.is_null() {
+        return "";
+    }
+    // SAFETY: descriptors hold pointers to 'static CStrs only.
+    unsafe { CStr::from_ptr(pointer) }.to_str().unwrap_or("")
 }
 
 unsafe extern "C" fn run_pass<P: SymmPass>(op: MlirOperation, options: MlirStringRef) -> bool {

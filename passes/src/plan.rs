@@ -36,6 +36,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Plan>(
         OptionKind::Int64,
         c"128",
     )],
+    file!(),
 );
 
 pub struct Plan;

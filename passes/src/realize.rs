@@ -35,6 +35,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Realize>(
       copy a function argument into a persistent buffer, or copy into a fresh buffer",
     c"builtin.module",
     &[],
+    file!(),
 );
 
 const SYMMETRIC_ARG_ATTR: &str = "symm_mem.symmetric";

@@ -31,6 +31,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<RowsToGpu>(
     c"Lower linalg.generic row reductions (last loop reduced) to a thread block per row",
     c"func.func",
     &[],
+    file!(),
 );
 
 pub struct RowsToGpu;

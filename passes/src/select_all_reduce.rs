@@ -29,6 +29,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
         OptionKind::Int64,
         c"1048576",
     )],
+    file!(),
 );
 
 pub struct SelectAllReduce;

@@ -15,6 +15,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ToDps>(
     c"Rewrite functional symm_mem collectives into their _out forms writing into explicit allocations",
     c"func.func",
     &[],
+    file!(),
 );
 
 /// Functional op, its destination-passing form.

@@ -25,6 +25,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<VerifyGroups>(
     c"Report each group's world size and symmetric buffers as remarks; reject undeclared groups",
     c"func.func",
     &[],
+    file!(),
 );
 
 /// What one function does with one group.

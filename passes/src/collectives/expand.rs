@@ -40,6 +40,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
         OptionKind::Int64,
         c"1048576",
     )],
+    file!(),
 );
 
 pub struct ExpandCollectives;

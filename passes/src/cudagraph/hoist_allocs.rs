@@ -18,6 +18,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<HoistAllocs>(
       as extra outputs",
     c"builtin.module",
     &[],
+    file!(),
 );
 
 pub struct HoistAllocs;

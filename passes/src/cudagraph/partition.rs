@@ -23,6 +23,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Partition>(
       cudagraph.launch",
     c"builtin.module",
     &[],
+    file!(),
 );
 
 pub struct Partition;

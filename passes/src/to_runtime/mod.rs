@@ -50,6 +50,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToRu
         OptionKind::Bool,
         c"true",
     )],
+    file!(),
 );
 
 pub struct ConvertSymmMemToRuntime;
