@@ -1,13 +1,20 @@
 //! `symm-launch -n N prog args...`: runs N ranks of `prog` with the
 //! torchrun environment, prefixes each output line with its rank, and when
 //! one rank fails, stops the others and exits with that rank's status.
+//! A signal to the launcher (SIGINT, SIGTERM, SIGHUP) stops the ranks and
+//! exits with 128 + the signal; ranks still running after the timeout are
+//! stopped, with status 124. The command line is the binary's
+//! (tools/symm-launch).
 
 use crate::error::{Error, Result};
 use std::{
     io::{BufRead, BufReader, Read, Write},
     net::TcpListener,
     process::{Child, Command, ExitStatus, Stdio},
-    sync::mpsc,
+    sync::{
+        atomic::{AtomicI32, Ordering},
+        mpsc,
+    },
     thread,
     time::{Duration, Instant},
 };
@@ -18,44 +25,28 @@ pub struct LaunchSpec {
     pub ranks: usize,
     pub program: String,
     pub args: Vec<String>,
+    /// Ranks still running after this long are stopped.
+    pub timeout: Option<Duration>,
 }
 
-pub const USAGE: &str = "usage: symm-launch -n N PROGRAM [ARGS...]";
+/// Exit status when the ranks ran past the timeout (as timeout(1)'s).
+pub const TIMED_OUT: i32 = 124;
 
-/// Parses `-n N prog args...` (also `--nproc N`, `-nN`).
-pub fn parse_args(args: &[String]) -> Result<LaunchSpec> {
-    let bad = |why: &str| Error::InvalidArgument(format!("{why}\n{USAGE}"));
-    let (ranks, rest) = match args.first().map(String::as_str) {
-        Some("-n") | Some("--nproc") | Some("--nproc-per-node") => {
-            (args.get(1), &args[2.min(args.len())..])
-        }
-        Some(flag) if flag.starts_with("-n") && flag.len() > 2 => {
-            return parse_args(
-                &[
-                    vec!["-n".to_owned(), flag[2..].to_owned()],
-                    args[1..].to_vec(),
-                ]
-                .concat(),
-            );
-        }
-        _ => return Err(bad("the number of ranks (-n N) comes first")),
-    };
-    let ranks: usize = ranks
-        .ok_or_else(|| bad("-n needs a number"))?
-        .parse()
-        .map_err(|_| bad("-n needs a number"))?;
-    if ranks == 0 {
-        return Err(bad("-n must be at least 1"));
+/// The signal (SIGINT, SIGTERM, SIGHUP) the launcher received, if any.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note_signal(signal: libc::c_int) {
+    // Async-signal-safe: one atomic store.
+    RECEIVED.store(signal, Ordering::SeqCst);
+}
+
+/// Catches the signals a user or a job system stops a launch with, so
+/// that the ranks are stopped too instead of being orphaned.
+fn catch_stop_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe { libc::signal(signal, note_signal as *const () as libc::sighandler_t) };
     }
-    let program = rest
-        .first()
-        .ok_or_else(|| bad("no program to launch"))?
-        .clone();
-    Ok(LaunchSpec {
-        ranks,
-        program,
-        args: rest[1..].to_vec(),
-    })
 }
 
 fn free_port() -> Result<u16> {
@@ -86,6 +77,8 @@ fn forward(
 
 /// Runs the ranks; returns the exit code for the launcher.
 pub fn launch(spec: &LaunchSpec) -> Result<i32> {
+    catch_stop_signals();
+    let started = Instant::now();
     let port = free_port()?;
     let mut children: Vec<Child> = Vec::with_capacity(spec.ranks);
     let mut forwarders = Vec::new();
@@ -120,7 +113,25 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
     let mut pending = spec.ranks;
     let mut failure: Option<(usize, ExitStatus)> = None;
     let mut exited = vec![false; spec.ranks];
+    let mut stopped: Option<i32> = None;
     while pending > 0 {
+        if stopped.is_none() {
+            let signal = RECEIVED.load(Ordering::SeqCst);
+            let late = spec.timeout.is_some_and(|limit| started.elapsed() > limit);
+            if signal != 0 {
+                eprintln!("symm-launch: received signal {signal}; stopping the ranks");
+                stopped = Some(128 + signal);
+            } else if late {
+                eprintln!(
+                    "symm-launch: the ranks still run after {:.0} s (--timeout); stopping them",
+                    spec.timeout.map_or(0.0, |t| t.as_secs_f64())
+                );
+                stopped = Some(TIMED_OUT);
+            }
+            if stopped.is_some() {
+                stop_all(&mut children, &exited);
+            }
+        }
         for (rank, child) in children.iter_mut().enumerate() {
             if exited[rank] {
                 continue;
@@ -132,7 +143,7 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
         }
         while let Ok((rank, status)) = done_rx.try_recv() {
             pending -= 1;
-            if !status.success() && failure.is_none() {
+            if !status.success() && failure.is_none() && stopped.is_none() {
                 failure = Some((rank, status));
                 eprintln!("symm-launch: rank {rank} failed ({status}); stopping the other ranks");
                 stop_all(&mut children, &exited);
@@ -143,9 +154,10 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
     for forwarder in forwarders {
         let _ = forwarder.join();
     }
-    Ok(match failure {
-        Some((_, status)) => status.code().unwrap_or(1).max(1),
-        None => 0,
+    Ok(match (stopped, failure) {
+        (Some(code), _) => code,
+        (None, Some((_, status))) => status.code().unwrap_or(1).max(1),
+        (None, None) => 0,
     })
 }
 
@@ -167,17 +179,5 @@ fn stop_all(children: &mut [Child], exited: &[bool]) {
     }
     for child in children.iter_mut() {
         let _ = child.kill();
-    }
-}
-
-/// The launcher's `main`.
-pub fn main() -> i32 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match parse_args(&args).and_then(|spec| launch(&spec)) {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("symm-launch: {error}");
-            2
-        }
     }
 }

@@ -103,15 +103,20 @@ fn bad_usage_is_an_error_not_a_panic() {
         &["-n", "zero", "x"][..],
         &["-n", "0", "x"][..],
         &["-n", "2"][..],
+        &["-n", "2", "--bogus", "x"][..],
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
             .args(args)
             .output()
             .expect("runs");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
+        // clap's error, pointing at the usage or --help; no panic.
+        let stderr = text(&output.stderr);
         assert!(
-            text(&output.stderr).contains("usage: symm-launch -n N PROGRAM"),
-            "{args:?}"
+            stderr.starts_with("error: ")
+                && (stderr.contains("Usage: symm-launch") || stderr.contains("try '--help'"))
+                && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
         );
     }
     let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
@@ -120,4 +125,65 @@ fn bad_usage_is_an_error_not_a_panic() {
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("cannot start /nonexistent/program"));
+    let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .args(["-n", "1", "--timeout", "-3", "true"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn help_and_version_exit_zero() {
+    for flag in ["--help", "--version"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+            .arg(flag)
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(0), "{flag}");
+        assert!(text(&output.stdout).contains("symm-launch"), "{flag}");
+    }
+}
+
+#[test]
+fn ranks_past_the_timeout_are_stopped_with_status_124() {
+    let start = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .args(["-n", "2", "--timeout", "0.5", "sleep", "30"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(124), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("--timeout"));
+    // SIGTERM ends a sleep at once: no 3 s grace, no 30 s sleep.
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_signal_to_the_launcher_stops_its_ranks() {
+    // A sleep long enough, and of a length no other process has.
+    let seconds = format!("{}.25", 1000 + std::process::id() % 10_000);
+    let marker = format!("sleep {seconds}");
+    let mut launcher = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .args(["-n", "2", "sleep", &seconds])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(launcher.id() as i32, libc::SIGTERM) };
+    let status = launcher.wait().expect("waits");
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    let left = Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .expect("pgrep runs");
+    assert!(
+        text(&left.stdout).trim().is_empty(),
+        "ranks left running: {}",
+        text(&left.stdout)
+    );
 }

@@ -27,4 +27,5 @@
 
 // Usage errors exit 2.
 // RUN: not %symm-pass-docs --bogus 2>&1 | FileCheck %s --check-prefix=USAGE
-// USAGE: usage: symm-pass-docs (--write | --check) FILE
+// USAGE: error: unexpected argument '--bogus' found
+// USAGE: Usage: symm-pass-docs <--write <FILE>|--check <FILE>>

@@ -1,36 +1,18 @@
-//! Command line of symm-compile.
+//! Command line of symm-compile (clap): `--help` and `--version` exit 0,
+//! a bad command line exits 2 with the usage.
 
+use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 
-pub const USAGE: &str = "usage: symm-compile INPUT.mlir -o OUTPUT.o [--emit=llvm,ptx,mlir]
-                    [--no-fuse-epilogue] [--one-shot-max-bytes=N] [--no-cuda-graphs]
-                    [--libdevice=PATH | --no-libdevice]
-
-Writes OUTPUT.o and OUTPUT.h (the entry points); --emit adds OUTPUT.ll
-(LLVM IR), OUTPUT.ptx (the kernels) and OUTPUT.llvm.mlir (the lowered module).
-Entry points become CUDA graphs on their second call with the same arguments
-unless --no-cuda-graphs (or SYMM_CUDA_GRAPHS=0 at run time).
-Math ops in kernels (exp, rsqrt, tanh, erf, ...) link CUDA's libdevice:
---libdevice, else $SYMM_LIBDEVICE, else the copy ./dev setup installs, else
-a CUDA toolkit's; without one, a kernel that needs it is a compile error.";
-
 /// Extra outputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Emit {
+    /// OUTPUT.ll: the LLVM IR of the host code.
     Llvm,
+    /// OUTPUT.ptx: the kernels.
     Ptx,
+    /// OUTPUT.llvm.mlir: the lowered module.
     Mlir,
-}
-
-#[derive(Debug)]
-pub struct Args {
-    pub input: String,
-    pub output: PathBuf,
-    pub emit: Vec<Emit>,
-    pub fuse_epilogue: bool,
-    pub one_shot_max_bytes: u64,
-    pub cuda_graphs: bool,
-    pub libdevice: Libdevice,
 }
 
 /// Which libdevice to link.
@@ -43,60 +25,77 @@ pub enum Libdevice {
     Off,
 }
 
-pub fn parse(args: &[String]) -> Result<Args, String> {
-    let mut input = None;
-    let mut output = None;
-    let mut emit = Vec::new();
-    let mut fuse_epilogue = true;
-    let mut one_shot_max_bytes = 1 << 20;
-    let mut cuda_graphs = true;
-    let mut libdevice = Libdevice::Search;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        if arg == "-o" {
-            output = Some(iter.next().ok_or("-o needs a file name")?.into());
-        } else if let Some(list) = arg.strip_prefix("--emit=") {
-            for item in list.split(',') {
-                emit.push(match item {
-                    "llvm" => Emit::Llvm,
-                    "ptx" => Emit::Ptx,
-                    "mlir" => Emit::Mlir,
-                    other => {
-                        return Err(format!(
-                            "--emit: unknown output '{other}' (llvm, ptx, mlir)"
-                        ));
-                    }
-                });
-            }
-        } else if arg == "--no-fuse-epilogue" {
-            fuse_epilogue = false;
-        } else if arg == "--no-libdevice" {
-            libdevice = Libdevice::Off;
-        } else if let Some(path) = arg.strip_prefix("--libdevice=") {
-            libdevice = Libdevice::Path(path.into());
-        } else if arg == "--no-cuda-graphs" {
-            cuda_graphs = false;
-        } else if let Some(value) = arg.strip_prefix("--one-shot-max-bytes=") {
-            one_shot_max_bytes = value
-                .parse()
-                .map_err(|_| format!("--one-shot-max-bytes: '{value}' is not a byte count"))?;
-        } else if arg == "-h" || arg == "--help" {
-            return Err("help".into());
-        } else if arg.starts_with('-') {
-            return Err(format!("unknown option '{arg}'"));
-        } else if input.replace(arg.clone()).is_some() {
-            return Err("more than one input file".into());
-        }
-    }
-    let input = input.ok_or("no input file")?;
-    let output = output.unwrap_or_else(|| PathBuf::from(&input).with_extension("o"));
+/// What symm-compile was asked to do.
+#[derive(Debug)]
+pub struct Args {
+    pub input: String,
+    pub output: PathBuf,
+    pub emit: Vec<Emit>,
+    pub fuse_epilogue: bool,
+    pub one_shot_max_bytes: u64,
+    pub cuda_graphs: bool,
+    pub libdevice: Libdevice,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "symm-compile",
+    version,
+    about = "Compiles a symm MLIR program to a host object with its GPU kernels embedded, and \
+             a C header of its entry points",
+    after_help = "Entry points become CUDA graphs on their second call with the same arguments \
+                  unless --no-cuda-graphs (or SYMM_CUDA_GRAPHS=0 at run time). Math ops in \
+                  kernels (exp, rsqrt, tanh, erf, ...) link CUDA's libdevice: --libdevice, else \
+                  $SYMM_LIBDEVICE, else the copy ./dev setup installs, else a CUDA toolkit's; \
+                  without one, a kernel that needs it is a compile error."
+)]
+struct Cli {
+    /// The program (MLIR with symm_mem collectives).
+    #[arg(value_name = "INPUT.mlir")]
+    input: String,
+    /// The object to write; the header goes beside it (OUTPUT.h). Default:
+    /// INPUT with .o.
+    #[arg(short, value_name = "OUTPUT.o")]
+    output: Option<PathBuf>,
+    /// Extra outputs beside OUTPUT, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "KINDS")]
+    emit: Vec<Emit>,
+    /// Keep element-wise consumers of an all-reduce out of its kernel.
+    #[arg(long)]
+    no_fuse_epilogue: bool,
+    /// All-reduces up to this many bytes take the one-shot.
+    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    one_shot_max_bytes: u64,
+    /// Never capture entry points into CUDA graphs.
+    #[arg(long)]
+    no_cuda_graphs: bool,
+    /// The libdevice bitcode to link.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_libdevice")]
+    libdevice: Option<PathBuf>,
+    /// Link no libdevice: a kernel calling a math function is an error.
+    #[arg(long)]
+    no_libdevice: bool,
+}
+
+/// `args` without the program name; a clap error (its `exit` prints it
+/// and exits 0 for --help/--version, 2 otherwise).
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Error> {
+    let cli = Cli::try_parse_from(std::iter::once("symm-compile".to_owned()).chain(args))?;
+    let output = cli
+        .output
+        .unwrap_or_else(|| PathBuf::from(&cli.input).with_extension("o"));
+    let libdevice = match (cli.libdevice, cli.no_libdevice) {
+        (_, true) => Libdevice::Off,
+        (Some(path), false) => Libdevice::Path(path),
+        (None, false) => Libdevice::Search,
+    };
     Ok(Args {
-        input,
+        input: cli.input,
         output,
-        emit,
-        fuse_epilogue,
-        one_shot_max_bytes,
-        cuda_graphs,
+        emit: cli.emit,
+        fuse_epilogue: !cli.no_fuse_epilogue,
+        one_shot_max_bytes: cli.one_shot_max_bytes,
+        cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
     })
 }
@@ -104,14 +103,15 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::error::ErrorKind;
 
-    fn strings(args: &[&str]) -> Vec<String> {
-        args.iter().map(|s| s.to_string()).collect()
+    fn parse_strs(args: &[&str]) -> Result<Args, clap::Error> {
+        parse(args.iter().map(|s| s.to_string()))
     }
 
     #[test]
     fn reads_every_option() {
-        let args = parse(&strings(&[
+        let args = parse_strs(&[
             "a.mlir",
             "-o",
             "b.o",
@@ -120,7 +120,7 @@ mod tests {
             "--one-shot-max-bytes=64",
             "--no-cuda-graphs",
             "--libdevice=/x/libdevice.10.bc",
-        ]))
+        ])
         .unwrap();
         assert_eq!(args.input, "a.mlir");
         assert_eq!(args.output, PathBuf::from("b.o"));
@@ -129,20 +129,25 @@ mod tests {
         assert_eq!(args.one_shot_max_bytes, 64);
         assert!(!args.cuda_graphs);
         assert_eq!(args.libdevice, Libdevice::Path("/x/libdevice.10.bc".into()));
-        assert_eq!(
-            parse(&strings(&["a.mlir", "--no-libdevice"]))
-                .unwrap()
-                .libdevice,
-            Libdevice::Off
-        );
-        assert!(parse(&strings(&["a.mlir"])).unwrap().cuda_graphs);
+        let plain = parse_strs(&["a.mlir", "--no-libdevice"]).unwrap();
+        assert_eq!(plain.libdevice, Libdevice::Off);
+        assert_eq!(plain.output, PathBuf::from("a.o"));
+        assert!(plain.cuda_graphs && plain.fuse_epilogue);
     }
 
     #[test]
     fn rejects_bad_input() {
-        assert!(parse(&strings(&[])).is_err());
-        assert!(parse(&strings(&["a.mlir", "--emit=asm"])).is_err());
-        assert!(parse(&strings(&["a.mlir", "b.mlir"])).is_err());
-        assert!(parse(&strings(&["a.mlir", "-o"])).is_err());
+        let kind = |args: &[&str]| parse_strs(args).unwrap_err().kind();
+        assert_eq!(kind(&[]), ErrorKind::MissingRequiredArgument);
+        assert_eq!(kind(&["a.mlir", "--emit=asm"]), ErrorKind::InvalidValue);
+        assert_eq!(kind(&["a.mlir", "b.mlir"]), ErrorKind::UnknownArgument);
+        assert_eq!(kind(&["a.mlir", "-o"]), ErrorKind::InvalidValue);
+        assert_eq!(kind(&["a.mlir", "--bogus"]), ErrorKind::UnknownArgument);
+        assert_eq!(
+            kind(&["a.mlir", "--libdevice=x", "--no-libdevice"]),
+            ErrorKind::ArgumentConflict
+        );
+        assert_eq!(kind(&["--help"]), ErrorKind::DisplayHelp);
+        assert_eq!(kind(&["--version"]), ErrorKind::DisplayVersion);
     }
 }

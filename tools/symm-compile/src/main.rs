@@ -22,13 +22,10 @@ use std::{ffi::CString, path::Path, process::ExitCode};
 use symm_passes::{libdevice, ptx, registration::upstream_gpu_to_llvm};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args = match args::parse(&args) {
+    let args = match args::parse(std::env::args().skip(1)) {
         Ok(args) => args,
-        Err(message) => {
-            eprintln!("symm-compile: {message}\n\n{}", args::USAGE);
-            return ExitCode::from(2);
-        }
+        // Help and version to stdout with status 0; errors with the usage, 2.
+        Err(error) => error.exit(),
     };
     match compile(&args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,35 +11,44 @@
 //! pipeline (`symm_passes::collectives::library`). The runtime embeds
 //! `DIR/table.rs` and the `.ptx` files it names.
 
-use std::{collections::BTreeMap, path::Path, process::ExitCode};
+use clap::{ArgGroup, Parser};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 use symm_passes::collectives::library;
 
-const USAGE: &str = "usage: symm-kernels (--write | --check) DIR | --print-ir ENTRY";
+#[derive(Parser, Debug)]
+#[command(
+    name = "symm-kernels",
+    version,
+    about = "Generates the runtime's library kernels (PTX and their table) from the compiler's \
+             kernel IR, checks that the committed ones are current, or prints one kernel's IR"
+)]
+#[command(group(ArgGroup::new("mode").required(true).args(["write", "check", "print_ir"])))]
+struct Cli {
+    /// Regenerate DIR (runtime/kernels).
+    #[arg(long, value_name = "DIR")]
+    write: Option<PathBuf>,
+    /// Exit 1 if anything in DIR is stale, missing or extra.
+    #[arg(long, value_name = "DIR")]
+    check: Option<PathBuf>,
+    /// Print the IR of the library kernel ENTRY, before lowering.
+    #[arg(long, value_name = "ENTRY")]
+    print_ir: Option<String>,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (write, dir) = match args.as_slice() {
-        [mode, dir] if mode == "--write" => (true, dir),
-        [mode, dir] if mode == "--check" => (false, dir),
-        [mode, entry] if mode == "--print-ir" => {
-            return match print_ir(entry) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(message) => {
-                    eprintln!("symm-kernels: {message}");
-                    ExitCode::FAILURE
-                }
-            };
-        }
-        [flag] if flag == "--help" || flag == "-h" => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        _ => {
-            eprintln!("symm-kernels: {USAGE}");
-            return ExitCode::from(2);
-        }
+    let cli = Cli::parse();
+    let result = match (cli.write, cli.check, cli.print_ir) {
+        (Some(dir), _, _) => run(true, &dir),
+        (None, Some(dir), _) => run(false, &dir),
+        (None, None, Some(entry)) => print_ir(&entry),
+        // clap requires one of them.
+        (None, None, None) => return ExitCode::from(2),
     };
-    match run(write, Path::new(dir)) {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("symm-kernels: {message}");

@@ -14,6 +14,7 @@
 //! documents them. Paths are relative to the repository, the folder above
 //! the file's.
 
+use clap::{ArgGroup, Parser};
 use melior::{Context, ir::Module, pass::PassManager};
 use std::{
     fmt::Write as _,
@@ -22,7 +23,6 @@ use std::{
 };
 use symm_passes::PassDescriptor;
 
-const USAGE: &str = "usage: symm-pass-docs (--write | --check) FILE";
 /// Longest example input shown, in lines.
 const EXAMPLE_LINES: usize = 70;
 /// Lines of an example's output shown.
@@ -30,19 +30,29 @@ const EXAMPLE_OUTPUT_LINES: usize = 60;
 /// The TableGen file of the C++ passes, from the repository.
 const CPP_PASSES: &str = "dialects/include/symm/Conversion/Passes.td";
 
+#[derive(Parser, Debug)]
+#[command(
+    name = "symm-pass-docs",
+    version,
+    about = "Generates docs/passes.md from the pass registry, or checks that it is current"
+)]
+#[command(group(ArgGroup::new("mode").required(true).args(["write", "check"])))]
+struct Cli {
+    /// Regenerate FILE.
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Exit 1 if FILE is not what would be generated now.
+    #[arg(long, value_name = "FILE")]
+    check: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (write, file) = match args.as_slice() {
-        [mode, file] if mode == "--write" => (true, PathBuf::from(file)),
-        [mode, file] if mode == "--check" => (false, PathBuf::from(file)),
-        [flag] if flag == "--help" || flag == "-h" => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        _ => {
-            eprintln!("symm-pass-docs: {USAGE}");
-            return ExitCode::from(2);
-        }
+    let cli = Cli::parse();
+    let (write, file) = match (cli.write, cli.check) {
+        (Some(file), _) => (true, file),
+        (None, Some(file)) => (false, file),
+        // clap requires one of them.
+        (None, None) => return ExitCode::from(2),
     };
     match run(write, &file) {
         Ok(()) => ExitCode::SUCCESS,
