@@ -114,6 +114,7 @@ impl Collectives {
     pub fn for_group(group: &mut Group, timeout: Duration) -> Result<Self> {
         let mut collectives = Self::new(timeout)?;
         if !group.peer_access {
+            log::info!("no peer access between the ranks: all-reduces go through NCCL");
             collectives.nccl = Some(NcclComm::init(group)?);
         }
         Ok(collectives)
@@ -205,6 +206,13 @@ impl Collectives {
             _ => vectors,
         };
         let blocks = grid_blocks(per_rank, variant.most_blocks()) as u32;
+        log::debug!(
+            "all-reduce of {} B on '{}': {} ({} blocks)",
+            elements * dtype.bytes(),
+            input.id,
+            entry.name,
+            blocks.min(self.max_blocks)
+        );
         let mut params = Params::default();
         params
             .u64(self.descriptor(input)?)

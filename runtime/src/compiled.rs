@@ -325,12 +325,20 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
         };
         let id = function as u64;
         match session.compiled.graphs.step(id, &key) {
-            Step::Run => Ok(1),
+            Step::Run => {
+                log::debug!("compiled function {id:#x}: first call with these arguments, eager");
+                Ok(1)
+            }
             Step::Capture => {
+                log::info!(
+                    "compiled function {id:#x}: capturing a CUDA graph ({} graphs captured so far)",
+                    session.compiled.graphs.captures()
+                );
                 Graph::begin_capture(&stream)?;
                 Ok(1)
             }
             Step::Replay(index) => {
+                log::debug!("compiled function {id:#x}: replaying graph {index}");
                 let graph =
                     session.compiled.graphs.graph(id, index).ok_or_else(|| {
                         Error::InvalidArgument("a cached graph disappeared".into())
@@ -424,6 +432,7 @@ pub unsafe extern "C" fn symm_rt_global(
         let local = buffer.local();
         let pool = Pool::new(buffer, &session.collectives)?;
         session.compiled.globals.insert(id, pool);
+        log::info!("compiled program's symmetric pool {id:016x}: {bytes} B");
         Ok(local as *mut c_void)
     })
 }

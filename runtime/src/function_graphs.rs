@@ -39,6 +39,8 @@ struct FunctionGraphs {
 #[derive(Default)]
 pub struct FunctionGraphCache {
     functions: HashMap<u64, FunctionGraphs>,
+    /// Graphs captured, over every function, since the start.
+    captures: u64,
 }
 
 impl FunctionGraphCache {
@@ -58,6 +60,11 @@ impl FunctionGraphCache {
         }
         state.seen.push(arguments.to_vec());
         Step::Run
+    }
+
+    /// Graphs captured so far, over every function.
+    pub fn captures(&self) -> u64 {
+        self.captures
     }
 
     /// The graph at `index` of `function` (from `Step::Replay`).
@@ -80,6 +87,7 @@ impl FunctionGraphCache {
     pub fn captured(&mut self, function: u64, graph: Graph) -> Option<&Graph> {
         let state = self.functions.get_mut(&function)?;
         let key = state.capturing.take()?;
+        self.captures += 1;
         if state.graphs.len() == GRAPHS_PER_FUNCTION {
             state.graphs.remove(0);
         }

@@ -106,6 +106,9 @@ impl Group {
     /// Joins: rank 0 serves the store; everyone agrees on a job name (used
     /// to name the descriptor sockets) and meets at a barrier.
     pub fn join(config: GroupConfig) -> Result<Self> {
+        crate::logging::init();
+        crate::logging::set_rank(config.rank);
+        let started = std::time::Instant::now();
         let server = if config.rank == 0 {
             Some(StoreServer::start(config.store)?)
         } else {
@@ -134,6 +137,19 @@ impl Group {
         let forced = std::env::var("SYMM_FORCE_NCCL").is_ok_and(|v| v == "1");
         let peer_access = !forced && hosts.iter().all(|h| h == host.as_bytes());
         store.barrier("join", config.rank, config.world_size, config.timeout)?;
+        log::info!(
+            "joined group of {} ranks at {} in {:.1} ms; peer access: {}",
+            config.world_size,
+            config.store,
+            started.elapsed().as_secs_f64() * 1e3,
+            if peer_access {
+                "yes"
+            } else if forced {
+                "no (SYMM_FORCE_NCCL=1)"
+            } else {
+                "no (ranks on several hosts)"
+            }
+        );
         Ok(Self {
             config,
             peer_access,

@@ -16,6 +16,7 @@ pub mod function_graphs;
 pub mod group;
 pub mod launcher;
 pub mod library;
+pub mod logging;
 pub mod mgpu;
 pub mod nccl;
 pub mod session;

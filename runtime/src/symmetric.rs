@@ -213,6 +213,16 @@ impl SymmetricBuffer {
         group
             .store
             .barrier(&format!("alloc/{id}/ready"), rank, world, timeout)?;
+        log::info!(
+            "symmetric buffer '{id}': {bytes} B of data, 2 staging slots of {staging_slot} B, \
+             signal pad; {mapped_bytes} B mapped per rank, {} ranks{}",
+            world,
+            if p2p {
+                ", peers mapped"
+            } else {
+                ", no peer access"
+            }
+        );
         Ok(buffer)
     }
 

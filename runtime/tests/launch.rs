@@ -187,3 +187,32 @@ fn a_signal_to_the_launcher_stops_its_ranks() {
         text(&left.stdout)
     );
 }
+
+#[test]
+fn symm_log_shows_the_rendezvous_and_nothing_prints_by_default() {
+    let (quiet, _) = launch(2, &["rendezvous"], &[]);
+    assert!(quiet.status.success());
+    assert!(
+        !text(&quiet.stderr).contains("[symm"),
+        "{}",
+        text(&quiet.stderr)
+    );
+    let (loud, _) = launch(2, &["rendezvous"], &[("SYMM_LOG", "info")]);
+    assert!(loud.status.success());
+    let stderr = text(&loud.stderr);
+    for rank in 0..2 {
+        assert!(
+            stderr.contains(&format!(
+                "[rank {rank}] [symm rank {rank}] info: joined group of 2 ranks at 127.0.0.1:"
+            )),
+            "{stderr}"
+        );
+    }
+    let (bad, _) = launch(1, &["rendezvous"], &[("SYMM_LOG", "loud")]);
+    assert!(bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("SYMM_LOG=loud is not a level"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
