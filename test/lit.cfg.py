@@ -46,6 +46,10 @@ llvm_config.add_tool_substitutions(
 )
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
 config.substitutions.append(("%repo", repo_root))
+config.substitutions.append(("%symm_tools_dir", config.symm_tools_dir))
+# CMake, Ninja and pkg-config, for the installed package's test.
+if all(shutil.which(tool) for tool in ("cmake", "ninja", "pkg-config")):
+    config.available_features.add("cmake")
 
 # symm-compile and the runtime library, for the Integration tests.
 compile_tool = os.path.join(config.symm_tools_dir, "symm-compile")

@@ -15,7 +15,8 @@ pub const ENV: &str = "SYMM_LIBDEVICE";
 const INSTALLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../.deps/libdevice");
 
 /// The libdevice to link: `explicit` (a `--libdevice` flag) if given, else
-/// `$SYMM_LIBDEVICE`, else the copy `./dev setup` installed, else a CUDA
+/// `$SYMM_LIBDEVICE`, else an installed tree's (`PREFIX/share/symm`, beside
+/// the running tool's `bin/`), else the copy `./dev setup` installed, else a CUDA
 /// toolkit's (`$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`). A path given
 /// explicitly or by the environment must exist; `Ok(None)` means none was
 /// found, so kernels calling math functions fail to compile, by name.
@@ -33,7 +34,14 @@ pub fn find(explicit: Option<&Path>) -> Result<Option<PathBuf>, String> {
         .filter_map(std::env::var_os)
         .map(|root| PathBuf::from(root).join("nvvm/libdevice"))
         .chain([PathBuf::from("/usr/local/cuda/nvvm/libdevice")]);
-    Ok(std::iter::once(PathBuf::from(INSTALLED))
+    // An installed symm-compile (./dev install) finds it in
+    // PREFIX/share/symm, beside its own bin/.
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("share/symm")));
+    Ok(beside
+        .into_iter()
+        .chain([PathBuf::from(INSTALLED)])
         .chain(toolkits)
         .map(|folder| folder.join(FILE_NAME))
         .find_map(|path| checked(&path).ok()))

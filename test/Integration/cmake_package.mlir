@@ -1,0 +1,33 @@
+// The installed tree, as a C++ user consumes it: `./dev install` puts the
+// tools, the runtime (static and shared), its headers, libdevice, a CMake
+// package and a pkg-config file under a prefix; examples/cpp then builds
+// with find_package(symm), its compiled layers through
+// symm_add_mlir_library (symm-compile at build time).
+//
+// REQUIRES: symm-compile, cmake
+// RUN: rm -rf %t && %repo/dev install --prefix %t/prefix --from %symm_tools_dir 2>&1 | FileCheck %s --check-prefix=INSTALL
+// INSTALL: installed symm {{[0-9.]+}} into {{.*}}prefix
+// RUN: cmake -S %repo/examples/cpp -B %t/build -G Ninja -DCMAKE_PREFIX_PATH=%t/prefix > %t/configure.log
+// RUN: cmake --build %t/build > %t/build.log
+// RUN: FileCheck %s --check-prefix=BUILD < %t/build.log
+// BUILD-DAG: symm-compile ../tp_mlp.mlir
+// BUILD-DAG: symm-compile ../llama_mlp.mlir
+// BUILD-DAG: Linking CXX executable allreduce
+// BUILD-DAG: Linking CXX executable tp_mlp
+// BUILD-DAG: Linking CXX executable llama_mlp
+// BUILD-DAG: Linking CXX executable llama_attn_out
+// The compiled layer's header sits on its library's include path.
+// RUN: test -f %t/build/tp_mlp_layer/tp_mlp.h && test -x %t/build/llama_mlp
+
+// pkg-config gives the flags and the link line the README's c++ line has.
+// RUN: env PKG_CONFIG_PATH=%t/prefix/lib/pkgconfig pkg-config --cflags --libs symm | FileCheck %s --check-prefix=PC
+// PC: -I{{.*}}prefix/include {{.*}}prefix/lib/libsymm_runtime.a -lpthread -ldl -lm
+
+// The installed compiler runs from the prefix and finds its libdevice there.
+// RUN: %t/prefix/bin/symm-compile --version | FileCheck %s --check-prefix=VERSION
+// VERSION: symm-compile {{[0-9.]+}}
+// RUN: test -f %t/prefix/share/symm/libdevice.10.bc || ! test -f %repo/.deps/libdevice/libdevice.10.bc
+
+// A missing prefix is a clear CMake error, not a build that links nothing.
+// RUN: not cmake -S %repo/examples/cpp -B %t/nowhere -G Ninja -DCMAKE_PREFIX_PATH=%t/missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: Could not find a package configuration file provided by "symm"
