@@ -7,13 +7,11 @@
 //! synchronizing calls bit for bit, and times both. The Rust twin of
 //! examples/cpp/llama_mlp.cpp.
 //!
-//!   symm-compile examples/llama_mlp.mlir -o llama_mlp.o && ar rcs libllama_mlp.a llama_mlp.o
-//!   cargo rustc --release -p symm-runtime --example llama_mlp --features compiled-examples \
-//!       -- -L native=. -l static=llama_mlp
-//!   symm-launch -n 2 target/release/examples/llama_mlp DIR [M,...]
+//!   cargo build --release -p symm-examples   # build.rs compiles examples/llama_mlp.mlir
+//!   symm-launch -n 2 target/release/llama_mlp DIR [M,...]
 //!
 //! (test/Integration/llama_mlp_rust.mlir builds it with rustc against the
-//! runtime's rlib, the same link.)
+//! runtime's rlib, the same link as cargo's.)
 
 use std::{ffi::c_void, process::ExitCode, time::Instant};
 use symm_runtime::{

@@ -3,13 +3,11 @@
 //! tensor-parallel MLP and checks the result against the unsharded model.
 //! The Rust twin of examples/cpp/tp_mlp.cpp.
 //!
-//!   symm-compile examples/tp_mlp.mlir -o tp_mlp.o && ar rcs libtp_mlp.a tp_mlp.o
-//!   cargo rustc --release -p symm-runtime --example tp_mlp --features compiled-examples \
-//!       -- -L native=. -l static=tp_mlp
-//!   symm-launch -n 2 target/release/examples/tp_mlp
+//!   cargo build --release -p symm-examples   # build.rs compiles examples/tp_mlp.mlir
+//!   symm-launch -n 2 target/release/tp_mlp
 //!
 //! (test/Integration/tp_mlp_rust.mlir builds it with rustc against the
-//! runtime's rlib instead, the same link.)
+//! runtime's rlib instead, the same link as cargo's.)
 
 use std::{ffi::c_void, process::ExitCode, time::Instant};
 use symm_runtime::{

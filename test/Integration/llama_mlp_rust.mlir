@@ -1,8 +1,8 @@
 // The Rust side of the Llama MLP: link the object symm-compile made from
 // examples/llama_mlp.mlir into examples/rust/llama_mlp.rs with rustc against
-// the runtime's rlib, as `cargo rustc --example llama_mlp --features
-// compiled-examples -- -l static=llama_mlp` does. Without a GPU it says so
-// and exits 0; the device machine runs it (bench/results/*issue12*).
+// the runtime's rlib, the link `cargo build -p symm-examples` makes (its
+// build.rs compiles through symm-build). Without a GPU it says so and
+// exits 0; the device machine runs it (bench/results/*issue12*).
 // REQUIRES: symm-compile, rustc
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/llama_mlp.o

@@ -1,8 +1,8 @@
 // The Rust side of the flow: link the object symm-compile made from
 // examples/tp_mlp.mlir into examples/rust/tp_mlp.rs, with rustc against the
-// runtime's rlib (what `cargo rustc --example tp_mlp --features
-// compiled-examples -- -l static=tp_mlp` does), and run it. Without a GPU it
-// says so and exits 0; on the device machine it runs under symm-launch.
+// runtime's rlib (the link `cargo build -p symm-examples` makes, whose
+// build.rs compiles through symm-build), and run it. Without a GPU it says
+// so and exits 0; on the device machine it runs under symm-launch.
 // REQUIRES: symm-compile, rustc
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %symm-compile %examples/tp_mlp.mlir -o %t/tp_mlp.o

@@ -1,0 +1,291 @@
+//! `symm-compile`: a symm MLIR program to a host object file with its GPU
+//! kernels embedded (PTX, JIT-compiled by the driver at load), plus a C
+//! header declaring its entry points. Link the object with
+//! `libsymm_runtime` and run it under `symm-launch`. The compiler is this
+//! library (`compile`), which the `symm-compile` binary and `symm-build`
+//! (for Rust build scripts) call.
+//!
+//! ```text
+//! symm-compile examples/tp_mlp.mlir -o tp_mlp.o [--emit=llvm,ptx,mlir]
+//!              [--no-fuse-epilogue] [--one-shot-max-bytes=N]
+//! ```
+
+pub mod args;
+mod header;
+mod location;
+
+pub use args::{Args, Emit, Libdevice};
+use melior::{
+    Context,
+    ir::{BlockLike, Module, RegionLike, operation::OperationLike},
+    pass::PassManager,
+};
+use std::{ffi::CString, path::Path};
+use symm_passes::{libdevice, ptx, registration::upstream_gpu_to_llvm};
+
+/// The pass pipeline for `args`, on `builtin.module`, linking `libdevice`.
+fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
+    let fuse = if args.fuse_epilogue {
+        ",symm-mem-fuse-epilogue"
+    } else {
+        ""
+    };
+    // Selection comes before realize: a two-shot's output may need to
+    // become symmetric (its push lands in the peers' outputs).
+    let max = args.one_shot_max_bytes;
+    format!(
+        "builtin.module(func.func(symm-mem-to-dps{fuse},\
+         symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
+         symm-mem-expand-collectives{{one-shot-max-bytes={max}}},gpu.module(inline),\
+         convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
+         {upstream})",
+        graphs = args.cuda_graphs,
+        upstream = upstream_gpu_to_llvm(libdevice),
+    )
+}
+
+/// Reports a crash of MLIR or LLVM (recovered) and ends the process at
+/// once: their state is whatever the crash left, so no destructor may run
+/// over it (dialects/include/symm-c/Recovery.h).
+/// Prints `message` and ends the process with status 1 at once, without
+/// destructors: MLIR's state is not to be trusted after it.
+fn crashed(message: &str) -> ! {
+    eprintln!("symm-compile: {message}");
+    unsafe extern "C" {
+        fn _exit(status: i32) -> !;
+    }
+    // SAFETY: ends the process; stderr is unbuffered.
+    unsafe { _exit(1) }
+}
+
+/// Compiles `args.input` into `args.output` (an object) and its header
+/// beside it, with the extra outputs `args.emit` asks for. Errors are
+/// messages (the input's diagnostics were printed on stderr first); a
+/// crash of MLIR or LLVM ends the process, whose state it left undefined.
+pub fn compile(args: &Args) -> Result<(), String> {
+    symm_dialects::recovery::enable_recovery();
+    symm_passes::register_passes();
+    let context = symm_dialects::create_context();
+    // Crash recovery sees faults on this thread only.
+    context.enable_multi_threading(false);
+    print_diagnostics(&context);
+
+    let libdevice = match &args.libdevice {
+        Libdevice::Search => libdevice::find(None)?,
+        Libdevice::Path(path) => libdevice::find(Some(path))?,
+        Libdevice::Off => None,
+    };
+    let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
+
+    let module = parse(&context, &args.input)?;
+    let entries = header::entry_points(&module)?;
+
+    let pass_manager = PassManager::new(&context);
+    let pipeline = pipeline(args, libdevice);
+    melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline)
+        .map_err(|error| format!("internal error: the pipeline does not parse: {error}"))?;
+    // SAFETY: a live pass manager and module.
+    let status = unsafe {
+        symm_dialects::ffi::symmRunPassManagerRecovering(
+            pass_manager.to_raw(),
+            module.as_operation().to_raw(),
+        )
+    };
+    match status {
+        symm_dialects::ffi::SYMM_RUN_OK => {}
+        symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
+            "{}: internal error: MLIR crashed while compiling it ({}); it is a bug that the \
+             input triggers: please report it with the input",
+            args.input,
+            symm_dialects::recovery::last_crash()
+        )),
+        _ => {
+            return Err(format!(
+                "{} does not compile (see the errors above)",
+                args.input
+            ));
+        }
+    }
+    check_lowered(&module)?;
+
+    let stem = args.output.with_extension("");
+    let lowered = symm_dialects::op_text(module.as_operation().to_raw());
+    let header_path = stem.with_extension("h");
+    write(
+        &header_path,
+        &header::render(&args.input, &entries, &header::lowered_entries(&module)),
+    )?;
+    if args.emit.contains(&Emit::Mlir) {
+        write(&stem.with_extension("llvm.mlir"), &lowered)?;
+    }
+    let kernels = ptx::extract(&lowered);
+    ptx::check_resolved(&kernels)?;
+    if args.emit.contains(&Emit::Ptx) {
+        write(&stem.with_extension("ptx"), &kernels)?;
+    }
+    let llvm_ir = args
+        .emit
+        .contains(&Emit::Llvm)
+        .then(|| c_path(&stem.with_extension("ll")))
+        .transpose()?;
+    let object = c_path(&args.output)?;
+    let mut error = String::new();
+    // SAFETY: a live module, NUL-terminated paths, and a callback that
+    // appends to `error`, which outlives the call.
+    let ok = unsafe {
+        symm_dialects::ffi::symmEmitLLVM(
+            module.as_operation().to_raw(),
+            llvm_ir.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()),
+            object.as_ptr(),
+            Some(append_message),
+            (&mut error as *mut String).cast(),
+        )
+    };
+    if !ok {
+        return Err(error);
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn append_message(text: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the String passed to symmEmitLLVM; `text` is valid
+    // for `length` bytes.
+    unsafe {
+        let bytes = std::slice::from_raw_parts(text.data.cast::<u8>(), text.length);
+        (*data.cast::<String>()).push_str(&String::from_utf8_lossy(bytes));
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| format!("{} contains a NUL byte", path.display()))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Parses `path` with file locations, so diagnostics point into it; a
+/// crash of MLIR's parser is an error at the line that makes it crash.
+fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
+    if !Path::new(path).is_file() {
+        return Err(format!("{path}: no such file"));
+    }
+    let mut raw = mlir_sys::MlirModule {
+        ptr: std::ptr::null_mut(),
+    };
+    let mut crash_line = 0;
+    // SAFETY: a live context, a path that outlives the call, out-pointers
+    // to locals.
+    let status = unsafe {
+        symm_dialects::ffi::symmParseFileRecovering(
+            context.to_raw(),
+            mlir_sys::MlirStringRef {
+                data: path.as_ptr().cast(),
+                length: path.len(),
+            },
+            &mut raw,
+            &mut crash_line,
+        )
+    };
+    match status {
+        symm_dialects::ffi::SYMM_RUN_OK if !raw.ptr.is_null() => {
+            // SAFETY: a fresh module owned by nobody else.
+            Ok(unsafe { Module::from_raw(raw) })
+        }
+        symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
+            "{path}:{}:1: error: internal error in the MLIR parser ({}) on this line; it is an \
+             MLIR bug that the input triggers: please report it with the input",
+            crash_line.max(1),
+            symm_dialects::recovery::last_crash()
+        )),
+        // MLIR 22's parser can free an operation and write to it while it
+        // cleans up after some errors (test/Integration/untrusted_input.mlir,
+        // block_twice); tearing the context down afterwards then crashed
+        // about one run in five. The input is rejected either way: end
+        // without the teardown.
+        _ => crashed(&format!("{path} does not parse (see the errors above)")),
+    }
+}
+
+/// After the pipeline only the LLVM dialect and the embedded kernels may
+/// remain; anything else names the op and where it came from.
+fn check_lowered(module: &Module) -> Result<(), String> {
+    let mut leftovers = Vec::new();
+    collect_leftovers(&module.as_operation(), &mut leftovers);
+    if leftovers.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "these ops were not lowered to LLVM:\n{}",
+        leftovers.join("\n")
+    ))
+}
+
+fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<String>) {
+    let name = op.name().as_string_ref().as_str().unwrap_or("").to_owned();
+    // gpu.launch_func stays: the LLVM IR translation turns it into the
+    // mgpu* launch calls.
+    let allowed = name.starts_with("llvm.")
+        || matches!(
+            name.as_str(),
+            "builtin.module" | "gpu.binary" | "gpu.launch_func"
+        );
+    if !allowed {
+        out.push(format!(
+            "  {}: '{name}'",
+            location::plain(&symm_dialects::location_text(op.location().to_raw()))
+        ));
+        return;
+    }
+    if name == "gpu.binary" {
+        return;
+    }
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            let mut next = b.first_operation();
+            while let Some(inner) = next {
+                collect_leftovers(&inner, out);
+                next = inner.next_in_block();
+            }
+            block = b.next_in_region();
+        }
+    }
+}
+
+/// Prints diagnostics as `file:line:col: error: message`. Messages and
+/// locations may hold any bytes the input did (they quote it): they are
+/// printed lossily, never trusted to be UTF-8.
+fn print_diagnostics(context: &Context) {
+    // SAFETY: a live context; the handler is a plain function with no data.
+    unsafe {
+        mlir_sys::mlirContextAttachDiagnosticHandler(
+            context.to_raw(),
+            Some(print_diagnostic),
+            std::ptr::null_mut(),
+            None,
+        );
+    }
+}
+
+unsafe extern "C" fn print_diagnostic(
+    diagnostic: mlir_sys::MlirDiagnostic,
+    _: *mut std::ffi::c_void,
+) -> mlir_sys::MlirLogicalResult {
+    use mlir_sys::{
+        MlirDiagnosticSeverity_MlirDiagnosticError as ERROR,
+        MlirDiagnosticSeverity_MlirDiagnosticNote as NOTE,
+        MlirDiagnosticSeverity_MlirDiagnosticWarning as WARNING,
+    };
+    // SAFETY: MLIR passes a live diagnostic for the duration of the call.
+    let severity = match unsafe { mlir_sys::mlirDiagnosticGetSeverity(diagnostic) } {
+        ERROR => "error",
+        WARNING => "warning",
+        NOTE => "note",
+        _ => return mlir_sys::MlirLogicalResult { value: 1 },
+    };
+    let (location, message) = symm_dialects::diagnostic_text(diagnostic);
+    eprintln!("{}: {severity}: {message}", location::plain(&location));
+    mlir_sys::MlirLogicalResult { value: 1 }
+}
