@@ -1,7 +1,9 @@
 /* symm_runtime.h - the C ABI of symm's runtime (libsymm_runtime.a / .so).
  *
  * One process per GPU, started by symm-launch or torchrun (RANK,
- * WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT). Every function that
+ * WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; SYMM_STORE_PORT, when
+ * set, is the runtime's store port instead of MASTER_PORT, which
+ * torch.distributed's store holds in the same job). Every function that
  * returns int gives 0 on success and -1 on failure, with the reason in
  * symm_last_error(). CUDA is loaded at run time.
  */

@@ -54,7 +54,8 @@ impl GroupConfig {
     }
 
     /// Reads the torchrun environment. `SYMM_TIMEOUT_S` overrides the
-    /// rendezvous timeout.
+    /// rendezvous timeout; `SYMM_STORE_PORT`, the store's port (else
+    /// `MASTER_PORT`).
     pub fn from_env() -> Result<Self> {
         let rank = number("RANK")?;
         let world_size = number("WORLD_SIZE")?;
@@ -64,7 +65,13 @@ impl GroupConfig {
             )));
         }
         let local_rank = number("LOCAL_RANK").unwrap_or(rank);
-        let address = format!("{}:{}", var("MASTER_ADDR")?, var("MASTER_PORT")?);
+        // Under torchrun beside torch.distributed, whose store holds
+        // MASTER_PORT, SYMM_STORE_PORT gives ours another.
+        let port = match std::env::var("SYMM_STORE_PORT") {
+            Ok(port) => port,
+            Err(_) => var("MASTER_PORT")?,
+        };
+        let address = format!("{}:{port}", var("MASTER_ADDR")?);
         let store = address
             .to_socket_addrs()
             .map_err(|e| Error::io(format!("cannot resolve {address}"), e))?

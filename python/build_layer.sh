@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds a compiled layer's shared library for the Python package:
+#   python/build_layer.sh PROGRAM.mlir OUT_DIR [RUNTIME_DIR]
+# compiles PROGRAM.mlir with symm-compile and links the object against
+# libsymm_runtime.so (from RUNTIME_DIR, default target/release), which it
+# copies beside the layer: OUT_DIR/lib<stem>.so finds OUT_DIR/
+# libsymm_runtime.so through its rpath ($ORIGIN).
+set -euo pipefail
+program=${1:?usage: build_layer.sh PROGRAM.mlir OUT_DIR [RUNTIME_DIR]}
+out=${2:?usage: build_layer.sh PROGRAM.mlir OUT_DIR [RUNTIME_DIR]}
+runtime=${3:-target/release}
+stem=$(basename "$program" .mlir)
+mkdir -p "$out"
+"$runtime/symm-compile" "$program" -o "$out/$stem.o"
+cp "$runtime/libsymm_runtime.so" "$out/"
+c++ -shared -o "$out/lib$stem.so" "$out/$stem.o" -L"$out" -lsymm_runtime -Wl,-rpath,'$ORIGIN'
+rm "$out/$stem.o"
+echo "built $out/lib$stem.so (entry points: $out/$stem.h)"
