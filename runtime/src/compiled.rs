@@ -50,6 +50,15 @@ pub struct CompiledState {
     agreed_tokens: std::collections::BTreeSet<i64>,
 }
 
+impl Drop for CompiledState {
+    fn drop(&mut self) {
+        let (captures, replays) = (self.graphs.captures(), self.graphs.replays());
+        if captures > 0 {
+            log::info!("CUDA graphs of compiled functions: {captures} captured, {replays} replays");
+        }
+    }
+}
+
 /// A persistent pool and the device address of its descriptor
 /// (`symm_protocol::Descriptor`), which compiled kernels read the pool's
 /// tables and staging layout from.

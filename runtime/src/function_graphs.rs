@@ -41,6 +41,8 @@ pub struct FunctionGraphCache {
     functions: HashMap<u64, FunctionGraphs>,
     /// Graphs captured, over every function, since the start.
     captures: u64,
+    /// Replays, over every function, since the start.
+    replays: u64,
 }
 
 impl FunctionGraphCache {
@@ -48,6 +50,7 @@ impl FunctionGraphCache {
     pub fn step(&mut self, function: u64, arguments: &[u64]) -> Step {
         let state = self.functions.entry(function).or_default();
         if let Some(at) = state.graphs.iter().position(|(key, _)| key == arguments) {
+            self.replays += 1;
             return Step::Replay(at);
         }
         if let Some(at) = state.seen.iter().position(|key| key == arguments) {
@@ -65,6 +68,11 @@ impl FunctionGraphCache {
     /// Graphs captured so far, over every function.
     pub fn captures(&self) -> u64 {
         self.captures
+    }
+
+    /// Replays so far, over every function.
+    pub fn replays(&self) -> u64 {
+        self.replays
     }
 
     /// The graph at `index` of `function` (from `Step::Replay`).
@@ -113,6 +121,7 @@ mod tests {
         assert_eq!(cache.step(1, &[10, 20]), Step::Run);
         assert_eq!(cache.step(1, &[10, 20]), Step::Capture);
         assert!(cache.capturing(1));
+        assert_eq!((cache.captures(), cache.replays()), (0, 0));
         // Other arguments or another function start over.
         assert_eq!(cache.step(1, &[10, 21]), Step::Run);
         assert_eq!(cache.step(2, &[10, 20]), Step::Run);

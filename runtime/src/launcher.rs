@@ -1,8 +1,9 @@
 //! `symm-launch -n N prog args...`: runs N ranks of `prog` with the
 //! torchrun environment, prefixes each output line with its rank, and when
 //! one rank fails, stops the others and exits with that rank's status.
-//! A signal to the launcher (SIGINT, SIGTERM, SIGHUP) stops the ranks and
-//! exits with 128 + the signal; ranks still running after the timeout are
+//! A signal to the launcher (SIGINT, SIGTERM, SIGHUP) is forwarded to the
+//! ranks (SIGKILL after 3 s for those still running); it then exits with
+//! 128 + the signal; ranks still running after the timeout are
 //! stopped, with status 124. The command line is the binary's
 //! (tools/symm-launch).
 
@@ -119,7 +120,7 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
             let signal = RECEIVED.load(Ordering::SeqCst);
             let late = spec.timeout.is_some_and(|limit| started.elapsed() > limit);
             if signal != 0 {
-                eprintln!("symm-launch: received signal {signal}; stopping the ranks");
+                eprintln!("symm-launch: received signal {signal}; forwarding it to the ranks");
                 stopped = Some(128 + signal);
             } else if late {
                 eprintln!(
@@ -129,7 +130,9 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
                 stopped = Some(TIMED_OUT);
             }
             if stopped.is_some() {
-                stop_all(&mut children, &exited);
+                // The signal itself when there is one, else SIGTERM.
+                let with = if signal != 0 { signal } else { libc::SIGTERM };
+                stop_all(&mut children, &exited, with);
             }
         }
         for (rank, child) in children.iter_mut().enumerate() {
@@ -146,7 +149,7 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
             if !status.success() && failure.is_none() && stopped.is_none() {
                 failure = Some((rank, status));
                 eprintln!("symm-launch: rank {rank} failed ({status}); stopping the other ranks");
-                stop_all(&mut children, &exited);
+                stop_all(&mut children, &exited, libc::SIGTERM);
             }
         }
         thread::sleep(Duration::from_millis(10));
@@ -161,11 +164,11 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
     })
 }
 
-/// SIGTERM, then SIGKILL after a grace period, to every rank still running.
-fn stop_all(children: &mut [Child], exited: &[bool]) {
+/// `signal`, then SIGKILL after a grace period, to every rank still running.
+fn stop_all(children: &mut [Child], exited: &[bool], signal: libc::c_int) {
     for (child, _) in children.iter().zip(exited).filter(|(_, done)| !**done) {
         // SAFETY: signalling a child we started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        unsafe { libc::kill(child.id() as i32, signal) };
     }
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {

@@ -174,9 +174,9 @@ fn a_signal_to_the_launcher_stops_its_ranks() {
         .expect("runs");
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: signalling the child we started.
-    unsafe { libc::kill(launcher.id() as i32, libc::SIGTERM) };
+    unsafe { libc::kill(launcher.id() as i32, libc::SIGINT) };
     let status = launcher.wait().expect("waits");
-    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
     let left = Command::new("pgrep")
         .args(["-f", &marker])
         .output()

@@ -14,8 +14,8 @@ use symm_runtime::launcher::{LaunchSpec, launch};
              MASTER_ADDR, ...), each output line prefixed with its rank",
     after_help = "When a rank fails, the others are stopped (SIGTERM, then SIGKILL after 3 s) \
                   and the launcher exits with that rank's status. A SIGINT, SIGTERM or SIGHUP \
-                  to the launcher stops the ranks the same way; it then exits with 128 + the \
-                  signal. NVLink multicast stays off (NCCL_NVLS_ENABLE=0, \
+                  to the launcher is forwarded to the ranks (SIGKILL after 3 s); it then exits \
+                  with 128 + the signal. NVLink multicast stays off (NCCL_NVLS_ENABLE=0, \
                   TORCH_SYMM_MEM_DISABLE_MULTICAST=1)."
 )]
 struct Cli {
