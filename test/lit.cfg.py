@@ -47,6 +47,14 @@ llvm_config.add_tool_substitutions(
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
 config.substitutions.append(("%repo", repo_root))
 config.substitutions.append(("%symm_tools_dir", config.symm_tools_dir))
+# ptxas (./dev setup installs one in .deps/ptxas), to assemble the kernels.
+ptxas = os.path.join(repo_root, ".deps", "ptxas", "ptxas")
+if not os.access(ptxas, os.X_OK):
+    ptxas = shutil.which("ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
 # CMake, Ninja and pkg-config, for the installed package's test.
 if all(shutil.which(tool) for tool in ("cmake", "ninja", "pkg-config")):
     config.available_features.add("cmake")
