@@ -1,0 +1,153 @@
+"""The Llama-3-8B tensor-parallel MLP block (RMSNorm, gate and up
+projections, SiLU, down projection, all-reduce, residual; bf16, D 4096,
+F 14336) in torch's variants beside the compiled one (examples/llama_mlp.mlir
+through the symm package), in one process per GPU, on the same GPUs:
+
+  torch: all-reduce by NCCL, by symm_mem one-shot (the down projection
+  writes into the symmetric buffer) or two-shot in place; gate and up as
+  one GEMM (as serving engines do) or two; eager, or replayed from a CUDA
+  graph of 10 calls.  symm: the compiled layer's async entry point (its
+  own CUDA graph after the second call), on a side stream when torch's
+  current stream is the legacy default one.
+
+    python/build_layer.sh examples/llama_mlp.mlir build/layers
+    SYMM_RUNTIME_LIB=build/layers/libsymm_runtime.so PYTHONPATH=python \\
+      torchrun --nproc_per_node=2 bench/model/layer_bench.py build/layers/libllama_mlp.so
+
+One JSON line per token count on rank 0: every variant's µs per call
+(CUDA events, 200 calls after 50), torch's best, ours, and best / ours.
+Outputs are checked against each other first (relative L2 below 2e-2).
+"""
+
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+import symm
+
+D, F, EPS = 4096, 14336, 1e-5
+TOKENS = [1, 16, 128, 2048]
+ITERS, WARMUP = 200, 50
+
+
+def bench(fn, graph):
+    """µs per call of fn: eagerly, or replays of a CUDA graph of 10 calls."""
+    stream = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    if graph:
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                fn()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            for _ in range(10):
+                fn()
+        run, reps, per = g.replay, ITERS // 10, 10
+    else:
+        run, reps, per = fn, ITERS, 1
+    for _ in range(WARMUP // per + 1):
+        run()
+    torch.cuda.synchronize()
+    dist.barrier()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        run()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1000.0 / (reps * per)
+
+
+def rmsnorm(x, weight):
+    # torch's own fused op (what a torch model would call), for the fastest torch side.
+    return torch.nn.functional.rms_norm(x, (D,), weight, EPS)
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    device = torch.device("cuda", torch.cuda.current_device())
+    group = dist.group.WORLD.group_name
+    shard = F // world
+    g = torch.Generator(device="cuda").manual_seed(0)
+
+    def normal(*shape, std):
+        return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
+
+    norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
+    cols = slice(rank * shard, (rank + 1) * shard)
+    w_gate = normal(D, F, std=D**-0.5)[:, cols].contiguous()
+    w_up = normal(D, F, std=D**-0.5)[:, cols].contiguous()
+    w_down = normal(F, D, std=F**-0.5)[cols].contiguous()
+    w_gate_up = torch.cat([w_gate, w_up], dim=1).contiguous()
+
+    runtime = symm.Runtime()
+    layer = symm.Layer(runtime, sys.argv[1], "llama_mlp")
+
+    for m in TOKENS:
+        x = normal(m, D, std=1.0)
+        out = torch.empty_like(x)
+        buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=device)
+        symm_mem.rendezvous(buf, group)
+
+        def hidden(fused):
+            xn = rmsnorm(x, norm)
+            if fused:
+                gu = xn @ w_gate_up
+                return torch.nn.functional.silu(gu[:, :shard]) * gu[:, shard:]
+            return torch.nn.functional.silu(xn @ w_gate) * (xn @ w_up)
+
+        def nccl(fused):
+            partial = hidden(fused) @ w_down
+            dist.all_reduce(partial)
+            return x + partial
+
+        def one_shot(fused):
+            torch.mm(hidden(fused), w_down, out=buf)
+            return x + torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", group)
+
+        def two_shot(fused):
+            torch.mm(hidden(fused), w_down, out=buf)
+            torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", group)
+            return x + buf
+
+        def ours():
+            layer(m, x, norm, w_gate, w_up, w_down, out)
+
+        ours()
+        reference = nccl(False)
+        torch.cuda.synchronize()
+        row = {"m": m}
+        for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]:
+            got = fn(True)
+            torch.cuda.synchronize()
+            error = ((got.float() - reference.float()).norm() / reference.float().norm()).item()
+            row[f"torch_{name}_error"] = error
+            for fused in (False, True):
+                for graph in (False, True):
+                    key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
+                    row[key] = bench(lambda: fn(fused), graph)
+        row["symm_error"] = (
+            (out.float() - reference.float()).norm() / reference.float().norm()
+        ).item()
+        row["symm_us"] = bench(ours, graph=False)
+        best = min((v, k) for k, v in row.items() if k.startswith("torch_") and k.endswith("_us"))
+        row["torch_best"] = best[1]
+        row["torch_best_us"] = best[0]
+        row["best_over_symm"] = best[0] / row["symm_us"]
+        row["checks"] = all(row[k] < 2e-2 for k in row if k.endswith("_error"))
+        if rank == 0:
+            print(json.dumps(row), flush=True)
+    runtime.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
