@@ -20,16 +20,16 @@ Outputs are checked against each other first (relative L2 below 2e-2).
 """
 
 import json
-import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
 
+import llama_tp
 import symm
+from llama_tp import D
 
-D, F, EPS = 4096, 14336, 1e-5
 TOKENS = [1, 16, 128, 2048]
 ITERS, WARMUP = 200, 50
 
@@ -64,62 +64,28 @@ def bench(fn, graph):
     return start.elapsed_time(end) * 1000.0 / (reps * per)
 
 
-def rmsnorm(x, weight):
-    # torch's own fused op (what a torch model would call), for the fastest torch side.
-    return torch.nn.functional.rms_norm(x, (D,), weight, EPS)
-
-
 def main():
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    device = torch.device("cuda", torch.cuda.current_device())
-    group = dist.group.WORLD.group_name
-    shard = F // world
-    g = torch.Generator(device="cuda").manual_seed(0)
-
-    def normal(*shape, std):
-        return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
-
-    norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
-    cols = slice(rank * shard, (rank + 1) * shard)
-    w_gate = normal(D, F, std=D**-0.5)[:, cols].contiguous()
-    w_up = normal(D, F, std=D**-0.5)[:, cols].contiguous()
-    w_down = normal(F, D, std=F**-0.5)[cols].contiguous()
-    w_gate_up = torch.cat([w_gate, w_up], dim=1).contiguous()
-
+    s = llama_tp.setup()
     runtime = symm.Runtime()
     layer = symm.Layer(runtime, sys.argv[1], "llama_mlp")
 
     for m in TOKENS:
-        x = normal(m, D, std=1.0)
+        x = s.normal(m, D, std=1.0)
         out = torch.empty_like(x)
-        buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=device)
-        symm_mem.rendezvous(buf, group)
-
-        def hidden(fused):
-            xn = rmsnorm(x, norm)
-            if fused:
-                gu = xn @ w_gate_up
-                return torch.nn.functional.silu(gu[:, :shard]) * gu[:, shard:]
-            return torch.nn.functional.silu(xn @ w_gate) * (xn @ w_up)
+        buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
+        symm_mem.rendezvous(buf, s.group)
 
         def nccl(fused):
-            partial = hidden(fused) @ w_down
-            dist.all_reduce(partial)
-            return x + partial
+            return llama_tp.nccl(s, x, fused)
 
         def one_shot(fused):
-            torch.mm(hidden(fused), w_down, out=buf)
-            return x + torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", group)
+            return llama_tp.one_shot(s, x, buf, fused)
 
         def two_shot(fused):
-            torch.mm(hidden(fused), w_down, out=buf)
-            torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", group)
-            return x + buf
+            return llama_tp.two_shot(s, x, buf, fused)
 
         def ours():
-            layer(m, x, norm, w_gate, w_up, w_down, out)
+            layer(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
 
         ours()
         reference = nccl(False)
@@ -143,7 +109,7 @@ def main():
         row["torch_best_us"] = best[0]
         row["best_over_symm"] = best[0] / row["symm_us"]
         row["checks"] = all(row[k] < 2e-2 for k in row if k.endswith("_error"))
-        if rank == 0:
+        if s.rank == 0:
             print(json.dumps(row), flush=True)
     runtime.close()
     dist.destroy_process_group()

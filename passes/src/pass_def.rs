@@ -116,10 +116,7 @@ impl PassDescriptor {
     }
 
     pub fn argument(&self) -> &'static str {
-        // SAFETY: built from a 'static CStr in `new`.
-        unsafe { CStr::from_ptr(self.info.argument) }
-            .to_str()
-            .unwrap_or("")
+        text(self.info.argument)
     }
 
     pub(crate) fn raw(&'static self) -> *const ffi::SymmPassInfo {

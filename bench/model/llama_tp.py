@@ -1,0 +1,75 @@
+"""What bench/model's torch scripts share: the Llama-3-8B TP MLP block's
+shapes, this rank's weight shards (every rank draws the full weights alike
+from seed 0 and keeps its columns or rows), and the block in torch with
+symm_mem's one-shot (the down projection written into the symmetric buffer)
+or two-shot in place, gate and up as one GEMM or two."""
+
+import os
+from types import SimpleNamespace
+
+import torch
+import torch.distributed as dist
+
+D, F, EPS = 4096, 14336, 1e-5
+
+
+def rmsnorm(x, weight):
+    # torch's own fused op (what a torch model would call), for the fastest torch side.
+    return torch.nn.functional.rms_norm(x, (D,), weight, EPS)
+
+
+def setup():
+    """Joins torch.distributed (NCCL) and draws this rank's shards."""
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    shard = F // world
+    g = torch.Generator(device="cuda").manual_seed(0)
+
+    def normal(*shape, std):
+        return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
+
+    cols = slice(rank * shard, (rank + 1) * shard)
+    norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
+    w_gate = normal(D, F, std=D**-0.5)[:, cols].contiguous()
+    w_up = normal(D, F, std=D**-0.5)[:, cols].contiguous()
+    w_down = normal(F, D, std=F**-0.5)[cols].contiguous()
+    return SimpleNamespace(
+        rank=rank,
+        world=world,
+        device=torch.device("cuda", torch.cuda.current_device()),
+        group=dist.group.WORLD.group_name,
+        shard=shard,
+        normal=normal,
+        norm=norm,
+        w_gate=w_gate,
+        w_up=w_up,
+        w_down=w_down,
+        w_gate_up=torch.cat([w_gate, w_up], dim=1).contiguous(),
+    )
+
+
+def hidden(s, x, fused):
+    """SiLU(gate) * up of RMSNorm(x), gate and up as one GEMM when `fused`."""
+    xn = rmsnorm(x, s.norm)
+    if fused:
+        gu = xn @ s.w_gate_up
+        return torch.nn.functional.silu(gu[:, : s.shard]) * gu[:, s.shard :]
+    return torch.nn.functional.silu(xn @ s.w_gate) * (xn @ s.w_up)
+
+
+def nccl(s, x, fused):
+    partial = hidden(s, x, fused) @ s.w_down
+    dist.all_reduce(partial)
+    return x + partial
+
+
+def one_shot(s, x, buf, fused):
+    torch.mm(hidden(s, x, fused), s.w_down, out=buf)
+    return x + torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
+
+
+def two_shot(s, x, buf, fused):
+    torch.mm(hidden(s, x, fused), s.w_down, out=buf)
+    torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
+    return x + buf
