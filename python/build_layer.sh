@@ -4,14 +4,17 @@
 # compiles PROGRAM.mlir with symm-compile and links the object against
 # libsymm_runtime.so (from RUNTIME_DIR, default target/release), which it
 # copies beside the layer: OUT_DIR/lib<stem>.so finds OUT_DIR/
-# libsymm_runtime.so through its rpath ($ORIGIN).
+# libsymm_runtime.so through its rpath ($ORIGIN). SYMM_COMPILE_FLAGS adds
+# symm-compile options and LAYER_NAME renames the library (lib<name>.so),
+# to build a layer twice with different options.
 set -euo pipefail
 program=${1:?usage: build_layer.sh PROGRAM.mlir OUT_DIR [RUNTIME_DIR]}
 out=${2:?usage: build_layer.sh PROGRAM.mlir OUT_DIR [RUNTIME_DIR]}
 runtime=${3:-target/release}
-stem=$(basename "$program" .mlir)
+stem=${LAYER_NAME:-$(basename "$program" .mlir)}
 mkdir -p "$out"
-"$runtime/symm-compile" "$program" -o "$out/$stem.o"
+# shellcheck disable=SC2086 # the flags are words
+"$runtime/symm-compile" "$program" -o "$out/$stem.o" ${SYMM_COMPILE_FLAGS:-}
 cp "$runtime/libsymm_runtime.so" "$out/"
 c++ -shared -o "$out/lib$stem.so" "$out/$stem.o" -L"$out" -lsymm_runtime -Wl,-rpath,'$ORIGIN'
 rm "$out/$stem.o"

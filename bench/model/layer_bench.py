@@ -14,12 +14,17 @@ through the symm package), in one process per GPU, on the same GPUs:
     SYMM_RUNTIME_LIB=build/layers/libsymm_runtime.so PYTHONPATH=python \\
       torchrun --nproc_per_node=2 bench/model/layer_bench.py build/layers/libllama_mlp.so
 
+More builds of the layer can follow as LABEL=PATH (each timed and
+checked as `symm_LABEL_us`, e.g. one compiled with other all-reduce
+limits); LAYER_TOKENS=1,16,... replaces the token counts.
+
 One JSON line per token count on rank 0: every variant's µs per call
 (CUDA events, 200 calls after 50), torch's best, ours, and best / ours.
 Outputs are checked against each other first (relative L2 below 2e-2).
 """
 
 import json
+import os
 import sys
 
 import torch
@@ -30,7 +35,7 @@ import llama_tp
 import symm
 from llama_tp import D
 
-TOKENS = [1, 16, 128, 2048]
+TOKENS = [int(m) for m in os.environ.get("LAYER_TOKENS", "1,16,128,2048").split(",")]
 ITERS, WARMUP = 200, 50
 
 
@@ -68,6 +73,10 @@ def main():
     s = llama_tp.setup()
     runtime = symm.Runtime()
     layer = symm.Layer(runtime, sys.argv[1], "llama_mlp")
+    others = []
+    for spec in sys.argv[2:]:
+        label, path = spec.split("=", 1)
+        others.append((label, symm.Layer(runtime, path, "llama_mlp")))
 
     for m in TOKENS:
         x = s.normal(m, D, std=1.0)
@@ -104,6 +113,16 @@ def main():
             (out.float() - reference.float()).norm() / reference.float().norm()
         ).item()
         row["symm_us"] = bench(ours, graph=False)
+        for label, other in others:
+            other(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
+            torch.cuda.synchronize()
+            row[f"symm_{label}_error"] = (
+                (out.float() - reference.float()).norm() / reference.float().norm()
+            ).item()
+            row[f"symm_{label}_us"] = bench(
+                lambda other=other: other(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out),
+                graph=False,
+            )
         best = min((v, k) for k, v in row.items() if k.startswith("torch_") and k.endswith("_us"))
         row["torch_best"] = best[1]
         row["torch_best_us"] = best[0]

@@ -8,6 +8,7 @@ use mlir_sys::MlirLocation;
 pub enum CmpI {
     Eq = 0,
     Ne = 1,
+    Ult = 6,
     Ule = 7,
 }
 

@@ -421,6 +421,20 @@ impl Ty {
         let raw = unsafe { mlirMemRefTypeGetMemorySpace(self.0) };
         (!raw.ptr.is_null()).then_some(Attr(raw))
     }
+    /// A ranked memref type's strides and offset in elements, `None` for
+    /// dynamic ones; `None` when its layout is not strided.
+    pub fn strides_and_offset(self) -> Option<(Vec<Option<i64>>, Option<i64>)> {
+        let rank = unsafe { mlirShapedTypeGetRank(self.0) }.max(0) as usize;
+        let mut strides = vec![0i64; rank];
+        let mut offset = 0i64;
+        let result =
+            unsafe { mlirMemRefTypeGetStridesAndOffset(self.0, strides.as_mut_ptr(), &mut offset) };
+        if !mlir_logical_result_is_success(result) {
+            return None;
+        }
+        let known = |v: i64| (!unsafe { mlirShapedTypeIsDynamicStrideOrOffset(v) }).then_some(v);
+        Some((strides.into_iter().map(known).collect(), known(offset)))
+    }
     pub fn has_identity_layout(self) -> bool {
         unsafe { mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(self.0)) }
     }
@@ -734,4 +748,8 @@ pub fn index_constant(ctx: Ctx, loc: MlirLocation, value: i64) -> Op {
         .results(&[ctx.index_type()])
         .attr("value", ctx.index(value))
         .build()
+}
+
+fn mlir_logical_result_is_success(result: MlirLogicalResult) -> bool {
+    result.value != 0
 }

@@ -1,8 +1,8 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
 use crate::{
-    PassDescriptor, check_gpu_symbols, collectives, cudagraph, fuse_epilogue, plan, realize,
-    rows_to_gpu, select_all_reduce, to_dps, to_runtime, verify_groups,
+    PassDescriptor, check_gpu_symbols, collectives, cudagraph, elementwise_to_gpu, fuse_epilogue,
+    plan, realize, rows_to_gpu, select_all_reduce, to_dps, to_runtime, verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -20,6 +20,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     &collectives::expand::DESCRIPTOR,
     &to_runtime::DESCRIPTOR,
     &rows_to_gpu::DESCRIPTOR,
+    &elementwise_to_gpu::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
 ];
 
@@ -39,7 +40,7 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
         None => (String::new(), false),
     };
     format!(
-        "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,convert-linalg-to-parallel-loops,\
+        "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,symm-linalg-elementwise-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
 gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,convert-scf-to-cf,\
 convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\

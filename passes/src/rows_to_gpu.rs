@@ -21,7 +21,8 @@
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     builders::{At, Builder, CmpI},
-    ir::{Attr, Op, OpBuilder, Ty, Val, emit_remark},
+    ir::{Op, OpBuilder, Val, emit_remark},
+    linalg_gpu::{self, Emit, buffer_maps, iterator_kinds},
 };
 use std::collections::HashMap;
 
@@ -100,16 +101,6 @@ struct RowReduction {
     element_operand: usize,
 }
 
-fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
-    let types = op.attr("iterator_types")?;
-    (0..types.array_len())
-        .map(|i| {
-            let text = types.array_element(i)?.print();
-            Some(text.contains("reduction"))
-        })
-        .collect()
-}
-
 /// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
 /// when it is no reduction at all.
 fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
@@ -123,30 +114,8 @@ fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
     if reduced[..loops - 1].iter().any(|r| *r) || !reduced[loops - 1] {
         return Err("only the last loop may be a reduction".into());
     }
-    if op.num_results() != 0 {
-        return Err("works on tensors; bufferize first".into());
-    }
-    let segments = op
-        .attr("operandSegmentSizes")
-        .and_then(|a| {
-            let text = a.print();
-            let inner = text.split(':').nth(1)?.trim_end_matches('>').to_owned();
-            let counts: Vec<usize> = inner
-                .split(',')
-                .filter_map(|n| n.trim().parse().ok())
-                .collect();
-            Some(counts)
-        })
-        .unwrap_or_default();
-    if segments.len() != 2 || segments[1] != 1 {
-        return Err("has more than one output".into());
-    }
+    let maps = buffer_maps(op)?;
     let operands = op.operands();
-    let maps_attr = op.attr("indexing_maps").ok_or("has no indexing maps")?;
-    let maps = (0..maps_attr.array_len())
-        .map(|i| maps_attr.array_element(i).and_then(Attr::dim_projection))
-        .collect::<Option<Vec<_>>>()
-        .ok_or("has an indexing map that is not a projection of its loops")?;
     let input_dims = operand_dims(&maps, loops)
         .ok_or("has an output map that does not keep the parallel loops in order")?;
     let output = operands[operands.len() - 1];
@@ -162,8 +131,7 @@ fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
     if !input_dims.iter().any(|dims| dims.contains(&(loops - 1))) {
         return Err("has no input that spans the reduced loop".into());
     }
-    let body = op.region_blocks(0);
-    let block = body.first().copied().ok_or("has no body")?;
+    let block = linalg_gpu::body(op)?;
     let yield_op = block.terminator().ok_or("has no terminator")?;
     let acc = block.arg(block.num_args() - 1);
     let combine_op = yield_op
@@ -185,9 +153,6 @@ fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
     if acc_uses.len() != 1 {
         return Err("reads the output's value other than to combine it".into());
     }
-    if block.ops().iter().any(|o| o.num_regions() > 0) {
-        return Err("has ops with regions in its body".into());
-    }
     Ok(Some(RowReduction {
         inputs: operands[..operands.len() - 1].to_vec(),
         output,
@@ -199,51 +164,22 @@ fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
     }))
 }
 
-/// Builds ops at one point with one location.
-struct Emit<'b> {
-    b: &'b mut Builder,
+/// The value of `op` when it is a fill (generalized: every loop parallel,
+/// one scalar input yielded as it is) of its output.
+fn fill_value(op: Op) -> Option<Val> {
+    let kinds = iterator_kinds(op)?;
+    if kinds.iter().any(|r| *r) || op.num_operands() != 2 || op.operand(0).ty().is_memref() {
+        return None;
+    }
+    let block = op.region_blocks(0).first().copied()?;
+    let yielded = block.terminator()?;
+    (block.ops().len() == 1 && yielded.num_operands() == 1 && yielded.operand(0) == block.arg(0))
+        .then(|| op.operand(0))
 }
 
-impl Emit<'_> {
-    fn op(&mut self, name: &str, operands: &[Val], results: &[Ty]) -> Op {
-        let op = OpBuilder::new(name, self.b.loc)
-            .operands(operands)
-            .results(results)
-            .build();
-        self.b.insert(op)
-    }
-    fn value(&mut self, name: &str, operands: &[Val], result: Ty) -> Val {
-        self.op(name, operands, &[result]).result(0)
-    }
-    fn f32_constant(&mut self, bits: &str) -> Val {
-        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
-        self.b.constant(f32, bits)
-    }
-    fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
-        let operands: Vec<Val> = std::iter::once(memref)
-            .chain(indices.iter().copied())
-            .collect();
-        self.value("memref.load", &operands, memref.ty().element())
-    }
-    fn store(&mut self, value: Val, memref: Val, indices: &[Val]) {
-        let operands: Vec<Val> = [value, memref]
-            .into_iter()
-            .chain(indices.iter().copied())
-            .collect();
-        self.op("memref.store", &operands, &[]);
-    }
-    /// `value` as f32 (extended from a 16-bit float).
-    fn widened(&mut self, value: Val) -> Val {
-        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
-        if value.ty().print() == "f32" {
-            value
-        } else {
-            self.value("arith.extf", &[value], f32)
-        }
-    }
-}
-
-fn lower(op: Op, r: &RowReduction) {
+/// `initial`: the value a fill just before the reduction gave its output
+/// (the fill is then dropped and the output not read).
+fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
     let ctx = op.ctx();
     let loc = op.loc();
     let index = ctx.index_type();
@@ -268,36 +204,19 @@ fn lower(op: Op, r: &RowReduction) {
     for extent in row_extents.iter().skip(1) {
         rows = host.muli(rows, *extent);
     }
-    let one = host.index(1);
     let threads = host.index(threads_per_row(static_columns) as i64);
-
-    let segments = ctx
-        .attr("array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>")
-        .expect("a dense array");
-    let launch = OpBuilder::new("gpu.launch", loc)
-        .operands(&[rows, one, one, threads, one, one])
-        .attr("operandSegmentSizes", segments)
-        .regions(1)
-        .build();
-    host.insert(launch);
-    let body = launch.region_blocks(0)[0];
-    let ids: Vec<Val> = (0..12).map(|_| body.add_arg(index, loc)).collect();
-    let (block_x, thread_x, block_dim_x) = (ids[0], ids[3], ids[9]);
+    let linalg_gpu::Launch {
+        body,
+        block_x,
+        thread_x,
+        block_dim_x,
+        ..
+    } = linalg_gpu::launch(&mut host, rows, threads);
 
     let mut kernel = Builder::new(ctx, loc, At::BlockStart(body));
     let mut k = Emit { b: &mut kernel };
     // The row's indices, from the block id (row-major over the output).
-    let mut row_ids = vec![block_x; r.loops - 1];
-    let mut rest = block_x;
-    for d in (0..r.loops - 1).rev() {
-        if d == 0 {
-            row_ids[d] = rest;
-        } else {
-            let extent = row_extents[d];
-            row_ids[d] = k.value("arith.remui", &[rest, extent], index);
-            rest = k.value("arith.divui", &[rest, extent], index);
-        }
-    }
+    let row_ids = linalg_gpu::unflatten(&mut k, block_x, &row_extents);
     let identity = k.f32_constant(r.combiner.identity);
     let for_op = OpBuilder::new("scf.for", loc)
         .operands(&[thread_x, columns, block_dim_x, identity])
@@ -329,21 +248,7 @@ fn lower(op: Op, r: &RowReduction) {
             let loaded = e.load(*input, &indices);
             mapping.insert(generic_body.arg(i), loaded);
         }
-        for body_op in generic_body.ops() {
-            if body_op == r.combine_op || body_op.is("linalg.yield") {
-                continue;
-            }
-            let copy = body_op.clone_op();
-            for (i, operand) in copy.operands().into_iter().enumerate() {
-                if let Some(mapped) = mapping.get(&operand) {
-                    copy.set_operand(i, *mapped);
-                }
-            }
-            e.b.insert(copy);
-            for (old, new) in body_op.results().into_iter().zip(copy.results()) {
-                mapping.insert(old, new);
-            }
-        }
+        e.inline_body(generic_body, &mut mapping, Some(r.combine_op));
         let element = r.combine_op.operand(r.element_operand);
         let element = mapping.get(&element).copied().unwrap_or(element);
         let element = e.widened(element);
@@ -373,7 +278,10 @@ fn lower(op: Op, r: &RowReduction) {
         .expect("built with its yield");
     let mut store = Builder::new(ctx, loc, At::Before(then_yield));
     let mut s = Emit { b: &mut store };
-    let initial = s.load(r.output, &row_ids);
+    let initial = match initial {
+        Some(value) => value,
+        None => s.load(r.output, &row_ids),
+    };
     let initial = s.widened(initial);
     let result = s.value(r.combiner.op, &[total, initial], f32);
     let out_element = r.output.ty().element();
@@ -395,13 +303,30 @@ impl SymmPass for RowsToGpu {
             .into_iter()
             .filter(|op| op.is("linalg.generic"))
             .collect();
+        // The last fill seen (never an op this loop erased).
+        let mut last_fill: Option<Op> = None;
         for op in generics {
             // Already inside a kernel: leave it to the upstream mapping.
             if std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch")) {
                 continue;
             }
+            if fill_value(op).is_some() {
+                last_fill = Some(op);
+                continue;
+            }
             match match_row_reduction(op) {
-                Ok(Some(reduction)) => lower(op, &reduction),
+                Ok(Some(reduction)) => {
+                    // A fill of the output right before (past fresh
+                    // allocations): start from its value, one kernel less.
+                    let fill = last_fill.take().filter(|fill| {
+                        fill.next_past_fresh() == Some(op) && fill.operand(1) == reduction.output
+                    });
+                    let initial = fill.and_then(fill_value);
+                    lower(op, &reduction, initial);
+                    if let Some(fill) = fill {
+                        fill.erase();
+                    }
+                }
                 Ok(None) => {}
                 Err(why) => emit_remark(
                     op.loc(),

@@ -23,19 +23,49 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
     c"SymmMemSelectAllReduce",
     c"Choose one-shot or two-shot for each symm_mem.all_reduce by its byte size",
     c"func.func",
-    &[PassOption::new(
-        c"one-shot-max-bytes",
-        c"Largest message that uses one-shot",
-        OptionKind::Int64,
-        c"1048576",
-    )],
+    &[
+        PassOption::new(
+            c"one-shot-max-bytes",
+            c"Largest message that uses one-shot",
+            OptionKind::Int64,
+            c"1048576",
+        ),
+        PassOption::new(
+            c"two-rank-push-max-bytes",
+            c"On 2 ranks, the largest message that takes the two-shot pushing into the inputs (an output the compiler cannot make symmetric)",
+            OptionKind::Int64,
+            c"8388608",
+        ),
+    ],
     file!(),
 );
 
 pub struct SelectAllReduce;
 
+/// The byte sizes the choice turns on (the passes' options).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub one_shot_max: u64,
+    pub two_rank_push_max: u64,
+}
+
+impl Limits {
+    pub fn from_options(options: &PassOptions) -> Self {
+        let bytes = |name: &str, default: u64| {
+            options
+                .int(name)
+                .map_or(default, |value| value.max(0) as u64)
+        };
+        Self {
+            one_shot_max: bytes("one-shot-max-bytes", 1 << 20),
+            two_rank_push_max: bytes("two-rank-push-max-bytes", TWO_RANK_TWO_SHOT_MAX),
+        }
+    }
+}
+
 /// Largest message for which the two-shot that pushes into the peers'
-/// inputs (its output is not symmetric) beats one-shot on 2 ranks.
+/// inputs (its output is not symmetric) beats one-shot on 2 ranks, by
+/// default (`two-rank-push-max-bytes`).
 pub const TWO_RANK_TWO_SHOT_MAX: u64 = 8 << 20;
 
 /// What the choice depends on besides the byte size.
@@ -50,14 +80,15 @@ pub struct Facts {
 }
 
 /// The algorithm for `bytes` on `facts.world` ranks (`None`: unknown).
-pub fn choose(bytes: u64, facts: Facts, one_shot_max: u64) -> &'static str {
+pub fn choose(bytes: u64, facts: Facts, limits: Limits) -> &'static str {
     let Facts {
         world,
         input_read_after,
         output_owned,
     } = facts;
-    let two_ranks_push_pays = !input_read_after && (output_owned || bytes <= TWO_RANK_TWO_SHOT_MAX);
-    if bytes <= one_shot_max || (world == Some(2) && !two_ranks_push_pays) {
+    let two_ranks_push_pays =
+        !input_read_after && (output_owned || bytes <= limits.two_rank_push_max);
+    if bytes <= limits.one_shot_max || (world == Some(2) && !two_ranks_push_pays) {
         "one_shot"
     } else {
         "two_shot"
@@ -66,7 +97,7 @@ pub fn choose(bytes: u64, facts: Facts, one_shot_max: u64) -> &'static str {
 
 impl SymmPass for SelectAllReduce {
     fn run(function: Op, options: &PassOptions) -> Result<(), PassFailed> {
-        let one_shot_max = options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64;
+        let limits = Limits::from_options(options);
         let groups = function.parent().map(Op::group_table).unwrap_or_default();
         for op in function.walk() {
             let out_form = match op.name().as_str() {
@@ -94,7 +125,7 @@ impl SymmPass for SelectAllReduce {
                 input_read_after: read_after,
                 output_owned,
             };
-            let algorithm = choose(bytes, facts, one_shot_max);
+            let algorithm = choose(bytes, facts, limits);
             let name = format!(
                 "symm_mem.{algorithm}_all_reduce{}",
                 if out_form { "_out" } else { "" }
@@ -114,12 +145,12 @@ impl SymmPass for SelectAllReduce {
             }
             op.erase();
             let world = world.map_or_else(|| "set at launch".to_owned(), |w| w.to_string());
-            let why = if algorithm == "one_shot" && bytes > one_shot_max {
+            let why = if algorithm == "one_shot" && bytes > limits.one_shot_max {
                 if read_after {
                     " (its input is read afterwards, which two-shot would overwrite)"
                 } else {
-                    " (above 8 MiB on 2 ranks with an output it cannot make symmetric, copying the \
-                     peer's half out costs more than the push saves)"
+                    " (above two-rank-push-max-bytes on 2 ranks with an output it cannot make \
+                     symmetric, copying the peer's half out costs more than the push saves)"
                 }
             } else {
                 ""
@@ -138,7 +169,7 @@ impl SymmPass for SelectAllReduce {
 
 #[cfg(test)]
 mod tests {
-    use super::{Facts, choose};
+    use super::{Facts, Limits, TWO_RANK_TWO_SHOT_MAX, choose};
 
     fn facts(world: Option<u64>, input_read_after: bool, output_owned: bool) -> Facts {
         Facts {
@@ -148,9 +179,16 @@ mod tests {
         }
     }
 
+    fn limits(one_shot_max: u64) -> Limits {
+        Limits {
+            one_shot_max,
+            two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
+        }
+    }
+
     #[test]
     fn two_ranks_take_two_shot_only_when_the_input_may_be_overwritten() {
-        let m = 1 << 20;
+        let m = limits(1 << 20);
         assert_eq!(choose(4 << 20, facts(Some(2), true, true), m), "one_shot");
         assert_eq!(choose(4 << 20, facts(Some(2), false, false), m), "two_shot");
         assert_eq!(choose(1 << 20, facts(Some(2), false, true), m), "one_shot");
@@ -160,11 +198,20 @@ mod tests {
             "one_shot"
         );
         assert_eq!(choose(64 << 20, facts(Some(2), false, true), m), "two_shot");
+        // Unless the push limit is raised.
+        let raised = Limits {
+            two_rank_push_max: 64 << 20,
+            ..m
+        };
+        assert_eq!(
+            choose(64 << 20, facts(Some(2), false, false), raised),
+            "two_shot"
+        );
     }
 
     #[test]
     fn more_ranks_switch_to_two_shot_above_the_threshold() {
-        let m = 1 << 20;
+        let m = limits(1 << 20);
         assert_eq!(choose(1 << 20, facts(Some(8), true, false), m), "one_shot");
         assert_eq!(
             choose((1 << 20) + 2, facts(Some(8), true, false), m),

@@ -72,6 +72,52 @@ impl Matmul {
         &self,
         dtype: Dtype,
         [a, b, c]: [CUdeviceptr; 3],
+        shape: (usize, usize, usize),
+        beta: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        self.gemm_batched(dtype, [a, b, c], [0, 0], 1, shape, beta, stream)
+    }
+
+    /// Two matmuls that share `a`: `c0 = a @ b0` and `c1 = a @ b1` (plus
+    /// `beta` times their outputs), as one batched GEMM when the distance
+    /// from `b0` to `b1` and from `c0` to `c1` are whole elements of the
+    /// same sign (a batch stride, in either order), which is one launch
+    /// over both weights (a gate and up projection as one wide GEMM);
+    /// otherwise as two GEMMs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_pair(
+        &self,
+        dtype: Dtype,
+        a: CUdeviceptr,
+        [b0, c0]: [CUdeviceptr; 2],
+        [b1, c1]: [CUdeviceptr; 2],
+        shape: (usize, usize, usize),
+        beta: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        match pair_strides(dtype.bytes() as u64, [b0, c0], [b1, c1]) {
+            Some((first, strides)) => {
+                let [b, c] = if first == 0 { [b0, c0] } else { [b1, c1] };
+                self.gemm_batched(dtype, [a, b, c], strides, 2, shape, beta, stream)
+            }
+            None => {
+                log::debug!("matmul pair: weights and outputs not at one stride; two GEMMs");
+                self.gemm(dtype, [a, b0, c0], shape, beta, stream)?;
+                self.gemm(dtype, [a, b1, c1], shape, beta, stream)
+            }
+        }
+    }
+
+    /// `batch` GEMMs `c_i = a @ b_i + beta * c_i`, `b_i` and `c_i` at
+    /// `strides` elements from each other (`a` shared).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_batched(
+        &self,
+        dtype: Dtype,
+        [a, b, c]: [CUdeviceptr; 3],
+        [stride_b, stride_c]: [i64; 2],
+        batch: i32,
         (m, k, n): (usize, usize, usize),
         beta: f32,
         stream: CUstream,
@@ -90,14 +136,15 @@ impl Matmul {
                 .map_err(|_| Error::InvalidArgument(format!("{x} is too large for cuBLAS")))
         };
         // Row-major C = A B is column-major C^T = B^T A^T.
-        // SAFETY: device matrices of the given shapes; a live handle and stream.
+        // SAFETY: device matrices of the given shapes (`batch` of b and c
+        // at their strides); a live handle and stream.
         unsafe {
             check_blas(
                 cublas::cublasSetStream_v2(self.handle, stream.cast()),
                 "cublasSetStream",
             )?;
             check_blas(
-                cublas::cublasGemmEx(
+                cublas::cublasGemmStridedBatchedEx(
                     self.handle,
                     cublas::cublasOperation_t::CUBLAS_OP_N,
                     cublas::cublasOperation_t::CUBLAS_OP_N,
@@ -108,19 +155,45 @@ impl Matmul {
                     b as *const std::ffi::c_void,
                     data_type,
                     dim(n)?,
+                    stride_b,
                     a as *const std::ffi::c_void,
                     data_type,
                     dim(k)?,
+                    0,
                     (&beta as *const f32).cast(),
                     c as *mut std::ffi::c_void,
                     data_type,
                     dim(n)?,
+                    stride_c,
+                    batch,
                     cublas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
                     cublas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
                 ),
-                "cublasGemmEx",
+                "cublasGemmStridedBatchedEx",
             )
         }
+    }
+}
+
+/// For a pair of (weight, output) addresses: which comes first in the
+/// batch and the batch strides, in elements of `element_bytes`, from it to
+/// the other; `None` when a distance is not whole elements or the two
+/// distances differ in sign (no order makes both strides non-negative).
+pub fn pair_strides(
+    element_bytes: u64,
+    first: [u64; 2],
+    second: [u64; 2],
+) -> Option<(usize, [i64; 2])> {
+    let distance = |from: u64, to: u64| -> Option<i64> {
+        let bytes = i64::try_from(to as i128 - from as i128).ok()?;
+        (bytes % element_bytes as i64 == 0).then(|| bytes / element_bytes as i64)
+    };
+    let b = distance(first[0], second[0])?;
+    let c = distance(first[1], second[1])?;
+    match (b >= 0, c >= 0) {
+        (true, true) => Some((0, [b, c])),
+        (false, false) => Some((1, [-b, -c])),
+        _ => None,
     }
 }
 
@@ -252,5 +325,33 @@ impl AllGatherMatmul {
         // Every copy has landed (the stream waited on each); peers may now
         // reuse their shards once everyone is here.
         collectives.barrier(a, stream.raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pair_strides;
+
+    #[test]
+    fn pair_strides_order_the_batch_so_both_strides_are_non_negative() {
+        // up after gate, outputs in the same order: gate first.
+        assert_eq!(
+            pair_strides(2, [0x1000, 0x9000], [0x3000, 0x9800]),
+            Some((0, [0x1000, 0x400]))
+        );
+        // Both in the other order: up first.
+        assert_eq!(
+            pair_strides(2, [0x3000, 0x9800], [0x1000, 0x9000]),
+            Some((1, [0x1000, 0x400]))
+        );
+        // Crossed orders: no batch stride works.
+        assert_eq!(pair_strides(2, [0x1000, 0x9800], [0x3000, 0x9000]), None);
+        // A distance of half an element.
+        assert_eq!(pair_strides(4, [0x1000, 0], [0x1002, 0x100]), None);
+        // The same weight twice is a stride of 0.
+        assert_eq!(
+            pair_strides(2, [0x1000, 0], [0x1000, 0x100]),
+            Some((0, [0, 0x80]))
+        );
     }
 }

@@ -601,6 +601,38 @@ pub unsafe extern "C" fn symm_rt_matmul(
     })
 }
 
+/// `c0 (+)= a @ b0` and `c1 (+)= a @ b1`, shapes and codes as
+/// `symm_rt_matmul`'s: two matmuls sharing their left operand (a gate and
+/// an up projection), one batched GEMM where the addresses allow it.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn symm_rt_matmul_pair(
+    runtime: *mut SymmRuntime,
+    a: *mut c_void,
+    b0: *mut c_void,
+    c0: *mut c_void,
+    b1: *mut c_void,
+    c1: *mut c_void,
+    m: i64,
+    n: i64,
+    k: i64,
+    dtype_code: i32,
+    accumulate: i32,
+) {
+    run("a matmul pair", || {
+        let session = session(runtime)?;
+        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
+        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
+        let stream = active_stream(session).raw;
+        let agmm = agmm(session)?;
+        let beta = if accumulate != 0 { 1.0 } else { 0.0 };
+        let first = [b0 as CUdeviceptr, c0 as CUdeviceptr];
+        let second = [b1 as CUdeviceptr, c1 as CUdeviceptr];
+        agmm.matmul
+            .gemm_pair(dtype, a as CUdeviceptr, first, second, shape, beta, stream)
+    })
+}
+
 fn agmm(session: &mut SymmRuntime) -> Result<&AllGatherMatmul> {
     let world = session.group.world_size();
     if session.compiled.agmm.is_none() {
@@ -723,6 +755,7 @@ mod abi_tests {
     signature!(A, B, C, D);
     signature!(A, B, C, D, E, F, G, H);
     signature!(A, B, C, D, E, F, G, H, I);
+    signature!(A, B, C, D, E, F, G, H, I, J, K);
 
     fn of<F: Signature>(_: F) -> Kinds {
         F::signature()
@@ -784,6 +817,10 @@ mod abi_tests {
             (
                 "symm_rt_matmul",
                 of(symm_rt_matmul as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _)),
+            ),
+            (
+                "symm_rt_matmul_pair",
+                of(symm_rt_matmul_pair as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _)),
             ),
             (
                 "symm_rt_all_gather_matmul",

@@ -562,6 +562,48 @@ func.func @fill_view_read_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c
 
 // -----
 
+// Two matmuls reading the same activations (a gate and an up projection),
+// one right after the other, become one symm_rt_matmul_pair at the second
+// (one batched GEMM over both weights): activations, then each weight and
+// output, then m, n, k, dtype and accumulate. A third matmul reading the
+// second's output is not paired with it.
+// CHECK-LABEL: func.func @gate_up_async
+// CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[X:[^:]*]]: !llvm.ptr, %[[WG:[^:]*]]: !llvm.ptr, %[[WU:[^:]*]]: !llvm.ptr, %[[WD:[^:]*]]: !llvm.ptr, %[[G:[^:]*]]: !llvm.ptr, %[[U:[^:]*]]: !llvm.ptr, %[[D:[^:]*]]: !llvm.ptr)
+// CHECK-NOT: call @symm_rt_matmul(
+// CHECK: call @symm_rt_matmul_pair(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32) -> ()
+// CHECK-NOT: call @symm_rt_matmul_pair(
+// CHECK: call @symm_rt_matmul(%[[RT]],
+func.func @gate_up(%x: memref<4x64xbf16>, %wg: memref<64x128xbf16>, %wu: memref<64x128xbf16>, %wd: memref<128x64xbf16>,
+                   %g: memref<4x128xbf16>, %u: memref<4x128xbf16>, %d: memref<4x64xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%g : memref<4x128xbf16>)
+  linalg.matmul ins(%x, %wg : memref<4x64xbf16>, memref<64x128xbf16>) outs(%g : memref<4x128xbf16>)
+  linalg.fill ins(%zero : bf16) outs(%u : memref<4x128xbf16>)
+  linalg.matmul ins(%x, %wu : memref<4x64xbf16>, memref<64x128xbf16>) outs(%u : memref<4x128xbf16>)
+  linalg.fill ins(%zero : bf16) outs(%d : memref<4x64xbf16>)
+  linalg.matmul ins(%u, %wd : memref<4x128xbf16>, memref<128x64xbf16>) outs(%d : memref<4x64xbf16>)
+  return
+}
+
+// -----
+
+// Matmuls with the same activations but an accumulating one between are not
+// siblings: the first overwrites, the second accumulates.
+// CHECK-LABEL: func.func @not_siblings_async
+// CHECK-NOT: symm_rt_matmul_pair
+// CHECK: call @symm_rt_matmul(
+// CHECK: call @symm_rt_matmul(
+func.func @not_siblings(%x: memref<4x64xbf16>, %wg: memref<64x128xbf16>, %wu: memref<64x128xbf16>,
+                        %g: memref<4x128xbf16>, %u: memref<4x128xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%g : memref<4x128xbf16>)
+  linalg.matmul ins(%x, %wg : memref<4x64xbf16>, memref<64x128xbf16>) outs(%g : memref<4x128xbf16>)
+  linalg.matmul ins(%x, %wu : memref<4x64xbf16>, memref<64x128xbf16>) outs(%u : memref<4x128xbf16>)
+  return
+}
+
+// -----
+
 // Argument attributes about memrefs served the middle end; the entry point
 // takes pointers, so they go (they would not verify on !llvm.ptr).
 symm_mem.group @tp world_size(2)

@@ -151,3 +151,40 @@ func.func @kept(%x: memref<16x64xf32>, %o: memref<16xf32>, %c: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A fill of the statistic right before its reduction (generalized, as the
+// pipeline gives it) is folded: the total starts from the fill's value and
+// the output is not read, one kernel less.
+#scalar = affine_map<(d0) -> ()>
+#vec = affine_map<(d0) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @filled_statistic
+// CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[SS:.*]]: memref<?xf32>)
+// CHECK: %[[INIT:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: %[[TOTAL:.*]] = gpu.all_reduce add
+// CHECK: scf.if
+// CHECK-NOT: memref.load %[[SS]]
+// CHECK:   %[[SUM:.*]] = arith.addf %[[TOTAL]], %[[INIT]] : f32
+// CHECK:   memref.store %[[SUM]], %[[SS]]
+func.func @filled_statistic(%x: memref<?x4096xbf16>, %ss: memref<?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#scalar, #vec], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%ss : memref<?xf32>) {
+  ^bb0(%z: f32, %unused: f32):
+    linalg.yield %z : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x4096xbf16>) outs(%ss : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -55,7 +55,7 @@ func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf
   %d = memref.alloc() : memref<16777216xbf16>
   // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): two-shot}}
   symm_mem.all_reduce_out sum %c into %o group @tp : memref<16777216xbf16>, memref<16777216xbf16>
-  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot (above 8 MiB on 2 ranks with an output it cannot make symmetric, copying the peer's half out costs more than the push saves)}}
+  // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot (above two-rank-push-max-bytes on 2 ranks with an output it cannot make symmetric, copying the peer's half out costs more than the push saves)}}
   symm_mem.all_reduce_out sum %d into %big group @tp : memref<16777216xbf16>, memref<16777216xbf16>
   return
 }

@@ -70,11 +70,12 @@ public:
 
   void getDependentDialects(DialectRegistry &registry) const override {
     // Every dialect a symm pass creates ops of, loaded before it runs
-    // (the GPU lowering builds gpu, llvm and scf ops).
+    // (the GPU lowerings build gpu, llvm, scf and vector ops).
     registry.insert<symm::symm_mem::SymmMemDialect,
                     symm::cudagraph::CudaGraphDialect, arith::ArithDialect,
                     memref::MemRefDialect, func::FuncDialect, gpu::GPUDialect,
-                    LLVM::LLVMDialect, scf::SCFDialect>();
+                    LLVM::LLVMDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
   }
 
   void runOnOperation() override {

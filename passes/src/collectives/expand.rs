@@ -21,7 +21,7 @@ use crate::{
     builders::{At, replace_terminator},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
     read_after::used_after,
-    select_all_reduce::{Facts, choose},
+    select_all_reduce::{Facts, Limits, choose},
     to_runtime::{
         KERNEL_MODULE,
         host::{Declarations, Host},
@@ -34,12 +34,20 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
     c"ExpandCollectives",
     c"Expand symm_mem all-reduces into gpu.func kernels over the symm_mem device ops and their launches",
     c"builtin.module",
-    &[PassOption::new(
-        c"one-shot-max-bytes",
-        c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
-        OptionKind::Int64,
-        c"1048576",
-    )],
+    &[
+        PassOption::new(
+            c"one-shot-max-bytes",
+            c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
+            OptionKind::Int64,
+            c"1048576",
+        ),
+        PassOption::new(
+            c"two-rank-push-max-bytes",
+            c"On 2 ranks, the largest message whose two-shot pushes into the inputs (an output that is not symmetric)",
+            OptionKind::Int64,
+            c"8388608",
+        ),
+    ],
     file!(),
 );
 
@@ -69,7 +77,7 @@ fn pool_of(host: &mut Host, buffer: Val) -> Val {
 struct Expansion {
     ctx: Ctx,
     groups: crate::GroupTable,
-    one_shot_max: u64,
+    limits: Limits,
     decls: Declarations,
     kernels: BTreeMap<String, AllReduceKernel>,
     /// Fused ops whose region becomes the named epilogue function.
@@ -92,7 +100,7 @@ impl Expansion {
             Ok(facts) => facts,
             Err(message) => return self.error(op, &format!("'{name}' {message}")),
         };
-        let segments = facts.segments(self.one_shot_max);
+        let segments = facts.segments(self.limits);
         let operands = op.operands();
         let (input, out) = (operands[0], operands[operands.len() - 1]);
         let mut host = Host::without_runtime(At::Before(op), op, &mut self.decls);
@@ -352,7 +360,7 @@ impl Segment {
 
 impl AllReduceFacts {
     /// The kernel for a message of `count` elements.
-    fn kernel(&self, count: u64, one_shot_max: u64) -> AllReduceKernel {
+    fn kernel(&self, count: u64, limits: Limits) -> AllReduceKernel {
         let bytes = count * self.element_bytes;
         let algorithm = self.fixed.unwrap_or_else(|| {
             let facts = Facts {
@@ -360,7 +368,7 @@ impl AllReduceFacts {
                 input_read_after: self.input_read_after,
                 output_owned: self.out_symmetric,
             };
-            if choose(bytes, facts, one_shot_max) == "one_shot" {
+            if choose(bytes, facts, limits) == "one_shot" {
                 Algorithm::OneShot
             } else {
                 Algorithm::TwoShot
@@ -418,25 +426,25 @@ impl AllReduceFacts {
     /// The kernels over the sizes the op can have, each with the largest
     /// message it takes: one for a static size; for a dynamic one, a kernel
     /// per range between the byte sizes where the choice changes.
-    fn segments(&self, one_shot_max: u64) -> Vec<Segment> {
+    fn segments(&self, limits: Limits) -> Vec<Segment> {
         let bytes = |count: u64| count * self.element_bytes;
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
-        let mut limits: Vec<u64> = [
+        let mut bounds: Vec<u64> = [
             kernels::STAGING_MAX,
-            one_shot_max,
-            crate::select_all_reduce::TWO_RANK_TWO_SHOT_MAX,
+            limits.one_shot_max,
+            limits.two_rank_push_max,
         ]
         .into_iter()
         .filter(|limit| (least..most).contains(limit))
         .collect();
-        limits.sort_unstable();
-        limits.dedup();
-        limits.push(most);
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds.push(most);
         let mut segments: Vec<Segment> = Vec::new();
-        for limit in limits {
+        for limit in bounds {
             // Whole rows: the largest message of the range.
             let count = (limit / self.element_bytes / self.row_elements).max(1) * self.row_elements;
-            let kernel = self.kernel(count, one_shot_max);
+            let kernel = self.kernel(count, limits);
             match segments.last_mut() {
                 Some(last) if last.kernel == kernel => last.max_bytes = limit,
                 _ => segments.push(Segment {
@@ -454,7 +462,7 @@ impl SymmPass for ExpandCollectives {
         let mut expansion = Expansion {
             ctx: module.ctx(),
             groups: module.group_table(),
-            one_shot_max: options.int("one-shot-max-bytes").unwrap_or(1 << 20).max(0) as u64,
+            limits: Limits::from_options(options),
             decls: Declarations::default(),
             kernels: BTreeMap::new(),
             epilogues: Vec::new(),

@@ -231,7 +231,23 @@ impl Conversion {
                 (op.is("func.return") && op.parent() == Some(function)) || lowers(&op.name())
             })
             .collect();
+        let pairs = sibling_matmuls(&work);
         for op in work {
+            if pairs.iter().any(|(first, _)| *first == op) {
+                // Lowered with its sibling, and erased then.
+                continue;
+            }
+            if let Some((first, _)) = pairs.iter().find(|(_, second)| *second == op) {
+                let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
+                match lower_matmul_pair(&mut host, *first, op) {
+                    Ok(()) => {
+                        first.erase();
+                        op.erase();
+                    }
+                    Err(message) => self.error(op, &format!("'linalg.matmul' op {message}")),
+                }
+                continue;
+            }
             if op.is("func.return") {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
                 let status = host.call_value(&abi::EXIT_ASYNC, &[]);
@@ -449,7 +465,9 @@ fn matrix(value: Val) -> Result<(Option<i64>, i64, i64), String> {
     }
 }
 
-fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
+/// A matmul's sizes (m, n, k), dtype code and accumulate flag, after
+/// checking its operands are what cuBLAS is called with.
+fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> {
     if op.num_operands() != 3 || op.num_results() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
     }
@@ -494,8 +512,70 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     // c += a @ b (linalg.matmul's meaning).
     let accumulate = i64::from(op.attr(OVERWRITES_ATTR).is_none());
     let accumulate = host.int(32, accumulate);
-    call_on_matrices(host, &abi::MATMUL, op, [m, n, k], a_code, &[accumulate]);
+    Ok(([m, n, k], a_code, accumulate))
+}
+
+fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
+    let (sizes, code, accumulate) = matmul_call(host, op)?;
+    call_on_matrices(host, &abi::MATMUL, op, sizes, code, &[accumulate]);
     Ok(())
+}
+
+/// `second` and the `first` matmul before it (sharing its left operand;
+/// see `sibling_matmuls`) as one `symm_rt_matmul_pair`, at `second`.
+fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), String> {
+    let (sizes, code, accumulate) = matmul_call(host, first)?;
+    matmul_call(host, second)?;
+    let mut args = vec![host.ptr_of(first.operand(0))];
+    for op in [first, second] {
+        args.push(host.ptr_of(op.operand(1)));
+        args.push(host.ptr_of(op.operand(2)));
+    }
+    args.extend(sizes);
+    args.push(host.int(32, code));
+    args.push(accumulate);
+    host.call(&abi::MATMUL_PAIR, &args);
+    Ok(())
+}
+
+/// Matmuls that read the same left operand with right operands and
+/// outputs of the same types, one right after the other (past constants,
+/// allocations and views, which touch no existing buffer), both
+/// overwriting or both accumulating, the second reading nothing the first
+/// writes: (first, second) pairs, run as one batched GEMM at the second
+/// (a gate and an up projection: one launch over both weights).
+fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
+    let fresh = |op: &Op| op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.view");
+    let mut pairs: Vec<(Op, Op)> = Vec::new();
+    for &first in ops {
+        if !first.is("linalg.matmul")
+            || first.num_operands() != 3
+            || pairs.iter().any(|(_, second)| *second == first)
+        {
+            continue;
+        }
+        let Some(second) =
+            std::iter::successors(first.next(), |op| op.next()).find(|op| !fresh(op))
+        else {
+            continue;
+        };
+        let written = first.operand(2);
+        let same_kind = |i: usize| first.operand(i).ty() == second.operand(i).ty();
+        if second.is("linalg.matmul")
+            && second.num_operands() == 3
+            && second.attr("indexing_maps") == first.attr("indexing_maps")
+            && second.operand(0) == first.operand(0)
+            && same_kind(1)
+            && same_kind(2)
+            && first.attr(OVERWRITES_ATTR).is_some() == second.attr(OVERWRITES_ATTR).is_some()
+            && written != first.operand(0)
+            && written != first.operand(1)
+            && (0..3).all(|i| second.operand(i) != written)
+        {
+            pairs.push((first, second));
+        }
+    }
+    pairs
 }
 
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill

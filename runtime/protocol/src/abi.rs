@@ -138,6 +138,9 @@ runtime_calls! {
     COPY = "symm_rt_copy"(Ptr, Ptr, Ptr, I64);
     /// c (+)= a b: a, b, c, m, n, k, dtype code, accumulate.
     MATMUL = "symm_rt_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
+    /// c0 (+)= a b0 and c1 (+)= a b1 as one batched GEMM where the strides
+    /// allow: a, b0, c0, b1, c1, m, n, k, dtype code, accumulate.
+    MATMUL_PAIR = "symm_rt_matmul_pair"(Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
     /// The P2P ring: a, b, c, m, k, n, dtype code.
     ALL_GATHER_MATMUL = "symm_rt_all_gather_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32);
 }

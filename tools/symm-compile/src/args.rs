@@ -33,6 +33,7 @@ pub struct Args {
     pub emit: Vec<Emit>,
     pub fuse_epilogue: bool,
     pub one_shot_max_bytes: u64,
+    pub two_rank_push_max_bytes: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
 }
@@ -66,6 +67,10 @@ struct Cli {
     /// All-reduces up to this many bytes take the one-shot.
     #[arg(long, value_name = "N", default_value_t = 1 << 20)]
     one_shot_max_bytes: u64,
+    /// On 2 ranks, all-reduces up to this many bytes whose output is the
+    /// caller's take the two-shot pushing into the inputs (one-shot above).
+    #[arg(long, value_name = "N", default_value_t = 8 << 20)]
+    two_rank_push_max_bytes: u64,
     /// Never capture entry points into CUDA graphs.
     #[arg(long)]
     no_cuda_graphs: bool,
@@ -95,6 +100,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         emit: cli.emit,
         fuse_epilogue: !cli.no_fuse_epilogue,
         one_shot_max_bytes: cli.one_shot_max_bytes,
+        two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
     })

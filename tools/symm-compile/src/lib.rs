@@ -32,11 +32,14 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     };
     // Selection comes before realize: a two-shot's output may need to
     // become symmetric (its push lands in the peers' outputs).
-    let max = args.one_shot_max_bytes;
+    let limits = format!(
+        "one-shot-max-bytes={} two-rank-push-max-bytes={}",
+        args.one_shot_max_bytes, args.two_rank_push_max_bytes
+    );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
-         symm-mem-select-all-reduce{{one-shot-max-bytes={max}}}),symm-mem-realize,symm-mem-plan,\
-         symm-mem-expand-collectives{{one-shot-max-bytes={max}}},gpu.module(inline),\
+         symm-mem-select-all-reduce{{{limits}}}),symm-mem-realize,symm-mem-plan,\
+         symm-mem-expand-collectives{{{limits}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,

@@ -1,0 +1,196 @@
+//! What the passes that turn a `linalg.generic` into a `gpu.launch` share
+//! (`symm-linalg-rows-to-gpu`, `symm-linalg-elementwise-to-gpu`): taking
+//! the generic apart, the launch, and copying its body into the kernel.
+
+use crate::{
+    builders::Builder,
+    ir::{Attr, Blk, Op, OpBuilder, Ty, Val},
+};
+use std::collections::HashMap;
+
+/// Whether each loop of `op` is a reduction (`None`: no iterator types).
+pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
+    let types = op.attr("iterator_types")?;
+    (0..types.array_len())
+        .map(|i| {
+            let text = types.array_element(i)?.print();
+            Some(text.contains("reduction"))
+        })
+        .collect()
+}
+
+/// The generic's indexing maps as projections of its loops, after checking
+/// it works on buffers with one output.
+pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, String> {
+    if op.num_results() != 0 {
+        return Err("works on tensors; bufferize first".into());
+    }
+    let segments = op
+        .attr("operandSegmentSizes")
+        .and_then(|a| {
+            let text = a.print();
+            let inner = text.split(':').nth(1)?.trim_end_matches('>').to_owned();
+            let counts: Vec<usize> = inner
+                .split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
+            Some(counts)
+        })
+        .unwrap_or_default();
+    if segments.len() != 2 || segments[1] != 1 {
+        return Err("has more than one output".into());
+    }
+    let maps_attr = op.attr("indexing_maps").ok_or("has no indexing maps")?;
+    (0..maps_attr.array_len())
+        .map(|i| maps_attr.array_element(i).and_then(Attr::dim_projection))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| "has an indexing map that is not a projection of its loops".into())
+}
+
+/// The generic's body block.
+pub fn body(op: Op) -> Result<Blk, String> {
+    let block = op.region_blocks(0).first().copied().ok_or("has no body")?;
+    if block.ops().iter().any(|o| o.num_regions() > 0) {
+        return Err("has ops with regions in its body".into());
+    }
+    if block.ops().iter().any(|o| o.is("linalg.index")) {
+        return Err("reads its loop indices (linalg.index)".into());
+    }
+    Ok(block)
+}
+
+/// Builds ops at one point with one location.
+pub struct Emit<'b> {
+    pub b: &'b mut Builder,
+}
+
+impl Emit<'_> {
+    pub fn op(&mut self, name: &str, operands: &[Val], results: &[Ty]) -> Op {
+        let op = OpBuilder::new(name, self.b.loc)
+            .operands(operands)
+            .results(results)
+            .build();
+        self.b.insert(op)
+    }
+    pub fn value(&mut self, name: &str, operands: &[Val], result: Ty) -> Val {
+        self.op(name, operands, &[result]).result(0)
+    }
+    pub fn f32_constant(&mut self, bits: &str) -> Val {
+        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
+        self.b.constant(f32, bits)
+    }
+    pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
+        let operands: Vec<Val> = std::iter::once(memref)
+            .chain(indices.iter().copied())
+            .collect();
+        self.value("memref.load", &operands, memref.ty().element())
+    }
+    pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) {
+        let operands: Vec<Val> = [value, memref]
+            .into_iter()
+            .chain(indices.iter().copied())
+            .collect();
+        self.op("memref.store", &operands, &[]);
+    }
+    /// `value` as f32 (extended from a 16-bit float).
+    pub fn widened(&mut self, value: Val) -> Val {
+        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
+        if value.ty().print() == "f32" {
+            value
+        } else {
+            self.value("arith.extf", &[value], f32)
+        }
+    }
+    /// Index arithmetic (`arith.muli`, `arith.divui`, ...) on two indices.
+    pub fn index_op(&mut self, name: &str, lhs: Val, rhs: Val) -> Val {
+        let index = self.b.ctx.index_type();
+        self.value(name, &[lhs, rhs], index)
+    }
+    /// Copies the body's ops except `skip` and its terminator, with
+    /// `mapping` (block arguments to values) extended by each copy's
+    /// results; returns the terminator's operands as mapped.
+    pub fn inline_body(
+        &mut self,
+        body: Blk,
+        mapping: &mut HashMap<Val, Val>,
+        skip: Option<Op>,
+    ) -> Vec<Val> {
+        let mut yielded = Vec::new();
+        for body_op in body.ops() {
+            if Some(body_op) == skip {
+                continue;
+            }
+            if body_op.is("linalg.yield") {
+                yielded = body_op
+                    .operands()
+                    .into_iter()
+                    .map(|v| mapping.get(&v).copied().unwrap_or(v))
+                    .collect();
+                continue;
+            }
+            let copy = body_op.clone_op();
+            for (i, operand) in copy.operands().into_iter().enumerate() {
+                if let Some(mapped) = mapping.get(&operand) {
+                    copy.set_operand(i, *mapped);
+                }
+            }
+            self.b.insert(copy);
+            for (old, new) in body_op.results().into_iter().zip(copy.results()) {
+                mapping.insert(old, new);
+            }
+        }
+        yielded
+    }
+}
+
+/// A `gpu.launch` of `blocks` x `threads` (one-dimensional) before the
+/// builder's point; returns it and its body's block and thread ids
+/// (x only) and block size.
+pub struct Launch {
+    pub op: Op,
+    pub body: Blk,
+    pub block_x: Val,
+    pub thread_x: Val,
+    pub block_dim_x: Val,
+}
+
+pub fn launch(host: &mut Builder, blocks: Val, threads: Val) -> Launch {
+    let ctx = host.ctx;
+    let loc = host.loc;
+    let one = host.index(1);
+    let segments = ctx
+        .attr("array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>")
+        .expect("a dense array");
+    let op = OpBuilder::new("gpu.launch", loc)
+        .operands(&[blocks, one, one, threads, one, one])
+        .attr("operandSegmentSizes", segments)
+        .regions(1)
+        .build();
+    host.insert(op);
+    let body = op.region_blocks(0)[0];
+    let index = ctx.index_type();
+    let ids: Vec<Val> = (0..12).map(|_| body.add_arg(index, loc)).collect();
+    Launch {
+        op,
+        body,
+        block_x: ids[0],
+        thread_x: ids[3],
+        block_dim_x: ids[9],
+    }
+}
+
+/// The indices of each loop but the last, from a flat row number
+/// (row-major over `extents`, the loops' sizes).
+pub fn unflatten(e: &mut Emit, flat: Val, extents: &[Val]) -> Vec<Val> {
+    let mut ids = vec![flat; extents.len()];
+    let mut rest = flat;
+    for d in (0..extents.len()).rev() {
+        if d == 0 {
+            ids[d] = rest;
+        } else {
+            ids[d] = e.index_op("arith.remui", rest, extents[d]);
+            rest = e.index_op("arith.divui", rest, extents[d]);
+        }
+    }
+    ids
+}
