@@ -22,13 +22,16 @@ export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glo
   run "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
   run "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
   run "$B/symm-launch" -n 2 "$B/tp_mlp"
+  [ -x "$B/row_ops" ] && run "$B/symm-launch" -n 1 "$B/row_ops"
   run "$B/symm-launch" -n 2 "$B/symm-gpu-tests"
 } 2>&1 | tee "$OUT/checks.log"
 py=$PWD/$B/py
 export SYMM_RUNTIME_LIB=$py/libsymm_runtime.so PYTHONPATH=python:bench/model
+others=()
+[ -f "$py/libllama_mlp_push.so" ] && others+=("push=$py/libllama_mlp_push.so")
 for round in 1 2; do
   LAYER_TOKENS=1,16,128,256,2048 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
-    "$py/libllama_mlp.so" "push=$py/libllama_mlp_push.so" 2>&1 | grep -v Warning
+    "$py/libllama_mlp.so" "${others[@]}" 2>&1 | grep -v Warning
 done | tee "$OUT/layer_bench.jsonl"
 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
   | grep -v Warning | tee "$OUT/layer_profile.log"

@@ -84,12 +84,12 @@ pub fn accesses(input_dims: &[Option<Vec<usize>>], loops: usize) -> Result<Vec<A
 }
 
 /// A generic this pass lowers, taken apart.
-struct Elementwise {
-    inputs: Vec<Val>,
-    output: Val,
-    accesses: Vec<Access>,
-    loops: usize,
-    lanes: u64,
+pub(crate) struct Elementwise {
+    pub(crate) inputs: Vec<Val>,
+    pub(crate) output: Val,
+    pub(crate) accesses: Vec<Access>,
+    pub(crate) loops: usize,
+    pub(crate) lanes: u64,
 }
 
 impl Elementwise {
@@ -114,7 +114,7 @@ fn unit_last_stride(ty: Ty) -> bool {
 
 /// Why `op` is not an element-wise generic this pass lowers (`Err`), or
 /// `Ok(None)` when it is not element-wise at all.
-fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
+pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
     let Some(reduced) = iterator_kinds(op) else {
         return Ok(None);
     };
@@ -183,7 +183,7 @@ fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
 
 /// On the host: whether every vector operand is 16-byte aligned at each of
 /// its rows and the last dimension holds whole vectors.
-fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
+pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
     let ctx = host.ctx;
     let index = ctx.index_type();
     let mut k = Emit { b: host };
@@ -276,8 +276,24 @@ fn lower(op: Op, e: &Elementwise) {
     let column = t.index_op("arith.muli", vector_in_row, lanes);
     let mut loop_ids = linalg_gpu::unflatten(&mut t, row, outer);
     loop_ids.push(column);
-    let indices = |dims: &[usize]| -> Vec<Val> { dims.iter().map(|d| loop_ids[*d]).collect() };
+    vector_step(&mut t, op, e, &loop_ids, &HashMap::new());
+}
 
+/// One thread's step of the generic `op` at `loop_ids` (the last one the
+/// first of `e.lanes` columns): each input loaded once (a vector, or one
+/// element), the body copied per lane, the output stored as one vector.
+/// `given`: inputs whose element is already known (by input position),
+/// used for every lane instead of a load.
+pub(crate) fn vector_step(
+    t: &mut Emit,
+    op: Op,
+    e: &Elementwise,
+    loop_ids: &[Val],
+    given: &HashMap<usize, Val>,
+) {
+    let ctx = op.ctx();
+    let loc = op.loc();
+    let indices = |dims: &[usize]| -> Vec<Val> { dims.iter().map(|d| loop_ids[*d]).collect() };
     let alignment = ctx.i64(VECTOR_BYTES as i64);
     let vector_load = |t: &mut Emit, memref: Val, at: &[Val]| -> Val {
         let ty = vector_type(ctx, e.lanes, memref.ty().element());
@@ -296,18 +312,19 @@ fn lower(op: Op, e: &Elementwise) {
     }
     let body = op.region_blocks(0)[0];
     let mut loaded: Vec<Loaded> = Vec::new();
-    for (input, access) in e.inputs.iter().zip(&e.accesses) {
-        loaded.push(match access {
-            Access::Vector(dims) => Loaded::Vector(vector_load(&mut t, *input, &indices(dims))),
-            Access::Broadcast(dims) => Loaded::Scalar(t.load(*input, &indices(dims))),
-            Access::Value => Loaded::Scalar(*input),
+    for (i, (input, access)) in e.inputs.iter().zip(&e.accesses).enumerate() {
+        loaded.push(match (given.get(&i), access) {
+            (Some(value), _) => Loaded::Scalar(*value),
+            (None, Access::Vector(dims)) => Loaded::Vector(vector_load(t, *input, &indices(dims))),
+            (None, Access::Broadcast(dims)) => Loaded::Scalar(t.load(*input, &indices(dims))),
+            (None, Access::Value) => Loaded::Scalar(*input),
         });
     }
     let output_arg = body.arg(body.num_args() - 1);
     let all: Vec<usize> = (0..e.loops).collect();
     let output_at = indices(&all);
     if !output_arg.uses().is_empty() {
-        loaded.push(Loaded::Vector(vector_load(&mut t, e.output, &output_at)));
+        loaded.push(Loaded::Vector(vector_load(t, e.output, &output_at)));
     }
     let out_element = e.output.ty().element();
     let mut results = Vec::new();
@@ -349,16 +366,7 @@ fn lower(op: Op, e: &Elementwise) {
 
 impl SymmPass for ElementwiseToGpu {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        let generics: Vec<Op> = function
-            .walk()
-            .into_iter()
-            .filter(|op| op.is("linalg.generic"))
-            .collect();
-        for op in generics {
-            // Already inside a kernel: leave it to the upstream mapping.
-            if std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch")) {
-                continue;
-            }
+        for op in linalg_gpu::host_generics(function) {
             match match_elementwise(op) {
                 Ok(Some(elementwise)) => lower(op, &elementwise),
                 Ok(None) => {}

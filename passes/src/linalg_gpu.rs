@@ -8,6 +8,21 @@ use crate::{
 };
 use std::collections::HashMap;
 
+/// The `linalg.generic` ops of `function` outside kernels (those inside
+/// are left to the upstream mapping), listed before any is rewritten:
+/// erasing a generic frees the ops of its body, which a walk lists after
+/// it.
+pub fn host_generics(function: Op) -> Vec<Op> {
+    function
+        .walk()
+        .into_iter()
+        .filter(|op| op.is("linalg.generic"))
+        .filter(|op| {
+            !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch"))
+        })
+        .collect()
+}
+
 /// Whether each loop of `op` is a reduction (`None`: no iterator types).
 pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
     let types = op.attr("iterator_types")?;

@@ -21,8 +21,9 @@
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     builders::{At, Builder, CmpI},
+    elementwise_to_gpu::{Access, Elementwise, aligned, match_elementwise, vector_step},
     ir::{Op, OpBuilder, Val, emit_remark},
-    linalg_gpu::{self, Emit, buffer_maps, iterator_kinds},
+    linalg_gpu::{self, Emit, Launch, buffer_maps, iterator_kinds},
 };
 use std::collections::HashMap;
 
@@ -177,17 +178,57 @@ fn fill_value(op: Op) -> Option<Val> {
         .then(|| op.operand(0))
 }
 
-/// `initial`: the value a fill just before the reduction gave its output
-/// (the fill is then dropped and the output not read).
-fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
-    let ctx = op.ctx();
-    let loc = op.loc();
-    let index = ctx.index_type();
-    let f32 = ctx.ty("f32").expect("f32 parses");
-    let mut host = Builder::new(ctx, loc, At::Before(op));
+/// An element-wise generic right after a row reduction that reads the
+/// reduction's output once per row (RMSNorm's scaling after its
+/// statistic): run in the reduction's kernel, on the row the block just
+/// reduced. `statistic`: the inputs that are the reduction's output.
+struct RowConsumer {
+    op: Op,
+    elementwise: Elementwise,
+    statistic: Vec<usize>,
+}
 
-    // Sizes on the host: the parallel loops' extents (the output's dims)
-    // and the reduced loop's (from an input that spans it).
+/// The consumer of `r` at `next`, if it can join the reduction's kernel.
+fn match_consumer(r: &RowReduction, next: Op) -> Option<RowConsumer> {
+    if !next.is("linalg.generic") {
+        return None;
+    }
+    let elementwise = match_elementwise(next).ok().flatten()?;
+    let rows: Vec<usize> = (0..r.loops - 1).collect();
+    let statistic: Vec<usize> = (0..elementwise.inputs.len())
+        .filter(|i| elementwise.inputs[*i] == r.output)
+        .collect();
+    let reads_rows = statistic
+        .iter()
+        .all(|i| elementwise.accesses[*i] == Access::Broadcast(rows.clone()));
+    let writes_apart = elementwise.output != r.output && !r.inputs.contains(&elementwise.output);
+    (elementwise.loops == r.loops && !statistic.is_empty() && reads_rows && writes_apart).then_some(
+        RowConsumer {
+            op: next,
+            elementwise,
+            statistic,
+        },
+    )
+}
+
+/// The op after `op` past constants, allocations and views, which touch
+/// no existing buffer.
+fn next_past_views(op: Op) -> Option<Op> {
+    std::iter::successors(op.next(), |op| op.next())
+        .find(|op| !(op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.view")))
+}
+
+/// The host's sizes of a reduction: the parallel loops' extents (the
+/// output's dims), the reduced loop's (from an input that spans it) and
+/// its static value, and the rows (their product).
+struct RowSizes {
+    row_extents: Vec<Val>,
+    columns: Val,
+    static_columns: Option<u64>,
+    rows: Val,
+}
+
+fn row_sizes(host: &mut Builder, r: &RowReduction) -> RowSizes {
     let row_extents: Vec<Val> = (0..r.loops - 1).map(|d| host.dim(r.output, d)).collect();
     let (spanning, position) = r
         .input_dims
@@ -204,22 +245,31 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
     for extent in row_extents.iter().skip(1) {
         rows = host.muli(rows, *extent);
     }
-    let threads = host.index(threads_per_row(static_columns) as i64);
-    let linalg_gpu::Launch {
-        body,
-        block_x,
-        thread_x,
-        block_dim_x,
-        ..
-    } = linalg_gpu::launch(&mut host, rows, threads);
+    RowSizes {
+        row_extents,
+        columns,
+        static_columns,
+        rows,
+    }
+}
 
-    let mut kernel = Builder::new(ctx, loc, At::BlockStart(body));
-    let mut k = Emit { b: &mut kernel };
-    // The row's indices, from the block id (row-major over the output).
-    let row_ids = linalg_gpu::unflatten(&mut k, block_x, &row_extents);
+/// In a block of the launch: the row's total, in every thread (the
+/// strided partial sums, then `gpu.all_reduce`).
+fn row_total(
+    k: &mut Emit,
+    op: Op,
+    r: &RowReduction,
+    row_ids: &[Val],
+    launch: &Launch,
+    columns: Val,
+) -> Val {
+    let ctx = op.ctx();
+    let loc = op.loc();
+    let index = ctx.index_type();
+    let f32 = ctx.ty("f32").expect("f32 parses");
     let identity = k.f32_constant(r.combiner.identity);
     let for_op = OpBuilder::new("scf.for", loc)
-        .operands(&[thread_x, columns, block_dim_x, identity])
+        .operands(&[launch.thread_x, columns, launch.block_dim_x, identity])
         .results(&[f32])
         .regions(1)
         .build();
@@ -227,7 +277,6 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
     let loop_body = for_op.region_blocks(0)[0];
     let column = loop_body.add_arg(index, loc);
     let partial = loop_body.add_arg(f32, loc);
-
     {
         let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
         let mut e = Emit { b: &mut inner };
@@ -255,7 +304,6 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
         let next = e.value(r.combiner.op, &[element, partial], f32);
         e.op("scf.yield", &[next], &[]);
     }
-
     let partial = for_op.result(0);
     let kind = ctx
         .attr(&format!("#gpu<all_reduce_op {}>", r.combiner.all_reduce))
@@ -267,9 +315,39 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
         .attr("uniform", ctx.unit())
         .empty_regions(1)
         .build();
-    let total = k.b.insert(all_reduce).result(0);
+    k.b.insert(all_reduce).result(0)
+}
+
+/// `initial` folded with the row's total, in the output's element type.
+fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
+    let f32 = s.b.ctx.ty("f32").expect("f32 parses");
+    let initial = s.widened(initial);
+    let result = s.value(r.combiner.op, &[total, initial], f32);
+    let out_element = r.output.ty().element();
+    if out_element.print() == "f32" {
+        result
+    } else {
+        s.value("arith.truncf", &[result], out_element)
+    }
+}
+
+/// `initial`: the value a fill just before the reduction gave its output
+/// (the fill is then dropped and the output not read).
+fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
+    let ctx = op.ctx();
+    let loc = op.loc();
+    let mut host = Builder::new(ctx, loc, At::Before(op));
+    let sizes = row_sizes(&mut host, r);
+    let threads = host.index(threads_per_row(sizes.static_columns) as i64);
+    let launch = linalg_gpu::launch(&mut host, sizes.rows, threads);
+
+    let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
+    let mut k = Emit { b: &mut kernel };
+    // The row's indices, from the block id (row-major over the output).
+    let row_ids = linalg_gpu::unflatten(&mut k, launch.block_x, &sizes.row_extents);
+    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns);
     let zero = k.b.index(0);
-    let first = k.b.cmpi(CmpI::Eq, thread_x, zero);
+    let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
     let if_op = k.b.if_then(first, false);
     k.op("gpu.terminator", &[], &[]);
 
@@ -282,34 +360,102 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
         Some(value) => value,
         None => s.load(r.output, &row_ids),
     };
-    let initial = s.widened(initial);
-    let result = s.value(r.combiner.op, &[total, initial], f32);
-    let out_element = r.output.ty().element();
-    let result = if out_element.print() == "f32" {
-        result
-    } else {
-        s.value("arith.truncf", &[result], out_element)
-    };
+    let result = row_result(&mut s, r, total, initial);
     s.store(result, r.output, &row_ids);
     op.erase();
 }
 
+/// The reduction and its consumer `c` in one kernel: each block reduces
+/// its row, thread 0 stores the total, and the block runs the consumer
+/// over the row, a 16-byte vector per thread at a time, with the total in
+/// a register. Guarded on the host by the consumer's alignment and its
+/// sizes matching the reduction's; otherwise (and for views at odd
+/// offsets) the two run apart as before.
+fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
+    let ctx = op.ctx();
+    let loc = op.loc();
+    let e = &c.elementwise;
+    // Next to the consumer, past the views it may write (nothing between
+    // touches a buffer), so that its operands are defined.
+    op.move_before(c.op);
+    let mut host = Builder::new(ctx, loc, At::Before(op));
+    let sizes = row_sizes(&mut host, r);
+    let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
+    let (last, outer) = extents.split_last().expect("at least one loop");
+    let mut condition = aligned(&mut host, e, *last);
+    for (a, b) in outer
+        .iter()
+        .zip(&sizes.row_extents)
+        .chain([(last, &sizes.columns)])
+    {
+        let same = host.cmpi(CmpI::Eq, *a, *b);
+        let i1 = ctx.ty("i1").expect("i1 parses");
+        condition = Emit { b: &mut host }.value("arith.andi", &[condition, same], i1);
+    }
+    let if_op = host.if_then(condition, true);
+    // Apart: the reduction's own kernel, then the consumer as it was.
+    let else_yield = if_op.region_blocks(1)[0]
+        .terminator()
+        .expect("built with its yield");
+    op.move_before(else_yield);
+    c.op.move_before(else_yield);
+
+    let then_yield = if_op.region_blocks(0)[0]
+        .terminator()
+        .expect("built with its yield");
+    let mut host = Builder::new(ctx, loc, At::Before(then_yield));
+    let threads = host.index(threads_per_row(sizes.static_columns) as i64);
+    let launch = linalg_gpu::launch(&mut host, sizes.rows, threads);
+    let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
+    let mut k = Emit { b: &mut kernel };
+    let row_ids = linalg_gpu::unflatten(&mut k, launch.block_x, &sizes.row_extents);
+    // Read before thread 0 stores the total over it.
+    let initial = match fill {
+        Some(value) => value,
+        None => k.load(r.output, &row_ids),
+    };
+    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns);
+    let result = row_result(&mut k, r, total, initial);
+    let zero = k.b.index(0);
+    let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
+    let store_if = k.b.if_then(first, false);
+    {
+        let then_yield = store_if.region_blocks(0)[0]
+            .terminator()
+            .expect("built with its yield");
+        let mut store = Builder::new(ctx, loc, At::Before(then_yield));
+        Emit { b: &mut store }.store(result, r.output, &row_ids);
+    }
+    // The consumer over the row: vectors of `lanes` columns, strided by
+    // the block.
+    let lanes = k.b.index(e.lanes as i64);
+    let start = k.index_op("arith.muli", launch.thread_x, lanes);
+    let step = k.index_op("arith.muli", launch.block_dim_x, lanes);
+    let for_op = OpBuilder::new("scf.for", loc)
+        .operands(&[start, sizes.columns, step])
+        .regions(1)
+        .build();
+    k.b.insert(for_op);
+    k.op("gpu.terminator", &[], &[]);
+    let loop_body = for_op.region_blocks(0)[0];
+    let column = loop_body.add_arg(ctx.index_type(), loc);
+    let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
+    let mut t = Emit { b: &mut inner };
+    let mut loop_ids = row_ids.clone();
+    loop_ids.push(column);
+    let given: HashMap<usize, Val> = c.statistic.iter().map(|i| (*i, result)).collect();
+    vector_step(&mut t, c.op, e, &loop_ids, &given);
+    t.op("scf.yield", &[], &[]);
+
+    // The apart version in the else branch (erases the reduction).
+    lower(op, r, fill);
+}
+
 impl SymmPass for RowsToGpu {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        // Chosen before any is rewritten: erasing a generic frees the ops of
-        // its body, which a walk lists after it.
-        let generics: Vec<Op> = function
-            .walk()
-            .into_iter()
-            .filter(|op| op.is("linalg.generic"))
-            .collect();
         // The last fill seen (never an op this loop erased).
         let mut last_fill: Option<Op> = None;
-        for op in generics {
-            // Already inside a kernel: leave it to the upstream mapping.
-            if std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch")) {
-                continue;
-            }
+        for op in linalg_gpu::host_generics(function) {
             if fill_value(op).is_some() {
                 last_fill = Some(op);
                 continue;
@@ -322,7 +468,10 @@ impl SymmPass for RowsToGpu {
                         fill.next_past_fresh() == Some(op) && fill.operand(1) == reduction.output
                     });
                     let initial = fill.and_then(fill_value);
-                    lower(op, &reduction, initial);
+                    match next_past_views(op).and_then(|next| match_consumer(&reduction, next)) {
+                        Some(consumer) => lower_fused(op, &reduction, initial, &consumer),
+                        None => lower(op, &reduction, initial),
+                    }
                     if let Some(fill) = fill {
                         fill.erase();
                     }

@@ -188,3 +188,71 @@ func.func @filled_statistic(%x: memref<?x4096xbf16>, %ss: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// RMSNorm: the statistic (its fill folded) and the scaling that reads it
+// per row run in one kernel: each block reduces its row, thread 0 stores
+// the total, and the block scales the row 8 bf16 lanes per thread with the
+// total in a register. The host checks the scaling's alignment and sizes;
+// otherwise both run apart as before (else branch).
+#scalar = affine_map<(d0) -> ()>
+#vec = affine_map<(d0) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[SS:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x4096xbf16>)
+// CHECK: arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK: %[[OK:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT: scf.if %[[OK]] {
+// CHECK:   gpu.launch blocks(%[[BX:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}}) threads(%[[TX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[BDX:[^ ]*]] = %{{.*}},
+// CHECK:     %[[TOTAL:.*]] = gpu.all_reduce add
+// CHECK:     %[[RESULT:.*]] = arith.addf %[[TOTAL]], %{{.*}} : f32
+// CHECK:     scf.if
+// CHECK:       memref.store %[[RESULT]], %[[SS]][%[[BX]]]
+// CHECK:     %[[START:.*]] = arith.muli %[[TX]], %c8{{(_[0-9]+)?}}
+// CHECK:     %[[STEP:.*]] = arith.muli %[[BDX]], %c8{{(_[0-9]+)?}}
+// CHECK:     scf.for %[[C:.*]] = %[[START]] to %{{.*}} step %[[STEP]] {
+// CHECK:       %[[XV:.*]] = vector.load %[[X]][%[[BX]], %[[C]]] {alignment = 16 : i64}
+// CHECK:       %[[WV:.*]] = vector.load %[[W]][%[[C]]] {alignment = 16 : i64}
+// CHECK:       arith.divf %[[RESULT]]
+// CHECK:       vector.store %{{.*}}, %[[Y]][%[[BX]], %[[C]]] {alignment = 16 : i64}
+// CHECK:     gpu.terminator
+// CHECK: } else {
+// CHECK:   gpu.launch
+// CHECK:   linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[SS]], %[[W]]
+func.func @rms_norm(%x: memref<?x4096xbf16>, %w: memref<4096xbf16>, %ss: memref<?xf32>, %y: memref<?x4096xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %hidden = arith.constant 4096.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  linalg.generic {indexing_maps = [#scalar, #vec], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%ss : memref<?xf32>) {
+  ^bb0(%z: f32, %unused: f32):
+    linalg.yield %z : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x4096xbf16>) outs(%ss : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ss, %w : memref<?x4096xbf16>, memref<?xf32>, memref<4096xbf16>)
+      outs(%y : memref<?x4096xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %wv: bf16, %unused: bf16):
+    %mean = arith.divf %s, %hidden : f32
+    %var = arith.addf %mean, %eps : f32
+    %inv = math.rsqrt %var : f32
+    %f = arith.extf %v : bf16 to f32
+    %n = arith.mulf %f, %inv : f32
+    %wf = arith.extf %wv : bf16 to f32
+    %r = arith.mulf %n, %wf : f32
+    %t = arith.truncf %r : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
