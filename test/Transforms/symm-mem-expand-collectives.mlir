@@ -110,3 +110,26 @@ func.func @unbounded(%in: memref<?x16xf32, #symm_mem.allocator<symmetric, @tp>>,
   symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<?x16xf32>
   return
 }
+
+// -----
+
+// A token bound so large that its bytes overflow is refused, not wrapped
+// (symm-fuzz found the multiplication panicking).
+symm_mem.group @tp world_size(2)
+func.func @overflowing_bound(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)
+    attributes {symm_mem.max_tokens = 9223372036854775807 : i64} {
+  // expected-error@+1 {{'symm_mem.all_reduce_out' has up to 9223372036854775807 rows of 4096 elements (symm_mem.max_tokens), more than the kernels address}}
+  symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
+  return
+}
+
+// -----
+
+// A bound whose elements fit but whose bytes do not.
+symm_mem.group @tp world_size(2)
+func.func @overflowing_bytes(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)
+    attributes {symm_mem.max_tokens = 1125899906842624 : i64} {
+  // expected-error@+1 {{'symm_mem.all_reduce_out' has more elements than the kernels address (at most 9223372036854775807 bytes)}}
+  symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
+  return
+}

@@ -166,17 +166,34 @@ impl Expansion {
         let element_bytes =
             kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
         let shape = input.shape();
-        let count = shape
-            .iter()
-            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
-        let row_elements = shape
-            .iter()
-            .skip(1)
-            .try_fold(1u64, |acc, d| d.map(|d| acc * d as u64));
+        let too_large = || {
+            format!(
+                "has more elements than the kernels address (at most {} bytes)",
+                i64::MAX
+            )
+        };
+        // The product of the dims (None when one is dynamic), checked.
+        let product = |dims: &[Option<i64>]| -> Result<Option<u64>, String> {
+            dims.iter().try_fold(Some(1u64), |acc, d| match (acc, d) {
+                (Some(acc), Some(d)) => acc.checked_mul(*d as u64).map(Some).ok_or_else(too_large),
+                _ => Ok(None),
+            })
+        };
+        let count = product(&shape)?;
+        let row_elements = product(shape.get(1..).unwrap_or(&[]))?;
         let bound = crate::dynamic::enclosing_function(op).and_then(crate::dynamic::max_tokens);
         let (row_elements, max_count) = match (count, row_elements, bound) {
             (Some(count), _, _) => (count, count),
-            (None, Some(row), Some(bound)) => (row, row * bound),
+            (None, Some(row), Some(bound)) => (
+                row,
+                row.checked_mul(bound).ok_or_else(|| {
+                    format!(
+                        "has up to {bound} rows of {row} elements ({}), more than the kernels \
+                         address",
+                        crate::dynamic::MAX_TOKENS_ATTR
+                    )
+                })?,
+            ),
             (None, Some(_), None) => {
                 return Err(format!(
                     "has a dynamic size, but its function does not bound it: declare the \
@@ -192,6 +209,12 @@ impl Expansion {
                 );
             }
         };
+        if max_count
+            .checked_mul(element_bytes)
+            .is_none_or(|bytes| bytes > i64::MAX as u64)
+        {
+            return Err(too_large());
+        }
         let world = self.groups.world_size_of(op).ok_or(
             "runs in a group without a declared world_size; kernels are specialized by it",
         )?;
