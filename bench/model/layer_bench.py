@@ -69,6 +69,11 @@ def bench(fn, graph):
     return start.elapsed_time(end) * 1000.0 / (reps * per)
 
 
+def rel_l2(got, reference):
+    """Relative L2 distance of got from reference, in f32."""
+    return ((got.float() - reference.float()).norm() / reference.float().norm()).item()
+
+
 def main():
     s = llama_tp.setup()
     runtime = symm.Runtime()
@@ -103,22 +108,17 @@ def main():
         for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]:
             got = fn(True)
             torch.cuda.synchronize()
-            error = ((got.float() - reference.float()).norm() / reference.float().norm()).item()
-            row[f"torch_{name}_error"] = error
+            row[f"torch_{name}_error"] = rel_l2(got, reference)
             for fused in (False, True):
                 for graph in (False, True):
                     key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
                     row[key] = bench(lambda: fn(fused), graph)
-        row["symm_error"] = (
-            (out.float() - reference.float()).norm() / reference.float().norm()
-        ).item()
+        row["symm_error"] = rel_l2(out, reference)
         row["symm_us"] = bench(ours, graph=False)
         for label, other in others:
             other(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
             torch.cuda.synchronize()
-            row[f"symm_{label}_error"] = (
-                (out.float() - reference.float()).norm() / reference.float().norm()
-            ).item()
+            row[f"symm_{label}_error"] = rel_l2(out, reference)
             row[f"symm_{label}_us"] = bench(
                 lambda other=other: other(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out),
                 graph=False,

@@ -92,17 +92,16 @@ pub(crate) struct Elementwise {
     pub(crate) lanes: u64,
 }
 
-impl Elementwise {
-    /// The memrefs read or written a vector at a time.
-    fn vector_operands(&self) -> Vec<Val> {
-        self.inputs
-            .iter()
-            .zip(&self.accesses)
-            .filter(|(_, a)| matches!(a, Access::Vector(_)))
-            .map(|(v, _)| *v)
-            .chain(std::iter::once(self.output))
-            .collect()
-    }
+/// The memrefs read or written a vector at a time: the inputs read as
+/// vectors, and the output.
+fn vector_operands(inputs: &[Val], accesses: &[Access], output: Val) -> Vec<Val> {
+    inputs
+        .iter()
+        .zip(accesses)
+        .filter(|(_, a)| matches!(a, Access::Vector(_)))
+        .map(|(v, _)| *v)
+        .chain(std::iter::once(output))
+        .collect()
 }
 
 /// Whether a memref type's last dimension has unit stride (`None`: not
@@ -143,13 +142,7 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
         return Err("writes into something other than a memref".into());
     }
     let mut vector_bytes = Vec::new();
-    for value in inputs
-        .iter()
-        .zip(&accesses)
-        .filter(|(_, a)| matches!(a, Access::Vector(_)))
-        .map(|(v, _)| *v)
-        .chain(std::iter::once(output))
-    {
+    for value in vector_operands(&inputs, &accesses, output) {
         let ty = value.ty();
         let bytes = ty
             .element_bytes()
@@ -192,7 +185,7 @@ pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
     // OR of every byte address and outer stride: aligned when its low 4
     // bits are clear.
     let mut bits = rest;
-    for value in e.vector_operands() {
+    for value in vector_operands(&e.inputs, &e.accesses, e.output) {
         let ty = value.ty();
         let rank = ty.shape().len();
         let bytes =
@@ -235,16 +228,8 @@ fn lower(op: Op, e: &Elementwise) {
     let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
     let (last, outer) = extents.split_last().expect("at least one loop");
     let condition = aligned(&mut host, e, *last);
-    let if_op = host.if_then(condition, true);
     // The generic itself is the fallback.
-    let else_yield = if_op.region_blocks(1)[0]
-        .terminator()
-        .expect("built with its yield");
-    op.move_before(else_yield);
-    let then_yield = if_op.region_blocks(0)[0]
-        .terminator()
-        .expect("built with its yield");
-    let mut host = Builder::new(ctx, loc, At::Before(then_yield));
+    let mut host = linalg_gpu::unless_fallback(&mut host, condition, &[op]);
     let mut h = Emit { b: &mut host };
 
     // Work: rows x vectors per row, one vector per thread.

@@ -168,6 +168,12 @@ impl Op {
         std::iter::successors(self.next(), |op| op.next())
             .find(|op| !op.is("memref.alloc") && !op.is("arith.constant"))
     }
+    /// The next op in the block past constants, allocations and views
+    /// (planned buffers), none of which touches an existing buffer.
+    pub fn next_past_views(self) -> Option<Op> {
+        std::iter::successors(self.next(), |op| op.next())
+            .find(|op| !(op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.view")))
+    }
     pub fn num_regions(self) -> usize {
         unsafe { mlirOperationGetNumRegions(self.0) as usize }
     }

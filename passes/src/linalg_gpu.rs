@@ -3,7 +3,7 @@
 //! the generic apart, the launch, and copying its body into the kernel.
 
 use crate::{
-    builders::Builder,
+    builders::{At, Builder},
     ir::{Attr, Blk, Op, OpBuilder, Ty, Val},
 };
 use std::collections::HashMap;
@@ -156,6 +156,23 @@ impl Emit<'_> {
         }
         yielded
     }
+}
+
+/// `scf.if condition` at the host builder's point, with `fallback` (ops
+/// already built) moved into its `else` branch, in order; returns a
+/// builder at the end of its `then` branch.
+pub fn unless_fallback(host: &mut Builder, condition: Val, fallback: &[Op]) -> Builder {
+    let if_op = host.if_then(condition, true);
+    let else_yield = if_op.region_blocks(1)[0]
+        .terminator()
+        .expect("built with its yield");
+    for op in fallback {
+        op.move_before(else_yield);
+    }
+    let then_yield = if_op.region_blocks(0)[0]
+        .terminator()
+        .expect("built with its yield");
+    Builder::new(host.ctx, host.loc, At::Before(then_yield))
 }
 
 /// A `gpu.launch` of `blocks` x `threads` (one-dimensional) before the

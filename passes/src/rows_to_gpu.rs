@@ -211,13 +211,6 @@ fn match_consumer(r: &RowReduction, next: Op) -> Option<RowConsumer> {
     )
 }
 
-/// The op after `op` past constants, allocations and views, which touch
-/// no existing buffer.
-fn next_past_views(op: Op) -> Option<Op> {
-    std::iter::successors(op.next(), |op| op.next())
-        .find(|op| !(op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.view")))
-}
-
 /// The host's sizes of a reduction: the parallel loops' extents (the
 /// output's dims), the reduced loop's (from an input that spans it) and
 /// its static value, and the rows (their product).
@@ -383,27 +376,17 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
     let (last, outer) = extents.split_last().expect("at least one loop");
     let mut condition = aligned(&mut host, e, *last);
+    let i1 = ctx.ty("i1").expect("i1 parses");
     for (a, b) in outer
         .iter()
         .zip(&sizes.row_extents)
         .chain([(last, &sizes.columns)])
     {
         let same = host.cmpi(CmpI::Eq, *a, *b);
-        let i1 = ctx.ty("i1").expect("i1 parses");
         condition = Emit { b: &mut host }.value("arith.andi", &[condition, same], i1);
     }
-    let if_op = host.if_then(condition, true);
     // Apart: the reduction's own kernel, then the consumer as it was.
-    let else_yield = if_op.region_blocks(1)[0]
-        .terminator()
-        .expect("built with its yield");
-    op.move_before(else_yield);
-    c.op.move_before(else_yield);
-
-    let then_yield = if_op.region_blocks(0)[0]
-        .terminator()
-        .expect("built with its yield");
-    let mut host = Builder::new(ctx, loc, At::Before(then_yield));
+    let mut host = linalg_gpu::unless_fallback(&mut host, condition, &[op, c.op]);
     let threads = host.index(threads_per_row(sizes.static_columns) as i64);
     let launch = linalg_gpu::launch(&mut host, sizes.rows, threads);
     let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
@@ -468,7 +451,10 @@ impl SymmPass for RowsToGpu {
                         fill.next_past_fresh() == Some(op) && fill.operand(1) == reduction.output
                     });
                     let initial = fill.and_then(fill_value);
-                    match next_past_views(op).and_then(|next| match_consumer(&reduction, next)) {
+                    match op
+                        .next_past_views()
+                        .and_then(|next| match_consumer(&reduction, next))
+                    {
                         Some(consumer) => lower_fused(op, &reduction, initial, &consumer),
                         None => lower(op, &reduction, initial),
                     }

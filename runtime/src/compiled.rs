@@ -12,10 +12,10 @@
 
 use crate::{
     Error, Result,
-    agmm::{AllGatherMatmul, Shard},
+    agmm::{AllGatherMatmul, Matmul, Shard},
     capi::SymmRuntime,
     compiled_call,
-    cuda::{CUdeviceptr, DeviceBuffer, Graph, MemPool, Stream, check},
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Step},
     library::{self, Dtype},
     mgpu,
@@ -589,15 +589,45 @@ pub unsafe extern "C" fn symm_rt_matmul(
     accumulate: i32,
 ) {
     run("a matmul", || {
-        let session = session(runtime)?;
-        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
-        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
-        let stream = active_stream(session).raw;
-        let agmm = agmm(session)?;
-        let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
+        with_matmul(runtime, [m, n, k], dtype_code, accumulate, |call| {
+            let operands = [a as CUdeviceptr, b as CUdeviceptr, c as CUdeviceptr];
+            call.matmul
+                .gemm(call.dtype, operands, call.shape, call.beta, call.stream)
+        })
+    })
+}
+
+/// What a matmul call of the ABI decodes: cuBLAS, dtype, (m, k, n), beta
+/// and the active stream.
+struct MatmulCall<'s> {
+    matmul: &'s Matmul,
+    dtype: Dtype,
+    shape: (usize, usize, usize),
+    beta: f32,
+    stream: CUstream,
+}
+
+/// Decodes the arguments `symm_rt_matmul` and `symm_rt_matmul_pair` share
+/// (sizes `[m, n, k]`, dtype code, accumulate) and runs `body` with them.
+fn with_matmul(
+    runtime: *mut SymmRuntime,
+    [m, n, k]: [i64; 3],
+    dtype_code: i32,
+    accumulate: i32,
+    body: impl FnOnce(MatmulCall) -> Result<()>,
+) -> Result<()> {
+    let session = session(runtime)?;
+    let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
+    let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
+    let stream = active_stream(session).raw;
+    let agmm = agmm(session)?;
+    body(MatmulCall {
+        matmul: &agmm.matmul,
+        dtype,
+        shape,
         // linalg.matmul adds to c; with a zero fill folded in it overwrites.
-        let beta = if accumulate != 0 { 1.0 } else { 0.0 };
-        agmm.matmul.gemm(dtype, operands, shape, beta, stream)
+        beta: if accumulate != 0 { 1.0 } else { 0.0 },
+        stream,
     })
 }
 
@@ -620,16 +650,19 @@ pub unsafe extern "C" fn symm_rt_matmul_pair(
     accumulate: i32,
 ) {
     run("a matmul pair", || {
-        let session = session(runtime)?;
-        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
-        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
-        let stream = active_stream(session).raw;
-        let agmm = agmm(session)?;
-        let beta = if accumulate != 0 { 1.0 } else { 0.0 };
-        let first = [b0 as CUdeviceptr, c0 as CUdeviceptr];
-        let second = [b1 as CUdeviceptr, c1 as CUdeviceptr];
-        agmm.matmul
-            .gemm_pair(dtype, a as CUdeviceptr, first, second, shape, beta, stream)
+        with_matmul(runtime, [m, n, k], dtype_code, accumulate, |call| {
+            let first = [b0 as CUdeviceptr, c0 as CUdeviceptr];
+            let second = [b1 as CUdeviceptr, c1 as CUdeviceptr];
+            call.matmul.gemm_pair(
+                call.dtype,
+                a as CUdeviceptr,
+                first,
+                second,
+                call.shape,
+                call.beta,
+                call.stream,
+            )
+        })
     })
 }
 

@@ -244,7 +244,7 @@ impl Conversion {
                         first.erase();
                         op.erase();
                     }
-                    Err(message) => self.error(op, &format!("'linalg.matmul' op {message}")),
+                    Err(message) => self.error(op, &format!("'linalg.matmul' {message}")),
                 }
                 continue;
             }
@@ -524,8 +524,10 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
 /// `second` and the `first` matmul before it (sharing its left operand;
 /// see `sibling_matmuls`) as one `symm_rt_matmul_pair`, at `second`.
 fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), String> {
+    // `sibling_matmuls` matched the second's operand types, maps and
+    // overwriting to the first's, so the first's checks and sizes hold
+    // for both.
     let (sizes, code, accumulate) = matmul_call(host, first)?;
-    matmul_call(host, second)?;
     let mut args = vec![host.ptr_of(first.operand(0))];
     for op in [first, second] {
         args.push(host.ptr_of(op.operand(1)));
@@ -545,7 +547,6 @@ fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), Strin
 /// writes: (first, second) pairs, run as one batched GEMM at the second
 /// (a gate and an up projection: one launch over both weights).
 fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
-    let fresh = |op: &Op| op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.view");
     let mut pairs: Vec<(Op, Op)> = Vec::new();
     for &first in ops {
         if !first.is("linalg.matmul")
@@ -554,9 +555,7 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
         {
             continue;
         }
-        let Some(second) =
-            std::iter::successors(first.next(), |op| op.next()).find(|op| !fresh(op))
-        else {
+        let Some(second) = first.next_past_views() else {
             continue;
         };
         let written = first.operand(2);
