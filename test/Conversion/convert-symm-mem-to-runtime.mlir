@@ -672,3 +672,23 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A matmul cuBLAS cannot run is an error at the op, alone or as one of a
+// sibling pair.
+func.func @mixed_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xf32>, %c: memref<4x16xbf16>) {
+  // expected-error@+1 {{'linalg.matmul' mixes element types; cuBLAS is called with one}}
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xf32>) outs(%c : memref<4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memref<64x128xf32>,
+                      %g: memref<4x128xbf16>, %u: memref<4x128xbf16>) {
+  linalg.matmul ins(%x, %wg : memref<4x64xbf16>, memref<64x128xf32>) outs(%g : memref<4x128xbf16>)
+  // expected-error@+1 {{'linalg.matmul' mixes element types; cuBLAS is called with one}}
+  linalg.matmul ins(%x, %wu : memref<4x64xbf16>, memref<64x128xf32>) outs(%u : memref<4x128xbf16>)
+  return
+}
