@@ -61,7 +61,8 @@ pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-m
 pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),\
-         symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,gpu.module(inline),\
+         symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
+         symm-mem-expand-collectives,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",
         upstream_gpu_to_llvm(libdevice)
     )

@@ -70,6 +70,17 @@ int symm_synchronize(symm_runtime *runtime);
  * it has been reported, asynchronous calls fail at once and run nothing.
  * It does not wait for queued work. */
 int symm_status(symm_runtime *runtime);
+/* CUDA graphs of compiled functions since symm_init. Each partition (a
+ * stretch of a function a graph can hold; a whole function is one) runs
+ * eagerly on its first call with a set of arguments, is captured on the
+ * second and replayed after; SYMM_CUDA_GRAPHS=0 keeps every run eager.
+ * The buffers a partition allocates belong to its arguments' key: made
+ * once, the same address on every replay. symmetric_buffers counts those
+ * that lie in a symmetric pool (P2P buffers are never a graph's): 0. */
+typedef struct {
+    uint64_t captures, replays, buffers, buffer_bytes, symmetric_buffers;
+} symm_graph_stats;
+int symm_compiled_graph_stats(symm_runtime *runtime, symm_graph_stats *out);
 /* The device's free and total memory, in bytes. */
 int symm_memory_info(symm_runtime *runtime, size_t *free_bytes, size_t *total_bytes);
 /* Waits for the work queued on `stream` (a CUstream; NULL: the

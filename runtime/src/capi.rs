@@ -124,6 +124,34 @@ pub unsafe extern "C" fn symm_memory_info(
     })
 }
 
+/// The CUDA graphs of compiled partitions since `symm_init`
+/// (`symm_graph_stats` in the header).
+#[repr(C)]
+#[derive(Default)]
+pub struct GraphStats {
+    pub captures: u64,
+    pub replays: u64,
+    /// Buffers the partitions' keys own, and their bytes.
+    pub buffers: u64,
+    pub buffer_bytes: u64,
+    /// Of those, buffers inside a symmetric pool: always 0 (P2P buffers
+    /// reach partitions as arguments and are never a graph's), counted by
+    /// address so a test can prove it.
+    pub symmetric_buffers: u64,
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_compiled_graph_stats(
+    runtime: *mut SymmRuntime,
+    out: *mut GraphStats,
+) -> c_int {
+    guard(|| {
+        let runtime = non_null(runtime, "runtime")?;
+        *non_null(out, "out")? = runtime.compiled.graph_stats();
+        Ok(())
+    })
+}
+
 /// Waits for the work queued on `stream` (NULL: the runtime's), then
 /// reports as `symm_status` does.
 #[unsafe(no_mangle)]

@@ -39,8 +39,9 @@ pub struct CompiledState {
     retired: Vec<DeviceBuffer>,
     /// Temporaries (`symm_rt_alloc`), kept across calls.
     temporaries: Option<MemPool>,
-    /// CUDA graphs of the compiled functions (`symm_rt_graph_begin/end`).
-    graphs: FunctionGraphCache,
+    /// CUDA graphs of the compiled partitions (`symm_rt_graph_begin/end`)
+    /// and the buffers each key owns (`symm_rt_graph_buffer`).
+    graphs: FunctionGraphCache<Graph, DeviceBuffer>,
     /// The application's stream of the asynchronous call in flight.
     call_stream: Option<Stream>,
     /// The first failure of an asynchronous call that `symm_status` has
@@ -89,6 +90,28 @@ impl CompiledState {
                     "{pointer:#x} is not in a symmetric pool of this program"
                 ))
             })
+    }
+}
+
+impl CompiledState {
+    /// What `symm_compiled_graph_stats` reports.
+    pub fn graph_stats(&self) -> crate::capi::GraphStats {
+        let mut stats = crate::capi::GraphStats {
+            captures: self.graphs.captures(),
+            replays: self.graphs.replays(),
+            ..Default::default()
+        };
+        for buffer in self.graphs.buffers() {
+            stats.buffers += 1;
+            stats.buffer_bytes += buffer.bytes as u64;
+            let end = buffer.ptr + buffer.bytes.max(1) as u64;
+            let symmetric = self.globals.values().any(|pool| {
+                let start = pool.buffer.local();
+                buffer.ptr < start + pool.buffer.bytes.max(1) as u64 && start < end
+            });
+            stats.symmetric_buffers += u64::from(symmetric);
+        }
+        stats
     }
 }
 
@@ -303,11 +326,12 @@ fn graphs_enabled() -> bool {
     *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
 }
 
-/// Starts a call of a compiled function (`function`: the address of a
-/// marker the compiler emits for it) with its `count` arguments at
-/// `arguments`. Returns 1 when the body must run (eagerly, or under a
-/// capture that `symm_rt_graph_end` finishes), 0 when a graph of an
-/// earlier call with the same arguments was replayed instead.
+/// Starts a run of a compiled partition (`function`: the address of a
+/// marker the compiler emits for it; a whole function is one partition)
+/// with its `count` arguments at `arguments`, the key of its graph and
+/// buffers. Returns 1 when the body must run (eagerly, or under a capture
+/// that `symm_rt_graph_end` finishes), 0 when a graph of an earlier run
+/// with the same arguments was replayed instead.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_graph_begin(
     runtime: *mut SymmRuntime,
@@ -315,13 +339,11 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
     arguments: *const i64,
     count: i64,
 ) -> i32 {
-    run("starting a compiled function's CUDA graph", || {
+    run("starting a compiled partition's CUDA graph", || {
         let session = session(runtime)?;
         let stream = active_stream(session);
         // The application may be capturing this call itself.
-        if !graphs_enabled() || stream.is_capturing()? {
-            return Ok(1);
-        }
+        let may_capture = graphs_enabled() && !stream.is_capturing()?;
         let count = size(count, "the argument count")?;
         let key: Vec<u64> = if count == 0 || arguments.is_null() {
             Vec::new()
@@ -333,21 +355,33 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
                 .collect()
         };
         let id = function as u64;
-        match session.compiled.graphs.step(id, &key) {
+        let stepped = session.compiled.graphs.step(id, &key, may_capture);
+        if !stepped.evicted.is_empty() {
+            // Buffers of a key forgotten: queued work may still use them,
+            // so they go after a synchronize (kept to the end under the
+            // application's capture, which a synchronize would break).
+            if stream.is_capturing()? {
+                session.compiled.retired.extend(stepped.evicted);
+            } else {
+                session.device.synchronize()?;
+                drop(stepped.evicted);
+            }
+        }
+        match stepped.step {
             Step::Run => {
-                log::debug!("compiled function {id:#x}: first call with these arguments, eager");
+                log::debug!("compiled partition {id:#x}: eager run");
                 Ok(1)
             }
             Step::Capture => {
                 log::info!(
-                    "compiled function {id:#x}: capturing a CUDA graph ({} graphs captured so far)",
+                    "compiled partition {id:#x}: capturing a CUDA graph ({} graphs captured so far)",
                     session.compiled.graphs.captures()
                 );
                 Graph::begin_capture(&stream)?;
                 Ok(1)
             }
             Step::Replay(index) => {
-                log::debug!("compiled function {id:#x}: replaying graph {index}");
+                log::debug!("compiled partition {id:#x}: replaying graph {index}");
                 let graph =
                     session.compiled.graphs.graph(id, index).ok_or_else(|| {
                         Error::InvalidArgument("a cached graph disappeared".into())
@@ -357,6 +391,68 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
             }
         }
     })
+}
+
+/// Buffer `index` (`bytes` bytes) of the run of partition `function` in
+/// progress: allocated on the first run with these arguments, then the
+/// same address for the capture and every replay (a graph holds on to the
+/// addresses it recorded). The buffer lives as long as the key's graph;
+/// the compiled program never frees it. Plain device memory, never a
+/// symmetric pool: P2P buffers reach a partition as its arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_graph_buffer(
+    runtime: *mut SymmRuntime,
+    function: *mut c_void,
+    index: i64,
+    bytes: i64,
+) -> *mut c_void {
+    run("allocating a partition's buffer", || {
+        let session = session(runtime)?;
+        let index = size(index, "the buffer index")?;
+        let bytes = size(bytes, "the buffer size")?;
+        let capturing = active_stream(session).is_capturing()?;
+        let buffer = session.compiled.graphs.buffer(
+            function as u64,
+            index,
+            bytes,
+            |buffer| buffer.bytes,
+            |bytes| {
+                log::debug!("partition buffer #{index}: {bytes} B");
+                if capturing {
+                    // Under the application's own capture (thread-local
+                    // mode), an allocation must say it is not captured.
+                    relaxed_capture(|| DeviceBuffer::new(bytes))
+                } else {
+                    DeviceBuffer::new(bytes)
+                }
+            },
+        )?;
+        let buffer = buffer.ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "partition buffer #{index} of {bytes} B: no run of its partition is in \
+                 progress, or the same arguments asked for another size before"
+            ))
+        })?;
+        Ok(buffer.ptr as *mut c_void)
+    })
+}
+
+/// Runs `body` with this thread's capture mode relaxed, so that an
+/// allocation may happen while a stream of the thread is capturing.
+fn relaxed_capture<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
+    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: swaps the calling thread's mode; restored below.
+    check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    )?;
+    let result = body();
+    // SAFETY: puts back the mode swapped out above.
+    check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    )?;
+    result
 }
 
 /// Ends the body of a compiled function: when it ran under capture, the
@@ -546,7 +642,9 @@ pub unsafe extern "C" fn symm_rt_free(runtime: *mut SymmRuntime, pointer: *mut c
     })
 }
 
-/// `bytes` from `src` to `dst`, both device memory, on the stream.
+/// `bytes` from `src` to `dst` on the stream: device memory, or host
+/// memory (`#cudagraph.host`, which the application passes in; pinned for
+/// an asynchronous copy) on either side.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_copy(
     runtime: *mut SymmRuntime,
@@ -554,21 +652,43 @@ pub unsafe extern "C" fn symm_rt_copy(
     src: *mut c_void,
     bytes: i64,
 ) {
-    run("copying device memory", || {
+    run("copying memory", || {
         let session = session(runtime)?;
         let bytes = size(bytes, "the copy size")?;
-        // SAFETY: device buffers of at least `bytes`, by the lowering.
+        // SAFETY: buffers of at least `bytes`, by the lowering; unified
+        // addressing tells host from device.
         check(
             unsafe {
-                sys::cuMemcpyDtoDAsync_v2(
+                sys::cuMemcpyAsync(
                     dst as CUdeviceptr,
                     src as CUdeviceptr,
                     bytes,
                     active_stream(session).raw,
                 )
             },
-            "cuMemcpyDtoDAsync",
+            "cuMemcpyAsync",
         )
+    })
+}
+
+/// Waits until the call's work so far is done, so that the host may read
+/// what a copy into host memory brought (a fallback region between CUDA
+/// graph partitions). Under the application's own capture nothing has
+/// run, so the host would read stale data: that is an error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_host_wait(runtime: *mut SymmRuntime) {
+    run("waiting for device results the host reads", || {
+        let session = session(runtime)?;
+        let stream = active_stream(session);
+        if stream.is_capturing()? {
+            return Err(Error::InvalidArgument(
+                "this compiled function reads device results on the host (a copy into \
+                 #cudagraph.host memory), which cannot happen inside the application's own \
+                 graph capture; call it outside symm_graph_begin/end"
+                    .into(),
+            ));
+        }
+        stream.synchronize()
     })
 }
 
@@ -816,6 +936,10 @@ mod abi_tests {
                 of(symm_rt_graph_end as unsafe extern "C" fn(_, _)),
             ),
             (
+                "symm_rt_graph_buffer",
+                of(symm_rt_graph_buffer as unsafe extern "C" fn(_, _, _, _) -> _),
+            ),
+            (
                 "symm_rt_global",
                 of(symm_rt_global as unsafe extern "C" fn(_, _, _) -> _),
             ),
@@ -846,6 +970,10 @@ mod abi_tests {
             (
                 "symm_rt_copy",
                 of(symm_rt_copy as unsafe extern "C" fn(_, _, _, _)),
+            ),
+            (
+                "symm_rt_host_wait",
+                of(symm_rt_host_wait as unsafe extern "C" fn(_)),
             ),
             (
                 "symm_rt_matmul",

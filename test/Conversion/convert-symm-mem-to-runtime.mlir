@@ -1,6 +1,4 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-runtime | FileCheck %s
-// RUN: not symm-opt %s -split-input-file --symm-mem-expand-collectives --convert-symm-mem-to-runtime=cuda-graphs=false 2>/dev/null \
-// RUN:   | FileCheck %s --check-prefix=NOGRAPH
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
@@ -277,132 +275,6 @@ func.func @dynamic_columns(%n: index) {
 
 // -----
 
-// An entry point's body runs under `scf.if symm_rt_graph_begin(...)`: the
-// runtime runs it, captures it on the second call with the same arguments
-// (their addresses are the key) and replays the graph after, skipping the
-// body. A private marker global gives the function its identity.
-symm_mem.group @tp world_size(2)
-symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK: memref.global "private" @__symm_graph_graphed : memref<1xi8> = uninitialized
-// CHECK-LABEL: func.func @graphed_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr)
-// CHECK: %[[MARK:.*]] = memref.get_global @__symm_graph_graphed : memref<1xi8>
-// CHECK: %[[KEY:.*]] = memref.alloca() : memref<1xi64>
-// CHECK: %[[ADDRESS:.*]] = llvm.ptrtoint %[[OUT]] : !llvm.ptr to i64
-// CHECK: memref.store %[[ADDRESS]], %[[KEY]][%{{.*}}] : memref<1xi64>
-// CHECK: %[[GO:.*]] = call @symm_rt_graph_begin(%[[RT]], %[[MARK_PTR:.*]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
-// CHECK: %[[BODY:.*]] = arith.cmpi ne, %[[GO]], %{{.*}} : i32
-// CHECK: scf.if %[[BODY]] {
-// CHECK: func.call @symm_rt_global(
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4
-// CHECK: func.call @symm_rt_graph_end(%[[RT]], %[[MARK_PTR]])
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]])
-// CHECK-NEXT: return %[[STATUS]]
-// NOGRAPH-LABEL: func.func @graphed_async
-// NOGRAPH-NOT: symm_rt_graph_begin
-// NOGRAPH: gpu.launch_func
-// NOGRAPH-NOT: scf.if
-// NOGRAPH: call @symm_rt_exit_async
-func.func @graphed(%out: memref<32x32xf32>) {
-  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-  %c0 = arith.constant 0 : index
-  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
-  return
-}
-
-// -----
-
-// A function that returns a value runs eagerly every time: a replay could
-// not hand back what the body computed on the host. It has no asynchronous
-// form (its result is the value): it runs on the runtime's stream and
-// waits in symm_rt_exit.
-symm_mem.group @tp world_size(2)
-symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @returns
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) -> !llvm.ptr
-// CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK-NEXT: call @symm_rt_enter_async(%[[RT]], %[[NULL]])
-// CHECK-NOT: symm_rt_graph_begin
-// CHECK: call @symm_rt_exit_async(%[[RT]])
-// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
-// CHECK-NEXT: return %{{.*}} : !llvm.ptr
-// CHECK-NOT: @returns_async
-// expected-remark@+1 {{no CUDA graph for this function: it returns values}}
-func.func @returns(%out: memref<32x32xf32>) -> memref<32x32xf32> {
-  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-  %c0 = arith.constant 0 : index
-  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
-  return %out : memref<32x32xf32>
-}
-
-// -----
-
-// A call may do anything a capture cannot hold (synchronize, copy to the
-// host), so the function runs eagerly unless its callee says otherwise.
-symm_mem.group @tp world_size(2)
-symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-func.func private @log_progress()
-func.func private @fill(memref<32x32xf32>) attributes {cudagraph.capturable}
-// CHECK-LABEL: func.func @calls_out
-// CHECK-NOT: symm_rt_graph_begin
-// CHECK: call @log_progress
-// CHECK-LABEL: func.func @calls_capturable
-// CHECK: symm_rt_graph_begin
-// CHECK: scf.if
-// CHECK: func.call @fill
-// expected-remark@+1 {{no CUDA graph for this function: it calls @log_progress, which is not marked cudagraph.capturable}}
-func.func @calls_out(%out: memref<32x32xf32>) {
-  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-  %c0 = arith.constant 0 : index
-  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
-  func.call @log_progress() : () -> ()
-  return
-}
-func.func @calls_capturable(%out: memref<32x32xf32>) {
-  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-  %c0 = arith.constant 0 : index
-  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
-  func.call @fill(%out) : (memref<32x32xf32>) -> ()
-  return
-}
-
-// -----
-
-// Scalars are part of a graph's key: an index goes in as its value; a
-// float cannot be a key, so that function runs eagerly.
-symm_mem.group @tp world_size(2)
-symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @index_key_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: index)
-// CHECK: %[[NV:.*]] = arith.index_cast %[[N]] : index to i64
-// CHECK: memref.store %[[NV]], %{{.*}}[%{{.*}}] : memref<2xi64>
-// CHECK: call @symm_rt_graph_begin
-// CHECK-LABEL: func.func @float_argument
-// CHECK-NOT: symm_rt_graph_begin
-// CHECK: return
-func.func @index_key(%out: memref<32x32xf32>, %n: index) {
-  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-  %c0 = arith.constant 0 : index
-  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
-  return
-}
-// expected-remark@+1 {{no CUDA graph for this function: argument #1 is f32; a graph's key takes memrefs, indices and i64s}}
-func.func @float_argument(%out: memref<32x32xf32>, %scale: f32) {
-  %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-  %c0 = arith.constant 0 : index
-  %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
-  return
-}
-
-// -----
-
 // An entry point of plain kernels takes the runtime too, so it runs on the
 // caller's stream, asynchronously, and its failures are reported.
 #id = affine_map<(d0) -> (d0)>
@@ -464,10 +336,6 @@ symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<s
 // CHECK: call @symm_rt_check_tokens(%[[RT]], %[[N64]], %{{.*}}) : (!llvm.ptr, i64, i64) -> ()
 // CHECK: %[[X:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<?x64xbf16>
 // CHECK: %[[OUT:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<?x4096xbf16>
-// CHECK: arith.index_cast %[[N]] : index to i64
-// CHECK: memref.store {{.*}} : memref<4xi64>
-// CHECK: call @symm_rt_graph_begin
-// CHECK: memref.dim %[[X]], %{{.*}} : memref<?x64xbf16>
 // CHECK: call @symm_rt_global
 // CHECK: %[[ROWS:[a-z0-9_]+]] = memref.dim %[[X]], %{{.*}} : memref<?x64xbf16>
 // CHECK-NEXT: %[[M:.*]] = arith.index_cast %[[ROWS]] : index to i64
@@ -515,7 +383,6 @@ func.func @empty() {
 // into it (cuBLAS with beta = 0: the last argument, accumulate, is 0); a
 // fill something else reads first stays, and its matmul accumulates.
 // CHECK-LABEL: func.func @fill_then_matmul_async
-// CHECK: call @symm_rt_graph_begin
 // CHECK-NOT: linalg.fill
 // CHECK: call @symm_rt_matmul({{.*}}, %c0_i32{{(_[0-9]+)?}}) :
 // CHECK: linalg.fill
@@ -645,7 +512,6 @@ func.func private @scale(%buf: memref<16xf32, #symm_mem.allocator<symmetric, @tp
   %sub = memref.subview %r[0] [8] [1] : memref<16xf32, #symm_mem.allocator<symmetric, @tp>> to memref<8xf32, strided<[1]>, #symm_mem.allocator<symmetric, @tp>>
   return %r : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
 }
-// expected-remark@+1 {{no CUDA graph for this function: it calls @scale}}
 func.func @entry(%n: index) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index

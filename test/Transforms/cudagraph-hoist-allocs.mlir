@@ -23,11 +23,15 @@ func.func private @on_host(memref<16xf32, #cudagraph.host>)
 func.func @roundtrip(%x: memref<16xf32>, %w: memref<16xf32>) -> memref<16xf32> {
   %a = memref.alloc() : memref<16xf32>
   linalg.add ins(%x, %w : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.alloc' touches host memory (#cudagraph.host)}}
   %h = memref.alloc() : memref<16xf32, #cudagraph.host>
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.copy' touches host memory (#cudagraph.host)}}
   memref.copy %a, %h : memref<16xf32> to memref<16xf32, #cudagraph.host>
+  // expected-remark@below {{runs outside CUDA graphs: 'func.call' touches host memory (#cudagraph.host)}}
   func.call @on_host(%h) : (memref<16xf32, #cudagraph.host>) -> ()
   // expected-remark@+1 {{cudagraph-hoist-allocs: allocation moved into partition @roundtrip_partition_0 as output #1: allocated once at capture, same address on every replay}}
   %d = memref.alloc() : memref<16xf32>
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.copy' touches host memory (#cudagraph.host)}}
   memref.copy %h, %d : memref<16xf32, #cudagraph.host> to memref<16xf32>
   %o = memref.alloc() : memref<16xf32>
   linalg.add ins(%d, %w : memref<16xf32>, memref<16xf32>) outs(%o : memref<16xf32>)
@@ -48,9 +52,12 @@ func.func private @fill_on_host(memref<16xf32, #cudagraph.host>)
 // CHECK-NOT: cudagraph.hoisted
 // expected-remark@+1 {{runs 1 CUDA-graph partition}}
 func.func @nothing_before(%w: memref<16xf32>) -> memref<16xf32> {
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.alloc' touches host memory (#cudagraph.host)}}
   %h = memref.alloc() : memref<16xf32, #cudagraph.host>
+  // expected-remark@below {{runs outside CUDA graphs: 'func.call' touches host memory (#cudagraph.host)}}
   func.call @fill_on_host(%h) : (memref<16xf32, #cudagraph.host>) -> ()
   %d = memref.alloc() : memref<16xf32>
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.copy' touches host memory (#cudagraph.host)}}
   memref.copy %h, %d : memref<16xf32, #cudagraph.host> to memref<16xf32>
   %o = memref.alloc() : memref<16xf32>
   linalg.add ins(%d, %d : memref<16xf32>, memref<16xf32>) outs(%o : memref<16xf32>)
@@ -66,8 +73,10 @@ func.func @nothing_before(%w: memref<16xf32>) -> memref<16xf32> {
 // CHECK-NEXT: memref.copy %{{.*}}, %[[D]]
 func.func private @external_partition(memref<16xf32>) attributes {cudagraph.partition = 0 : i64}
 func.func @declared_partition(%x: memref<16xf32>, %h: memref<16xf32, #cudagraph.host>) -> memref<16xf32> {
+  // expected-remark@below {{runs outside CUDA graphs: 'cudagraph.launch' runs a partition, a graph of its own}}
   cudagraph.launch @external_partition(%x) : (memref<16xf32>) -> ()
   %d = memref.alloc() : memref<16xf32>
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.copy' touches host memory (#cudagraph.host)}}
   memref.copy %h, %d : memref<16xf32, #cudagraph.host> to memref<16xf32>
   return %d : memref<16xf32>
 }

@@ -1,12 +1,16 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --cudagraph-partition | FileCheck %s
 
-// Everything capturable: no partitions, the function is marked instead.
+// Everything capturable: the special case of one partition, the whole
+// body; the function is marked capturable for its callers too.
 // CHECK-LABEL: func.func @all_capturable
-// CHECK-SAME: attributes {cudagraph.capturable}
-// CHECK-NOT: cudagraph.launch
-// CHECK: linalg.add
-// CHECK-NOT: cudagraph.partition
-// expected-remark@+1 {{cudagraph-partition: @all_capturable is capturable as a whole; no partitions}}
+// CHECK-SAME: (%[[X:.*]]: memref<16xf32>, %[[W:.*]]: memref<16xf32>) -> memref<16xf32> attributes {cudagraph.capturable}
+// CHECK-NEXT: %[[R:.*]] = cudagraph.launch @[[$F:all_capturable_partition_0]](%[[X]], %[[W]])
+// CHECK-NEXT: return %[[R]]
+// CHECK: func.func private @[[$F]]({{.*}}) -> memref<16xf32> attributes {cudagraph.partition = 0 : i64}
+// CHECK-NEXT: %[[A:.*]] = memref.alloc()
+// CHECK-NEXT: linalg.add ins(%{{.*}}, %{{.*}} : {{.*}}) outs(%[[A]] : memref<16xf32>)
+// CHECK-NEXT: return %[[A]]
+// expected-remark@+1 {{cudagraph-partition: @all_capturable is capturable as a whole: one CUDA-graph partition}}
 func.func @all_capturable(%x: memref<16xf32>, %w: memref<16xf32>) -> memref<16xf32> {
   %a = memref.alloc() : memref<16xf32>
   linalg.add ins(%x, %w : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
@@ -20,23 +24,25 @@ func.func @all_capturable(%x: memref<16xf32>, %w: memref<16xf32>) -> memref<16xf
 // (results); constants are cloned rather than passed.
 func.func private @host_callback(memref<16xf32, #cudagraph.host>)
 func.func private @kernel(memref<16xf32>) attributes {cudagraph.capturable}
+func.func private @sample(index) -> index
 // CHECK-LABEL: func.func @ordered
 // CHECK-SAME: (%[[X:.*]]: memref<16xf32>, %[[W:.*]]: memref<16xf32>, %[[H:.*]]: memref<16xf32, #cudagraph.host>, %[[N:.*]]: index)
 // CHECK: %[[P0:.*]] = cudagraph.launch @[[$F0:ordered_partition_0]](%[[X]], %[[W]]) : (memref<16xf32>, memref<16xf32>) -> memref<16xf32>
 // CHECK-NEXT: memref.copy %[[P0]], %[[H]]
 // CHECK-NEXT: call @host_callback(%[[H]])
 // CHECK-NEXT: %[[P1:.*]] = cudagraph.launch @[[$F1:ordered_partition_1]](%[[P0]], %[[W]]) : (memref<16xf32>, memref<16xf32>) -> memref<16xf32>
-// CHECK-NEXT: %[[D:.*]] = memref.alloc(%[[N]]) : memref<?xf32>
-// CHECK-NEXT: %[[P2:.*]] = cudagraph.launch @[[$F2:ordered_partition_2]](%[[P1]]) : (memref<16xf32>) -> memref<16xf32>
-// CHECK-NEXT: return %[[P2]], %[[D]]
+// CHECK-NEXT: %[[T:.*]] = call @sample(%[[N]]) : (index) -> index
+// CHECK-NEXT: %[[P2:.*]]:2 = cudagraph.launch @[[$F2:ordered_partition_2]](%[[T]], %[[P1]]) : (index, memref<16xf32>) -> (memref<?xf32>, memref<16xf32>)
+// CHECK-NEXT: return %[[P2]]#1, %[[P2]]#0
 // CHECK: func.func private @[[$F0]](%[[A0:.*]]: memref<16xf32>, %[[A1:.*]]: memref<16xf32>) -> memref<16xf32> attributes {cudagraph.partition = 0 : i64}
 // CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<16xf32>
 // CHECK-NEXT: linalg.add ins(%[[A0]], %[[A1]] : {{.*}}) outs(%[[B]] : memref<16xf32>)
 // CHECK-NEXT: return %[[B]]
 // CHECK: func.func private @[[$F1]]({{.*}}) -> memref<16xf32> attributes {cudagraph.partition = 1 : i64}
 // CHECK: linalg.mul
-// CHECK: func.func private @[[$F2]]({{.*}}) -> memref<16xf32> attributes {cudagraph.partition = 2 : i64}
+// CHECK: func.func private @[[$F2]](%[[TOKENS:.*]]: index, %{{.*}}: memref<16xf32>) -> (memref<?xf32>, memref<16xf32>) attributes {cudagraph.partition = 2 : i64}
 // CHECK-NEXT: %[[C:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: memref.alloc(%[[TOKENS]]) : memref<?xf32>
 // CHECK: linalg.fill ins(%[[C]] : f32)
 // CHECK: call @kernel
 // expected-remark@+1 {{cudagraph-partition: @ordered runs 3 CUDA-graph partitions between fallback regions}}
@@ -44,11 +50,17 @@ func.func @ordered(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref<16xf32, #c
   %zero = arith.constant 0.0 : f32
   %a = memref.alloc() : memref<16xf32>
   linalg.add ins(%x, %w : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.copy' touches host memory (#cudagraph.host)}}
   memref.copy %a, %h : memref<16xf32> to memref<16xf32, #cudagraph.host>
+  // expected-remark@below {{runs outside CUDA graphs: 'func.call' touches host memory (#cudagraph.host)}}
   func.call @host_callback(%h) : (memref<16xf32, #cudagraph.host>) -> ()
   %b = memref.alloc() : memref<16xf32>
   linalg.mul ins(%a, %w : memref<16xf32>, memref<16xf32>) outs(%b : memref<16xf32>)
-  %d = memref.alloc(%n) : memref<?xf32>
+  // A host step: its result sizes the next partition's allocation, so it
+  // is one of that partition's inputs (its key).
+  // expected-remark@below {{runs outside CUDA graphs: it calls @sample, which is not marked cudagraph.capturable}}
+  %t = func.call @sample(%n) : (index) -> index
+  %d = memref.alloc(%t) : memref<?xf32>
   %c = memref.alloc() : memref<16xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<16xf32>)
   linalg.add ins(%b, %c : memref<16xf32>, memref<16xf32>) outs(%c : memref<16xf32>)
@@ -66,7 +78,7 @@ func.func @ordered(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref<16xf32, #c
 // CHECK-NOT: symm_mem.global
 // CHECK-LABEL: func.func @p2p
 // CHECK-NOT: memref.copy
-// CHECK: cudagraph.launch @p2p_partition_0(%arg0)
+// CHECK: cudagraph.launch @p2p_partition_0(%arg0, %arg1)
 // CHECK-NOT: memref.copy
 // CHECK: return
 // CHECK: func.func private @p2p_partition_0
@@ -76,7 +88,7 @@ func.func @ordered(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref<16xf32, #c
 // CHECK-NOT: memref.copy
 symm_mem.group @tp world_size(2)
 symm_mem.global @__symm_input_p2p_arg0 : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
-// expected-remark@+1 {{@p2p runs 1 CUDA-graph partition between fallback regions}}
+// expected-remark@+1 {{@p2p is capturable as a whole: one CUDA-graph partition}}
 func.func @p2p(%x: memref<4x4xf32>, %n: index) -> (memref<4x4xf32>, memref<?xf32>) {
   %0 = symm_mem.get_global @__symm_input_p2p_arg0 : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
   memref.copy %x, %0 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
@@ -108,6 +120,7 @@ func.func @branches(%x: memref<4xf32>) {
 symm_mem.group @tp world_size(2)
 // expected-remark@+1 {{runs 1 CUDA-graph partition}}
 func.func @p2p_argument(%x: memref<?xf32>, %n: index) -> memref<?xf32> {
+  // expected-remark@below {{runs outside CUDA graphs: 'symm_mem.alloc' allocates collectively, a rendezvous with every peer}}
   %s = symm_mem.alloc(%n) : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>
   memref.copy %x, %s : memref<?xf32> to memref<?xf32, #symm_mem.allocator<symmetric, @tp>>
   symm_mem.all_reduce_out sum %s into %x group @tp : memref<?xf32, #symm_mem.allocator<symmetric, @tp>>, memref<?xf32>
@@ -139,7 +152,9 @@ func.func @free_in_the_middle(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref
   memref.dealloc %a : memref<16xf32>
   %c = memref.alloc() : memref<16xf32>
   linalg.add ins(%b, %w : memref<16xf32>, memref<16xf32>) outs(%c : memref<16xf32>)
+  // expected-remark@below {{runs outside CUDA graphs: 'memref.copy' touches host memory (#cudagraph.host)}}
   memref.copy %c, %h : memref<16xf32> to memref<16xf32, #cudagraph.host>
+  // expected-remark@below {{runs outside CUDA graphs: 'func.call' touches host memory (#cudagraph.host)}}
   func.call @read_on_host(%h) : (memref<16xf32, #cudagraph.host>) -> ()
   return
 }

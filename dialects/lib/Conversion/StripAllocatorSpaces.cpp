@@ -2,7 +2,8 @@
 //
 // The last step of convert-symm-mem-to-runtime: once pools are runtime
 // allocations, a memref in an `#symm_mem.allocator` memory space is plain
-// device memory. A type converter drops the memory space; a conversion
+// device memory, and one in `#cudagraph.host` a plain pointer the host
+// reads and writes (pinned memory the application passed in). A type converter drops the memory space; a conversion
 // re-creates every op whose operands, results or region arguments change
 // type, and converts the signatures of functions (their argument and
 // result types, block arguments included).
@@ -10,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "symm/Conversion/Passes.h"
+#include "symm/Dialect/CudaGraph/CudaGraph.h"
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -52,16 +54,22 @@ struct ConvertOpTypes : ConversionPattern {
 
 } // namespace
 
+/// Whether `space` is one that lowering drops: a comm buffer's allocator or
+/// host memory.
+static bool isStrippedSpace(Attribute space) {
+  return isa_and_nonnull<AllocatorAttr, symm::cudagraph::HostMemoryAttr>(space);
+}
+
 void symm::addAllocatorSpaceStripping(TypeConverter &converter) {
   converter.addConversion([](Type type) { return type; });
   converter.addConversion([](MemRefType type) -> Type {
-    if (!isa_and_nonnull<AllocatorAttr>(type.getMemorySpace()))
+    if (!isStrippedSpace(type.getMemorySpace()))
       return type;
     return MemRefType::get(type.getShape(), type.getElementType(),
                            type.getLayout(), Attribute());
   });
   converter.addConversion([](UnrankedMemRefType type) -> Type {
-    if (!isa_and_nonnull<AllocatorAttr>(type.getMemorySpace()))
+    if (!isStrippedSpace(type.getMemorySpace()))
       return type;
     return UnrankedMemRefType::get(type.getElementType(), Attribute());
   });

@@ -2,11 +2,12 @@
 //!
 //! Not capturable: host<->device copies and anything else touching host
 //! memory (`#cudagraph.host`), host reads and writes of device memory
-//! (`memref.load/store` outside kernels), host-side compute on values that
-//! change per call, dynamically sized allocations, collective allocations
-//! (`symm_mem.alloc`, which rendezvous with peers), frees, and calls to
-//! functions not marked `cudagraph.capturable`. Unknown ops are not
-//! capturable either.
+//! (`memref.load/store` outside kernels), host control flow, collective
+//! allocations (`symm_mem.alloc`, which rendezvous with peers), frees, and
+//! calls to functions not marked `cudagraph.capturable`. Unknown ops are
+//! not capturable either. Host arithmetic, sizes, allocations and views
+//! are: they follow from the partition's inputs, and the inputs key the
+//! graph (`convert-symm-mem-to-runtime` runs them before it, every call).
 
 use super::partitioning::OpClass;
 use crate::{ir::Op, module::SymbolIndex};
@@ -40,55 +41,75 @@ fn is_host(ty: crate::ir::Ty) -> bool {
             .is_some_and(|space| space.print() == "#cudagraph.host")
 }
 
+/// Pure arithmetic on host scalars (`arith`, `index`, `affine.apply`).
+pub fn is_host_scalar_math(op: Op) -> bool {
+    let name = op.name();
+    op.num_regions() == 0
+        && op.num_results() > 0
+        && (name.starts_with("arith.") || name.starts_with("index.") || name == "affine.apply")
+}
+
 /// The class of one top-level op of a host function.
 pub fn classify(op: Op, symbols: &SymbolIndex) -> OpClass {
-    if touches_host_memory(op) {
-        return OpClass::Fallback;
+    match verdict(op, symbols) {
+        Ok(class) => class,
+        Err(_) => OpClass::Fallback,
     }
+}
+
+/// Why `op` must run outside a CUDA graph, or its class when it need not.
+pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, String> {
     let name = op.name();
+    if touches_host_memory(op) {
+        return Err(format!("'{name}' touches host memory (#cudagraph.host)"));
+    }
     if is_constant_like(op) {
-        return OpClass::Capturable { work: false };
+        return Ok(OpClass::Capturable { work: false });
     }
     if name.starts_with("linalg.") {
-        return OpClass::Capturable { work: true };
+        return Ok(OpClass::Capturable { work: true });
     }
     if name.starts_with("symm_mem.") && op.symmetric_operands().is_some() {
-        return OpClass::Capturable { work: true };
+        return Ok(OpClass::Capturable { work: true });
     }
     match name.as_str() {
-        "memref.copy" => OpClass::Capturable { work: true },
-        "memref.alloc" if op.num_operands() == 0 => OpClass::Capturable { work: false },
-        "memref.view"
+        "memref.copy" => Ok(OpClass::Capturable { work: true }),
+        // Host arithmetic, sizes, allocations and views: what they compute
+        // follows from the partition's inputs, which key its graph (a
+        // graph per token count), so a partition may hold them.
+        _ if is_host_scalar_math(op) => Ok(OpClass::Capturable { work: false }),
+        "memref.alloc"
+        | "memref.dim"
+        | "memref.view"
         | "memref.subview"
         | "memref.cast"
         | "memref.reinterpret_cast"
         | "memref.collapse_shape"
         | "memref.expand_shape"
-        | "memref.memory_space_cast" => {
-            // A view computed from per-call scalars is host-side compute.
-            if op
-                .operands()
-                .iter()
-                .skip(1)
-                .all(|v| v.def().is_some_and(is_constant_like))
-            {
-                OpClass::Capturable { work: false }
-            } else {
-                OpClass::Fallback
-            }
+        | "memref.memory_space_cast" => Ok(OpClass::Capturable { work: false }),
+        "memref.dealloc" => {
+            Err("'memref.dealloc' frees a buffer the graph did not allocate".into())
         }
         "func.call" => {
-            let capturable = op
+            let callee = op
                 .attr("callee")
                 .and_then(|callee| callee.symbol_or_string())
-                .and_then(|callee| symbols.lookup(&callee))
+                .unwrap_or_default();
+            let capturable = symbols
+                .lookup(&callee)
                 .is_some_and(|callee| callee.attr("cudagraph.capturable").is_some());
             if capturable {
-                OpClass::Capturable { work: true }
+                Ok(OpClass::Capturable { work: true })
             } else {
-                OpClass::Fallback
+                Err(format!(
+                    "it calls @{callee}, which is not marked cudagraph.capturable"
+                ))
             }
         }
-        _ => OpClass::Fallback,
+        "cudagraph.launch" => Err("'cudagraph.launch' runs a partition, a graph of its own".into()),
+        "symm_mem.alloc" => {
+            Err("'symm_mem.alloc' allocates collectively, a rendezvous with every peer".into())
+        }
+        _ => Err(format!("'{name}' runs on the host")),
     }
 }

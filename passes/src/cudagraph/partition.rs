@@ -5,7 +5,7 @@
 //! capturable as a whole gets `cudagraph.capturable` and no partitions.
 
 use super::{
-    classify::{classify, is_constant_like},
+    classify::{classify, is_constant_like, verdict},
     partitioning::{DefUse, OpClass, Segment, segments, signature},
 };
 use crate::{
@@ -63,17 +63,35 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
     sink_deallocs(&blocks[0].ops(), terminator, symbols);
     let mut ops = blocks[0].ops();
     ops.pop();
-    let classes: Vec<_> = ops.iter().map(|&op| classify(op, symbols)).collect();
-    let Some(segments) = segments(&classes) else {
-        if !ops.is_empty() {
-            function.set_attr("cudagraph.capturable", function.ctx().unit());
+    let verdicts: Vec<_> = ops.iter().map(|&op| verdict(op, symbols)).collect();
+    let classes: Vec<OpClass> = verdicts
+        .iter()
+        .map(|v| v.clone().unwrap_or(OpClass::Fallback))
+        .collect();
+    let whole = segments(&classes).is_none();
+    let segments = segments(&classes).unwrap_or_else(|| {
+        // Capturable as a whole: the special case of one partition.
+        let has_work = classes.contains(&OpClass::Capturable { work: true });
+        if has_work {
+            vec![Segment::Partition(0..ops.len())]
+        } else {
+            vec![Segment::Outside(0..ops.len())]
+        }
+    });
+    if whole && !ops.is_empty() {
+        function.set_attr("cudagraph.capturable", function.ctx().unit());
+    }
+    for (op, verdict) in ops.iter().zip(&verdicts) {
+        // A free moved next to the host work after it splits nothing.
+        if let Err(why) = verdict
+            && !op.is("memref.dealloc")
+        {
             emit_remark(
-                function.loc(),
-                &format!("cudagraph-partition: @{name} is capturable as a whole; no partitions"),
+                op.loc(),
+                &format!("cudagraph-partition: runs outside CUDA graphs: {why}"),
             );
         }
-        return;
-    };
+    }
 
     let (def_use, ids) = number_values(&ops);
     let later: Vec<u32> = terminator
@@ -94,6 +112,10 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
         let partition_name = symbols.fresh(&format!("{}_partition_{index}", sanitize(&name)));
         let (partition, launch) =
             outline(last, &ops[run], &inputs, &outputs, &partition_name, index);
+        // Its collectives are sized by the function's token bound.
+        if let Some(bound) = function.attr(crate::dynamic::MAX_TOKENS_ATTR) {
+            partition.set_attr(crate::dynamic::MAX_TOKENS_ATTR, bound);
+        }
         // Later partitions read the launch's results, not the moved values.
         for (id, result) in output_ids.iter().zip(launch.results()) {
             values.insert(*id, result);
@@ -110,13 +132,16 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
     if index == 0 {
         return;
     }
-    emit_remark(
-        function.loc(),
-        &format!(
-            "cudagraph-partition: @{name} runs {index} CUDA-graph partition{} between fallback regions",
+    let message = if whole {
+        format!("cudagraph-partition: @{name} is capturable as a whole: one CUDA-graph partition")
+    } else {
+        format!(
+            "cudagraph-partition: @{name} runs {index} CUDA-graph partition{} between fallback \
+             regions",
             if index == 1 { "" } else { "s" }
-        ),
-    );
+        )
+    };
+    emit_remark(function.loc(), &message);
 }
 
 /// Moves each `memref.dealloc` (a free, which a graph cannot take for a

@@ -1,148 +1,456 @@
-//! Compiled functions as CUDA graphs: the body of an eligible entry point
-//! moves under `scf.if symm_rt_graph_begin(...)`, so the runtime can run it
-//! eagerly, capture it, or replay an earlier capture and skip it (see the
-//! runtime's `function_graphs`). The key is the function's arguments (a
-//! graph records device addresses); the identity is the address of a
-//! private `memref.global` marker, unique per function and object.
+//! `cudagraph.launch` lowered: each launch of a partition (from
+//! `cudagraph-partition`; a function capturable as a whole is one) becomes
+//! the partition's body in place, run under
+//! `symm_rt_graph_begin(marker, key)`, so the runtime runs it eagerly,
+//! captures it, or replays an earlier capture and skips it (see the
+//! runtime's `function_graphs`). Fallback regions between launches stay
+//! where they are, eager, in order, on the same stream.
+//!
+//! - The key is the launch's inputs: memrefs by address and dynamic sizes
+//!   (a graph records device addresses and sizes), scalars by value.
+//! - Every allocation of the partition becomes `symm_rt_graph_buffer`: the
+//!   key's own buffer, made on its first run, the same address when the
+//!   graph is captured and on every replay (seed 001 [4/5]: hoisted
+//!   allocations are these). Frees of them go; the runtime frees a key's
+//!   buffers with its graph. A buffer the function returns is copied out,
+//!   so that the caller owns what it gets.
+//! - Allocations, views and constants run before the graph (on the host,
+//!   every call: they make the partition's results, which a replay does
+//!   not); the work (kernels, copies, collectives, matmuls) runs in it.
+//! - Symmetric buffers (`cudagraph.p2p`) are pool addresses, passed as
+//!   they are: never copied into, nor allocated from, a graph's memory.
+//!
+//! The identity of a launch is the address of a private `memref.global`
+//! marker, unique per launch and object.
 
-use super::host::{Host, int_type};
-use crate::builders::CmpI;
+use super::host::{Declarations, Host, int_type};
+use crate::builders::{At, CmpI};
 use crate::{
-    ir::{Op, OpBuilder, Val},
+    ir::{Op, OpBuilder, Val, emit_remark},
     module::SymbolIndex,
 };
+use std::collections::HashSet;
 use symm_protocol::abi;
 
-/// Why `function` cannot become a graph, if it cannot: its body must be
-/// one block; it must return nothing (a replay cannot hand back what the
-/// body computed on the host); its arguments, the graph's key, must be
-/// memrefs, indices or i64s; and a call may do anything unless its callee
-/// is marked `cudagraph.capturable`. (The all-gather + matmul ring forks
-/// onto streams of its own and joins them with events, which a capture
-/// follows: symm-gpu-tests replays a captured ring.)
-pub fn ineligible(function: Op, symbols: &SymbolIndex) -> Option<String> {
-    let blocks = function.region_blocks(0);
-    if blocks.len() != 1 {
-        return Some("it has more than one block".into());
-    }
-    let entry = blocks[0];
-    for index in 0..entry.num_args() {
-        let ty = entry.arg(index).ty();
-        let text = ty.print();
-        if !ty.is_memref() && text != "index" && text != "i64" {
-            return Some(format!(
-                "argument #{index} is {text}; a graph's key takes memrefs, indices and i64s"
-            ));
-        }
-    }
-    if returns_values(function) {
-        return Some("it returns values".into());
-    }
-    for op in function.walk() {
-        if !op.is("func.call") {
-            continue;
-        }
-        let callee = op.attr("callee").and_then(|c| c.symbol_or_string());
-        let capturable = callee
-            .as_deref()
-            .and_then(|name| symbols.lookup(name))
-            .is_some_and(|f| f.attr("cudagraph.capturable").is_some());
-        if !capturable {
-            return Some(format!(
-                "it calls @{}, which is not marked cudagraph.capturable",
-                callee.unwrap_or_default()
-            ));
-        }
-    }
-    None
-}
-
-/// Moves `body` (the entry block's ops, in order, without the terminator)
-/// under `scf.if symm_rt_graph_begin(marker, arguments)`, ended by
-/// `symm_rt_graph_end(marker)`. `host` builds before the terminator;
-/// `arguments` are the function's own (memrefs).
-pub fn wrap_body(host: &mut Host, function: Op, body: &[Op], arguments: &[Val]) {
-    let ctx = host.b.ctx;
-    let loc = function.loc();
-    let name = format!(
-        "__symm_graph_{}",
-        function.symbol_name().unwrap_or_default()
-    );
-    let (Some(marker_ty), Some(key_ty), Some(uninitialized), Some(segments)) = (
-        ctx.ty("memref<1xi8>"),
-        ctx.ty(&format!("memref<{}xi64>", arguments.len().max(1))),
-        ctx.attr("unit"),
-        ctx.attr("array<i32: 0, 0>"),
-    ) else {
-        return;
-    };
-    let global = OpBuilder::new("memref.global", loc)
-        .attr("sym_name", ctx.string(&name))
-        .attr("sym_visibility", ctx.string("private"))
-        .attr("type", ctx.type_attr(marker_ty))
-        .attr("initial_value", uninitialized)
-        .build();
-    function.insert_before(global);
-
-    let marker = OpBuilder::new("memref.get_global", loc)
-        .results(&[marker_ty])
-        .attr("name", ctx.symbol(&name))
-        .build();
-    let marker = host.b.insert(marker).result(0);
-    let marker = host.ptr_of(marker);
-    let key = OpBuilder::new("memref.alloca", loc)
-        .results(&[key_ty])
-        .attr("operandSegmentSizes", segments)
-        .build();
-    let key = host.b.insert(key).result(0);
-    let i64_ty = int_type(ctx, 64);
-    for (index, &argument) in arguments.iter().enumerate() {
-        // Memrefs and pointers by address; an index as its i64 value (a
-        // token count: a graph per size); an i64 as it is.
-        let address = if argument.ty().is_memref() {
-            host.address_of(argument)
-        } else if argument.ty() == host.ptr() {
-            let cast = OpBuilder::new("llvm.ptrtoint", loc)
-                .operands(&[argument])
-                .results(&[i64_ty])
-                .build();
-            host.b.insert(cast).result(0)
-        } else if argument.ty().print() == "index" {
-            let cast = OpBuilder::new("arith.index_cast", loc)
-                .operands(&[argument])
-                .results(&[i64_ty])
-                .build();
-            host.b.insert(cast).result(0)
-        } else {
-            argument
-        };
-        let at = host.index(index as i64);
-        let store = OpBuilder::new("memref.store", loc)
-            .operands(&[address, key, at])
-            .build();
-        host.b.insert(store);
-    }
-    let key = host.ptr_of(key);
-    let count = host.int(64, arguments.len() as i64);
-    let run = host.call_value(&abi::GRAPH_BEGIN, &[marker, key, count]);
-    let zero = host.int(32, 0);
-    let go = host.b.cmpi(CmpI::Ne, run, zero);
-    let branch = host.b.if_then(go, false);
-    let Some(yield_op) = branch.entry_block().and_then(|b| b.terminator()) else {
-        return;
-    };
-    for &op in body {
-        op.move_before(yield_op);
-    }
-    host.move_before(yield_op);
-    host.call(&abi::GRAPH_END, &[marker]);
-}
+/// Unit attribute on a `memref.alloc` that `lower_alloc` makes a graph
+/// buffer; with it, `GRAPH_MARKER_ATTR` (the marker's symbol) and
+/// `GRAPH_BUFFER_ATTR` (its index in the partition).
+pub const GRAPH_MARKER_ATTR: &str = "symm.graph_marker";
+pub const GRAPH_BUFFER_ATTR: &str = "symm.graph_buffer";
 
 /// Whether `function` returns values (then its status is its result, and
-/// it gets no asynchronous entry point or graph).
+/// it gets no asynchronous entry point).
 pub(super) fn returns_values(function: Op) -> bool {
     function
         .walk()
         .iter()
         .any(|op| op.is("func.return") && op.num_operands() > 0)
+}
+
+/// Ops that compute on the host what the partition's results are made of,
+/// and launch nothing: they run before the graph, every call.
+fn makes_results(op: Op) -> bool {
+    crate::cudagraph::classify::is_host_scalar_math(op)
+        || op.num_regions() == 0
+            && matches!(
+                op.name().as_str(),
+                "arith.constant"
+                    | "memref.alloc"
+                    | "memref.dim"
+                    | "memref.view"
+                    | "memref.subview"
+                    | "memref.cast"
+                    | "memref.reinterpret_cast"
+                    | "memref.collapse_shape"
+                    | "memref.expand_shape"
+                    | "memref.memory_space_cast"
+                    | "memref.get_global"
+                    | "symm_mem.get_global"
+                    | "symm_mem.rank"
+                    | "symm_mem.world_size"
+            )
+}
+
+/// The type of a launch's marker, a private global whose address is the
+/// launch's identity.
+fn marker_type(ctx: crate::ir::Ctx) -> Option<crate::ir::Ty> {
+    ctx.ty("memref<1xi8>")
+}
+
+/// The address of marker `name`, as a pointer.
+pub fn marker_ptr(host: &mut Host, name: &str) -> Val {
+    let ctx = host.b.ctx;
+    let ty = marker_type(ctx).expect("memref<1xi8> parses");
+    let global = OpBuilder::new("memref.get_global", host.b.loc)
+        .results(&[ty])
+        .attr("name", ctx.symbol(name))
+        .build();
+    let global = host.b.insert(global).result(0);
+    host.ptr_of(global)
+}
+
+/// Lowers every `cudagraph.launch` in `function` (an entry point whose
+/// runtime handle is `runtime`). With `graphs` off, partitions run inline,
+/// eagerly. Errors name the launch.
+pub fn lower_launches(
+    function: Op,
+    runtime: Val,
+    symbols: &mut SymbolIndex,
+    decls: &mut Declarations,
+    graphs: bool,
+) -> Result<(), (Op, String)> {
+    let launches: Vec<Op> = function
+        .walk()
+        .into_iter()
+        .filter(|op| op.is("cudagraph.launch"))
+        .collect();
+    for launch in launches {
+        let callee = launch
+            .attr("callee")
+            .and_then(|c| c.symbol_or_string())
+            .unwrap_or_default();
+        let partition = symbols
+            .lookup(&callee)
+            .filter(|p| p.entry_block().is_some())
+            .ok_or_else(|| {
+                (
+                    launch,
+                    format!(
+                        "'cudagraph.launch' runs @{callee}, which is not a function with a body \
+                         in this module"
+                    ),
+                )
+            })?;
+        let body = Inlined::new(launch, partition);
+        let why_eager = if graphs {
+            body.why_not_captured(launch)
+        } else {
+            Some("CUDA graphs are off (cuda-graphs=false)".to_owned())
+        };
+        match why_eager {
+            Some(why) => {
+                if graphs {
+                    emit_remark(
+                        launch.loc(),
+                        &format!("partition @{callee} runs eagerly, without a CUDA graph: {why}"),
+                    );
+                }
+                body.inline_eagerly(launch);
+            }
+            None => {
+                let marker = symbols.fresh(&format!(
+                    "__symm_graph_{}",
+                    function.symbol_name().unwrap_or_default()
+                ));
+                let mut host = Host::new(At::Before(launch), launch, runtime, decls);
+                body.inline_as_graph(&mut host, function, launch, &marker);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A copy of a partition's body, its arguments already the launch's
+/// inputs, not yet placed anywhere.
+struct Inlined {
+    copy: Op,
+    ops: Vec<Op>,
+    results: Vec<Val>,
+}
+
+impl Inlined {
+    fn new(launch: Op, partition: Op) -> Self {
+        let copy = partition.clone_op();
+        let block = copy.entry_block().expect("partitions have a body");
+        for (index, input) in launch.operands().into_iter().enumerate() {
+            if index < block.num_args() {
+                block.arg(index).replace_all_uses_with(input);
+            }
+        }
+        let mut ops = block.ops();
+        let results = ops.pop().map(|ret| ret.operands()).unwrap_or_default();
+        Self { copy, ops, results }
+    }
+
+    /// The ops that run before the graph: those that make results, from
+    /// values available there, in order.
+    fn before_graph(&self) -> Vec<Op> {
+        let mut hoisted: HashSet<Op> = HashSet::new();
+        let mut order = Vec::new();
+        for &op in &self.ops {
+            let ready = op.operands().iter().all(|v| {
+                v.def()
+                    .is_none_or(|def| hoisted.contains(&def) || !self.owns(def))
+            });
+            if makes_results(op) && ready {
+                hoisted.insert(op);
+                order.push(op);
+            }
+        }
+        order
+    }
+
+    /// Whether `op` is one of the copied body's.
+    fn owns(&self, op: Op) -> bool {
+        self.copy.is_ancestor_of(op)
+    }
+
+    /// Why the launch cannot be a graph: a result the work computes (a
+    /// replay would skip it), an allocation that cannot run before the
+    /// work, or an input the key cannot hold.
+    fn why_not_captured(&self, launch: Op) -> Option<String> {
+        let before: HashSet<Op> = self.before_graph().into_iter().collect();
+        for (index, result) in self.results.iter().enumerate() {
+            if let Some(def) = result.def()
+                && self.owns(def)
+                && !before.contains(&def)
+            {
+                return Some(format!(
+                    "result #{index} is computed by '{}', which a replay would skip",
+                    def.name()
+                ));
+            }
+        }
+        if let Some(alloc) = self
+            .ops
+            .iter()
+            .find(|op| op.is("memref.alloc") && !before.contains(op))
+        {
+            return Some(format!(
+                "an allocation's size is computed by '{}' in the work",
+                alloc
+                    .operands()
+                    .iter()
+                    .filter_map(|size| size.def())
+                    .find(|def| !before.contains(def))
+                    .map(|def| def.name())
+                    .unwrap_or_default()
+            ));
+        }
+        for (index, input) in launch.operands().into_iter().enumerate() {
+            if let Err(why) = key_kind(input) {
+                return Some(format!("input #{index} {why}"));
+            }
+        }
+        None
+    }
+
+    fn inline_eagerly(self, launch: Op) {
+        for &op in &self.ops {
+            op.move_before(launch);
+        }
+        self.finish(launch);
+    }
+
+    /// `symm_rt_graph_begin(marker, key)`, the buffers and views before
+    /// the graph, then `scf.if` (run) { work; `symm_rt_graph_end` }.
+    fn inline_as_graph(self, host: &mut Host, function: Op, launch: Op, marker: &str) {
+        let ctx = host.b.ctx;
+        let loc = launch.loc();
+        let (Some(marker_ty), Some(uninitialized)) = (marker_type(ctx), ctx.attr("unit")) else {
+            return;
+        };
+        function.insert_before(
+            OpBuilder::new("memref.global", loc)
+                .attr("sym_name", ctx.string(marker))
+                .attr("sym_visibility", ctx.string("private"))
+                .attr("type", ctx.type_attr(marker_ty))
+                .attr("initial_value", uninitialized)
+                .build(),
+        );
+        let marker_ptr = marker_ptr(host, marker);
+        let key = key_words(host, &launch.operands());
+        let run = host.call_value(&abi::GRAPH_BEGIN, &[marker_ptr, key.0, key.1]);
+
+        let before = self.before_graph();
+        let mut buffers = 0;
+        for &op in &before {
+            op.move_before(launch);
+            if op.is("memref.alloc") {
+                op.set_attr(GRAPH_MARKER_ATTR, ctx.symbol(marker));
+                op.set_attr(GRAPH_BUFFER_ATTR, ctx.i64(buffers));
+                buffers += 1;
+            }
+        }
+        let zero = host.int(32, 0);
+        host.move_before(launch);
+        let go = host.b.cmpi(CmpI::Ne, run, zero);
+        let branch = host.b.if_then(go, false);
+        let Some(yield_op) = branch.entry_block().and_then(|b| b.terminator()) else {
+            return;
+        };
+        for op in self.ops.iter().filter(|op| !before.contains(op)) {
+            op.move_before(yield_op);
+        }
+        host.move_before(yield_op);
+        host.call(&abi::GRAPH_END, &[marker_ptr]);
+        self.finish(launch);
+        // The key's buffers are the runtime's: nobody frees them, and a
+        // caller gets a copy of its own.
+        for alloc in before.iter().filter(|op| op.is("memref.alloc")) {
+            for (user, _) in alloc.result(0).uses() {
+                if user.is("memref.dealloc") {
+                    user.erase();
+                }
+            }
+        }
+        copy_out_returned(function, &before);
+    }
+
+    /// The launch's results are the body's; the launch and the copy go.
+    fn finish(self, launch: Op) {
+        for (result, value) in launch.results().into_iter().zip(&self.results) {
+            result.replace_all_uses_with(*value);
+        }
+        launch.erase();
+        self.copy.erase();
+    }
+}
+
+/// How an input enters the key: a memref by its address and dynamic sizes
+/// (identity layout: a view at a per-call offset is not keyed), a scalar
+/// by its bits.
+fn key_kind(value: Val) -> Result<(), String> {
+    let ty = value.ty();
+    if ty.is_memref() {
+        return if ty.has_identity_layout() {
+            Ok(())
+        } else {
+            Err(format!(
+                "is a strided view ({}) computed outside the partition",
+                ty.print()
+            ))
+        };
+    }
+    match scalar_bits(&ty.print()) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "is {}, which a graph's key cannot hold",
+            ty.print()
+        )),
+    }
+}
+
+/// Bits of a scalar type the key holds (index as 64).
+fn scalar_bits(text: &str) -> Option<u32> {
+    match text {
+        "index" | "!llvm.ptr" => Some(64),
+        "f16" | "bf16" => Some(16),
+        "f32" => Some(32),
+        "f64" => Some(64),
+        _ => text
+            .strip_prefix('i')
+            .and_then(|bits| bits.parse::<u32>().ok())
+            .filter(|bits| (1..=64).contains(bits)),
+    }
+}
+
+/// The key of `inputs` as i64 words in a stack array: (pointer, count).
+fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
+    let ctx = host.b.ctx;
+    let loc = host.b.loc;
+    let i64_ty = int_type(ctx, 64);
+    let mut words = Vec::new();
+    for &input in inputs {
+        let ty = input.ty();
+        if ty.is_memref() {
+            words.push(host.address_of(input));
+            for (dim, size) in ty.shape().into_iter().enumerate() {
+                if size.is_none() {
+                    words.push(host.dim_i64(input, dim));
+                }
+            }
+            continue;
+        }
+        let text = ty.print();
+        let word = match text.as_str() {
+            "index" => host.cast(input, i64_ty),
+            "!llvm.ptr" => {
+                let cast = OpBuilder::new("llvm.ptrtoint", loc)
+                    .operands(&[input])
+                    .results(&[i64_ty])
+                    .build();
+                host.b.insert(cast).result(0)
+            }
+            _ => {
+                let bits = scalar_bits(&text).unwrap_or(64);
+                let int = if text.starts_with('i') {
+                    input
+                } else {
+                    let as_int = OpBuilder::new("arith.bitcast", loc)
+                        .operands(&[input])
+                        .results(&[int_type(ctx, bits)])
+                        .build();
+                    host.b.insert(as_int).result(0)
+                };
+                if bits == 64 {
+                    int
+                } else {
+                    let wide = OpBuilder::new("arith.extui", loc)
+                        .operands(&[int])
+                        .results(&[i64_ty])
+                        .build();
+                    host.b.insert(wide).result(0)
+                }
+            }
+        };
+        words.push(word);
+    }
+    let Some(key_ty) = ctx.ty(&format!("memref<{}xi64>", words.len().max(1))) else {
+        return (host.null_ptr(), host.int(64, 0));
+    };
+    let segments = ctx.attr("array<i32: 0, 0>");
+    let mut alloca = OpBuilder::new("memref.alloca", loc).results(&[key_ty]);
+    if let Some(segments) = segments {
+        alloca = alloca.attr("operandSegmentSizes", segments);
+    }
+    let key = host.b.insert(alloca.build()).result(0);
+    for (index, word) in words.iter().enumerate() {
+        let at = host.index(index as i64);
+        host.b.insert(
+            OpBuilder::new("memref.store", loc)
+                .operands(&[*word, key, at])
+                .build(),
+        );
+    }
+    let count = host.int(64, words.len() as i64);
+    (host.ptr_of(key), count)
+}
+
+/// A graph buffer that `function` returns goes back as a fresh copy: the
+/// next call overwrites the buffer.
+fn copy_out_returned(function: Op, buffers: &[Op]) {
+    let returns: Vec<Op> = function
+        .walk()
+        .into_iter()
+        .filter(|op| op.is("func.return") && op.parent() == Some(function))
+        .collect();
+    for ret in returns {
+        for (index, value) in ret.operands().into_iter().enumerate() {
+            let Some(def) = value.def() else { continue };
+            if !buffers.contains(&def) || !def.is("memref.alloc") {
+                continue;
+            }
+            let loc = ret.loc();
+            let sizes = def.operands();
+            let Some(segments) = function
+                .ctx()
+                .attr(&format!("array<i32: {}, 0>", sizes.len()))
+            else {
+                continue;
+            };
+            let fresh = OpBuilder::new("memref.alloc", loc)
+                .operands(&sizes)
+                .results(&[value.ty()])
+                .attr("operandSegmentSizes", segments)
+                .build();
+            ret.insert_before(fresh);
+            ret.insert_before(
+                OpBuilder::new("memref.copy", loc)
+                    .operands(&[value, fresh.result(0)])
+                    .build(),
+            );
+            ret.set_operand(index, fresh.result(0));
+        }
+    }
 }

@@ -45,8 +45,9 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToRu
     c"builtin.module",
     &[PassOption::new(
         c"cuda-graphs",
-        c"Let the runtime capture each eligible entry point into a CUDA graph on its second \
-              call with the same arguments and replay it after",
+        c"Let the runtime capture each CUDA-graph partition (cudagraph.launch; a whole function \
+              is one) on its second run with the same arguments and replay it after; off, \
+              partitions run inline, eagerly",
         OptionKind::Bool,
         c"true",
     )],
@@ -74,10 +75,6 @@ fn refusal(name: &str) -> Option<&'static str> {
         | "symm_mem.all_reduce_epilogue_out" => {
             "must become kernels first: run symm-mem-expand-collectives"
         }
-        _ if name.starts_with("cudagraph.") => {
-            "has no lowering yet: CUDA-graph partitions are not compiled by symm-to-llvm; \
-             capture the compiled function with symm_graph_begin/end instead"
-        }
         _ => return None,
     })
 }
@@ -95,6 +92,7 @@ fn lowers(name: &str) -> bool {
             | "memref.dealloc"
             | "memref.copy"
             | "linalg.matmul"
+            | "cudagraph.launch"
     )
 }
 
@@ -159,20 +157,6 @@ impl Conversion {
         let Some(entry) = function.entry_block() else {
             return;
         };
-        // The body as written, before the runtime prologue joins it.
-        let mut body = entry.ops();
-        let terminator = body.pop();
-        let graph = if !self.cuda_graphs {
-            None
-        } else if let Some(why) = graphs::ineligible(function, &self.symbols) {
-            emit_remark(
-                function.loc(),
-                &format!("no CUDA graph for this function: {why}"),
-            );
-            None
-        } else {
-            terminator
-        };
         let ptr = ptr_type(self.ctx);
         let returns_values = graphs::returns_values(function);
         // The body becomes the asynchronous entry point, which takes the
@@ -193,6 +177,21 @@ impl Conversion {
             function.set_attr(RUNTIME_HANDLE_ATTR, unit);
         }
         let first_argument = if asynchronous { 2 } else { 1 };
+        // Partitions first, so that the arguments bound below and the
+        // results returned are the body's as it will run.
+        if let Err((op, message)) = graphs::lower_launches(
+            function,
+            runtime,
+            &mut self.symbols,
+            &mut self.decls,
+            self.cuda_graphs,
+        ) {
+            self.error(op, &message);
+            return;
+        }
+        // Its partitions are graphs now; what the mark told callers at
+        // partitioning has been used.
+        function.remove_attr("cudagraph.capturable");
 
         let mut host = Host::new(At::BlockStart(entry), function, runtime, &mut self.decls);
         if !asynchronous {
@@ -215,16 +214,10 @@ impl Conversion {
             self.error(function, &message);
             return;
         }
-        if let Some(terminator) = graph {
-            let arguments: Vec<Val> = (first_argument..entry.num_args())
-                .map(|i| entry.arg(i))
-                .collect();
-            let mut host = Host::new(At::Before(terminator), function, runtime, &mut self.decls);
-            graphs::wrap_body(&mut host, function, &body, &arguments);
-        }
 
         // What to rewrite, chosen before anything is erased: erasing an op
         // (a matmul) frees the ops of its regions, which the walk listed.
+        let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
         let work: Vec<Op> = fold_zero_fills(body_ops)
             .into_iter()
             .filter(|op| {
@@ -393,6 +386,13 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
             ty.print()
         ));
     }
+    if is_host(ty) {
+        return Err(
+            "allocates host memory (#cudagraph.host), which compiled code does not: let the \
+             application allocate it (pinned, cudaHostAlloc) and pass it in as an argument"
+                .into(),
+        );
+    }
     let sizes = op.operands();
     let bytes = if sizes.is_empty() {
         host.int(64, static_bytes(ty)?)
@@ -403,10 +403,29 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
         let row_bytes = host.int(64, row_bytes(ty)?);
         host.arith("arith.muli", &[rows, row_bytes])
     };
-    let ptr = host.call_value(&abi::ALLOC, &[bytes]);
+    let ptr = match (
+        op.attr(graphs::GRAPH_MARKER_ATTR)
+            .and_then(Attr::symbol_or_string),
+        op.attr(graphs::GRAPH_BUFFER_ATTR).and_then(Attr::int),
+    ) {
+        (Some(marker), Some(index)) => {
+            let marker = graphs::marker_ptr(host, &marker);
+            let index = host.int(64, index);
+            host.call_value(&abi::GRAPH_BUFFER, &[marker, index, bytes])
+        }
+        _ => host.call_value(&abi::ALLOC, &[bytes]),
+    };
     let memref = host.memref_at(ptr, ty.with_memory_space(None), &sizes);
     op.result(0).replace_all_uses_with(memref);
     Ok(())
+}
+
+/// Whether `ty` is a memref in host memory (`#cudagraph.host`).
+fn is_host(ty: Ty) -> bool {
+    ty.is_memref()
+        && ty
+            .memory_space()
+            .is_some_and(|space| space.print() == "#cudagraph.host")
 }
 
 /// Fails unless `ty` is contiguous and static but for its leading size.
@@ -447,6 +466,10 @@ fn lower_copy(host: &mut Host, op: Op) -> Result<(), String> {
     let dst = host.ptr_of(target);
     let src = host.ptr_of(source);
     host.call(&abi::COPY, &[dst, src, bytes]);
+    if is_host(target.ty()) {
+        // The host reads what it brought only once it is there.
+        host.call(&abi::HOST_WAIT, &[]);
+    }
     Ok(())
 }
 
@@ -700,11 +723,18 @@ impl SymmPass for ConvertSymmMemToRuntime {
         if conversion.failed {
             return Err(PassFailed);
         }
-        for function in defined_functions(module) {
+        let (partitions, functions): (Vec<Op>, Vec<Op>) = defined_functions(module)
+            .into_iter()
+            .partition(|f| f.attr("cudagraph.partition").is_some());
+        for function in functions {
             conversion.lower_function(function);
         }
         if conversion.failed {
             return Err(PassFailed);
+        }
+        // Every launch ran its partition's body in place.
+        for partition in partitions {
+            partition.erase();
         }
         let Some(block) = module.entry_block() else {
             return Ok(());

@@ -125,6 +125,9 @@ runtime_calls! {
     /// Runs the body (1) or replays its CUDA graph (0), keyed by the arguments.
     GRAPH_BEGIN = "symm_rt_graph_begin"(Ptr, Ptr, Ptr, I64) -> I32;
     GRAPH_END = "symm_rt_graph_end"(Ptr, Ptr);
+    /// Buffer (partition, index, bytes) of the partition's run in progress:
+    /// the same address for every run with the same arguments.
+    GRAPH_BUFFER = "symm_rt_graph_buffer"(Ptr, Ptr, I64, I64) -> Ptr;
     /// A persistent symmetric pool by id and size.
     GLOBAL = "symm_rt_global"(Ptr, I64, I64) -> Ptr;
     /// The kernel descriptor of the pool that holds an address.
@@ -136,6 +139,8 @@ runtime_calls! {
     ALLOC = "symm_rt_alloc"(Ptr, I64) -> Ptr;
     FREE = "symm_rt_free"(Ptr, Ptr);
     COPY = "symm_rt_copy"(Ptr, Ptr, Ptr, I64);
+    /// Waits for the call's work, before the host reads a copy's result.
+    HOST_WAIT = "symm_rt_host_wait"(Ptr);
     /// c (+)= a b: a, b, c, m, n, k, dtype code, accumulate.
     MATMUL = "symm_rt_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
     /// c0 (+)= a b0 and c1 (+)= a b1 as one batched GEMM where the strides
