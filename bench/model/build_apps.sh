@@ -25,6 +25,10 @@ for layer in llama_mlp llama_attn_out; do
   $compile examples/$layer.mlir -o "$dir/$layer.o" --emit=ptx
   link "$dir/$layer.o" examples/cpp/$layer.cpp "$out/$layer"
 done
+# Two MLP blocks with a host step between them: CUDA-graph partitions.
+mkdir -p "$out/src/partitioned"
+$compile examples/partitioned.mlir -o "$out/src/partitioned/partitioned.o"
+link "$out/src/partitioned/partitioned.o" examples/cpp/partitioned.cpp "$out/partitioned" -I examples/cpp
 bad=$out/src/bad_ptx
 mkdir -p "$bad"
 cp "$out/src/llama_mlp/llama_mlp.h" "$out/src/llama_mlp/llama_mlp.o" "$bad/"

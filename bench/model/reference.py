@@ -9,13 +9,17 @@ Writes into DIR, as raw little-endian files:
   w_o.bin          4096 x 4096 bf16   (each rank takes its rows)
   norm_weight_2.bin 4096 bf16         the next layer's RMSNorm weight
   mlp_ref_mM.bin, attn_ref_residual_mM.bin, attn_ref_normed_mM.bin   M x 4096 f32
+  x_calls_mM.bin   N x M x 4096 bf16  N inputs for examples/partitioned.mlir
+  partitioned_h_mM.bin, partitioned_scale_mM.bin, partitioned_ref_mM.bin
+                   N x M x 4096, N, N x M x 4096 f32: its first block's output,
+                   the host step's scale and its output, per call (--partitioned)
 
 The references are the unsharded layers computed by torch in f32 from the
 same bf16 values (on the GPU when there is one), independent of symm: no
 tensor parallelism, no bf16 intermediates. The apps compare against them
 with bf16 tolerances (examples/cpp/llama_common.h).
 
-  python3 bench/model/reference.py --out DIR [--m 1 16 128 2048]
+  python3 bench/model/reference.py --out DIR [--m 1 16 128 2048] [--partitioned]
 """
 
 import argparse
@@ -40,6 +44,21 @@ def attn_out(attn, w_o, residual_in, norm):
     return residual, rmsnorm(residual, norm)
 
 
+def partitioned(x, norm, w_gate, w_up, w_down):
+    """examples/partitioned.mlir: h = MLP(x), stored in bf16 as the program
+    does; on the host s = 1 / sqrt(mean(h[last]^2) + 1e-6) per call (the
+    last token's row); out = MLP(h * s), its input stored in bf16.
+    x: calls x M x D. Returns (h, s, out)."""
+    h = mlp(x, norm, w_gate, w_up, w_down).bfloat16().float()
+    s = torch.rsqrt(h[:, -1:, :].pow(2).mean(-1, keepdim=True) + 1e-6)
+    y = (h * s).bfloat16().float()
+    return h, s, mlp(y, norm, w_gate, w_up, w_down)
+
+
+# Calls per token count that examples/cpp/partitioned.cpp checks.
+PARTITIONED_CALLS = {1: 10, 16: 100, 128: 10}
+
+
 def save(path, tensor):
     tensor = tensor.contiguous().cpu()
     if tensor.dtype == torch.bfloat16:
@@ -52,6 +71,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--m", type=int, nargs="+", default=[1, 16, 128, 2048])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--partitioned", action="store_true",
+                        help="also inputs and references for examples/partitioned.mlir")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -81,6 +102,16 @@ def main():
         residual, normed = attn_out(w["attn"][:m], w["w_o"], x, w["norm_weight_2"])
         save(os.path.join(args.out, f"attn_ref_residual_m{m}.bin"), residual)
         save(os.path.join(args.out, f"attn_ref_normed_m{m}.bin"), normed)
+    if args.partitioned:
+        calls = torch.Generator(device="cpu").manual_seed(args.seed + 1)
+        for m, n in PARTITIONED_CALLS.items():
+            x = torch.randn(n, m, D, generator=calls).to(torch.bfloat16)
+            save(os.path.join(args.out, f"x_calls_m{m}.bin"), x)
+            h, s, out = partitioned(x.to(device).float(), w["norm_weight"], w["w_gate"],
+                                    w["w_up"], w["w_down"])
+            save(os.path.join(args.out, f"partitioned_h_m{m}.bin"), h)
+            save(os.path.join(args.out, f"partitioned_scale_m{m}.bin"), s)
+            save(os.path.join(args.out, f"partitioned_ref_m{m}.bin"), out)
     print(f"reference: wrote weights and M = {args.m} references to {args.out} ({device})")
 
 

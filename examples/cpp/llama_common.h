@@ -106,14 +106,16 @@ struct Device {
 // within 2^-6 of its magnitude plus 2^-6 of the reference's RMS (a few bf16
 // roundings of the intermediates), and the relative L2 error of the whole
 // tensor below 1e-2; `delta` (the layer's own contribution, the output
-// minus its residual input) within 2e-2 relative L2.
+// minus its residual input) within 2e-2 relative L2. `layers` chained
+// layers (each with its own roundings) get that many times the
+// element-wise bound.
 struct Verdict {
   double rel_l2 = 0, delta_rel_l2 = 0, max_abs = 0, worst_ratio = 0;
   bool pass = false;
 };
 
 inline Verdict compare(const std::vector<uint16_t> &got, const std::vector<float> &want,
-                       const std::vector<uint16_t> *residual) {
+                       const std::vector<uint16_t> *residual, int layers = 1) {
   Verdict v;
   double sq = 0, err = 0, dsq = 0, derr = 0;
   for (size_t i = 0; i < want.size(); ++i) sq += double(want[i]) * want[i];
@@ -123,7 +125,7 @@ inline Verdict compare(const std::vector<uint16_t> &got, const std::vector<float
     double g = bf16_to_float(got[i]), w = want[i], e = std::fabs(g - w);
     err += e * e;
     v.max_abs = std::max(v.max_abs, e);
-    double limit = std::ldexp(std::fabs(w), -6) + std::ldexp(rms, -6);
+    double limit = layers * (std::ldexp(std::fabs(w), -6) + std::ldexp(rms, -6));
     v.worst_ratio = std::max(v.worst_ratio, e / limit);
     if (!(e <= limit)) elementwise = false;
     if (residual) {

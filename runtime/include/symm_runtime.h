@@ -50,6 +50,10 @@ int symm_buffer_peer_tables(const symm_buffer *buffer, uint64_t *buffers, uint64
 uint64_t symm_device_alloc(symm_runtime *runtime, size_t bytes);
 void symm_device_free(uint64_t pointer);
 int symm_copy_to_device(uint64_t dst, const void *src, size_t bytes);
+/* Pinned host memory, for the #cudagraph.host memrefs of compiled entry
+ * points; symm_host_alloc returns NULL on failure. */
+void *symm_host_alloc(symm_runtime *runtime, size_t bytes);
+void symm_host_free(void *pointer);
 int symm_copy_to_host(void *dst, uint64_t src, size_t bytes);
 
 /* All-reduce `count` elements of `input` into device address `out` on

@@ -351,6 +351,38 @@ pub unsafe extern "C" fn symm_device_alloc(runtime: *mut SymmRuntime, bytes: usi
     if status == 0 { pointer } else { 0 }
 }
 
+/// Pinned (page-locked) host memory, which compiled functions take for
+/// their `#cudagraph.host` memrefs; NULL on failure.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_host_alloc(runtime: *mut SymmRuntime, bytes: usize) -> *mut c_void {
+    let mut pointer = std::ptr::null_mut();
+    guard(|| {
+        non_null(runtime, "runtime")?.device.bind()?;
+        // SAFETY: out-pointer to a local; portable, so any context sees it.
+        crate::cuda::check(
+            unsafe {
+                cudarc::driver::sys::cuMemHostAlloc(
+                    &mut pointer,
+                    bytes.max(1),
+                    cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE,
+                )
+            },
+            "cuMemHostAlloc",
+        )
+    });
+    pointer
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_host_free(pointer: *mut c_void) {
+    if !pointer.is_null() {
+        // SAFETY: from symm_host_alloc.
+        unsafe {
+            cudarc::driver::sys::cuMemFreeHost(pointer);
+        }
+    }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_device_free(pointer: u64) {
     if pointer != 0 {

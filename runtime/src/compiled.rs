@@ -421,7 +421,7 @@ pub unsafe extern "C" fn symm_rt_graph_buffer(
                 if capturing {
                     // Under the application's own capture (thread-local
                     // mode), an allocation must say it is not captured.
-                    relaxed_capture(|| DeviceBuffer::new(bytes))
+                    crate::cuda::outside_capture(|| DeviceBuffer::new(bytes))
                 } else {
                     DeviceBuffer::new(bytes)
                 }
@@ -435,24 +435,6 @@ pub unsafe extern "C" fn symm_rt_graph_buffer(
         })?;
         Ok(buffer.ptr as *mut c_void)
     })
-}
-
-/// Runs `body` with this thread's capture mode relaxed, so that an
-/// allocation may happen while a stream of the thread is capturing.
-fn relaxed_capture<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
-    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-    // SAFETY: swaps the calling thread's mode; restored below.
-    check(
-        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
-        "cuThreadExchangeStreamCaptureMode",
-    )?;
-    let result = body();
-    // SAFETY: puts back the mode swapped out above.
-    check(
-        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
-        "cuThreadExchangeStreamCaptureMode",
-    )?;
-    result
 }
 
 /// Ends the body of a compiled function: when it ran under capture, the

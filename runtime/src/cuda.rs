@@ -178,12 +178,20 @@ impl Drop for DeviceBuffer {
     }
 }
 
+/// Copies `values` to `dst` and returns once they are there. A copy from
+/// pageable memory returns when its data is staged, its DMA still in
+/// flight on the legacy stream, which the runtime's non-blocking streams do
+/// not wait for: without the synchronize, work queued right after could
+/// read the old contents (it did: a compiled layer read the previous
+/// call's 1 MB input).
 pub fn copy_to_device<T: Copy>(dst: CUdeviceptr, values: &[T]) -> Result<()> {
     // SAFETY: `values` is a live host slice of the given byte length.
     check(
         unsafe { sys::cuMemcpyHtoD_v2(dst, values.as_ptr().cast(), std::mem::size_of_val(values)) },
         "cuMemcpyHtoD",
-    )
+    )?;
+    // SAFETY: a current context exists (the copy just used it).
+    check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
 }
 
 /// Runs `f` with this thread's stream-capture mode relaxed, so that it may
