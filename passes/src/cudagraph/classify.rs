@@ -49,6 +49,24 @@ pub fn is_host_scalar_math(op: Op) -> bool {
         && (name.starts_with("arith.") || name.starts_with("index.") || name == "affine.apply")
 }
 
+/// Allocations, sizes and views: the host's descriptors of device memory,
+/// which launch nothing.
+pub fn is_buffer_bookkeeping(op: Op) -> bool {
+    op.num_regions() == 0
+        && matches!(
+            op.name().as_str(),
+            "memref.alloc"
+                | "memref.dim"
+                | "memref.view"
+                | "memref.subview"
+                | "memref.cast"
+                | "memref.reinterpret_cast"
+                | "memref.collapse_shape"
+                | "memref.expand_shape"
+                | "memref.memory_space_cast"
+        )
+}
+
 /// The class of one top-level op of a host function.
 pub fn classify(op: Op, symbols: &SymbolIndex) -> OpClass {
     match verdict(op, symbols) {
@@ -77,16 +95,9 @@ pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, String> {
         // Host arithmetic, sizes, allocations and views: what they compute
         // follows from the partition's inputs, which key its graph (a
         // graph per token count), so a partition may hold them.
-        _ if is_host_scalar_math(op) => Ok(OpClass::Capturable { work: false }),
-        "memref.alloc"
-        | "memref.dim"
-        | "memref.view"
-        | "memref.subview"
-        | "memref.cast"
-        | "memref.reinterpret_cast"
-        | "memref.collapse_shape"
-        | "memref.expand_shape"
-        | "memref.memory_space_cast" => Ok(OpClass::Capturable { work: false }),
+        _ if is_host_scalar_math(op) || is_buffer_bookkeeping(op) => {
+            Ok(OpClass::Capturable { work: false })
+        }
         "memref.dealloc" => {
             Err("'memref.dealloc' frees a buffer the graph did not allocate".into())
         }

@@ -50,25 +50,10 @@ pub(super) fn returns_values(function: Op) -> bool {
 /// Ops that compute on the host what the partition's results are made of,
 /// and launch nothing: they run before the graph, every call.
 fn makes_results(op: Op) -> bool {
-    crate::cudagraph::classify::is_host_scalar_math(op)
-        || op.num_regions() == 0
-            && matches!(
-                op.name().as_str(),
-                "arith.constant"
-                    | "memref.alloc"
-                    | "memref.dim"
-                    | "memref.view"
-                    | "memref.subview"
-                    | "memref.cast"
-                    | "memref.reinterpret_cast"
-                    | "memref.collapse_shape"
-                    | "memref.expand_shape"
-                    | "memref.memory_space_cast"
-                    | "memref.get_global"
-                    | "symm_mem.get_global"
-                    | "symm_mem.rank"
-                    | "symm_mem.world_size"
-            )
+    use crate::cudagraph::classify::{
+        is_buffer_bookkeeping, is_constant_like, is_host_scalar_math,
+    };
+    is_constant_like(op) || is_host_scalar_math(op) || is_buffer_bookkeeping(op)
 }
 
 /// The type of a launch's marker, a private global whose address is the
