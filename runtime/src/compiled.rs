@@ -343,7 +343,8 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
         let session = session(runtime)?;
         let stream = active_stream(session);
         // The application may be capturing this call itself.
-        let may_capture = graphs_enabled() && !stream.is_capturing()?;
+        let app_capturing = stream.is_capturing()?;
+        let may_capture = graphs_enabled() && !app_capturing;
         let count = size(count, "the argument count")?;
         let key: Vec<u64> = if count == 0 || arguments.is_null() {
             Vec::new()
@@ -360,7 +361,7 @@ pub unsafe extern "C" fn symm_rt_graph_begin(
             // Buffers of a key forgotten: queued work may still use them,
             // so they go after a synchronize (kept to the end under the
             // application's capture, which a synchronize would break).
-            if stream.is_capturing()? {
+            if app_capturing {
                 session.compiled.retired.extend(stepped.evicted);
             } else {
                 session.device.synchronize()?;

@@ -68,8 +68,9 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
         .iter()
         .map(|v| v.clone().unwrap_or(OpClass::Fallback))
         .collect();
-    let whole = segments(&classes).is_none();
-    let segments = segments(&classes).unwrap_or_else(|| {
+    let found = segments(&classes);
+    let whole = found.is_none();
+    let segments = found.unwrap_or_else(|| {
         // Capturable as a whole: the special case of one partition.
         let has_work = classes.contains(&OpClass::Capturable { work: true });
         if has_work {

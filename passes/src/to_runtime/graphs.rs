@@ -32,9 +32,9 @@ use crate::{
 use std::collections::HashSet;
 use symm_protocol::abi;
 
-/// Unit attribute on a `memref.alloc` that `lower_alloc` makes a graph
-/// buffer; with it, `GRAPH_MARKER_ATTR` (the marker's symbol) and
-/// `GRAPH_BUFFER_ATTR` (its index in the partition).
+/// Attributes on a `memref.alloc` that `lower_alloc` makes a graph buffer:
+/// the marker's symbol (`GRAPH_MARKER_ATTR`) and the buffer's index in
+/// the partition (`GRAPH_BUFFER_ATTR`).
 pub const GRAPH_MARKER_ATTR: &str = "symm.graph_marker";
 pub const GRAPH_BUFFER_ATTR: &str = "symm.graph_buffer";
 
@@ -141,6 +141,9 @@ struct Inlined {
     copy: Op,
     ops: Vec<Op>,
     results: Vec<Val>,
+    /// The ops that run before the graph: those that make results, from
+    /// values available there, in order.
+    before: Vec<Op>,
 }
 
 impl Inlined {
@@ -154,25 +157,24 @@ impl Inlined {
         }
         let mut ops = block.ops();
         let results = ops.pop().map(|ret| ret.operands()).unwrap_or_default();
-        Self { copy, ops, results }
-    }
-
-    /// The ops that run before the graph: those that make results, from
-    /// values available there, in order.
-    fn before_graph(&self) -> Vec<Op> {
         let mut hoisted: HashSet<Op> = HashSet::new();
-        let mut order = Vec::new();
-        for &op in &self.ops {
+        let mut before = Vec::new();
+        for &op in &ops {
             let ready = op.operands().iter().all(|v| {
                 v.def()
-                    .is_none_or(|def| hoisted.contains(&def) || !self.owns(def))
+                    .is_none_or(|def| hoisted.contains(&def) || !copy.is_ancestor_of(def))
             });
             if makes_results(op) && ready {
                 hoisted.insert(op);
-                order.push(op);
+                before.push(op);
             }
         }
-        order
+        Self {
+            copy,
+            ops,
+            results,
+            before,
+        }
     }
 
     /// Whether `op` is one of the copied body's.
@@ -184,7 +186,7 @@ impl Inlined {
     /// replay would skip it), an allocation that cannot run before the
     /// work, or an input the key cannot hold.
     fn why_not_captured(&self, launch: Op) -> Option<String> {
-        let before: HashSet<Op> = self.before_graph().into_iter().collect();
+        let before = &self.before;
         for (index, result) in self.results.iter().enumerate() {
             if let Some(def) = result.def()
                 && self.owns(def)
@@ -247,9 +249,9 @@ impl Inlined {
         let key = key_words(host, &launch.operands());
         let run = host.call_value(&abi::GRAPH_BEGIN, &[marker_ptr, key.0, key.1]);
 
-        let before = self.before_graph();
+        let before = &self.before;
         let mut buffers = 0;
-        for &op in &before {
+        for &op in before {
             op.move_before(launch);
             if op.is("memref.alloc") {
                 op.set_attr(GRAPH_MARKER_ATTR, ctx.symbol(marker));
@@ -269,17 +271,22 @@ impl Inlined {
         }
         host.move_before(yield_op);
         host.call(&abi::GRAPH_END, &[marker_ptr]);
+        let allocs: Vec<Op> = before
+            .iter()
+            .copied()
+            .filter(|op| op.is("memref.alloc"))
+            .collect();
         self.finish(launch);
         // The key's buffers are the runtime's: nobody frees them, and a
         // caller gets a copy of its own.
-        for alloc in before.iter().filter(|op| op.is("memref.alloc")) {
+        for alloc in &allocs {
             for (user, _) in alloc.result(0).uses() {
                 if user.is("memref.dealloc") {
                     user.erase();
                 }
             }
         }
-        copy_out_returned(function, &before);
+        copy_out_returned(function, &allocs);
     }
 
     /// The launch's results are the body's; the launch and the copy go.
@@ -402,8 +409,8 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
     (host.ptr_of(key), count)
 }
 
-/// A graph buffer that `function` returns goes back as a fresh copy: the
-/// next call overwrites the buffer.
+/// A graph buffer (one of `buffers`, allocations) that `function` returns
+/// goes back as a fresh copy: the next call overwrites the buffer.
 fn copy_out_returned(function: Op, buffers: &[Op]) {
     let returns: Vec<Op> = function
         .walk()
@@ -413,7 +420,7 @@ fn copy_out_returned(function: Op, buffers: &[Op]) {
     for ret in returns {
         for (index, value) in ret.operands().into_iter().enumerate() {
             let Some(def) = value.def() else { continue };
-            if !buffers.contains(&def) || !def.is("memref.alloc") {
+            if !buffers.contains(&def) {
                 continue;
             }
             let loc = ret.loc();

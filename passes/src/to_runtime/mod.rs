@@ -22,6 +22,7 @@ pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
 pub mod host;
+use crate::cudagraph::classify::is_host;
 pub use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, replace_terminator},
@@ -418,14 +419,6 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
     let memref = host.memref_at(ptr, ty.with_memory_space(None), &sizes);
     op.result(0).replace_all_uses_with(memref);
     Ok(())
-}
-
-/// Whether `ty` is a memref in host memory (`#cudagraph.host`).
-fn is_host(ty: Ty) -> bool {
-    ty.is_memref()
-        && ty
-            .memory_space()
-            .is_some_and(|space| space.print() == "#cudagraph.host")
 }
 
 /// Fails unless `ty` is contiguous and static but for its leading size.

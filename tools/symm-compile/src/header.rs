@@ -21,7 +21,7 @@ pub struct Entry {
 
 /// The memory space of host memory a function takes (the application's
 /// pinned memory; the header says so).
-const HOST_MEMORY: &str = "#cudagraph.host";
+use symm_passes::cudagraph::classify::HOST_MEMORY_SPACE as HOST_MEMORY;
 
 /// The C spelling of an MLIR type at the ABI.
 fn c_type(mlir: &str) -> Result<String, String> {
