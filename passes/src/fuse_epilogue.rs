@@ -10,9 +10,13 @@
 //! input with the identity map or as a row broadcast (`(d0, d1) -> (d1)`);
 //! it does not read its own output; and the all-reduce's output is a
 //! `memref.alloc` used by nothing else (but a dealloc).
+//!
+//! With `fuse-rows` (the default), a row statistic of the epilogue's output
+//! and its element-wise consumer join it too (`fuse_rows`: RMSNorm after
+//! the residual add).
 
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::replace_terminator,
     ir::{Attr, Op, OpBuilder, Val, emit_remark},
 };
@@ -22,7 +26,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
     c"SymmMemFuseEpilogue",
     c"Fuse element-wise linalg.generic consumers of an all-reduce into its kernel",
     c"func.func",
-    &[],
+    &[PassOption::new(
+        c"fuse-rows",
+        c"Also fuse a row statistic of the epilogue's output and its element-wise consumer (RMSNorm after a residual add) into the all-reduce",
+        OptionKind::Bool,
+        c"true",
+    )],
     file!(),
 );
 
@@ -36,14 +45,16 @@ const ALL_REDUCE_OUT: &[&str] = &[
 
 /// How the generic reads one operand.
 #[derive(Debug, PartialEq, Eq)]
-enum Access {
+pub(crate) enum Access {
     Identity,
     RowBroadcast,
+    /// One value per row (`(d0, d1) -> (d0)`): a row statistic.
+    PerRow,
     Other,
 }
 
 /// Classifies the affine maps in an `indexing_maps` attribute's text.
-fn accesses(maps: &str) -> Vec<Access> {
+pub(crate) fn accesses(maps: &str) -> Vec<Access> {
     maps.split("affine_map<")
         .skip(1)
         .map(|map| {
@@ -54,10 +65,13 @@ fn accesses(maps: &str) -> Vec<Access> {
             let dims = dims.trim().trim_start_matches('(').trim_end_matches(')');
             let results = results.trim().trim_start_matches('(').trim_end_matches(')');
             let last = dims.split(',').next_back().map(str::trim).unwrap_or("");
+            let first = dims.split(',').next().map(str::trim).unwrap_or("");
             if dims == results {
                 Access::Identity
             } else if results.trim() == last && dims.contains(',') {
                 Access::RowBroadcast
+            } else if results.trim() == first && dims.split(',').count() == 2 {
+                Access::PerRow
             } else {
                 Access::Other
             }
@@ -76,9 +90,21 @@ fn algorithm_of(name: &str) -> i64 {
     }
 }
 
-/// Why `generic` cannot be fused after an all-reduce writing `reduced`,
-/// or the positions of its inputs that read `reduced`.
-fn fusable(generic: Op, reduced: Val) -> Result<Vec<usize>, &'static str> {
+/// The positions of an element-wise generic's inputs that read the
+/// all-reduce's result, and those that read a row statistic.
+#[derive(Debug, Default)]
+pub(crate) struct Reads {
+    pub reduced: Vec<usize>,
+    pub per_row: Vec<usize>,
+}
+
+/// Why `generic` cannot be fused after an all-reduce writing `reduced`
+/// (and, with `per_row`, a row statistic of it), or where it reads them.
+pub(crate) fn fusable(
+    generic: Op,
+    reduced: Val,
+    per_row: Option<Val>,
+) -> Result<Reads, &'static str> {
     let iterators = generic
         .attr("iterator_types")
         .map(Attr::print)
@@ -105,26 +131,40 @@ fn fusable(generic: Op, reduced: Val) -> Result<Vec<usize>, &'static str> {
     if maps.len() != operands.len() || maps.last() != Some(&Access::Identity) {
         return Err("its output map is not the identity");
     }
-    let mut reads = Vec::new();
+    let mut reads = Reads::default();
     for (position, (input, access)) in inputs.iter().zip(&maps).enumerate() {
+        let statistic = per_row == Some(*input);
         match access {
-            Access::Identity => {}
-            Access::RowBroadcast if *input != reduced && input.ty().shape().len() == 1 => {}
+            Access::Identity if !statistic => {}
+            Access::RowBroadcast
+                if *input != reduced && !statistic && input.ty().shape().len() == 1 => {}
+            Access::PerRow if statistic => {}
+            _ if statistic => return Err("it reads the row statistic other than once per row"),
             _ => return Err("it reads an operand with a map other than identity or row broadcast"),
         }
         if *input == reduced {
-            reads.push(position);
+            reads.reduced.push(position);
+        } else if statistic {
+            reads.per_row.push(position);
         }
     }
-    if reads.is_empty() {
+    if reads.reduced.is_empty() {
         return Err("it does not read the all-reduce result");
+    }
+    if per_row.is_some() && reads.per_row.is_empty() {
+        return Err("it does not read the row statistic");
     }
     let body = generic.entry_block().ok_or("it has no body")?;
     if !body.arg(body.num_args() - 1).uses().is_empty() {
         return Err("it reads its own output");
     }
-    // The body becomes a function of its own on the GPU: only constants
-    // may come from outside.
+    captures_only_constants(generic)?;
+    Ok(reads)
+}
+
+/// The body becomes a function of its own on the GPU: only constants may
+/// come from outside.
+pub(crate) fn captures_only_constants(generic: Op) -> Result<(), &'static str> {
     for op in generic.walk().into_iter().skip(1) {
         for operand in op.operands() {
             if let Some(def) = operand.def()
@@ -135,7 +175,24 @@ fn fusable(generic: Op, reduced: Val) -> Result<Vec<usize>, &'static str> {
             }
         }
     }
-    Ok(reads)
+    Ok(())
+}
+
+/// Copies the constants that the regions of `fused` read from outside
+/// into the block that reads them (checked by `captures_only_constants`).
+pub(crate) fn copy_in_constants(fused: Op) {
+    for op in fused.walk().into_iter().skip(1) {
+        for (index, operand) in op.operands().into_iter().enumerate() {
+            if let Some(def) = operand.def()
+                && !fused.is_ancestor_of(def)
+                && let Some(block) = op.block()
+            {
+                let copy = def.clone_op();
+                block.prepend(copy);
+                op.set_operand(index, copy.result(0));
+            }
+        }
+    }
 }
 
 fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
@@ -183,23 +240,13 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     }
     // Constants from outside are copied in (fusable checked there are no
     // other captures).
-    for op in fused.walk().into_iter().skip(1) {
-        for (index, operand) in op.operands().into_iter().enumerate() {
-            if let Some(def) = operand.def()
-                && !fused.is_ancestor_of(def)
-            {
-                let copy = def.clone_op();
-                body.prepend(copy);
-                op.set_operand(index, copy.result(0));
-            }
-        }
-    }
+    copy_in_constants(fused);
     replace_terminator(body, "symm_mem.epilogue_yield");
     fused
 }
 
 impl SymmPass for FuseEpilogue {
-    fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+    fn run(function: Op, options: &PassOptions) -> Result<(), PassFailed> {
         // Chosen before rewriting: fusion erases ops a walk would visit.
         let all_reduces: Vec<Op> = function
             .walk()
@@ -228,8 +275,8 @@ impl SymmPass for FuseEpilogue {
             if other_users.iter().any(|user| !user.is("memref.dealloc")) {
                 continue;
             }
-            let reads = match fusable(generic, reduced) {
-                Ok(reads) => reads,
+            let reads = match fusable(generic, reduced, None) {
+                Ok(reads) => reads.reduced,
                 Err(why) => {
                     emit_remark(
                         generic.loc(),
@@ -251,6 +298,26 @@ impl SymmPass for FuseEpilogue {
                 "fused the element-wise consumer into the all-reduce: one kernel, no intermediate buffer",
             );
         }
+        if options.flag("fuse-rows") {
+            let epilogues: Vec<Op> = function
+                .walk()
+                .into_iter()
+                .filter(|op| op.is("symm_mem.all_reduce_epilogue_out"))
+                .collect();
+            for epilogue in epilogues {
+                match crate::fuse_rows::fuse_rows(epilogue) {
+                    Ok(Some(rows)) => emit_remark(
+                        rows.loc(),
+                        "fused the row statistic and its consumer into the all-reduce: one kernel reduces, applies the epilogue and normalizes each row",
+                    ),
+                    Ok(None) => {}
+                    Err((at, why)) => emit_remark(
+                        at.loc(),
+                        &format!("not fused into the all-reduce's rows: {why}"),
+                    ),
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -268,7 +335,7 @@ mod tests {
             vec![
                 Access::Identity,
                 Access::RowBroadcast,
-                Access::Other,
+                Access::PerRow,
                 Access::Other
             ]
         );

@@ -258,6 +258,16 @@ impl Op {
             )
         }
     }
+    /// Moves the blocks of `source`'s region `from` into this op's region
+    /// `into` (which must be empty).
+    pub fn take_region_at(self, into: usize, source: Op, from: usize) {
+        unsafe {
+            mlirRegionTakeBody(
+                mlirOperationGetRegion(self.0, into as isize),
+                mlirOperationGetRegion(source.0, from as isize),
+            )
+        }
+    }
     pub fn remove_attr(self, name: &str) {
         unsafe { mlirOperationRemoveAttributeByName(self.0, string_ref(name)) };
     }

@@ -9,6 +9,7 @@ pub mod cudagraph;
 pub mod dynamic;
 pub mod elementwise_to_gpu;
 pub mod fuse_epilogue;
+pub mod fuse_rows;
 mod group_table;
 pub mod ir;
 pub mod libdevice;

@@ -95,6 +95,63 @@ func.func @fused(%bias: memref<32xf32>, %out: memref<32x32xf32>) {
 
 // -----
 
+// A fused row statistic (RMSNorm after the residual add): the epilogue,
+// step and apply regions become three functions; the kernel takes rows,
+// rows_out, the row operand and the initial value, and a block reduces
+// each row's partial sums (gpu.all_reduce) between the step and the apply.
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of
+// CHECK: %[[INIT:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]] blocks in (%[[ROWS:.*]], %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[INIT]] : f32)
+// CHECK: gpu.module @symm_kernels
+// CHECK-DAG: func.func private @symm_epilogue_0(%{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// CHECK-DAG: func.func private @symm_epilogue_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
+// CHECK-DAG: func.func private @symm_epilogue_0_apply(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16) -> bf16
+// CHECK: gpu.func @[[KERNEL]](%{{.*}}: !symm_mem.pool, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[NROWS:.*]]: i64, %{{.*}}: !llvm.ptr, %[[NORMED:.*]]: !llvm.ptr, %[[GAMMA:.*]]: !llvm.ptr, %[[INITARG:.*]]: f32)
+// CHECK: symm_mem.wait_counter
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[NROWS]]
+// CHECK: func.call @symm_epilogue_0(
+// CHECK: func.call @symm_epilogue_0_step(
+// CHECK: %[[PARTIAL:.*]] = gpu.all_reduce add %{{.*}} uniform
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[INITARG]], %[[PARTIAL]] : f32
+// CHECK: func.call @symm_epilogue_0_apply(%{{.*}}, %[[TOTAL]], %{{.*}})
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr
+// CHECK: gpu.barrier
+// CHECK: symm_mem.set_epoch
+func.func @rows(%x: memref<4x4096xbf16>, %gamma: memref<4096xbf16>, %h: memref<4x4096xbf16>, %n: memref<4x4096xbf16>) {
+  %pool = symm_mem.get_global @pool : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>> to memref<4x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_rows_out sum %in epilogue(%x : memref<4x4096xbf16>) into %h rows(%gamma : memref<4096xbf16>) into %n init 0.25 group @tp algorithm one_shot {
+  ^bb0(%r: bf16, %xv: bf16):
+    %a = arith.extf %r : bf16 to f32
+    %b = arith.extf %xv : bf16 to f32
+    %s = arith.addf %a, %b : f32
+    %t = arith.truncf %s : f32 to bf16
+    symm_mem.epilogue_yield %t : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    symm_mem.epilogue_yield %s : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32, %g: bf16):
+    %inv = math.rsqrt %total : f32
+    %f = arith.extf %e : bf16 to f32
+    %gf = arith.extf %g : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %z = arith.mulf %y, %gf : f32
+    %t = arith.truncf %z : f32 to bf16
+    symm_mem.epilogue_yield %t : bf16
+  } : memref<4x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<4x4096xbf16>, memref<4x4096xbf16>
+  return
+}
+
+// -----
+
 symm_mem.group @tp
 func.func @no_world_size(%in: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, %out: memref<16xf32>) {
   // expected-error@+1 {{'symm_mem.one_shot_all_reduce_out' runs in a group without a declared world_size; kernels are specialized by it}}

@@ -277,20 +277,18 @@ SYMM_MEM_ALL_REDUCE_OUT_OP(TwoShotAllReduceOutOp)
 #undef SYMM_MEM_ALL_REDUCE_OP
 #undef SYMM_MEM_ALL_REDUCE_OUT_OP
 
-/// The epilogue's operands are read at the output element's position, so
-/// each has the output's shape or is a row-broadcast vector; its region is
-/// a pure scalar function of (reduced element, operand elements...).
-LogicalResult AllReduceEpilogueOutOp::verify() {
-  if (failed(verifyAllReduce(*this, getInput(), getOut(), "out", getGroupAttr())))
-    return failure();
-  auto outType = cast<MemRefType>(getOut().getType());
-  for (auto [index, operand] : llvm::enumerate(getEpilogueOperands())) {
+/// Operands read at the output element's position (`role` #i): each has
+/// `out`'s shape or is a row-broadcast vector, in the default memory space.
+static LogicalResult verifyElementOperands(Operation *op, ValueRange operands,
+                                           Value out, StringRef role) {
+  auto outType = cast<MemRefType>(out.getType());
+  for (auto [index, operand] : llvm::enumerate(operands)) {
     auto type = cast<MemRefType>(operand.getType());
     if (type.getMemorySpace() && !isa<AllocatorAttr>(type.getMemorySpace()))
-      return emitOpError() << "epilogue operand #" << index
-                           << " must be in the default memory space, got "
-                           << type;
-    if (failed(verifyContiguous(*this, operand, "epilogue operand")))
+      return op->emitOpError() << role << " #" << index
+                               << " must be in the default memory space, got "
+                               << type;
+    if (failed(verifyContiguous(op, operand, role)))
       return failure();
     // A dynamic leading size (the token count) matches out's, which the
     // entry point checks once per call; other sizes are static.
@@ -301,48 +299,150 @@ LogicalResult AllReduceEpilogueOutOp::verify() {
                         outType.getRank() >= 1 &&
                         type.getShape()[0] == outType.getShape().back();
     if (!sameShape && !rowBroadcast)
-      return emitOpError()
-             << "epilogue operand #" << index << " is " << shapeOf(operand)
-             << ", but it must have out's shape (" << shapeOf(getOut())
+      return op->emitOpError()
+             << role << " #" << index << " is " << shapeOf(operand)
+             << ", but it must have out's shape (" << shapeOf(out)
              << ") or be 1-D with out's " << outType.getShape().back()
              << " columns";
   }
-  Block &body = getBody().front();
-  size_t expected = 1 + getEpilogueOperands().size();
-  if (body.getNumArguments() != expected)
-    return emitOpError() << "epilogue region takes " << body.getNumArguments()
-                         << " arguments, but needs " << expected
-                         << " (the reduced element, then one per epilogue "
-                            "operand)";
-  if (body.getArgument(0).getType() != getElementTypeOrSelf(getInput()))
-    return emitOpError() << "epilogue argument #0 is "
-                         << body.getArgument(0).getType()
-                         << ", but the reduced element is "
-                         << getElementTypeOrSelf(getInput());
-  for (auto [index, operand] : llvm::enumerate(getEpilogueOperands())) {
-    Type argType = body.getArgument(index + 1).getType();
-    if (argType != getElementTypeOrSelf(operand))
-      return emitOpError() << "epilogue argument #" << index + 1 << " is "
-                           << argType << ", but epilogue operand #" << index
-                           << " holds " << getElementTypeOrSelf(operand);
+  return success();
+}
+
+/// A region that computes one scalar: its arguments have `argTypes`
+/// (`argRoles` say what each is), it holds side-effect-free scalar ops
+/// without regions, and it yields a `result`.
+static LogicalResult verifyScalarRegion(Operation *op, Region &region,
+                                        StringRef name, TypeRange argTypes,
+                                        ArrayRef<std::string> argRoles,
+                                        Type result, StringRef resultRole) {
+  Block &body = region.front();
+  if (body.getNumArguments() != argTypes.size()) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << name << " region takes "
+                              << body.getNumArguments()
+                              << " arguments, but needs " << argTypes.size()
+                              << " (";
+    llvm::interleaveComma(argRoles, diag);
+    return diag << ")";
   }
-  for (Operation &op : body.without_terminator()) {
-    if (!isMemoryEffectFree(&op) || op.getNumRegions() != 0)
-      return op.emitOpError()
+  for (auto [index, expected] : llvm::enumerate(argTypes)) {
+    Type argType = body.getArgument(index).getType();
+    if (argType != expected)
+      return op->emitOpError()
+             << name << " argument #" << index << " is " << argType
+             << ", but " << argRoles[index] << " is " << expected;
+  }
+  for (Operation &inner : body.without_terminator()) {
+    if (!isMemoryEffectFree(&inner) || inner.getNumRegions() != 0)
+      return inner.emitOpError()
              << "cannot run in an all-reduce epilogue: only side-effect-free "
                 "scalar ops without regions may";
-    for (Type type : op.getResultTypes())
+    for (Type type : inner.getResultTypes())
       if (isa<ShapedType>(type))
-        return op.emitOpError()
+        return inner.emitOpError()
                << "cannot run in an all-reduce epilogue: it yields " << type
                << ", not a scalar";
   }
-  auto yield = cast<EpilogueYieldOp>(body.getTerminator());
-  if (yield.getValue().getType() != getElementTypeOrSelf(getOut()))
+  auto yield = dyn_cast<EpilogueYieldOp>(body.getTerminator());
+  if (!yield)
+    return op->emitOpError() << name
+                             << " region must end in symm_mem.epilogue_yield";
+  if (yield.getValue().getType() != result)
     return yield.emitOpError() << "yields " << yield.getValue().getType()
-                               << ", but out holds "
-                               << getElementTypeOrSelf(getOut());
+                               << ", but " << resultRole << " holds " << result;
   return success();
+}
+
+/// The element types of `operands`, after `first`, and their roles.
+static void elementArgs(Type first, StringRef firstRole, ValueRange operands,
+                        StringRef role, SmallVectorImpl<Type> &types,
+                        SmallVectorImpl<std::string> &roles) {
+  types.push_back(first);
+  roles.push_back(firstRole.str());
+  for (auto [index, operand] : llvm::enumerate(operands)) {
+    types.push_back(getElementTypeOrSelf(operand));
+    roles.push_back((role + " #" + llvm::Twine(index)).str());
+  }
+}
+
+/// The epilogue's operands are read at the output element's position, so
+/// each has the output's shape or is a row-broadcast vector; its region is
+/// a pure scalar function of (reduced element, operand elements...).
+LogicalResult AllReduceEpilogueOutOp::verify() {
+  if (failed(verifyAllReduce(*this, getInput(), getOut(), "out", getGroupAttr())) ||
+      failed(verifyElementOperands(*this, getEpilogueOperands(), getOut(),
+                                   "epilogue operand")))
+    return failure();
+  SmallVector<Type> types;
+  SmallVector<std::string> roles;
+  elementArgs(getElementTypeOrSelf(getInput()), "the reduced element",
+              getEpilogueOperands(), "epilogue operand", types, roles);
+  return verifyScalarRegion(*this, getBody(), "epilogue", types, roles,
+                            getElementTypeOrSelf(getOut()), "out");
+}
+
+/// As the epilogue op's, for rows of static length; `step` folds
+/// `arith.addf(x, acc)` in f32 (the block adds the threads' partials, so
+/// nothing else may combine them), and `apply` maps (element, row total,
+/// row operand elements...) to `rows_out`'s element.
+LogicalResult AllReduceRowsOutOp::verify() {
+  if (failed(verifyAllReduce(*this, getInput(), getOut(), "out", getGroupAttr())) ||
+      failed(verifyElementOperands(*this, getEpilogueOperands(), getOut(),
+                                   "epilogue operand")) ||
+      failed(verifyElementOperands(*this, getRowOperands(), getOut(),
+                                   "row operand")))
+    return failure();
+  auto outType = cast<MemRefType>(getOut().getType());
+  if (outType.getRank() != 2 || ShapedType::isDynamic(outType.getShape()[1]))
+    return emitOpError() << "reduces rows of a 2-D memref with a static row "
+                            "length, but out is "
+                         << shapeOf(getOut());
+  auto rowsType = cast<MemRefType>(getRowsOut().getType());
+  if (rowsType.getShape() != outType.getShape())
+    return emitOpError() << "rows_out is " << shapeOf(getRowsOut())
+                         << ", but it must have out's shape ("
+                         << shapeOf(getOut()) << ")";
+  if (rowsType.getMemorySpace() &&
+      !isa<AllocatorAttr>(rowsType.getMemorySpace()))
+    return emitOpError() << "rows_out must be in the default memory space, got "
+                         << rowsType;
+  if (failed(verifyContiguous(*this, getRowsOut(), "rows_out")))
+    return failure();
+  Type element = getElementTypeOrSelf(getOut());
+  Type f32 = Float32Type::get(getContext());
+  SmallVector<Type> types;
+  SmallVector<std::string> roles;
+  elementArgs(getElementTypeOrSelf(getInput()), "the reduced element",
+              getEpilogueOperands(), "epilogue operand", types, roles);
+  if (failed(verifyScalarRegion(*this, getEpilogue(), "epilogue", types,
+                                roles, element, "out")))
+    return failure();
+  if (failed(verifyScalarRegion(*this, getStep(), "step", {element, f32},
+                                {"out's element", "the f32 accumulator"}, f32,
+                                "the accumulator")))
+    return failure();
+  Block &step = getStep().front();
+  Value acc = step.getArgument(1);
+  auto yield = cast<EpilogueYieldOp>(step.getTerminator());
+  // By name: the dialect does not depend on arith for one check.
+  Operation *add = yield.getValue().getDefiningOp();
+  if (!add || add->getName().getStringRef() != "arith.addf" ||
+      add->getNumOperands() != 2 || !acc.hasOneUse() ||
+      (add->getOperand(0) != acc && add->getOperand(1) != acc))
+    return emitOpError() << "step must yield arith.addf(x, acc) with acc, its "
+                            "second argument, read only there: the threads' "
+                            "partial sums are added";
+  types.clear();
+  roles.clear();
+  elementArgs(element, "out's element", ValueRange(), "", types, roles);
+  types.push_back(f32);
+  roles.push_back("the row total");
+  for (auto [index, operand] : llvm::enumerate(getRowOperands())) {
+    types.push_back(getElementTypeOrSelf(operand));
+    roles.push_back(("row operand #" + llvm::Twine(index)).str());
+  }
+  return verifyScalarRegion(*this, getApply(), "apply", types, roles,
+                            getElementTypeOrSelf(getRowsOut()), "rows_out");
 }
 
 /// Shapes of all_gather_matmul: a is m x k, b is k x n, the result
@@ -446,6 +546,7 @@ SYMM_MEM_GROUP_USER(AllReduceOutFnOp)
 SYMM_MEM_GROUP_USER(OneShotAllReduceOutOp)
 SYMM_MEM_GROUP_USER(TwoShotAllReduceOutOp)
 SYMM_MEM_GROUP_USER(AllReduceEpilogueOutOp)
+SYMM_MEM_GROUP_USER(AllReduceRowsOutOp)
 #undef SYMM_MEM_GROUP_USER
 
 #define SYMM_MEM_SYMMETRIC_OPERAND(OP, OPERAND)                                \
@@ -459,6 +560,7 @@ SYMM_MEM_SYMMETRIC_OPERAND(AllReduceOutFnOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(OneShotAllReduceOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllReduceEpilogueOutOp, Input)
+SYMM_MEM_SYMMETRIC_OPERAND(AllReduceRowsOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOp, A)
 SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOutOp, A)
 #undef SYMM_MEM_SYMMETRIC_OPERAND

@@ -40,6 +40,30 @@ pub struct Epilogue {
     pub operands: Vec<EpilogueOperand>,
 }
 
+/// The row half of a fused `all_reduce_rows_out`: per row, each element
+/// the epilogue wrote goes through `step` (`(element, f32 acc) -> f32`,
+/// summed over the row), then `apply` (`(element, row total, operands...)
+/// -> rows_out's element`). Rows are `columns` elements long.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowsEpilogue {
+    pub step: String,
+    pub apply: String,
+    pub operands: Vec<EpilogueOperand>,
+    pub out_element: String,
+    pub columns: u64,
+}
+
+/// Largest message a rows kernel takes as a two-shot; above, the one-shot.
+/// Measured on 2x H200 in the Llama attention-output block (4096-wide
+/// bf16 rows, bench/results/2026-11-23-norm-h200x2.md): the two-shot rows
+/// kernel was 0.9 µs faster at 2 MB, 0.9 µs slower at 4 MB and 5.6 µs
+/// slower at 8 MB (its second half runs every row in each block).
+pub const ROWS_TWO_SHOT_MAX: u64 = 2 << 20;
+
+/// Longest row a rows kernel keeps in registers: two 16-byte vectors per
+/// thread of a block.
+pub const ROW_BYTES_MAX: u64 = 2 * THREADS * 16;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AllReduceKernel {
     pub algorithm: Algorithm,
@@ -60,6 +84,10 @@ pub struct AllReduceKernel {
     /// elements after the last whole vector as scalars (the runtime's
     /// library kernels, whose callers pass any count). No epilogue.
     pub tail: bool,
+    /// A row statistic after the epilogue (which it requires): the kernel
+    /// takes a row count instead of a vector count, and a block handles
+    /// whole rows.
+    pub rows: Option<RowsEpilogue>,
 }
 
 /// Where a push two-shot stores the reduced chunks.
@@ -111,6 +139,16 @@ pub fn most_blocks(algorithm: Algorithm) -> u64 {
 }
 
 impl AllReduceKernel {
+    /// Most blocks of this kernel's grid: a rows kernel's block handles
+    /// whole rows, one block reduction each, so it takes every channel.
+    pub fn most_blocks(&self) -> u64 {
+        if self.rows.is_some() {
+            MAX_BLOCKS
+        } else {
+            most_blocks(self.algorithm)
+        }
+    }
+
     pub fn name(&self) -> String {
         let algorithm = match (self.algorithm, self.staged) {
             (Algorithm::OneShot, true) => "one_shot_staged",
@@ -126,6 +164,9 @@ impl AllReduceKernel {
         );
         if let Some(epilogue) = &self.epilogue {
             let _ = write!(name, "_{}", epilogue.function);
+        }
+        if let Some(rows) = &self.rows {
+            let _ = write!(name, "_rows_{}", rows.apply);
         }
         if self.tail {
             name.push_str("_tail");
@@ -167,6 +208,7 @@ mod tests {
             staged: false,
             push: None,
             tail: false,
+            rows: None,
         };
         assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
     }

@@ -15,7 +15,9 @@
 use super::EpilogueDecl;
 use super::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
+    RowsEpilogue,
 };
+use crate::fuse_rows::ROWS_OUT;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::{At, replace_terminator},
@@ -61,7 +63,61 @@ fn expands(name: &str) -> bool {
             | "symm_mem.two_shot_all_reduce_out"
             | "symm_mem.all_reduce_out"
             | "symm_mem.all_reduce_epilogue_out"
+            | "symm_mem.all_reduce_rows_out"
     )
+}
+
+/// An all-reduce op's operands by role.
+struct Roles {
+    input: Val,
+    /// The element-wise epilogue's operands.
+    epilogue: Vec<Val>,
+    out: Val,
+    /// `all_reduce_rows_out`: its rows_out and row operands.
+    rows: Option<(Val, Vec<Val>)>,
+}
+
+fn roles(op: Op) -> Roles {
+    let operands = op.operands();
+    if op.is(ROWS_OUT) {
+        // (input, epilogue..., out, row operands..., rows_out)
+        let epilogue = segment_sizes(op).get(1).copied().unwrap_or(0);
+        let out = 1 + epilogue;
+        return Roles {
+            input: operands[0],
+            epilogue: operands[1..out].to_vec(),
+            out: operands[out],
+            rows: Some((
+                operands[operands.len() - 1],
+                operands[out + 1..operands.len() - 1].to_vec(),
+            )),
+        };
+    }
+    Roles {
+        input: operands[0],
+        epilogue: operands[1..operands.len() - 1].to_vec(),
+        out: operands[operands.len() - 1],
+        rows: None,
+    }
+}
+
+/// An op's `operandSegmentSizes`.
+fn segment_sizes(op: Op) -> Vec<usize> {
+    op.attr("operandSegmentSizes")
+        .map(|a| {
+            let text = a.print();
+            let inner = text
+                .split(':')
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches('>')
+                .to_owned();
+            inner
+                .split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
@@ -80,8 +136,8 @@ struct Expansion {
     limits: Limits,
     decls: Declarations,
     kernels: BTreeMap<String, AllReduceKernel>,
-    /// Fused ops whose region becomes the named epilogue function.
-    epilogues: Vec<(String, Op)>,
+    /// Fused ops whose region (the index) becomes the named function.
+    epilogues: Vec<(String, Op, usize)>,
     failed: bool,
 }
 
@@ -101,8 +157,8 @@ impl Expansion {
             Err(message) => return self.error(op, &format!("'{name}' {message}")),
         };
         let segments = facts.segments(self.limits);
-        let operands = op.operands();
-        let (input, out) = (operands[0], operands[operands.len() - 1]);
+        let roles = roles(op);
+        let (input, out) = (roles.input, roles.out);
         let mut host = Host::without_runtime(At::Before(op), op, &mut self.decls);
         let input_ptr = host.ptr_of(input);
         // The kernel finds the peers' copies through the pool and the
@@ -110,8 +166,22 @@ impl Expansion {
         let pool = pool_of(&mut host, input);
         let out_ptr = host.ptr_of(out);
         let mut extra = Vec::new();
-        for operand in &operands[1..operands.len() - 1] {
+        for operand in &roles.epilogue {
             extra.push(host.ptr_of(*operand));
+        }
+        // A rows kernel's: rows_out, the row operands, the initial value.
+        if let Some((rows_out, row_operands)) = &roles.rows {
+            extra.push(host.ptr_of(*rows_out));
+            for operand in row_operands {
+                extra.push(host.ptr_of(*operand));
+            }
+            let f32 = host.b.ctx.ty("f32").expect("f32 parses");
+            let init = op.attr("row_init").expect("verified: the op has row_init");
+            let constant = OpBuilder::new("arith.constant", host.b.loc)
+                .results(&[f32])
+                .attr("value", init)
+                .build();
+            extra.push(host.b.insert(constant).result(0));
         }
         let pushes_into_outputs = segments
             .iter()
@@ -131,21 +201,32 @@ impl Expansion {
         let bytes = host.arith("arith.muli", &[count, bytes_per_element]);
         let mut launch = |host: &mut Host, segment: &Segment| {
             let kernel = &segment.kernel;
-            let vector = host.int(64, kernel.vector as i64);
-            let nvec = host.arith("arith.divui", &[count, vector]);
+            // A rows kernel counts rows, and a block takes whole rows (the
+            // grid rule in "vectors" of THREADS per row).
+            let (unit, per_block) = match &kernel.rows {
+                Some(rows) => (rows.columns, kernels::THREADS),
+                None => (kernel.vector, 1),
+            };
+            let unit = host.int(64, unit as i64);
+            let nvec = host.arith("arith.divui", &[count, unit]);
             let mut args = vec![pool, input_ptr, out_ptr, nvec];
             if kernel.push == Some(Push::IntoOutputs) {
                 args.extend(out_pool);
             }
             args.extend_from_slice(&extra);
-            let blocks = match facts.count {
-                Some(count) => host
-                    .index(kernels::grid_blocks(segment.per_rank(count), kernel.algorithm) as i64),
-                None => host.grid_blocks(
-                    nvec,
-                    segment.divisor(),
-                    kernels::most_blocks(kernel.algorithm),
+            let blocks = match (facts.count, &kernel.rows) {
+                (Some(count), Some(rows)) => host.index(
+                    (count / rows.columns)
+                        .div_ceil(segment.divisor())
+                        .clamp(1, kernel.most_blocks()) as i64,
                 ),
+                (Some(count), None) => host
+                    .index(kernels::grid_blocks(segment.per_rank(count), kernel.algorithm) as i64),
+                (None, _) => {
+                    let per_block = host.int(64, per_block as i64);
+                    let units = host.arith("arith.muli", &[nvec, per_block]);
+                    host.grid_blocks(units, segment.divisor(), kernel.most_blocks())
+                }
             };
             host.launch_on(&kernel.name(), blocks, kernels::THREADS, &args);
         };
@@ -153,7 +234,7 @@ impl Expansion {
         for segment in segments {
             self.kernels.insert(segment.kernel.name(), segment.kernel);
         }
-        if !op.is("symm_mem.all_reduce_epilogue_out") {
+        if !op.is("symm_mem.all_reduce_epilogue_out") && !op.is(ROWS_OUT) {
             op.erase();
         }
     }
@@ -235,9 +316,44 @@ impl Expansion {
             Some(symm_protocol::abi::ReduceCode::Min) => Reduction::Min,
             None => return Err("has no reduction kind".into()),
         };
-        let out_shape = operands[operands.len() - 1].ty().shape();
+        let fused = op.is("symm_mem.all_reduce_epilogue_out") || op.is(ROWS_OUT);
+        let epilogue = fused.then(|| {
+            let function = format!("symm_epilogue_{}", self.epilogues.len());
+            self.epilogues.push((function.clone(), op, 0));
+            function
+        });
+        let roles = roles(op);
+        let out_shape = roles.out.ty().shape();
         let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
-        let epilogue_types: Vec<(String, bool)> = operands[1..operands.len() - 1]
+        let broadcast_of = |v: &Val| {
+            let ty = v.ty();
+            let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
+            (ty.element().print(), broadcast)
+        };
+        let rows = match &roles.rows {
+            Some((rows_out, row_operands)) => {
+                if columns * element_bytes > kernels::ROW_BYTES_MAX {
+                    return Err(format!(
+                        "has rows of {} bytes; a fused row statistic takes rows of at most {} bytes",
+                        columns * element_bytes,
+                        kernels::ROW_BYTES_MAX
+                    ));
+                }
+                let function = epilogue.as_deref().unwrap_or("symm_epilogue");
+                let (step, apply) = (format!("{function}_step"), format!("{function}_apply"));
+                self.epilogues.push((step.clone(), op, 1));
+                self.epilogues.push((apply.clone(), op, 2));
+                Some(RowsFacts {
+                    step,
+                    apply,
+                    operands: row_operands.iter().map(broadcast_of).collect(),
+                    out_element: rows_out.ty().element().print(),
+                })
+            }
+            None => None,
+        };
+        let epilogue_types: Vec<(String, bool)> = roles
+            .epilogue
             .iter()
             .map(|v| {
                 let ty = v.ty();
@@ -248,18 +364,15 @@ impl Expansion {
         let fixed = match op.name().as_str() {
             "symm_mem.one_shot_all_reduce_out" => Some(Algorithm::OneShot),
             "symm_mem.two_shot_all_reduce_out" => Some(Algorithm::TwoShot),
-            "symm_mem.all_reduce_epilogue_out" => match op.attr("algorithm").and_then(Attr::int) {
-                Some(1) => Some(Algorithm::OneShot),
-                Some(2) => Some(Algorithm::TwoShot),
-                _ => None,
-            },
+            "symm_mem.all_reduce_epilogue_out" | ROWS_OUT => {
+                match op.attr("algorithm").and_then(Attr::int) {
+                    Some(1) => Some(Algorithm::OneShot),
+                    Some(2) => Some(Algorithm::TwoShot),
+                    _ => None,
+                }
+            }
             _ => None,
         };
-        let epilogue = op.is("symm_mem.all_reduce_epilogue_out").then(|| {
-            let function = format!("symm_epilogue_{}", self.epilogues.len());
-            self.epilogues.push((function.clone(), op));
-            function
-        });
         Ok(AllReduceFacts {
             element,
             element_bytes,
@@ -276,11 +389,13 @@ impl Expansion {
             // reads it afterwards.
             input_read_after: used_after(operands[0], op),
             // Realize made the output symmetric if the push could use it.
-            out_symmetric: operands[operands.len() - 1]
+            out_symmetric: roles
+                .out
                 .ty()
                 .memory_space()
                 .is_some_and(|space| space.allocator().is_some()),
-            fused: op.is("symm_mem.all_reduce_epilogue_out"),
+            fused,
+            rows,
         })
     }
 
@@ -293,15 +408,28 @@ impl Expansion {
         let epilogues: Vec<EpilogueDecl> = self
             .epilogues
             .iter()
-            .map(|(function, op)| {
-                let operands = op.operands();
-                let mut elements = vec![operands[0].ty().element().print()];
-                for operand in &operands[1..operands.len() - 1] {
-                    elements.push(operand.ty().element().print());
-                }
+            .map(|(function, op, region)| {
+                let roles = roles(*op);
+                let element = |v: &Val| v.ty().element().print();
+                let out = element(&roles.out);
+                let f32 = "f32".to_owned();
+                let (elements, result) = match (region, &roles.rows) {
+                    (1, _) => (vec![out, f32.clone()], f32),
+                    (2, Some((rows_out, operands))) => {
+                        let mut elements = vec![out, f32];
+                        elements.extend(operands.iter().map(element));
+                        (elements, element(rows_out))
+                    }
+                    _ => {
+                        let mut elements = vec![element(&roles.input)];
+                        elements.extend(roles.epilogue.iter().map(element));
+                        (elements, out)
+                    }
+                };
                 EpilogueDecl {
                     function: function.clone(),
                     elements,
+                    result,
                 }
             })
             .collect();
@@ -325,13 +453,19 @@ impl Expansion {
             .into_iter()
             .filter_map(|op| Some((op.symbol_name()?, op)))
             .collect();
-        for (function, op) in std::mem::take(&mut self.epilogues) {
+        let mut fused = Vec::new();
+        for (function, op, region) in std::mem::take(&mut self.epilogues) {
             if let Some(target) = functions.get(&function) {
-                target.take_region_from(op, 0);
+                target.take_region_at(0, op, region);
                 if let Some(body) = target.entry_block() {
                     replace_terminator(body, "func.return");
                 }
             }
+            if !fused.contains(&op) {
+                fused.push(op);
+            }
+        }
+        for op in fused {
             op.erase();
         }
     }
@@ -357,6 +491,16 @@ struct AllReduceFacts {
     input_read_after: bool,
     out_symmetric: bool,
     fused: bool,
+    rows: Option<RowsFacts>,
+}
+
+/// What decides the row half of an `all_reduce_rows_out`'s kernels.
+struct RowsFacts {
+    step: String,
+    apply: String,
+    /// Each row operand's element type, and whether it is broadcast.
+    operands: Vec<(String, bool)>,
+    out_element: String,
 }
 
 /// The kernel for messages up to `max_bytes` (and above the previous
@@ -397,6 +541,17 @@ impl AllReduceFacts {
                 Algorithm::TwoShot
             }
         });
+        // A rows kernel's two-shot pushes reduced rows into the inputs, and
+        // pays only up to ROWS_TWO_SHOT_MAX.
+        let algorithm = match (&self.rows, algorithm) {
+            (Some(_), Algorithm::TwoShot) if self.input_read_after => Algorithm::OneShot,
+            (Some(_), Algorithm::TwoShot)
+                if self.fixed.is_none() && bytes > kernels::ROWS_TWO_SHOT_MAX =>
+            {
+                Algorithm::OneShot
+            }
+            _ => algorithm,
+        };
         // Every message of the op must split into whole vectors: counts are
         // multiples of the row (one leading index) when dynamic.
         let unit = if self.count.is_some() {
@@ -408,11 +563,28 @@ impl AllReduceFacts {
         if self.epilogue_types.iter().any(|(_, broadcast)| *broadcast) {
             counts.push(self.columns);
         }
-        if algorithm == Algorithm::TwoShot {
+        if self.rows.is_some() {
+            // A block takes whole rows; a two-shot's chunks are rows.
+            counts = vec![self.columns];
+        } else if algorithm == Algorithm::TwoShot {
             // Slices must be whole vectors.
             counts.push(unit.div_ceil(self.world).max(1));
         }
         let vector = kernels::vector_width(self.element_bytes, &counts);
+        let rows = self.rows.as_ref().map(|rows| RowsEpilogue {
+            step: rows.step.clone(),
+            apply: rows.apply.clone(),
+            operands: rows
+                .operands
+                .iter()
+                .map(|(element, broadcast)| EpilogueOperand {
+                    element: element.clone(),
+                    broadcast_row_vectors: broadcast.then_some(self.columns / vector),
+                })
+                .collect(),
+            out_element: rows.out_element.clone(),
+            columns: self.columns,
+        });
         let epilogue = self.epilogue.as_ref().map(|function| Epilogue {
             function: function.clone(),
             operands: self
@@ -443,6 +615,7 @@ impl AllReduceFacts {
             staged,
             push,
             tail: false,
+            rows,
         }
     }
 
@@ -452,12 +625,14 @@ impl AllReduceFacts {
     fn segments(&self, limits: Limits) -> Vec<Segment> {
         let bytes = |count: u64| count * self.element_bytes;
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
+        let rows_bound = self.rows.as_ref().map(|_| kernels::ROWS_TWO_SHOT_MAX);
         let mut bounds: Vec<u64> = [
             kernels::STAGING_MAX,
             limits.one_shot_max,
             limits.two_rank_push_max,
         ]
         .into_iter()
+        .chain(rows_bound)
         .filter(|limit| (least..most).contains(limit))
         .collect();
         bounds.sort_unstable();

@@ -15,6 +15,8 @@ use super::emit::Emitter;
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
+mod rows;
+
 impl AllReduceKernel {
     /// Appends this kernel to `module` (the body of a `gpu.module`), which
     /// must also hold the epilogue's function.
@@ -36,6 +38,16 @@ impl AllReduceKernel {
         }
         let operands = self.epilogue.as_ref().map_or(0, |ep| ep.operands.len());
         parameters.extend(std::iter::repeat_n(e.ptr(), operands));
+        if let Some(rows) = &self.rows {
+            if self.epilogue.is_none() || self.tail || self.push == Some(Push::IntoOutputs) {
+                return Err(
+                    "a rows kernel takes an epilogue, no tail, and pushes into the inputs".into(),
+                );
+            }
+            // rows_out, the row operands, the statistic's initial value.
+            parameters.extend(std::iter::repeat_n(e.ptr(), rows.operands.len() + 1));
+            parameters.push(Type::float32(e.ctx));
+        }
         let mut epilogue_types = Vec::new();
         for operand in self.epilogue.iter().flat_map(|ep| ep.operands.iter()) {
             epilogue_types.push(
@@ -43,9 +55,17 @@ impl AllReduceKernel {
                     .ok_or_else(|| format!("no epilogue operand of type {}", operand.element))?,
             );
         }
-        let most = super::all_reduce::most_blocks(self.algorithm);
+        let most = self.most_blocks();
+        let rows = match &self.rows {
+            Some(rows) => Some(rows::RowTypes::new(e, rows)?),
+            None => None,
+        };
         e.kernel(module, &self.name(), &parameters, most, |body| {
-            Kernel::new(self, body, element, epilogue_types).body()
+            let kernel = Kernel::new(self, body, element, epilogue_types);
+            match &rows {
+                Some(types) => kernel.rows_body(types),
+                None => kernel.body(),
+            }
         });
         Ok(())
     }
@@ -71,6 +91,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
         staged,
         push: None,
         tail: false,
+        rows: None,
     };
     let name = all_reduce_rms_norm_name(world, staged);
     let parameters = RmsNorm::parameters(e, &[e.pool(), e.ptr(), e.ptr(), e.i64()]);
@@ -417,6 +438,16 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// reduced element and the operands' elements.
     fn store(&self, e: &Emitter<'c>, i: Val, value: Val) {
         let vector = self.vector(self.element);
+        let result = self.through_epilogue(e, i, value);
+        let at = e.gep(self.out, i, vector);
+        e.store(result, at, self.align(&self.spec.element));
+    }
+
+    /// `value` (the reduced vector `i`) through the epilogue, if there is
+    /// one: its function runs per lane on the reduced element and the
+    /// operands' elements.
+    fn through_epilogue(&self, e: &Emitter<'c>, i: Val, value: Val) -> Val {
+        let vector = self.vector(self.element);
         let mut result = value;
         if let Some(epilogue) = &self.spec.epilogue {
             let mut operands = Vec::new();
@@ -438,8 +469,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             }
             result = lanes;
         }
-        let at = e.gep(self.out, i, vector);
-        e.store(result, at, self.align(&self.spec.element));
+        result
     }
 
     /// `(chunk, [mine_start, mine_hi))`: vectors per rank, and this

@@ -47,6 +47,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
         staged: key.variant == Variant::OneShotStaged,
         push: (key.variant == Variant::TwoShot).then_some(Push::IntoInputs),
         tail: key.tail,
+        rows: None,
     }
 }
 

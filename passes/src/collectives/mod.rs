@@ -23,12 +23,12 @@ use melior::{
     },
 };
 
-/// An epilogue function the kernels call per element: its name and its
-/// parameters' element types (the reduced element's first, which is also
-/// its result).
+/// An epilogue function the kernels call per element: its name, its
+/// parameters' element types and its result's.
 pub struct EpilogueDecl {
     pub function: String,
     pub elements: Vec<String>,
+    pub result: String,
 }
 
 /// Appends `gpu.module @name` to `parent` (a module's body), holding a
@@ -57,7 +57,10 @@ pub fn emit_kernel_module<'k>(
                     .ok_or_else(|| format!("no epilogue of element type {element}"))
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let ty = FunctionType::new(context, &types, &types[..1]);
+        let result = e
+            .float(&epilogue.result)
+            .ok_or_else(|| format!("no epilogue of result type {}", epilogue.result))?;
+        let ty = FunctionType::new(context, &types, &[result]);
         e.push(func::func(
             context,
             StringAttribute::new(context, &epilogue.function),

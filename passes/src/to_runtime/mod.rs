@@ -73,7 +73,8 @@ fn refusal(name: &str) -> Option<&'static str> {
         "symm_mem.one_shot_all_reduce_out"
         | "symm_mem.two_shot_all_reduce_out"
         | "symm_mem.all_reduce_out"
-        | "symm_mem.all_reduce_epilogue_out" => {
+        | "symm_mem.all_reduce_epilogue_out"
+        | "symm_mem.all_reduce_rows_out" => {
             "must become kernels first: run symm-mem-expand-collectives"
         }
         _ => return None,

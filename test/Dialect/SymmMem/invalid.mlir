@@ -607,3 +607,101 @@ symm_mem.group @"" world_size(2)
 
 // expected-error@+1 {{'symm_mem.group' op group name "a b" must be letters, digits}}
 symm_mem.group @"a b" world_size(2)
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @rows_step_not_a_sum(%p: memref<8x64xf32>, %h: memref<8x64xf32>, %n: memref<8x64xf32>) {
+  // expected-error@+1 {{step must yield arith.addf(x, acc) with acc, its second argument, read only there}}
+  symm_mem.all_reduce_rows_out sum %p into %h rows into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: f32):
+    symm_mem.epilogue_yield %r : f32
+  } step {
+  ^bb0(%e: f32, %acc: f32):
+    %m = arith.maximumf %e, %acc : f32
+    symm_mem.epilogue_yield %m : f32
+  } apply {
+  ^bb0(%e: f32, %total: f32):
+    %y = arith.divf %e, %total : f32
+    symm_mem.epilogue_yield %y : f32
+  } : memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @rows_apply_arguments(%p: memref<8x64xf32>, %g: memref<64xf32>, %h: memref<8x64xf32>, %n: memref<8x64xf32>) {
+  // expected-error@+1 {{apply region takes 2 arguments, but needs 3 (out's element, the row total, row operand #0)}}
+  symm_mem.all_reduce_rows_out sum %p into %h rows(%g : memref<64xf32>) into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: f32):
+    symm_mem.epilogue_yield %r : f32
+  } step {
+  ^bb0(%e: f32, %acc: f32):
+    %s = arith.addf %e, %acc : f32
+    symm_mem.epilogue_yield %s : f32
+  } apply {
+  ^bb0(%e: f32, %total: f32):
+    %y = arith.divf %e, %total : f32
+    symm_mem.epilogue_yield %y : f32
+  } : memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @rows_out_shape(%p: memref<8x64xf32>, %h: memref<8x64xf32>, %n: memref<4x64xf32>) {
+  // expected-error@+1 {{rows_out is 4x64, but it must have out's shape (8x64)}}
+  symm_mem.all_reduce_rows_out sum %p into %h rows into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: f32):
+    symm_mem.epilogue_yield %r : f32
+  } step {
+  ^bb0(%e: f32, %acc: f32):
+    %s = arith.addf %e, %acc : f32
+    symm_mem.epilogue_yield %s : f32
+  } apply {
+  ^bb0(%e: f32, %total: f32):
+    symm_mem.epilogue_yield %e : f32
+  } : memref<8x64xf32>, memref<8x64xf32>, memref<4x64xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @rows_dynamic_length(%p: memref<8x?xf32>, %h: memref<8x?xf32>, %n: memref<8x?xf32>) {
+  // expected-error@+1 {{reduces rows of a 2-D memref with a static row length, but out is 8x?}}
+  symm_mem.all_reduce_rows_out sum %p into %h rows into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: f32):
+    symm_mem.epilogue_yield %r : f32
+  } step {
+  ^bb0(%e: f32, %acc: f32):
+    %s = arith.addf %e, %acc : f32
+    symm_mem.epilogue_yield %s : f32
+  } apply {
+  ^bb0(%e: f32, %total: f32):
+    symm_mem.epilogue_yield %e : f32
+  } : memref<8x?xf32>, memref<8x?xf32>, memref<8x?xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @rows_step_yield_type(%p: memref<8x64xf32>, %h: memref<8x64xf32>, %n: memref<8x64xf32>) {
+  symm_mem.all_reduce_rows_out sum %p into %h rows into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: f32):
+    symm_mem.epilogue_yield %r : f32
+  } step {
+  ^bb0(%e: f32, %acc: f32):
+    %s = arith.addf %e, %acc : f32
+    %t = arith.truncf %s : f32 to f16
+    // expected-error@+1 {{yields 'f16', but the accumulator holds 'f32'}}
+    symm_mem.epilogue_yield %t : f16
+  } apply {
+  ^bb0(%e: f32, %total: f32):
+    symm_mem.epilogue_yield %e : f32
+  } : memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+  return
+}

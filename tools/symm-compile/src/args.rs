@@ -32,6 +32,7 @@ pub struct Args {
     pub output: PathBuf,
     pub emit: Vec<Emit>,
     pub fuse_epilogue: bool,
+    pub fuse_rows: bool,
     pub one_shot_max_bytes: u64,
     pub two_rank_push_max_bytes: u64,
     pub cuda_graphs: bool,
@@ -64,6 +65,10 @@ struct Cli {
     /// Keep element-wise consumers of an all-reduce out of its kernel.
     #[arg(long)]
     no_fuse_epilogue: bool,
+    /// Keep a row statistic after the epilogue (RMSNorm after the residual
+    /// add) out of the all-reduce's kernel.
+    #[arg(long)]
+    no_fuse_rows: bool,
     /// All-reduces up to this many bytes take the one-shot.
     #[arg(long, value_name = "N", default_value_t = 1 << 20)]
     one_shot_max_bytes: u64,
@@ -99,6 +104,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         output,
         emit: cli.emit,
         fuse_epilogue: !cli.no_fuse_epilogue,
+        fuse_rows: !cli.no_fuse_rows,
         one_shot_max_bytes: cli.one_shot_max_bytes,
         two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
         cuda_graphs: !cli.no_cuda_graphs,
@@ -123,6 +129,7 @@ mod tests {
             "b.o",
             "--emit=llvm,ptx",
             "--no-fuse-epilogue",
+            "--no-fuse-rows",
             "--one-shot-max-bytes=64",
             "--no-cuda-graphs",
             "--libdevice=/x/libdevice.10.bc",
@@ -131,14 +138,14 @@ mod tests {
         assert_eq!(args.input, "a.mlir");
         assert_eq!(args.output, PathBuf::from("b.o"));
         assert_eq!(args.emit, vec![Emit::Llvm, Emit::Ptx]);
-        assert!(!args.fuse_epilogue);
+        assert!(!args.fuse_epilogue && !args.fuse_rows);
         assert_eq!(args.one_shot_max_bytes, 64);
         assert!(!args.cuda_graphs);
         assert_eq!(args.libdevice, Libdevice::Path("/x/libdevice.10.bc".into()));
         let plain = parse_strs(&["a.mlir", "--no-libdevice"]).unwrap();
         assert_eq!(plain.libdevice, Libdevice::Off);
         assert_eq!(plain.output, PathBuf::from("a.o"));
-        assert!(plain.cuda_graphs && plain.fuse_epilogue);
+        assert!(plain.cuda_graphs && plain.fuse_epilogue && plain.fuse_rows);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! symm-compile examples/tp_mlp.mlir -o tp_mlp.o [--emit=llvm,ptx,mlir]
-//!              [--no-fuse-epilogue] [--one-shot-max-bytes=N]
+//!              [--no-fuse-epilogue] [--no-fuse-rows] [--one-shot-max-bytes=N]
 //! ```
 
 pub mod args;
@@ -25,10 +25,10 @@ use symm_passes::{libdevice, ptx, registration::upstream_gpu_to_llvm};
 
 /// The pass pipeline for `args`, on `builtin.module`, linking `libdevice`.
 fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
-    let fuse = if args.fuse_epilogue {
-        ",symm-mem-fuse-epilogue"
-    } else {
-        ""
+    let fuse = match (args.fuse_epilogue, args.fuse_rows) {
+        (false, _) => "",
+        (true, true) => ",symm-mem-fuse-epilogue",
+        (true, false) => ",symm-mem-fuse-epilogue{fuse-rows=false}",
     };
     // Selection comes before realize: a two-shot's output may need to
     // become symmetric (its push lands in the peers' outputs).

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! symm-compile examples/tp_mlp.mlir -o tp_mlp.o [--emit=llvm,ptx,mlir]
-//!              [--no-fuse-epilogue] [--one-shot-max-bytes=N]
+//!              [--no-fuse-epilogue] [--no-fuse-rows] [--one-shot-max-bytes=N]
 //! ```
 
 use std::process::ExitCode;

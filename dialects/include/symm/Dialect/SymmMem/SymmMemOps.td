@@ -349,8 +349,73 @@ def SymmMem_AllReduceEpilogueOutOp
   let hasVerifier = 1;
 }
 
+def SymmMem_AllReduceRowsOutOp
+    : SymmMem_CollectiveOp<"all_reduce_rows_out", [AttrSizedOperandSegments]> {
+  let summary = "all-reduce whose element-wise epilogue and row statistic (RMSNorm) run in the same kernel";
+  let description = AllReduceCommonDoc # [{
+    The all-reduce of the 2-D `input`, an element-wise `epilogue` written to
+    `out`, and a row statistic of `out` applied to each row into `rows_out`,
+    in one kernel: what `symm-mem-fuse-epilogue` makes of an all-reduce,
+    a residual add, and RMSNorm's sum of squares and scaling (the fusion
+    that vLLM and TensorRT-LLM write by hand). For each row:
+
+    - `e = epilogue(reduced, epilogue operands...)` per element, stored in
+      `out` (the residual stream);
+    - `total = row_init + sum over the row of step(e, 0)`: `step` yields
+      `arith.addf(x, acc)` where `acc` is its second argument, read only
+      there, so each thread folds its elements in f32 and the block adds the
+      partials;
+    - `apply(e, total, row operands...)` per element, stored in `rows_out`.
+
+    Operands of `epilogue` and of `apply` have `out`'s shape or are 1-D
+    with as many elements as `out` has columns (broadcast over rows). The
+    row length (columns) is static. Regions hold side-effect-free scalar
+    ops and end in `symm_mem.epilogue_yield`.
+
+    ```mlir
+    symm_mem.all_reduce_rows_out sum %p epilogue(%res_in : memref<?x4096xbf16>)
+        into %res rows(%gamma : memref<4096xbf16>) into %normed init 0.0
+        group @tp algorithm auto {
+    ^bb0(%r: bf16, %x: bf16):       // the residual add
+      ...
+      symm_mem.epilogue_yield %h : bf16
+    } step {
+    ^bb0(%h: bf16, %acc: f32):      // the sum of squares
+      ...
+      symm_mem.epilogue_yield %s : f32
+    } apply {
+    ^bb0(%h: bf16, %total: f32, %g: bf16):  // h * rsqrt(total / 4096 + eps) * g
+      ...
+      symm_mem.epilogue_yield %y : bf16
+    } : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>,
+        memref<?x4096xbf16>, memref<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    SymmMem_ReductionKindAttr:$reduction,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
+    Arg<Variadic<AnyMemRef>, "", [MemRead]>:$epilogue_operands,
+    Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
+    Arg<Variadic<AnyMemRef>, "", [MemRead]>:$row_operands,
+    Arg<AnyMemRef, "", [MemWrite]>:$rows_out,
+    F32Attr:$row_init,
+    FlatSymbolRefAttr:$group,
+    DefaultValuedAttr<SymmMem_AllReduceAlgorithm,
+                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm
+  );
+  let regions = (region SizedRegion<1>:$epilogue, SizedRegion<1>:$step,
+                        SizedRegion<1>:$apply);
+  let assemblyFormat = [{
+    $reduction $input (`epilogue` `(` $epilogue_operands^ `:` type($epilogue_operands) `)`)?
+    `into` $out `rows` (`(` $row_operands^ `:` type($row_operands) `)`)? `into` $rows_out
+    `init` $row_init `group` $group `algorithm` $algorithm $epilogue `step` $step
+    `apply` $apply attr-dict `:` type($input) `,` type($out) `,` type($rows_out)
+  }];
+  let hasVerifier = 1;
+}
+
 def SymmMem_EpilogueYieldOp : SymmMem_Op<"epilogue_yield", [Pure, Terminator,
-    ReturnLike, HasParent<"AllReduceEpilogueOutOp">]> {
+    ReturnLike, ParentOneOf<["AllReduceEpilogueOutOp", "AllReduceRowsOutOp"]>]> {
   let summary = "yields the output element of an all-reduce epilogue";
   let arguments = (ins AnyType:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";

@@ -1,0 +1,264 @@
+//! The row half of `symm-mem-fuse-epilogue`: an all-reduce with an
+//! element-wise epilogue (`symm_mem.all_reduce_epilogue_out`, the residual
+//! add) followed by a row statistic of its output and an element-wise
+//! consumer of that statistic (RMSNorm's sum of squares, then its scaling)
+//! becomes one `symm_mem.all_reduce_rows_out`: the kernel that reduces a
+//! row across ranks also folds the row's statistic and applies it, so the
+//! residual stream is read once and RMSNorm's kernel disappears.
+//!
+//! The chain, ops in this order (allocations and constants between them
+//! aside):
+//! - the epilogue op, writing `out` (2-D, static row length);
+//! - `linalg.fill` of a constant f32 into `stat`, a 1-D f32 allocation;
+//! - a `linalg.generic` reducing `out`'s rows into `stat` (maps
+//!   `(d0, d1) -> (d0, d1)` and `(d0, d1) -> (d0)`) whose body yields
+//!   `arith.addf(x, acc)`, `acc` read only there;
+//! - an element-wise `linalg.generic` reading `out` at the same position,
+//!   `stat` once per row, other operands as the epilogue's may be, into a
+//!   separate output.
+//!
+//! `stat` must be used by nothing else (but deallocs). Once the reduction
+//! reads `out`, every refusal is a remark at the op it concerns.
+
+use crate::{
+    builders::replace_terminator,
+    fuse_epilogue::{captures_only_constants, copy_in_constants, fusable},
+    ir::{Attr, Op, OpBuilder, Val},
+    linalg_gpu::iterator_kinds,
+};
+
+/// The op this module makes.
+pub const ROWS_OUT: &str = "symm_mem.all_reduce_rows_out";
+
+/// The ops after an epilogue op that join it.
+struct RowChain {
+    fill: Op,
+    init: Attr,
+    reduction: Op,
+    consumer: Op,
+    stat_alloc: Op,
+    deallocs: Vec<Op>,
+    /// The consumer's inputs that read `out`, and those that read `stat`.
+    reads_out: Vec<usize>,
+    reads_stat: Vec<usize>,
+}
+
+/// Why the chain after `fused` cannot join it (`Err`, with the op to
+/// blame), or `Ok(None)` when no row statistic of its output follows.
+fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, &'static str)> {
+    let operands = fused.operands();
+    let out = operands[operands.len() - 1];
+    let Some(fill) = fused.next_past_fresh().filter(|op| op.is("linalg.fill")) else {
+        return Ok(None);
+    };
+    let stat = fill.operand(1);
+    let Some(reduction) = fill
+        .next_past_fresh()
+        .filter(|op| op.is("linalg.generic") && op.num_operands() == 2)
+    else {
+        return Ok(None);
+    };
+    if reduction.operand(0) != out || reduction.operand(1) != stat {
+        return Ok(None);
+    }
+    // From here on the user wrote the chain: say why it stays apart.
+    let refuse = |op: Op, why: &'static str| Err((op, why));
+    let shape = out.ty().shape();
+    if shape.len() != 2 || shape[1].is_none() {
+        return refuse(
+            reduction,
+            "the all-reduce's rows are not 2-D with a static length",
+        );
+    }
+    let Some(stat_alloc) = stat.def().filter(|op| op.is("memref.alloc")) else {
+        return refuse(fill, "the row statistic is not a fresh allocation");
+    };
+    if stat.ty().shape().len() != 1 || stat.ty().element().print() != "f32" {
+        return refuse(fill, "the row statistic is not a 1-D f32 buffer");
+    }
+    let init = fill
+        .operand(0)
+        .def()
+        .filter(|op| op.is("arith.constant"))
+        .and_then(|op| op.attr("value"))
+        .filter(|value| value.print().ends_with(": f32"));
+    let Some(init) = init else {
+        return refuse(
+            fill,
+            "the row statistic starts from a value that is not an f32 constant",
+        );
+    };
+    if iterator_kinds(reduction) != Some(vec![false, true]) {
+        return refuse(reduction, "it does not reduce the last loop of two");
+    }
+    let maps = reduction
+        .attr("indexing_maps")
+        .map(Attr::print)
+        .unwrap_or_default();
+    let expected = [
+        crate::fuse_epilogue::Access::Identity,
+        crate::fuse_epilogue::Access::PerRow,
+    ];
+    if crate::fuse_epilogue::accesses(&maps) != expected {
+        return refuse(
+            reduction,
+            "it does not read the rows in order into one value per row",
+        );
+    }
+    if let Err(why) = sums(reduction).and_then(|()| captures_only_constants(reduction)) {
+        return refuse(reduction, why);
+    }
+    let Some(consumer) = reduction
+        .next_past_fresh()
+        .filter(|op| op.is("linalg.generic"))
+    else {
+        return refuse(
+            reduction,
+            "no element-wise op reads the row statistic right after it",
+        );
+    };
+    let reads = match fusable(consumer, out, Some(stat)) {
+        Ok(reads) => reads,
+        Err(why) => return refuse(consumer, why),
+    };
+    let consumer_out = consumer.operand(consumer.num_operands() - 1);
+    if consumer_out == stat {
+        return refuse(consumer, "it writes the row statistic");
+    }
+    let mut deallocs = Vec::new();
+    for (user, _) in stat.uses() {
+        if user == fill || user == reduction || user == consumer {
+            continue;
+        }
+        if !user.is("memref.dealloc") {
+            return refuse(
+                user,
+                "it reads the row statistic, which the fused kernel keeps in registers",
+            );
+        }
+        deallocs.push(user);
+    }
+    Ok(Some(RowChain {
+        fill,
+        init,
+        reduction,
+        consumer,
+        stat_alloc,
+        deallocs,
+        reads_out: reads.reduced,
+        reads_stat: reads.per_row,
+    }))
+}
+
+/// Whether the reduction's body yields `arith.addf(x, acc)` with `acc`,
+/// its accumulator, read only there.
+fn sums(reduction: Op) -> Result<(), &'static str> {
+    let why = "its body does not yield arith.addf(x, acc) with acc read only there";
+    let body = reduction.entry_block().ok_or(why)?;
+    let acc = body.arg(body.num_args() - 1);
+    let add = body
+        .terminator()
+        .and_then(|t| t.operand(0).def())
+        .filter(|op| op.is("arith.addf"))
+        .ok_or(why)?;
+    let operands = add.operands();
+    if acc.uses().len() != 1 || !operands.contains(&acc) {
+        return Err(why);
+    }
+    if body
+        .ops()
+        .iter()
+        .any(|op| op.num_regions() > 0 || op.is("linalg.index"))
+    {
+        return Err("its body has ops with regions or reads its loop indices");
+    }
+    Ok(())
+}
+
+/// Fuses the row chain after `fused` into it, if there is one: returns the
+/// new op, or why the chain stays apart (with the op to blame).
+pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, &'static str)> {
+    let Some(chain) = match_chain(fused)? else {
+        return Ok(None);
+    };
+    let ctx = fused.ctx();
+    let operands = fused.operands();
+    let (input, epilogue_operands, out) = (
+        operands[0],
+        &operands[1..operands.len() - 1],
+        operands[operands.len() - 1],
+    );
+    let consumer_operands = chain.consumer.operands();
+    let (&rows_out, consumer_inputs) = consumer_operands.split_last().expect("checked by fusable");
+    let stat = chain.fill.operand(1);
+    let row_operands: Vec<Val> = consumer_inputs
+        .iter()
+        .copied()
+        .filter(|v| *v != out && *v != stat)
+        .collect();
+    let mut all: Vec<Val> = vec![input];
+    all.extend_from_slice(epilogue_operands);
+    all.push(out);
+    all.extend_from_slice(&row_operands);
+    all.push(rows_out);
+    let segments = ctx
+        .attr(&format!(
+            "array<i32: 1, {}, 1, {}, 1>",
+            epilogue_operands.len(),
+            row_operands.len()
+        ))
+        .expect("a dense array parses");
+    let keep = |name: &str| fused.attr(name).expect("the epilogue op has it");
+    let rows = OpBuilder::new(ROWS_OUT, fused.loc())
+        .operands(&all)
+        .attr("reduction", keep("reduction"))
+        .attr("group", keep("group"))
+        .attr("algorithm", keep("algorithm"))
+        .attr("row_init", chain.init)
+        .attr("operandSegmentSizes", segments)
+        .empty_regions(3)
+        .build();
+    rows.take_region_at(0, fused, 0);
+    rows.take_region_at(1, chain.reduction, 0);
+    rows.take_region_at(2, chain.consumer, 0);
+    // The step's block is already (element, accumulator).
+    let step = rows.region_blocks(1)[0];
+    replace_terminator(step, "symm_mem.epilogue_yield");
+    // The apply's: (out's element, the row total, row operands...), from
+    // the consumer's (inputs..., output).
+    let apply = rows.region_blocks(2)[0];
+    let loc = fused.loc();
+    let element = out.ty().element();
+    let total_ty = stat.ty().element();
+    let e = apply.insert_arg(0, element, loc);
+    let total = apply.insert_arg(1, total_ty, loc);
+    for &position in &chain.reads_out {
+        apply.arg(position + 2).replace_all_uses_with(e);
+    }
+    for &position in &chain.reads_stat {
+        apply.arg(position + 2).replace_all_uses_with(total);
+    }
+    let mut dead: Vec<usize> = chain
+        .reads_out
+        .iter()
+        .chain(&chain.reads_stat)
+        .map(|p| p + 2)
+        .collect();
+    dead.push(apply.num_args() - 1);
+    dead.sort_unstable();
+    for index in dead.into_iter().rev() {
+        apply.erase_arg(index);
+    }
+    replace_terminator(apply, "symm_mem.epilogue_yield");
+    copy_in_constants(rows);
+    chain.consumer.insert_before(rows);
+    for op in [chain.consumer, chain.reduction, chain.fill] {
+        op.erase();
+    }
+    for dealloc in chain.deallocs {
+        dealloc.erase();
+    }
+    chain.stat_alloc.erase();
+    fused.erase();
+    Ok(Some(rows))
+}
