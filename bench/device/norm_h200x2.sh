@@ -2,7 +2,7 @@
 # Issue 14's fused all-reduce + residual + RMSNorm on 2x H200, one device
 # call: the Llama layers against torch's f32 references (llama_attn_out now
 # runs symm_mem.all_reduce_rows_out: one-shot staged at 1 and 16 tokens,
-# one-shot at 128 and 2048, two-shot at 256), the runtime GPU tests, then
+# one-shot at 128 and from 512, two-shot at 256), the runtime GPU tests, then
 # the attention-output block fused against unfused (--no-fuse-rows) and
 # torch's variants, 1 to 4096 tokens (bench/model/norm_bench.py).
 #
@@ -18,8 +18,8 @@ OUT=${OUT:-/tmp}
 export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glob.glob(os.path.join(nvidia.__path__[0], '*', 'lib'))))" 2>/dev/null)
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  tokens=1,16,128,256,2048
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 128 256 2048
+  tokens=1,16,128,256,512,1024,2048
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 128 256 512 1024 2048
   run "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
   SYMM_CUDA_GRAPHS=0 run "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
   run "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
@@ -28,6 +28,6 @@ export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glo
 py=$PWD/$B/py
 export SYMM_RUNTIME_LIB=$py/libsymm_runtime.so PYTHONPATH=python:bench/model
 for round in 1 2; do
-  torchrun --nproc_per_node=2 bench/model/norm_bench.py "$py/libattn_fused.so" "$py/libattn_unfused.so" "$py/libattn_fused_one_shot.so" \
+  torchrun --nproc_per_node=2 bench/model/norm_bench.py "$py/libattn_fused.so" "$py/libattn_unfused.so" \
     2>&1 | grep -v Warning
 done | tee "$OUT/norm_bench.jsonl"
