@@ -571,30 +571,27 @@ impl AllReduceFacts {
             counts.push(unit.div_ceil(self.world).max(1));
         }
         let vector = kernels::vector_width(self.element_bytes, &counts);
-        let rows = self.rows.as_ref().map(|rows| RowsEpilogue {
-            step: rows.step.clone(),
-            apply: rows.apply.clone(),
-            operands: rows
-                .operands
+        // Each operand's element type, and its row length in vectors when
+        // it is broadcast over rows.
+        let operands = |types: &[(String, bool)]| -> Vec<EpilogueOperand> {
+            types
                 .iter()
                 .map(|(element, broadcast)| EpilogueOperand {
                     element: element.clone(),
                     broadcast_row_vectors: broadcast.then_some(self.columns / vector),
                 })
-                .collect(),
+                .collect()
+        };
+        let rows = self.rows.as_ref().map(|rows| RowsEpilogue {
+            step: rows.step.clone(),
+            apply: rows.apply.clone(),
+            operands: operands(&rows.operands),
             out_element: rows.out_element.clone(),
             columns: self.columns,
         });
         let epilogue = self.epilogue.as_ref().map(|function| Epilogue {
             function: function.clone(),
-            operands: self
-                .epilogue_types
-                .iter()
-                .map(|(element, broadcast)| EpilogueOperand {
-                    element: element.clone(),
-                    broadcast_row_vectors: broadcast.then_some(self.columns / vector),
-                })
-                .collect(),
+            operands: operands(&self.epilogue_types),
         });
         // The pool holds the input, so its staging slots hold any message
         // up to STAGING_MAX bytes (symm_protocol::staging_layout).
