@@ -684,3 +684,95 @@ impl SymmPass for ExpandCollectives {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The facts of a dynamic all-reduce of up to 4096 bf16 rows of 4096
+    /// on 2 ranks, its output the caller's, with a row statistic or not.
+    fn facts(rows: bool) -> AllReduceFacts {
+        AllReduceFacts {
+            element: "bf16".into(),
+            element_bytes: 2,
+            count: None,
+            row_elements: 4096,
+            max_count: 4096 * 4096,
+            world: 2,
+            reduction: Reduction::Sum,
+            columns: 4096,
+            epilogue_types: vec![("bf16".into(), false)],
+            epilogue: Some("symm_epilogue_0".into()),
+            fixed: None,
+            input_read_after: false,
+            out_symmetric: false,
+            fused: true,
+            rows: rows.then(|| RowsFacts {
+                step: "symm_epilogue_0_step".into(),
+                apply: "symm_epilogue_0_apply".into(),
+                operands: vec![("bf16".into(), true)],
+                out_element: "bf16".into(),
+            }),
+        }
+    }
+
+    const LIMITS: Limits = Limits {
+        one_shot_max: 1 << 20,
+        two_rank_push_max: 8 << 20,
+    };
+
+    fn plan(facts: &AllReduceFacts) -> Vec<(Algorithm, bool, u64)> {
+        facts
+            .segments(LIMITS)
+            .into_iter()
+            .map(|s| (s.kernel.algorithm, s.kernel.staged, s.max_bytes))
+            .collect()
+    }
+
+    #[test]
+    fn rows_kernels_take_the_two_shot_only_up_to_its_limit() {
+        use Algorithm::{OneShot, TwoShot};
+        let mb = 1 << 20;
+        assert_eq!(
+            plan(&facts(true)),
+            vec![
+                (OneShot, true, 512 << 10),
+                (OneShot, false, mb),
+                (TwoShot, false, 2 * mb),
+                (OneShot, false, 32 * mb),
+            ]
+        );
+        // The plain epilogue keeps the all-reduce's own limits.
+        assert_eq!(
+            plan(&facts(false)),
+            vec![
+                (OneShot, true, 512 << 10),
+                (OneShot, false, mb),
+                (TwoShot, false, 8 * mb),
+                (OneShot, false, 32 * mb),
+            ]
+        );
+    }
+
+    #[test]
+    fn rows_kernels_take_whole_rows_and_every_channel() {
+        let facts = facts(true);
+        let kernel = facts.kernel(4096 * 16, LIMITS);
+        let rows = kernel.rows.as_ref().expect("a rows kernel");
+        assert_eq!(kernel.vector, 8);
+        assert_eq!(rows.operands[0].broadcast_row_vectors, Some(512));
+        assert_eq!(kernel.most_blocks(), kernels::MAX_BLOCKS);
+        assert_eq!(
+            kernel.name(),
+            "symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply"
+        );
+        // A two-shot rows kernel pushes into the inputs; read afterwards,
+        // the input cannot take it: one-shot.
+        let mut read_after = facts;
+        read_after.input_read_after = true;
+        assert_eq!(
+            read_after.kernel(4096 * 256, LIMITS).algorithm,
+            Algorithm::OneShot
+        );
+    }
+}
