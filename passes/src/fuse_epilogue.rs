@@ -45,7 +45,7 @@ const ALL_REDUCE_OUT: &[&str] = &[
 
 /// How the generic reads one operand.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Access {
+enum Access {
     Identity,
     RowBroadcast,
     /// One value per row (`(d0, d1) -> (d0)`): a row statistic.
@@ -54,7 +54,7 @@ pub(crate) enum Access {
 }
 
 /// Classifies the affine maps in an `indexing_maps` attribute's text.
-pub(crate) fn accesses(maps: &str) -> Vec<Access> {
+fn accesses(maps: &str) -> Vec<Access> {
     maps.split("affine_map<")
         .skip(1)
         .map(|map| {

@@ -24,7 +24,7 @@ use crate::{
     builders::replace_terminator,
     fuse_epilogue::{captures_only_constants, copy_in_constants, fusable},
     ir::{Attr, Op, OpBuilder, Val},
-    linalg_gpu::iterator_kinds,
+    rows_to_gpu::match_row_reduction,
 };
 
 /// The op this module makes.
@@ -45,7 +45,7 @@ struct RowChain {
 
 /// Why the chain after `fused` cannot join it (`Err`, with the op to
 /// blame), or `Ok(None)` when no row statistic of its output follows.
-fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, &'static str)> {
+fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     let operands = fused.operands();
     let out = operands[operands.len() - 1];
     let Some(fill) = fused.next_past_fresh().filter(|op| op.is("linalg.fill")) else {
@@ -62,7 +62,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, &'static str)> {
         return Ok(None);
     }
     // From here on the user wrote the chain: say why it stays apart.
-    let refuse = |op: Op, why: &'static str| Err((op, why));
+    let refuse = |op: Op, why: &str| Err((op, why.to_owned()));
     let shape = out.ty().shape();
     if shape.len() != 2 || shape[1].is_none() {
         return refuse(
@@ -79,33 +79,34 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, &'static str)> {
     let init = fill
         .operand(0)
         .def()
-        .filter(|op| op.is("arith.constant"))
-        .and_then(|op| op.attr("value"))
-        .filter(|value| value.print().ends_with(": f32"));
+        .filter(|op| op.is("arith.constant") && op.result(0).ty().print() == "f32")
+        .and_then(|op| op.attr("value"));
     let Some(init) = init else {
         return refuse(
             fill,
             "the row statistic starts from a value that is not an f32 constant",
         );
     };
-    if iterator_kinds(reduction) != Some(vec![false, true]) {
-        return refuse(reduction, "it does not reduce the last loop of two");
-    }
-    let maps = reduction
-        .attr("indexing_maps")
-        .map(Attr::print)
-        .unwrap_or_default();
-    let expected = [
-        crate::fuse_epilogue::Access::Identity,
-        crate::fuse_epilogue::Access::PerRow,
-    ];
-    if crate::fuse_epilogue::accesses(&maps) != expected {
+    // The reduction as symm-linalg-rows-to-gpu would take it, then what
+    // the fused kernel needs besides: one row of `out` per statistic, a sum.
+    let row = match match_row_reduction(reduction) {
+        Ok(Some(row)) => row,
+        Ok(None) => return refuse(reduction, "it reduces no loop"),
+        Err(why) => return refuse(reduction, &why),
+    };
+    if row.loops != 2 || row.input_dims != [vec![0, 1]] {
         return refuse(
             reduction,
             "it does not read the rows in order into one value per row",
         );
     }
-    if let Err(why) = sums(reduction).and_then(|()| captures_only_constants(reduction)) {
+    if row.combiner.op != "arith.addf" {
+        return refuse(
+            reduction,
+            "its body does not yield arith.addf(x, acc) with acc read only there",
+        );
+    }
+    if let Err(why) = captures_only_constants(reduction) {
         return refuse(reduction, why);
     }
     let Some(consumer) = reduction
@@ -150,34 +151,9 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, &'static str)> {
     }))
 }
 
-/// Whether the reduction's body yields `arith.addf(x, acc)` with `acc`,
-/// its accumulator, read only there.
-fn sums(reduction: Op) -> Result<(), &'static str> {
-    let why = "its body does not yield arith.addf(x, acc) with acc read only there";
-    let body = reduction.entry_block().ok_or(why)?;
-    let acc = body.arg(body.num_args() - 1);
-    let add = body
-        .terminator()
-        .and_then(|t| t.operand(0).def())
-        .filter(|op| op.is("arith.addf"))
-        .ok_or(why)?;
-    let operands = add.operands();
-    if acc.uses().len() != 1 || !operands.contains(&acc) {
-        return Err(why);
-    }
-    if body
-        .ops()
-        .iter()
-        .any(|op| op.num_regions() > 0 || op.is("linalg.index"))
-    {
-        return Err("its body has ops with regions or reads its loop indices");
-    }
-    Ok(())
-}
-
 /// Fuses the row chain after `fused` into it, if there is one: returns the
 /// new op, or why the chain stays apart (with the op to blame).
-pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, &'static str)> {
+pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
     let Some(chain) = match_chain(fused)? else {
         return Ok(None);
     };

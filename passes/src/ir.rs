@@ -258,6 +258,14 @@ impl Op {
             )
         }
     }
+    /// The operand counts of each group of an op with variadic operand
+    /// groups (`operandSegmentSizes`); empty when it has none.
+    pub fn operand_segments(self) -> Vec<usize> {
+        self.attr("operandSegmentSizes")
+            .and_then(Attr::i32_array)
+            .map(|sizes| sizes.into_iter().map(|n| n.max(0) as usize).collect())
+            .unwrap_or_default()
+    }
     /// Moves the blocks of `source`'s region `from` into this op's region
     /// `into` (which must be empty).
     pub fn take_region_at(self, into: usize, source: Op, from: usize) {
@@ -607,6 +615,20 @@ impl Attr {
             Some(
                 (0..count)
                     .map(|i| mlirDenseI64ArrayGetElement(self.0, i))
+                    .collect(),
+            )
+        }
+    }
+    /// The elements of an `array<i32: ...>` attribute.
+    pub fn i32_array(self) -> Option<Vec<i32>> {
+        unsafe {
+            if !mlirAttributeIsADenseI32Array(self.0) {
+                return None;
+            }
+            let count = mlirDenseArrayGetNumElements(self.0);
+            Some(
+                (0..count)
+                    .map(|i| mlirDenseI32ArrayGetElement(self.0, i))
                     .collect(),
             )
         }

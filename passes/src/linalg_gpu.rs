@@ -40,18 +40,7 @@ pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, String> {
     if op.num_results() != 0 {
         return Err("works on tensors; bufferize first".into());
     }
-    let segments = op
-        .attr("operandSegmentSizes")
-        .and_then(|a| {
-            let text = a.print();
-            let inner = text.split(':').nth(1)?.trim_end_matches('>').to_owned();
-            let counts: Vec<usize> = inner
-                .split(',')
-                .filter_map(|n| n.trim().parse().ok())
-                .collect();
-            Some(counts)
-        })
-        .unwrap_or_default();
+    let segments = op.operand_segments();
     if segments.len() != 2 || segments[1] != 1 {
         return Err("has more than one output".into());
     }

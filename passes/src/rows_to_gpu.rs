@@ -90,13 +90,13 @@ pub fn operand_dims(maps: &[(usize, Vec<usize>)], loops: usize) -> Option<Vec<Ve
 }
 
 /// A generic this pass lowers, taken apart.
-struct RowReduction {
+pub(crate) struct RowReduction {
     inputs: Vec<Val>,
     output: Val,
     /// Loops each input reads, in the input's dimension order.
-    input_dims: Vec<Vec<usize>>,
-    loops: usize,
-    combiner: Combiner,
+    pub(crate) input_dims: Vec<Vec<usize>>,
+    pub(crate) loops: usize,
+    pub(crate) combiner: Combiner,
     /// The body's combining op and which of its operands is the element.
     combine_op: Op,
     element_operand: usize,
@@ -104,7 +104,7 @@ struct RowReduction {
 
 /// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
 /// when it is no reduction at all.
-fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
+pub(crate) fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
     let Some(reduced) = iterator_kinds(op) else {
         return Ok(None);
     };

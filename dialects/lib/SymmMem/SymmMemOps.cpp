@@ -353,16 +353,27 @@ static LogicalResult verifyScalarRegion(Operation *op, Region &region,
   return success();
 }
 
-/// The element types of `operands`, after `first`, and their roles.
-static void elementArgs(Type first, StringRef firstRole, ValueRange operands,
-                        StringRef role, SmallVectorImpl<Type> &types,
-                        SmallVectorImpl<std::string> &roles) {
-  types.push_back(first);
-  roles.push_back(firstRole.str());
+/// Appends the element type of each of `operands` (`role` #i) to a
+/// region's expected arguments.
+static void appendElementArgs(ValueRange operands, StringRef role,
+                              SmallVectorImpl<Type> &types,
+                              SmallVectorImpl<std::string> &roles) {
   for (auto [index, operand] : llvm::enumerate(operands)) {
     types.push_back(getElementTypeOrSelf(operand));
     roles.push_back((role + " #" + llvm::Twine(index)).str());
   }
+}
+
+/// An epilogue region: (reduced element, epilogue operand elements...) to
+/// out's element.
+static LogicalResult verifyEpilogueRegion(Operation *op, Region &region,
+                                          Value input, ValueRange operands,
+                                          Value out) {
+  SmallVector<Type> types{getElementTypeOrSelf(input)};
+  SmallVector<std::string> roles{"the reduced element"};
+  appendElementArgs(operands, "epilogue operand", types, roles);
+  return verifyScalarRegion(op, region, "epilogue", types, roles,
+                            getElementTypeOrSelf(out), "out");
 }
 
 /// The epilogue's operands are read at the output element's position, so
@@ -373,12 +384,8 @@ LogicalResult AllReduceEpilogueOutOp::verify() {
       failed(verifyElementOperands(*this, getEpilogueOperands(), getOut(),
                                    "epilogue operand")))
     return failure();
-  SmallVector<Type> types;
-  SmallVector<std::string> roles;
-  elementArgs(getElementTypeOrSelf(getInput()), "the reduced element",
-              getEpilogueOperands(), "epilogue operand", types, roles);
-  return verifyScalarRegion(*this, getBody(), "epilogue", types, roles,
-                            getElementTypeOrSelf(getOut()), "out");
+  return verifyEpilogueRegion(*this, getBody(), getInput(),
+                              getEpilogueOperands(), getOut());
 }
 
 /// As the epilogue op's, for rows of static length; `step` folds
@@ -410,12 +417,8 @@ LogicalResult AllReduceRowsOutOp::verify() {
     return failure();
   Type element = getElementTypeOrSelf(getOut());
   Type f32 = Float32Type::get(getContext());
-  SmallVector<Type> types;
-  SmallVector<std::string> roles;
-  elementArgs(getElementTypeOrSelf(getInput()), "the reduced element",
-              getEpilogueOperands(), "epilogue operand", types, roles);
-  if (failed(verifyScalarRegion(*this, getEpilogue(), "epilogue", types,
-                                roles, element, "out")))
+  if (failed(verifyEpilogueRegion(*this, getEpilogue(), getInput(),
+                                  getEpilogueOperands(), getOut())))
     return failure();
   if (failed(verifyScalarRegion(*this, getStep(), "step", {element, f32},
                                 {"out's element", "the f32 accumulator"}, f32,
@@ -432,15 +435,9 @@ LogicalResult AllReduceRowsOutOp::verify() {
     return emitOpError() << "step must yield arith.addf(x, acc) with acc, its "
                             "second argument, read only there: the threads' "
                             "partial sums are added";
-  types.clear();
-  roles.clear();
-  elementArgs(element, "out's element", ValueRange(), "", types, roles);
-  types.push_back(f32);
-  roles.push_back("the row total");
-  for (auto [index, operand] : llvm::enumerate(getRowOperands())) {
-    types.push_back(getElementTypeOrSelf(operand));
-    roles.push_back(("row operand #" + llvm::Twine(index)).str());
-  }
+  SmallVector<Type> types{element, f32};
+  SmallVector<std::string> roles{"out's element", "the row total"};
+  appendElementArgs(getRowOperands(), "row operand", types, roles);
   return verifyScalarRegion(*this, getApply(), "apply", types, roles,
                             getElementTypeOrSelf(getRowsOut()), "rows_out");
 }

@@ -81,7 +81,7 @@ fn roles(op: Op) -> Roles {
     let operands = op.operands();
     if op.is(ROWS_OUT) {
         // (input, epilogue..., out, row operands..., rows_out)
-        let epilogue = segment_sizes(op).get(1).copied().unwrap_or(0);
+        let epilogue = op.operand_segments().get(1).copied().unwrap_or(0);
         let out = 1 + epilogue;
         return Roles {
             input: operands[0],
@@ -99,25 +99,6 @@ fn roles(op: Op) -> Roles {
         out: operands[operands.len() - 1],
         rows: None,
     }
-}
-
-/// An op's `operandSegmentSizes`.
-fn segment_sizes(op: Op) -> Vec<usize> {
-    op.attr("operandSegmentSizes")
-        .map(|a| {
-            let text = a.print();
-            let inner = text
-                .split(':')
-                .nth(1)
-                .unwrap_or("")
-                .trim_end_matches('>')
-                .to_owned();
-            inner
-                .split(',')
-                .filter_map(|n| n.trim().parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
@@ -152,12 +133,12 @@ impl Expansion {
     /// pool (`symm_mem.pool_of`), the pointers and the vector count.
     fn expand_all_reduce(&mut self, op: Op) {
         let name = op.name();
-        let facts = match self.all_reduce_facts(op) {
+        let roles = roles(op);
+        let facts = match self.all_reduce_facts(op, &roles) {
             Ok(facts) => facts,
             Err(message) => return self.error(op, &format!("'{name}' {message}")),
         };
         let segments = facts.segments(self.limits);
-        let roles = roles(op);
         let (input, out) = (roles.input, roles.out);
         let mut host = Host::without_runtime(At::Before(op), op, &mut self.decls);
         let input_ptr = host.ptr_of(input);
@@ -240,9 +221,8 @@ impl Expansion {
     }
 
     /// What decides an all-reduce's kernels, read once per op.
-    fn all_reduce_facts(&mut self, op: Op) -> Result<AllReduceFacts, String> {
-        let operands = op.operands();
-        let input = operands[0].ty();
+    fn all_reduce_facts(&mut self, op: Op, roles: &Roles) -> Result<AllReduceFacts, String> {
+        let input = roles.input.ty();
         let element = input.element().print();
         let element_bytes =
             kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
@@ -322,7 +302,6 @@ impl Expansion {
             self.epilogues.push((function.clone(), op, 0));
             function
         });
-        let roles = roles(op);
         let out_shape = roles.out.ty().shape();
         let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
         let broadcast_of = |v: &Val| {
@@ -387,7 +366,7 @@ impl Expansion {
             fixed,
             // The push two-shot overwrites the input, so only when nothing
             // reads it afterwards.
-            input_read_after: used_after(operands[0], op),
+            input_read_after: used_after(roles.input, op),
             // Realize made the output symmetric if the push could use it.
             out_symmetric: roles
                 .out

@@ -20,6 +20,7 @@ use crate::collectives::{
     all_reduce::{RowsEpilogue, element_bytes},
     emit::Emitter,
 };
+use crate::ir::Val;
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
 /// The element types a rows kernel works with, resolved once.
@@ -53,8 +54,6 @@ struct Held {
     v: Val,
     inside: Option<Val>,
 }
-
-use crate::ir::Val;
 
 /// A rows kernel's arguments after the epilogue's.
 struct RowArgs {
@@ -214,10 +213,11 @@ impl<'c> Kernel<'_, 'c> {
                 e.call(&types.spec.step, &[e.extract(y, lane), acc], f32)
             })
         };
+        // Each held vector's index in the tensors.
+        let ats: Vec<Val> = held.iter().map(|h| e.add(base, h.v)).collect();
         let mut ys = Vec::new();
         let mut partial = e.cf32(0.0);
-        for h in held {
-            let at = e.add(base, h.v);
+        for (h, &at) in held.iter().zip(&ats) {
             let (y, acc) = match h.inside {
                 None => {
                     let y = epilogue(e, at);
@@ -236,8 +236,8 @@ impl<'c> Kernel<'_, 'c> {
         // their latency.
         let operands: Vec<Vec<Val>> = held
             .iter()
-            .map(|h| {
-                let at = e.add(base, h.v);
+            .zip(&ats)
+            .map(|(h, &at)| {
                 types
                     .spec
                     .operands
@@ -264,8 +264,7 @@ impl<'c> Kernel<'_, 'c> {
         let total = e.addf(args.init, e.block_sum(partial));
         let wide = self.vector(types.out_element);
         let rows_align = self.spec.vector * element_bytes(&types.spec.out_element).unwrap_or(1);
-        for ((h, y), loaded) in held.iter().zip(ys).zip(operands) {
-            let at = e.add(base, h.v);
+        for (((h, at), y), loaded) in held.iter().zip(ats).zip(ys).zip(operands) {
             let write = |e: &Emitter<'c>| {
                 let mut result = e.poison(wide);
                 for lane in 0..lanes {
