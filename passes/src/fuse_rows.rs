@@ -8,7 +8,8 @@
 //!
 //! The chain, ops in this order (allocations and constants between them
 //! aside):
-//! - the epilogue op, writing `out` (2-D, static row length);
+//! - the epilogue op, writing `out` (2-D, static rows of at most
+//!   `ROW_BYTES_MAX`, which the fused kernel holds in registers);
 //! - `linalg.fill` of a constant f32 into `stat`, a 1-D f32 allocation;
 //! - a `linalg.generic` reducing `out`'s rows into `stat` (maps
 //!   `(d0, d1) -> (d0, d1)` and `(d0, d1) -> (d0)`) whose body yields
@@ -22,6 +23,7 @@
 
 use crate::{
     builders::replace_terminator,
+    collectives::all_reduce::{ROW_BYTES_MAX, element_bytes},
     fuse_epilogue::{captures_only_constants, copy_in_constants, fusable},
     ir::{Attr, Op, OpBuilder, Val},
     rows_to_gpu::match_row_reduction,
@@ -64,10 +66,21 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     // From here on the user wrote the chain: say why it stays apart.
     let refuse = |op: Op, why: &str| Err((op, why.to_owned()));
     let shape = out.ty().shape();
-    if shape.len() != 2 || shape[1].is_none() {
+    let row_bytes = match (shape.as_slice(), element_bytes(&out.ty().element().print())) {
+        ([_, Some(columns)], Some(bytes)) => *columns as u64 * bytes,
+        _ => {
+            return refuse(
+                reduction,
+                "the all-reduce's rows are not 2-D with a static length",
+            );
+        }
+    };
+    if row_bytes > ROW_BYTES_MAX {
         return refuse(
             reduction,
-            "the all-reduce's rows are not 2-D with a static length",
+            &format!(
+                "its rows of {row_bytes} bytes are longer than the fused kernel holds ({ROW_BYTES_MAX})"
+            ),
         );
     }
     let Some(stat_alloc) = stat.def().filter(|op| op.is("memref.alloc")) else {

@@ -190,3 +190,25 @@ func.func @overflowing_bytes(%in: memref<?x4096xbf16, #symm_mem.allocator<symmet
   symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
   return
 }
+
+// -----
+
+// A fused row statistic keeps each row in registers: rows longer than
+// 16 KB are refused at the op.
+symm_mem.group @tp world_size(2)
+func.func @rows_too_long(%in: memref<2x16384xbf16, #symm_mem.allocator<symmetric, @tp>>, %h: memref<2x16384xbf16>, %n: memref<2x16384xbf16>) {
+  // expected-error@+1 {{'symm_mem.all_reduce_rows_out' has rows of 32768 bytes; a fused row statistic takes rows of at most 16384 bytes}}
+  symm_mem.all_reduce_rows_out sum %in into %h rows into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %s = arith.addf %f, %acc : f32
+    symm_mem.epilogue_yield %s : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32):
+    symm_mem.epilogue_yield %e : bf16
+  } : memref<2x16384xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<2x16384xbf16>, memref<2x16384xbf16>
+  return
+}

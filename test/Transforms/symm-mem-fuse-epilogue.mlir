@@ -208,3 +208,48 @@ func.func @statistic_read_after(%p: memref<8x64xf32>, %h: memref<8x64xf32>, %n: 
   memref.copy %stat, %m : memref<8xf32> to memref<8xf32>
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+symm_mem.group @tp world_size(2)
+// Rows longer than the fused kernel holds in registers (16 KB) stay apart:
+// the all-reduce with its epilogue, then the row kernels.
+// CHECK-LABEL: func.func @long_rows
+// CHECK: symm_mem.all_reduce_epilogue_out
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+func.func @long_rows(%p: memref<2x16384xbf16>, %h: memref<2x16384xbf16>, %n: memref<2x16384xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %r = memref.alloc() : memref<2x16384xbf16>
+  symm_mem.all_reduce_out sum %p into %r group @tp : memref<2x16384xbf16>, memref<2x16384xbf16>
+  // expected-remark@-1 {{fused the element-wise consumer into the all-reduce}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r : memref<2x16384xbf16>) outs(%h : memref<2x16384xbf16>) {
+  ^bb0(%rv: bf16, %o: bf16):
+    linalg.yield %rv : bf16
+  }
+  memref.dealloc %r : memref<2x16384xbf16>
+  %stat = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%stat : memref<2xf32>)
+  // expected-remark@+1 {{not fused into the all-reduce's rows: its rows of 32768 bytes are longer than the fused kernel holds (16384)}}
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : memref<2x16384xbf16>) outs(%stat : memref<2xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.addf %f, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %stat : memref<2x16384xbf16>, memref<2xf32>) outs(%n : memref<2x16384xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %o: bf16):
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.divf %f, %s : f32
+    %t = arith.truncf %y : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %stat : memref<2xf32>
+  return
+}
