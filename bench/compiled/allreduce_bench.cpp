@@ -45,6 +45,63 @@ void check(int status, const char *what) {
   }
 }
 
+// A bf16 of rank `rank`'s input at `i`: values in [-4, 4), and -0.0 and
+// +0.0 one element in 16 each.
+uint16_t input_bits(int rank, long i) {
+  uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ static_cast<uint32_t>(rank + 1) * 40503u;
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  h ^= h >> 15;
+  if (h % 16 == 0) return 0x8000;
+  if (h % 16 == 1) return 0x0000;
+  float value = (static_cast<float>(h >> 8 & 0xffff) / 65536.0f - 0.5f) * 8.0f;
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float widen(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value = 0;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// f32 to bf16, rounding to nearest even (no NaN here).
+uint16_t narrow(float value) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  bits += 0x7fff + (bits >> 16 & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// One all-reduce of every rank's input_bits, twice in a row (both staging
+// or Lamport parities), against the sum in rank order in f32, rounded:
+// the elements that differ (a sum of -0.0s may come out +0.0).
+long wrong_elements(symm_runtime *rt, Entry entry, long numel, uint64_t in, uint64_t out) {
+  const int rank = symm_rank(rt), world = symm_world_size(rt);
+  const size_t bytes = numel * 2;
+  std::vector<uint16_t> mine(numel), expected(numel), got(numel);
+  for (long i = 0; i < numel; ++i) {
+    mine[i] = input_bits(rank, i);
+    float sum = widen(input_bits(0, i));
+    for (int r = 1; r < world; ++r) sum += widen(input_bits(r, i));
+    expected[i] = narrow(sum);
+  }
+  long wrong = 0;
+  for (int call = 0; call < 2; ++call) {
+    check(symm_copy_to_device(in, mine.data(), bytes), "copy to device");
+    entry(rt, reinterpret_cast<uint16_t *>(in), reinterpret_cast<uint16_t *>(out));
+    check(symm_synchronize(rt), "symm_synchronize");
+    check(symm_copy_to_host(got.data(), out, bytes), "copy to host");
+    for (long i = 0; i < numel; ++i) {
+      bool zero = (expected[i] & 0x7fff) == 0 && (got[i] & 0x7fff) == 0;
+      wrong += got[i] != expected[i] && !zero;
+    }
+  }
+  return wrong;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -87,13 +144,15 @@ int main() {
     const size_t bytes = size.numel * 2;
     uint64_t in = symm_device_alloc(rt, bytes), out = symm_device_alloc(rt, bytes);
     if (!in || !out) check(-1, "symm_device_alloc");
+    const long wrong = wrong_elements(rt, size.one, size.numel, in, out);
     // bf16 1.0 everywhere: sums stay exact through the chain of 11.
     std::vector<uint16_t> ones(size.numel, 0x3f80);
     check(symm_copy_to_device(in, ones.data(), bytes), "copy to device");
     auto *pin = reinterpret_cast<uint16_t *>(in);
     auto *pout = reinterpret_cast<uint16_t *>(out);
     char line[512];
-    int n = std::snprintf(line, sizeof line, "{\"numel\": %ld, \"bytes\": %zu", size.numel, bytes);
+    int n = std::snprintf(line, sizeof line, "{\"numel\": %ld, \"bytes\": %zu, \"wrong_elements\": %ld",
+                          size.numel, bytes, wrong);
     for (bool graph : {false, true}) {
       double one = time_us(rt, size.one, pin, pout, graph);
       double eleven = time_us(rt, size.eleven, pin, pout, graph);
@@ -112,6 +171,7 @@ int main() {
     check(symm_copy_to_host(got.data(), out, bytes), "copy to host");
     bool right = true;
     for (uint16_t v : got) right = right && v == expected;
+    right = right && wrong == 0;
     std::snprintf(line + n, sizeof line - n, ", \"result_correct\": %s}", right ? "true" : "false");
     if (rank == 0) std::printf("%s\n", line);
     symm_device_free(in);

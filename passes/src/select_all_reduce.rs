@@ -47,6 +47,9 @@ pub struct SelectAllReduce;
 pub struct Limits {
     pub one_shot_max: u64,
     pub two_rank_push_max: u64,
+    /// Largest one-shot of 16-bit float sums that takes the Lamport
+    /// kernel (at most `symm_protocol::LAMPORT_MAX`).
+    pub lamport_max: u64,
 }
 
 impl Limits {
@@ -59,9 +62,15 @@ impl Limits {
         Self {
             one_shot_max: bytes("one-shot-max-bytes", 1 << 20),
             two_rank_push_max: bytes("two-rank-push-max-bytes", TWO_RANK_TWO_SHOT_MAX),
+            lamport_max: bytes("lamport-max-bytes", LAMPORT_MAX)
+                .min(symm_protocol::LAMPORT_MAX as u64),
         }
     }
 }
+
+/// Largest one-shot that takes the Lamport kernel by default
+/// (`lamport-max-bytes`).
+pub const LAMPORT_MAX: u64 = symm_protocol::LAMPORT_MAX as u64;
 
 /// Largest message for which the two-shot that pushes into the peers'
 /// inputs (its output is not symmetric) beats one-shot on 2 ranks, by
@@ -169,7 +178,7 @@ impl SymmPass for SelectAllReduce {
 
 #[cfg(test)]
 mod tests {
-    use super::{Facts, Limits, TWO_RANK_TWO_SHOT_MAX, choose};
+    use super::{Facts, LAMPORT_MAX, Limits, TWO_RANK_TWO_SHOT_MAX, choose};
 
     fn facts(world: Option<u64>, input_read_after: bool, output_owned: bool) -> Facts {
         Facts {
@@ -183,6 +192,7 @@ mod tests {
         Limits {
             one_shot_max,
             two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
+            lamport_max: LAMPORT_MAX,
         }
     }
 

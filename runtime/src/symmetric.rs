@@ -9,7 +9,7 @@ use crate::{
     cuda::{CUdeviceptr, DeviceBuffer, check},
     error::{Error, Result},
     group::{Group, agree_on_size},
-    library::{MAX_BLOCKS, PAD_BYTES},
+    library::PAD_BYTES,
 };
 use cudarc::driver::sys;
 use std::{
@@ -71,6 +71,11 @@ pub struct SymmetricBuffer {
     /// every rank's copy, for the staged one-shot (no closing barrier).
     pub staging_offset: usize,
     pub staging_slot: usize,
+    /// The Lamport one-shot's area at this offset in every rank's copy:
+    /// `2 * world` regions of `lamport_region` bytes, each lane the
+    /// sentinel wherever no data waits to be read.
+    pub lamport_offset: usize,
+    pub lamport_region: usize,
     /// This rank's per-block call counters (u32), choosing the slot.
     pub epochs: CUdeviceptr,
     /// Its kernel descriptors in device memory, one per (timeout, error
@@ -100,6 +105,8 @@ impl SymmetricBuffer {
         words[Descriptor::World as usize] = self.world_size() as u64;
         words[Descriptor::Timeout as usize] = timeout_ns;
         words[Descriptor::Error as usize] = error_flag;
+        words[Descriptor::Lamport as usize] = self.lamport_offset as u64;
+        words[Descriptor::LamportRegion as usize] = self.lamport_region as u64;
         words
     }
 
@@ -130,11 +137,15 @@ impl SymmetricBuffer {
     pub fn allocate(group: &mut Group, device: i32, id: &str, bytes: usize) -> Result<Self> {
         agree_on_size(group, id, bytes as u64)?;
         let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
-        // Layout: data | 2 staging slots | signal pad | epoch counters.
+        // Layout: data | 2 staging slots | Lamport area | signal pad | epoch
+        // counters.
         let (staging_offset, staging_slot) = symm_protocol::staging_layout(bytes);
-        let pad_offset = staging_offset + 2 * staging_slot;
+        let (lamport_offset, lamport_region, lamport_bytes) =
+            symm_protocol::lamport_layout(bytes, staging_offset + 2 * staging_slot, world);
+        let pad_offset = lamport_offset + lamport_bytes;
         let epochs_offset = pad_offset + PAD_BYTES;
-        let mapped_bytes = (epochs_offset + 4 * MAX_BLOCKS).next_multiple_of(granularity(device)?);
+        let mapped_bytes =
+            (epochs_offset + symm_protocol::EPOCH_BYTES).next_multiple_of(granularity(device)?);
         let prop = allocation_prop(device);
 
         let mut own = 0;
@@ -169,6 +180,8 @@ impl SymmetricBuffer {
             pad_table: DeviceBuffer::new(8 * world)?,
             staging_offset,
             staging_slot,
+            lamport_offset,
+            lamport_region,
             epochs: 0,
             descriptors: Mutex::new(Vec::new()),
         };
@@ -205,8 +218,19 @@ impl SymmetricBuffer {
         buffer.epochs = buffers[rank] + epochs_offset as u64;
         // SAFETY: our own pad and counters, inside our mapping.
         check(
-            unsafe { sys::cuMemsetD8_v2(pads[rank], 0, PAD_BYTES + 4 * MAX_BLOCKS) },
+            unsafe { sys::cuMemsetD8_v2(pads[rank], 0, PAD_BYTES + symm_protocol::EPOCH_BYTES) },
             "cuMemsetD8(signal pad)",
+        )?;
+        // SAFETY: our own Lamport area, inside our mapping (2-byte aligned).
+        check(
+            unsafe {
+                sys::cuMemsetD16_v2(
+                    buffers[rank] + lamport_offset as u64,
+                    symm_protocol::LAMPORT_SENTINEL,
+                    lamport_bytes / 2,
+                )
+            },
+            "cuMemsetD16(Lamport area)",
         )?;
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         // No peer may signal before every pad is zero.
@@ -215,7 +239,8 @@ impl SymmetricBuffer {
             .barrier(&format!("alloc/{id}/ready"), rank, world, timeout)?;
         log::info!(
             "symmetric buffer '{id}': {bytes} B of data, 2 staging slots of {staging_slot} B, \
-             signal pad; {mapped_bytes} B mapped per rank, {} ranks{}",
+             Lamport regions of {lamport_region} B, signal pad; {mapped_bytes} B mapped per rank, \
+             {} ranks{}",
             world,
             if p2p {
                 ", peers mapped"

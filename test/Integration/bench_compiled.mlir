@@ -1,4 +1,4 @@
-// bench/compiled builds: the generated all-reduce chains compile (staged
+// bench/compiled builds: the generated all-reduce chains compile (Lamport
 // one-shot up to 512 KiB; above 1 MiB two-shot, each output being the
 // next all-reduce's input or our own buffer, so symmetric: the push lands
 // in the peers' outputs), the checked-in MLIR is what the generator
@@ -14,7 +14,7 @@
 // RUN: env -u RANK %t/bench > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt
 
-// CHECK-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8(
+// CHECK-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8(
 // CHECK-DAG: .visible .entry symm_two_shot_push_out_sum_bf16_w2_v8(
 
 // START: {{skipped: no CUDA device|symm_init failed: environment: RANK is not set}}

@@ -25,7 +25,7 @@
 // MLP-DAG: rsqrt.approx
 // MLP-DAG: ex2.approx
 // The all-reduce + residual kernel is picked per call by size.
-// MLP-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0(
+// MLP-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-NOT: .extern

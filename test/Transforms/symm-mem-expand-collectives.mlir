@@ -35,6 +35,52 @@ func.func @one_shot(%out: memref<32x32xf32>) {
 
 // -----
 
+// bf16 sums up to 512 KiB take the Lamport one-shot: each thread stores
+// its vector (-0.0 lanes as +0.0) into its rank's region of every rank's
+// Lamport area, waits for every rank's region of its own, puts the
+// sentinel back, sums in rank order; the block's Lamport call counter
+// (channel + 264) picks the parity. No barrier, no counter.
+// With lamport-max-bytes=0 the same op takes the staged one-shot.
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-max-bytes=0' | FileCheck %s --check-prefix=NOLAMPORT
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK-LABEL: func.func @lamport
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[POOL]] : !symm_mem.pool,
+// CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(%[[KPOOL:[^:]*]]: !symm_mem.pool, %[[KIN:[^:]*]]: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr
+// CHECK-NOT: symm_mem.barrier
+// CHECK: %[[RANK:.*]] = symm_mem.pool_rank %[[KPOOL]]
+// CHECK: %[[COUNTER:.*]] = arith.addi %{{.*}}, %c264{{.*}} : index
+// CHECK: %[[EPOCH:.*]] = symm_mem.epoch %[[KPOOL]] channel %[[COUNTER]]
+// CHECK: %[[OUT0:.*]] = symm_mem.lamport_region %[[KPOOL]][%[[P0:.*]]] slot %[[PARITY:.*]] from %[[RANK]]
+// CHECK: %[[OUT1:.*]] = symm_mem.lamport_region %[[KPOOL]][%[[P1:.*]]] slot %[[PARITY]] from %[[RANK]]
+// CHECK: %[[IN0:.*]] = symm_mem.lamport_region %[[KPOOL]][%[[RANK]]] slot %[[PARITY]] from %[[P0]]
+// CHECK: %[[IN1:.*]] = symm_mem.lamport_region %[[KPOOL]][%[[RANK]]] slot %[[PARITY]] from %[[P1]]
+// CHECK: scf.for
+// CHECK: %[[MINE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<8xbf16>
+// CHECK: %[[NEG_ZERO:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : vector<8xi16>
+// CHECK: %[[SENT:.*]] = arith.select %[[NEG_ZERO]], %{{.*}}, %[[MINE]] : vector<8xi1>, vector<8xbf16>
+// CHECK: llvm.store %[[SENT]]
+// CHECK: llvm.store %[[SENT]]
+// CHECK: %[[T0:.*]] = symm_mem.lamport_wait %[[KPOOL]], %{{.*}} : vector<8xbf16>
+// CHECK: %[[T1:.*]] = symm_mem.lamport_wait %[[KPOOL]], %{{.*}} : vector<8xbf16>
+// CHECK: %[[W0:.*]] = arith.extf %[[T0]]
+// CHECK: %[[W1:.*]] = arith.extf %[[T1]]
+// CHECK: arith.addf %[[W0]], %[[W1]]
+// CHECK: gpu.barrier
+// CHECK: symm_mem.set_epoch %[[KPOOL]] channel %[[COUNTER]]
+// NOLAMPORT-LABEL: func.func @lamport
+// NOLAMPORT: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8
+func.func @lamport(%out: memref<8x512xbf16>) {
+  %pool = symm_mem.get_global @pool : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>> to memref<8x512xbf16, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<8x512xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<8x512xbf16>
+  return
+}
+
+// -----
+
 // all_reduce_out with a dynamic token count: a byte-count dispatch between
 // the kernels of each size segment, and the grid computed at run time.
 symm_mem.group @tp world_size(2)
@@ -46,11 +92,11 @@ symm_mem.group @tp world_size(2)
 // CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %{{.*}} : i64
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %{{.*}} : i64
 // CHECK: scf.if %[[FITS]] {
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8
 // CHECK: } else {
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
 // CHECK: gpu.module @symm_kernels
-// CHECK-DAG: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8(
+// CHECK-DAG: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(
 // CHECK-DAG: gpu.func @symm_one_shot_sum_bf16_w2_v8(
 func.func @dynamic(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)
     attributes {symm_mem.max_tokens = 2048 : i64} {

@@ -180,14 +180,30 @@ struct Pool {
   /// straight on.
   void spinUntil(OpBuilder &b, Location loc,
                  function_ref<Value(OpBuilder &, Location)> attempt) const {
+    spinFor(b, loc, Type(), [&](OpBuilder &body, Location at) {
+      return std::make_pair(attempt(body, at), Value());
+    });
+  }
+
+  /// `spinUntil` for an attempt that also yields a value of `type` (null:
+  /// none): the value of the last attempt.
+  Value spinFor(OpBuilder &b, Location loc, Type type,
+                function_ref<std::pair<Value, Value>(OpBuilder &, Location)>
+                    attempt) const {
     Type i64 = b.getI64Type();
     Type i1 = b.getI1Type();
     Value timeout = i64Word(b, loc, SYMM_DESCRIPTOR_TIMEOUT);
     Value start = NVVM::GlobalTimerOp::create(b, loc, i64);
-    scf::WhileOp::create(
-        b, loc, TypeRange{}, ValueRange{},
+    SmallVector<Type> carried;
+    SmallVector<Value> initial;
+    if (type) {
+      carried.push_back(type);
+      initial.push_back(LLVM::PoisonOp::create(b, loc, type));
+    }
+    auto loop = scf::WhileOp::create(
+        b, loc, carried, initial,
         [&](OpBuilder &body, Location at, ValueRange) {
-          Value done = attempt(body, at);
+          auto [done, value] = attempt(body, at);
           auto lateness = scf::IfOp::create(
               body, at, done,
               [&](OpBuilder &then, Location in) {
@@ -212,11 +228,13 @@ struct Pool {
           Value stop = LLVM::OrOp::create(body, at, done, late);
           Value yes = LLVM::ConstantOp::create(body, at, body.getI1Type(), 1);
           Value more = LLVM::XOrOp::create(body, at, stop, yes);
-          scf::ConditionOp::create(body, at, more, ValueRange{});
+          scf::ConditionOp::create(body, at, more,
+                                   value ? ValueRange{value} : ValueRange{});
         },
-        [](OpBuilder &body, Location at, ValueRange) {
-          scf::YieldOp::create(body, at);
+        [](OpBuilder &body, Location at, ValueRange values) {
+          scf::YieldOp::create(body, at, values);
         });
+    return type ? loop.getResult(0) : Value();
   }
 
   /// Compare-and-swap of the u32 at `slot` from `from` to `to` with
@@ -329,6 +347,66 @@ struct StagingSlotLowering : DevicePattern<StagingSlotOp> {
     Value offset = LLVM::AddOp::create(rewriter, loc, staging, skip);
     Value base = pool.base(rewriter, loc, adaptor.getPeer());
     rewriter.replaceOp(op, byteOffset(rewriter, loc, base, offset));
+    return success();
+  }
+};
+
+struct LamportRegionLowering : DevicePattern<LamportRegionOp> {
+  using DevicePattern::DevicePattern;
+  LogicalResult
+  matchAndRewrite(LamportRegionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Pool pool = this->pool(adaptor);
+    Value area = pool.i64Word(rewriter, loc, SYMM_DESCRIPTOR_LAMPORT);
+    Value region = pool.i64Word(rewriter, loc, SYMM_DESCRIPTOR_LAMPORT_REGION);
+    // Region (slot, source) is the (slot * world + source)th.
+    Value row = LLVM::MulOp::create(rewriter, loc, adaptor.getSlot(),
+                                    pool.world(rewriter, loc));
+    Value index = LLVM::AddOp::create(rewriter, loc, row, adaptor.getSource());
+    Value skip = LLVM::MulOp::create(rewriter, loc, index, region);
+    Value offset = LLVM::AddOp::create(rewriter, loc, area, skip);
+    Value base = pool.base(rewriter, loc, adaptor.getPeer());
+    rewriter.replaceOp(op, byteOffset(rewriter, loc, base, offset));
+    return success();
+  }
+};
+
+struct LamportWaitLowering : DevicePattern<LamportWaitOp> {
+  using DevicePattern::DevicePattern;
+  LogicalResult
+  matchAndRewrite(LamportWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    auto vector = dyn_cast<VectorType>(type);
+    int64_t lanes = vector ? vector.getNumElements() : 1;
+    Type i16 = rewriter.getI16Type();
+    Type bits = vector ? Type(VectorType::get({lanes}, i16)) : i16;
+    unsigned alignment = 2 * lanes;
+    Value address = adaptor.getAddress();
+    Value loaded = pool(adaptor).spinFor(
+        rewriter, loc, type, [&](OpBuilder &b, Location at) {
+          Value value = LLVM::LoadOp::create(b, at, type, address, alignment,
+                                             /*isVolatile=*/true);
+          Value raw = LLVM::BitcastOp::create(b, at, bits, value);
+          Value sentinel = LLVM::ConstantOp::create(
+              b, at, bits,
+              vector ? Attribute(SplatElementsAttr::get(
+                           cast<ShapedType>(bits),
+                           b.getIntegerAttr(i16, SYMM_PROTOCOL_LAMPORT_SENTINEL)))
+                     : Attribute(b.getIntegerAttr(
+                           i16, SYMM_PROTOCOL_LAMPORT_SENTINEL)));
+          Value waiting =
+              LLVM::ICmpOp::create(b, at, LLVM::ICmpPredicate::eq, raw, sentinel);
+          if (vector)
+            waiting = LLVM::vector_reduce_or::create(b, at, b.getI1Type(),
+                                                     waiting);
+          Value yes = LLVM::ConstantOp::create(b, at, b.getI1Type(), 1);
+          Value arrived = LLVM::XOrOp::create(b, at, waiting, yes);
+          return std::make_pair(arrived, value);
+        });
+    rewriter.replaceOp(op, loaded);
     return success();
   }
 };
@@ -566,7 +644,8 @@ struct ConvertSymmMemToNVVMPass
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
                            scf::SCFDialect>();
     target.addIllegalOp<PoolRankOp, PoolWorldSizeOp, PeerPtrOp, PeerViewOp,
-                        StagingSlotOp, PutSignalOp, WaitSignalOp, BarrierOp,
+                        StagingSlotOp, LamportRegionOp, LamportWaitOp,
+                        PutSignalOp, WaitSignalOp, BarrierOp,
                         AddCounterOp, WaitCounterOp, EpochOp, SetEpochOp>();
     target.addDynamicallyLegalOp<gpu::GPUFuncOp>([](gpu::GPUFuncOp func) {
       return !hasPool(func.getFunctionType().getInputs());
@@ -602,7 +681,8 @@ void symm::populateSymmMemToNVVMConversionPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns,
     DescriptorWords *words) {
   patterns.add<PoolRankLowering, PoolWorldSizeLowering, PeerPtrLowering,
-               PeerViewLowering, StagingSlotLowering, PutSignalLowering,
+               PeerViewLowering, StagingSlotLowering, LamportRegionLowering,
+               LamportWaitLowering, PutSignalLowering,
                WaitSignalLowering, BarrierLowering, AddCounterLowering,
                WaitCounterLowering, EpochLowering, SetEpochLowering>(
       converter, words);

@@ -77,6 +77,9 @@ pub struct AllReduceKernel {
     /// One-shot through the pool's staging slots: one barrier of posted
     /// counter increments instead of two CAS barriers (see `staged_prologue`).
     pub staged: bool,
+    /// One-shot without a barrier: the data is its own signal (see
+    /// `kernel_ir::lamport`). 16-bit float sums only.
+    pub lamport: bool,
     /// Two-shot that stores reduced chunks into the peers' buffers instead
     /// of reading them back after a middle barrier (see `push_two_shot_body`).
     pub push: Option<Push>,
@@ -99,6 +102,12 @@ pub enum Push {
     /// Straight into the peers' outputs (symmetric too, at the same offset
     /// of their pool); no epilogue, nothing to copy afterwards.
     IntoOutputs,
+}
+
+/// Whether element type `element` has the Lamport one-shot's sentinel
+/// (-0.0 as a u16, `symm_protocol::LAMPORT_SENTINEL`).
+pub fn has_sentinel(element: &str) -> bool {
+    matches!(element, "bf16" | "f16")
 }
 
 /// Bytes of a float element type.
@@ -151,6 +160,7 @@ impl AllReduceKernel {
 
     pub fn name(&self) -> String {
         let algorithm = match (self.algorithm, self.staged) {
+            (Algorithm::OneShot, _) if self.lamport => "one_shot_lamport",
             (Algorithm::OneShot, true) => "one_shot_staged",
             (Algorithm::OneShot, false) => "one_shot",
             (Algorithm::TwoShot, _) if self.push == Some(Push::IntoOutputs) => "two_shot_push_out",
@@ -206,6 +216,7 @@ mod tests {
             vector: 8,
             epilogue: None,
             staged: false,
+            lamport: false,
             push: None,
             tail: false,
             rows: None,

@@ -20,8 +20,8 @@ use melior::{
         Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, TypeLike,
         Value, ValueLike,
         attribute::{
-            DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute,
-            StringAttribute, TypeAttribute,
+            DenseElementsAttribute, DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
+            IntegerAttribute, StringAttribute, TypeAttribute,
         },
         operation::{OperationBuilder, OperationMutLike},
         r#type::{FunctionType, IntegerType},
@@ -140,6 +140,27 @@ impl<'c> Emitter<'c> {
     }
     pub fn ceildivsi(&self, a: Val, b: Val) -> Val {
         self.one(arith::ceildivsi(value(a), value(b), self.loc))
+    }
+    /// A vector of `lanes` integers of type `element`, each `number`.
+    pub fn splat(&self, lanes: u64, element: Type<'c>, number: i64) -> Val {
+        let ty = self.vector(lanes, element);
+        let lane: Attribute = IntegerAttribute::new(element, number).into();
+        let lanes = vec![lane; lanes as usize];
+        let dense = DenseElementsAttribute::new(ty, &lanes).expect("a vector of integer lanes");
+        self.one(arith::constant(self.ctx, dense.into(), self.loc))
+    }
+    /// `llvm.bitcast` (same bits, another type of the same width).
+    pub fn bitcast(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(ods::llvm::bitcast(self.ctx, to, value(v), self.loc).into())
+    }
+    /// `arith.select`, lane by lane for vectors.
+    pub fn select(&self, condition: Val, a: Val, b: Val) -> Val {
+        self.one(arith::select(
+            value(condition),
+            value(a),
+            value(b),
+            self.loc,
+        ))
     }
     pub fn and(&self, a: Val, b: Val) -> Val {
         self.one(arith::andi(value(a), value(b), self.loc))
@@ -575,6 +596,25 @@ impl<'c> Emitter<'c> {
             )
             .into(),
         )
+    }
+    /// Region `(slot, source)` of rank `peer`'s Lamport area.
+    pub fn lamport_region(&self, pool: Val, peer: Val, slot: Val, source: Val) -> Val {
+        self.one(
+            symm_mem::lamport_region(
+                self.ctx,
+                self.ptr(),
+                value(pool),
+                value(peer),
+                value(slot),
+                value(source),
+                self.loc,
+            )
+            .into(),
+        )
+    }
+    /// The `ty` (16-bit floats) at `address` once no lane is the sentinel.
+    pub fn lamport_wait(&self, pool: Val, address: Val, ty: Type<'c>) -> Val {
+        self.one(symm_mem::lamport_wait(self.ctx, ty, value(pool), value(address), self.loc).into())
     }
     pub fn barrier(&self, pool: Val, channel: Val) {
         self.push(symm_mem::barrier(self.ctx, value(pool), value(channel), self.loc).into());

@@ -49,6 +49,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
             OptionKind::Int64,
             c"8388608",
         ),
+        PassOption::new(
+            c"lamport-max-bytes",
+            c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; at most 524288)",
+            OptionKind::Int64,
+            c"524288",
+        ),
     ],
     file!(),
 );
@@ -574,7 +580,15 @@ impl AllReduceFacts {
         });
         // The pool holds the input, so its staging slots hold any message
         // up to STAGING_MAX bytes (symm_protocol::staging_layout).
-        let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX;
+        // The Lamport one-shot: 16-bit float sums up to the limit, each
+        // vector in the block of its index at every size (one per thread).
+        let lamport = algorithm == Algorithm::OneShot
+            && self.rows.is_none()
+            && self.reduction == Reduction::Sum
+            && kernels::has_sentinel(&self.element)
+            && bytes <= limits.lamport_max
+            && count / vector <= kernels::MAX_BLOCKS * kernels::THREADS;
+        let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
             Algorithm::TwoShot if self.input_read_after => None,
             Algorithm::TwoShot if self.out_symmetric && !self.fused => Some(Push::IntoOutputs),
@@ -589,6 +603,7 @@ impl AllReduceFacts {
             vector,
             epilogue,
             staged,
+            lamport,
             push,
             tail: false,
             rows,
@@ -603,6 +618,7 @@ impl AllReduceFacts {
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
         let rows_bound = self.rows.as_ref().map(|_| kernels::ROWS_TWO_SHOT_MAX);
         let mut bounds: Vec<u64> = [
+            limits.lamport_max,
             kernels::STAGING_MAX,
             limits.one_shot_max,
             limits.two_rank_push_max,
@@ -698,6 +714,7 @@ mod tests {
     const LIMITS: Limits = Limits {
         one_shot_max: 1 << 20,
         two_rank_push_max: 8 << 20,
+        lamport_max: 0,
     };
 
     fn plan(facts: &AllReduceFacts) -> Vec<(Algorithm, bool, u64)> {
@@ -753,5 +770,47 @@ mod tests {
             read_after.kernel(4096 * 256, LIMITS).algorithm,
             Algorithm::OneShot
         );
+    }
+
+    #[test]
+    fn lamport_takes_small_sums_of_16_bit_floats_only() {
+        let limits = Limits {
+            lamport_max: 256 << 10,
+            ..LIMITS
+        };
+        let plain = facts(false);
+        let at = |facts: &AllReduceFacts, count: u64| {
+            let kernel = facts.kernel(count, limits);
+            (kernel.lamport, kernel.staged)
+        };
+        // Up to the limit Lamport, then staged to STAGING_MAX.
+        assert_eq!(at(&plain, 4096), (true, false));
+        assert_eq!(at(&plain, 4096 * 32), (true, false));
+        assert_eq!(at(&plain, 4096 * 33), (false, true));
+        assert_eq!(
+            plain.kernel(4096, limits).name(),
+            "symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0"
+        );
+        // The dispatch gains a segment at the limit.
+        let segments: Vec<(bool, u64)> = plain
+            .segments(limits)
+            .into_iter()
+            .map(|s| (s.kernel.lamport, s.max_bytes))
+            .take(2)
+            .collect();
+        assert_eq!(segments, vec![(true, 256 << 10), (false, 512 << 10)]);
+        // No sentinel in f32, -0.0 matters to max, rows keep their kernel.
+        let mut f32 = facts(false);
+        (f32.element, f32.element_bytes) = ("f32".into(), 4);
+        assert_eq!(at(&f32, 4096), (false, true));
+        let mut max = facts(false);
+        max.reduction = Reduction::Max;
+        assert_eq!(at(&max, 4096), (false, true));
+        assert_eq!(at(&facts(true), 4096), (false, true));
+        // Odd counts take narrow vectors: more than one per thread of the
+        // widest grid would move vectors between blocks across sizes.
+        let mut odd = facts(false);
+        (odd.count, odd.row_elements, odd.max_count) = (Some(135_169), 135_169, 135_169);
+        assert_eq!(at(&odd, 135_169), (false, true));
     }
 }

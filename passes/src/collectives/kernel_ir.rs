@@ -15,6 +15,7 @@ use super::emit::Emitter;
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
+mod lamport;
 mod rows;
 
 impl AllReduceKernel {
@@ -89,6 +90,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
         vector: NORM_VECTOR,
         epilogue: None,
         staged,
+        lamport: false,
         push: None,
         tail: false,
         rows: None,
@@ -241,6 +243,9 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     fn body(&self) {
         let e = self.e;
+        if self.spec.lamport {
+            return self.lamport_one_shot();
+        }
         if self.spec.staged {
             return self.staged_one_shot();
         }

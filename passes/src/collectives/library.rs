@@ -45,6 +45,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
         vector: (16 / key.dtype.bytes()) as u64,
         epilogue: None,
         staged: key.variant == Variant::OneShotStaged,
+        lamport: false,
         push: (key.variant == Variant::TwoShot).then_some(Push::IntoInputs),
         tail: key.tail,
         rows: None,

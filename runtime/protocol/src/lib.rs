@@ -14,6 +14,13 @@
 //! block's call number + 1. Its input goes through one of two staging
 //! slots after a buffer's data, picked by the block's call counter.
 //!
+//! The Lamport one-shot (16-bit floats) needs no barrier: each rank
+//! stores its input straight into a region of every peer's Lamport area,
+//! which holds the sentinel -0.0 (u16 0x8000) wherever no data has
+//! arrived; readers spin until no lane is the sentinel, then put it back.
+//! A rank's area holds two parities (the block's call counter picks one)
+//! of one region per source rank ([`lamport_layout`]).
+//!
 //! A compiled program finds a pool's tables through a [`Descriptor`]: u64
 //! words in device memory that its kernels load.
 
@@ -64,6 +71,38 @@ pub const fn staging_layout(bytes: usize) -> (usize, usize) {
     (offset, slot)
 }
 
+/// Largest message the Lamport one-shot takes: its area holds
+/// `2 * world` regions of up to this many bytes in every rank's copy.
+pub const LAMPORT_MAX: usize = 512 << 10;
+
+/// Where the Lamport one-shot's per-block call counters start in a pool's
+/// table of call counters (`Descriptor::Epochs`): after the staged
+/// kernels' (one u32 per channel each). Apart, so that a Lamport call does
+/// not move the call number that the staged kernels pair with their
+/// counters.
+pub const LAMPORT_EPOCHS: usize = MAX_BLOCKS;
+
+/// Bytes of a pool's table of call counters: the staged kernels', then the
+/// Lamport kernels'.
+pub const EPOCH_BYTES: usize = 2 * MAX_BLOCKS * 4;
+
+/// The u16 every lane of a Lamport area holds where no data has arrived:
+/// -0.0 in bf16 and f16. Senders write +0.0 for it (a sum is unchanged).
+pub const LAMPORT_SENTINEL: u16 = 0x8000;
+
+/// Where a symmetric buffer of `bytes` data bytes, whose staging slots
+/// end at `after`, keeps its Lamport area on `world` ranks: (offset from
+/// the buffer's base, bytes per region, bytes of the area). Region
+/// `(parity, source)` is the `parity * world + source`th.
+pub const fn lamport_layout(bytes: usize, after: usize, world: usize) -> (usize, usize, usize) {
+    let region = if bytes.next_multiple_of(128) < LAMPORT_MAX {
+        bytes.next_multiple_of(128)
+    } else {
+        LAMPORT_MAX
+    };
+    (after.next_multiple_of(128), region, 2 * world * region)
+}
+
 /// The u64 words of a pool descriptor, by index.
 pub enum Descriptor {
     /// Device table of every rank's base address of the pool.
@@ -74,7 +113,8 @@ pub enum Descriptor {
     Staging = 2,
     /// Bytes per staging slot.
     Slot = 3,
-    /// This rank's per-block call counters (u32 each).
+    /// This rank's per-block call counters (u32 each): `MAX_BLOCKS` for the
+    /// staged kernels, then as many for the Lamport ones (`EPOCH_BYTES`).
     Epochs = 4,
     /// This process's rank in the pool's group.
     Rank = 5,
@@ -84,10 +124,14 @@ pub enum Descriptor {
     Timeout = 7,
     /// Address of the u32 error flag that a timed-out wait sets to 1.
     Error = 8,
+    /// Offset of the Lamport area from a base.
+    Lamport = 9,
+    /// Bytes per region of the Lamport area.
+    LamportRegion = 10,
 }
 
 /// Words in a descriptor.
-pub const DESCRIPTOR_WORDS: usize = 9;
+pub const DESCRIPTOR_WORDS: usize = 11;
 
 /// Every shared constant and descriptor word as a C header (its
 /// `Display`), which the C++ conversion patterns include
@@ -104,13 +148,15 @@ impl core::fmt::Display for CHeader {
 runtime and the compiler share. */"
         )?;
         writeln!(f, "#ifndef SYMM_PROTOCOL_H\n#define SYMM_PROTOCOL_H\n")?;
-        let constants: [(&str, usize); 6] = [
+        let constants: [(&str, usize); 8] = [
             ("MAX_WORLD", MAX_WORLD),
             ("MAX_BLOCKS", MAX_BLOCKS),
             ("THREADS", THREADS as usize),
             ("CAS_BYTES", CAS_BYTES),
             ("PAD_BYTES", PAD_BYTES),
             ("DESCRIPTOR_WORDS", DESCRIPTOR_WORDS),
+            ("LAMPORT_SENTINEL", LAMPORT_SENTINEL as usize),
+            ("LAMPORT_EPOCHS", LAMPORT_EPOCHS),
         ];
         for (name, value) in constants {
             writeln!(f, "#define SYMM_PROTOCOL_{name} {value}")?;
@@ -125,6 +171,8 @@ runtime and the compiler share. */"
             ("WORLD", Descriptor::World),
             ("TIMEOUT", Descriptor::Timeout),
             ("ERROR", Descriptor::Error),
+            ("LAMPORT", Descriptor::Lamport),
+            ("LAMPORT_REGION", Descriptor::LamportRegion),
         ];
         writeln!(f)?;
         for (name, word) in words {
@@ -164,6 +212,16 @@ mod tests {
         assert_eq!(cas_slot(1, 0), MAX_WORLD);
         assert_eq!((cas_slot(MAX_BLOCKS - 1, MAX_WORLD - 1) + 1) * 4, CAS_BYTES);
         const { assert!(PAD_BYTES >= CAS_BYTES) };
+    }
+
+    #[test]
+    fn lamport_regions_hold_every_message_up_to_the_cap() {
+        for bytes in [1, 127, 4096, LAMPORT_MAX - 1, LAMPORT_MAX, 3 << 20] {
+            let (offset, region, area) = lamport_layout(bytes, 1000, 2);
+            assert!(offset >= 1000 && offset % 128 == 0);
+            assert!(region >= bytes.min(LAMPORT_MAX) && region % 128 == 0);
+            assert_eq!(area, 4 * region);
+        }
     }
 
     #[test]

@@ -68,6 +68,48 @@ gpu.module @kernels {
     gpu.return
   }
 
+  // Region (slot, source) of a rank's Lamport area: the area's offset
+  // (word 9) plus (slot * world + source) regions of word 10's bytes.
+  // CHECK-LABEL: gpu.func @lamport_region
+  gpu.func @lamport_region(%pool: !symm_mem.pool, %peer: index, %slot: index, %source: index) kernel {
+    // CHECK: %[[AREA_AT:.*]] = llvm.getelementptr %{{.*}}[9]
+    // CHECK: %[[AREA:.*]] = llvm.load %[[AREA_AT]]
+    // CHECK: %[[REGION_AT:.*]] = llvm.getelementptr %{{.*}}[10]
+    // CHECK: %[[REGION:.*]] = llvm.load %[[REGION_AT]]
+    // CHECK: %[[WORLD_AT:.*]] = llvm.getelementptr %{{.*}}[6]
+    // CHECK: %[[WORLD:.*]] = llvm.load %[[WORLD_AT]]
+    // CHECK: %[[ROW:.*]] = llvm.mul %{{.*}}, %[[WORLD]] : i64
+    // CHECK: %[[INDEX:.*]] = llvm.add %[[ROW]], %{{.*}} : i64
+    // CHECK: %[[SKIP:.*]] = llvm.mul %[[INDEX]], %[[REGION]] : i64
+    // CHECK: %[[OFFSET:.*]] = llvm.add %[[AREA]], %[[SKIP]] : i64
+    // CHECK: llvm.getelementptr %{{.*}}[%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %r = symm_mem.lamport_region %pool[%peer] slot %slot from %source
+    gpu.return
+  }
+
+  // A volatile load, again until no lane is the sentinel (0x8000), under
+  // the pool's timeout; the value of the attempt that saw every lane.
+  // CHECK-LABEL: gpu.func @lamport_wait
+  // CHECK-SAME: (%{{[^:]*}}: !llvm.ptr, %[[AT:[^:]*]]: !llvm.ptr
+  gpu.func @lamport_wait(%pool: !symm_mem.pool, %at: !llvm.ptr, %out: !llvm.ptr) kernel {
+    // CHECK: %[[START:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
+    // CHECK: %[[POISON:.*]] = llvm.mlir.poison : vector<8xbf16>
+    // CHECK: %[[GOT:.*]] = scf.while (%{{.*}} = %[[POISON]]) : (vector<8xbf16>) -> vector<8xbf16> {
+    // CHECK: %[[V:.*]] = llvm.load volatile %[[AT]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+    // CHECK: %[[BITS:.*]] = llvm.bitcast %[[V]] : vector<8xbf16> to vector<8xi16>
+    // CHECK: %[[SENTINEL:.*]] = llvm.mlir.constant(dense<-32768> : vector<8xi16>) : vector<8xi16>
+    // CHECK: %[[LANES:.*]] = llvm.icmp "eq" %[[BITS]], %[[SENTINEL]] : vector<8xi16>
+    // CHECK: %[[WAITING:.*]] = "llvm.intr.vector.reduce.or"(%[[LANES]]) : (vector<8xi1>) -> i1
+    // CHECK: %[[ARRIVED:.*]] = llvm.xor %[[WAITING]], %{{.*}} : i1
+    // CHECK: scf.if %[[ARRIVED]] -> (i1)
+    // CHECK: nvvm.read.ptx.sreg.globaltimer
+    // CHECK: scf.condition(%{{.*}}) %[[V]] : vector<8xbf16>
+    // CHECK: llvm.store %[[GOT]], %{{.*}} : vector<8xbf16>, !llvm.ptr
+    %v = symm_mem.lamport_wait %pool, %at : vector<8xbf16>
+    llvm.store %v, %out : vector<8xbf16>, !llvm.ptr
+    gpu.return
+  }
+
   // CHECK-LABEL: gpu.func @signals
   gpu.func @signals(%pool: !symm_mem.pool, %peer: index, %ch: index) kernel {
     // Rank, pad table, timeout and error flag, once, at the entry.

@@ -705,3 +705,22 @@ func.func @rows_step_yield_type(%p: memref<8x64xf32>, %h: memref<8x64xf32>, %n: 
   } : memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
   return
 }
+
+// -----
+
+// The Lamport sentinel is a 16-bit float's -0.0: no f32.
+gpu.module @device_ops {
+  gpu.func @lamport_f32(%pool: !symm_mem.pool, %at: !llvm.ptr) kernel {
+    // expected-error@+1 {{'symm_mem.lamport_wait' op result #0 must be bfloat16 type or 16-bit float or vector of bfloat16 type or 16-bit float values of ranks 1, but got 'vector<4xf32>'}}
+    %v = symm_mem.lamport_wait %pool, %at : vector<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @lamport_on_host(%pool: !symm_mem.pool, %at: !llvm.ptr) {
+  // expected-error@+1 {{'symm_mem.lamport_wait' op is a device op}}
+  %v = symm_mem.lamport_wait %pool, %at : vector<8xbf16>
+  return
+}

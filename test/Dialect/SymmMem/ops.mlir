@@ -134,6 +134,12 @@ gpu.module @device_ops {
     %view = symm_mem.peer_view %buf[%peer] in %pool : memref<?xbf16>
     // CHECK: symm_mem.staging_slot %[[POOL]][%[[PEER]]] slot %[[CH]]
     %slot = symm_mem.staging_slot %pool[%peer] slot %ch
+    // CHECK: %[[REGION:.*]] = symm_mem.lamport_region %[[POOL]][%[[PEER]]] slot %[[CH]] from %[[PEER]]
+    %region = symm_mem.lamport_region %pool[%peer] slot %ch from %peer
+    // CHECK: symm_mem.lamport_wait %[[POOL]], %[[REGION]] : vector<8xbf16>
+    %arrived = symm_mem.lamport_wait %pool, %region : vector<8xbf16>
+    // CHECK: symm_mem.lamport_wait %[[POOL]], %[[REGION]] : f16
+    %one = symm_mem.lamport_wait %pool, %region : f16
     // CHECK: symm_mem.put_signal %[[POOL]] to %[[PEER]] channel %[[CH]]
     symm_mem.put_signal %pool to %peer channel %ch
     // CHECK: symm_mem.wait_signal %[[POOL]] from %[[PEER]] channel %[[CH]]

@@ -35,6 +35,7 @@ pub struct Args {
     pub fuse_rows: bool,
     pub one_shot_max_bytes: u64,
     pub two_rank_push_max_bytes: u64,
+    pub lamport_max_bytes: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
 }
@@ -76,6 +77,11 @@ struct Cli {
     /// caller's take the two-shot pushing into the inputs (one-shot above).
     #[arg(long, value_name = "N", default_value_t = 8 << 20)]
     two_rank_push_max_bytes: u64,
+    /// One-shot all-reduces of bf16 or f16 sums up to this many bytes take
+    /// the Lamport kernel, whose data is its own signal (no barrier); 0:
+    /// never. At most 524288.
+    #[arg(long, value_name = "N", default_value_t = 512 << 10)]
+    lamport_max_bytes: u64,
     /// Never capture entry points into CUDA graphs.
     #[arg(long)]
     no_cuda_graphs: bool,
@@ -107,6 +113,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         fuse_rows: !cli.no_fuse_rows,
         one_shot_max_bytes: cli.one_shot_max_bytes,
         two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
+        lamport_max_bytes: cli.lamport_max_bytes,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
     })

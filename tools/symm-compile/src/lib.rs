@@ -39,10 +39,12 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{{limits}}}),symm-mem-realize,symm-mem-plan,\
-         cudagraph-partition,cudagraph-hoist-allocs,symm-mem-expand-collectives{{{limits}}},gpu.module(inline),\
+         cudagraph-partition,cudagraph-hoist-allocs,\
+         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
+        lamport = args.lamport_max_bytes,
         upstream = upstream_gpu_to_llvm(libdevice),
     )
 }

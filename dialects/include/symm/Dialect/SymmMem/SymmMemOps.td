@@ -586,6 +586,50 @@ def SymmMem_StagingSlotOp : SymmMem_DeviceOp<"staging_slot", [Pure]> {
   let assemblyFormat = "$pool `[` $peer `]` `slot` $slot attr-dict";
 }
 
+def SymmMem_LamportRegionOp : SymmMem_DeviceOp<"lamport_region", [Pure]> {
+  let summary = "the address of a region of a rank's Lamport area";
+  let description = [{
+    Every pool keeps a Lamport area after its staging slots, the same bytes
+    on every rank: two parities (`slot` 0 or 1, picked by the block's call
+    counter) of one region per source rank. The result is region
+    `(slot, source)` in rank `peer`'s copy. The Lamport one-shot stores its
+    input into region `(slot, this rank)` of every peer and reads the
+    regions of its own copy with `symm_mem.lamport_wait`. Every lane of an
+    area holds the sentinel -0.0 (u16 0x8000) until data arrives, and again
+    after it is read.
+
+    ```mlir
+    %region = symm_mem.lamport_region %pool[%peer] slot %parity from %me
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, Index:$peer, Index:$slot,
+                       Index:$source);
+  let results = (outs SymmMem_Pointer:$result);
+  let assemblyFormat = "$pool `[` $peer `]` `slot` $slot `from` $source attr-dict";
+}
+
+def SymmMem_LamportWaitOp : SymmMem_DeviceOp<"lamport_wait", [
+    MemoryEffects<[MemRead, MemRead<SymmMem_SignalPadResource>,
+                   MemWrite<SymmMem_SignalPadResource>]>]> {
+  let summary = "loads a vector of a Lamport region once every lane arrived";
+  let description = [{
+    Loads the 16-bit floats at `address` (volatile: from memory, not a
+    cache) until no lane holds the sentinel -0.0 (u16 0x8000), and gives
+    them back. Senders write +0.0 for -0.0, so a sentinel lane is one whose
+    data has not arrived. Gives up once the pool's timeout has passed and
+    sets the pool's error flag, which the runtime reports when the call
+    returns: a dead peer or a peer that sent fewer elements is an error,
+    never a hang.
+
+    ```mlir
+    %v = symm_mem.lamport_wait %pool, %region : vector<8xbf16>
+    ```
+  }];
+  let arguments = (ins SymmMem_PoolType:$pool, SymmMem_Pointer:$address);
+  let results = (outs AnyTypeOf<[BF16, F16, VectorOfRankAndType<[1], [BF16, F16]>]>:$value);
+  let assemblyFormat = "$pool `,` $address attr-dict `:` type($value)";
+}
+
 defvar SignalProtocolDoc = [{
     Each rank's signal pad holds one u32 slot per (channel, rank), and as
     many u32 counters; a channel is typically a thread block, `channel` in
@@ -693,6 +737,8 @@ def SymmMem_EpochOp : SymmMem_DeviceOp<"epoch", [
     How many calls channel `channel` of this pool has finished on this rank
     (u32, wrapping), as last set by `symm_mem.set_epoch`. Every rank calls
     the same kernels in the same order, so the counter agrees across ranks.
+    Channels `[0, 264)` count the staged kernels' calls (which their
+    counters pair with); `[264, 528)` the Lamport one-shot's, apart.
 
     ```mlir
     %n = symm_mem.epoch %pool channel %block
