@@ -158,6 +158,17 @@ struct Pool {
     Value offset = LLVM::SubOp::create(b, loc, localInt, ownInt);
     return byteOffset(b, loc, base(b, loc, peer), offset);
   }
+  /// Unit `index` of an area of rank `peer`'s copy: the area starts at
+  /// descriptor word `areaWord` (a byte offset from a base), its units are
+  /// word `unitWord` bytes long (the staging slots, the Lamport regions).
+  Value areaUnit(OpBuilder &b, Location loc, Value peer, int areaWord,
+                 int unitWord, Value index) const {
+    Value area = i64Word(b, loc, areaWord);
+    Value unit = i64Word(b, loc, unitWord);
+    Value skip = LLVM::MulOp::create(b, loc, index, unit);
+    Value offset = LLVM::AddOp::create(b, loc, area, skip);
+    return byteOffset(b, loc, base(b, loc, peer), offset);
+  }
   /// The u32 of (channel, slotRank) in rank `padRank`'s signal pad: a CAS
   /// slot, or a counter when `counter`.
   Value padSlot(OpBuilder &b, Location loc, Value padRank, Value channel,
@@ -340,13 +351,10 @@ struct StagingSlotLowering : DevicePattern<StagingSlotOp> {
   matchAndRewrite(StagingSlotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Pool pool = this->pool(adaptor);
-    Value staging = pool.i64Word(rewriter, loc, SYMM_DESCRIPTOR_STAGING);
-    Value slotBytes = pool.i64Word(rewriter, loc, SYMM_DESCRIPTOR_SLOT);
-    Value skip = LLVM::MulOp::create(rewriter, loc, adaptor.getSlot(), slotBytes);
-    Value offset = LLVM::AddOp::create(rewriter, loc, staging, skip);
-    Value base = pool.base(rewriter, loc, adaptor.getPeer());
-    rewriter.replaceOp(op, byteOffset(rewriter, loc, base, offset));
+    rewriter.replaceOp(op, pool(adaptor).areaUnit(
+                               rewriter, loc, adaptor.getPeer(),
+                               SYMM_DESCRIPTOR_STAGING, SYMM_DESCRIPTOR_SLOT,
+                               adaptor.getSlot()));
     return success();
   }
 };
@@ -358,16 +366,13 @@ struct LamportRegionLowering : DevicePattern<LamportRegionOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Pool pool = this->pool(adaptor);
-    Value area = pool.i64Word(rewriter, loc, SYMM_DESCRIPTOR_LAMPORT);
-    Value region = pool.i64Word(rewriter, loc, SYMM_DESCRIPTOR_LAMPORT_REGION);
     // Region (slot, source) is the (slot * world + source)th.
     Value row = LLVM::MulOp::create(rewriter, loc, adaptor.getSlot(),
                                     pool.world(rewriter, loc));
     Value index = LLVM::AddOp::create(rewriter, loc, row, adaptor.getSource());
-    Value skip = LLVM::MulOp::create(rewriter, loc, index, region);
-    Value offset = LLVM::AddOp::create(rewriter, loc, area, skip);
-    Value base = pool.base(rewriter, loc, adaptor.getPeer());
-    rewriter.replaceOp(op, byteOffset(rewriter, loc, base, offset));
+    rewriter.replaceOp(op, pool.areaUnit(rewriter, loc, adaptor.getPeer(),
+                                         SYMM_DESCRIPTOR_LAMPORT,
+                                         SYMM_DESCRIPTOR_LAMPORT_REGION, index));
     return success();
   }
 };

@@ -72,12 +72,12 @@ gpu.module @kernels {
   // (word 9) plus (slot * world + source) regions of word 10's bytes.
   // CHECK-LABEL: gpu.func @lamport_region
   gpu.func @lamport_region(%pool: !symm_mem.pool, %peer: index, %slot: index, %source: index) kernel {
+    // CHECK: %[[WORLD_AT:.*]] = llvm.getelementptr %{{.*}}[6]
+    // CHECK: %[[WORLD:.*]] = llvm.load %[[WORLD_AT]]
     // CHECK: %[[AREA_AT:.*]] = llvm.getelementptr %{{.*}}[9]
     // CHECK: %[[AREA:.*]] = llvm.load %[[AREA_AT]]
     // CHECK: %[[REGION_AT:.*]] = llvm.getelementptr %{{.*}}[10]
     // CHECK: %[[REGION:.*]] = llvm.load %[[REGION_AT]]
-    // CHECK: %[[WORLD_AT:.*]] = llvm.getelementptr %{{.*}}[6]
-    // CHECK: %[[WORLD:.*]] = llvm.load %[[WORLD_AT]]
     // CHECK: %[[ROW:.*]] = llvm.mul %{{.*}}, %[[WORLD]] : i64
     // CHECK: %[[INDEX:.*]] = llvm.add %[[ROW]], %{{.*}} : i64
     // CHECK: %[[SKIP:.*]] = llvm.mul %[[INDEX]], %[[REGION]] : i64
