@@ -38,10 +38,10 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[EPOCH:.*]] = symm_mem.epoch %[[KPOOL]] channel %[[BLOCK]]
 // CHECK: %[[PARITY:.*]] = arith.andi %[[EPOCH]]
 // CHECK: %[[SLOT:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
 // CHECK: %[[MINE:.*]] = symm_mem.staging_slot %[[KPOOL]][%[[RANK]]] slot %[[SLOT]]
 // CHECK: %[[S0:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
 // CHECK: %[[S1:.*]] = symm_mem.staging_slot %[[KPOOL]][%{{.*}}] slot %[[SLOT]]
-// CHECK: %[[NEXT:.*]] = arith.addi %[[EPOCH]], %{{.*}} : i32
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[MINE]]

@@ -639,23 +639,41 @@ impl<'k, 'c> Kernel<'k, 'c> {
         self.end_staged(&staging);
     }
 
+    /// This block's call on call counter `counter` (`symm_mem.epoch`):
+    /// the parity it takes and the number after it.
+    fn call(&self, counter: Val) -> Call {
+        let e = self.e;
+        let epoch = e.epoch(self.pool, counter);
+        let one = e.constant(e.int_type(32), 1);
+        Call {
+            counter,
+            parity: e.cast(e.extui(e.and(epoch, one), e.i64()), e.index()),
+            next: e.add(epoch, one),
+        }
+    }
+
+    /// Thread 0 moves the call counter on: the block's next call takes the
+    /// other parity. Every thread must have read the counter before.
+    fn end_call(&self, call: &Call) {
+        let e = self.e;
+        let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
+        e.when(first, |e| e.set_epoch(self.pool, call.counter, call.next));
+    }
+
     /// The staging slots of this block's call (its epoch's parity).
     fn staging(&self) -> Staging {
         let e = self.e;
-        let i32 = e.int_type(32);
-        let epoch = e.epoch(self.pool, self.channel);
-        let one = e.constant(i32, 1);
-        let parity = e.cast(e.extui(e.and(epoch, one), e.i64()), e.index());
+        let call = self.call(self.channel);
         // Every rank's slot, before the barrier: after it, only the loads
         // of the data itself should stand between a block and its result.
         Staging {
-            mine: e.staging_slot(self.pool, self.rank_index, parity),
+            mine: e.staging_slot(self.pool, self.rank_index, call.parity),
             slots: self
                 .peers
                 .iter()
-                .map(|p| e.staging_slot(self.pool, *p, parity))
+                .map(|p| e.staging_slot(self.pool, *p, call.parity))
                 .collect(),
-            next: e.add(epoch, one),
+            call,
         }
     }
 
@@ -668,7 +686,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         e.when(lane, |e| {
             let peer = e.cast(self.tid, e.index());
             e.add_counter(self.pool, peer, self.channel);
-            e.wait_counter(self.pool, peer, self.channel, staging.next);
+            e.wait_counter(self.pool, peer, self.channel, staging.call.next);
         });
         e.sync_threads();
     }
@@ -680,11 +698,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// before they write a slot again; the next call starts after this
     /// kernel ends).
     fn end_staged(&self, staging: &Staging) {
-        let e = self.e;
-        let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
-        e.when(first, |e| {
-            e.set_epoch(self.pool, self.channel, staging.next)
-        });
+        self.end_call(&staging.call);
     }
 
     /// The one-shot all-reduce of each row fused with RMSNorm (arguments 4
@@ -725,12 +739,20 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 }
 
+/// A block's call on one of its call counters: the counter (a channel of
+/// `symm_mem.epoch`), the parity of this call, the number after it.
+struct Call {
+    counter: Val,
+    parity: Val,
+    next: Val,
+}
+
 /// A staged call's slots: this rank's, every rank's (in rank order), and
-/// the call number after this one.
+/// the call.
 struct Staging {
     mine: Val,
     slots: Vec<Val>,
-    next: Val,
+    call: Call,
 }
 
 /// RMSNorm of bf16 rows, `x / sqrt(mean(x^2) + eps) * gamma` in f32, in

@@ -20,11 +20,8 @@ use symm_protocol::LAMPORT_EPOCHS;
 impl<'c> Kernel<'_, 'c> {
     pub(super) fn lamport_one_shot(&self) {
         let e = self.e;
-        let i32 = e.int_type(32);
-        let counter = e.add(self.channel, e.c_index(LAMPORT_EPOCHS as i64));
-        let epoch = e.epoch(self.pool, counter);
-        let one = e.constant(i32, 1);
-        let parity = e.cast(e.extui(e.and(epoch, one), e.i64()), e.index());
+        let call = self.call(e.add(self.channel, e.c_index(LAMPORT_EPOCHS as i64)));
+        let parity = call.parity;
         // Where this rank's vectors go (its region of every rank's area),
         // and where each rank's arrive (their regions of this rank's).
         let outboxes: Vec<Val> = self
@@ -63,9 +60,6 @@ impl<'c> Kernel<'_, 'c> {
         });
         // Every thread read the counter before any moves it on.
         e.sync_threads();
-        let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
-        e.when(first, |e| {
-            e.set_epoch(self.pool, counter, e.add(epoch, one))
-        });
+        self.end_call(&call);
     }
 }
