@@ -1,13 +1,16 @@
 """Where the time of the Llama TP MLP block goes, per kernel: the compiled
 block (through the symm package) and torch's best variants at the same
-token counts, under torch.profiler (CUPTI sees every kernel of the
-process, ours included). Rank 0 prints, per variant and token count, each
-kernel's name, calls per layer call and µs per layer call.
+token counts, each called eagerly and captured into a CUDA graph, under
+torch.profiler (CUPTI sees every kernel of the process, ours included).
+Rank 0 prints, per variant and token count, the wall time per layer call
+and the part of it no kernel ran, then each kernel's name, calls per layer
+call and µs per layer call.
 
     SYMM_RUNTIME_LIB=build/layers/libsymm_runtime.so PYTHONPATH=python \\
       torchrun --nproc_per_node=2 bench/model/layer_profile.py build/layers/libllama_mlp.so
 """
 
+import itertools
 import sys
 from collections import defaultdict
 
@@ -21,6 +24,26 @@ import symm
 from llama_tp import D
 
 CALLS = 20
+
+
+def calls(fn, graphed):
+    """A function making CALLS calls of fn: one after another, or by one
+    replay of a CUDA graph captured from them."""
+    if not graphed:
+        def run():
+            for _ in range(CALLS):
+                fn()
+        return run
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for _ in range(CALLS):
+            fn()
+    return graph.replay
 
 
 def main():
@@ -43,24 +66,44 @@ def main():
         def ours():
             layer(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
 
-        for name, fn in (("symm", ours), ("torch one-shot", torch_one_shot),
-                         ("torch two-shot", torch_two_shot)):
-            for _ in range(5):
-                fn()
+        for (name, fn), graphed in itertools.product(
+            (("symm", ours), ("torch one-shot", torch_one_shot),
+             ("torch two-shot", torch_two_shot)),
+            (False, True),
+        ):
+            run = calls(fn, graphed)
+            name += " in a CUDA graph" if graphed else " eager"
+            for _ in range(3):
+                run()
             torch.cuda.synchronize()
             dist.barrier()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(CALLS):
-                    fn()
+                run()
                 torch.cuda.synchronize()
             totals, counts = defaultdict(float), defaultdict(int)
+            spans = []
             for event in prof.events():
                 if event.device_type == torch.autograd.DeviceType.CUDA:
                     totals[event.name] += event.device_time
                     counts[event.name] += 1
+                    spans.append((event.time_range.start, event.time_range.end))
+            # Wall time from the first kernel's start to the last one's end,
+            # and the part of it no kernel ran (launch gaps, host waits).
+            spans.sort()
+            busy, reach = 0.0, None
+            for start, end in spans:
+                if reach is None or start > reach:
+                    busy += end - start
+                    reach = end
+                elif end > reach:
+                    busy += end - reach
+                    reach = end
+            wall = spans[-1][1] - spans[0][0] if spans else 0.0
             if s.rank == 0:
                 total = sum(totals.values()) / CALLS
-                print(f"== M={m} {name}: {total:.1f} us of kernels per call", flush=True)
+                print(f"== M={m} {name}: {total:.1f} us of kernels per call, "
+                      f"{wall / CALLS:.1f} us wall, {(wall - busy) / CALLS:.1f} us idle",
+                      flush=True)
                 for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
                     print(f"  {us / CALLS:8.1f} us  x{counts[kernel] / CALLS:.0f}  {kernel[:110]}",
                           flush=True)

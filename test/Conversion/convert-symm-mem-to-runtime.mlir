@@ -426,6 +426,48 @@ func.func @fill_view_read_matmul(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c
   return
 }
 
+// -----
+
+// Uses of the buffer after the matmul, in a nested block included, see the
+// matmul's result, never the zeros: the fill folds (a down projection whose
+// output an all-reduce's dispatch reads under scf.if).
+// CHECK-LABEL: func.func @fill_matmul_nested_use_async
+// CHECK-NOT: linalg.fill
+// CHECK: call @symm_rt_matmul({{.*}}, %c0_i32{{(_[0-9]+)?}}) :
+// CHECK: scf.if
+// CHECK: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fill_matmul_nested_use(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<4x16xbf16>,
+                                  %e: memref<4x16xbf16>, %flag: i1) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<4x16xbf16>)
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>)
+  scf.if %flag {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%c : memref<4x16xbf16>) outs(%e : memref<4x16xbf16>) {
+    ^bb0(%v: bf16, %o: bf16):
+      linalg.yield %v : bf16
+    }
+  }
+  return
+}
+
+// -----
+
+// The matmul's left operand is a view of the buffer it writes: it would
+// read the zeros, so the fill stays and the matmul accumulates.
+// CHECK-LABEL: func.func @fill_matmul_reads_own_output_async
+// CHECK: linalg.fill
+// CHECK: call @symm_rt_matmul({{.*}}, %c1_i32{{(_[0-9]+)?}}) :
+func.func @fill_matmul_reads_own_output(%b: memref<16x16xbf16>, %c: memref<4x16xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %a = memref.cast %c : memref<4x16xbf16> to memref<?x16xbf16>
+  %a4 = memref.cast %a : memref<?x16xbf16> to memref<4x16xbf16>
+  linalg.fill ins(%zero : bf16) outs(%c : memref<4x16xbf16>)
+  linalg.matmul ins(%a4, %b : memref<4x16xbf16>, memref<16x16xbf16>) outs(%c : memref<4x16xbf16>)
+  return
+}
+
 
 // -----
 

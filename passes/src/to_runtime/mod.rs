@@ -612,8 +612,13 @@ fn is_zero_constant(value: Val) -> bool {
 
 /// A `linalg.fill` of zero directly followed (past fresh allocations and
 /// constants) by a `linalg.matmul` writing into the same buffer is folded into that matmul
-/// (cuBLAS with beta = 0): one kernel less per matmul. Returns `ops`
-/// without the folded fills, which are erased.
+/// (cuBLAS with beta = 0): one kernel less per matmul, and no read of the
+/// zeros. Nothing runs between the two and the matmul writes every element,
+/// so no later use, in any block, can see the zeros; only an operand of the
+/// matmul that is a view of the buffer (or the buffer a view of it) could,
+/// so such a fill stays. Views the planner placed in one allocation are
+/// disjoint while both are live, as a matmul's operands are.
+/// Returns `ops` without the folded fills, which are erased.
 fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
     let mut folded = Vec::new();
     for &fill in &ops {
@@ -628,18 +633,13 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
         // and constants), so nothing in between, a view of the buffer
         // included, can observe the zeros.
         let next = fill.next_past_fresh();
-        // No use in another block may observe them either.
-        let only_here = buffer
-            .uses()
-            .iter()
-            .all(|(user, _)| *user == fill || user.block() == fill.block());
+        let overlaps = |operand: Val| views_of(operand, buffer) || views_of(buffer, operand);
         if let Some(matmul) = next
-            && only_here
             && matmul.is("linalg.matmul")
             && matmul.num_operands() == 3
             && matmul.operand(2) == buffer
-            && matmul.operand(0) != buffer
-            && matmul.operand(1) != buffer
+            && !overlaps(matmul.operand(0))
+            && !overlaps(matmul.operand(1))
         {
             matmul.set_attr(OVERWRITES_ATTR, matmul.ctx().unit());
             folded.push(fill);
@@ -658,6 +658,19 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
         fill.erase();
     }
     kept
+}
+
+/// Whether `value` is `of` or reaches it through view-like ops.
+fn views_of(mut value: Val, of: Val) -> bool {
+    loop {
+        if value == of {
+            return true;
+        }
+        match value.def() {
+            Some(def) if def.is_view_like() && def.num_operands() > 0 => value = def.operand(0),
+            _ => return false,
+        }
+    }
 }
 
 /// `name(runtime, a, b, c, sizes..., dtype code, extra...)` on the op's
