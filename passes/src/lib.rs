@@ -10,7 +10,6 @@ pub mod dynamic;
 pub mod elementwise_to_gpu;
 pub mod fuse_epilogue;
 pub mod fuse_rows;
-pub mod grid_dependency;
 mod group_table;
 pub mod ir;
 pub mod libdevice;

@@ -2,8 +2,7 @@
 
 use crate::{
     PassDescriptor, check_gpu_symbols, collectives, cudagraph, elementwise_to_gpu, fuse_epilogue,
-    grid_dependency, plan, realize, rows_to_gpu, select_all_reduce, to_dps, to_runtime,
-    verify_groups,
+    plan, realize, rows_to_gpu, select_all_reduce, to_dps, to_runtime, verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -23,7 +22,6 @@ pub static PASSES: &[&PassDescriptor] = &[
     &rows_to_gpu::DESCRIPTOR,
     &elementwise_to_gpu::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
-    &grid_dependency::DESCRIPTOR,
 ];
 
 /// The upstream half of `symm-to-llvm`, after `convert-symm-mem-to-runtime`:
@@ -44,7 +42,7 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,symm-linalg-elementwise-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
-gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,symm-gpu-wait-grid-dependencies,convert-scf-to-cf,\
+gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,convert-scf-to-cf,\
 convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
 convert-func-to-llvm,nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},\
 convert-arith-to-llvm,\

@@ -78,13 +78,6 @@ impl DtypeCode {
     }
 }
 
-/// A global that `symm-gpu-wait-grid-dependencies` puts in every GPU module
-/// whose kernels begin with `griddepcontrol.wait`. The runtime launches the
-/// kernels of a module that has it with programmatic dependent launch
-/// (their blocks may start before the previous kernel on the stream ends,
-/// and wait for it there); others, as ever, after it.
-pub const GRID_DEPENDENCY_MARKER: &core::ffi::CStr = c"symm_waits_for_grid_dependencies";
-
 /// The kind of a value that crosses into a `symm_rt_*` function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {

@@ -9,8 +9,6 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-mod pdl;
-
 use cudarc::driver::sys::{self, CUresult};
 use std::{
     cell::Cell,
@@ -130,26 +128,7 @@ pub unsafe extern "C" fn mgpuModuleLoad(data: *const c_void, _size: i64) -> sys:
         );
         return std::ptr::null_mut();
     }
-    if waits_for_grid_dependencies(module) {
-        pdl::mark_module(module);
-    }
     module
-}
-
-/// Whether `module` carries the compiler's marker that its kernels begin
-/// with `griddepcontrol.wait` (`symm-gpu-wait-grid-dependencies`).
-fn waits_for_grid_dependencies(module: sys::CUmodule) -> bool {
-    let (mut address, mut bytes) = (0, 0);
-    // SAFETY: a loaded module, out-pointers to locals, a NUL-terminated name.
-    let status = unsafe {
-        sys::cuModuleGetGlobal_v2(
-            &mut address,
-            &mut bytes,
-            module,
-            symm_protocol::abi::GRID_DEPENDENCY_MARKER.as_ptr(),
-        )
-    };
-    status == CUresult::CUDA_SUCCESS
 }
 
 #[unsafe(no_mangle)]
@@ -163,7 +142,6 @@ pub unsafe extern "C" fn mgpuModuleUnload(module: sys::CUmodule) {
     if module.is_null() {
         return;
     }
-    pdl::forget_module(module);
     // SAFETY: a module from mgpuModuleLoad.
     let status = unsafe { sys::cuModuleUnload(module) };
     // Global destructors run after the driver has shut down at exit; the
@@ -184,9 +162,7 @@ pub unsafe extern "C" fn mgpuModuleGetFunction(
     }
     // SAFETY: a live module and a NUL-terminated name.
     let status = unsafe { sys::cuModuleGetFunction(&mut function, module, name) };
-    if status == CUresult::CUDA_SUCCESS {
-        pdl::found_function(module, function);
-    } else {
+    if status != CUresult::CUDA_SUCCESS {
         // SAFETY: NUL-terminated, from the compiled code.
         let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
         crate::compiled_call::failed(
@@ -218,33 +194,6 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
         return;
     }
     scoped_context();
-    if pdl::allowed(function) {
-        let mut attribute = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            // SAFETY: a plain-data union; zero is a valid value of each field.
-            value: unsafe { std::mem::zeroed() },
-        };
-        attribute.value.programmaticStreamSerializationAllowed = 1;
-        let config = sys::CUlaunchConfig {
-            gridDimX: grid_x as u32,
-            gridDimY: grid_y as u32,
-            gridDimZ: grid_z as u32,
-            blockDimX: block_x as u32,
-            blockDimY: block_y as u32,
-            blockDimZ: block_z as u32,
-            sharedMemBytes: shared_memory as u32,
-            hStream: stream,
-            attrs: &mut attribute,
-            numAttrs: 1,
-        };
-        // SAFETY: as below; the config and its attribute outlive the call.
-        report(
-            unsafe { sys::cuLaunchKernelEx(&config, function, params, extra) },
-            "cuLaunchKernelEx",
-        );
-        return;
-    }
     // SAFETY: the lowering passes a live function and matching params.
     report(
         unsafe {
