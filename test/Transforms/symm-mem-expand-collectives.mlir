@@ -46,8 +46,11 @@ symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @lamport
 // CHECK: %[[POOL:.*]] = symm_mem.pool_of
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[POOL]] : !symm_mem.pool,
+// 512 vectors, one per thread of 128-thread blocks (LAMPORT_THREADS): 4 blocks.
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%c4, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[POOL]] : !symm_mem.pool,
 // CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(%[[KPOOL:[^:]*]]: !symm_mem.pool, %[[KIN:[^:]*]]: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr
+// CHECK-SAME: gpu.known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME: nvvm.reqntid = array<i32: 128, 1, 1>
 // CHECK-NOT: symm_mem.barrier
 // CHECK: %[[RANK:.*]] = symm_mem.pool_rank %[[KPOOL]]
 // CHECK: %[[COUNTER:.*]] = arith.addi %{{.*}}, %c264{{.*}} : index
@@ -92,7 +95,8 @@ symm_mem.group @tp world_size(2)
 // CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %{{.*}} : i64
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %{{.*}} : i64
 // CHECK: scf.if %[[FITS]] {
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8
+// CHECK: %[[LBLOCKS:.*]] = arith.divui %{{.*}}, %c128{{.*}} : i64
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%{{.*}}) threads in (%c128, %c1, %c1)
 // CHECK: } else {
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
 // CHECK: gpu.module @symm_kernels

@@ -148,6 +148,27 @@ pub fn most_blocks(algorithm: Algorithm) -> u64 {
 }
 
 impl AllReduceKernel {
+    /// Threads per block: the Lamport one-shot's own size
+    /// (`symm_protocol::LAMPORT_THREADS`), else `THREADS`.
+    pub fn threads(&self) -> u64 {
+        if self.lamport {
+            u64::from(symm_protocol::LAMPORT_THREADS)
+        } else {
+            THREADS
+        }
+    }
+
+    /// Thread blocks for `vectors` vector accesses of one rank: one per
+    /// thread's vector up to `most_blocks` (the runtime's rule,
+    /// `symm_protocol::library::grid_blocks`, at this kernel's block size).
+    pub fn grid_blocks(&self, vectors: u64) -> u64 {
+        symm_protocol::library::grid_blocks_of(
+            vectors as usize,
+            self.threads() as usize,
+            self.most_blocks() as usize,
+        ) as u64
+    }
+
     /// Most blocks of this kernel's grid: a rows kernel's block handles
     /// whole rows, one block reduction each, so it takes every channel.
     pub fn most_blocks(&self) -> u64 {

@@ -509,7 +509,7 @@ impl<'c> Emitter<'c> {
         self.push(ods::gpu::barrier(self.ctx, self.loc).into());
     }
 
-    /// Appends `gpu.func @name(parameters) kernel` of `THREADS` threads
+    /// Appends `gpu.func @name(parameters) kernel` of `threads` threads
     /// per block, launched on at most `most_blocks` blocks, to `module` (a
     /// gpu.module's body); `fill` writes its body
     /// (the `gpu.return` follows), with the parameters as its block's
@@ -519,7 +519,7 @@ impl<'c> Emitter<'c> {
         module: Blk,
         name: &str,
         parameters: &[Type<'c>],
-        most_blocks: u64,
+        (threads, most_blocks): (u64, u64),
         fill: impl FnOnce(&Self),
     ) {
         let entry = Block::new(
@@ -549,7 +549,7 @@ impl<'c> Emitter<'c> {
             "workgroup_attributions",
             IntegerAttribute::new(self.i64(), 0).into(),
         );
-        let block = DenseI32ArrayAttribute::new(self.ctx, &[symm_protocol::THREADS as i32, 1, 1]);
+        let block = DenseI32ArrayAttribute::new(self.ctx, &[threads as i32, 1, 1]);
         func.set_attribute("gpu.known_block_size", block.into());
         // For ptxas (`.reqntid`, `.minnctapersm`): the block size, and the
         // blocks an SM must hold at once for a grid of `most_blocks` to run

@@ -207,15 +207,21 @@ impl Expansion {
                         .div_ceil(segment.divisor())
                         .clamp(1, kernel.most_blocks()) as i64,
                 ),
-                (Some(count), None) => host
-                    .index(kernels::grid_blocks(segment.per_rank(count), kernel.algorithm) as i64),
+                (Some(count), None) => {
+                    host.index(kernel.grid_blocks(segment.per_rank(count)) as i64)
+                }
                 (None, _) => {
                     let per_block = host.int(64, per_block as i64);
                     let units = host.arith("arith.muli", &[nvec, per_block]);
-                    host.grid_blocks(units, segment.divisor(), kernel.most_blocks())
+                    host.grid_blocks(
+                        units,
+                        segment.divisor(),
+                        kernel.threads(),
+                        kernel.most_blocks(),
+                    )
                 }
             };
-            host.launch_on(&kernel.name(), blocks, kernels::THREADS, &args);
+            host.launch_on(&kernel.name(), blocks, kernel.threads(), &args);
         };
         host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
         for segment in segments {
@@ -587,7 +593,7 @@ impl AllReduceFacts {
             && self.reduction == Reduction::Sum
             && kernels::has_sentinel(&self.element)
             && bytes <= limits.lamport_max
-            && count / vector <= kernels::MAX_BLOCKS * kernels::THREADS;
+            && count / vector <= kernels::MAX_BLOCKS * u64::from(symm_protocol::LAMPORT_THREADS);
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
             Algorithm::TwoShot if self.input_read_after => None,
@@ -790,6 +796,20 @@ mod tests {
         assert_eq!(
             plain.kernel(4096, limits).name(),
             "symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0"
+        );
+        // Its blocks are LAMPORT_THREADS wide, one vector per thread: 8 KB
+        // (512 vectors of 8 lanes) on 4 blocks of 128, where the staged
+        // kernel's 512-thread blocks take one.
+        let lamport = plain.kernel(4096, limits);
+        assert_eq!(lamport.threads(), 128);
+        assert_eq!(lamport.grid_blocks(512), 4);
+        let staged = plain.kernel(4096 * 33, limits);
+        assert_eq!(staged.threads(), kernels::THREADS);
+        assert_eq!(staged.grid_blocks(512), 1);
+        // The largest Lamport message still has a block per 128 vectors.
+        assert_eq!(
+            lamport.grid_blocks((256 << 10) / 16),
+            (256 << 10) / 16 / 128
         );
         // The dispatch gains a segment at the limit.
         let segments: Vec<(bool, u64)> = plain

@@ -61,13 +61,19 @@ impl AllReduceKernel {
             Some(rows) => Some(rows::RowTypes::new(e, rows)?),
             None => None,
         };
-        e.kernel(module, &self.name(), &parameters, most, |body| {
-            let kernel = Kernel::new(self, body, element, epilogue_types);
-            match &rows {
-                Some(types) => kernel.rows_body(types),
-                None => kernel.body(),
-            }
-        });
+        e.kernel(
+            module,
+            &self.name(),
+            &parameters,
+            (self.threads(), most),
+            |body| {
+                let kernel = Kernel::new(self, body, element, epilogue_types);
+                match &rows {
+                    Some(types) => kernel.rows_body(types),
+                    None => kernel.body(),
+                }
+            },
+        );
         Ok(())
     }
 }
@@ -97,7 +103,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
     };
     let name = all_reduce_rms_norm_name(world, staged);
     let parameters = RmsNorm::parameters(e, &[e.pool(), e.ptr(), e.ptr(), e.i64()]);
-    e.kernel(module, &name, &parameters, MAX_BLOCKS, |body| {
+    e.kernel(module, &name, &parameters, (THREADS, MAX_BLOCKS), |body| {
         let bf16 = Type::bfloat16(body.ctx);
         Kernel::new(&spec, body, bf16, Vec::new()).all_reduce_rms_norm()
     });
@@ -114,19 +120,25 @@ pub fn all_reduce_rms_norm_name(world: u64, staged: bool) -> String {
 /// gamma, hidden size, epsilon.
 pub fn build_rms_norm(e: &Emitter, module: Blk) {
     let parameters = RmsNorm::parameters(e, &[e.ptr(), e.ptr(), e.i64()]);
-    e.kernel(module, RMS_NORM, &parameters, MAX_BLOCKS, |body| {
-        let x = body.block.arg(0);
-        let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
-        let norm = RmsNorm::from_args(body, 3);
-        let setup = norm.setup(body, held_vectors(1));
-        norm.rows(
-            body,
-            &setup,
-            body.block.arg(2),
-            body.block.arg(1),
-            |e, at| e.load(e.gep(x, at, narrow), narrow, 16),
-        );
-    });
+    e.kernel(
+        module,
+        RMS_NORM,
+        &parameters,
+        (THREADS, MAX_BLOCKS),
+        |body| {
+            let x = body.block.arg(0);
+            let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
+            let norm = RmsNorm::from_args(body, 3);
+            let setup = norm.setup(body, held_vectors(1));
+            norm.rows(
+                body,
+                &setup,
+                body.block.arg(2),
+                body.block.arg(1),
+                |e, at| e.load(e.gep(x, at, narrow), narrow, 16),
+            );
+        },
+    );
 }
 
 /// Grid strides a two-shot's loops take per iteration (vectors in flight
@@ -194,7 +206,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let channel = e.block_id();
         let bid = e.cast(channel, i64);
         let gdim = e.cast(e.grid_dim(), i64);
-        let threads = e.c64(THREADS as i64);
+        let threads = e.c64(spec.threads() as i64);
         let gtid = e.add(e.mul(bid, threads), tid);
         let stride = e.mul(gdim, threads);
         let pool = arg(0);

@@ -5,7 +5,7 @@
 //! runtime embeds. The runtime thus needs no MLIR and no CUDA toolkit, and
 //! has no kernel of its own.
 
-use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction};
+use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS};
 use super::emit::Emitter;
 use super::kernel_ir;
 use crate::ir::{Attr, Blk, Op, Val};
@@ -169,14 +169,14 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
         }
         Kernel::RmsNorm => kernel_ir::build_rms_norm(e, module),
         // Both run one block.
-        Kernel::Barrier => e.kernel(module, name, &[e.pool()], 1, |k| {
+        Kernel::Barrier => e.kernel(module, name, &[e.pool()], (THREADS, 1), |k| {
             k.barrier(k.block.arg(0), k.block_id())
         }),
         Kernel::BarrierTest => e.kernel(
             module,
             name,
             &[e.pool(), e.ptr(), e.ptr(), e.i64()],
-            1,
+            (THREADS, 1),
             barrier_test,
         ),
     }

@@ -282,7 +282,7 @@ impl<'d> Host<'d> {
 
     /// Thread blocks for `vectors` (an i64) split `divisor` ways, as
     /// `kernels::grid_blocks` computes them, at run time (an index).
-    pub fn grid_blocks(&mut self, vectors: Val, divisor: u64, most: u64) -> Val {
+    pub fn grid_blocks(&mut self, vectors: Val, divisor: u64, threads: u64, most: u64) -> Val {
         let ceil_div = |host: &mut Self, value: Val, by: u64| {
             let by = host.int(64, by as i64);
             let one = host.int(64, 1);
@@ -291,7 +291,7 @@ impl<'d> Host<'d> {
             host.arith("arith.divui", &[sum, by])
         };
         let per_rank = ceil_div(self, vectors, divisor);
-        let blocks = ceil_div(self, per_rank, crate::collectives::all_reduce::THREADS);
+        let blocks = ceil_div(self, per_rank, threads);
         let one = self.int(64, 1);
         let most = self.int(64, most as i64);
         let blocks = self.arith("arith.maxui", &[blocks, one]);

@@ -82,6 +82,11 @@ pub const LAMPORT_MAX: usize = 512 << 10;
 /// counters.
 pub const LAMPORT_EPOCHS: usize = MAX_BLOCKS;
 
+/// Threads per block of the Lamport one-shot, whose thread holds one
+/// vector: small blocks spread a message over more SMs, each with fewer
+/// remote stores and spins in flight.
+pub const LAMPORT_THREADS: u32 = 128;
+
 /// Bytes of a pool's table of call counters: the staged kernels', then the
 /// Lamport kernels'.
 pub const EPOCH_BYTES: usize = 2 * MAX_BLOCKS * 4;

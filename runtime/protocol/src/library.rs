@@ -112,7 +112,12 @@ pub fn all() -> impl Iterator<Item = Kernel> {
 /// vector accesses (a two-shot: its chunk): one per thread, at least one
 /// block, at most `most` (a pad's channels, or one per SM).
 pub const fn grid_blocks(vectors: usize, most: usize) -> usize {
-    let blocks = vectors.div_ceil(THREADS as usize);
+    grid_blocks_of(vectors, THREADS as usize, most)
+}
+
+/// [`grid_blocks`] for blocks of `threads` threads.
+pub const fn grid_blocks_of(vectors: usize, threads: usize, most: usize) -> usize {
+    let blocks = vectors.div_ceil(threads);
     if blocks < 1 {
         1
     } else if blocks > most {

@@ -8,7 +8,7 @@
 //! `symm_protocol::LAMPORT_EPOCHS`) picks one of two parities of the area: a peer
 //! writes a parity again only two calls of the block later, after this
 //! rank's next call sent it data, so after this call's reads and clears.
-//! Vector `i` belongs to block `i / THREADS` at every size the kernel
+//! Vector `i` belongs to block `i / LAMPORT_THREADS` at every size the kernel
 //! takes (one vector per thread; `expand` keeps it so), so a region's
 //! calls are the block's.
 
