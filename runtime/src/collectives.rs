@@ -9,7 +9,7 @@ use crate::{
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
-use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks};
+use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks_of, lamport_fits};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -93,7 +93,36 @@ pub struct Collectives {
     /// Cap on an all-reduce's grid (at most `MAX_BLOCKS`, the pad's
     /// channels); probes sweep it.
     max_blocks: u32,
+    /// One-shot sums of bf16 or f16 up to this many bytes take the Lamport
+    /// kernel (`SYMM_LAMPORT_MAX_BYTES`, 0: never; at most `LAMPORT_MAX`).
+    lamport_max: usize,
 }
+
+/// `SYMM_LAMPORT_MAX_BYTES`: the largest Lamport all-reduce (0 turns the
+/// kernel off), `LAMPORT_MAX` when unset; a value that is not a number is
+/// an error rather than silently the default.
+fn lamport_max_from_env() -> Result<usize> {
+    lamport_max(std::env::var(LAMPORT_ENV).ok().as_deref())
+}
+
+/// The Lamport limit for `SYMM_LAMPORT_MAX_BYTES`'s value (`None`: unset).
+fn lamport_max(value: Option<&str>) -> Result<usize> {
+    match value {
+        None => Ok(symm_protocol::LAMPORT_MAX),
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .map(|bytes| bytes.min(symm_protocol::LAMPORT_MAX))
+            .map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "{LAMPORT_ENV}={text:?} is not a byte count (0 turns the Lamport all-reduce off)"
+                ))
+            }),
+    }
+}
+
+/// The environment variable that bounds the library's Lamport all-reduce.
+pub const LAMPORT_ENV: &str = "SYMM_LAMPORT_MAX_BYTES";
 
 impl Collectives {
     /// Kernels only (every buffer must have peer access).
@@ -106,6 +135,7 @@ impl Collectives {
             nccl: None,
             timeout,
             max_blocks: MAX_BLOCKS as u32,
+            lamport_max: lamport_max_from_env()?,
         })
     }
 
@@ -165,11 +195,23 @@ impl Collectives {
             )));
         }
         check_aligned(&[(out, "all-reduce output")])?;
-        // Small one-shots go through the staging slots: one barrier, not two.
+        let bytes = elements * dtype.bytes();
+        // Small sums of whole 16-byte vectors of bf16 or f16 need no barrier
+        // (the Lamport kernel), on a grid that must not be capped (each
+        // vector stays in the block of its index); other small one-shots go
+        // through the staging slots: one barrier, not two.
+        let vectors = bytes / 16;
+        let lamport = algorithm == Algorithm::OneShot
+            && Variant::Lamport.takes(dtype, op, false)
+            && bytes.is_multiple_of(16)
+            && bytes <= self.lamport_max
+            && bytes <= input.lamport_region
+            && lamport_fits(vectors)
+            && grid_blocks_of(vectors, Variant::Lamport.threads() as usize, MAX_BLOCKS)
+                <= self.max_blocks as usize;
         let variant = match algorithm {
-            Algorithm::OneShot if input.fits_staging(elements * dtype.bytes()) => {
-                Variant::OneShotStaged
-            }
+            Algorithm::OneShot if lamport => Variant::Lamport,
+            Algorithm::OneShot if input.fits_staging(bytes) => Variant::OneShotStaged,
             Algorithm::OneShot => Variant::OneShot,
             Algorithm::TwoShot => Variant::TwoShot,
         };
@@ -205,7 +247,8 @@ impl Collectives {
             Variant::TwoShot => vectors.div_ceil(world),
             _ => vectors,
         };
-        let blocks = grid_blocks(per_rank, variant.most_blocks()) as u32;
+        let blocks =
+            grid_blocks_of(per_rank, variant.threads() as usize, variant.most_blocks()) as u32;
         log::debug!(
             "all-reduce of {} B on '{}': {} ({} blocks)",
             elements * dtype.bytes(),
@@ -220,21 +263,26 @@ impl Collectives {
             .u64(out)
             .u64(count as u64);
         // A library all-reduce takes its descriptor, input, out, count.
-        self.launch_library(entry, blocks.min(self.max_blocks), params, stream)
+        self.launch_library(
+            entry,
+            (blocks.min(self.max_blocks), variant.threads()),
+            params,
+            stream,
+        )
     }
 
-    /// Launches a library kernel on `blocks` blocks with `params`, which
-    /// must be what its `Kernel` documents.
+    /// Launches a library kernel on `blocks` blocks of `threads` with
+    /// `params`, which must be what its `Kernel` documents.
     fn launch_library(
         &self,
         entry: &library::Entry,
-        blocks: u32,
+        (blocks, threads): (u32, u32),
         params: Params,
         stream: CUstream,
     ) -> Result<()> {
         let function = self.kernels.get(entry.name, || entry.ptx.to_owned())?;
         // SAFETY: per this function's contract.
-        unsafe { params.launch(function, blocks, THREADS, stream) }
+        unsafe { params.launch(function, blocks, threads, stream) }
     }
 
     /// Device address of `buffer`'s descriptor with this timeout and error flag.
@@ -279,7 +327,7 @@ impl Collectives {
             .u64(gamma)
             .u64(hidden as u64)
             .f32(eps);
-        self.launch_library(entry, row_blocks(rows), params, stream)
+        self.launch_library(entry, (row_blocks(rows), THREADS), params, stream)
     }
 
     /// RMSNorm alone (after a separate all-reduce): `out = rmsnorm(x) * gamma`.
@@ -306,7 +354,7 @@ impl Collectives {
             .f32(eps);
         self.launch_library(
             library::find(Kernel::RmsNorm)?,
-            row_blocks(rows),
+            (row_blocks(rows), THREADS),
             params,
             stream,
         )
@@ -316,7 +364,12 @@ impl Collectives {
     pub fn barrier(&self, buffer: &SymmetricBuffer, stream: CUstream) -> Result<()> {
         let mut params = Params::default();
         params.u64(self.descriptor(buffer)?);
-        self.launch_library(library::find(Kernel::Barrier)?, 1, params, stream)
+        self.launch_library(
+            library::find(Kernel::Barrier)?,
+            (1, THREADS),
+            params,
+            stream,
+        )
     }
 
     /// Runs the barrier stress kernel: `iterations` rounds; returns through
@@ -334,7 +387,12 @@ impl Collectives {
             .u64(buffer.local())
             .u64(mismatches)
             .u64(iterations);
-        self.launch_library(library::find(Kernel::BarrierTest)?, 1, params, stream)
+        self.launch_library(
+            library::find(Kernel::BarrierTest)?,
+            (1, THREADS),
+            params,
+            stream,
+        )
     }
 
     /// After a synchronize: fails if any kernel gave up waiting for a peer
@@ -349,5 +407,45 @@ impl Collectives {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lamport_limit_comes_from_the_environment_or_is_refused() {
+        assert_eq!(lamport_max(None).unwrap(), symm_protocol::LAMPORT_MAX);
+        assert_eq!(lamport_max(Some("0")).unwrap(), 0);
+        assert_eq!(lamport_max(Some(" 8192 ")).unwrap(), 8192);
+        // Above the protocol's regions: capped.
+        assert_eq!(
+            lamport_max(Some("99999999")).unwrap(),
+            symm_protocol::LAMPORT_MAX
+        );
+        let error = lamport_max(Some("lots")).unwrap_err().to_string();
+        assert!(
+            error.contains("SYMM_LAMPORT_MAX_BYTES=\"lots\" is not a byte count"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn lamport_takes_bf16_and_f16_sums_of_whole_vectors_that_fit_its_grid() {
+        assert!(Variant::Lamport.takes(Dtype::Bf16, ReduceOp::Sum, false));
+        assert!(Variant::Lamport.takes(Dtype::F16, ReduceOp::Sum, false));
+        assert!(!Variant::Lamport.takes(Dtype::F32, ReduceOp::Sum, false));
+        assert!(!Variant::Lamport.takes(Dtype::Bf16, ReduceOp::Max, false));
+        assert!(!Variant::Lamport.takes(Dtype::Bf16, ReduceOp::Sum, true));
+        assert!(lamport_fits(1));
+        assert!(lamport_fits(symm_protocol::LAMPORT_MAX / 16));
+        assert!(!lamport_fits(symm_protocol::LAMPORT_MAX / 16 + 1));
+        assert_eq!(Variant::Lamport.threads(), symm_protocol::LAMPORT_THREADS);
+        // 512 KiB: 32768 vectors on 256 blocks of 128, within the channels.
+        assert_eq!(
+            grid_blocks_of(32768, Variant::Lamport.threads() as usize, MAX_BLOCKS),
+            256
+        );
     }
 }

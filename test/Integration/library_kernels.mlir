@@ -102,7 +102,11 @@
 // Every kernel declares its block size and the blocks an SM must hold
 // (ptxas bounds its registers by them: a launch cannot fail for want of
 // registers, as two-shots on 4 to 8 ranks did with 158-255).
-// RUN: grep -L "^.reqntid 512, 1, 1" %repo/runtime/kernels/*.ptx | count 0
+// The Lamport one-shot's blocks are 128 threads (LAMPORT_THREADS), the
+// others' 512.
+// RUN: ls %repo/runtime/kernels/*.ptx | grep -v lamport | xargs grep -L "^.reqntid 512, 1, 1" | count 0
+// RUN: grep -L "^.reqntid 128, 1, 1" %repo/runtime/kernels/symm_one_shot_lamport_*.ptx | count 0
+// RUN: ls %repo/runtime/kernels/symm_one_shot_lamport_*.ptx | count 16
 // RUN: grep -L "^.minnctapersm 2" %repo/runtime/kernels/symm_one_shot_*.ptx %repo/runtime/kernels/symm_*rms_norm*.ptx | count 0
 // RUN: grep -L "^.minnctapersm 1" %repo/runtime/kernels/symm_two_shot_*.ptx %repo/runtime/kernels/symm_barrier*.ptx | count 0
 

@@ -33,7 +33,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
     AllReduceKernel {
         algorithm: match key.variant {
             Variant::TwoShot => Algorithm::TwoShot,
-            Variant::OneShot | Variant::OneShotStaged => Algorithm::OneShot,
+            Variant::OneShot | Variant::OneShotStaged | Variant::Lamport => Algorithm::OneShot,
         },
         reduction: match key.reduce {
             ReduceCode::Sum => Reduction::Sum,
@@ -45,7 +45,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
         vector: (16 / key.dtype.bytes()) as u64,
         epilogue: None,
         staged: key.variant == Variant::OneShotStaged,
-        lamport: false,
+        lamport: key.variant == Variant::Lamport,
         push: (key.variant == Variant::TwoShot).then_some(Push::IntoInputs),
         tail: key.tail,
         rows: None,

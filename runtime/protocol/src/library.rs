@@ -5,7 +5,7 @@
 //! [`Entry`]s; the runtime embeds that table.
 
 use crate::abi::{DtypeCode, ReduceCode};
-use crate::{MAX_BLOCKS, MAX_WORLD, THREADS, TWO_SHOT_MAX_BLOCKS};
+use crate::{LAMPORT_MAX, LAMPORT_THREADS, MAX_BLOCKS, MAX_WORLD, THREADS, TWO_SHOT_MAX_BLOCKS};
 
 /// The all-reduce algorithms of the library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,10 +18,21 @@ pub enum Variant {
     /// Two-shot: each rank reduces its chunk and pushes it into the peers'
     /// inputs; `out` may be the input (in place: nothing is copied after).
     TwoShot,
+    /// The Lamport one-shot (bf16 and f16 sums of whole vectors, up to the
+    /// buffer's Lamport region): no barrier, the data is its own signal.
+    /// One vector per thread of `LAMPORT_THREADS`-thread blocks, every
+    /// vector in the block of its index, so its grid is never capped; `out`
+    /// may be the input.
+    Lamport,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::OneShotStaged, Variant::OneShot, Variant::TwoShot];
+    pub const ALL: [Variant; 4] = [
+        Variant::OneShotStaged,
+        Variant::OneShot,
+        Variant::TwoShot,
+        Variant::Lamport,
+    ];
 
     /// Most blocks of its grid: a two-shot keeps several vectors in flight
     /// per thread and takes one block per SM.
@@ -31,6 +42,34 @@ impl Variant {
             _ => MAX_BLOCKS,
         }
     }
+
+    /// Threads per block.
+    pub const fn threads(self) -> u32 {
+        match self {
+            Variant::Lamport => LAMPORT_THREADS,
+            _ => THREADS,
+        }
+    }
+
+    /// Whether the library has this variant for `dtype`, `reduce` and
+    /// `tail`: the Lamport kernel needs a 16-bit float with a sentinel
+    /// (-0.0, which only a sum may rewrite as +0.0) and whole vectors.
+    pub const fn takes(self, dtype: DtypeCode, reduce: ReduceCode, tail: bool) -> bool {
+        match self {
+            Variant::Lamport => {
+                matches!(dtype, DtypeCode::Bf16 | DtypeCode::F16)
+                    && matches!(reduce, ReduceCode::Sum)
+                    && !tail
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Whether a Lamport all-reduce of `vectors` 16-byte vectors fits its grid
+/// (one vector per thread, at most `MAX_BLOCKS` blocks) and `LAMPORT_MAX`.
+pub const fn lamport_fits(vectors: usize) -> bool {
+    vectors * 16 <= LAMPORT_MAX && vectors <= MAX_BLOCKS * LAMPORT_THREADS as usize
 }
 
 /// An all-reduce of `input` (a symmetric buffer) into `out`. Parameters:
@@ -87,15 +126,18 @@ pub fn all() -> impl Iterator<Item = Kernel> {
         DtypeCode::ALL.iter().flat_map(move |&dtype| {
             ReduceCode::ALL.iter().flat_map(move |&reduce| {
                 (1..=MAX_WORLD as u8).flat_map(move |world| {
-                    [false, true].map(|tail| {
-                        Kernel::AllReduce(AllReduce {
-                            variant,
-                            dtype,
-                            reduce,
-                            world,
-                            tail,
+                    [false, true]
+                        .into_iter()
+                        .filter(move |&tail| variant.takes(dtype, reduce, tail))
+                        .map(move |tail| {
+                            Kernel::AllReduce(AllReduce {
+                                variant,
+                                dtype,
+                                reduce,
+                                world,
+                                tail,
+                            })
                         })
-                    })
                 })
             })
         })
@@ -137,7 +179,13 @@ mod tests {
         let keys: std::vec::Vec<Kernel> = all().collect();
         let unique: std::collections::HashSet<Kernel> = keys.iter().copied().collect();
         assert_eq!(keys.len(), unique.len());
-        assert_eq!(keys.len(), 3 * 3 * 3 * MAX_WORLD * 2 + 2 * MAX_WORLD + 3);
+        // 3 variants x 3 dtypes x 3 reductions x worlds x tail or not, the
+        // Lamport one for bf16 and f16 sums without a tail, the norms, the
+        // RMSNorm and the barriers.
+        assert_eq!(
+            keys.len(),
+            3 * 3 * 3 * MAX_WORLD * 2 + 2 * MAX_WORLD + 2 * MAX_WORLD + 3
+        );
     }
 
     #[test]

@@ -30,8 +30,21 @@ const VARIANTS: [(Algorithm, bool); 3] = [
     (Algorithm::TwoShot, false),
     (Algorithm::TwoShot, true),
 ];
-/// Byte sizes, several not a multiple of 16.
-const SIZES: [usize; 8] = [16, 20, 36, 1000, 4104, 65540, 1 << 20, 64 << 20];
+/// Byte sizes, several not a multiple of 16; 16 B, 8 KiB, 128 KiB and
+/// 512 KiB take the Lamport one-shot for bf16 and f16 sums.
+const SIZES: [usize; 11] = [
+    16,
+    20,
+    36,
+    1000,
+    4104,
+    8 << 10,
+    65540,
+    128 << 10,
+    512 << 10,
+    1 << 20,
+    64 << 20,
+];
 
 /// Small integers: exact in every dtype, and so are their sums here.
 fn value(rank: usize, index: usize) -> f32 {
@@ -264,8 +277,105 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
         }
     }
     Ok(format!(
-        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB) equal the host reference bit for bit; a one-shot in place beyond the staging slot is refused",
+        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB; bf16/f16 sums of whole vectors up to 512 KiB by the Lamport kernel) equal the host reference bit for bit; a one-shot in place beyond the staging slot is refused",
         SIZES.len()
+    ))
+}
+
+/// The Lamport one-shot (bf16 and f16 sums of whole vectors): in place and
+/// not, with -0.0 among the inputs (the sentinel, sent as +0.0), each size
+/// three times so that both parities of every block's regions come back,
+/// with a staged one-shot (an f32 sum) on the same buffer between calls
+/// (the two keep apart counters).
+fn lamport(ctx: &mut Ctx) -> Result<String> {
+    let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
+    let sizes = [16, 8 << 10, 128 << 10, 512 << 10];
+    let largest = sizes[sizes.len() - 1];
+    let input = ctx.allocate("lamport", largest)?;
+    let out = DeviceBuffer::new(largest)?;
+    // Rank r's value, with -0.0 wherever index % 5 == r % 5: sums with a
+    // -0.0 term must equal the others' sum, and where every term is -0.0
+    // (one rank) the sum comes out +0.0.
+    let term = |r: usize, i: usize| {
+        if i % 5 == r % 5 { -0.0 } else { value(r, i) }
+    };
+    let mut calls = 0;
+    for dtype in [Dtype::Bf16, Dtype::F16] {
+        for &bytes in &sizes {
+            let elements = bytes / dtype.bytes();
+            let mine: Vec<f32> = (0..elements).map(|i| term(rank, i)).collect();
+            let expected: Vec<f32> = (0..elements)
+                .map(|i| (0..world).map(|r| term(r, i)).fold(0.0, |a, b| a + b))
+                .collect();
+            let expected = to_bits(dtype, &expected);
+            for round in 0..3 {
+                for in_place in [false, true] {
+                    let target = if in_place { input.local() } else { out.ptr };
+                    copy_to_device(input.local(), &to_bits(dtype, &mine))?;
+                    out.zero()?;
+                    ctx.session.device.synchronize()?;
+                    ctx.barrier("lamport-case")?;
+                    ctx.session.collectives.all_reduce(
+                        &input,
+                        target,
+                        elements,
+                        dtype,
+                        ReduceOp::Sum,
+                        Algorithm::OneShot,
+                        ctx.session.stream.raw,
+                    )?;
+                    // A staged one-shot on the same buffer's slots between.
+                    ctx.session.collectives.all_reduce(
+                        &input,
+                        out.ptr,
+                        4,
+                        Dtype::F32,
+                        ReduceOp::Sum,
+                        Algorithm::OneShot,
+                        ctx.session.stream.raw,
+                    )?;
+                    ctx.session.stream.synchronize()?;
+                    ctx.session.collectives.check_peers("lamport all-reduce")?;
+                    if in_place {
+                        let got: Vec<u8> = copy_from_device(target, bytes)?;
+                        if got != expected {
+                            let first = got.iter().zip(&expected).position(|(a, b)| a != b);
+                            return Err(Error::Cuda(format!(
+                                "Lamport {dtype:?} {bytes} B in place, round {round}: first \
+                                 difference at byte {first:?}"
+                            )));
+                        }
+                    }
+                    calls += 1;
+                }
+            }
+            // Out of place, checked without a staged call over the output.
+            copy_to_device(input.local(), &to_bits(dtype, &mine))?;
+            ctx.session.device.synchronize()?;
+            ctx.barrier("lamport-out")?;
+            ctx.session.collectives.all_reduce(
+                &input,
+                out.ptr,
+                elements,
+                dtype,
+                ReduceOp::Sum,
+                Algorithm::OneShot,
+                ctx.session.stream.raw,
+            )?;
+            ctx.session.stream.synchronize()?;
+            ctx.session.collectives.check_peers("lamport all-reduce")?;
+            if copy_from_device::<u8>(out.ptr, bytes)? != expected {
+                return Err(Error::Cuda(format!(
+                    "Lamport {dtype:?} {bytes} B out of place gave a wrong result"
+                )));
+            }
+            calls += 1;
+            ctx.barrier("lamport-checked")?;
+        }
+    }
+    Ok(format!(
+        "{calls} Lamport all-reduces (bf16, f16; 16 B to 512 KiB; in place and not; -0.0 terms; \
+         both parities, with staged one-shots on the same buffer between) equal the host sums bit for bit"
     ))
 }
 
@@ -351,49 +461,50 @@ fn dead_peer(mut ctx: Ctx) -> ExitCode {
         println!("rank 1 leaving without joining the all-reduce");
         return ExitCode::SUCCESS;
     }
-    let quick = match Collectives::new(Duration::from_secs(2)) {
-        Ok(quick) => quick,
-        Err(error) => {
-            println!("FAIL dead-peer: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
     let out = DeviceBuffer::new(4096).ok();
-    let start = Instant::now();
-    let result = (|| {
-        let out = out
-            .as_ref()
-            .ok_or_else(|| Error::Cuda("no output buffer".into()))?;
-        quick.all_reduce(
-            &buffer,
-            out.ptr,
-            1024,
-            Dtype::F32,
-            ReduceOp::Sum,
-            Algorithm::OneShot,
-            ctx.session.stream.raw,
-        )?;
-        ctx.session.stream.synchronize()?;
-        quick.check_peers("all-reduce with a dead peer")
-    })();
-    let elapsed = start.elapsed();
-    match result {
-        Err(Error::PeerTimeout { .. }) if elapsed < Duration::from_secs(10) => {
-            println!(
-                "PASS dead-peer: error after {:.2} s: {}",
+    // The staged one-shot (f32: a counter barrier), then the Lamport one
+    // (bf16 sum: a spin on the data), each with fresh kernels' error flag.
+    let mut failed = false;
+    for (dtype, kernel) in [(Dtype::F32, "staged"), (Dtype::Bf16, "Lamport")] {
+        let start = Instant::now();
+        let result = (|| {
+            let quick = Collectives::new(Duration::from_secs(2))?;
+            let out = out
+                .as_ref()
+                .ok_or_else(|| Error::Cuda("no output buffer".into()))?;
+            quick.all_reduce(
+                &buffer,
+                out.ptr,
+                4096 / dtype.bytes(),
+                dtype,
+                ReduceOp::Sum,
+                Algorithm::OneShot,
+                ctx.session.stream.raw,
+            )?;
+            ctx.session.stream.synchronize()?;
+            quick.check_peers("all-reduce with a dead peer")
+        })();
+        let elapsed = start.elapsed();
+        match result {
+            Err(Error::PeerTimeout { .. }) if elapsed < Duration::from_secs(10) => println!(
+                "PASS dead-peer ({kernel}): error after {:.2} s: {}",
                 elapsed.as_secs_f64(),
                 result.err().map(|e| e.to_string()).unwrap_or_default()
-            );
-            ExitCode::SUCCESS
+            ),
+            other => {
+                println!(
+                    "FAIL dead-peer ({kernel}): {:?} after {:.2} s",
+                    other.err(),
+                    elapsed.as_secs_f64()
+                );
+                failed = true;
+            }
         }
-        other => {
-            println!(
-                "FAIL dead-peer: {:?} after {:.2} s",
-                other.err(),
-                elapsed.as_secs_f64()
-            );
-            ExitCode::FAILURE
-        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -723,10 +834,11 @@ fn run_threads(world: usize) -> Result<ExitCode> {
 
 /// Runs the tests (or only `only`); returns (passed, failed).
 fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
-    let tests: [(&str, TestFn); 8] = [
+    let tests: [(&str, TestFn); 9] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
+        ("lamport", lamport),
         ("graph-replay", graph_replay),
         ("memory-baseline", memory_baseline),
         ("mgpu-abi", mgpu_abi),

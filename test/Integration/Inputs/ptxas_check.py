@@ -1,9 +1,9 @@
 """Assembles PTX files for sm_90 with ptxas -v, in parallel, and checks
 that each one assembles and fits the grid the runtime launches it on: at
-most 65536 / (512 threads x blocks per SM) registers a thread, where a
-two-shot (at most 132 blocks) or a barrier (one block) needs one block per
-SM of an H100/H200 and every other kernel (up to 264 blocks) two
-(symm_protocol::blocks_per_sm). Prints one line per kernel that spills,
+most 65536 / (its block's threads, its .reqntid or else 512, x blocks per SM)
+registers a thread, where a two-shot (at most 132 blocks) or a barrier
+(one block) needs one block per SM of an H100/H200 and every other kernel
+(up to 264 blocks) two (symm_protocol::blocks_per_sm). Prints one line per kernel that spills,
 then a summary; exit status 1 on any failure.
 
 usage: ptxas_check.py PTXAS FILE.ptx...
@@ -13,13 +13,17 @@ import re
 import subprocess
 import sys
 
-THREADS, REGISTERS_PER_SM = 512, 65536
+REGISTERS_PER_SM, MOST_PER_THREAD = 65536, 255
 
 
 def check(ptxas, path):
     name = path.rsplit("/", 1)[-1]
     per_sm = 1 if "two_shot" in name or "barrier" in name else 2
-    most = REGISTERS_PER_SM // (THREADS * per_sm)
+    with open(path) as ptx:
+        block = re.search(r"\.reqntid\s+(\d+)", ptx.read())
+    # Without one, the runtime's block (symm_protocol::THREADS).
+    threads = int(block.group(1)) if block else 512
+    most = min(MOST_PER_THREAD, REGISTERS_PER_SM // (threads * per_sm))
     run = subprocess.run([ptxas, "-arch=sm_90", "-v", path, "-o", "/dev/null"],
                          capture_output=True, text=True)
     if run.returncode != 0:
