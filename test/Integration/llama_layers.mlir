@@ -33,7 +33,7 @@
 // The all-reduce, the residual add and RMSNorm are one kernel per size
 // (symm_mem.all_reduce_rows_out): no separate row kernel.
 // ATTN-NOT: .extern
-// ATTN-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
+// ATTN-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: shfl.sync.bfly

@@ -149,19 +149,28 @@ func.func @fused(%bias: memref<32xf32>, %out: memref<32x32xf32>) {
 // step and apply regions become three functions; the kernel takes rows,
 // rows_out, the row operand and the initial value, and a block reduces
 // each row's partial sums (gpu.all_reduce) between the step and the apply.
+// Its 4 rows of bf16 (32 KB) take the Lamport exchange: a block per row of
+// 512 threads sends its vectors, then reduces the row as they arrive; the
+// row statistic follows as in the staged kernel (lamport-max-bytes=0).
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @rows
 // CHECK: %[[POOL:.*]] = symm_mem.pool_of
 // CHECK: %[[INIT:.*]] = arith.constant 2.500000e-01 : f32
-// CHECK: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]] blocks in (%[[ROWS:.*]], %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[INIT]] : f32)
+// CHECK: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]] blocks in (%[[ROWS:.*]], %{{.*}}, %{{.*}}) threads in (%c512, %{{.*}}, %{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[INIT]] : f32)
 // CHECK: gpu.module @symm_kernels
 // CHECK-DAG: func.func private @symm_epilogue_0(%{{.*}}: bf16, %{{.*}}: bf16) -> bf16
 // CHECK-DAG: func.func private @symm_epilogue_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
 // CHECK-DAG: func.func private @symm_epilogue_0_apply(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16) -> bf16
-// CHECK: gpu.func @[[KERNEL]](%{{.*}}: !symm_mem.pool, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[NROWS:.*]]: i64, %{{.*}}: !llvm.ptr, %[[NORMED:.*]]: !llvm.ptr, %[[GAMMA:.*]]: !llvm.ptr, %[[INITARG:.*]]: f32)
-// CHECK: symm_mem.wait_counter
+// CHECK: gpu.func @[[KERNEL]](%[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[NROWS:.*]]: i64, %{{.*}}: !llvm.ptr, %[[NORMED:.*]]: !llvm.ptr, %[[GAMMA:.*]]: !llvm.ptr, %[[INITARG:.*]]: f32)
+// CHECK-SAME: nvvm.reqntid = array<i32: 512, 1, 1>
+// CHECK-NOT: symm_mem.wait_counter
+// CHECK: symm_mem.lamport_region %[[KPOOL]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[NROWS]]
+// CHECK: llvm.store
+// CHECK: llvm.store
+// CHECK: symm_mem.lamport_wait %[[KPOOL]], %{{.*}} : vector<8xbf16>
+// CHECK: symm_mem.lamport_wait %[[KPOOL]], %{{.*}} : vector<8xbf16>
 // CHECK: func.call @symm_epilogue_0(
 // CHECK: func.call @symm_epilogue_0_step(
 // CHECK: %[[PARTIAL:.*]] = gpu.all_reduce add %{{.*}} uniform
@@ -170,6 +179,12 @@ symm_mem.global @pool alignment(128) : memref<65536xi8, #symm_mem.allocator<symm
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr
 // CHECK: gpu.barrier
 // CHECK: symm_mem.set_epoch
+// NOLAMPORT-LABEL: func.func @rows
+// NOLAMPORT: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]]
+// NOLAMPORT: gpu.func @[[KERNEL]](
+// NOLAMPORT: symm_mem.wait_counter
+// NOLAMPORT: gpu.all_reduce add %{{.*}} uniform
+// NOLAMPORT: symm_mem.set_epoch
 func.func @rows(%x: memref<4x4096xbf16>, %gamma: memref<4096xbf16>, %h: memref<4x4096xbf16>, %n: memref<4x4096xbf16>) {
   %pool = symm_mem.get_global @pool : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index

@@ -60,6 +60,14 @@ pub struct RowsEpilogue {
 /// slower at 8 MB (its second half runs every row in each block).
 pub const ROWS_TWO_SHOT_MAX: u64 = 2 << 20;
 
+/// Largest message a rows kernel takes as a Lamport one-shot (with the
+/// pass's own lamport-max-bytes below it). Measured on 2x H200 in the Llama
+/// attention-output block (bench/results/2026-11-23-rows-lamport-h200x2.md):
+/// 0.5 µs faster than the staged rows kernel at 1 and 16 rows of 4096
+/// bf16, 0.2 µs slower at 64 (512 KiB: 64 blocks, each spinning on a whole
+/// row before its block reduction).
+pub const ROWS_LAMPORT_MAX: u64 = 256 << 10;
+
 /// Longest row a rows kernel keeps in registers: two 16-byte vectors per
 /// thread of a block.
 pub const ROW_BYTES_MAX: u64 = 2 * THREADS * 16;
@@ -149,9 +157,10 @@ pub fn most_blocks(algorithm: Algorithm) -> u64 {
 
 impl AllReduceKernel {
     /// Threads per block: the Lamport one-shot's own size
-    /// (`symm_protocol::LAMPORT_THREADS`), else `THREADS`.
+    /// (`symm_protocol::LAMPORT_THREADS`), else `THREADS` (a rows kernel's
+    /// block takes a row, Lamport or not).
     pub fn threads(&self) -> u64 {
-        if self.lamport {
+        if self.lamport && self.rows.is_none() {
             u64::from(symm_protocol::LAMPORT_THREADS)
         } else {
             THREADS

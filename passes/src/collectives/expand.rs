@@ -587,13 +587,22 @@ impl AllReduceFacts {
         // The pool holds the input, so its staging slots hold any message
         // up to STAGING_MAX bytes (symm_protocol::staging_layout).
         // The Lamport one-shot: 16-bit float sums up to the limit, each
-        // vector in the block of its index at every size (one per thread).
+        // vector in the block of its index at every size (one per thread;
+        // a rows kernel's row in the block of its index: no more rows than
+        // channels).
+        let in_its_block = match &self.rows {
+            None => {
+                count / vector <= kernels::MAX_BLOCKS * u64::from(symm_protocol::LAMPORT_THREADS)
+            }
+            Some(_) => {
+                count / self.columns <= kernels::MAX_BLOCKS && bytes <= kernels::ROWS_LAMPORT_MAX
+            }
+        };
         let lamport = algorithm == Algorithm::OneShot
-            && self.rows.is_none()
             && self.reduction == Reduction::Sum
             && kernels::has_sentinel(&self.element)
             && bytes <= limits.lamport_max
-            && count / vector <= kernels::MAX_BLOCKS * u64::from(symm_protocol::LAMPORT_THREADS);
+            && in_its_block;
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
             Algorithm::TwoShot if self.input_read_after => None,
@@ -622,7 +631,10 @@ impl AllReduceFacts {
     fn segments(&self, limits: Limits) -> Vec<Segment> {
         let bytes = |count: u64| count * self.element_bytes;
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
-        let rows_bound = self.rows.as_ref().map(|_| kernels::ROWS_TWO_SHOT_MAX);
+        let rows_bounds = self
+            .rows
+            .as_ref()
+            .map(|_| [kernels::ROWS_LAMPORT_MAX, kernels::ROWS_TWO_SHOT_MAX]);
         let mut bounds: Vec<u64> = [
             limits.lamport_max,
             kernels::STAGING_MAX,
@@ -630,7 +642,7 @@ impl AllReduceFacts {
             limits.two_rank_push_max,
         ]
         .into_iter()
-        .chain(rows_bound)
+        .chain(rows_bounds.into_iter().flatten())
         .filter(|limit| (least..most).contains(limit))
         .collect();
         bounds.sort_unstable();
@@ -819,14 +831,27 @@ mod tests {
             .take(2)
             .collect();
         assert_eq!(segments, vec![(true, 256 << 10), (false, 512 << 10)]);
-        // No sentinel in f32, -0.0 matters to max, rows keep their kernel.
+        // No sentinel in f32, -0.0 matters to max.
         let mut f32 = facts(false);
         (f32.element, f32.element_bytes) = ("f32".into(), 4);
         assert_eq!(at(&f32, 4096), (false, true));
         let mut max = facts(false);
         max.reduction = Reduction::Max;
         assert_eq!(at(&max, 4096), (false, true));
-        assert_eq!(at(&facts(true), 4096), (false, true));
+        // A rows kernel (residual + RMSNorm) takes it too, a block per row
+        // of 512 threads: 16 rows of 4096 on 16 blocks.
+        let rows = facts(true);
+        assert_eq!(at(&rows, 4096 * 16), (true, false));
+        // Up to ROWS_LAMPORT_MAX (32 rows of 4096 bf16), then staged.
+        assert_eq!(at(&rows, 4096 * 32), (true, false));
+        assert_eq!(at(&rows, 4096 * 33), (false, true));
+        let kernel = rows.kernel(4096 * 16, limits);
+        assert_eq!(kernel.threads(), kernels::THREADS);
+        assert!(
+            kernel
+                .name()
+                .starts_with("symm_one_shot_lamport_sum_bf16_w2_v8_")
+        );
         // Odd counts take narrow vectors: more than one per thread of the
         // widest grid would move vectors between blocks across sizes.
         let mut odd = facts(false);

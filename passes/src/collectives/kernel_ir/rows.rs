@@ -8,6 +8,10 @@
 //!
 //! - One-shot (staged through the pool's slots, or between two barriers):
 //!   block b reduces rows b, b + grid, ... from every rank's copy.
+//! - Lamport one-shot (bf16/f16 sums of at most as many rows as there are
+//!   channels, so block b always takes row b): each thread sends its
+//!   vectors of the row into every rank's Lamport area, then reduces the
+//!   row from its own area as the vectors arrive (`lamport.rs`).
 //! - Two-shot (pushing into the inputs): each rank reduces its chunk of
 //!   rows, stores each reduced row into every rank's input, meets its
 //!   peers, then runs every row from its own input through the epilogue
@@ -80,6 +84,17 @@ impl<'c> Kernel<'_, 'c> {
             self.fused_row(e, types, &args, &held, base, value)
         };
         match self.spec.algorithm {
+            Algorithm::OneShot if self.spec.lamport => {
+                let lamport = self.lamport_call();
+                self.over_rows(e, zero, rows, row_vectors, |e, base| {
+                    self.over_held(e, &held, base, |e, at| self.lamport_send(e, &lamport, at));
+                    fused(e, base, &|e, at| {
+                        let terms = self.lamport_receive(e, &lamport, at);
+                        self.combine(e, terms)
+                    })
+                });
+                self.lamport_end(&lamport);
+            }
             Algorithm::OneShot if self.spec.staged => {
                 let staging = self.staging();
                 self.over_rows(e, zero, rows, row_vectors, |e, base| {
