@@ -120,6 +120,45 @@ impl Ctx {
         self.session.group.store.barrier(name, rank, world, timeout)
     }
 
+    /// Puts `data` into `input`, clears `out` and meets the peers at `tag`.
+    fn load_input(
+        &mut self,
+        input: &SymmetricBuffer,
+        data: &[u8],
+        out: &DeviceBuffer,
+        tag: &str,
+    ) -> Result<()> {
+        copy_to_device(input.local(), data)?;
+        out.zero()?;
+        self.session.device.synchronize()?;
+        self.barrier(tag)
+    }
+
+    /// Enqueues one all-reduce of `elements` on the session's stream.
+    fn all_reduce(
+        &self,
+        input: &SymmetricBuffer,
+        target: u64,
+        elements: usize,
+        (dtype, op, algorithm): (Dtype, ReduceOp, Algorithm),
+    ) -> Result<()> {
+        self.session.collectives.all_reduce(
+            input,
+            target,
+            elements,
+            dtype,
+            op,
+            algorithm,
+            self.session.stream.raw,
+        )
+    }
+
+    /// Waits for the stream; a peer's timeout in `what` is an error.
+    fn finish(&self, what: &str) -> Result<()> {
+        self.session.stream.synchronize()?;
+        self.session.collectives.check_peers(what)
+    }
+
     fn allocate(&mut self, id: &str, bytes: usize) -> Result<SymmetricBuffer> {
         SymmetricBuffer::allocate(
             &mut self.session.group,
@@ -226,21 +265,9 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
                 let expected = to_bits(dtype, &expected_values);
                 for (algorithm, in_place) in VARIANTS {
                     let target = if in_place { input.local() } else { out.ptr };
-                    copy_to_device(input.local(), &to_bits(dtype, &mine))?;
-                    out.zero()?;
-                    ctx.session.device.synchronize()?;
-                    ctx.barrier("case")?;
-                    ctx.session.collectives.all_reduce(
-                        &input,
-                        target,
-                        elements,
-                        dtype,
-                        op,
-                        algorithm,
-                        ctx.session.stream.raw,
-                    )?;
-                    ctx.session.stream.synchronize()?;
-                    ctx.session.collectives.check_peers("all-reduce")?;
+                    ctx.load_input(&input, &to_bits(dtype, &mine), &out, "case")?;
+                    ctx.all_reduce(&input, target, elements, (dtype, op, algorithm))?;
+                    ctx.finish("all-reduce")?;
                     let got: Vec<u8> = copy_from_device(target, bytes)?;
                     if got != expected {
                         let first = got
@@ -311,31 +338,21 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
             for round in 0..3 {
                 for in_place in [false, true] {
                     let target = if in_place { input.local() } else { out.ptr };
-                    copy_to_device(input.local(), &to_bits(dtype, &mine))?;
-                    out.zero()?;
-                    ctx.session.device.synchronize()?;
-                    ctx.barrier("lamport-case")?;
-                    ctx.session.collectives.all_reduce(
+                    ctx.load_input(&input, &to_bits(dtype, &mine), &out, "lamport-case")?;
+                    ctx.all_reduce(
                         &input,
                         target,
                         elements,
-                        dtype,
-                        ReduceOp::Sum,
-                        Algorithm::OneShot,
-                        ctx.session.stream.raw,
+                        (dtype, ReduceOp::Sum, Algorithm::OneShot),
                     )?;
                     // A staged one-shot on the same buffer's slots between.
-                    ctx.session.collectives.all_reduce(
+                    ctx.all_reduce(
                         &input,
                         out.ptr,
                         4,
-                        Dtype::F32,
-                        ReduceOp::Sum,
-                        Algorithm::OneShot,
-                        ctx.session.stream.raw,
+                        (Dtype::F32, ReduceOp::Sum, Algorithm::OneShot),
                     )?;
-                    ctx.session.stream.synchronize()?;
-                    ctx.session.collectives.check_peers("lamport all-reduce")?;
+                    ctx.finish("lamport all-reduce")?;
                     if in_place {
                         let got: Vec<u8> = copy_from_device(target, bytes)?;
                         if got != expected {
@@ -350,20 +367,14 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
                 }
             }
             // Out of place, checked without a staged call over the output.
-            copy_to_device(input.local(), &to_bits(dtype, &mine))?;
-            ctx.session.device.synchronize()?;
-            ctx.barrier("lamport-out")?;
-            ctx.session.collectives.all_reduce(
+            ctx.load_input(&input, &to_bits(dtype, &mine), &out, "lamport-out")?;
+            ctx.all_reduce(
                 &input,
                 out.ptr,
                 elements,
-                dtype,
-                ReduceOp::Sum,
-                Algorithm::OneShot,
-                ctx.session.stream.raw,
+                (dtype, ReduceOp::Sum, Algorithm::OneShot),
             )?;
-            ctx.session.stream.synchronize()?;
-            ctx.session.collectives.check_peers("lamport all-reduce")?;
+            ctx.finish("lamport all-reduce")?;
             if copy_from_device::<u8>(out.ptr, bytes)? != expected {
                 return Err(Error::Cuda(format!(
                     "Lamport {dtype:?} {bytes} B out of place gave a wrong result"
