@@ -9,7 +9,7 @@ use crate::{
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
-use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks_of, lamport_fits};
+use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks, lamport_fits};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -159,8 +159,8 @@ impl Collectives {
     /// into `out` (16-byte aligned). Two-shot pushes reduced chunks into
     /// every peer's input, so it clobbers `input`; `out` may be
     /// `input.local()` (in place, its fastest form: no copy out of the
-    /// input afterwards). A one-shot runs in place only if the input fits
-    /// the buffer's staging slot.
+    /// input afterwards). A one-shot runs in place only if it takes the
+    /// Lamport kernel or the input fits the buffer's staging slot.
     #[allow(clippy::too_many_arguments)]
     pub fn all_reduce(
         &self,
@@ -207,7 +207,7 @@ impl Collectives {
             && bytes <= self.lamport_max
             && bytes <= input.lamport_region
             && lamport_fits(vectors)
-            && grid_blocks_of(vectors, Variant::Lamport.threads() as usize, MAX_BLOCKS)
+            && grid_blocks(vectors, Variant::Lamport.threads() as usize, MAX_BLOCKS)
                 <= self.max_blocks as usize;
         let variant = match algorithm {
             Algorithm::OneShot if lamport => Variant::Lamport,
@@ -221,9 +221,7 @@ impl Collectives {
             return Err(Error::InvalidArgument(format!(
                 "a one-shot all-reduce of {} bytes cannot run in place on '{}' (only up to \
                  its staging slot's {} bytes); use the two-shot, or another output",
-                elements * dtype.bytes(),
-                input.id,
-                input.staging_slot
+                bytes, input.id, input.staging_slot
             )));
         }
         let key = |tail| {
@@ -248,10 +246,10 @@ impl Collectives {
             _ => vectors,
         };
         let blocks =
-            grid_blocks_of(per_rank, variant.threads() as usize, variant.most_blocks()) as u32;
+            grid_blocks(per_rank, variant.threads() as usize, variant.most_blocks()) as u32;
         log::debug!(
             "all-reduce of {} B on '{}': {} ({} blocks)",
-            elements * dtype.bytes(),
+            bytes,
             input.id,
             entry.name,
             blocks.min(self.max_blocks)
@@ -444,7 +442,7 @@ mod tests {
         assert_eq!(Variant::Lamport.threads(), symm_protocol::LAMPORT_THREADS);
         // 512 KiB: 32768 vectors on 256 blocks of 128, within the channels.
         assert_eq!(
-            grid_blocks_of(32768, Variant::Lamport.threads() as usize, MAX_BLOCKS),
+            grid_blocks(32768, Variant::Lamport.threads() as usize, MAX_BLOCKS),
             256
         );
     }

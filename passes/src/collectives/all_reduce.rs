@@ -139,13 +139,6 @@ pub fn vector_width(element_bytes: u64, counts: &[u64]) -> u64 {
     width
 }
 
-/// Thread blocks for `vectors` vector accesses of one rank by a kernel of
-/// `algorithm`: the runtime's rule (`symm_protocol::library::grid_blocks`),
-/// one per thread's vector up to `most_blocks`.
-pub fn grid_blocks(vectors: u64, algorithm: Algorithm) -> u64 {
-    symm_protocol::library::grid_blocks(vectors as usize, most_blocks(algorithm) as usize) as u64
-}
-
 /// Most blocks of a kernel of `algorithm`: a two-shot one per SM (its
 /// loops keep 4 vectors in flight per thread), as the runtime's.
 pub fn most_blocks(algorithm: Algorithm) -> u64 {
@@ -171,7 +164,7 @@ impl AllReduceKernel {
     /// thread's vector up to `most_blocks` (the runtime's rule,
     /// `symm_protocol::library::grid_blocks`, at this kernel's block size).
     pub fn grid_blocks(&self, vectors: u64) -> u64 {
-        symm_protocol::library::grid_blocks_of(
+        symm_protocol::library::grid_blocks(
             vectors as usize,
             self.threads() as usize,
             self.most_blocks() as usize,
@@ -230,10 +223,24 @@ mod tests {
 
     #[test]
     fn grid_is_one_vector_per_thread_up_to_the_pad_channels() {
-        assert_eq!(grid_blocks(1, Algorithm::OneShot), 1);
-        assert_eq!(grid_blocks(THREADS + 1, Algorithm::OneShot), 2);
-        assert_eq!(grid_blocks(1 << 30, Algorithm::OneShot), MAX_BLOCKS);
-        assert_eq!(grid_blocks(1 << 30, Algorithm::TwoShot), MAX_BLOCKS / 2);
+        let kernel = |algorithm| AllReduceKernel {
+            algorithm,
+            reduction: Reduction::Sum,
+            element: "bf16".into(),
+            world: 2,
+            vector: 8,
+            epilogue: None,
+            staged: false,
+            lamport: false,
+            push: None,
+            tail: false,
+            rows: None,
+        };
+        let (one_shot, two_shot) = (kernel(Algorithm::OneShot), kernel(Algorithm::TwoShot));
+        assert_eq!(one_shot.grid_blocks(1), 1);
+        assert_eq!(one_shot.grid_blocks(THREADS + 1), 2);
+        assert_eq!(one_shot.grid_blocks(1 << 30), MAX_BLOCKS);
+        assert_eq!(two_shot.grid_blocks(1 << 30), MAX_BLOCKS / 2);
     }
 
     #[test]

@@ -281,7 +281,8 @@ impl<'d> Host<'d> {
     }
 
     /// Thread blocks for `vectors` (an i64) split `divisor` ways, as
-    /// `kernels::grid_blocks` computes them, at run time (an index).
+    /// `AllReduceKernel::grid_blocks` computes them, of `threads`-thread
+    /// blocks, at run time (an index).
     pub fn grid_blocks(&mut self, vectors: Val, divisor: u64, threads: u64, most: u64) -> Val {
         let ceil_div = |host: &mut Self, value: Val, by: u64| {
             let by = host.int(64, by as i64);

@@ -151,14 +151,10 @@ pub fn all() -> impl Iterator<Item = Kernel> {
 }
 
 /// Blocks of an all-reduce grid in which each rank handles `vectors`
-/// vector accesses (a two-shot: its chunk): one per thread, at least one
-/// block, at most `most` (a pad's channels, or one per SM).
-pub const fn grid_blocks(vectors: usize, most: usize) -> usize {
-    grid_blocks_of(vectors, THREADS as usize, most)
-}
-
-/// [`grid_blocks`] for blocks of `threads` threads.
-pub const fn grid_blocks_of(vectors: usize, threads: usize, most: usize) -> usize {
+/// vector accesses (a two-shot: its chunk) on blocks of `threads`
+/// threads: one per thread, at least one block, at most `most` (a pad's
+/// channels, or one per SM).
+pub const fn grid_blocks(vectors: usize, threads: usize, most: usize) -> usize {
     let blocks = vectors.div_ceil(threads);
     if blocks < 1 {
         1
@@ -190,12 +186,15 @@ mod tests {
 
     #[test]
     fn grid_is_one_vector_per_thread_within_bounds() {
-        assert_eq!(grid_blocks(0, MAX_BLOCKS), 1);
-        assert_eq!(grid_blocks(THREADS as usize + 1, MAX_BLOCKS), 2);
-        assert_eq!(grid_blocks(1 << 30, MAX_BLOCKS), MAX_BLOCKS);
+        let threads = THREADS as usize;
+        assert_eq!(grid_blocks(0, threads, MAX_BLOCKS), 1);
+        assert_eq!(grid_blocks(threads + 1, threads, MAX_BLOCKS), 2);
+        assert_eq!(grid_blocks(1 << 30, threads, MAX_BLOCKS), MAX_BLOCKS);
         assert_eq!(
-            grid_blocks(1 << 30, Variant::TwoShot.most_blocks()),
+            grid_blocks(1 << 30, threads, Variant::TwoShot.most_blocks()),
             TWO_SHOT_MAX_BLOCKS
         );
+        let lamport = Variant::Lamport.threads() as usize;
+        assert_eq!(grid_blocks(lamport + 1, lamport, MAX_BLOCKS), 2);
     }
 }
