@@ -41,20 +41,26 @@ TOKENS = [int(m) for m in os.environ.get("LAYER_TOKENS", "1,16,128,2048").split(
 ITERS, WARMUP = 200, 50
 
 
+def graph_of(fn, calls, warmup=3):
+    """A CUDA graph of `calls` calls of fn, captured on a side stream after
+    `warmup` calls there (first calls allocate and pick kernels)."""
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for _ in range(calls):
+            fn()
+    return graph
+
+
 def bench(fn, graph):
     """µs per call of fn: eagerly, or replays of a CUDA graph of 10 calls."""
-    stream = torch.cuda.Stream()
     torch.cuda.synchronize()
     if graph:
-        with torch.cuda.stream(stream):
-            for _ in range(3):
-                fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=stream):
-            for _ in range(10):
-                fn()
-        run, reps, per = g.replay, ITERS // 10, 10
+        run, reps, per = graph_of(fn, 10).replay, ITERS // 10, 10
     else:
         run, reps, per = fn, ITERS, 1
     for _ in range(WARMUP // per + 1):

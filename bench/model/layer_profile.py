@@ -21,6 +21,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import llama_tp
 import symm
+from layer_bench import graph_of
 from llama_tp import D
 
 CALLS = 20
@@ -34,16 +35,7 @@ def calls(fn, graphed):
             for _ in range(CALLS):
                 fn()
         return run
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for _ in range(CALLS):
-            fn()
-    return graph.replay
+    return graph_of(fn, CALLS).replay
 
 
 def main():

@@ -32,7 +32,7 @@ import torch.distributed._symmetric_memory as symm_mem
 from torch.profiler import ProfilerActivity, profile
 
 import symm
-from layer_bench import bench, rel_l2
+from layer_bench import bench, graph_of, rel_l2
 from llama_tp import D, EPS
 
 TOKENS = [int(m) for m in os.environ.get("NORM_TOKENS", "1,16,128,256,512,1024,2048,4096").split(",")]
@@ -48,15 +48,7 @@ def other_kernels_us(fn):
     """µs per call of fn's kernels other than GEMMs (torch.profiler/CUPTI),
     over one replay of a CUDA graph of PROFILED calls, so that no host
     launch gap between the ranks shows up as a collective's wait."""
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(5):
-            fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for _ in range(PROFILED):
-            fn()
+    graph = graph_of(fn, PROFILED, warmup=5)
     graph.replay()
     torch.cuda.synchronize()
     dist.barrier()
