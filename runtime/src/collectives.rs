@@ -9,7 +9,7 @@ use crate::{
     symmetric::SymmetricBuffer,
 };
 use std::{ffi::c_void, time::Duration};
-use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks, lamport_fits};
+use symm_protocol::library::{AllReduce, Kernel, Variant, grid_blocks, lamport_takes};
 
 const _: () = assert!(
     cfg!(target_endian = "little"),
@@ -202,11 +202,14 @@ impl Collectives {
         // through the staging slots: one barrier, not two.
         let vectors = bytes / 16;
         let lamport = algorithm == Algorithm::OneShot
-            && Variant::Lamport.takes(dtype, op, false)
             && bytes.is_multiple_of(16)
-            && bytes <= self.lamport_max
-            && bytes <= input.lamport_region
-            && lamport_fits(vectors)
+            && lamport_takes(
+                dtype,
+                op,
+                bytes,
+                vectors,
+                self.lamport_max.min(input.lamport_region),
+            )
             && grid_blocks(vectors, Variant::Lamport.threads() as usize, MAX_BLOCKS)
                 <= self.max_blocks as usize;
         let variant = match algorithm {
@@ -430,15 +433,12 @@ mod tests {
     }
 
     #[test]
-    fn lamport_takes_bf16_and_f16_sums_of_whole_vectors_that_fit_its_grid() {
+    fn lamport_library_kernels_are_bf16_and_f16_sums_of_whole_vectors() {
         assert!(Variant::Lamport.takes(Dtype::Bf16, ReduceOp::Sum, false));
         assert!(Variant::Lamport.takes(Dtype::F16, ReduceOp::Sum, false));
         assert!(!Variant::Lamport.takes(Dtype::F32, ReduceOp::Sum, false));
         assert!(!Variant::Lamport.takes(Dtype::Bf16, ReduceOp::Max, false));
         assert!(!Variant::Lamport.takes(Dtype::Bf16, ReduceOp::Sum, true));
-        assert!(lamport_fits(1));
-        assert!(lamport_fits(symm_protocol::LAMPORT_MAX / 16));
-        assert!(!lamport_fits(symm_protocol::LAMPORT_MAX / 16 + 1));
         assert_eq!(Variant::Lamport.threads(), symm_protocol::LAMPORT_THREADS);
         // 512 KiB: 32768 vectors on 256 blocks of 128, within the channels.
         assert_eq!(

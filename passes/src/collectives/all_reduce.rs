@@ -17,12 +17,9 @@ pub enum Algorithm {
     TwoShot,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reduction {
-    Sum,
-    Max,
-    Min,
-}
+/// The reduction: the runtime ABI's codes, which are also the ODS enum's
+/// case values.
+pub use symm_protocol::abi::ReduceCode as Reduction;
 
 /// One epilogue operand: its element type, and the row length in vectors
 /// when it is a row-broadcast vector (a bias).
@@ -110,12 +107,6 @@ pub enum Push {
     /// Straight into the peers' outputs (symmetric too, at the same offset
     /// of their pool); no epilogue, nothing to copy afterwards.
     IntoOutputs,
-}
-
-/// Whether element type `element` has the Lamport one-shot's sentinel
-/// (-0.0 as a u16, `symm_protocol::LAMPORT_SENTINEL`).
-pub fn has_sentinel(element: &str) -> bool {
-    matches!(element, "bf16" | "f16")
 }
 
 /// Bytes of a float element type.

@@ -298,16 +298,11 @@ impl Expansion {
             ));
         }
         // Enum attributes hold their I32EnumAttr case values.
-        let reduction = match op
+        let reduction = op
             .attr("reduction")
             .and_then(Attr::int)
-            .and_then(symm_protocol::abi::ReduceCode::from_code)
-        {
-            Some(symm_protocol::abi::ReduceCode::Sum) => Reduction::Sum,
-            Some(symm_protocol::abi::ReduceCode::Max) => Reduction::Max,
-            Some(symm_protocol::abi::ReduceCode::Min) => Reduction::Min,
-            None => return Err("has no reduction kind".into()),
-        };
+            .and_then(Reduction::from_code)
+            .ok_or("has no reduction kind")?;
         let fused = op.is("symm_mem.all_reduce_epilogue_out") || op.is(ROWS_OUT);
         let epilogue = fused.then(|| {
             let function = format!("symm_epilogue_{}", self.epilogues.len());
@@ -586,23 +581,31 @@ impl AllReduceFacts {
         });
         // The pool holds the input, so its staging slots hold any message
         // up to STAGING_MAX bytes (symm_protocol::staging_layout).
-        // The Lamport one-shot: 16-bit float sums up to the limit, each
-        // vector in the block of its index at every size (one per thread;
-        // a rows kernel's row in the block of its index: no more rows than
-        // channels).
-        let in_its_block = match &self.rows {
-            None => {
-                count / vector <= kernels::MAX_BLOCKS * u64::from(symm_protocol::LAMPORT_THREADS)
-            }
-            Some(_) => {
-                count / self.columns <= kernels::MAX_BLOCKS && bytes <= kernels::ROWS_LAMPORT_MAX
-            }
+        // The Lamport one-shot (symm_protocol::library::lamport_takes): 16-bit
+        // float sums up to the limit, each vector in the block of its index
+        // at every size (one per thread); a rows kernel's row in the block
+        // of its index (no more rows than channels), up to its own bound.
+        let dtype = symm_protocol::abi::DtypeCode::from_text(&self.element);
+        let lamport_takes = |vectors: u64| {
+            dtype.is_some_and(|dtype| {
+                symm_protocol::library::lamport_takes(
+                    dtype,
+                    self.reduction,
+                    bytes as usize,
+                    vectors as usize,
+                    limits.lamport_max as usize,
+                )
+            })
         };
         let lamport = algorithm == Algorithm::OneShot
-            && self.reduction == Reduction::Sum
-            && kernels::has_sentinel(&self.element)
-            && bytes <= limits.lamport_max
-            && in_its_block;
+            && match &self.rows {
+                None => lamport_takes(count / vector),
+                Some(_) => {
+                    lamport_takes(1)
+                        && count / self.columns <= kernels::MAX_BLOCKS
+                        && bytes <= kernels::ROWS_LAMPORT_MAX
+                }
+            };
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
             Algorithm::TwoShot if self.input_read_after => None,

@@ -5,7 +5,7 @@
 //! runtime embeds. The runtime thus needs no MLIR and no CUDA toolkit, and
 //! has no kernel of its own.
 
-use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS};
+use super::all_reduce::{Algorithm, AllReduceKernel, Push, THREADS};
 use super::emit::Emitter;
 use super::kernel_ir;
 use crate::ir::{Attr, Blk, Op, Val};
@@ -19,10 +19,7 @@ use melior::{
     pass::PassManager,
 };
 use std::fmt::Write;
-use symm_protocol::{
-    abi::ReduceCode,
-    library::{AllReduce, Kernel, Variant},
-};
+use symm_protocol::library::{AllReduce, Kernel, Variant};
 
 /// Entries of the barrier kernels.
 const BARRIER: &str = "symm_barrier";
@@ -35,11 +32,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
             Variant::TwoShot => Algorithm::TwoShot,
             Variant::OneShot | Variant::OneShotStaged | Variant::Lamport => Algorithm::OneShot,
         },
-        reduction: match key.reduce {
-            ReduceCode::Sum => Reduction::Sum,
-            ReduceCode::Max => Reduction::Max,
-            ReduceCode::Min => Reduction::Min,
-        },
+        reduction: key.reduce,
         element: key.dtype.text().to_owned(),
         world: u64::from(key.world),
         vector: (16 / key.dtype.bytes()) as u64,

@@ -66,10 +66,25 @@ impl Variant {
     }
 }
 
-/// Whether a Lamport all-reduce of `vectors` 16-byte vectors fits its grid
-/// (one vector per thread, at most `MAX_BLOCKS` blocks) and `LAMPORT_MAX`.
-pub const fn lamport_fits(vectors: usize) -> bool {
-    vectors * 16 <= LAMPORT_MAX && vectors <= MAX_BLOCKS * LAMPORT_THREADS as usize
+/// Whether the Lamport one-shot takes a `reduce` of `dtype` over `bytes`
+/// bytes in `vectors` vectors (one per thread), where the caller allows it
+/// up to `limit` bytes: a sum of a 16-bit float with the sentinel, within
+/// `LAMPORT_MAX` (the Lamport region of a pool) and within the grid that
+/// keeps every vector in the block of its index (`MAX_BLOCKS` blocks of
+/// `LAMPORT_THREADS`). The compiler's expansion and the runtime's library
+/// both choose by it; each adds what its own kernels need (whole 16-byte
+/// vectors and the buffer's region in the library, rows in the compiler).
+pub const fn lamport_takes(
+    dtype: DtypeCode,
+    reduce: ReduceCode,
+    bytes: usize,
+    vectors: usize,
+    limit: usize,
+) -> bool {
+    Variant::Lamport.takes(dtype, reduce, false)
+        && bytes <= limit
+        && bytes <= LAMPORT_MAX
+        && vectors <= MAX_BLOCKS * LAMPORT_THREADS as usize
 }
 
 /// An all-reduce of `input` (a symmetric buffer) into `out`. Parameters:
@@ -168,6 +183,37 @@ pub const fn grid_blocks(vectors: usize, threads: usize, most: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lamport_takes_small_sums_of_16_bit_floats_that_fit_its_grid() {
+        let (sum, vectors) = (ReduceCode::Sum, |bytes: usize| bytes / 16);
+        let takes = |dtype, reduce, bytes, limit| {
+            lamport_takes(dtype, reduce, bytes, vectors(bytes), limit)
+        };
+        assert!(takes(DtypeCode::Bf16, sum, 16, LAMPORT_MAX));
+        assert!(takes(DtypeCode::F16, sum, LAMPORT_MAX, LAMPORT_MAX));
+        assert!(!takes(DtypeCode::F32, sum, 16, LAMPORT_MAX));
+        assert!(!takes(DtypeCode::Bf16, ReduceCode::Max, 16, LAMPORT_MAX));
+        // The caller's limit, and the pool's region whatever the limit.
+        assert!(!takes(DtypeCode::Bf16, sum, 8192, 4096));
+        assert!(!takes(DtypeCode::Bf16, sum, LAMPORT_MAX + 16, usize::MAX));
+        // Narrower vectors than 16 bytes: more threads than the grid holds.
+        let most = MAX_BLOCKS * LAMPORT_THREADS as usize;
+        assert!(lamport_takes(
+            DtypeCode::Bf16,
+            sum,
+            most * 4,
+            most,
+            usize::MAX
+        ));
+        assert!(!lamport_takes(
+            DtypeCode::Bf16,
+            sum,
+            most * 4,
+            most + 1,
+            usize::MAX
+        ));
+    }
 
     #[test]
     fn every_key_is_listed_once() {
