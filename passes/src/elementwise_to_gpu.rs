@@ -106,7 +106,7 @@ fn vector_operands(inputs: &[Val], accesses: &[Access], output: Val) -> Vec<Val>
 
 /// Whether a memref type's last dimension has unit stride (`None`: not
 /// known statically).
-fn unit_last_stride(ty: Ty) -> bool {
+pub(crate) fn unit_last_stride(ty: Ty) -> bool {
     ty.strides_and_offset()
         .is_some_and(|(strides, _)| strides.last().is_none_or(|s| *s == Some(1)))
 }
@@ -177,15 +177,23 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
 /// On the host: whether every vector operand is 16-byte aligned at each of
 /// its rows and the last dimension holds whole vectors.
 pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
+    let values = vector_operands(&e.inputs, &e.accesses, e.output);
+    aligned_values(host, &values, e.lanes, last)
+}
+
+/// On the host: whether each of `values` (memrefs with unit stride along
+/// their last dimension) is 16-byte aligned at each of its rows, and
+/// `last` (the extent of that dimension) a multiple of `lanes` (at most 8).
+pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, last: Val) -> Val {
     let ctx = host.ctx;
     let index = ctx.index_type();
     let mut k = Emit { b: host };
-    let lanes = k.b.index(e.lanes as i64);
+    let lanes = k.b.index(lanes as i64);
     let rest = k.index_op("arith.remui", last, lanes);
     // OR of every byte address and outer stride: aligned when its low 4
     // bits are clear.
     let mut bits = rest;
-    for value in vector_operands(&e.inputs, &e.accesses, e.output) {
+    for value in values {
         let ty = value.ty();
         let rank = ty.shape().len();
         let bytes =
@@ -195,9 +203,9 @@ pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
             .expect("a rank-0 memref");
         let mut results = vec![base_ty, index];
         results.extend(std::iter::repeat_n(index, 2 * rank));
-        let metadata = k.op("memref.extract_strided_metadata", &[value], &results);
+        let metadata = k.op("memref.extract_strided_metadata", &[*value], &results);
         let offset = metadata.result(1);
-        let pointer = k.value("memref.extract_aligned_pointer_as_index", &[value], index);
+        let pointer = k.value("memref.extract_aligned_pointer_as_index", &[*value], index);
         let offset_bytes = k.index_op("arith.muli", offset, bytes);
         let address = k.index_op("arith.addi", pointer, offset_bytes);
         bits = k.index_op("arith.ori", bits, address);
@@ -213,6 +221,33 @@ pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
     let low = k.index_op("arith.andi", bits, mask);
     let zero = k.b.index(0);
     k.b.cmpi(CmpI::Eq, low, zero)
+}
+
+/// `vector<lanes x element>` read from `memref` at `at` (16-byte aligned).
+pub(crate) fn vector_load(t: &mut Emit, memref: Val, at: &[Val], lanes: u64) -> Val {
+    let ctx = t.b.ctx;
+    let ty = vector_type(ctx, lanes, memref.ty().element());
+    let operands: Vec<Val> = std::iter::once(memref).chain(at.iter().copied()).collect();
+    let load = OpBuilder::new("vector.load", t.b.loc)
+        .operands(&operands)
+        .results(&[ty])
+        .attr("alignment", ctx.i64(VECTOR_BYTES as i64))
+        .build();
+    t.b.insert(load).result(0)
+}
+
+/// Lane `lane` of `vector`.
+pub(crate) fn vector_lane(t: &mut Emit, vector: Val, lane: u64) -> Val {
+    let position =
+        t.b.ctx
+            .attr(&format!("array<i64: {lane}>"))
+            .expect("a dense array");
+    let extract = OpBuilder::new("vector.extract", t.b.loc)
+        .operands(&[vector])
+        .results(&[vector.ty().element()])
+        .attr("static_position", position)
+        .build();
+    t.b.insert(extract).result(0)
 }
 
 fn vector_type(ctx: crate::ir::Ctx, lanes: u64, element: Ty) -> Ty {
@@ -280,16 +315,6 @@ pub(crate) fn vector_step(
     let loc = op.loc();
     let indices = |dims: &[usize]| -> Vec<Val> { dims.iter().map(|d| loop_ids[*d]).collect() };
     let alignment = ctx.i64(VECTOR_BYTES as i64);
-    let vector_load = |t: &mut Emit, memref: Val, at: &[Val]| -> Val {
-        let ty = vector_type(ctx, e.lanes, memref.ty().element());
-        let operands: Vec<Val> = std::iter::once(memref).chain(at.iter().copied()).collect();
-        let load = OpBuilder::new("vector.load", loc)
-            .operands(&operands)
-            .results(&[ty])
-            .attr("alignment", alignment)
-            .build();
-        t.b.insert(load).result(0)
-    };
     // Every input once, before the lanes.
     enum Loaded {
         Vector(Val),
@@ -300,7 +325,9 @@ pub(crate) fn vector_step(
     for (i, (input, access)) in e.inputs.iter().zip(&e.accesses).enumerate() {
         loaded.push(match (given.get(&i), access) {
             (Some(value), _) => Loaded::Scalar(*value),
-            (None, Access::Vector(dims)) => Loaded::Vector(vector_load(t, *input, &indices(dims))),
+            (None, Access::Vector(dims)) => {
+                Loaded::Vector(vector_load(t, *input, &indices(dims), e.lanes))
+            }
             (None, Access::Broadcast(dims)) => Loaded::Scalar(t.load(*input, &indices(dims))),
             (None, Access::Value) => Loaded::Scalar(*input),
         });
@@ -309,27 +336,18 @@ pub(crate) fn vector_step(
     let all: Vec<usize> = (0..e.loops).collect();
     let output_at = indices(&all);
     if !output_arg.uses().is_empty() {
-        loaded.push(Loaded::Vector(vector_load(t, e.output, &output_at)));
+        loaded.push(Loaded::Vector(vector_load(
+            t, e.output, &output_at, e.lanes,
+        )));
     }
     let out_element = e.output.ty().element();
     let mut results = Vec::new();
     for lane in 0..e.lanes {
-        let position = ctx
-            .attr(&format!("array<i64: {lane}>"))
-            .expect("a dense array");
         let mut mapping: HashMap<Val, Val> = HashMap::new();
         for (i, value) in loaded.iter().enumerate() {
             let element = match value {
                 Loaded::Scalar(v) => *v,
-                Loaded::Vector(v) => {
-                    let element = v.ty().element();
-                    let extract = OpBuilder::new("vector.extract", loc)
-                        .operands(&[*v])
-                        .results(&[element])
-                        .attr("static_position", position)
-                        .build();
-                    t.b.insert(extract).result(0)
-                }
+                Loaded::Vector(v) => vector_lane(t, *v, lane),
             };
             mapping.insert(body.arg(i), element);
         }

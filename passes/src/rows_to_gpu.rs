@@ -6,7 +6,11 @@
 //! Each thread folds a strided slice of the row into a partial value, the
 //! block combines the partials with `gpu.all_reduce` (warp shuffles, then
 //! shared memory, from `convert-gpu-to-nvvm`), and thread 0 folds the
-//! total into the output element. Partials and the total are f32 for f16,
+//! total into the output element. In the kernel fused with its consumer
+//! (RMSNorm's scaling), the slice is read a 16-byte vector at a time (a
+//! vector per thread: 512 threads for 4096 bf16 columns) where every input
+//! that spans the row has it as its unit-stride last dimension; the host
+//! checks alignment as it does for the consumer's vectors. Partials and the total are f32 for f16,
 //! bf16 and f32 outputs, so 16-bit rows accumulate in f32, and are only
 //! rounded once, when stored.
 //!
@@ -21,7 +25,10 @@
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     builders::{At, Builder, CmpI},
-    elementwise_to_gpu::{Access, Elementwise, aligned, match_elementwise, vector_step},
+    elementwise_to_gpu::{
+        Access, Elementwise, aligned, aligned_values, lanes, match_elementwise, unit_last_stride,
+        vector_lane, vector_load, vector_step,
+    },
     ir::{Op, OpBuilder, Val, emit_remark},
     linalg_gpu::{self, Emit, Launch, buffer_maps, iterator_kinds},
 };
@@ -46,6 +53,16 @@ pub const MAX_THREADS: u64 = 1024;
 pub fn threads_per_row(columns: Option<u64>) -> u64 {
     columns.map_or(MAX_THREADS, |c| {
         c.div_ceil(4).next_multiple_of(32).clamp(32, MAX_THREADS)
+    })
+}
+
+/// The block size for a row read `lanes` columns at a time: a vector per
+/// thread (512 threads for 4096 bf16 columns), whole warps, 32 to 1024.
+pub fn threads_per_vector_row(columns: Option<u64>, lanes: u64) -> u64 {
+    columns.map_or(MAX_THREADS, |c| {
+        c.div_ceil(lanes)
+            .next_multiple_of(32)
+            .clamp(32, MAX_THREADS)
     })
 }
 
@@ -165,6 +182,36 @@ pub(crate) fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String
     }))
 }
 
+/// How a row reduction reads its row a 16-byte vector at a time: the
+/// inputs that span the reduced loop (each as its last dimension, with
+/// unit stride) and the lanes per vector.
+pub(crate) struct RowVectors {
+    spanning: Vec<usize>,
+    lanes: u64,
+}
+
+/// The vector reading of `r`, when every input that spans the reduced loop
+/// spans it as its unit-stride last dimension, with 1/2/4/8-byte elements,
+/// and a static row length (if any) holds whole vectors.
+fn row_vectors(r: &RowReduction, static_columns: Option<u64>) -> Option<RowVectors> {
+    let reduced = r.loops - 1;
+    let spanning: Vec<usize> = (0..r.inputs.len())
+        .filter(|i| r.input_dims[*i].contains(&reduced))
+        .collect();
+    let mut bytes = Vec::new();
+    for i in &spanning {
+        let ty = r.inputs[*i].ty();
+        let element_bytes = ty.element_bytes().filter(|b| matches!(b, 1 | 2 | 4 | 8))?;
+        if r.input_dims[*i].last() != Some(&reduced) || !unit_last_stride(ty) {
+            return None;
+        }
+        bytes.push(element_bytes);
+    }
+    let lanes = lanes(&bytes);
+    (lanes > 1 && static_columns.is_none_or(|c| c.is_multiple_of(lanes)))
+        .then_some(RowVectors { spanning, lanes })
+}
+
 /// The value of `op` when it is a fill (generalized: every loop parallel,
 /// one scalar input yielded as it is) of its output.
 fn fill_value(op: Op) -> Option<Val> {
@@ -247,7 +294,10 @@ fn row_sizes(host: &mut Builder, r: &RowReduction) -> RowSizes {
 }
 
 /// In a block of the launch: the row's total, in every thread (the
-/// strided partial sums, then `gpu.all_reduce`).
+/// strided partial sums, then `gpu.all_reduce`). With `vectors`, each
+/// thread reads `lanes` columns of every spanning input at a time (one
+/// `vector.load` each) and folds them lane by lane; the host has checked
+/// their alignment and that the row holds whole vectors.
 fn row_total(
     k: &mut Emit,
     op: Op,
@@ -255,14 +305,25 @@ fn row_total(
     row_ids: &[Val],
     launch: &Launch,
     columns: Val,
+    vectors: Option<&RowVectors>,
 ) -> Val {
     let ctx = op.ctx();
     let loc = op.loc();
     let index = ctx.index_type();
     let f32 = ctx.ty("f32").expect("f32 parses");
     let identity = k.f32_constant(r.combiner.identity);
+    let lanes = vectors.map_or(1, |v| v.lanes);
+    let (start, step) = if lanes == 1 {
+        (launch.thread_x, launch.block_dim_x)
+    } else {
+        let lanes = k.b.index(lanes as i64);
+        (
+            k.index_op("arith.muli", launch.thread_x, lanes),
+            k.index_op("arith.muli", launch.block_dim_x, lanes),
+        )
+    };
     let for_op = OpBuilder::new("scf.for", loc)
-        .operands(&[launch.thread_x, columns, launch.block_dim_x, identity])
+        .operands(&[start, columns, step, identity])
         .results(&[f32])
         .regions(1)
         .build();
@@ -273,29 +334,50 @@ fn row_total(
     {
         let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
         let mut e = Emit { b: &mut inner };
-        // Block arguments of the generic's body → loaded elements.
         let generic_body = op.region_blocks(0)[0];
-        let mut mapping: HashMap<Val, Val> = HashMap::new();
-        for (i, input) in r.inputs.iter().enumerate() {
-            let indices: Vec<Val> = r.input_dims[i]
-                .iter()
-                .map(|d| {
-                    if *d == r.loops - 1 {
-                        column
-                    } else {
-                        row_ids[*d]
+        // Each input once per step: a vector where it spans the row, else
+        // its element for the row.
+        let loaded: Vec<Val> = r
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let indices: Vec<Val> = r.input_dims[i]
+                    .iter()
+                    .map(|d| {
+                        if *d == r.loops - 1 {
+                            column
+                        } else {
+                            row_ids[*d]
+                        }
+                    })
+                    .collect();
+                match vectors {
+                    Some(v) if v.spanning.contains(&i) => {
+                        vector_load(&mut e, *input, &indices, v.lanes)
                     }
-                })
-                .collect();
-            let loaded = e.load(*input, &indices);
-            mapping.insert(generic_body.arg(i), loaded);
+                    _ => e.load(*input, &indices),
+                }
+            })
+            .collect();
+        let mut partial = partial;
+        for lane in 0..lanes {
+            // Block arguments of the generic's body → this lane's elements.
+            let mut mapping: HashMap<Val, Val> = HashMap::new();
+            for (i, value) in loaded.iter().enumerate() {
+                let element = match vectors {
+                    Some(v) if v.spanning.contains(&i) => vector_lane(&mut e, *value, lane),
+                    _ => *value,
+                };
+                mapping.insert(generic_body.arg(i), element);
+            }
+            e.inline_body(generic_body, &mut mapping, Some(r.combine_op));
+            let element = r.combine_op.operand(r.element_operand);
+            let element = mapping.get(&element).copied().unwrap_or(element);
+            let element = e.widened(element);
+            partial = e.value(r.combiner.op, &[element, partial], f32);
         }
-        e.inline_body(generic_body, &mut mapping, Some(r.combine_op));
-        let element = r.combine_op.operand(r.element_operand);
-        let element = mapping.get(&element).copied().unwrap_or(element);
-        let element = e.widened(element);
-        let next = e.value(r.combiner.op, &[element, partial], f32);
-        e.op("scf.yield", &[next], &[]);
+        e.op("scf.yield", &[partial], &[]);
     }
     let partial = for_op.result(0);
     let kind = ctx
@@ -338,7 +420,7 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
     let mut k = Emit { b: &mut kernel };
     // The row's indices, from the block id (row-major over the output).
     let row_ids = linalg_gpu::unflatten(&mut k, launch.block_x, &sizes.row_extents);
-    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns);
+    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns, None);
     let zero = k.b.index(0);
     let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
     let if_op = k.b.if_then(first, false);
@@ -377,6 +459,13 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     let (last, outer) = extents.split_last().expect("at least one loop");
     let mut condition = aligned(&mut host, e, *last);
     let i1 = ctx.ty("i1").expect("i1 parses");
+    // The reduction reads vectors too where its inputs allow.
+    let vectors = row_vectors(r, sizes.static_columns);
+    if let Some(v) = &vectors {
+        let spanning: Vec<Val> = v.spanning.iter().map(|i| r.inputs[*i]).collect();
+        let whole = aligned_values(&mut host, &spanning, v.lanes, sizes.columns);
+        condition = Emit { b: &mut host }.value("arith.andi", &[condition, whole], i1);
+    }
     for (a, b) in outer
         .iter()
         .zip(&sizes.row_extents)
@@ -387,7 +476,11 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     }
     // Apart: the reduction's own kernel, then the consumer as it was.
     let mut host = linalg_gpu::unless_fallback(&mut host, condition, &[op, c.op]);
-    let threads = host.index(threads_per_row(sizes.static_columns) as i64);
+    let threads = match &vectors {
+        Some(v) => threads_per_vector_row(sizes.static_columns, v.lanes),
+        None => threads_per_row(sizes.static_columns),
+    };
+    let threads = host.index(threads as i64);
     let launch = linalg_gpu::launch(&mut host, sizes.rows, threads);
     let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
     let mut k = Emit { b: &mut kernel };
@@ -397,7 +490,15 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
         Some(value) => value,
         None => k.load(r.output, &row_ids),
     };
-    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns);
+    let total = row_total(
+        &mut k,
+        op,
+        r,
+        &row_ids,
+        &launch,
+        sizes.columns,
+        vectors.as_ref(),
+    );
     let result = row_result(&mut k, r, total, initial);
     let zero = k.b.index(0);
     let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
@@ -484,6 +585,11 @@ mod tests {
         assert_eq!(threads_per_row(Some(1000)), 256);
         assert_eq!(threads_per_row(Some(1)), 32);
         assert_eq!(threads_per_row(None), 1024);
+        // A 16-byte vector per thread.
+        assert_eq!(threads_per_vector_row(Some(4096), 8), 512);
+        assert_eq!(threads_per_vector_row(Some(14336), 8), 1024);
+        assert_eq!(threads_per_vector_row(Some(64), 4), 32);
+        assert_eq!(threads_per_vector_row(None, 8), 1024);
     }
 
     #[test]

@@ -192,9 +192,10 @@ func.func @filled_statistic(%x: memref<?x4096xbf16>, %ss: memref<?xf32>) {
 // -----
 
 // RMSNorm: the statistic (its fill folded) and the scaling that reads it
-// per row run in one kernel: each block reduces its row, thread 0 stores
-// the total, and the block scales the row 8 bf16 lanes per thread with the
-// total in a register. The host checks the scaling's alignment and sizes;
+// per row run in one kernel: each block reduces its row 8 bf16 lanes per
+// thread at a time (a 16-byte load, 512 threads for 4096 columns), thread 0
+// stores the total, and the block scales the row 8 lanes per thread with the
+// total in a register. The host checks both reads' alignment and sizes;
 // otherwise both run apart as before (else branch).
 #scalar = affine_map<(d0) -> ()>
 #vec = affine_map<(d0) -> (d0)>
@@ -203,10 +204,25 @@ func.func @filled_statistic(%x: memref<?x4096xbf16>, %ss: memref<?xf32>) {
 #col = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @rms_norm
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[SS:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x4096xbf16>)
-// CHECK: arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-COUNT-2: arith.andi %{{.*}}, %{{.*}} : i1
 // CHECK: %[[OK:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
 // CHECK-NEXT: scf.if %[[OK]] {
-// CHECK:   gpu.launch blocks(%[[BX:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}}) threads(%[[TX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[BDX:[^ ]*]] = %{{.*}},
+// CHECK:   %[[T:.*]] = arith.constant 512 : index
+// CHECK:   gpu.launch blocks(%[[BX:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}}) threads(%[[TX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[BDX:[^ ]*]] = %[[T]],
+// CHECK:     %[[RSTART:.*]] = arith.muli %[[TX]], %c8{{(_[0-9]+)?}}
+// CHECK:     %[[RSTEP:.*]] = arith.muli %[[BDX]], %c8{{(_[0-9]+)?}}
+// CHECK:     scf.for %[[RC:.*]] = %[[RSTART]] to %{{.*}} step %[[RSTEP]] iter_args(%[[P:.*]] = %{{.*}}) -> (f32) {
+// CHECK:       %[[XR:.*]] = vector.load %[[X]][%[[BX]], %[[RC]]] {alignment = 16 : i64}
+// CHECK:       %[[X0:.*]] = vector.extract %[[XR]][0]
+// CHECK:       %[[F0:.*]] = arith.extf %[[X0]] : bf16 to f32
+// CHECK:       %[[S0:.*]] = arith.mulf %[[F0]], %[[F0]]
+// CHECK:       %[[A0:.*]] = arith.addf %[[S0]], %[[P]] : f32
+// CHECK:       %[[X1:.*]] = vector.extract %[[XR]][1]
+// CHECK:       %[[F1:.*]] = arith.extf %[[X1]] : bf16 to f32
+// CHECK:       %[[S1:.*]] = arith.mulf %[[F1]], %[[F1]]
+// CHECK:       arith.addf %[[S1]], %[[A0]] : f32
+// CHECK:       vector.extract %[[XR]][7]
+// CHECK:       scf.yield
 // CHECK:     %[[TOTAL:.*]] = gpu.all_reduce add
 // CHECK:     %[[RESULT:.*]] = arith.addf %[[TOTAL]], %{{.*}} : f32
 // CHECK:     scf.if
@@ -253,6 +269,55 @@ func.func @rms_norm(%x: memref<?x4096xbf16>, %w: memref<4096xbf16>, %ss: memref<
     %r = arith.mulf %n, %wf : f32
     %t = arith.truncf %r : f32 to bf16
     linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
+// The statistic reads its input transposed (the reduced loop is not that
+// input's last dimension): the kernel is still fused, with the reduction's
+// strided scalar loads on 1024 threads; the scaling keeps its vectors.
+#scalar = affine_map<(d0) -> ()>
+#vec = affine_map<(d0) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @transposed_statistic
+// CHECK-SAME: (%[[XT:.*]]: memref<4096x?xbf16>, %[[Z:.*]]: memref<?x4096xbf16>, %[[SS:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x4096xbf16>)
+// CHECK: scf.if
+// CHECK:   %[[T:.*]] = arith.constant 1024 : index
+// CHECK:   gpu.launch blocks(%[[BX:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}}) threads(%[[TX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[BDX:[^ ]*]] = %[[T]],
+// CHECK:     scf.for %[[C:.*]] = %[[TX]] to %{{.*}} step %[[BDX]] iter_args
+// CHECK:       memref.load %[[XT]][%[[C]], %[[BX]]]
+// CHECK-NOT:   vector.load %[[XT]]
+// CHECK:     gpu.all_reduce add
+// CHECK:     vector.load %[[Z]]
+// CHECK:     vector.store %{{.*}}, %[[Y]]
+// CHECK: } else {
+func.func @transposed_statistic(%xt: memref<4096x?xbf16>, %z: memref<?x4096xbf16>, %ss: memref<?xf32>, %y: memref<?x4096xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#scalar, #vec], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%ss : memref<?xf32>) {
+  ^bb0(%v: f32, %unused: f32):
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#t, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%xt : memref<4096x?xbf16>) outs(%ss : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%z, %ss : memref<?x4096xbf16>, memref<?xf32>) outs(%y : memref<?x4096xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %unused: bf16):
+    %inv = math.rsqrt %s : f32
+    %f = arith.extf %v : bf16 to f32
+    %n = arith.mulf %f, %inv : f32
+    %r = arith.truncf %n : f32 to bf16
+    linalg.yield %r : bf16
   }
   return
 }
