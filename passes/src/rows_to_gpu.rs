@@ -6,11 +6,11 @@
 //! Each thread folds a strided slice of the row into a partial value, the
 //! block combines the partials with `gpu.all_reduce` (warp shuffles, then
 //! shared memory, from `convert-gpu-to-nvvm`), and thread 0 folds the
-//! total into the output element. In the kernel fused with its consumer
-//! (RMSNorm's scaling), the slice is read a 16-byte vector at a time (a
-//! vector per thread: 512 threads for 4096 bf16 columns) where every input
-//! that spans the row has it as its unit-stride last dimension; the host
-//! checks alignment as it does for the consumer's vectors. Partials and the total are f32 for f16,
+//! total into the output element. Where every input that spans the row has
+//! it as its unit-stride last dimension, the slice is read a 16-byte vector
+//! at a time (a vector per thread: 512 threads for 4096 bf16 columns),
+//! under a host check of those inputs' alignment (as for element-wise
+//! vectors); a row that fails it takes a kernel of scalar loads. Partials and the total are f32 for f16,
 //! bf16 and f32 outputs, so 16-bit rows accumulate in f32, and are only
 //! rounded once, when stored.
 //!
@@ -407,20 +407,57 @@ fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
 }
 
 /// `initial`: the value a fill just before the reduction gave its output
-/// (the fill is then dropped and the output not read).
-fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
+/// (the fill is then dropped and the output not read). With `vectorize`
+/// and inputs that allow it, the kernel reads its rows a 16-byte vector at
+/// a time where the host finds them aligned, and a scalar at a time
+/// otherwise (two kernels under `scf.if`).
+fn lower(op: Op, r: &RowReduction, initial: Option<Val>, vectorize: bool) {
     let ctx = op.ctx();
     let loc = op.loc();
     let mut host = Builder::new(ctx, loc, At::Before(op));
     let sizes = row_sizes(&mut host, r);
-    let threads = host.index(threads_per_row(sizes.static_columns) as i64);
-    let launch = linalg_gpu::launch(&mut host, sizes.rows, threads);
+    match row_vectors(r, sizes.static_columns).filter(|_| vectorize) {
+        Some(v) => {
+            let spanning: Vec<Val> = v.spanning.iter().map(|i| r.inputs[*i]).collect();
+            let whole = aligned_values(&mut host, &spanning, v.lanes, sizes.columns);
+            let if_op = host.if_then(whole, true);
+            for (region, vectors) in [(0, Some(&v)), (1, None)] {
+                let branch_yield = if_op.region_blocks(region)[0]
+                    .terminator()
+                    .expect("built with its yield");
+                let mut branch = Builder::new(ctx, loc, At::Before(branch_yield));
+                reduction_kernel(&mut branch, op, r, &sizes, initial, vectors);
+            }
+        }
+        None => reduction_kernel(&mut host, op, r, &sizes, initial, None),
+    }
+    op.erase();
+}
+
+/// The reduction's kernel at the host builder's point: a block per row,
+/// thread 0 folding the row's total into the output (or `initial`).
+fn reduction_kernel(
+    host: &mut Builder,
+    op: Op,
+    r: &RowReduction,
+    sizes: &RowSizes,
+    initial: Option<Val>,
+    vectors: Option<&RowVectors>,
+) {
+    let ctx = op.ctx();
+    let loc = op.loc();
+    let threads = match vectors {
+        Some(v) => threads_per_vector_row(sizes.static_columns, v.lanes),
+        None => threads_per_row(sizes.static_columns),
+    };
+    let threads = host.index(threads as i64);
+    let launch = linalg_gpu::launch(host, sizes.rows, threads);
 
     let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
     let mut k = Emit { b: &mut kernel };
     // The row's indices, from the block id (row-major over the output).
     let row_ids = linalg_gpu::unflatten(&mut k, launch.block_x, &sizes.row_extents);
-    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns, None);
+    let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns, vectors);
     let zero = k.b.index(0);
     let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
     let if_op = k.b.if_then(first, false);
@@ -437,7 +474,6 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>) {
     };
     let result = row_result(&mut s, r, total, initial);
     s.store(result, r.output, &row_ids);
-    op.erase();
 }
 
 /// The reduction and its consumer `c` in one kernel: each block reduces
@@ -531,8 +567,9 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     vector_step(&mut t, c.op, e, &loop_ids, &given);
     t.op("scf.yield", &[], &[]);
 
-    // The apart version in the else branch (erases the reduction).
-    lower(op, r, fill);
+    // The apart version in the else branch (erases the reduction); only
+    // its scalar kernel, since the fused one did not apply.
+    lower(op, r, fill, false);
 }
 
 impl SymmPass for RowsToGpu {
@@ -557,7 +594,7 @@ impl SymmPass for RowsToGpu {
                         .and_then(|next| match_consumer(&reduction, next))
                     {
                         Some(consumer) => lower_fused(op, &reduction, initial, &consumer),
-                        None => lower(op, &reduction, initial),
+                        None => lower(op, &reduction, initial, true),
                     }
                     if let Some(fill) = fill {
                         fill.erase();

@@ -2,30 +2,56 @@
 // RUN:   --pass-pipeline='builtin.module(func.func(symm-linalg-rows-to-gpu))' | FileCheck %s
 
 // RMSNorm's statistic: bf16 rows, the sum of squares in f32. One block per
-// row, 1024 threads for 4096 columns, a strided loop, a block all-reduce,
-// thread 0 folds the total into the output.
+// row, a block all-reduce, thread 0 folds the total into the output. Where
+// the host finds the rows 16-byte aligned (and whole vectors), each thread
+// reads 8 columns at a time (512 threads for 4096 columns) and folds them
+// lane by lane; otherwise a strided loop of scalars on 1024 threads.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @sum_of_squares
 // CHECK-SAME: (%[[X:.*]]: memref<16x4096xbf16>, %[[SS:.*]]: memref<16xf32>)
 // CHECK-DAG: %[[ROWS:.*]] = memref.dim %[[SS]], %{{.*}} : memref<16xf32>
 // CHECK-DAG: %[[COLS:.*]] = memref.dim %[[X]], %{{.*}} : memref<16x4096xbf16>
-// CHECK-DAG: %[[T:.*]] = arith.constant 1024 : index
-// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]], {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDX:.*]] = %[[T]],
-// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[PART:.*]] = scf.for %[[C:.*]] = %[[TX]] to %[[COLS]] step %[[BDX]] iter_args(%[[P:.*]] = %[[ZERO]]) -> (f32)
-// CHECK:   %[[V:.*]] = memref.load %[[X]][%[[BX]], %[[C]]]
-// CHECK:   %[[F:.*]] = arith.extf %[[V]] : bf16 to f32
-// CHECK:   %[[SQ:.*]] = arith.mulf %[[F]], %[[F]]
-// CHECK:   %[[N:.*]] = arith.addf %[[SQ]], %[[P]] : f32
-// CHECK:   scf.yield %[[N]]
-// CHECK: %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
-// CHECK: scf.if %[[FIRST]]
-// CHECK:   %[[OLD:.*]] = memref.load %[[SS]][%[[BX]]]
-// CHECK:   %[[SUM:.*]] = arith.addf %[[TOTAL]], %[[OLD]] : f32
-// CHECK:   memref.store %[[SUM]], %[[SS]][%[[BX]]]
-// CHECK: gpu.terminator
+// CHECK: %[[REST:.*]] = arith.remui %[[COLS]], %c8
+// CHECK: memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: %[[LOW:.*]] = arith.andi %{{.*}}, %c15
+// CHECK: %[[OK:.*]] = arith.cmpi eq, %[[LOW]], %{{.*}} : index
+// CHECK: scf.if %[[OK]] {
+// CHECK:   %[[VT:.*]] = arith.constant 512 : index
+// CHECK:   gpu.launch blocks(%[[VBX:[^,]*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]], {{.*}} threads(%[[VTX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[VBDX:[^ ]*]] = %[[VT]],
+// CHECK:     %[[VSTART:.*]] = arith.muli %[[VTX]], %c8
+// CHECK:     %[[VSTEP:.*]] = arith.muli %[[VBDX]], %c8
+// CHECK:     %[[VPART:.*]] = scf.for %[[VC:.*]] = %[[VSTART]] to %[[COLS]] step %[[VSTEP]] iter_args(%[[VP:.*]] = %{{.*}}) -> (f32)
+// CHECK:       %[[XV:.*]] = vector.load %[[X]][%[[VBX]], %[[VC]]] {alignment = 16 : i64} : memref<16x4096xbf16>, vector<8xbf16>
+// CHECK:       %[[X0:.*]] = vector.extract %[[XV]][0]
+// CHECK:       %[[F0:.*]] = arith.extf %[[X0]] : bf16 to f32
+// CHECK:       %[[S0:.*]] = arith.mulf %[[F0]], %[[F0]]
+// CHECK:       %[[A0:.*]] = arith.addf %[[S0]], %[[VP]] : f32
+// CHECK:       vector.extract %[[XV]][7]
+// CHECK:       %[[A7:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:  scf.yield %[[A7]]
+// CHECK:     %[[VTOTAL:.*]] = gpu.all_reduce add %[[VPART]] uniform
+// CHECK:     scf.if
+// CHECK:       %[[VOLD:.*]] = memref.load %[[SS]][%[[VBX]]]
+// CHECK:       %[[VSUM:.*]] = arith.addf %[[VTOTAL]], %[[VOLD]] : f32
+// CHECK:       memref.store %[[VSUM]], %[[SS]][%[[VBX]]]
+// CHECK: } else {
+// CHECK:   %[[T:.*]] = arith.constant 1024 : index
+// CHECK:   gpu.launch blocks(%[[BX:[^,]*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]], {{.*}} threads(%[[TX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[BDX:[^ ]*]] = %[[T]],
+// CHECK:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:   %[[PART:.*]] = scf.for %[[C:.*]] = %[[TX]] to %[[COLS]] step %[[BDX]] iter_args(%[[P:.*]] = %[[ZERO]]) -> (f32)
+// CHECK:     %[[V:.*]] = memref.load %[[X]][%[[BX]], %[[C]]]
+// CHECK:     %[[F:.*]] = arith.extf %[[V]] : bf16 to f32
+// CHECK:     %[[SQ:.*]] = arith.mulf %[[F]], %[[F]]
+// CHECK:     %[[N:.*]] = arith.addf %[[SQ]], %[[P]] : f32
+// CHECK:     scf.yield %[[N]]
+// CHECK:   %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
+// CHECK:   scf.if %[[FIRST]]
+// CHECK:     %[[OLD:.*]] = memref.load %[[SS]][%[[BX]]]
+// CHECK:     %[[SUM:.*]] = arith.addf %[[TOTAL]], %[[OLD]] : f32
+// CHECK:     memref.store %[[SUM]], %[[SS]][%[[BX]]]
+// CHECK:   gpu.terminator
 // CHECK-NOT: linalg.generic
 func.func @sum_of_squares(%x: memref<16x4096xbf16>, %ss: memref<16xf32>) {
   linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
@@ -43,31 +69,56 @@ func.func @sum_of_squares(%x: memref<16x4096xbf16>, %ss: memref<16xf32>) {
 
 // Softmax's two statistics over bf16 rows: the maximum into bf16 (combined
 // in f32, rounded once when stored), then the sum of exp(x - max) reading
-// the per-row maximum through a (d0) map.
+// the per-row maximum through a (d0) map: once per vector of x, for its 8
+// lanes. 1000 columns: 125 vectors, so 128 threads read vectors where the
+// rows are aligned, 256 read scalars otherwise.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @softmax_statistics
 // CHECK-SAME: (%[[X:.*]]: memref<128x1000xbf16>, %[[MX:.*]]: memref<128xbf16>, %[[SUM:.*]]: memref<128xf32>)
-// CHECK: %[[T:.*]] = arith.constant 256 : index
-// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[T]],
-// CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: scf.for {{.*}} iter_args(%[[P:.*]] = %[[NEG]])
-// CHECK:   %[[E:.*]] = arith.extf %{{.*}} : bf16 to f32
-// CHECK:   arith.maximumf %[[E]], %[[P]] : f32
-// CHECK: %[[TOTAL:.*]] = gpu.all_reduce maximumf
 // CHECK: scf.if
-// CHECK:   %[[OLD:.*]] = memref.load %[[MX]]
-// CHECK:   %[[OLD32:.*]] = arith.extf %[[OLD]] : bf16 to f32
-// CHECK:   %[[M:.*]] = arith.maximumf %[[TOTAL]], %[[OLD32]] : f32
-// CHECK:   %[[R:.*]] = arith.truncf %[[M]] : f32 to bf16
-// CHECK:   memref.store %[[R]], %[[MX]]
-// CHECK: gpu.launch
-// CHECK: scf.for %[[C:[a-z0-9_]+]] = {{.*}} iter_args(%[[Q:.*]] = %{{.*}})
-// CHECK:   memref.load %[[X]][%[[ROW:.*]], %[[C]]]
-// CHECK:   memref.load %[[MX]][%[[ROW]]]
-// CHECK:   math.exp
-// CHECK:   arith.addf %{{.*}}, %[[Q]] : f32
-// CHECK: gpu.all_reduce add
+// CHECK:   %[[VT:.*]] = arith.constant 128 : index
+// CHECK:   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[VT]],
+// CHECK:   %[[VNEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:   scf.for {{.*}} iter_args(%[[VP:.*]] = %[[VNEG]])
+// CHECK:     %[[XV:.*]] = vector.load %[[X]]
+// CHECK:     %[[X0:.*]] = vector.extract %[[XV]][0]
+// CHECK:     %[[E0:.*]] = arith.extf %[[X0]] : bf16 to f32
+// CHECK:     arith.maximumf %[[E0]], %[[VP]] : f32
+// CHECK:   gpu.all_reduce maximumf
+// CHECK: } else {
+// CHECK:   %[[T:.*]] = arith.constant 256 : index
+// CHECK:   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[T]],
+// CHECK:   %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:   scf.for {{.*}} iter_args(%[[P:.*]] = %[[NEG]])
+// CHECK:     %[[E:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK:     arith.maximumf %[[E]], %[[P]] : f32
+// CHECK:   %[[TOTAL:.*]] = gpu.all_reduce maximumf
+// CHECK:   scf.if
+// CHECK:     %[[OLD:.*]] = memref.load %[[MX]]
+// CHECK:     %[[OLD32:.*]] = arith.extf %[[OLD]] : bf16 to f32
+// CHECK:     %[[M:.*]] = arith.maximumf %[[TOTAL]], %[[OLD32]] : f32
+// CHECK:     %[[R:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK:     memref.store %[[R]], %[[MX]]
+// CHECK: scf.if
+// CHECK:   gpu.launch
+// CHECK:   scf.for %[[VC:[a-z0-9_]+]] = {{.*}} iter_args(%[[VQ:.*]] = %{{.*}})
+// CHECK:     %[[XV2:.*]] = vector.load %[[X]][%[[VROW:.*]], %[[VC]]]
+// CHECK:     %[[MV:.*]] = memref.load %[[MX]][%[[VROW]]]
+// CHECK:     %[[L0:.*]] = vector.extract %[[XV2]][0]
+// CHECK:     arith.subf %[[L0]], %[[MV]] : bf16
+// CHECK:     math.exp
+// CHECK:     arith.addf %{{.*}}, %[[VQ]] : f32
+// CHECK:     vector.extract %[[XV2]][7]
+// CHECK:   gpu.all_reduce add
+// CHECK: } else {
+// CHECK:   gpu.launch
+// CHECK:   scf.for %[[C:[a-z0-9_]+]] = {{.*}} iter_args(%[[Q:.*]] = %{{.*}})
+// CHECK:     memref.load %[[X]][%[[ROW:.*]], %[[C]]]
+// CHECK:     memref.load %[[MX]][%[[ROW]]]
+// CHECK:     math.exp
+// CHECK:     arith.addf %{{.*}}, %[[Q]] : f32
+// CHECK:   gpu.all_reduce add
 func.func @softmax_statistics(%x: memref<128x1000xbf16>, %mx: memref<128xbf16>, %sum: memref<128xf32>) {
   linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<128x1000xbf16>) outs(%mx : memref<128xbf16>) {
@@ -91,6 +142,8 @@ func.func @softmax_statistics(%x: memref<128x1000xbf16>, %mx: memref<128xbf16>, 
 
 // Three loops: batch x rows reduced over columns; the block id is split
 // back into (batch, row), and a per-column weight reads the column only.
+// Both span the row as their last dimension: f32 vectors of 4 lanes where
+// aligned (the weight's address checked too), scalars otherwise.
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #w = affine_map<(d0, d1, d2) -> (d2)>
 #out = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -99,13 +152,24 @@ func.func @softmax_statistics(%x: memref<128x1000xbf16>, %mx: memref<128xbf16>, 
 // CHECK-DAG: %[[B:.*]] = memref.dim %[[O]], %c0
 // CHECK-DAG: %[[R:.*]] = memref.dim %[[O]], %c1
 // CHECK: %[[GRID:.*]] = arith.muli %[[B]], %[[R]]
-// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]],
-// CHECK: %[[ROW:.*]] = arith.remui %[[BX]], %[[R]]
-// CHECK: %[[BATCH:.*]] = arith.divui %[[BX]], %[[R]]
-// CHECK: scf.for %[[C:[a-z0-9_]+]] =
-// CHECK:   memref.load %[[X]][%[[BATCH]], %[[ROW]], %[[C]]]
-// CHECK:   memref.load %[[W]][%[[C]]]
-// CHECK: memref.store %{{.*}}, %[[O]][%[[BATCH]], %[[ROW]]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK: scf.if
+// CHECK:   gpu.launch blocks(%[[VBX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK:   %[[VROW:.*]] = arith.remui %[[VBX]], %[[R]]
+// CHECK:   %[[VBATCH:.*]] = arith.divui %[[VBX]], %[[R]]
+// CHECK:   scf.for %[[VC:[a-z0-9_]+]] =
+// CHECK:     vector.load %[[X]][%[[VBATCH]], %[[VROW]], %[[VC]]] {alignment = 16 : i64} : memref<2x8x64xf32>, vector<4xf32>
+// CHECK:     vector.load %[[W]][%[[VC]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+// CHECK:   memref.store %{{.*}}, %[[O]][%[[VBATCH]], %[[VROW]]]
+// CHECK: } else {
+// CHECK:   gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK:   %[[ROW:.*]] = arith.remui %[[BX]], %[[R]]
+// CHECK:   %[[BATCH:.*]] = arith.divui %[[BX]], %[[R]]
+// CHECK:   scf.for %[[C:[a-z0-9_]+]] =
+// CHECK:     memref.load %[[X]][%[[BATCH]], %[[ROW]], %[[C]]]
+// CHECK:     memref.load %[[W]][%[[C]]]
+// CHECK:   memref.store %{{.*}}, %[[O]][%[[BATCH]], %[[ROW]]]
 func.func @batched(%x: memref<2x8x64xf32>, %w: memref<64xf32>, %o: memref<2x8xf32>) {
   linalg.generic {indexing_maps = [#id3, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<2x8x64xf32>, memref<64xf32>) outs(%o : memref<2x8xf32>) {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Row reductions read a 16-byte vector at a time (dcbd1fc, fused RMSNorm;
+# and the standalone statistics of softmax and LayerNorm after it), on
+# 2x H200, one device call: first the checks (the Llama layers against
+# torch's f32 references, in graphs and not; softmax and LayerNorm rows
+# against the host; the runtime GPU tests), then the MLP block beside
+# torch's variants with the layer built before the change (label before),
+# twice, and the profile (kernels per call).
+#
+#   bench/model/build_apps.sh target/lN   (prune: keep llama_mlp,
+#     llama_attn_out, row_ops, symm-launch, symm-gpu-tests)
+#   python/build_layer.sh examples/llama_mlp.mlir target/lN/py
+#   git worktree add /tmp/before 60a56d1 && (cd /tmp/before && cargo build
+#     --release -p symm-compile) && LAYER_NAME=llama_mlp_before \
+#     python/build_layer.sh examples/llama_mlp.mlir target/lN/py /tmp/before/target/release
+#     (then copy this tree's libsymm_runtime.so back over the py folder's)
+#   (device) bash bench/device/rows_vectors_h200x2.sh target/lN
+set -uo pipefail
+B=${1:?usage: rows_vectors_h200x2.sh BUILD_DIR}
+. "$(dirname "$0")/lib.sh"
+OUT=${OUT:-/tmp}
+export SYMM_TIMEOUT_S=10 NVSHMEM_DISABLE_NVLS=1
+{
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  tokens=1,16,128,256,2048
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 128 256 2048
+  run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
+  SYMM_CUDA_GRAPHS=0 run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
+  run timeout 120 "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
+  run timeout 120 "$B/symm-launch" -n 1 "$B/row_ops"
+  run timeout 300 "$B/symm-launch" -n 2 "$B/symm-gpu-tests"
+} 2>&1 | tee "$OUT/checks.log"
+py=$PWD/$B/py
+export SYMM_RUNTIME_LIB=$py/libsymm_runtime.so PYTHONPATH=python:bench/model
+for round in 1 2; do
+  LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
+    "$py/libllama_mlp.so" "before=$py/libllama_mlp_before.so" 2>&1 | grep -v Warning
+done | tee "$OUT/layer_bench.jsonl"
+timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
+  | grep -v Warning | tee "$OUT/layer_profile.log"
