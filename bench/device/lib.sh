@@ -3,11 +3,12 @@
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
 B=${B:-target/issue12}
 run() { echo "== $*"; "$@"; echo "exit status $?"; }
-# Two ranks without a launcher, which would stop the survivors of a death.
+# RANKS ranks (2 unless set) without a launcher, which would stop the
+# survivors of a death.
 ranks() {
-  local port=$((29000 + RANDOM % 1000)) start=$SECONDS
-  for r in 0 1; do
-    (RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
+  local port=$((29000 + RANDOM % 1000)) start=$SECONDS world=${RANKS:-2}
+  for r in $(seq 0 $((world - 1))); do
+    (RANK=$r WORLD_SIZE=$world LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
       echo "exit status $? after $((SECONDS - start)) s") 2>&1 | sed "s/^/[rank $r] /" &
   done
   wait
