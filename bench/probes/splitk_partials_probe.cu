@@ -1,0 +1,96 @@
+// Probe (not shipped, not yet run): could the all-reduce absorb the down
+// projection's split-K reduction? At decode sizes cuBLAS runs the Llama MLP's
+// down GEMM (M x 7168 @ 7168 x 4096, bf16) as a split-K kernel plus
+// cublasLt::splitKreduce_kernel (1.6-1.8 us in the layer's profile), and the
+// all-reduce then sums the ranks' outputs. If one strided-batched GEMM over
+// S slices of K wrote S partial outputs at the same speed as the split-K
+// kernel alone, the all-reduce kernel could sum S x world partials and the
+// reduce kernel (and one gap in the graph) would go.
+//
+// Times, in CUDA graphs of 20 calls: cublasGemmEx as the runtime calls it
+// (split-K and its reduce included), and the batched GEMM over S = 2..8 K
+// slices (without any reduction); checks that the S partials sum to
+// cublasGemmEx's result within bf16 rounding.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 splitk_partials_probe.cu -lcublas -o probe && ./probe
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x) do { auto e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
+#define BL(x) do { auto e = (x); if (e != CUBLAS_STATUS_SUCCESS) { printf("%s: %d\n", #x, (int)e); exit(1);} } while (0)
+
+constexpr int K = 7168, N = 4096;
+
+template <typename F> float graph_us(cudaStream_t s, F f) {
+  for (int i = 0; i < 3; i++) f();
+  CK(cudaStreamSynchronize(s));
+  cudaGraph_t g; cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < 20; i++) f();
+  CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(ge, s));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  float best = 1e9;
+  for (int r = 0; r < 5; r++) {
+    cudaEventRecord(a, s);
+    for (int i = 0; i < 10; i++) CK(cudaGraphLaunch(ge, s));
+    cudaEventRecord(b, s); CK(cudaEventSynchronize(b));
+    float ms; cudaEventElapsedTime(&ms, a, b); best = std::min(best, ms * 1000.f / 200);
+  }
+  cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
+  return best;
+}
+
+int main() {
+  cublasHandle_t blas; BL(cublasCreate(&blas));
+  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BL(cublasSetStream(blas, s));
+  const int MAXM = 128, MAXS = 8;
+  __nv_bfloat16 *a, *w, *out, *parts;
+  CK(cudaMalloc(&a, MAXM * (size_t)K * 2)); CK(cudaMalloc(&w, (size_t)K * N * 2));
+  CK(cudaMalloc(&out, MAXM * (size_t)N * 2)); CK(cudaMalloc(&parts, MAXS * MAXM * (size_t)N * 2));
+  for (auto [ptr, n] : {std::pair{a, MAXM * (size_t)K}, {w, (size_t)K * N}}) {
+    std::vector<__nv_bfloat16> h(n);
+    for (size_t i = 0; i < n; i++) h[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 1000.f - 0.5f);
+    CK(cudaMemcpy(ptr, h.data(), n * 2, cudaMemcpyHostToDevice));
+  }
+  float one = 1.f, zero = 0.f;
+  for (int m : {1, 16, 128}) {
+    auto gemm = [&] {
+      cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, K, &one, w, CUDA_R_16BF, N, a, CUDA_R_16BF, K, &zero, out,
+                   CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
+    float t0 = graph_us(s, gemm);
+    std::vector<__nv_bfloat16> ref(m * (size_t)N), got(MAXS * m * (size_t)N);
+    CK(cudaMemcpy(ref.data(), out, ref.size() * 2, cudaMemcpyDeviceToHost));
+    printf("M=%d cublasGemmEx (split-K and its reduce): %.2f us\n", m, t0);
+    for (int slices : {2, 3, 4, 6, 8}) {
+      if (K % slices) continue;
+      const int k = K / slices;
+      // Row-major A (m x K) and W (K x N): slice i is A's columns and W's rows
+      // [i k, (i + 1) k), i.e. offsets of k elements in A and k N in W.
+      auto batched = [&] {
+        cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, k, &one, w, CUDA_R_16BF, N, (long long)k * N, a,
+                                   CUDA_R_16BF, K, k, &zero, parts, CUDA_R_16BF, N, (long long)m * N, slices,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      };
+      float t = graph_us(s, batched);
+      CK(cudaMemcpy(got.data(), parts, slices * m * (size_t)N * 2, cudaMemcpyDeviceToHost));
+      double worst = 0;
+      for (size_t i = 0; i < m * (size_t)N; i++) {
+        float sum = 0;
+        for (int p = 0; p < slices; p++) sum += __bfloat162float(got[p * m * (size_t)N + i]);
+        float r = __bfloat162float(ref[i]);
+        worst = std::max(worst, (double)std::fabs(sum - r) / (std::fabs(r) + 1.0));
+      }
+      printf("M=%d S=%d batched over K slices: %.2f us (%.3fx cublasGemmEx), partials' sum vs its result: worst %.2e\n", m,
+             slices, t, t0 / t, worst);
+    }
+  }
+  return 0;
+}
