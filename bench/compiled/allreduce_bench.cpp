@@ -3,7 +3,11 @@
 // (t(ar11) - t(ar1)) / 10, eager (each call ends with its synchronize) and
 // replayed from a CUDA graph of one call. One JSON line per size on rank 0,
 // keys "compiled_<ALGORITHM>_{eager,cg}_us" (ALGORITHM: a -D define naming
-// how the object was compiled).
+// how the object was compiled). The runtime library's all-reduce (the C
+// API, symm_all_reduce: one-shot up to 1 MiB, two-shot beyond, as the
+// compiler picks by default) is timed the same way in the same process,
+// chains of 1 and 11 calls through symmetric buffers: keys
+// "library_{eager,cg}_us", so that the two paths compare under one harness.
 //
 //   python3 bench/compiled/gen_allreduce.py > allreduce.mlir
 //   symm-compile allreduce.mlir -o ar.o --one-shot-max-bytes=0   # all two-shot
@@ -16,6 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 #ifndef ALGORITHM
@@ -106,21 +112,22 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Microseconds per call of `entry`, eagerly or as replays of a graph of one call.
-double time_us(symm_runtime *rt, Entry entry, uint16_t *in, uint16_t *out, bool graph) {
-  for (int i = 0; i < WARMUP; ++i) entry(rt, in, out); // also lines the ranks up
+// Microseconds per run of `call` (which synchronizes when eager), eagerly
+// or as replays of a graph of one run.
+double time_us(symm_runtime *rt, const std::function<void()> &call, bool graph) {
+  for (int i = 0; i < WARMUP; ++i) call(); // also lines the ranks up
   if (!graph) {
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < ITERS; ++i) entry(rt, in, out);
+    for (int i = 0; i < ITERS; ++i) call();
     return seconds_since(start) * 1e6 / ITERS;
   }
   symm_graph *g = nullptr;
   check(symm_graph_begin(rt), "symm_graph_begin");
-  entry(rt, in, out);
+  call();
   check(symm_graph_end(rt, &g), "symm_graph_end");
   for (int i = 0; i < WARMUP; ++i) check(symm_graph_replay(rt, g), "replay");
   check(symm_synchronize(rt), "symm_synchronize");
-  entry(rt, in, out); // eager again: the ranks meet in its kernels
+  call(); // eager again: the ranks meet in its kernels
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < ITERS; ++i) check(symm_graph_replay(rt, g), "replay");
   check(symm_synchronize(rt), "symm_synchronize");
@@ -128,6 +135,45 @@ double time_us(symm_runtime *rt, Entry entry, uint16_t *in, uint16_t *out, bool 
   symm_graph_free(g);
   return us;
 }
+// bf16 bits of world^11: a chain of 11 all-reduces of ones, exact in bf16
+// for 2, 4 and 8 ranks (a power of two).
+uint16_t world_pow_11_bits(symm_runtime *rt) {
+  float value = 1.0f;
+  for (int i = 0; i < 11; ++i) value *= static_cast<float>(symm_world_size(rt));
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// The library's all-reduce as the compiled chains run it: `calls` calls,
+// each reducing buffers[i] into buffers[i + 1] (one-shot up to 1 MiB,
+// two-shot beyond), on the runtime's stream.
+struct LibraryChain {
+  symm_runtime *rt;
+  std::vector<symm_buffer *> buffers;
+  long numel;
+
+  LibraryChain(symm_runtime *rt, long numel) : rt(rt), numel(numel) {
+    for (int i = 0; i < 12; ++i) {
+      symm_buffer *buffer = nullptr;
+      std::string id = "library-chain-" + std::to_string(numel) + "-" + std::to_string(i);
+      check(symm_alloc(rt, id.c_str(), numel * 2, &buffer), "symm_alloc");
+      buffers.push_back(buffer);
+    }
+  }
+  ~LibraryChain() {
+    for (symm_buffer *buffer : buffers) symm_free(buffer);
+  }
+  uint64_t address(int i) const { return symm_buffer_ptr(buffers[i], symm_rank(rt)); }
+  void run(int calls, bool synchronize) const {
+    const int algorithm = numel * 2 <= (1 << 20) ? SYMM_ONE_SHOT : SYMM_TWO_SHOT;
+    for (int i = 0; i < calls; ++i)
+      check(symm_all_reduce(rt, buffers[i], address(i + 1), numel, SYMM_BF16, SYMM_SUM, algorithm,
+                            nullptr),
+            "symm_all_reduce");
+    if (synchronize) check(symm_synchronize(rt), "symm_synchronize");
+  }
+};
 } // namespace
 
 int main() {
@@ -150,29 +196,44 @@ int main() {
     check(symm_copy_to_device(in, ones.data(), bytes), "copy to device");
     auto *pin = reinterpret_cast<uint16_t *>(in);
     auto *pout = reinterpret_cast<uint16_t *>(out);
-    char line[512];
+    char line[1024];
     int n = std::snprintf(line, sizeof line, "{\"numel\": %ld, \"bytes\": %zu, \"wrong_elements\": %ld",
                           size.numel, bytes, wrong);
     for (bool graph : {false, true}) {
-      double one = time_us(rt, size.one, pin, pout, graph);
-      double eleven = time_us(rt, size.eleven, pin, pout, graph);
+      double one = time_us(rt, [&] { size.one(rt, pin, pout); }, graph);
+      double eleven = time_us(rt, [&] { size.eleven(rt, pin, pout); }, graph);
       n += std::snprintf(line + n, sizeof line - n,
                          ", \"compiled_%s_%s_us\": %.2f, \"call_ar1_%s_us\": %.2f", STR(ALGORITHM),
                          graph ? "cg" : "eager", (eleven - one) / 10, graph ? "cg" : "eager", one);
     }
-    // The last call was ar11: out holds world^11 on every element, a power
-    // of two for 2, 4 and 8 ranks, so exact in bf16 (the top half of the f32).
-    float expected_value = 1.0f;
-    for (int i = 0; i < 11; ++i) expected_value *= static_cast<float>(symm_world_size(rt));
-    uint32_t expected_bits = 0;
-    std::memcpy(&expected_bits, &expected_value, sizeof expected_bits);
-    const auto expected = static_cast<uint16_t>(expected_bits >> 16);
+    // The library's all-reduce, the same way; then a chain of 11 on ones,
+    // checked like the compiled chain below.
+    bool library_right = true;
+    {
+      LibraryChain chain(rt, size.numel);
+      std::vector<uint16_t> ones(size.numel, 0x3f80);
+      check(symm_copy_to_device(chain.address(0), ones.data(), bytes), "copy to device");
+      for (bool graph : {false, true}) {
+        double one = time_us(rt, [&] { chain.run(1, !graph); }, graph);
+        double eleven = time_us(rt, [&] { chain.run(11, !graph); }, graph);
+        n += std::snprintf(line + n, sizeof line - n, ", \"library_%s_us\": %.2f",
+                           graph ? "cg" : "eager", (eleven - one) / 10);
+      }
+      check(symm_copy_to_device(chain.address(0), ones.data(), bytes), "copy to device");
+      chain.run(11, true);
+      std::vector<uint16_t> got(size.numel);
+      check(symm_copy_to_host(got.data(), chain.address(11), bytes), "copy to host");
+      for (uint16_t v : got) library_right = library_right && v == world_pow_11_bits(rt);
+    }
+    // The last compiled call was ar11: out holds world^11 on every element.
+    const uint16_t expected = world_pow_11_bits(rt);
     std::vector<uint16_t> got(size.numel);
     check(symm_copy_to_host(got.data(), out, bytes), "copy to host");
     bool right = true;
     for (uint16_t v : got) right = right && v == expected;
     right = right && wrong == 0;
-    std::snprintf(line + n, sizeof line - n, ", \"result_correct\": %s}", right ? "true" : "false");
+    std::snprintf(line + n, sizeof line - n, ", \"result_correct\": %s, \"library_correct\": %s}",
+                  right ? "true" : "false", library_right ? "true" : "false");
     if (rank == 0) std::printf("%s\n", line);
     symm_device_free(in);
     symm_device_free(out);
