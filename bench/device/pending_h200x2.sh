@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Row reductions read a 16-byte vector at a time (dcbd1fc, fused RMSNorm;
-# and the standalone statistics of softmax and LayerNorm after it), on
-# 2x H200, one device call: first the checks (the Llama layers against
-# torch's f32 references, in graphs and not; softmax and LayerNorm rows
-# against the host; the runtime GPU tests), then the MLP block beside
-# torch's variants with the layer built before the change (label before),
-# twice, and the profile (kernels per call).
+# What session 13 wrote without a GPU (none was lent), for the next device
+# call on 2x H200:
+# 1. row reductions read a 16-byte vector at a time (dcbd1fc: the fused
+#    RMSNorm; 25ba1b1: softmax's and LayerNorm's statistics): the checks
+#    (the Llama layers against torch's f32 references, in graphs and not;
+#    softmax and LayerNorm rows against the host; the runtime GPU tests),
+#    then the MLP block beside torch's variants with the layer built before
+#    the change (label before), twice, and the profile (kernels per call);
+# 2. issue 13's library against compiled all-reduce under one harness
+#    (bench/compiled/allreduce_bench.cpp now times both), beside torch's
+#    anchor, twice;
+# 3. the split-K probe (bench/probes/splitk_partials_probe.cu, one GPU).
 #
 #   bench/model/build_apps.sh target/lN   (prune: keep llama_mlp,
 #     llama_attn_out, row_ops, symm-launch, symm-gpu-tests)
@@ -14,9 +19,13 @@
 #     --release -p symm-compile) && LAYER_NAME=llama_mlp_before \
 #     python/build_layer.sh examples/llama_mlp.mlir target/lN/py /tmp/before/target/release
 #     (then copy this tree's libsymm_runtime.so back over the py folder's)
-#   (device) bash bench/device/rows_vectors_h200x2.sh target/lN
+#   python3 bench/compiled/gen_allreduce.py > target/lN/ar/allreduce.mlir;
+#     symm-compile it -o target/lN/ar/ar.o; link allreduce_bench.cpp
+#     -DALGORITHM=auto as target/lN/compiled_ar (bench/compiled/README);
+#     cp -r ../shared/anchors target/lN/
+#   (device) bash bench/device/pending_h200x2.sh target/lN
 set -uo pipefail
-B=${1:?usage: rows_vectors_h200x2.sh BUILD_DIR}
+B=${1:?usage: pending_h200x2.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=10 NVSHMEM_DISABLE_NVLS=1
@@ -38,3 +47,9 @@ for round in 1 2; do
 done | tee "$OUT/layer_bench.jsonl"
 timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
   | grep -v Warning | tee "$OUT/layer_profile.log"
+for round in 1 2; do
+  timeout 200 "$B/symm-launch" -n 2 "$B/compiled_ar" 2>&1 | sed -n 's/^\[rank 0\] /compiled /p'
+  timeout 120 torchrun --nproc_per_node=2 "$B/anchors/torch_allreduce_bench.py" 2>/dev/null | sed "s/^/torch /"
+done | tee "$OUT/allreduce.jsonl"
+nvcc -O3 -arch=sm_90 -std=c++17 bench/probes/splitk_partials_probe.cu -lcublas -o /tmp/splitk \
+  && timeout 120 /tmp/splitk | tee "$OUT/splitk_probe.log"
