@@ -9,8 +9,9 @@
 //
 // Times, in CUDA graphs of 20 calls: cublasGemmEx as the runtime calls it
 // (split-K and its reduce included), and the batched GEMM over S = 2..8 K
-// slices (without any reduction); checks that the S partials sum to
-// cublasGemmEx's result within bf16 rounding.
+// slices (without any reduction), with bf16 partials and with f32 ones
+// (which a sum would round once, as cuBLAS's split-K reduce does); checks
+// that the S partials sum to cublasGemmEx's result within bf16 rounding.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 splitk_partials_probe.cu -lcublas -o probe && ./probe
 #include <cublas_v2.h>
@@ -52,8 +53,10 @@ int main() {
   BL(cublasSetStream(blas, s));
   const int MAXM = 128, MAXS = 8;
   __nv_bfloat16 *a, *w, *out, *parts;
+  float *parts32;
   CK(cudaMalloc(&a, MAXM * (size_t)K * 2)); CK(cudaMalloc(&w, (size_t)K * N * 2));
   CK(cudaMalloc(&out, MAXM * (size_t)N * 2)); CK(cudaMalloc(&parts, MAXS * MAXM * (size_t)N * 2));
+  CK(cudaMalloc(&parts32, MAXS * MAXM * (size_t)N * 4));
   for (auto [ptr, n] : {std::pair{a, MAXM * (size_t)K}, {w, (size_t)K * N}}) {
     std::vector<__nv_bfloat16> h(n);
     for (size_t i = 0; i < n; i++) h[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 1000.f - 0.5f);
@@ -88,8 +91,24 @@ int main() {
         float r = __bfloat162float(ref[i]);
         worst = std::max(worst, (double)std::fabs(sum - r) / (std::fabs(r) + 1.0));
       }
-      printf("M=%d S=%d batched over K slices: %.2f us (%.3fx cublasGemmEx), partials' sum vs its result: worst %.2e\n", m,
-             slices, t, t0 / t, worst);
+      auto batched32 = [&] {
+        cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, k, &one, w, CUDA_R_16BF, N, (long long)k * N, a,
+                                   CUDA_R_16BF, K, k, &zero, parts32, CUDA_R_32F, N, (long long)m * N, slices,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      };
+      float t32 = graph_us(s, batched32);
+      std::vector<float> got32(slices * m * (size_t)N);
+      CK(cudaMemcpy(got32.data(), parts32, got32.size() * 4, cudaMemcpyDeviceToHost));
+      double worst32 = 0;
+      for (size_t i = 0; i < m * (size_t)N; i++) {
+        float sum = 0;
+        for (int p = 0; p < slices; p++) sum += got32[p * m * (size_t)N + i];
+        float r = __bfloat162float(ref[i]), rounded = __bfloat162float(__float2bfloat16(sum));
+        worst32 = std::max(worst32, (double)std::fabs(rounded - r) / (std::fabs(r) + 1.0));
+      }
+      printf("M=%d S=%d batched over K slices: bf16 partials %.2f us (%.3fx cublasGemmEx, worst %.2e), "
+             "f32 partials %.2f us (%.3fx, worst %.2e after one rounding)\n",
+             m, slices, t, t0 / t, worst, t32, t0 / t32, worst32);
     }
   }
   return 0;
