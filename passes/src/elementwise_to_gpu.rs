@@ -111,6 +111,35 @@ pub(crate) fn unit_last_stride(ty: Ty) -> bool {
         .is_some_and(|(strides, _)| strides.last().is_none_or(|s| *s == Some(1)))
 }
 
+/// The lanes for reading each of `values` a 16-byte vector at a time along
+/// its last dimension, whose static extent is `last` (`None`: known at run
+/// time only); `Err` saying why when an element size or a stride does not
+/// allow it, or `last` does not hold whole vectors.
+pub(crate) fn vector_lanes(values: &[Val], last: Option<u64>) -> Result<u64, String> {
+    let mut element_bytes = Vec::new();
+    for value in values {
+        let ty = value.ty();
+        let bytes = ty
+            .element_bytes()
+            .filter(|b| matches!(b, 1 | 2 | 4 | 8))
+            .ok_or_else(|| format!("has {} elements", ty.element().print()))?;
+        if !unit_last_stride(ty) {
+            return Err(format!(
+                "has an operand ({}) strided along its last dimension",
+                ty.print()
+            ));
+        }
+        element_bytes.push(bytes);
+    }
+    let lanes = lanes(&element_bytes);
+    match last {
+        Some(last) if !last.is_multiple_of(lanes) => Err(format!(
+            "has a last dimension of {last}, not a multiple of {lanes} lanes"
+        )),
+        _ => Ok(lanes),
+    }
+}
+
 /// Why `op` is not an element-wise generic this pass lowers (`Err`), or
 /// `Ok(None)` when it is not element-wise at all.
 pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
@@ -141,29 +170,14 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
     if !output.ty().is_memref() {
         return Err("writes into something other than a memref".into());
     }
-    let mut vector_bytes = Vec::new();
-    for value in vector_operands(&inputs, &accesses, output) {
-        let ty = value.ty();
-        let bytes = ty
-            .element_bytes()
-            .filter(|b| matches!(b, 1 | 2 | 4 | 8))
-            .ok_or_else(|| format!("has {} elements", ty.element().print()))?;
-        if !unit_last_stride(ty) {
-            return Err(format!(
-                "has an operand ({}) strided along its last dimension",
-                ty.print()
-            ));
-        }
-        vector_bytes.push(bytes);
-    }
-    let lanes = lanes(&vector_bytes);
-    if let Some(Some(last)) = output.ty().shape().last()
-        && !(*last as u64).is_multiple_of(lanes)
-    {
-        return Err(format!(
-            "has a last dimension of {last}, not a multiple of {lanes} lanes"
-        ));
-    }
+    let last = output
+        .ty()
+        .shape()
+        .last()
+        .copied()
+        .flatten()
+        .map(|l| l as u64);
+    let lanes = vector_lanes(&vector_operands(&inputs, &accesses, output), last)?;
     linalg_gpu::body(op)?;
     Ok(Some(Elementwise {
         inputs,

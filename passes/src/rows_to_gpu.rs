@@ -10,9 +10,9 @@
 //! it as its unit-stride last dimension, the slice is read a 16-byte vector
 //! at a time (a vector per thread: 512 threads for 4096 bf16 columns),
 //! under a host check of those inputs' alignment (as for element-wise
-//! vectors); a row that fails it takes a kernel of scalar loads. Partials and the total are f32 for f16,
-//! bf16 and f32 outputs, so 16-bit rows accumulate in f32, and are only
-//! rounded once, when stored.
+//! vectors); a row that fails it takes a kernel of scalar loads. Partials
+//! and the total are f32 for f16, bf16 and f32 outputs, so 16-bit rows
+//! accumulate in f32, and are only rounded once, when stored.
 //!
 //! What qualifies: buffer semantics, one output whose map keeps the
 //! parallel loops in order, inputs whose maps are projections of the loops,
@@ -26,8 +26,8 @@ use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     builders::{At, Builder, CmpI},
     elementwise_to_gpu::{
-        Access, Elementwise, aligned, aligned_values, lanes, match_elementwise, unit_last_stride,
-        vector_lane, vector_load, vector_step,
+        Access, Elementwise, aligned, aligned_values, match_elementwise, vector_lane, vector_lanes,
+        vector_load, vector_step,
     },
     ir::{Op, OpBuilder, Val, emit_remark},
     linalg_gpu::{self, Emit, Launch, buffer_maps, iterator_kinds},
@@ -190,26 +190,33 @@ pub(crate) struct RowVectors {
     lanes: u64,
 }
 
+impl RowVectors {
+    /// On the host: whether the spanning inputs of `r` are 16-byte aligned
+    /// at each row and `columns` holds whole vectors.
+    fn aligned(&self, host: &mut Builder, r: &RowReduction, columns: Val) -> Val {
+        let spanning: Vec<Val> = self.spanning.iter().map(|i| r.inputs[*i]).collect();
+        aligned_values(host, &spanning, self.lanes, columns)
+    }
+}
+
 /// The vector reading of `r`, when every input that spans the reduced loop
-/// spans it as its unit-stride last dimension, with 1/2/4/8-byte elements,
-/// and a static row length (if any) holds whole vectors.
+/// spans it as its last dimension and can be read a vector at a time there
+/// (`vector_lanes`: 1/2/4/8-byte elements, unit stride, a static row length
+/// holding whole vectors), with more than one lane.
 fn row_vectors(r: &RowReduction, static_columns: Option<u64>) -> Option<RowVectors> {
     let reduced = r.loops - 1;
     let spanning: Vec<usize> = (0..r.inputs.len())
         .filter(|i| r.input_dims[*i].contains(&reduced))
         .collect();
-    let mut bytes = Vec::new();
-    for i in &spanning {
-        let ty = r.inputs[*i].ty();
-        let element_bytes = ty.element_bytes().filter(|b| matches!(b, 1 | 2 | 4 | 8))?;
-        if r.input_dims[*i].last() != Some(&reduced) || !unit_last_stride(ty) {
-            return None;
-        }
-        bytes.push(element_bytes);
+    if spanning
+        .iter()
+        .any(|i| r.input_dims[*i].last() != Some(&reduced))
+    {
+        return None;
     }
-    let lanes = lanes(&bytes);
-    (lanes > 1 && static_columns.is_none_or(|c| c.is_multiple_of(lanes)))
-        .then_some(RowVectors { spanning, lanes })
+    let values: Vec<Val> = spanning.iter().map(|i| r.inputs[*i]).collect();
+    let lanes = vector_lanes(&values, static_columns).ok()?;
+    (lanes > 1).then_some(RowVectors { spanning, lanes })
 }
 
 /// The value of `op` when it is a fill (generalized: every loop parallel,
@@ -418,8 +425,7 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>, vectorize: bool) {
     let sizes = row_sizes(&mut host, r);
     match row_vectors(r, sizes.static_columns).filter(|_| vectorize) {
         Some(v) => {
-            let spanning: Vec<Val> = v.spanning.iter().map(|i| r.inputs[*i]).collect();
-            let whole = aligned_values(&mut host, &spanning, v.lanes, sizes.columns);
+            let whole = v.aligned(&mut host, r, sizes.columns);
             let if_op = host.if_then(whole, true);
             for (region, vectors) in [(0, Some(&v)), (1, None)] {
                 let branch_yield = if_op.region_blocks(region)[0]
@@ -498,8 +504,7 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     // The reduction reads vectors too where its inputs allow.
     let vectors = row_vectors(r, sizes.static_columns);
     if let Some(v) = &vectors {
-        let spanning: Vec<Val> = v.spanning.iter().map(|i| r.inputs[*i]).collect();
-        let whole = aligned_values(&mut host, &spanning, v.lanes, sizes.columns);
+        let whole = v.aligned(&mut host, r, sizes.columns);
         condition = Emit { b: &mut host }.value("arith.andi", &[condition, whole], i1);
     }
     for (a, b) in outer

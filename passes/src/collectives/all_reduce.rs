@@ -212,13 +212,13 @@ mod tests {
         assert_eq!(vector_width(8, &[10]), 2);
     }
 
-    #[test]
-    fn grid_is_one_vector_per_thread_up_to_the_pad_channels() {
-        let kernel = |algorithm| AllReduceKernel {
+    /// A plain bf16 kernel (8 lanes): no epilogue, staging, push or tail.
+    fn plain(algorithm: Algorithm, reduction: Reduction, world: u64) -> AllReduceKernel {
+        AllReduceKernel {
             algorithm,
-            reduction: Reduction::Sum,
+            reduction,
             element: "bf16".into(),
-            world: 2,
+            world,
             vector: 8,
             epilogue: None,
             staged: false,
@@ -226,7 +226,12 @@ mod tests {
             push: None,
             tail: false,
             rows: None,
-        };
+        }
+    }
+
+    #[test]
+    fn grid_is_one_vector_per_thread_up_to_the_pad_channels() {
+        let kernel = |algorithm| plain(algorithm, Reduction::Sum, 2);
         let (one_shot, two_shot) = (kernel(Algorithm::OneShot), kernel(Algorithm::TwoShot));
         assert_eq!(one_shot.grid_blocks(1), 1);
         assert_eq!(one_shot.grid_blocks(THREADS + 1), 2);
@@ -236,19 +241,7 @@ mod tests {
 
     #[test]
     fn names_carry_every_specialization() {
-        let kernel = AllReduceKernel {
-            algorithm: Algorithm::TwoShot,
-            reduction: Reduction::Max,
-            element: "bf16".into(),
-            world: 4,
-            vector: 8,
-            epilogue: None,
-            staged: false,
-            lamport: false,
-            push: None,
-            tail: false,
-            rows: None,
-        };
+        let kernel = plain(Algorithm::TwoShot, Reduction::Max, 4);
         assert_eq!(kernel.name(), "symm_two_shot_max_bf16_w4_v8");
     }
 }
