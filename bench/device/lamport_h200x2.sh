@@ -19,7 +19,7 @@ set -uo pipefail
 B=${1:?usage: lamport_h200x2.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
-export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glob.glob(os.path.join(nvidia.__path__[0], '*', 'lib'))))" 2>/dev/null)
+nvidia_libraries
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   tokens=1,16,128,256,2048

@@ -2,6 +2,10 @@
 # multicast off) and two ways to start ranks.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
 B=${B:-target/issue12}
+# The CUDA libraries of torch's pip wheels (cuBLAS, NCCL) for our binaries.
+nvidia_libraries() {
+  export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glob.glob(os.path.join(nvidia.__path__[0], '*', 'lib'))))" 2>/dev/null)
+}
 run() { echo "== $*"; "$@"; echo "exit status $?"; }
 # RANKS ranks (2 unless set) without a launcher, which would stop the
 # survivors of a death.

@@ -13,7 +13,7 @@ B=${1:?usage: scale_h200x8.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=10 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glob.glob(os.path.join(nvidia.__path__[0], '*', 'lib'))))" 2>/dev/null)
+nvidia_libraries
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvidia-smi topo -m; } \
   2>&1 | tee "$OUT/machine.txt"
 {
