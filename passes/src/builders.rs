@@ -194,6 +194,90 @@ impl Builder {
         self.one(op)
     }
 
+    /// A structured linalg op named `name` (`linalg.matmul`,
+    /// `linalg.batch_matmul`) of `inputs` into `output`, on memrefs, with
+    /// the body linalg defines for it.
+    pub fn linalg_named(&mut self, name: &str, inputs: &[Val], output: Val) -> Op {
+        let mut operands = inputs.to_vec();
+        operands.push(output);
+        let segments = self
+            .ctx
+            .attr(&format!("array<i32: {}, 1>", inputs.len()))
+            .expect("a dense array parses");
+        let op = OpBuilder::new(name, self.loc)
+            .operands(&operands)
+            .attr("operandSegmentSizes", segments)
+            .empty_regions(1)
+            .build();
+        // SAFETY: a live op of a named linalg kind with an empty region.
+        unsafe { mlir_sys::mlirLinalgFillBuiltinNamedOpRegion(op.raw()) };
+        self.insert(op)
+    }
+
+    /// `memref.reinterpret_cast` of `source` to `ty`, a strided memref type
+    /// with static strides and offset: its sizes are `ty`'s, the dynamic
+    /// ones given in `sizes`.
+    pub fn reinterpret_cast(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
+        let array = |values: &[i64]| {
+            let text: Vec<String> = values.iter().map(i64::to_string).collect();
+            self.ctx
+                .attr(&format!("array<i64: {}>", text.join(", ")))
+                .expect("a dense array parses")
+        };
+        let (strides, offset) = ty
+            .strides_and_offset()
+            .expect("a strided memref type with static strides");
+        let strides: Vec<i64> = strides.into_iter().map(|s| s.unwrap_or(i64::MIN)).collect();
+        let shape: Vec<i64> = ty
+            .shape()
+            .into_iter()
+            .map(|d| d.unwrap_or(i64::MIN))
+            .collect();
+        let segments = self
+            .ctx
+            .attr(&format!("array<i32: 1, 0, {}, 0>", sizes.len()))
+            .expect("a dense array parses");
+        let mut operands = vec![source];
+        operands.extend_from_slice(sizes);
+        let op = OpBuilder::new("memref.reinterpret_cast", self.loc)
+            .operands(&operands)
+            .results(&[ty])
+            .attr("static_offsets", array(&[offset.unwrap_or(0)]))
+            .attr("static_sizes", array(&shape))
+            .attr("static_strides", array(&strides))
+            .attr("operandSegmentSizes", segments)
+            .build();
+        self.one(op)
+    }
+
+    /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
+    /// from the one), the dynamic sizes of `ty` given in `sizes`.
+    pub fn expand_flat(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
+        let shape: Vec<String> = ty
+            .shape()
+            .into_iter()
+            .map(|d| d.unwrap_or(i64::MIN).to_string())
+            .collect();
+        let dims: Vec<String> = (0..shape.len()).map(|d| d.to_string()).collect();
+        let reassociation = self
+            .ctx
+            .attr(&format!("[[{}]]", dims.join(", ")))
+            .expect("an array attribute parses");
+        let output_shape = self
+            .ctx
+            .attr(&format!("array<i64: {}>", shape.join(", ")))
+            .expect("a dense array parses");
+        let mut operands = vec![source];
+        operands.extend_from_slice(sizes);
+        let op = OpBuilder::new("memref.expand_shape", self.loc)
+            .operands(&operands)
+            .results(&[ty])
+            .attr("reassociation", reassociation)
+            .attr("static_output_shape", output_shape)
+            .build();
+        self.one(op)
+    }
+
     pub fn symm_alloc(&mut self, ty: Ty, sizes: &[Val]) -> Val {
         let op = OpBuilder::new("symm_mem.alloc", self.loc)
             .operands(sizes)

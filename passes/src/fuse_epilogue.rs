@@ -217,8 +217,16 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     let group = all_reduce
         .attr("group")
         .expect("all-reduce ops have a group");
+    // (input, no matmul prologue, epilogue operands..., out).
+    let segments = ctx
+        .attr(&format!(
+            "array<i32: 1, 0, 0, 0, {}, 1>",
+            fused_operands.len() - 2
+        ))
+        .expect("a dense array parses");
     let fused = OpBuilder::new("symm_mem.all_reduce_epilogue_out", all_reduce.loc())
         .operands(&fused_operands)
+        .attr("operandSegmentSizes", segments)
         .attr("reduction", reduction)
         .attr("group", group)
         .attr("algorithm", i32_attr(algorithm_of(&all_reduce.name())))

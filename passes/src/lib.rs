@@ -25,6 +25,7 @@ pub mod realize;
 pub mod rows_to_gpu;
 
 pub mod select_all_reduce;
+pub mod split_k;
 mod text;
 pub mod to_dps;
 pub mod to_runtime;

@@ -2,7 +2,7 @@
 
 use crate::{
     PassDescriptor, check_gpu_symbols, collectives, cudagraph, elementwise_to_gpu, fuse_epilogue,
-    plan, realize, rows_to_gpu, select_all_reduce, to_dps, to_runtime, verify_groups,
+    plan, realize, rows_to_gpu, select_all_reduce, split_k, to_dps, to_runtime, verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -15,6 +15,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     &realize::DESCRIPTOR,
     &plan::DESCRIPTOR,
     &select_all_reduce::DESCRIPTOR,
+    &split_k::DESCRIPTOR,
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
     &collectives::expand::DESCRIPTOR,
@@ -60,7 +61,7 @@ pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-m
 /// The whole compiler as `symm-to-llvm` runs it, with its default options.
 pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
-        "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),\
+        "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce,symm-mem-split-k),\
          symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",

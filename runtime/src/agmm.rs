@@ -122,12 +122,56 @@ impl Matmul {
         beta: f32,
         stream: CUstream,
     ) -> Result<()> {
-        let data_type = match dtype {
+        let operand = |ptr, ld, batch_stride| Strided {
+            ptr,
+            dtype,
+            ld,
+            batch_stride,
+        };
+        self.gemm_strided(
+            [
+                operand(a, k, 0),
+                operand(b, n, stride_b),
+                operand(c, n, stride_c),
+            ],
+            batch,
+            (m, k, n),
+            beta,
+            stream,
+        )
+    }
+
+    /// `batch` GEMMs `c_i = a_i @ b_i + beta * c_i` of row-major strided
+    /// matrices (a_i m x k, b_i k x n, c_i m x n), accumulating in f32; the
+    /// inputs share a dtype, the output may be f32 (split-K partials).
+    pub fn gemm_strided(
+        &self,
+        [a, b, c]: [Strided; 3],
+        batch: i32,
+        (m, k, n): (usize, usize, usize),
+        beta: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        let data_type = |dtype: Dtype| match dtype {
             Dtype::F32 => cublas::cudaDataType::CUDA_R_32F,
             Dtype::F16 => cublas::cudaDataType::CUDA_R_16F,
             Dtype::Bf16 => cublas::cudaDataType::CUDA_R_16BF,
         };
-        if m == 0 || n == 0 {
+        if a.dtype != b.dtype {
+            return Err(Error::InvalidArgument(format!(
+                "a matmul of {} by {}: cuBLAS takes one input type",
+                a.dtype.text(),
+                b.dtype.text()
+            )));
+        }
+        if c.dtype != a.dtype && c.dtype != Dtype::F32 {
+            return Err(Error::InvalidArgument(format!(
+                "a matmul of {} into {}: the output is the inputs' type or f32",
+                a.dtype.text(),
+                c.dtype.text()
+            )));
+        }
+        if m == 0 || n == 0 || batch == 0 {
             return Ok(());
         }
         let alpha = 1f32;
@@ -135,9 +179,18 @@ impl Matmul {
             i32::try_from(x)
                 .map_err(|_| Error::InvalidArgument(format!("{x} is too large for cuBLAS")))
         };
+        let ld = |operand: &Strided, columns: usize| {
+            if operand.ld < columns.max(1) {
+                return Err(Error::InvalidArgument(format!(
+                    "a matmul operand's row stride {} is shorter than its {columns} columns",
+                    operand.ld
+                )));
+            }
+            dim(operand.ld)
+        };
         // Row-major C = A B is column-major C^T = B^T A^T.
-        // SAFETY: device matrices of the given shapes (`batch` of b and c
-        // at their strides); a live handle and stream.
+        // SAFETY: device matrices of the given shapes and strides (`batch`
+        // of each); a live handle and stream.
         unsafe {
             check_blas(
                 cublas::cublasSetStream_v2(self.handle, stream.cast()),
@@ -152,19 +205,19 @@ impl Matmul {
                     dim(m)?,
                     dim(k.max(1))?,
                     (&alpha as *const f32).cast(),
-                    b as *const std::ffi::c_void,
-                    data_type,
-                    dim(n)?,
-                    stride_b,
-                    a as *const std::ffi::c_void,
-                    data_type,
-                    dim(k)?,
-                    0,
+                    b.ptr as *const std::ffi::c_void,
+                    data_type(b.dtype),
+                    ld(&b, n)?,
+                    b.batch_stride,
+                    a.ptr as *const std::ffi::c_void,
+                    data_type(a.dtype),
+                    ld(&a, k)?,
+                    a.batch_stride,
                     (&beta as *const f32).cast(),
-                    c as *mut std::ffi::c_void,
-                    data_type,
-                    dim(n)?,
-                    stride_c,
+                    c.ptr as *mut std::ffi::c_void,
+                    data_type(c.dtype),
+                    ld(&c, n)?,
+                    c.batch_stride,
                     batch,
                     cublas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
                     cublas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
@@ -173,6 +226,17 @@ impl Matmul {
             )
         }
     }
+}
+
+/// One operand of a strided batched GEMM: its address, element type, row
+/// stride (the leading dimension of a row-major matrix) and the distance
+/// from one matrix of the batch to the next, in elements.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided {
+    pub ptr: CUdeviceptr,
+    pub dtype: Dtype,
+    pub ld: usize,
+    pub batch_stride: i64,
 }
 
 /// For a pair of (weight, output) addresses: which comes first in the

@@ -12,7 +12,7 @@
 
 use crate::{
     Error, Result,
-    agmm::{AllGatherMatmul, Matmul, Shard},
+    agmm::{AllGatherMatmul, Matmul, Shard, Strided},
     capi::SymmRuntime,
     compiled_call,
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
@@ -769,6 +769,60 @@ pub unsafe extern "C" fn symm_rt_matmul_pair(
     })
 }
 
+/// `c_i (+)= a_i @ b_i` for `i < batch` (linalg.batch_matmul, a split-K
+/// GEMM's slices): row-major matrices, a_i m x k, b_i k x n, c_i m x n,
+/// each with its row stride and batch stride in elements; the inputs of
+/// dtype code `in_code`, the output of `out_code` (the same, or f32).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn symm_rt_batch_matmul(
+    runtime: *mut SymmRuntime,
+    a: *mut c_void,
+    b: *mut c_void,
+    c: *mut c_void,
+    batch: i64,
+    m: i64,
+    n: i64,
+    k: i64,
+    lda: i64,
+    stride_a: i64,
+    ldb: i64,
+    stride_b: i64,
+    ldc: i64,
+    stride_c: i64,
+    in_code: i32,
+    out_code: i32,
+    accumulate: i32,
+) {
+    run("a batched matmul", || {
+        with_matmul(runtime, [m, n, k], in_code, accumulate, |call| {
+            let out = library::decode(out_code.into(), Dtype::from_code, "output dtype")?;
+            let operand = |ptr: *mut c_void, ld: i64, batch_stride: i64, dtype| {
+                Ok::<_, Error>(Strided {
+                    ptr: ptr as CUdeviceptr,
+                    dtype,
+                    ld: size(ld, "a row stride")?,
+                    batch_stride: size(batch_stride, "a batch stride")? as i64,
+                })
+            };
+            let batch = i32::try_from(size(batch, "the batch")?).map_err(|_| {
+                Error::InvalidArgument(format!("a batch of {batch} is too large for cuBLAS"))
+            })?;
+            call.matmul.gemm_strided(
+                [
+                    operand(a, lda, stride_a, call.dtype)?,
+                    operand(b, ldb, stride_b, call.dtype)?,
+                    operand(c, ldc, stride_c, out)?,
+                ],
+                batch,
+                call.shape,
+                call.beta,
+                call.stream,
+            )
+        })
+    })
+}
+
 fn agmm(session: &mut SymmRuntime) -> Result<&AllGatherMatmul> {
     let world = session.group.world_size();
     if session.compiled.agmm.is_none() {
@@ -892,6 +946,7 @@ mod abi_tests {
     signature!(A, B, C, D, E, F, G, H);
     signature!(A, B, C, D, E, F, G, H, I);
     signature!(A, B, C, D, E, F, G, H, I, J, K);
+    signature!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q);
 
     fn of<F: Signature>(_: F) -> Kinds {
         F::signature()
@@ -953,6 +1008,11 @@ mod abi_tests {
             (
                 "symm_rt_copy",
                 of(symm_rt_copy as unsafe extern "C" fn(_, _, _, _)),
+            ),
+            (
+                "symm_rt_batch_matmul",
+                of(symm_rt_batch_matmul
+                    as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _)),
             ),
             (
                 "symm_rt_host_wait",

@@ -600,3 +600,68 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
   linalg.matmul ins(%x, %wu : memref<4x64xbf16>, memref<64x128xf32>) outs(%u : memref<4x128xbf16>)
   return
 }
+
+// -----
+
+// A matmul prologue split over K (symm-mem-split-k): up to 128 rows the
+// down projection is one strided batched GEMM over 2 slices of K into the
+// f32 partials (row strides 7168, 4096, 4096; batch strides 3584,
+// 3584 x 4096 and rows x 4096; bf16 in, f32 out, overwriting), and the
+// kernel takes the partials after the vector count; above, the whole
+// matmul into the all-reduce's input and the plain kernels.
+// CHECK-LABEL: func.func @split_k_async
+// CHECK: scf.if
+// CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
+// CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+// CHECK: } else {
+// CHECK:   scf.if
+// CHECK:     call @symm_rt_batch_matmul(
+// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2
+// CHECK:   } else {
+// CHECK:     scf.if
+// CHECK:       call @symm_rt_matmul(
+// CHECK:       gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0 
+// CHECK:     } else {
+// CHECK:       call @symm_rt_matmul(
+// CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0 
+// CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[NVEC:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+// The rank's vector: slice 0's and slice 1's (nvec vectors further) f32
+// lanes, added in slice order and rounded once, then sent.
+// CHECK: %[[FIRST:.*]] = llvm.getelementptr %[[PARTIALS]][%[[I:.*]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// CHECK: %[[S0:.*]] = llvm.load %[[FIRST]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[I]] : i64
+// CHECK: %[[SECOND:.*]] = llvm.getelementptr %[[PARTIALS]][%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// CHECK: %[[S1:.*]] = llvm.load %[[SECOND]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[S0]], %[[S1]] : vector<8xf32>
+// CHECK: arith.truncf %[[SUM]] : vector<8xf32> to vector<8xbf16>
+// CHECK: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
+// A barrier one-shot first stores the sums into its input, for its peers.
+// CHECK: scf.for
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.truncf
+// CHECK: llvm.store
+// CHECK: symm_mem.barrier
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: memref<?x4096xbf16>, %out: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %n = memref.dim %act, %c0 : memref<?x7168xbf16>
+  %room = arith.minui %n, %c128 : index
+  %c8192 = arith.constant 8192 : index
+  %elems = arith.muli %room, %c8192 : index
+  %flat = memref.alloc(%elems) : memref<?xf32>
+  %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+  %p = memref.view %pool[%c0][%n] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  %q = memref.expand_shape %flat [[0, 1, 2]] output_shape [2, %room, 4096] : memref<?xf32> into memref<2x?x4096xf32>
+  symm_mem.all_reduce_epilogue_out sum %p matmul(%act, %w : memref<?x7168xbf16>, memref<7168x4096xbf16>) split_k(%q : memref<2x?x4096xf32>) up to 128 rows epilogue(%x : memref<?x4096xbf16>) into %out group @tp algorithm auto {
+  ^bb0(%s: bf16, %r: bf16):
+    %sf = arith.extf %s : bf16 to f32
+    %rf = arith.extf %r : bf16 to f32
+    %y = arith.addf %sf, %rf : f32
+    %o = arith.truncf %y : f32 to bf16
+    symm_mem.epilogue_yield %o : bf16
+  } : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
+  memref.dealloc %flat : memref<?xf32>
+  return
+}

@@ -70,12 +70,13 @@ public:
 
   void getDependentDialects(DialectRegistry &registry) const override {
     // Every dialect a symm pass creates ops of, loaded before it runs
-    // (the GPU lowerings build gpu, llvm, scf and vector ops).
+    // (the GPU lowerings build gpu, llvm, scf and vector ops; the
+    // all-reduce expansion linalg matmuls of a prologue).
     registry.insert<symm::symm_mem::SymmMemDialect,
                     symm::cudagraph::CudaGraphDialect, arith::ArithDialect,
                     memref::MemRefDialect, func::FuncDialect, gpu::GPUDialect,
                     LLVM::LLVMDialect, scf::SCFDialect,
-                    vector::VectorDialect>();
+                    vector::VectorDialect, linalg::LinalgDialect>();
   }
 
   void runOnOperation() override {

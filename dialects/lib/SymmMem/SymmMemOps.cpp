@@ -376,11 +376,72 @@ static LogicalResult verifyEpilogueRegion(Operation *op, Region &region,
                             getElementTypeOrSelf(out), "out");
 }
 
+/// A matmul prologue split over K: `input = lhs @ rhs`, with lhs `rows x
+/// K`, rhs `K x columns` (static) of input's element type, and `partials`
+/// `S x rows x columns` of f32 with a static S >= 2 that divides K, for
+/// calls of at most `maxRows` rows. All of them or none.
+static LogicalResult verifyMatmulPrologue(Operation *op, Value input,
+                                          Value lhs, Value rhs,
+                                          Value partials,
+                                          std::optional<uint64_t> maxRows,
+                                          FlatSymbolRefAttr group) {
+  bool any = lhs || rhs || partials || maxRows;
+  if (!any)
+    return success();
+  if (!lhs || !rhs || !partials || !maxRows)
+    return op->emitOpError()
+           << "a matmul prologue needs lhs, rhs, partials and "
+              "split_k_max_rows together";
+  auto inputType = cast<MemRefType>(input.getType());
+  auto lhsType = cast<MemRefType>(lhs.getType());
+  auto rhsType = cast<MemRefType>(rhs.getType());
+  auto partialsType = cast<MemRefType>(partials.getType());
+  if (failed(verifyOperandSpace(op, lhs, "lhs", group, false)) ||
+      failed(verifyOperandSpace(op, rhs, "rhs", group, false)) ||
+      failed(verifyOperandSpace(op, partials, "partials", group, false)) ||
+      failed(verifyContiguous(op, lhs, "lhs")) ||
+      failed(verifyContiguous(op, rhs, "rhs")) ||
+      failed(verifyContiguous(op, partials, "partials")) ||
+      failed(verifySameElementType(op, lhs, "lhs", input, "input")) ||
+      failed(verifySameElementType(op, rhs, "rhs", input, "input")))
+    return failure();
+  if (inputType.getRank() != 2 || lhsType.getRank() != 2 ||
+      rhsType.getRank() != 2 || !rhsType.hasStaticShape() ||
+      ShapedType::isDynamic(inputType.getShape()[1]))
+    return op->emitOpError()
+           << "a matmul prologue multiplies 2-D matrices with a static rhs "
+              "and a static column count, but input is "
+           << shapeOf(input) << ", lhs " << shapeOf(lhs) << " and rhs "
+           << shapeOf(rhs);
+  int64_t rows = inputType.getShape()[0], columns = inputType.getShape()[1];
+  int64_t k = rhsType.getShape()[0];
+  int64_t lhsRows = lhsType.getShape()[0];
+  if (lhsType.getShape()[1] != k || rhsType.getShape()[1] != columns ||
+      (!ShapedType::isDynamic(lhsRows) && !ShapedType::isDynamic(rows) &&
+       lhsRows != rows))
+    return op->emitOpError()
+           << "matmul shapes do not match: lhs " << shapeOf(lhs) << " @ rhs "
+           << shapeOf(rhs) << " cannot give input " << shapeOf(input);
+  ArrayRef<int64_t> slices = partialsType.getShape();
+  if (slices.size() != 3 || ShapedType::isDynamic(slices[0]) ||
+      slices[0] < 2 || k % slices[0] != 0 || slices[2] != columns)
+    return op->emitOpError()
+           << "partials must be S x rows x " << columns
+           << " with a static S >= 2 that divides K = " << k << ", got "
+           << shapeOf(partials);
+  if (*maxRows < 1)
+    return op->emitOpError() << "split_k_max_rows must be at least 1";
+  return success();
+}
+
 /// The epilogue's operands are read at the output element's position, so
 /// each has the output's shape or is a row-broadcast vector; its region is
 /// a pure scalar function of (reduced element, operand elements...).
 LogicalResult AllReduceEpilogueOutOp::verify() {
   if (failed(verifyAllReduce(*this, getInput(), getOut(), "out", getGroupAttr())) ||
+      failed(verifyMatmulPrologue(*this, getInput(), getLhs(), getRhs(),
+                                  getPartials(), getSplitKMaxRows(),
+                                  getGroupAttr())) ||
       failed(verifyElementOperands(*this, getEpilogueOperands(), getOut(),
                                    "epilogue operand")))
     return failure();

@@ -96,6 +96,12 @@ pub struct AllReduceKernel {
     /// takes a row count instead of a vector count, and a block handles
     /// whole rows.
     pub rows: Option<RowsEpilogue>,
+    /// The rank's contribution is the f32 sum of this many split-K slices
+    /// of a matmul (`symm_mem.all_reduce_epilogue_out`'s prologue), read
+    /// from a `partials` parameter where the kernel reads its own data; a
+    /// barrier one-shot first stores the sums into its input for its peers.
+    /// One-shots without a tail only.
+    pub split_k: Option<u64>,
 }
 
 /// Where a push two-shot stores the reduced chunks.
@@ -192,6 +198,9 @@ impl AllReduceKernel {
         if let Some(rows) = &self.rows {
             let _ = write!(name, "_rows_{}", rows.apply);
         }
+        if let Some(slices) = self.split_k {
+            let _ = write!(name, "_splitk{slices}");
+        }
         if self.tail {
             name.push_str("_tail");
         }
@@ -225,6 +234,7 @@ mod tests {
             lamport: false,
             push: None,
             tail: false,
+            split_k: None,
             rows: None,
         }
     }

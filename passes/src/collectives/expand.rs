@@ -17,6 +17,7 @@ use super::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
     RowsEpilogue,
 };
+use super::prologue::Prologue;
 use crate::fuse_rows::ROWS_OUT;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
@@ -76,6 +77,8 @@ fn expands(name: &str) -> bool {
 /// An all-reduce op's operands by role.
 struct Roles {
     input: Val,
+    /// `all_reduce_epilogue_out`'s matmul prologue.
+    prologue: Option<Prologue>,
     /// The element-wise epilogue's operands.
     epilogue: Vec<Val>,
     out: Val,
@@ -91,6 +94,7 @@ fn roles(op: Op) -> Roles {
         let out = 1 + epilogue;
         return Roles {
             input: operands[0],
+            prologue: None,
             epilogue: operands[1..out].to_vec(),
             out: operands[out],
             rows: Some((
@@ -99,9 +103,15 @@ fn roles(op: Op) -> Roles {
             )),
         };
     }
+    // all_reduce_epilogue_out: (input, lhs?, rhs?, partials?, epilogue...,
+    // out); the other forms (input, out).
+    let segments = op.operand_segments();
+    let prologue = Prologue::of(op, &operands, &segments);
+    let first_epilogue = 1 + segments.get(1..4).map_or(0, |s| s.iter().sum());
     Roles {
         input: operands[0],
-        epilogue: operands[1..operands.len() - 1].to_vec(),
+        prologue,
+        epilogue: operands[first_epilogue..operands.len() - 1].to_vec(),
         out: operands[operands.len() - 1],
         rows: None,
     }
@@ -186,8 +196,21 @@ impl Expansion {
         };
         let bytes_per_element = host.int(64, facts.element_bytes as i64);
         let bytes = host.arith("arith.muli", &[count, bytes_per_element]);
+        let prologue = roles.prologue;
+        let mut prologue_error = None;
         let mut launch = |host: &mut Host, segment: &Segment| {
             let kernel = &segment.kernel;
+            // The matmul the kernel's data comes from: split over K into
+            // the partials the kernel sums, or whole into its input.
+            match (&prologue, kernel.split_k) {
+                (Some(prologue), Some(_)) => {
+                    if let Err(message) = prologue.sliced(host) {
+                        prologue_error = Some(message);
+                    }
+                }
+                (Some(prologue), None) => prologue.whole(host, input),
+                (None, _) => {}
+            }
             // A rows kernel counts rows, and a block takes whole rows (the
             // grid rule in "vectors" of THREADS per row).
             let (unit, per_block) = match &kernel.rows {
@@ -199,6 +222,9 @@ impl Expansion {
             let mut args = vec![pool, input_ptr, out_ptr, nvec];
             if kernel.push == Some(Push::IntoOutputs) {
                 args.extend(out_pool);
+            }
+            if let (Some(prologue), Some(_)) = (&prologue, kernel.split_k) {
+                args.push(host.ptr_of(prologue.partials));
             }
             args.extend_from_slice(&extra);
             let blocks = match (facts.count, &kernel.rows) {
@@ -224,6 +250,9 @@ impl Expansion {
             host.launch_on(&kernel.name(), blocks, kernel.threads(), &args);
         };
         host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
+        if let Some(message) = prologue_error {
+            return self.error(op, &format!("'{name}' {message}"));
+        }
         for segment in segments {
             self.kernels.insert(segment.kernel.name(), segment.kernel);
         }
@@ -382,6 +411,7 @@ impl Expansion {
                 .is_some_and(|space| space.allocator().is_some()),
             fused,
             rows,
+            split_k: roles.prologue.map(|p| (p.slices(), p.max_rows)),
         })
     }
 
@@ -478,6 +508,8 @@ struct AllReduceFacts {
     out_symmetric: bool,
     fused: bool,
     rows: Option<RowsFacts>,
+    /// A matmul prologue's slices of K and the most rows that take them.
+    split_k: Option<(u64, u64)>,
 }
 
 /// What decides the row half of an `all_reduce_rows_out`'s kernels.
@@ -625,6 +657,7 @@ impl AllReduceFacts {
             push,
             tail: false,
             rows,
+            split_k: None,
         }
     }
 
@@ -638,6 +671,10 @@ impl AllReduceFacts {
             .rows
             .as_ref()
             .map(|_| [kernels::ROWS_LAMPORT_MAX, kernels::ROWS_TWO_SHOT_MAX]);
+        // A matmul prologue is split over K up to its row bound.
+        let split_k_bound = self
+            .split_k
+            .map(|(_, max_rows)| bytes(self.row_elements).saturating_mul(max_rows));
         let mut bounds: Vec<u64> = [
             limits.lamport_max,
             kernels::STAGING_MAX,
@@ -646,6 +683,7 @@ impl AllReduceFacts {
         ]
         .into_iter()
         .chain(rows_bounds.into_iter().flatten())
+        .chain(split_k_bound)
         .filter(|limit| (least..most).contains(limit))
         .collect();
         bounds.sort_unstable();
@@ -655,7 +693,16 @@ impl AllReduceFacts {
         for limit in bounds {
             // Whole rows: the largest message of the range.
             let count = (limit / self.element_bytes / self.row_elements).max(1) * self.row_elements;
-            let kernel = self.kernel(count, limits);
+            let mut kernel = self.kernel(count, limits);
+            // Split-K kernels are one-shots: a two-shot's blocks read other
+            // vectors of the peers' inputs than they would have summed.
+            if let (Some((slices, _)), Some(bound)) = (self.split_k, split_k_bound)
+                && limit <= bound
+                && kernel.algorithm == Algorithm::OneShot
+                && kernel.rows.is_none()
+            {
+                kernel.split_k = Some(slices);
+            }
             match segments.last_mut() {
                 Some(last) if last.kernel == kernel => last.max_bytes = limit,
                 _ => segments.push(Segment {
@@ -729,6 +776,7 @@ mod tests {
                 operands: vec![("bf16".into(), true)],
                 out_element: "bf16".into(),
             }),
+            split_k: None,
         }
     }
 
@@ -860,5 +908,42 @@ mod tests {
         let mut odd = facts(false);
         (odd.count, odd.row_elements, odd.max_count) = (Some(135_169), 135_169, 135_169);
         assert_eq!(at(&odd, 135_169), (false, true));
+    }
+
+    /// A matmul prologue split over K up to 128 rows of 4096 bf16 (1 MiB):
+    /// the one-shots up to that size sum the slices (the Lamport one and the
+    /// barrier one), and the kernels above run on the whole product.
+    #[test]
+    fn split_k_takes_the_one_shots_up_to_its_rows() {
+        let limits = Limits {
+            lamport_max: 512 << 10,
+            ..LIMITS
+        };
+        let mut split = facts(false);
+        split.split_k = Some((2, 128));
+        let segments = split.segments(limits);
+        let kernels: Vec<(bool, Option<u64>, u64)> = segments
+            .iter()
+            .map(|s| (s.kernel.lamport, s.kernel.split_k, s.max_bytes))
+            .collect();
+        assert_eq!(
+            kernels[..3],
+            [
+                (true, Some(2), 512 << 10),
+                (false, Some(2), 1 << 20),
+                (false, None, 8 << 20),
+            ]
+        );
+        assert!(segments[2].kernel.algorithm == Algorithm::TwoShot);
+        assert!(segments[1].kernel.name().ends_with("_splitk2"));
+        // A bound below the Lamport limit splits the Lamport range there.
+        split.split_k = Some((2, 16));
+        let bounds: Vec<(Option<u64>, u64)> = split
+            .segments(limits)
+            .iter()
+            .map(|s| (s.kernel.split_k, s.max_bytes))
+            .take(2)
+            .collect();
+        assert_eq!(bounds, [(Some(2), 16 * 8192), (None, 512 << 10)]);
     }
 }

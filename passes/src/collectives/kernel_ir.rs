@@ -33,9 +33,17 @@ impl AllReduceKernel {
                     .into(),
             );
         }
+        if self.split_k.is_some()
+            && (self.algorithm != Algorithm::OneShot || self.tail || self.rows.is_some())
+        {
+            return Err("a split-K kernel is a one-shot without a tail or a row statistic".into());
+        }
         let mut parameters = vec![e.pool(), e.ptr(), e.ptr(), e.i64()];
         if self.push == Some(Push::IntoOutputs) {
             parameters.push(e.pool());
+        }
+        if self.split_k.is_some() {
+            parameters.push(e.ptr());
         }
         let operands = self.epilogue.as_ref().map_or(0, |ep| ep.operands.len());
         parameters.extend(std::iter::repeat_n(e.ptr(), operands));
@@ -100,6 +108,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
         push: None,
         tail: false,
         rows: None,
+        split_k: None,
     };
     let name = all_reduce_rms_norm_name(world, staged);
     let parameters = RmsNorm::parameters(e, &[e.pool(), e.ptr(), e.ptr(), e.i64()]);
@@ -173,6 +182,8 @@ struct Kernel<'k, 'c> {
     nvec: Val,
     count: Val,
     out_pool: Option<Val>,
+    /// With `split_k`: the f32 slices whose sum is this rank's data.
+    partials: Option<Val>,
     epilogue_args: Vec<Val>,
     /// This thread's index in the block and in the grid, and the grid's
     /// thread count (i64).
@@ -200,7 +211,9 @@ impl<'k, 'c> Kernel<'k, 'c> {
     ) -> Self {
         let arg = |index: usize| e.block.arg(index);
         let into_outputs = spec.push == Some(Push::IntoOutputs);
-        let first_epilogue = if into_outputs { 5 } else { 4 };
+        let partials_arg = if into_outputs { 5 } else { 4 };
+        let partials = spec.split_k.map(|_| arg(partials_arg));
+        let first_epilogue = partials_arg + usize::from(partials.is_some());
         let i64 = e.i64();
         let tid = e.cast(e.thread_id(), i64);
         let channel = e.block_id();
@@ -241,6 +254,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             nvec,
             count,
             out_pool,
+            partials,
             tid,
             gtid,
             stride,
@@ -260,6 +274,14 @@ impl<'k, 'c> Kernel<'k, 'c> {
         }
         if self.spec.staged {
             return self.staged_one_shot();
+        }
+        if self.partials.is_some() {
+            // Peers read this rank's input after the barrier: the same
+            // block's vectors at every rank (the one-shot's loop below).
+            e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
+                let own = self.own(e, i);
+                self.store_raw(e, own, self.input, i);
+            });
         }
         e.barrier(self.pool, self.channel);
         match self.spec.algorithm {
@@ -292,6 +314,30 @@ impl<'k, 'c> Kernel<'k, 'c> {
             vector,
             self.align(&self.spec.element),
         )
+    }
+
+    /// This rank's vector `i`: its input's, or with `split_k` the sum of
+    /// the slices' f32 vectors `i` in slice order, rounded once.
+    fn own(&self, e: &Emitter<'c>, i: Val) -> Val {
+        let (Some(partials), Some(slices)) = (self.partials, self.spec.split_k) else {
+            return self.load(e, self.input, i);
+        };
+        let wide = self.vector(Type::float32(e.ctx));
+        let mut sum = None;
+        for slice in 0..slices as i64 {
+            let at = match slice {
+                0 => i,
+                _ => e.add(e.mul(self.nvec, e.c64(slice)), i),
+            };
+            let term = e.load(e.gep(partials, at, wide), wide, 16);
+            sum = Some(sum.map_or(term, |acc| e.addf(acc, term)));
+        }
+        let sum = sum.expect("a split-K kernel has slices");
+        if self.spec.element == "f32" {
+            sum
+        } else {
+            e.truncf(sum, self.vector(self.element))
+        }
     }
 
     /// Stores vector `value` at `target[i]`, as it is.
@@ -639,7 +685,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             e,
             self.gtid,
             self.nvec,
-            |e, i| self.load(e, self.input, i),
+            |e, i| self.own(e, i),
             |e, i, v| self.store_raw(e, v, staging.mine, i),
         );
         self.in_tail(e, |e, j| {

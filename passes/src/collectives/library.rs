@@ -42,6 +42,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
         push: (key.variant == Variant::TwoShot).then_some(Push::IntoInputs),
         tail: key.tail,
         rows: None,
+        split_k: None,
     }
 }
 

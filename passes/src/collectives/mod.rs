@@ -9,6 +9,7 @@ pub mod emit;
 pub mod expand;
 mod kernel_ir;
 pub mod library;
+pub mod prologue;
 
 use crate::ir::{Blk, Ctx, Op};
 use all_reduce::AllReduceKernel;

@@ -169,10 +169,14 @@ impl<'d> Host<'d> {
 
     /// The address of a memref's first element, as a pointer.
     pub fn ptr_of(&mut self, memref: Val) -> Val {
-        let loc = self.b.loc;
         let as_int = self.address_of(memref);
-        let ptr = OpBuilder::new("llvm.inttoptr", loc)
-            .operands(&[as_int])
+        self.int_to_ptr(as_int)
+    }
+
+    /// An i64 address as a pointer.
+    pub fn int_to_ptr(&mut self, address: Val) -> Val {
+        let ptr = OpBuilder::new("llvm.inttoptr", self.b.loc)
+            .operands(&[address])
             .results(&[self.ptr()])
             .build();
         self.b.insert(ptr).result(0)

@@ -7,7 +7,8 @@
 //!   runtime's pool descriptors.
 //! - Pools (`symm_mem.get_global`) become `symm_rt_global`, regular
 //!   allocations `symm_rt_alloc`/`symm_rt_free`, copies `symm_rt_copy`,
-//!   `linalg.matmul` `symm_rt_matmul` (cuBLAS), `all_gather_matmul_out`
+//!   `linalg.matmul` `symm_rt_matmul` (cuBLAS), `linalg.batch_matmul`
+//!   `symm_rt_batch_matmul` (strided slices, split-K), `all_gather_matmul_out`
 //!   `symm_rt_all_gather_matmul` (the P2P ring in the runtime).
 //! - Every public function that does any of this takes the runtime handle
 //!   (`!llvm.ptr`, a `symm_runtime*`) as a new first argument, enters the
@@ -17,6 +18,7 @@
 //!
 //! What it cannot lower yet it names, with the op's location.
 
+mod batch_matmul;
 mod entry;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
@@ -94,6 +96,7 @@ fn lowers(name: &str) -> bool {
             | "memref.dealloc"
             | "memref.copy"
             | "linalg.matmul"
+            | "linalg.batch_matmul"
             | "cudagraph.launch"
     )
 }
@@ -298,6 +301,7 @@ impl Conversion {
             }
             "memref.copy" => lower_copy(&mut host, op),
             "linalg.matmul" => lower_matmul(&mut host, op),
+            "linalg.batch_matmul" => batch_matmul::lower(&mut host, op),
             "symm_mem.all_gather_matmul_out" => lower_all_gather_matmul(&mut host, op),
             "symm_mem.rank" => {
                 let rank = host.call_value(&abi::RANK, &[]);
@@ -488,15 +492,8 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
     if op.num_operands() != 3 || op.num_results() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
     }
-    let default_maps = [
-        "affine_map<(d0, d1, d2) -> (d0, d2)>",
-        "(d0, d1, d2) -> (d2, d1)",
-    ];
-    if let Some(maps) = op.attr("indexing_maps") {
-        let text = maps.print();
-        if !(text.contains(default_maps[0]) && text.contains(default_maps[1])) {
-            return Err("has transposed or broadcast indexing maps, which the cuBLAS lowering does not support yet".into());
-        }
+    if !has_default_maps(op) {
+        return Err("has transposed or broadcast indexing maps, which the cuBLAS lowering does not support yet".into());
     }
     let (m, k, a_code) = matrix(op.operand(0))?;
     let (k2, n, b_code) = matrix(op.operand(1))?;
@@ -530,6 +527,19 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
     let accumulate = i64::from(op.attr(OVERWRITES_ATTR).is_none());
     let accumulate = host.int(32, accumulate);
     Ok(([m, n, k], a_code, accumulate))
+}
+
+/// Whether a `linalg.matmul` reads its operands as written (no transpose
+/// or broadcast in its `indexing_maps`, if it has them).
+pub(crate) fn has_default_maps(op: Op) -> bool {
+    let default_maps = [
+        "affine_map<(d0, d1, d2) -> (d0, d2)>",
+        "(d0, d1, d2) -> (d2, d1)",
+    ];
+    op.attr("indexing_maps").is_none_or(|maps| {
+        let text = maps.print();
+        text.contains(default_maps[0]) && text.contains(default_maps[1])
+    })
 }
 
 fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
@@ -596,10 +606,10 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
 
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill
 /// cleared: the matmul overwrites its output instead of adding to it.
-const OVERWRITES_ATTR: &str = "symm.overwrites";
+pub const OVERWRITES_ATTR: &str = "symm.overwrites";
 
 /// Whether `value` is an `arith.constant` zero (integer or float, +0.0).
-fn is_zero_constant(value: Val) -> bool {
+pub(crate) fn is_zero_constant(value: Val) -> bool {
     value.def().is_some_and(|def| {
         def.is("arith.constant")
             && def.attr("value").is_some_and(|attr| {

@@ -146,6 +146,13 @@ runtime_calls! {
     /// c0 (+)= a b0 and c1 (+)= a b1 as one batched GEMM where the strides
     /// allow: a, b0, c0, b1, c1, m, n, k, dtype code, accumulate.
     MATMUL_PAIR = "symm_rt_matmul_pair"(Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
+    /// c_i (+)= a_i b_i for i < batch, strided row-major matrices: a, b,
+    /// c, batch, m, n, k, then each operand's row stride and batch stride
+    /// (a's, b's, c's, in elements), the inputs' dtype code, the output's,
+    /// accumulate.
+    BATCH_MATMUL = "symm_rt_batch_matmul"(
+        Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I64, I64, I64, I64, I64, I64, I64, I32, I32, I32
+    );
     /// The P2P ring: a, b, c, m, k, n, dtype code.
     ALL_GATHER_MATMUL = "symm_rt_all_gather_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32);
 }

@@ -724,3 +724,68 @@ func.func @lamport_on_host(%pool: !symm_mem.pool, %at: !llvm.ptr) {
   %v = symm_mem.lamport_wait %pool, %at : vector<8xbf16>
   return
 }
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @split_k_slices(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %w: memref<96x64xbf16>,
+                          %q: memref<5x16x64xf32>, %y: memref<16x64xbf16>) {
+  // expected-error@+1 {{partials must be S x rows x 64 with a static S >= 2 that divides K = 96, got 5x16x64}}
+  symm_mem.all_reduce_epilogue_out sum %p matmul(%a, %w : memref<16x96xbf16>, memref<96x64xbf16>) split_k(%q : memref<5x16x64xf32>) up to 128 rows into %y group @tp algorithm auto {
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  } : memref<16x64xbf16>, memref<16x64xbf16>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @split_k_shapes(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %w: memref<128x64xbf16>,
+                          %q: memref<2x16x64xf32>, %y: memref<16x64xbf16>) {
+  // expected-error@+1 {{matmul shapes do not match: lhs 16x96 @ rhs 128x64 cannot give input 16x64}}
+  symm_mem.all_reduce_epilogue_out sum %p matmul(%a, %w : memref<16x96xbf16>, memref<128x64xbf16>) split_k(%q : memref<2x16x64xf32>) up to 128 rows into %y group @tp algorithm auto {
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  } : memref<16x64xbf16>, memref<16x64xbf16>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @split_k_element(%p: memref<16x64xbf16>, %a: memref<16x96xf16>, %w: memref<96x64xbf16>,
+                           %q: memref<2x16x64xf32>, %y: memref<16x64xbf16>) {
+  // expected-error@+1 {{element types do not match: lhs has 'f16' but input has 'bf16'}}
+  symm_mem.all_reduce_epilogue_out sum %p matmul(%a, %w : memref<16x96xf16>, memref<96x64xbf16>) split_k(%q : memref<2x16x64xf32>) up to 128 rows into %y group @tp algorithm auto {
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  } : memref<16x64xbf16>, memref<16x64xbf16>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @split_k_incomplete(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %w: memref<96x64xbf16>,
+                              %y: memref<16x64xbf16>) {
+  // expected-error@+1 {{a matmul prologue needs lhs, rhs, partials and split_k_max_rows together}}
+  "symm_mem.all_reduce_epilogue_out"(%p, %a, %w, %y) <{algorithm = 0 : i32, group = @tp, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1>, reduction = 0 : i32}> ({
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  }) : (memref<16x64xbf16>, memref<16x96xbf16>, memref<96x64xbf16>, memref<16x64xbf16>) -> ()
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @split_k_rows(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %w: memref<96x64xbf16>,
+                        %q: memref<2x16x64xf32>, %y: memref<16x64xbf16>) {
+  // expected-error@+1 {{split_k_max_rows must be at least 1}}
+  symm_mem.all_reduce_epilogue_out sum %p matmul(%a, %w : memref<16x96xbf16>, memref<96x64xbf16>) split_k(%q : memref<2x16x64xf32>) up to 0 rows into %y group @tp algorithm auto {
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  } : memref<16x64xbf16>, memref<16x64xbf16>
+  return
+}

@@ -36,6 +36,7 @@ pub struct Args {
     pub one_shot_max_bytes: u64,
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
+    pub split_k_max_rows: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
 }
@@ -82,6 +83,11 @@ struct Cli {
     /// never. At most 524288.
     #[arg(long, value_name = "N", default_value_t = 512 << 10)]
     lamport_max_bytes: u64,
+    /// A matmul that only an all-reduce reads runs, for calls of up to
+    /// this many rows, as split-K slices that the all-reduce kernel sums
+    /// (no reduction kernel of its own); 0: never.
+    #[arg(long, value_name = "ROWS", default_value_t = 128)]
+    split_k_max_rows: u64,
     /// Never capture entry points into CUDA graphs.
     #[arg(long)]
     no_cuda_graphs: bool,
@@ -114,6 +120,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         one_shot_max_bytes: cli.one_shot_max_bytes,
         two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
         lamport_max_bytes: cli.lamport_max_bytes,
+        split_k_max_rows: cli.split_k_max_rows,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
     })

@@ -38,13 +38,19 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
-         symm-mem-select-all-reduce{{{limits}}}),symm-mem-realize,symm-mem-plan,\
+         symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k}}}),\
+         symm-mem-realize,symm-mem-plan,\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         lamport = args.lamport_max_bytes,
+        split_k = if args.fuse_epilogue {
+            args.split_k_max_rows
+        } else {
+            0
+        },
         upstream = upstream_gpu_to_llvm(libdevice),
     )
 }

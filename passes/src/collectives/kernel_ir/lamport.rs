@@ -69,7 +69,7 @@ impl<'c> Kernel<'_, 'c> {
         let vector = self.vector(self.element);
         let bits = e.vector(self.spec.vector, e.int_type(16));
         let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
-        let mine = self.load(e, self.input, i);
+        let mine = self.own(e, i);
         let is_sentinel = e.cmp(CmpiPredicate::Eq, e.bitcast(mine, bits), sentinel_bits);
         let sent = e.select(is_sentinel, e.zero(vector), mine);
         let align = self.align(&self.spec.element);

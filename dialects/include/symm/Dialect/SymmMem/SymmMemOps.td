@@ -306,7 +306,8 @@ def SymmMem_TwoShotAllReduceOutOp
     : SymmMem_AllReduceOutOp<"two_shot_all_reduce_out", TwoShotDoc>;
 
 def SymmMem_AllReduceEpilogueOutOp
-    : SymmMem_CollectiveOp<"all_reduce_epilogue_out", [SingleBlock]> {
+    : SymmMem_CollectiveOp<"all_reduce_epilogue_out",
+                           [SingleBlock, AttrSizedOperandSegments]> {
   let summary = "all-reduce whose element-wise epilogue runs in the same kernel";
   let description = AllReduceCommonDoc # [{
     The all-reduce of `input` followed by an element-wise `epilogue`, written
@@ -330,19 +331,48 @@ def SymmMem_AllReduceEpilogueOutOp
       symm_mem.epilogue_yield %s : f32
     } : memref<8x64xf32, #symm_mem.allocator<symmetric, @tp>>, memref<8x64xf32>
     ```
+
+    **A matmul prologue, split over K** (what `symm-mem-split-k` makes of a
+    `linalg.matmul` whose output only this op reads). With `matmul(%lhs,
+    %rhs)`, the op first computes `input = lhs @ rhs` (f32 accumulation,
+    rounded once to `input`'s element type) and then reduces it. For calls
+    of at most `split_k_max_rows` rows it computes the product instead as
+    S slices of K (`partials` is `S x rows x columns` of f32, S its static
+    leading size): slice s is `lhs[:, s*K/S : (s+1)*K/S] @ rhs[s*K/S :
+    (s+1)*K/S, :]` in f32, and the rank's contribution is the slices' sum
+    in slice order, rounded once, as a split-K GEMM's reduction would give
+    it; `input` is then not written. The sum happens where the all-reduce
+    reads its own rank's data, so the split-K reduction costs no kernel of
+    its own. `partials` needs room for `min(rows, split_k_max_rows)` rows.
+
+    ```mlir
+    symm_mem.all_reduce_epilogue_out sum %p
+        matmul(%act, %w_down : memref<?x7168xbf16>, memref<7168x4096xbf16>)
+        split_k(%q : memref<2x?x4096xf32>) up to 128 rows
+        epilogue(%x : memref<?x4096xbf16>) into %out group @tp algorithm auto {
+      ...
+    } : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
+    ```
   }];
   let arguments = (ins
     SymmMem_ReductionKindAttr:$reduction,
-    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead, MemWrite]>:$input,
+    Arg<Optional<SymmMem_CollectiveMemRef>, "", [MemRead]>:$lhs,
+    Arg<Optional<SymmMem_CollectiveMemRef>, "", [MemRead]>:$rhs,
+    Arg<Optional<MemRefOf<[F32]>>, "", [MemRead, MemWrite]>:$partials,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$epilogue_operands,
     Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
     FlatSymbolRefAttr:$group,
     DefaultValuedAttr<SymmMem_AllReduceAlgorithm,
-                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm
+                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm,
+    OptionalAttr<I64Attr>:$split_k_max_rows
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $reduction $input (`epilogue` `(` $epilogue_operands^ `:` type($epilogue_operands) `)`)?
+    $reduction $input
+    (`matmul` `(` $lhs^ `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+     `split_k` `(` $partials `:` type($partials) `)` `up` `to` $split_k_max_rows `rows`)?
+    (`epilogue` `(` $epilogue_operands^ `:` type($epilogue_operands) `)`)?
     `into` $out `group` $group `algorithm` $algorithm $body attr-dict
     `:` type($input) `,` type($out)
   }];

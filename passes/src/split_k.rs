@@ -1,0 +1,237 @@
+//! `symm-mem-split-k`: a `linalg.matmul` whose output only an
+//! all-reduce reads (a tensor-parallel down projection's partial sums)
+//! becomes the all-reduce's matmul prologue, split over K for calls of up
+//! to `max-rows` rows (`symm_mem.all_reduce_epilogue_out`'s `matmul(...)
+//! split_k(...)`).
+//!
+//! At decode sizes cuBLAS runs such a GEMM as a split-K kernel plus a
+//! kernel that sums the slices. The prologue instead writes the slices
+//! (f32) into `partials`, and the all-reduce kernel sums them where it
+//! reads its own rank's data: one kernel and one launch gap less, with the
+//! same rounding (the slices' f32 sum rounded once). Measured on one H200
+//! (bench/probes/splitk_partials_probe.cu, Llama-3-8B's down projection at
+//! TP 2): 16.2/16.3/18.3 µs for 2 slices against 17.9/18.3/20.5 µs for
+//! cuBLAS's split-K and its reduction at 1/16/128 rows.
+//!
+//! Taken when: the matmul writes a fresh allocation (zero-filled right
+//! before it) that nothing but the all-reduce reads; the all-reduce (after
+//! `symm-mem-fuse-epilogue`) is an `all_reduce_epilogue_out` without a
+//! prologue, directly after the matmul; the operands are 2-D with identity
+//! layouts and one element type; K is at least `min-k` (measured at 7168;
+//! a short K gains nothing from more blocks) and `slices` divides it into
+//! slices of whole 16-byte vectors; and a static row count is at most
+//! `max-rows`.
+//! Larger calls of a dynamic row count run the whole matmul as before.
+
+use crate::{
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    builders::Builder,
+    ir::{Op, OpBuilder, Val, emit_remark},
+};
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SplitK>(
+    c"symm-mem-split-k",
+    c"SymmMemSplitK",
+    c"Fold a matmul that only an all-reduce reads into it, split over K at decode sizes",
+    c"func.func",
+    &[
+        PassOption::new(
+            c"max-rows",
+            c"Largest row count whose matmul runs as split-K slices summed by the all-reduce (0: never)",
+            OptionKind::Int64,
+            c"128",
+        ),
+        PassOption::new(
+            c"slices",
+            c"Slices of K",
+            OptionKind::Int64,
+            c"2",
+        ),
+        PassOption::new(
+            c"min-k",
+            c"Smallest K (the matmul's inner size) that is split",
+            OptionKind::Int64,
+            c"4096",
+        ),
+    ],
+    file!(),
+);
+
+pub struct SplitK;
+
+/// The pass's options.
+#[derive(Clone, Copy)]
+struct Policy {
+    slices: i64,
+    max_rows: i64,
+    min_k: i64,
+}
+
+const EPILOGUE_OUT: &str = "symm_mem.all_reduce_epilogue_out";
+
+/// The matmul (and the zero fill before it) that produce `all_reduce`'s
+/// input, if they may become its prologue.
+fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
+    let Policy {
+        slices,
+        max_rows,
+        min_k,
+    } = policy;
+    let segments = all_reduce.operand_segments();
+    if segments.get(1..4)? != [0, 0, 0] {
+        return None;
+    }
+    let input = all_reduce.operand(0);
+    let alloc = input.def()?;
+    if !alloc.is("memref.alloc") {
+        return None;
+    }
+    // The input's readers and writers: the fill, the matmul, the
+    // all-reduce, its dealloc.
+    let (mut fill, mut matmul) = (None, None);
+    for (user, _) in input.uses() {
+        match user.name().as_str() {
+            "linalg.fill" if user.num_operands() == 2 && user.operand(1) == input => {
+                fill = Some(user)
+            }
+            "linalg.matmul" if user.num_operands() == 3 && user.operand(2) == input => {
+                matmul = Some(user)
+            }
+            "memref.dealloc" | "memref.dim" => {}
+            _ if user == all_reduce => {}
+            _ => return None,
+        }
+    }
+    let (fill, matmul) = (fill?, matmul?);
+    // Nothing that touches a buffer runs between them.
+    let quiet = |op: &Op| op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.dim");
+    let next_busy = |op: Op| std::iter::successors(op.next(), |o| o.next()).find(|o| !quiet(o));
+    if next_busy(fill) != Some(matmul)
+        || next_busy(matmul) != Some(all_reduce)
+        || !crate::to_runtime::is_zero_constant(fill.operand(0))
+        || !crate::to_runtime::has_default_maps(matmul)
+    {
+        return None;
+    }
+    let (lhs, rhs) = (matmul.operand(0), matmul.operand(1));
+    if lhs == input || rhs == input {
+        return None;
+    }
+    let element = input.ty().element().print();
+    let element_bytes = crate::collectives::all_reduce::element_bytes(&element)?;
+    let plain = |v: Val| {
+        let ty = v.ty();
+        ty.shape().len() == 2 && ty.has_identity_layout() && ty.element().print() == element
+    };
+    if !plain(lhs) || !plain(rhs) || !plain(input) || !rhs.ty().has_static_shape() {
+        return None;
+    }
+    let k = rhs.ty().shape()[0]?;
+    let slice_bytes = (k / slices.max(1)) as u64 * element_bytes;
+    if slices < 2 || k < min_k || k % slices != 0 || !slice_bytes.is_multiple_of(16) {
+        return None;
+    }
+    if input.ty().shape()[0].is_some_and(|rows| rows > max_rows) {
+        return None;
+    }
+    Some((fill, matmul))
+}
+
+/// Rebuilds `all_reduce` with `matmul` as its prologue, split into
+/// `slices` of K for up to `max_rows` rows, into a new `partials` buffer.
+fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
+    let ctx = all_reduce.ctx();
+    let mut b = Builder::before(all_reduce);
+    let input = all_reduce.operand(0);
+    let shape = input.ty().shape();
+    let columns = shape[1].unwrap_or(0);
+    // Room for min(rows, max_rows) rows of each slice: one flat buffer
+    // (allocations are dynamic in their leading size only), seen as
+    // slices x rows x columns.
+    let ty = |text: String| ctx.ty(&text).expect("a memref type parses");
+    let (flat, partials) = match shape[0] {
+        Some(rows) => {
+            let room = rows.min(max_rows);
+            let flat = b.alloc(
+                ty(format!("memref<{}xf32>", slices * room * columns)),
+                &[],
+                None,
+            );
+            let partials_ty = ty(format!("memref<{slices}x{room}x{columns}xf32>"));
+            (flat, b.expand_flat(flat, partials_ty, &[]))
+        }
+        None => {
+            let rows = b.dim(input, 0);
+            let bound = b.index(max_rows);
+            let index = |op: OpBuilder| op.results(&[ctx.index_type()]).build();
+            let room = b
+                .insert(index(
+                    OpBuilder::new("arith.minui", b.loc).operands(&[rows, bound]),
+                ))
+                .result(0);
+            let per_row = b.index(slices * columns);
+            let elements = b.muli(room, per_row);
+            let flat = b.alloc(ty("memref<?xf32>".to_owned()), &[elements], None);
+            let partials_ty = ty(format!("memref<{slices}x?x{columns}xf32>"));
+            (flat, b.expand_flat(flat, partials_ty, &[room]))
+        }
+    };
+    let operands = all_reduce.operands();
+    let (lhs, rhs) = (matmul.operand(0), matmul.operand(1));
+    let mut all = vec![input, lhs, rhs, partials];
+    all.extend_from_slice(&operands[1..]);
+    let segments = ctx
+        .attr(&format!(
+            "array<i32: 1, 1, 1, 1, {}, 1>",
+            operands.len() - 2
+        ))
+        .expect("a dense array parses");
+    let keep = |name: &str| all_reduce.attr(name).expect("the epilogue op has it");
+    let folded = OpBuilder::new(EPILOGUE_OUT, all_reduce.loc())
+        .operands(&all)
+        .attr("reduction", keep("reduction"))
+        .attr("group", keep("group"))
+        .attr("algorithm", keep("algorithm"))
+        .attr("split_k_max_rows", ctx.i64(max_rows))
+        .attr("operandSegmentSizes", segments)
+        .empty_regions(1)
+        .build();
+    b.insert(folded);
+    folded.take_region_at(0, all_reduce, 0);
+    emit_remark(
+        matmul.loc(),
+        &format!(
+            "split over K into {slices} slices summed by the all-reduce, for calls of up to \
+             {max_rows} rows"
+        ),
+    );
+    let mut after = Builder::new(ctx, all_reduce.loc(), crate::builders::At::After(folded));
+    after.dealloc(flat);
+    all_reduce.erase();
+    matmul.erase();
+    fill.erase();
+}
+
+impl SymmPass for SplitK {
+    fn run(function: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let policy = Policy {
+            slices: options.int("slices").unwrap_or(2),
+            max_rows: options.int("max-rows").unwrap_or(128),
+            min_k: options.int("min-k").unwrap_or(4096),
+        };
+        if policy.max_rows <= 0 {
+            return Ok(());
+        }
+        let candidates: Vec<Op> = function
+            .walk()
+            .into_iter()
+            .filter(|op| op.is(EPILOGUE_OUT))
+            .collect();
+        for all_reduce in candidates {
+            if let Some((fill, matmul)) = producer(all_reduce, policy) {
+                fold(all_reduce, fill, matmul, policy.slices, policy.max_rows);
+            }
+        }
+        Ok(())
+    }
+}

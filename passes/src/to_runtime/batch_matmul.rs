@@ -1,0 +1,146 @@
+//! `linalg.batch_matmul` on strided memrefs becomes one
+//! `symm_rt_batch_matmul` (cuBLAS's strided batched GEMM): each operand's
+//! address, row stride and batch stride come from its type (static
+//! strides, or an identity layout's, read from its sizes), so views that
+//! slice K out of a matrix (a split-K GEMM's slices, `collectives::prologue`)
+//! need no copy. The inputs share an element type; the output has it or is
+//! f32.
+
+use super::{OVERWRITES_ATTR, dtype_code, host::Host};
+use crate::ir::{Op, Val};
+use symm_protocol::abi;
+
+/// A rank-3 operand as cuBLAS takes it: address (of its first element),
+/// row stride and batch stride in elements (i64 values), dtype code.
+struct Operand {
+    ptr: Val,
+    row_stride: Val,
+    batch_stride: Val,
+    code: i64,
+}
+
+fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
+    let ty = value.ty();
+    let shape = ty.shape();
+    if shape.len() != 3 {
+        return Err(format!("needs 3-D operands; its {role} is {}", ty.print()));
+    }
+    let element = ty.element().print();
+    let code = dtype_code(&element).ok_or_else(|| {
+        format!("has {role} of element type {element}; f32, f16 and bf16 are supported")
+    })?;
+    let Some((strides, offset)) = ty.strides_and_offset() else {
+        return Err(format!(
+            "has a {role} without a strided layout: {}",
+            ty.print()
+        ));
+    };
+    let Some(offset) = offset else {
+        return Err(format!("has a {role} at a dynamic offset: {}", ty.print()));
+    };
+    if strides[2] != Some(1) {
+        return Err(format!(
+            "has a {role} whose rows are not contiguous ({}); cuBLAS reads unit-stride rows",
+            ty.print()
+        ));
+    }
+    // Static strides, or an identity layout's (the product of the sizes
+    // after the dimension).
+    let identity = ty.has_identity_layout();
+    let stride = |host: &mut Host, dim: usize| -> Result<Val, String> {
+        match strides[dim] {
+            Some(stride) => Ok(host.int(64, stride)),
+            None if identity => {
+                let mut product = host.int(64, 1);
+                for (after, extent) in shape.iter().enumerate().skip(dim + 1) {
+                    let size = match extent {
+                        Some(size) => host.int(64, *size),
+                        None => host.dim_i64(value, after),
+                    };
+                    product = host.arith("arith.muli", &[product, size]);
+                }
+                Ok(product)
+            }
+            None => Err(format!("has a {role} with dynamic strides: {}", ty.print())),
+        }
+    };
+    let row_stride = stride(host, 1)?;
+    let batch_stride = stride(host, 0)?;
+    let base = host.address_of(value);
+    let bytes = abi::DtypeCode::from_text(&element).map_or(1, |code| code.bytes()) as i64;
+    let shift = host.int(64, offset * bytes);
+    let address = host.arith("arith.addi", &[base, shift]);
+    let ptr = host.int_to_ptr(address);
+    Ok(Operand {
+        ptr,
+        row_stride,
+        batch_stride,
+        code,
+    })
+}
+
+/// The size `dim` of `value`, as an i64.
+fn size(host: &mut Host, value: Val, dim: usize) -> Val {
+    match value.ty().shape()[dim] {
+        Some(size) => host.int(64, size),
+        None => host.dim_i64(value, dim),
+    }
+}
+
+pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
+    if op.num_operands() != 3 || op.num_results() != 0 {
+        return Err("must work on memrefs (bufferize first)".into());
+    }
+    if op.attr("indexing_maps").is_some() {
+        return Err(
+            "has explicit indexing maps, which the cuBLAS lowering does not support yet".into(),
+        );
+    }
+    let (a, b, c) = (op.operand(0), op.operand(1), op.operand(2));
+    // Sizes that are static on both sides must agree: (batch, m, k) @
+    // (batch, k, n) into (batch, m, n).
+    let dims = |v: Val| v.ty().shape();
+    let pairs = [
+        (dims(a).first().copied(), dims(c).first().copied()),
+        (dims(b).first().copied(), dims(c).first().copied()),
+        (dims(a).get(1).copied(), dims(c).get(1).copied()),
+        (dims(a).get(2).copied(), dims(b).get(1).copied()),
+        (dims(b).get(2).copied(), dims(c).get(2).copied()),
+    ];
+    if pairs
+        .iter()
+        .any(|(x, y)| matches!((x, y), (Some(Some(x)), Some(Some(y))) if x != y))
+    {
+        return Err(format!(
+            "has shapes {} @ {} into {}, which do not match",
+            a.ty().print(),
+            b.ty().print(),
+            c.ty().print()
+        ));
+    }
+    let a_operand = operand(host, a, "left-hand side")?;
+    let b_operand = operand(host, b, "right-hand side")?;
+    let c_operand = operand(host, c, "output")?;
+    if a_operand.code != b_operand.code {
+        return Err("mixes input element types; cuBLAS takes one".into());
+    }
+    let f32_code = abi::DtypeCode::F32 as i64;
+    if c_operand.code != a_operand.code && c_operand.code != f32_code {
+        return Err("has an output of another element type than its inputs' or f32".into());
+    }
+    let batch = size(host, c, 0);
+    let m = size(host, a, 1);
+    let k = size(host, a, 2);
+    let n = size(host, b, 2);
+    let accumulate = host.int(32, i64::from(op.attr(OVERWRITES_ATTR).is_none()));
+    let in_code = host.int(32, a_operand.code);
+    let out_code = host.int(32, c_operand.code);
+    let mut args = vec![a_operand.ptr, b_operand.ptr, c_operand.ptr, batch, m, n, k];
+    for operand in [&a_operand, &b_operand, &c_operand] {
+        args.push(operand.row_stride);
+        args.push(operand.batch_stride);
+    }
+    args.extend([in_code, out_code, accumulate]);
+    host.call(&abi::BATCH_MATMUL, &args);
+    Ok(())
+}
