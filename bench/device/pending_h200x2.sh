@@ -10,7 +10,10 @@
 # 2. issue 13's library against compiled all-reduce under one harness
 #    (bench/compiled/allreduce_bench.cpp now times both), beside torch's
 #    anchor, twice;
-# 3. the split-K probe (bench/probes/splitk_partials_probe.cu, one GPU).
+# 3. the split-K probe (bench/probes/splitk_partials_probe.cu, one GPU);
+# 4. session 14's symm-mem-split-k in the two-GPU block: the layer_bench
+#    rounds also time it built with --split-k-max-rows=0 (label nosplit),
+#    and the checks run it at 64/65 and 128/129 tokens (dispatch edges).
 #
 #   bench/model/build_apps.sh target/lN   (prune: keep llama_mlp,
 #     llama_attn_out, row_ops, symm-launch, symm-gpu-tests)
@@ -19,6 +22,8 @@
 #     --release -p symm-compile) && LAYER_NAME=llama_mlp_before \
 #     python/build_layer.sh examples/llama_mlp.mlir target/lN/py /tmp/before/target/release
 #     (then copy this tree's libsymm_runtime.so back over the py folder's)
+#   LAYER_NAME=llama_mlp_nosplit SYMM_COMPILE_FLAGS=--split-k-max-rows=0 \
+#     python/build_layer.sh examples/llama_mlp.mlir target/lN/py
 #   python3 bench/compiled/gen_allreduce.py > target/lN/ar/allreduce.mlir;
 #     symm-compile it -o target/lN/ar/ar.o; link allreduce_bench.cpp
 #     -DALGORITHM=auto as target/lN/compiled_ar (bench/compiled/README);
@@ -31,8 +36,8 @@ OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=10 NVSHMEM_DISABLE_NVLS=1
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  tokens=1,16,128,256,2048
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 128 256 2048
+  tokens=1,16,64,65,128,129,256,2048
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 64 65 128 129 256 2048
   run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
   SYMM_CUDA_GRAPHS=0 run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
   run timeout 120 "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
@@ -43,7 +48,8 @@ py=$PWD/$B/py
 export SYMM_RUNTIME_LIB=$py/libsymm_runtime.so PYTHONPATH=python:bench/model
 for round in 1 2; do
   LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
-    "$py/libllama_mlp.so" "before=$py/libllama_mlp_before.so" 2>&1 | grep -v Warning
+    "$py/libllama_mlp.so" "before=$py/libllama_mlp_before.so" \
+    "nosplit=$py/libllama_mlp_nosplit.so" 2>&1 | grep -v Warning
 done | tee "$OUT/layer_bench.jsonl"
 timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
   | grep -v Warning | tee "$OUT/layer_profile.log"
