@@ -1,4 +1,5 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-runtime | FileCheck %s
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-max-bytes=0' --convert-symm-mem-to-runtime | FileCheck %s --check-prefix=STAGED
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
@@ -641,6 +642,19 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // CHECK: arith.truncf
 // CHECK: llvm.store
 // CHECK: symm_mem.barrier
+// Without Lamport, the staged one-shot sums the slices into its own
+// staging slot before the counters meet (peers read the slot after).
+// STAGED-LABEL: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
+// STAGED: %[[MINE:.*]] = symm_mem.staging_slot
+// STAGED: scf.for
+// STAGED: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// STAGED: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// STAGED: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// STAGED: %[[OWN:.*]] = arith.truncf %[[SUM]] : vector<8xf32> to vector<8xbf16>
+// STAGED: %[[AT:.*]] = llvm.getelementptr %[[MINE]]
+// STAGED: llvm.store %[[OWN]], %[[AT]] {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr
+// STAGED: symm_mem.add_counter
+// STAGED: symm_mem.wait_counter
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
 func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: memref<?x4096xbf16>, %out: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {
