@@ -679,3 +679,25 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
   memref.dealloc %flat : memref<?xf32>
   return
 }
+
+// -----
+
+// A batched matmul the user wrote (the parser gives it the default maps)
+// is one cuBLAS strided batched GEMM: batch 2, m 4, n 16, k 8, row and
+// batch strides 8/32, 16/128, 16/64, f32 in and out, accumulating. One
+// with transposed maps stays linalg, for the GPU loops.
+// CHECK-LABEL: func.func @user_batch_matmul_async
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-LABEL: func.func @transposed_batch_matmul
+// CHECK-NOT: symm_rt_batch_matmul
+// CHECK: linalg.batch_matmul indexing_maps
+func.func @user_batch_matmul(%a: memref<2x4x8xf32>, %b: memref<2x8x16xf32>, %c: memref<2x4x16xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<2x4x8xf32>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>)
+  return
+}
+func.func @transposed_batch_matmul(%a: memref<2x8x4xf32>, %b: memref<2x8x16xf32>, %c: memref<2x4x16xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+    ins(%a, %b : memref<2x8x4xf32>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>)
+  return
+}

@@ -87,14 +87,16 @@ fn size(host: &mut Host, value: Val, dim: usize) -> Val {
     }
 }
 
+/// A `linalg.batch_matmul` with transposed or broadcast indexing maps is
+/// not cuBLAS's: it stays for the upstream GPU lowering (parallel loops),
+/// which ran every batched matmul before this one existed.
+pub fn left_to_loops(op: Op) -> bool {
+    op.is("linalg.batch_matmul") && !super::has_default_maps(op)
+}
+
 pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
     if op.num_operands() != 3 || op.num_results() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
-    }
-    if op.attr("indexing_maps").is_some() {
-        return Err(
-            "has explicit indexing maps, which the cuBLAS lowering does not support yet".into(),
-        );
     }
     let (a, b, c) = (op.operand(0), op.operand(1), op.operand(2));
     // Sizes that are static on both sides must agree: (batch, m, k) @

@@ -226,7 +226,8 @@ impl Conversion {
         let work: Vec<Op> = fold_zero_fills(body_ops)
             .into_iter()
             .filter(|op| {
-                (op.is("func.return") && op.parent() == Some(function)) || lowers(&op.name())
+                (op.is("func.return") && op.parent() == Some(function))
+                    || (lowers(&op.name()) && !batch_matmul::left_to_loops(*op))
             })
             .collect();
         let pairs = sibling_matmuls(&work);
@@ -529,16 +530,25 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
     Ok(([m, n, k], a_code, accumulate))
 }
 
-/// Whether a `linalg.matmul` reads its operands as written (no transpose
-/// or broadcast in its `indexing_maps`, if it has them).
+/// Whether a `linalg.matmul` or `linalg.batch_matmul` reads its operands
+/// as written (no transpose or broadcast in its `indexing_maps`, if it has
+/// them: the parser gives them the default ones).
 pub(crate) fn has_default_maps(op: Op) -> bool {
-    let default_maps = [
-        "affine_map<(d0, d1, d2) -> (d0, d2)>",
-        "(d0, d1, d2) -> (d2, d1)",
-    ];
+    let default_maps: &[&str] = if op.is("linalg.batch_matmul") {
+        &[
+            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
+            "(d0, d1, d2, d3) -> (d0, d3, d2)",
+            "(d0, d1, d2, d3) -> (d0, d1, d2)",
+        ]
+    } else {
+        &[
+            "affine_map<(d0, d1, d2) -> (d0, d2)>",
+            "(d0, d1, d2) -> (d2, d1)",
+        ]
+    };
     op.attr("indexing_maps").is_none_or(|maps| {
         let text = maps.print();
-        text.contains(default_maps[0]) && text.contains(default_maps[1])
+        default_maps.iter().all(|map| text.contains(map))
     })
 }
 
