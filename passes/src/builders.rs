@@ -127,7 +127,16 @@ impl Builder {
     }
 
     pub fn muli(&mut self, lhs: Val, rhs: Val) -> Val {
-        let op = OpBuilder::new("arith.muli", self.loc)
+        self.binary("arith.muli", lhs, rhs)
+    }
+
+    pub fn minui(&mut self, lhs: Val, rhs: Val) -> Val {
+        self.binary("arith.minui", lhs, rhs)
+    }
+
+    /// A binary arith op whose result has its operands' type.
+    fn binary(&mut self, name: &str, lhs: Val, rhs: Val) -> Val {
+        let op = OpBuilder::new(name, self.loc)
             .operands(&[lhs, rhs])
             .results(&[lhs.ty()])
             .build();

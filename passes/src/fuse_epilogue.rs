@@ -18,7 +18,7 @@
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::replace_terminator,
-    ir::{Attr, Op, OpBuilder, Val, emit_remark},
+    ir::{Attr, Ctx, Op, OpBuilder, Val, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
@@ -195,6 +195,17 @@ pub(crate) fn copy_in_constants(fused: Op) {
     }
 }
 
+/// `all_reduce_epilogue_out`'s `operandSegmentSizes`: input, the matmul
+/// prologue's lhs, rhs and partials (all or none), the epilogue operands,
+/// out.
+pub(crate) fn epilogue_out_segments(ctx: Ctx, prologue: bool, epilogue_operands: usize) -> Attr {
+    let p = u8::from(prologue);
+    ctx.attr(&format!(
+        "array<i32: 1, {p}, {p}, {p}, {epilogue_operands}, 1>"
+    ))
+    .expect("a dense array parses")
+}
+
 fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     let ctx = all_reduce.ctx();
     let reduced = all_reduce.operand(1);
@@ -217,13 +228,7 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     let group = all_reduce
         .attr("group")
         .expect("all-reduce ops have a group");
-    // (input, no matmul prologue, epilogue operands..., out).
-    let segments = ctx
-        .attr(&format!(
-            "array<i32: 1, 0, 0, 0, {}, 1>",
-            fused_operands.len() - 2
-        ))
-        .expect("a dense array parses");
+    let segments = epilogue_out_segments(ctx, false, fused_operands.len() - 2);
     let fused = OpBuilder::new("symm_mem.all_reduce_epilogue_out", all_reduce.loc())
         .operands(&fused_operands)
         .attr("operandSegmentSizes", segments)

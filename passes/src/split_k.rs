@@ -163,12 +163,7 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
         None => {
             let rows = b.dim(input, 0);
             let bound = b.index(max_rows);
-            let index = |op: OpBuilder| op.results(&[ctx.index_type()]).build();
-            let room = b
-                .insert(index(
-                    OpBuilder::new("arith.minui", b.loc).operands(&[rows, bound]),
-                ))
-                .result(0);
+            let room = b.minui(rows, bound);
             let per_row = b.index(slices * columns);
             let elements = b.muli(room, per_row);
             let flat = b.alloc(ty("memref<?xf32>".to_owned()), &[elements], None);
@@ -180,12 +175,7 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
     let (lhs, rhs) = (matmul.operand(0), matmul.operand(1));
     let mut all = vec![input, lhs, rhs, partials];
     all.extend_from_slice(&operands[1..]);
-    let segments = ctx
-        .attr(&format!(
-            "array<i32: 1, 1, 1, 1, {}, 1>",
-            operands.len() - 2
-        ))
-        .expect("a dense array parses");
+    let segments = crate::fuse_epilogue::epilogue_out_segments(ctx, true, operands.len() - 2);
     let keep = |name: &str| all_reduce.attr(name).expect("the epilogue op has it");
     let folded = OpBuilder::new(EPILOGUE_OUT, all_reduce.loc())
         .operands(&all)

@@ -64,8 +64,9 @@ impl Prologue {
                 .map(|space| format!(", {}", space.print()))
                 .unwrap_or_default()
         };
+        let ctx = host.b.ctx;
         let parse = |text: String| {
-            host_ty(host, &text)
+            ctx.ty(&text)
                 .ok_or_else(|| format!("internal error: type {text} does not parse"))
         };
         let rows = lhs.shape()[0];
@@ -92,8 +93,4 @@ impl Prologue {
         batched.set_attr(OVERWRITES_ATTR, batched.ctx().unit());
         Ok(())
     }
-}
-
-fn host_ty(host: &Host, text: &str) -> Option<Ty> {
-    host.b.ctx.ty(text)
 }

@@ -52,11 +52,8 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
             Some(stride) => Ok(host.int(64, stride)),
             None if identity => {
                 let mut product = host.int(64, 1);
-                for (after, extent) in shape.iter().enumerate().skip(dim + 1) {
-                    let size = match extent {
-                        Some(size) => host.int(64, *size),
-                        None => host.dim_i64(value, after),
-                    };
+                for after in dim + 1..shape.len() {
+                    let size = host.extent_i64(value, after);
                     product = host.arith("arith.muli", &[product, size]);
                 }
                 Ok(product)
@@ -77,14 +74,6 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
         batch_stride,
         code,
     })
-}
-
-/// The size `dim` of `value`, as an i64.
-fn size(host: &mut Host, value: Val, dim: usize) -> Val {
-    match value.ty().shape()[dim] {
-        Some(size) => host.int(64, size),
-        None => host.dim_i64(value, dim),
-    }
 }
 
 /// A `linalg.batch_matmul` with transposed or broadcast indexing maps is
@@ -130,10 +119,10 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
     if c_operand.code != a_operand.code && c_operand.code != f32_code {
         return Err("has an output of another element type than its inputs' or f32".into());
     }
-    let batch = size(host, c, 0);
-    let m = size(host, a, 1);
-    let k = size(host, a, 2);
-    let n = size(host, b, 2);
+    let batch = host.extent_i64(c, 0);
+    let m = host.extent_i64(a, 1);
+    let k = host.extent_i64(a, 2);
+    let n = host.extent_i64(b, 2);
     let accumulate = host.int(32, i64::from(op.attr(OVERWRITES_ATTR).is_none()));
     let in_code = host.int(32, a_operand.code);
     let out_code = host.int(32, c_operand.code);

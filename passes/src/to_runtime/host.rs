@@ -252,6 +252,15 @@ impl<'d> Host<'d> {
         self.cast(size, int_type(self.ctx(), 64))
     }
 
+    /// Size `dim` of `memref` as an i64: a constant when its type has it,
+    /// else read with `memref.dim`.
+    pub fn extent_i64(&mut self, memref: Val, dim: usize) -> Val {
+        match memref.ty().shape()[dim] {
+            Some(size) => self.int(64, size),
+            None => self.dim_i64(memref, dim),
+        }
+    }
+
     /// `arith.index_cast` of `value` to `ty` (index <-> integer).
     pub fn cast(&mut self, value: Val, ty: Ty) -> Val {
         let op = OpBuilder::new("arith.index_cast", self.b.loc)

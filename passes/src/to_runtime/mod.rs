@@ -518,10 +518,7 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
             shown(m2)
         ));
     }
-    let m = match m {
-        Some(m) => host.int(64, m),
-        None => host.dim_i64(op.operand(0), 0),
-    };
+    let m = host.extent_i64(op.operand(0), 0);
     let (n, k) = (host.int(64, n), host.int(64, k));
     // c = a @ b when a zero fill was folded in (cuBLAS beta = 0), else
     // c += a @ b (linalg.matmul's meaning).
