@@ -13,7 +13,12 @@
 // (which a sum would round once, as cuBLAS's split-K reduce does); checks
 // that the S partials sum to cublasGemmEx's result within bf16 rounding.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 splitk_partials_probe.cu -lcublas -o probe && ./probe
+// K (default 7168) and the number of weight copies the calls of a graph
+// rotate through (default 1) come from the command line: with copies
+// whose total exceeds L2 (60 MB on an H200), every call reads its weight
+// from HBM, as in a model whose layers each have their own.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 splitk_partials_probe.cu -lcublas -o probe && ./probe [K] [copies]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <algorithm>
@@ -25,7 +30,7 @@
 #define CK(x) do { auto e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
 #define BL(x) do { auto e = (x); if (e != CUBLAS_STATUS_SUCCESS) { printf("%s: %d\n", #x, (int)e); exit(1);} } while (0)
 
-constexpr int K = 7168, N = 4096;
+constexpr int N = 4096;
 
 template <typename F> float graph_us(cudaStream_t s, F f) {
   for (int i = 0; i < 3; i++) f();
@@ -47,14 +52,17 @@ template <typename F> float graph_us(cudaStream_t s, F f) {
   return best;
 }
 
-int main() {
+int main(int argc, char **argv) {
+  const int K = argc > 1 ? std::atoi(argv[1]) : 7168;
+  const int copies = argc > 2 ? std::max(1, std::atoi(argv[2])) : 1;
+  printf("K=%d N=%d, %d weight copies (%.0f MB)\n", K, N, copies, copies * (double)K * N * 2 / 1e6);
   cublasHandle_t blas; BL(cublasCreate(&blas));
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   BL(cublasSetStream(blas, s));
   const int MAXM = 128, MAXS = 8;
   __nv_bfloat16 *a, *w, *out, *parts;
   float *parts32;
-  CK(cudaMalloc(&a, MAXM * (size_t)K * 2)); CK(cudaMalloc(&w, (size_t)K * N * 2));
+  CK(cudaMalloc(&a, MAXM * (size_t)K * 2)); CK(cudaMalloc(&w, copies * (size_t)K * N * 2));
   CK(cudaMalloc(&out, MAXM * (size_t)N * 2)); CK(cudaMalloc(&parts, MAXS * MAXM * (size_t)N * 2));
   CK(cudaMalloc(&parts32, MAXS * MAXM * (size_t)N * 4));
   for (auto [ptr, n] : {std::pair{a, MAXM * (size_t)K}, {w, (size_t)K * N}}) {
@@ -62,10 +70,16 @@ int main() {
     for (size_t i = 0; i < n; i++) h[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 1000.f - 0.5f);
     CK(cudaMemcpy(ptr, h.data(), n * 2, cudaMemcpyHostToDevice));
   }
+  // The copies hold the same values, so any call's result is the reference.
+  for (int c = 1; c < copies; c++)
+    CK(cudaMemcpy(w + (size_t)c * K * N, w, (size_t)K * N * 2, cudaMemcpyDeviceToDevice));
   float one = 1.f, zero = 0.f;
-  for (int m : {1, 16, 128}) {
+  // Each call takes the next weight copy.
+  int call = 0;
+  auto weight = [&] { return w + (size_t)(call++ % copies) * K * N; };
+  for (int m : {1, 16, 64, 128}) {
     auto gemm = [&] {
-      cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, K, &one, w, CUDA_R_16BF, N, a, CUDA_R_16BF, K, &zero, out,
+      cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, K, &one, weight(), CUDA_R_16BF, N, a, CUDA_R_16BF, K, &zero, out,
                    CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     };
     float t0 = graph_us(s, gemm);
@@ -78,7 +92,7 @@ int main() {
       // Row-major A (m x K) and W (K x N): slice i is A's columns and W's rows
       // [i k, (i + 1) k), i.e. offsets of k elements in A and k N in W.
       auto batched = [&] {
-        cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, k, &one, w, CUDA_R_16BF, N, (long long)k * N, a,
+        cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, k, &one, weight(), CUDA_R_16BF, N, (long long)k * N, a,
                                    CUDA_R_16BF, K, k, &zero, parts, CUDA_R_16BF, N, (long long)m * N, slices,
                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
       };
@@ -92,7 +106,7 @@ int main() {
         worst = std::max(worst, (double)std::fabs(sum - r) / (std::fabs(r) + 1.0));
       }
       auto batched32 = [&] {
-        cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, k, &one, w, CUDA_R_16BF, N, (long long)k * N, a,
+        cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, m, k, &one, weight(), CUDA_R_16BF, N, (long long)k * N, a,
                                    CUDA_R_16BF, K, k, &zero, parts32, CUDA_R_32F, N, (long long)m * N, slices,
                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
       };

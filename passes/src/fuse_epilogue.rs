@@ -199,11 +199,8 @@ pub(crate) fn copy_in_constants(fused: Op) {
 /// prologue's lhs, rhs and partials (all or none), the epilogue operands,
 /// out.
 pub(crate) fn epilogue_out_segments(ctx: Ctx, prologue: bool, epilogue_operands: usize) -> Attr {
-    let p = u8::from(prologue);
-    ctx.attr(&format!(
-        "array<i32: 1, {p}, {p}, {p}, {epilogue_operands}, 1>"
-    ))
-    .expect("a dense array parses")
+    let p = usize::from(prologue);
+    ctx.segment_sizes(&[1, p, p, p, epilogue_operands, 1])
 }
 
 fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {

@@ -171,12 +171,10 @@ pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
         return Ok(None);
     };
     let ctx = fused.ctx();
-    let operands = fused.operands();
-    let (input, epilogue_operands, out) = (
-        operands[0],
-        &operands[1..operands.len() - 1],
-        operands[operands.len() - 1],
-    );
+    // The fused op's operands as they are (input, its matmul prologue if
+    // any, epilogue operands, out), then the row operands and rows_out.
+    let mut all = fused.operands();
+    let out = *all.last().expect("the epilogue op has an output");
     let consumer_operands = chain.consumer.operands();
     let (&rows_out, consumer_inputs) = consumer_operands.split_last().expect("checked by fusable");
     let stat = chain.fill.operand(1);
@@ -185,28 +183,22 @@ pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
         .copied()
         .filter(|v| *v != out && *v != stat)
         .collect();
-    let mut all: Vec<Val> = vec![input];
-    all.extend_from_slice(epilogue_operands);
-    all.push(out);
     all.extend_from_slice(&row_operands);
     all.push(rows_out);
-    let segments = ctx
-        .attr(&format!(
-            "array<i32: 1, {}, 1, {}, 1>",
-            epilogue_operands.len(),
-            row_operands.len()
-        ))
-        .expect("a dense array parses");
+    let mut segments = fused.operand_segments();
+    segments.extend([row_operands.len(), 1]);
     let keep = |name: &str| fused.attr(name).expect("the epilogue op has it");
-    let rows = OpBuilder::new(ROWS_OUT, fused.loc())
+    let mut rows = OpBuilder::new(ROWS_OUT, fused.loc())
         .operands(&all)
         .attr("reduction", keep("reduction"))
         .attr("group", keep("group"))
         .attr("algorithm", keep("algorithm"))
         .attr("row_init", chain.init)
-        .attr("operandSegmentSizes", segments)
-        .empty_regions(3)
-        .build();
+        .attr("operandSegmentSizes", ctx.segment_sizes(&segments));
+    if let Some(max_rows) = fused.attr("split_k_max_rows") {
+        rows = rows.attr("split_k_max_rows", max_rows);
+    }
+    let rows = rows.empty_regions(3).build();
     rows.take_region_at(0, fused, 0);
     rows.take_region_at(1, chain.reduction, 0);
     rows.take_region_at(2, chain.consumer, 0);

@@ -684,6 +684,14 @@ impl Ctx {
     pub fn unit(self) -> Attr {
         Attr(unsafe { mlirUnitAttrGet(self.0) })
     }
+    /// An `operandSegmentSizes` value: the operand count of each group.
+    pub fn segment_sizes(self, sizes: &[usize]) -> Attr {
+        let sizes: Vec<i32> = sizes
+            .iter()
+            .map(|&n| i32::try_from(n).expect("an operand group fits in i32"))
+            .collect();
+        Attr(unsafe { mlirDenseI32ArrayGet(self.0, sizes.len() as isize, sizes.as_ptr()) })
+    }
     pub fn i64_array(self, values: &[i64]) -> Attr {
         Attr(unsafe { mlirDenseI64ArrayGet(self.0, values.len() as isize, values.as_ptr()) })
     }

@@ -1,26 +1,31 @@
 //! `symm-mem-split-k`: a `linalg.matmul` whose output only an
-//! all-reduce reads (a tensor-parallel down projection's partial sums)
-//! becomes the all-reduce's matmul prologue, split over K for calls of up
-//! to `max-rows` rows (`symm_mem.all_reduce_epilogue_out`'s `matmul(...)
-//! split_k(...)`).
+//! all-reduce reads (a tensor-parallel down or output projection's partial
+//! sums) becomes the all-reduce's matmul prologue, split over K for calls
+//! of up to `max-rows` rows (the `matmul(...) split_k(...)` of
+//! `symm_mem.all_reduce_epilogue_out` and `symm_mem.all_reduce_rows_out`).
 //!
 //! At decode sizes cuBLAS runs such a GEMM as a split-K kernel plus a
 //! kernel that sums the slices. The prologue instead writes the slices
 //! (f32) into `partials`, and the all-reduce kernel sums them where it
 //! reads its own rank's data: one kernel and one launch gap less, with the
-//! same rounding (the slices' f32 sum rounded once). Measured on one H200
-//! (bench/probes/splitk_partials_probe.cu, Llama-3-8B's down projection at
-//! TP 2): 16.2/16.3/18.3 µs for 2 slices against 17.9/18.3/20.5 µs for
-//! cuBLAS's split-K and its reduction at 1/16/128 rows.
+//! same rounding (the slices' f32 sum rounded once).
 //!
 //! Taken when: the matmul writes a fresh allocation (zero-filled right
 //! before it) that nothing but the all-reduce reads; the all-reduce (after
-//! `symm-mem-fuse-epilogue`) is an `all_reduce_epilogue_out` without a
-//! prologue, directly after the matmul; the operands are 2-D with identity
-//! layouts and one element type; K is at least `min-k` (measured at 7168;
-//! a short K gains nothing from more blocks) and `slices` divides it into
-//! slices of whole 16-byte vectors; and a static row count is at most
+//! `symm-mem-fuse-epilogue`) is a fused one (an element-wise epilogue, or
+//! one with a row statistic such as the next RMSNorm) without a prologue,
+//! directly after the matmul; the operands are 2-D with identity layouts
+//! and one element type; K is at least `min-k` and `slices` divides it
+//! into slices of whole 16-byte vectors; and a static row count is at most
 //! `max-rows`.
+//!
+//! `min-k` = 3072 from a sweep over K on one H200 (the probe with its
+//! weights rotated through 200 MB of copies, so each call reads HBM, as a
+//! model's layers do; bench/results/2026-11-23-split-k-rows-h200.md): 2
+//! f32 slices against cuBLAS at 1/16/128 rows of N = 4096 were 0.99-1.05x
+//! at K = 1792 and 2048 (TP 8's down projection, TP 2's o_proj: nothing to
+//! gain), 1.11-1.21x at 3584 and 4096, 1.12-1.15x at 7168 and 1.03-1.09x
+//! at 14336.
 //! Larger calls of a dynamic row count run the whole matmul as before.
 
 use crate::{
@@ -51,7 +56,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SplitK>(
             c"min-k",
             c"Smallest K (the matmul's inner size) that is split",
             OptionKind::Int64,
-            c"4096",
+            c"3072",
         ),
     ],
     file!(),
@@ -67,7 +72,11 @@ struct Policy {
     min_k: i64,
 }
 
-const EPILOGUE_OUT: &str = "symm_mem.all_reduce_epilogue_out";
+/// The fused all-reduces that take a matmul prologue.
+const FUSED: [&str; 2] = [
+    "symm_mem.all_reduce_epilogue_out",
+    crate::fuse_rows::ROWS_OUT,
+];
 
 /// The matmul (and the zero fill before it) that produce `all_reduce`'s
 /// input, if they may become its prologue.
@@ -171,23 +180,34 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
             (flat, b.expand_flat(flat, partials_ty, &[room]))
         }
     };
+    // The same op with the prologue's groups (segments 1 to 3) filled.
     let operands = all_reduce.operands();
     let (lhs, rhs) = (matmul.operand(0), matmul.operand(1));
     let mut all = vec![input, lhs, rhs, partials];
     all.extend_from_slice(&operands[1..]);
-    let segments = crate::fuse_epilogue::epilogue_out_segments(ctx, true, operands.len() - 2);
-    let keep = |name: &str| all_reduce.attr(name).expect("the epilogue op has it");
-    let folded = OpBuilder::new(EPILOGUE_OUT, all_reduce.loc())
+    let mut segments = all_reduce.operand_segments();
+    segments[1..4].fill(1);
+    let name = FUSED
+        .into_iter()
+        .find(|name| all_reduce.is(name))
+        .expect("a candidate is a fused all-reduce");
+    let mut folded = OpBuilder::new(name, all_reduce.loc());
+    for name in ["reduction", "group", "algorithm", "row_init"] {
+        if let Some(value) = all_reduce.attr(name) {
+            folded = folded.attr(name, value);
+        }
+    }
+    let regions = all_reduce.num_regions();
+    let folded = folded
         .operands(&all)
-        .attr("reduction", keep("reduction"))
-        .attr("group", keep("group"))
-        .attr("algorithm", keep("algorithm"))
         .attr("split_k_max_rows", ctx.i64(max_rows))
-        .attr("operandSegmentSizes", segments)
-        .empty_regions(1)
+        .attr("operandSegmentSizes", ctx.segment_sizes(&segments))
+        .empty_regions(regions)
         .build();
     b.insert(folded);
-    folded.take_region_at(0, all_reduce, 0);
+    for region in 0..regions {
+        folded.take_region_at(region, all_reduce, region);
+    }
     emit_remark(
         matmul.loc(),
         &format!(
@@ -207,7 +227,7 @@ impl SymmPass for SplitK {
         let policy = Policy {
             slices: options.int("slices").unwrap_or(2),
             max_rows: options.int("max-rows").unwrap_or(128),
-            min_k: options.int("min-k").unwrap_or(4096),
+            min_k: options.int("min-k").unwrap_or(3072),
         };
         if policy.max_rows <= 0 {
             return Ok(());
@@ -215,7 +235,7 @@ impl SymmPass for SplitK {
         let candidates: Vec<Op> = function
             .walk()
             .into_iter()
-            .filter(|op| op.is(EPILOGUE_OUT))
+            .filter(|op| FUSED.iter().any(|name| op.is(name)))
             .collect();
         for all_reduce in candidates {
             if let Some((fill, matmul)) = producer(all_reduce, policy) {

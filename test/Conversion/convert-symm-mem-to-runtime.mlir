@@ -682,6 +682,88 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 
 // -----
 
+// all_reduce_rows_out takes the same prologue (a down projection whose
+// all-reduce the residual and the next layer's RMSNorm follow): up to 128
+// rows each one-shot rows kernel (Lamport up to 32 rows, staged up to 64,
+// between barriers up to 128) sums the slices, taking the partials before
+// the epilogue's operands; a rows kernel counts rows, so a slice is the
+// rows times 512 vectors. Above, the whole matmul and the plain kernels.
+// CHECK-LABEL: func.func @split_k_rows_async
+// CHECK: call @symm_rt_batch_matmul(
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : f32)
+// CHECK: call @symm_rt_batch_matmul(
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
+// CHECK: call @symm_rt_batch_matmul(
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
+// CHECK: call @symm_rt_matmul(
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
+// CHECK: call @symm_rt_matmul(
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
+// CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr,
+// CHECK: %[[SLICE:.*]] = arith.muli %[[ROWS]], %c512_i64{{[_0-9]*}} : i64
+// CHECK: %[[FIRST:.*]] = llvm.getelementptr %[[PARTIALS]][%[[AT:.*]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// CHECK: %[[OFFSET:.*]] = arith.muli %[[SLICE]], %c1_i64{{[_0-9]*}} : i64
+// CHECK: %[[NEXT:.*]] = arith.addi %[[OFFSET]], %[[AT]] : i64
+// CHECK: llvm.getelementptr %[[PARTIALS]][%[[NEXT]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// CHECK: symm_mem.lamport_wait
+// Between barriers, the sums go into the rank's input row by row first.
+// CHECK: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
+// CHECK: scf.for
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.truncf
+// CHECK: llvm.store
+// CHECK: symm_mem.barrier
+// STAGED-LABEL: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
+// STAGED: %[[MINE:.*]] = symm_mem.staging_slot
+// STAGED: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// STAGED: %[[OWN:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// STAGED: %[[AT:.*]] = llvm.getelementptr %[[MINE]]
+// STAGED: llvm.store %[[OWN]], %[[AT]]
+// STAGED: symm_mem.add_counter
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+func.func @split_k_rows(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: memref<?x4096xbf16>, %gamma: memref<4096xbf16>, %h: memref<?x4096xbf16>, %normed: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %n = memref.dim %act, %c0 : memref<?x7168xbf16>
+  %room = arith.minui %n, %c128 : index
+  %c8192 = arith.constant 8192 : index
+  %elems = arith.muli %room, %c8192 : index
+  %flat = memref.alloc(%elems) : memref<?xf32>
+  %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+  %p = memref.view %pool[%c0][%n] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  %q = memref.expand_shape %flat [[0, 1, 2]] output_shape [2, %room, 4096] : memref<?xf32> into memref<2x?x4096xf32>
+  symm_mem.all_reduce_rows_out sum %p matmul(%act, %w : memref<?x7168xbf16>, memref<7168x4096xbf16>) split_k(%q : memref<2x?x4096xf32>) up to 128 rows epilogue(%x : memref<?x4096xbf16>) into %h rows(%gamma : memref<4096xbf16>) into %normed init 0.0 group @tp algorithm auto {
+  ^bb0(%s: bf16, %r: bf16):
+    %sf = arith.extf %s : bf16 to f32
+    %rf = arith.extf %r : bf16 to f32
+    %y = arith.addf %sf, %rf : f32
+    %o = arith.truncf %y : f32 to bf16
+    symm_mem.epilogue_yield %o : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %t = arith.addf %sq, %acc : f32
+    symm_mem.epilogue_yield %t : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32, %g: bf16):
+    %mean = arith.constant 4096.0 : f32
+    %m = arith.divf %total, %mean : f32
+    %inv = math.rsqrt %m : f32
+    %f = arith.extf %e : bf16 to f32
+    %gf = arith.extf %g : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %z = arith.mulf %y, %gf : f32
+    %o = arith.truncf %z : f32 to bf16
+    symm_mem.epilogue_yield %o : bf16
+  } : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>, memref<?x4096xbf16>
+  memref.dealloc %flat : memref<?xf32>
+  return
+}
+
+// -----
+
 // A batched matmul the user wrote (the parser gives it the default maps)
 // is one cuBLAS strided batched GEMM: batch 2, m 4, n 16, k 8, row and
 // batch strides 8/32, 16/128, 16/64, f32 in and out, accumulating. One

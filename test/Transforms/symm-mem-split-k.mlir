@@ -137,3 +137,55 @@ func.func @short_k_and_accumulating(%a: memref<16x2048xbf16>, %w: memref<2048x40
   } : memref<16x4096xbf16>, memref<16x4096xbf16>
   return
 }
+
+// -----
+
+symm_mem.group @tp world_size(2)
+// A down projection whose all-reduce carries the residual and the next
+// layer's RMSNorm (an all_reduce_rows_out, as in a decoder stack) takes
+// the same prologue; its three regions, row operands and row_init stay.
+// CHECK-LABEL: func.func @down_projection_then_norm
+// CHECK-SAME: (%[[ACT:.*]]: memref<?x7168xbf16>, %[[W:.*]]: memref<7168x4096xbf16>, %[[X:.*]]: memref<?x4096xbf16>, %[[G:.*]]: memref<4096xbf16>, %[[H:.*]]: memref<?x4096xbf16>, %[[N:.*]]: memref<?x4096xbf16>)
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[Q:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1, 2]] output_shape [2, %{{.*}}, 4096] : memref<?xf32> into memref<2x?x4096xf32>
+// CHECK: symm_mem.all_reduce_rows_out sum %{{.*}} matmul(%[[ACT]], %[[W]] : memref<?x7168xbf16>, memref<7168x4096xbf16>) split_k(%[[Q]] : memref<2x?x4096xf32>) up to 128 rows epilogue(%[[X]] : memref<?x4096xbf16>) into %[[H]] rows(%[[G]] : memref<4096xbf16>) into %[[N]] init 1.000000e+00 group @tp algorithm auto {
+// CHECK: arith.addf
+// CHECK: } step {
+// CHECK: arith.mulf
+// CHECK: } apply {
+// CHECK: math.rsqrt
+// CHECK: } : memref<?x4096xbf16>, memref<?x4096xbf16>, memref<?x4096xbf16>
+// CHECK-NEXT: memref.dealloc
+func.func @down_projection_then_norm(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>,
+                                     %x: memref<?x4096xbf16>, %g: memref<4096xbf16>,
+                                     %h: memref<?x4096xbf16>, %n: memref<?x4096xbf16>)
+    attributes {symm_mem.max_tokens = 2048 : i64} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : bf16
+  %m = memref.dim %act, %c0 : memref<?x7168xbf16>
+  %p = memref.alloc(%m) : memref<?x4096xbf16>
+  linalg.fill ins(%zero : bf16) outs(%p : memref<?x4096xbf16>)
+  linalg.matmul ins(%act, %w : memref<?x7168xbf16>, memref<7168x4096xbf16>)
+                outs(%p : memref<?x4096xbf16>)
+  // expected-remark@-2 {{split over K into 2 slices summed by the all-reduce, for calls of up to 128 rows}}
+  symm_mem.all_reduce_rows_out sum %p epilogue(%x : memref<?x4096xbf16>) into %h rows(%g : memref<4096xbf16>) into %n init 1.0 group @tp algorithm auto {
+  ^bb0(%s: bf16, %r: bf16):
+    %y = arith.addf %s, %r : bf16
+    symm_mem.epilogue_yield %y : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %t = arith.addf %sq, %acc : f32
+    symm_mem.epilogue_yield %t : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32, %gv: bf16):
+    %inv = math.rsqrt %total : f32
+    %f = arith.extf %e : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %o = arith.truncf %y : f32 to bf16
+    %z = arith.mulf %o, %gv : bf16
+    symm_mem.epilogue_yield %z : bf16
+  } : memref<?x4096xbf16>, memref<?x4096xbf16>, memref<?x4096xbf16>
+  return
+}

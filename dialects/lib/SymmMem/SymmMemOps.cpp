@@ -449,12 +449,16 @@ LogicalResult AllReduceEpilogueOutOp::verify() {
                               getEpilogueOperands(), getOut());
 }
 
-/// As the epilogue op's, for rows of static length; `step` folds
-/// `arith.addf(x, acc)` in f32 (the block adds the threads' partials, so
-/// nothing else may combine them), and `apply` maps (element, row total,
-/// row operand elements...) to `rows_out`'s element.
+/// As the epilogue op's (its matmul prologue included), for rows of
+/// static length; `step` folds `arith.addf(x, acc)` in f32 (the block adds
+/// the threads' partials, so nothing else may combine them), and `apply`
+/// maps (element, row total, row operand elements...) to `rows_out`'s
+/// element.
 LogicalResult AllReduceRowsOutOp::verify() {
   if (failed(verifyAllReduce(*this, getInput(), getOut(), "out", getGroupAttr())) ||
+      failed(verifyMatmulPrologue(*this, getInput(), getLhs(), getRhs(),
+                                  getPartials(), getSplitKMaxRows(),
+                                  getGroupAttr())) ||
       failed(verifyElementOperands(*this, getEpilogueOperands(), getOut(),
                                    "epilogue operand")) ||
       failed(verifyElementOperands(*this, getRowOperands(), getOut(),

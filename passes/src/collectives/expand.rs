@@ -77,7 +77,7 @@ fn expands(name: &str) -> bool {
 /// An all-reduce op's operands by role.
 struct Roles {
     input: Val,
-    /// `all_reduce_epilogue_out`'s matmul prologue.
+    /// A fused op's matmul prologue.
     prologue: Option<Prologue>,
     /// The element-wise epilogue's operands.
     epilogue: Vec<Val>,
@@ -88,32 +88,29 @@ struct Roles {
 
 fn roles(op: Op) -> Roles {
     let operands = op.operands();
-    if op.is(ROWS_OUT) {
-        // (input, epilogue..., out, row operands..., rows_out)
-        let epilogue = op.operand_segments().get(1).copied().unwrap_or(0);
-        let out = 1 + epilogue;
-        return Roles {
-            input: operands[0],
-            prologue: None,
-            epilogue: operands[1..out].to_vec(),
-            out: operands[out],
-            rows: Some((
-                operands[operands.len() - 1],
-                operands[out + 1..operands.len() - 1].to_vec(),
-            )),
-        };
-    }
-    // all_reduce_epilogue_out: (input, lhs?, rhs?, partials?, epilogue...,
-    // out); the other forms (input, out).
+    // Both fused ops: (input, lhs?, rhs?, partials?, epilogue..., out), and
+    // all_reduce_rows_out then (row operands..., rows_out); the other forms
+    // (input, out).
     let segments = op.operand_segments();
     let prologue = Prologue::of(op, &operands, &segments);
     let first_epilogue = 1 + segments.get(1..4).map_or(0, |s| s.iter().sum());
+    let out = if op.is(ROWS_OUT) {
+        first_epilogue + segments.get(4).copied().unwrap_or(0)
+    } else {
+        operands.len() - 1
+    };
+    let rows = op.is(ROWS_OUT).then(|| {
+        (
+            operands[operands.len() - 1],
+            operands[out + 1..operands.len() - 1].to_vec(),
+        )
+    });
     Roles {
         input: operands[0],
         prologue,
-        epilogue: operands[first_epilogue..operands.len() - 1].to_vec(),
-        out: operands[operands.len() - 1],
-        rows: None,
+        epilogue: operands[first_epilogue..out].to_vec(),
+        out: operands[out],
+        rows,
     }
 }
 
@@ -699,7 +696,6 @@ impl AllReduceFacts {
             if let (Some((slices, _)), Some(bound)) = (self.split_k, split_k_bound)
                 && limit <= bound
                 && kernel.algorithm == Algorithm::OneShot
-                && kernel.rows.is_none()
             {
                 kernel.split_k = Some(slices);
             }
@@ -945,5 +941,49 @@ mod tests {
             .take(2)
             .collect();
         assert_eq!(bounds, [(Some(2), 16 * 8192), (None, 512 << 10)]);
+    }
+
+    /// The rows kernels (residual + RMSNorm) take the split too, in each of
+    /// their one-shots up to 128 rows: Lamport up to ROWS_LAMPORT_MAX,
+    /// staged up to STAGING_MAX, between barriers up to the bound; the
+    /// two-shot above sums no slices.
+    #[test]
+    fn split_k_takes_the_rows_one_shots() {
+        let limits = Limits {
+            lamport_max: 512 << 10,
+            ..LIMITS
+        };
+        let mut split = facts(true);
+        split.split_k = Some((2, 128));
+        let kernels: Vec<(bool, bool, Option<u64>, u64)> = split
+            .segments(limits)
+            .iter()
+            .map(|s| {
+                (
+                    s.kernel.lamport,
+                    s.kernel.staged,
+                    s.kernel.split_k,
+                    s.max_bytes,
+                )
+            })
+            .take(4)
+            .collect();
+        assert_eq!(
+            kernels,
+            [
+                (true, false, Some(2), kernels::ROWS_LAMPORT_MAX),
+                (false, true, Some(2), 512 << 10),
+                (false, false, Some(2), 1 << 20),
+                (false, false, None, 2 << 20),
+            ]
+        );
+        let segments = split.segments(limits);
+        assert!(segments[3].kernel.algorithm == Algorithm::TwoShot);
+        assert!(
+            segments[2]
+                .kernel
+                .name()
+                .ends_with("_rows_symm_epilogue_0_apply_splitk2")
+        );
     }
 }

@@ -33,10 +33,8 @@ impl AllReduceKernel {
                     .into(),
             );
         }
-        if self.split_k.is_some()
-            && (self.algorithm != Algorithm::OneShot || self.tail || self.rows.is_some())
-        {
-            return Err("a split-K kernel is a one-shot without a tail or a row statistic".into());
+        if self.split_k.is_some() && (self.algorithm != Algorithm::OneShot || self.tail) {
+            return Err("a split-K kernel is a one-shot without a tail".into());
         }
         let mut parameters = vec![e.pool(), e.ptr(), e.ptr(), e.i64()];
         if self.push == Some(Push::IntoOutputs) {
@@ -322,12 +320,18 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let (Some(partials), Some(slices)) = (self.partials, self.spec.split_k) else {
             return self.load(e, self.input, i);
         };
+        // A slice holds the call's vectors: the count, or for a rows
+        // kernel (which counts rows) the rows times a row's vectors.
+        let slice_vectors = match &self.spec.rows {
+            Some(rows) => e.mul(self.nvec, e.c64((rows.columns / self.spec.vector) as i64)),
+            None => self.nvec,
+        };
         let wide = self.vector(Type::float32(e.ctx));
         let mut sum = None;
         for slice in 0..slices as i64 {
             let at = match slice {
                 0 => i,
-                _ => e.add(e.mul(self.nvec, e.c64(slice)), i),
+                _ => e.add(e.mul(slice_vectors, e.c64(slice)), i),
             };
             let term = e.load(e.gep(partials, at, wide), wide, 16);
             sum = Some(sum.map_or(term, |acc| e.addf(acc, term)));

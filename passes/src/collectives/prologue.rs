@@ -1,4 +1,5 @@
-//! The matmul prologue of an `all_reduce_epilogue_out` (see
+//! The matmul prologue of an `all_reduce_epilogue_out` or an
+//! `all_reduce_rows_out` (see
 //! `symm-mem-split-k`), as the ops each size branch of its expansion runs
 //! before the kernel: the whole product into the all-reduce's input, or
 //! its split-K slices into `partials` (one `linalg.batch_matmul` over
@@ -19,9 +20,9 @@ pub struct Prologue {
 }
 
 impl Prologue {
-    /// The prologue of an `all_reduce_epilogue_out`, given its operands in
-    /// ODS order and their segment sizes (input, lhs, rhs, partials,
-    /// epilogue operands, out).
+    /// The prologue of a fused all-reduce, given its operands in ODS order
+    /// and their segment sizes (input, lhs, rhs, partials, epilogue
+    /// operands, out, and for the rows op its row operands and rows_out).
     pub fn of(op: Op, operands: &[Val], segments: &[usize]) -> Option<Self> {
         if segments.get(1..4)? != [1, 1, 1] {
             return None;

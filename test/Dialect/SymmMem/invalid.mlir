@@ -789,3 +789,24 @@ func.func @split_k_rows(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %w: memr
   } : memref<16x64xbf16>, memref<16x64xbf16>
   return
 }
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @rows_split_k_shapes(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %w: memref<96x32xbf16>,
+                               %q: memref<2x16x64xf32>, %h: memref<16x64xbf16>, %n: memref<16x64xbf16>) {
+  // expected-error@+1 {{'symm_mem.all_reduce_rows_out' op matmul shapes do not match: lhs 16x96 @ rhs 96x32 cannot give input 16x64}}
+  symm_mem.all_reduce_rows_out sum %p matmul(%a, %w : memref<16x96xbf16>, memref<96x32xbf16>) split_k(%q : memref<2x16x64xf32>) up to 16 rows into %h rows into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: bf16):
+    symm_mem.epilogue_yield %r : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %t = arith.addf %f, %acc : f32
+    symm_mem.epilogue_yield %t : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32):
+    symm_mem.epilogue_yield %e : bf16
+  } : memref<16x64xbf16>, memref<16x64xbf16>, memref<16x64xbf16>
+  return
+}

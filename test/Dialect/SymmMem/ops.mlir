@@ -119,6 +119,39 @@ func.func @pool_of(%buf: memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>)
   return %p : !symm_mem.pool
 }
 
+// The fused all-reduces with a split-K matmul prologue.
+// CHECK-LABEL: func.func @fused_with_prologue
+// CHECK-SAME: (%[[P:.*]]: memref<?x64xbf16>, %[[A:.*]]: memref<?x96xbf16>, %[[W:.*]]: memref<96x64xbf16>, %[[Q:.*]]: memref<2x?x64xf32>, %[[X:.*]]: memref<?x64xbf16>, %[[H:.*]]: memref<?x64xbf16>, %[[G:.*]]: memref<64xbf16>, %[[N:.*]]: memref<?x64xbf16>)
+func.func @fused_with_prologue(%p: memref<?x64xbf16>, %a: memref<?x96xbf16>, %w: memref<96x64xbf16>,
+                               %q: memref<2x?x64xf32>, %x: memref<?x64xbf16>, %h: memref<?x64xbf16>,
+                               %g: memref<64xbf16>, %n: memref<?x64xbf16>) {
+  // CHECK: symm_mem.all_reduce_epilogue_out sum %[[P]] matmul(%[[A]], %[[W]] : memref<?x96xbf16>, memref<96x64xbf16>) split_k(%[[Q]] : memref<2x?x64xf32>) up to 16 rows epilogue(%[[X]] : memref<?x64xbf16>) into %[[H]] group @tp algorithm auto
+  symm_mem.all_reduce_epilogue_out sum %p matmul(%a, %w : memref<?x96xbf16>, memref<96x64xbf16>) split_k(%q : memref<2x?x64xf32>) up to 16 rows epilogue(%x : memref<?x64xbf16>) into %h group @tp algorithm auto {
+  ^bb0(%r: bf16, %v: bf16):
+    %s = arith.addf %r, %v : bf16
+    symm_mem.epilogue_yield %s : bf16
+  } : memref<?x64xbf16>, memref<?x64xbf16>
+  // CHECK: symm_mem.all_reduce_rows_out sum %[[P]] matmul(%[[A]], %[[W]] : memref<?x96xbf16>, memref<96x64xbf16>) split_k(%[[Q]] : memref<2x?x64xf32>) up to 16 rows epilogue(%[[X]] : memref<?x64xbf16>) into %[[H]] rows(%[[G]] : memref<64xbf16>) into %[[N]] init 0.000000e+00 group @tp algorithm auto
+  // CHECK: } step {
+  // CHECK: } apply {
+  symm_mem.all_reduce_rows_out sum %p matmul(%a, %w : memref<?x96xbf16>, memref<96x64xbf16>) split_k(%q : memref<2x?x64xf32>) up to 16 rows epilogue(%x : memref<?x64xbf16>) into %h rows(%g : memref<64xbf16>) into %n init 0.0 group @tp algorithm auto {
+  ^bb0(%r: bf16, %v: bf16):
+    %s = arith.addf %r, %v : bf16
+    symm_mem.epilogue_yield %s : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %t = arith.addf %sq, %acc : f32
+    symm_mem.epilogue_yield %t : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32, %gv: bf16):
+    %y = arith.mulf %e, %gv : bf16
+    symm_mem.epilogue_yield %y : bf16
+  } : memref<?x64xbf16>, memref<?x64xbf16>, memref<?x64xbf16>
+  return
+}
+
 // CHECK-LABEL: gpu.module @device_ops
 gpu.module @device_ops {
   // CHECK-LABEL: gpu.func @every_op

@@ -8,6 +8,10 @@
 //!
 //! - One-shot (staged through the pool's slots, or between two barriers):
 //!   block b reduces rows b, b + grid, ... from every rank's copy.
+//! - With a split-K matmul prologue (one-shots only), a rank's data is the
+//!   sum of its f32 slices (`Kernel::own`): summed where the staged and
+//!   Lamport kernels send it, and by the barrier kernel into its own input,
+//!   row by row as it will be read, before the first barrier.
 //! - Lamport one-shot (bf16/f16 sums of at most as many rows as there are
 //!   channels, so block b always takes row b): each thread sends its
 //!   vectors of the row into every rank's Lamport area, then reduces the
@@ -69,7 +73,9 @@ struct RowArgs {
 impl<'c> Kernel<'_, 'c> {
     pub(super) fn rows_body(&self, types: &RowTypes<'c>) {
         let e = self.e;
-        let first = 4 + self.epilogue_args.len();
+        // After the pool, input, out, the row count, the split-K partials
+        // (if any) and the epilogue's operands.
+        let first = 4 + usize::from(self.partials.is_some()) + self.epilogue_args.len();
         let count = types.spec.operands.len();
         let args = RowArgs {
             rows_out: e.block.arg(first),
@@ -99,7 +105,7 @@ impl<'c> Kernel<'_, 'c> {
                 let staging = self.staging();
                 self.over_rows(e, zero, rows, row_vectors, |e, base| {
                     self.over_held(e, &held, base, |e, at| {
-                        let v = self.load(e, self.input, at);
+                        let v = self.own(e, at);
                         self.store_raw(e, v, staging.mine, at);
                     });
                 });
@@ -113,6 +119,17 @@ impl<'c> Kernel<'_, 'c> {
                 self.end_staged(&staging);
             }
             Algorithm::OneShot => {
+                if self.partials.is_some() {
+                    // The slices' sum into this rank's input, which peers
+                    // read after the barrier: the rows of this block at
+                    // every rank.
+                    self.over_rows(e, zero, rows, row_vectors, |e, base| {
+                        self.over_held(e, &held, base, |e, at| {
+                            let v = self.own(e, at);
+                            self.store_raw(e, v, self.input, at);
+                        });
+                    });
+                }
                 e.barrier(self.pool, self.channel);
                 self.over_rows(e, zero, rows, row_vectors, |e, base| {
                     fused(e, base, &|e, at| {

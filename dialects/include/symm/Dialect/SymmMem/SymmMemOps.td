@@ -402,6 +402,11 @@ def SymmMem_AllReduceRowsOutOp
     row length (columns) is static. Regions hold side-effect-free scalar
     ops and end in `symm_mem.epilogue_yield`.
 
+    It takes the same optional matmul prologue as `all_reduce_epilogue_out`
+    (`matmul(%lhs, %rhs : ...) split_k(%partials : ...) up to N rows`, after
+    the input): `input = lhs @ rhs`, computed as f32 slices of K summed by
+    the all-reduce for calls of at most N rows.
+
     ```mlir
     symm_mem.all_reduce_rows_out sum %p epilogue(%res_in : memref<?x4096xbf16>)
         into %res rows(%gamma : memref<4096xbf16>) into %normed init 0.0
@@ -423,7 +428,10 @@ def SymmMem_AllReduceRowsOutOp
   }];
   let arguments = (ins
     SymmMem_ReductionKindAttr:$reduction,
-    Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
+    Arg<SymmMem_CollectiveMemRef, "", [MemRead, MemWrite]>:$input,
+    Arg<Optional<SymmMem_CollectiveMemRef>, "", [MemRead]>:$lhs,
+    Arg<Optional<SymmMem_CollectiveMemRef>, "", [MemRead]>:$rhs,
+    Arg<Optional<MemRefOf<[F32]>>, "", [MemRead, MemWrite]>:$partials,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$epilogue_operands,
     Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$row_operands,
@@ -431,12 +439,16 @@ def SymmMem_AllReduceRowsOutOp
     F32Attr:$row_init,
     FlatSymbolRefAttr:$group,
     DefaultValuedAttr<SymmMem_AllReduceAlgorithm,
-                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm
+                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm,
+    OptionalAttr<I64Attr>:$split_k_max_rows
   );
   let regions = (region SizedRegion<1>:$epilogue, SizedRegion<1>:$step,
                         SizedRegion<1>:$apply);
   let assemblyFormat = [{
-    $reduction $input (`epilogue` `(` $epilogue_operands^ `:` type($epilogue_operands) `)`)?
+    $reduction $input
+    (`matmul` `(` $lhs^ `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+     `split_k` `(` $partials `:` type($partials) `)` `up` `to` $split_k_max_rows `rows`)?
+    (`epilogue` `(` $epilogue_operands^ `:` type($epilogue_operands) `)`)?
     `into` $out `rows` (`(` $row_operands^ `:` type($row_operands) `)`)? `into` $rows_out
     `init` $row_init `group` $group `algorithm` $algorithm $epilogue `step` $step
     `apply` $apply attr-dict `:` type($input) `,` type($out) `,` type($rows_out)
