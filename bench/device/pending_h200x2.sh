@@ -10,13 +10,17 @@
 # 2. issue 13's library against compiled all-reduce under one harness
 #    (bench/compiled/allreduce_bench.cpp now times both), beside torch's
 #    anchor, twice;
-# 3. the split-K probe (bench/probes/splitk_partials_probe.cu, one GPU);
+# 3. (the split-K probe ran on one GPU in session 15: a sweep over K,
+#    bench/results/2026-11-23-split-k-rows-h200.md);
 # 4. session 14's symm-mem-split-k in the two-GPU block: the layer_bench
 #    rounds also time it built with --split-k-max-rows=0 (label nosplit),
-#    and the checks run it at 64/65 and 128/129 tokens (dispatch edges).
+#    and the checks run it at 64/65 and 128/129 tokens (dispatch edges);
+# 5. session 15's examples/llama_decoder.mlir (o_proj + all-reduce +
+#    residual + RMSNorm, the MLP, all-reduce + residual + the next RMSNorm,
+#    the down projection split over K into a rows kernel) checked on 2 GPUs.
 #
 #   bench/model/build_apps.sh target/lN   (prune: keep llama_mlp,
-#     llama_attn_out, row_ops, symm-launch, symm-gpu-tests)
+#     llama_attn_out, llama_decoder, row_ops, symm-launch, symm-gpu-tests)
 #   python/build_layer.sh examples/llama_mlp.mlir target/lN/py
 #   git worktree add /tmp/before 60a56d1 && (cd /tmp/before && cargo build
 #     --release -p symm-compile) && LAYER_NAME=llama_mlp_before \
@@ -37,10 +41,12 @@ export SYMM_TIMEOUT_S=10 NVSHMEM_DISABLE_NVLS=1
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   tokens=1,16,64,65,128,129,256,2048
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 64 65 128 129 256 2048
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 32 33 64 65 128 129 256 2048
   run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
   SYMM_CUDA_GRAPHS=0 run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
   run timeout 120 "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
+  run timeout 200 "$B/symm-launch" -n 2 "$B/llama_decoder" /tmp/ref --tokens=1,16,32,33,64,65,128,129,2048
+  SYMM_CUDA_GRAPHS=0 run timeout 200 "$B/symm-launch" -n 2 "$B/llama_decoder" /tmp/ref --tokens=1,33,129
   run timeout 120 "$B/symm-launch" -n 1 "$B/row_ops"
   run timeout 300 "$B/symm-launch" -n 2 "$B/symm-gpu-tests"
 } 2>&1 | tee "$OUT/checks.log"
@@ -57,5 +63,3 @@ for round in 1 2; do
   timeout 200 "$B/symm-launch" -n 2 "$B/compiled_ar" 2>&1 | sed -n 's/^\[rank 0\] /compiled /p'
   timeout 120 torchrun --nproc_per_node=2 "$B/anchors/torch_allreduce_bench.py" 2>/dev/null | sed "s/^/torch /"
 done | tee "$OUT/allreduce.jsonl"
-nvcc -O3 -arch=sm_90 -std=c++17 bench/probes/splitk_partials_probe.cu -lcublas -o /tmp/splitk \
-  && timeout 120 /tmp/splitk | tee "$OUT/splitk_probe.log"

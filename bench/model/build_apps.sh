@@ -19,7 +19,7 @@ link() { # object app binary [defines...]
     target/release/libsymm_runtime.a -lpthread -ldl -lm -o "$binary"
   strip "$binary"
 }
-for layer in llama_mlp llama_attn_out; do
+for layer in llama_mlp llama_attn_out llama_decoder; do
   dir=$out/src/$layer
   mkdir -p "$dir"
   $compile examples/$layer.mlir -o "$dir/$layer.o" --emit=ptx

@@ -9,6 +9,8 @@ Writes into DIR, as raw little-endian files:
   w_o.bin          4096 x 4096 bf16   (each rank takes its rows)
   norm_weight_2.bin 4096 bf16         the next layer's RMSNorm weight
   mlp_ref_mM.bin, attn_ref_residual_mM.bin, attn_ref_normed_mM.bin   M x 4096 f32
+  decoder_ref_out_mM.bin, decoder_ref_normed_mM.bin  M x 4096 f32: examples/llama_decoder.mlir
+                   (norm_weight_2 after attention, norm_weight as the next layer's)
   x_calls_mM.bin   N x M x 4096 bf16  N inputs for examples/partitioned.mlir
   partitioned_h_mM.bin, partitioned_scale_mM.bin, partitioned_ref_mM.bin
                    N x M x 4096, N, N x M x 4096 f32: its first block's output,
@@ -42,6 +44,15 @@ def mlp(x, norm, w_gate, w_up, w_down):
 def attn_out(attn, w_o, residual_in, norm):
     residual = residual_in + attn @ w_o
     return residual, rmsnorm(residual, norm)
+
+
+def decoder(attn, w_o, residual_in, post_norm, w_gate, w_up, w_down, next_norm):
+    """examples/llama_decoder.mlir: the attention output block, then the MLP
+    block on its residual stream (normalized by post_norm), then the next
+    layer's RMSNorm. Returns (out, normed)."""
+    h, _ = attn_out(attn, w_o, residual_in, post_norm)
+    out = mlp(h, post_norm, w_gate, w_up, w_down)
+    return out, rmsnorm(out, next_norm)
 
 
 def partitioned(x, norm, w_gate, w_up, w_down):
@@ -102,6 +113,10 @@ def main():
         residual, normed = attn_out(w["attn"][:m], w["w_o"], x, w["norm_weight_2"])
         save(os.path.join(args.out, f"attn_ref_residual_m{m}.bin"), residual)
         save(os.path.join(args.out, f"attn_ref_normed_m{m}.bin"), normed)
+        out, normed = decoder(w["attn"][:m], w["w_o"], x, w["norm_weight_2"], w["w_gate"],
+                              w["w_up"], w["w_down"], w["norm_weight"])
+        save(os.path.join(args.out, f"decoder_ref_out_m{m}.bin"), out)
+        save(os.path.join(args.out, f"decoder_ref_normed_m{m}.bin"), normed)
     if args.partitioned:
         calls = torch.Generator(device="cpu").manual_seed(args.seed + 1)
         for m, n in PARTITIONED_CALLS.items():

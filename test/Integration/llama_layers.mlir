@@ -1,4 +1,4 @@
-// Both Llama-3-8B layer examples compile at real shapes with a dynamic
+// The Llama-3-8B layer examples compile at real shapes with a dynamic
 // token count, their kernels' PTX calls nothing that is not defined
 // (libdevice linked for exp and rsqrt), row reductions run a block per row,
 // and the C++ apps link. On
@@ -11,6 +11,11 @@
 // RUN: FileCheck %s --check-prefix=HEADER < %t/llama_mlp.h
 // RUN: %symm-compile %examples/llama_attn_out.mlir -o %t/llama_attn_out.o --emit=ptx
 // RUN: FileCheck %s --check-prefix=ATTN < %t/llama_attn_out.ptx
+// RUN: %symm-compile %examples/llama_decoder.mlir -o %t/llama_decoder.o --emit=ptx
+// RUN: FileCheck %s --check-prefix=DECODER < %t/llama_decoder.ptx
+// RUN: not grep -q symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2 %t/llama_decoder.ptx
+// RUN: c++ -O1 -std=c++17 -I %repo/runtime/include -I %t %examples/cpp/llama_decoder.cpp \
+// RUN:   %t/llama_decoder.o %symm_runtime_lib -lpthread -ldl -lm -o %t/llama_decoder
 // RUN: c++ -O1 -std=c++17 -I %repo/runtime/include -I %t %examples/cpp/llama_mlp.cpp \
 // RUN:   %t/llama_mlp.o %symm_runtime_lib -lpthread -ldl -lm -o %t/llama_mlp
 // RUN: c++ -O1 -std=c++17 -I %repo/runtime/include -I %t %examples/cpp/llama_attn_out.cpp \
@@ -42,6 +47,18 @@
 // ATTN-DAG: shfl.sync.bfly
 // ATTN-DAG: rsqrt.approx
 // ATTN-NOT: .extern
+
+// The decoder layer's two all-reduces each carry the residual and a norm
+// (rows kernels, epilogues 0 and 3); the o_proj (K = 2048) is below
+// min-k, the down projection (K = 7168) is split over K into the MLP's up
+// to 128 rows.
+// DECODER-NOT: .extern
+// DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
+// DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
+// DECODER-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
+// DECODER-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
+// DECODER-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
+// DECODER-NOT: .extern
 
 // HEADER: void llama_mlp(
 // HEADER-NEXT: symm_runtime *runtime,
