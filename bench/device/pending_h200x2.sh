@@ -17,7 +17,9 @@
 #    and the checks run it at 64/65 and 128/129 tokens (dispatch edges);
 # 5. session 15's examples/llama_decoder.mlir (o_proj + all-reduce +
 #    residual + RMSNorm, the MLP, all-reduce + residual + the next RMSNorm,
-#    the down projection split over K into a rows kernel) checked on 2 GPUs.
+#    the down projection split over K into a rows kernel) checked on 2 GPUs
+#    and timed beside torch's variants of the same block
+#    (bench/model/decoder_bench.py), with and without the split.
 #
 #   bench/model/build_apps.sh target/lN   (prune: keep llama_mlp,
 #     llama_attn_out, llama_decoder, row_ops, symm-launch, symm-gpu-tests)
@@ -28,6 +30,9 @@
 #     (then copy this tree's libsymm_runtime.so back over the py folder's)
 #   LAYER_NAME=llama_mlp_nosplit SYMM_COMPILE_FLAGS=--split-k-max-rows=0 \
 #     python/build_layer.sh examples/llama_mlp.mlir target/lN/py
+#   python/build_layer.sh examples/llama_decoder.mlir target/lN/py
+#   LAYER_NAME=llama_decoder_nosplit SYMM_COMPILE_FLAGS=--split-k-max-rows=0 \
+#     python/build_layer.sh examples/llama_decoder.mlir target/lN/py
 #   python3 bench/compiled/gen_allreduce.py > target/lN/ar/allreduce.mlir;
 #     symm-compile it -o target/lN/ar/ar.o; link allreduce_bench.cpp
 #     -DALGORITHM=auto as target/lN/compiled_ar (bench/compiled/README);
@@ -57,6 +62,10 @@ for round in 1 2; do
     "$py/libllama_mlp.so" "before=$py/libllama_mlp_before.so" \
     "nosplit=$py/libllama_mlp_nosplit.so" 2>&1 | grep -v Warning
 done | tee "$OUT/layer_bench.jsonl"
+for round in 1 2; do
+  LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
+    "$py/libllama_decoder.so" "nosplit=$py/libllama_decoder_nosplit.so" 2>&1 | grep -v Warning
+done | tee "$OUT/decoder_bench.jsonl"
 timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
   | grep -v Warning | tee "$OUT/layer_profile.log"
 for round in 1 2; do

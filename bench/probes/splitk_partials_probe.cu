@@ -19,38 +19,13 @@
 // from HBM, as in a model whose layers each have their own.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 splitk_partials_probe.cu -lcublas -o probe && ./probe [K] [copies]
-#include <cublas_v2.h>
+#include "probe_timing.h"
+
 #include <cuda_bf16.h>
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CK(x) do { auto e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
-#define BL(x) do { auto e = (x); if (e != CUBLAS_STATUS_SUCCESS) { printf("%s: %d\n", #x, (int)e); exit(1);} } while (0)
-
 constexpr int N = 4096;
-
-template <typename F> float graph_us(cudaStream_t s, F f) {
-  for (int i = 0; i < 3; i++) f();
-  CK(cudaStreamSynchronize(s));
-  cudaGraph_t g; cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < 20; i++) f();
-  CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-  for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(ge, s));
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  float best = 1e9;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(a, s);
-    for (int i = 0; i < 10; i++) CK(cudaGraphLaunch(ge, s));
-    cudaEventRecord(b, s); CK(cudaEventSynchronize(b));
-    float ms; cudaEventElapsedTime(&ms, a, b); best = std::min(best, ms * 1000.f / 200);
-  }
-  cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
-  return best;
-}
 
 int main(int argc, char **argv) {
   const int K = argc > 1 ? std::atoi(argv[1]) : 7168;

@@ -1,0 +1,146 @@
+"""The tensor-parallel half of a Llama-3-8B decoder layer (bf16, D 4096,
+F 14336) in torch's variants beside the compiled one
+(examples/llama_decoder.mlir through the symm package), one process per
+GPU, on the same GPUs:
+
+  h      = all_reduce(attn @ w_o) + residual_in
+  xn     = RMSNorm(h) * post_norm
+  out    = all_reduce((SiLU(xn @ w_gate) * (xn @ w_up)) @ w_down) + h
+  normed = RMSNorm(out) * next_norm
+
+  torch: both all-reduces by NCCL, by symm_mem one-shot (each projection
+  written into the symmetric buffer) or two-shot in place; gate and up as
+  one GEMM (as serving engines do) or two; torch's fused rms_norm; eager,
+  or replayed from a CUDA graph of 10 calls. symm: the compiled layer's
+  async entry point (its own CUDA graph), and symm_cg: captured 10 calls at
+  a time into one of torch's CUDA graphs, like torch's graph variants.
+
+    python/build_layer.sh examples/llama_decoder.mlir build/layers
+    SYMM_RUNTIME_LIB=build/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \\
+      torchrun --nproc_per_node=2 bench/model/decoder_bench.py build/layers/libllama_decoder.so
+
+More builds can follow as LABEL=PATH (timed and checked as symm_LABEL_us);
+LAYER_TOKENS=1,16,... replaces the token counts. One JSON line per token
+count on rank 0, as bench/model/layer_bench.py writes them. Both outputs
+are checked against torch's NCCL variant (relative L2 below 2e-2).
+"""
+
+import json
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+import llama_tp
+import symm
+from layer_bench import TOKENS, bench, rel_l2
+from llama_tp import D, rmsnorm
+
+
+def attention_weights(s):
+    """This rank's rows of the output projection and the two norms' weights,
+    drawn alike on every rank (seed 1)."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+
+    def normal(*shape, std):
+        return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
+
+    heads = D // s.world
+    w_o = normal(D, D, std=D**-0.5)[s.rank * heads : (s.rank + 1) * heads].contiguous()
+    next_norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
+    return heads, w_o, next_norm
+
+
+def decoder(s, w_o, next_norm, attn, x, reduce, fused):
+    """The block in torch; `reduce(partial_fn)` runs a projection (given as
+    a function of its output buffer or None) and returns the all-reduced
+    sum."""
+    h = x + reduce(lambda out: torch.mm(attn, w_o, out=out))
+    # The MLP on h (its RMSNorm is the post-attention norm).
+    act = llama_tp.hidden(s, h, fused)
+    out = h + reduce(lambda o: torch.mm(act, s.w_down, out=o))
+    return out, rmsnorm(out, next_norm)
+
+
+def main():
+    s = llama_tp.setup()
+    heads, w_o, next_norm = attention_weights(s)
+    runtime = symm.Runtime()
+    layers = [("", symm.Layer(runtime, sys.argv[1], "llama_decoder"))]
+    for spec in sys.argv[2:]:
+        label, path = spec.split("=", 1)
+        layers.append((f"_{label}", symm.Layer(runtime, path, "llama_decoder")))
+
+    for m in TOKENS:
+        attn = s.normal(m, heads, std=1.0)
+        x = s.normal(m, D, std=1.0)
+        out, normed = torch.empty_like(x), torch.empty_like(x)
+        buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
+        symm_mem.rendezvous(buf, s.group)
+
+        def by_nccl(project):
+            partial = project(None)
+            dist.all_reduce(partial)
+            return partial
+
+        def by_one_shot(project):
+            project(buf)
+            return torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
+
+        def by_two_shot(project):
+            project(buf)
+            torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
+            return buf
+
+        variants = [("nccl", by_nccl), ("one_shot", by_one_shot), ("two_shot", by_two_shot)]
+        reference = decoder(s, w_o, next_norm, attn, x, by_nccl, False)
+        torch.cuda.synchronize()
+        row = {"m": m}
+        for name, reduce in variants:
+            got = decoder(s, w_o, next_norm, attn, x, reduce, True)
+            torch.cuda.synchronize()
+            row[f"torch_{name}_error"] = max(rel_l2(g, r) for g, r in zip(got, reference))
+            for fused in (False, True):
+                for graph in (False, True):
+                    key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
+                    row[key] = bench(
+                        lambda reduce=reduce, fused=fused: decoder(
+                            s, w_o, next_norm, attn, x, reduce, fused
+                        ),
+                        graph,
+                    )
+        for label, layer in layers:
+
+            def ours(layer=layer):
+                layer(m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down, next_norm, out, normed)
+
+            out.zero_()
+            normed.zero_()
+            ours()
+            torch.cuda.synchronize()
+            row[f"symm{label}_error"] = max(
+                rel_l2(out, reference[0]), rel_l2(normed, reference[1])
+            )
+            row[f"symm{label}_us"] = bench(ours, graph=False)
+            out.zero_()
+            normed.zero_()
+            row[f"symm{label}_cg_us"] = bench(ours, graph=True)
+            torch.cuda.synchronize()
+            row[f"symm{label}_cg_error"] = max(
+                rel_l2(out, reference[0]), rel_l2(normed, reference[1])
+            )
+        best = min((v, k) for k, v in row.items() if k.startswith("torch_") and k.endswith("_us"))
+        row["torch_best"] = best[1]
+        row["torch_best_us"] = best[0]
+        row["best_over_symm"] = best[0] / row["symm_us"]
+        row["best_over_symm_cg"] = best[0] / row["symm_cg_us"]
+        row["checks"] = all(row[k] < 2e-2 for k in row if k.endswith("_error"))
+        if s.rank == 0:
+            print(json.dumps(row), flush=True)
+    runtime.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
