@@ -25,7 +25,6 @@ count on rank 0, as bench/model/layer_bench.py writes them. Both outputs
 are checked against torch's NCCL variant (relative L2 below 2e-2).
 """
 
-import json
 import sys
 
 import torch
@@ -34,7 +33,7 @@ import torch.distributed._symmetric_memory as symm_mem
 
 import llama_tp
 import symm
-from layer_bench import TOKENS, bench, rel_l2
+from layer_bench import TOKENS, bench, rel_l2, summarize
 from llama_tp import D, rmsnorm
 
 
@@ -130,14 +129,7 @@ def main():
             row[f"symm{label}_cg_error"] = max(
                 rel_l2(out, reference[0]), rel_l2(normed, reference[1])
             )
-        best = min((v, k) for k, v in row.items() if k.startswith("torch_") and k.endswith("_us"))
-        row["torch_best"] = best[1]
-        row["torch_best_us"] = best[0]
-        row["best_over_symm"] = best[0] / row["symm_us"]
-        row["best_over_symm_cg"] = best[0] / row["symm_cg_us"]
-        row["checks"] = all(row[k] < 2e-2 for k in row if k.endswith("_error"))
-        if s.rank == 0:
-            print(json.dumps(row), flush=True)
+        summarize(row, s.rank)
     runtime.close()
     dist.destroy_process_group()
 

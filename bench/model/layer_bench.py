@@ -82,6 +82,19 @@ def rel_l2(got, reference):
     return ((got.float() - reference.float()).norm() / reference.float().norm()).item()
 
 
+def summarize(row, rank):
+    """Adds torch's best variant, its ratios to ours and whether every
+    output checked out to `row`, and prints it as a JSON line on rank 0."""
+    best = min((v, k) for k, v in row.items() if k.startswith("torch_") and k.endswith("_us"))
+    row["torch_best"] = best[1]
+    row["torch_best_us"] = best[0]
+    row["best_over_symm"] = best[0] / row["symm_us"]
+    row["best_over_symm_cg"] = best[0] / row["symm_cg_us"]
+    row["checks"] = all(row[k] < 2e-2 for k in row if k.endswith("_error"))
+    if rank == 0:
+        print(json.dumps(row), flush=True)
+
+
 def main():
     s = llama_tp.setup()
     runtime = symm.Runtime()
@@ -139,14 +152,7 @@ def main():
             row[f"symm{label}_cg_us"] = bench(layer_fn, graph=True)
             torch.cuda.synchronize()
             row[f"symm{label}_cg_error"] = rel_l2(out, reference)
-        best = min((v, k) for k, v in row.items() if k.startswith("torch_") and k.endswith("_us"))
-        row["torch_best"] = best[1]
-        row["torch_best_us"] = best[0]
-        row["best_over_symm"] = best[0] / row["symm_us"]
-        row["best_over_symm_cg"] = best[0] / row["symm_cg_us"]
-        row["checks"] = all(row[k] < 2e-2 for k in row if k.endswith("_error"))
-        if s.rank == 0:
-            print(json.dumps(row), flush=True)
+        summarize(row, s.rank)
     runtime.close()
     dist.destroy_process_group()
 

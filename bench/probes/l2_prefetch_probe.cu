@@ -8,14 +8,14 @@
 // head of each of the gate and up weights, the SiLU kernel the down
 // weight (in `segments` pieces spread over its rows, for split-K GEMMs),
 // with extra blocks that only prefetch.
+#include "probe_timing.h"
+
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <algorithm>
-
-#define CK(x) do { auto e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
 
 constexpr int D = 4096, F = 7168, THREADS = 256;
 
@@ -132,25 +132,7 @@ int main() {
     cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, D, c.m, F, &one, wd, CUDA_R_16BF, D, act, CUDA_R_16BF, F, &zero, out, CUDA_R_16BF, D,
                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   };
-  auto time_graph = [&](const Config& c) {
-    for (int i = 0; i < 3; i++) layer(c);
-    CK(cudaStreamSynchronize(s));
-    cudaGraph_t g; cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < 20; i++) layer(c);
-    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(ge, s));
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    float best = 1e9;
-    for (int r = 0; r < 5; r++) {
-      cudaEventRecord(a, s);
-      for (int i = 0; i < 10; i++) CK(cudaGraphLaunch(ge, s));
-      cudaEventRecord(b, s); CK(cudaEventSynchronize(b));
-      float ms; cudaEventElapsedTime(&ms, a, b); best = std::min(best, ms * 1000.f / 200);
-    }
-    cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
-    return best;
-  };
+  auto time_graph = [&](const Config& c) { return graph_us(s, [&] { layer(c); }); };
   // The reference output: no prefetch. Prefetches change no value.
   std::vector<__nv_bfloat16> ref(MAXM * (size_t)D), got(MAXM * (size_t)D);
   for (int m : {1, 16, 128}) {

@@ -9,9 +9,10 @@
 
 use crate::{
     collectives::Collectives,
-    cuda::{CUdeviceptr, CUstream, Event, Stream, check},
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Stream, check},
     error::{Error, Result},
     library::Dtype,
+    pair_choice::{PairChoices, PairPolicy, PairWay, faster},
     symmetric::SymmetricBuffer,
 };
 use cudarc::{cublas::sys as cublas, driver::sys};
@@ -24,9 +25,10 @@ fn check_blas(status: cublas::cublasStatus_t, what: &str) -> Result<()> {
     }
 }
 
-/// A cuBLAS handle for bf16 row-major matmuls.
+/// A cuBLAS handle for row-major matmuls, and how it runs matmul pairs.
 pub struct Matmul {
     handle: cublas::cublasHandle_t,
+    pairs: PairChoices,
 }
 
 // SAFETY: the handle is used by its owner only.
@@ -34,6 +36,7 @@ unsafe impl Send for Matmul {}
 
 impl Matmul {
     pub fn new() -> Result<Self> {
+        let policy = PairPolicy::from_env()?;
         // SAFETY: probing the library; nothing is called if it is absent.
         if !unsafe { cublas::is_culib_present() } {
             return Err(Error::Cuda(
@@ -46,7 +49,10 @@ impl Matmul {
             unsafe { cublas::cublasCreate_v2(&mut handle) },
             "cublasCreate",
         )?;
-        Ok(Self { handle })
+        Ok(Self {
+            handle,
+            pairs: PairChoices::new(policy),
+        })
     }
 
     /// `c (m x n) = a (m x k) @ b (k x n)`, bf16 in and out, f32 accumulate,
@@ -83,8 +89,9 @@ impl Matmul {
     /// `beta` times their outputs), as one batched GEMM when the distance
     /// from `b0` to `b1` and from `c0` to `c1` are whole elements of the
     /// same sign (a batch stride, in either order), which is one launch
-    /// over both weights (a gate and up projection as one wide GEMM);
-    /// otherwise as two GEMMs.
+    /// over both weights (a gate and up projection as one wide GEMM), and
+    /// the shape's way (`pair_choice`) is the batched one; otherwise as two
+    /// GEMMs.
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_pair(
         &self,
@@ -99,14 +106,80 @@ impl Matmul {
         match pair_strides(dtype.bytes() as u64, [b0, c0], [b1, c1]) {
             Some((first, strides)) => {
                 let [b, c] = if first == 0 { [b0, c0] } else { [b1, c1] };
-                self.gemm_batched(dtype, [a, b, c], strides, 2, shape, beta, stream)
+                let way = self.pairs.way((dtype, shape), || {
+                    self.measure_pair(dtype, a, b, strides[0], shape, stream)
+                })?;
+                if way == PairWay::Batched {
+                    return self.gemm_batched(dtype, [a, b, c], strides, 2, shape, beta, stream);
+                }
             }
             None => {
                 log::debug!("matmul pair: weights and outputs not at one stride; two GEMMs");
-                self.gemm(dtype, [a, b0, c0], shape, beta, stream)?;
-                self.gemm(dtype, [a, b1, c1], shape, beta, stream)
             }
         }
+        self.gemm(dtype, [a, b0, c0], shape, beta, stream)?;
+        self.gemm(dtype, [a, b1, c1], shape, beta, stream)
+    }
+
+    /// Times a pair (weights at `b` and `stride_b` elements further) both
+    /// ways on `stream`, into scratch outputs (the caller's stay as they
+    /// are): the best of 3 after a warm-up, each. `None` while `stream`
+    /// captures a graph, which must not time or synchronize.
+    fn measure_pair(
+        &self,
+        dtype: Dtype,
+        a: CUdeviceptr,
+        b: CUdeviceptr,
+        stride_b: i64,
+        (m, k, n): (usize, usize, usize),
+        stream: CUstream,
+    ) -> Result<Option<PairWay>> {
+        let on = Stream::borrowed(stream);
+        if on.is_capturing()? {
+            return Ok(None);
+        }
+        let bytes = dtype.bytes();
+        let elements = m * n;
+        let scratch = DeviceBuffer::new(2 * elements * bytes)?;
+        let c = scratch.ptr;
+        let b1 = b + stride_b as u64 * bytes as u64;
+        let c1 = c + (elements * bytes) as u64;
+        let shape = (m, k, n);
+        let batched = || {
+            self.gemm_batched(
+                dtype,
+                [a, b, c],
+                [stride_b, elements as i64],
+                2,
+                shape,
+                0.0,
+                stream,
+            )
+        };
+        let two = || {
+            self.gemm(dtype, [a, b, c], shape, 0.0, stream)?;
+            self.gemm(dtype, [a, b1, c1], shape, 0.0, stream)
+        };
+        let (start, end) = (Event::new()?, Event::new()?);
+        let time = |run: &dyn Fn() -> Result<()>| -> Result<f64> {
+            run()?;
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                start.record(&on)?;
+                run()?;
+                end.record(&on)?;
+                best = best.min(f64::from(start.elapsed_ms(&end)?) * 1000.0);
+            }
+            Ok(best)
+        };
+        let (batched_us, two_us) = (time(&batched)?, time(&two)?);
+        let way = faster(batched_us, two_us);
+        log::info!(
+            "matmul pair {m}x{k} @ 2 x {k}x{n} {}: batched {batched_us:.1} us, two GEMMs \
+             {two_us:.1} us: {way:?}",
+            dtype.text()
+        );
+        Ok(Some(way))
     }
 
     /// `batch` GEMMs `c_i = a @ b_i + beta * c_i`, `b_i` and `c_i` at

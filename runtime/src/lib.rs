@@ -19,6 +19,7 @@ pub mod library;
 pub mod logging;
 pub mod mgpu;
 pub mod nccl;
+pub mod pair_choice;
 pub mod session;
 pub mod store;
 pub mod symmetric;
