@@ -124,7 +124,8 @@ impl Matmul {
     /// Times a pair (weights at `b` and `stride_b` elements further) both
     /// ways on `stream`, into scratch outputs (the caller's stay as they
     /// are): the best of 3 after a warm-up, each. `None` while `stream`
-    /// captures a graph, which must not time or synchronize.
+    /// captures a graph, which must not time or synchronize; the batched
+    /// GEMM when the scratch cannot be allocated (a full device).
     fn measure_pair(
         &self,
         dtype: Dtype,
@@ -140,7 +141,17 @@ impl Matmul {
         }
         let bytes = dtype.bytes();
         let elements = m * n;
-        let scratch = DeviceBuffer::new(2 * elements * bytes)?;
+        // Scratch outputs; without the memory for them, the default way.
+        let scratch = match DeviceBuffer::new(2 * elements * bytes) {
+            Ok(scratch) => scratch,
+            Err(error) => {
+                log::warn!(
+                    "matmul pair {m}x{k} @ 2 x {k}x{n}: no scratch to measure it ({error}); \
+                     one batched GEMM"
+                );
+                return Ok(Some(PairWay::Batched));
+            }
+        };
         let c = scratch.ptr;
         let b1 = b + stride_b as u64 * bytes as u64;
         let c1 = c + (elements * bytes) as u64;
