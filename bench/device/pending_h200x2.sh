@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What session 13 wrote without a GPU (none was lent), for the next device
-# call on 2x H200:
+# What sessions 13 to 15 wrote without two GPUs (no x2 was lent), for the
+# next device calls on 2x H200:
 # 1. row reductions read a 16-byte vector at a time (dcbd1fc: the fused
 #    RMSNorm; 25ba1b1: softmax's and LayerNorm's statistics): the checks
 #    (the Llama layers against torch's f32 references, in graphs and not;
@@ -37,38 +37,59 @@
 #     symm-compile it -o target/lN/ar/ar.o; link allreduce_bench.cpp
 #     -DALGORITHM=auto as target/lN/compiled_ar (bench/compiled/README);
 #     cp -r ../shared/anchors target/lN/
-#   (device) bash bench/device/pending_h200x2.sh target/lN
+#   (all of the above but the before layer, in one step:
+#    bench/device/pending_build_h200x2.sh target/lN)
+#   (device) bash bench/device/pending_h200x2.sh target/lN "checks mlp", then
+#            bash bench/device/pending_h200x2.sh target/lN "decoder allreduce"
 set -uo pipefail
-B=${1:?usage: pending_h200x2.sh BUILD_DIR}
+B=${1:?usage: pending_h200x2.sh BUILD_DIR [SECTIONS]}
+# All of it runs past one device call's 10 minutes: run it as two,
+#   pending_h200x2.sh target/lN "checks mlp"  and  ... "decoder allreduce"
+sections=" ${2:-checks mlp decoder allreduce} "
+want() { [[ $sections == *" $1 "* ]]; }
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=10 NVSHMEM_DISABLE_NVLS=1
-{
-  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  tokens=1,16,64,65,128,129,256,2048
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 32 33 64 65 128 129 256 2048
-  run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
-  SYMM_CUDA_GRAPHS=0 run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
-  run timeout 120 "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
-  run timeout 200 "$B/symm-launch" -n 2 "$B/llama_decoder" /tmp/ref --tokens=1,16,32,33,64,65,128,129,2048
-  SYMM_CUDA_GRAPHS=0 run timeout 200 "$B/symm-launch" -n 2 "$B/llama_decoder" /tmp/ref --tokens=1,33,129
-  run timeout 120 "$B/symm-launch" -n 1 "$B/row_ops"
-  run timeout 300 "$B/symm-launch" -n 2 "$B/symm-gpu-tests"
-} 2>&1 | tee "$OUT/checks.log"
 py=$PWD/$B/py
 export SYMM_RUNTIME_LIB=$py/libsymm_runtime.so PYTHONPATH=python:bench/model
-for round in 1 2; do
-  LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
-    "$py/libllama_mlp.so" "before=$py/libllama_mlp_before.so" \
-    "nosplit=$py/libllama_mlp_nosplit.so" 2>&1 | grep -v Warning
-done | tee "$OUT/layer_bench.jsonl"
-for round in 1 2; do
-  LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
-    "$py/libllama_decoder.so" "nosplit=$py/libllama_decoder_nosplit.so" 2>&1 | grep -v Warning
-done | tee "$OUT/decoder_bench.jsonl"
-timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
-  | grep -v Warning | tee "$OUT/layer_profile.log"
-for round in 1 2; do
-  timeout 200 "$B/symm-launch" -n 2 "$B/compiled_ar" 2>&1 | sed -n 's/^\[rank 0\] /compiled /p'
-  timeout 120 torchrun --nproc_per_node=2 "$B/anchors/torch_allreduce_bench.py" 2>/dev/null | sed "s/^/torch /"
-done | tee "$OUT/allreduce.jsonl"
+if want checks; then
+  {
+    date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    tokens=1,16,64,65,128,129,256,2048
+    run python3 bench/model/reference.py --out /tmp/ref --m 1 16 32 33 64 65 128 129 256 2048
+    run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
+    SYMM_CUDA_GRAPHS=0 run timeout 120 "$B/symm-launch" -n 2 "$B/llama_mlp" /tmp/ref --tokens=$tokens
+    run timeout 120 "$B/symm-launch" -n 2 "$B/llama_attn_out" /tmp/ref --tokens=$tokens
+    run timeout 200 "$B/symm-launch" -n 2 "$B/llama_decoder" /tmp/ref \
+      --tokens=1,16,32,33,64,65,128,129,2048
+    SYMM_CUDA_GRAPHS=0 run timeout 200 "$B/symm-launch" -n 2 "$B/llama_decoder" /tmp/ref \
+      --tokens=1,33,129
+    run timeout 120 "$B/symm-launch" -n 1 "$B/row_ops"
+    run timeout 300 "$B/symm-launch" -n 2 "$B/symm-gpu-tests"
+  } 2>&1 | tee "$OUT/checks.log"
+fi
+if want mlp; then
+  # The session-13 layer, if it was built (by hand; see above).
+  before=()
+  [ -f "$py/libllama_mlp_before.so" ] && before=("before=$py/libllama_mlp_before.so")
+  for round in 1 2; do
+    LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
+      "$py/libllama_mlp.so" "${before[@]}" "nosplit=$py/libllama_mlp_nosplit.so" 2>&1 \
+      | grep -v Warning
+  done | tee "$OUT/layer_bench.jsonl"
+  timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
+    | grep -v Warning | tee "$OUT/layer_profile.log"
+fi
+if want decoder; then
+  for round in 1 2; do
+    LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
+      "$py/libllama_decoder.so" "nosplit=$py/libllama_decoder_nosplit.so" 2>&1 | grep -v Warning
+  done | tee "$OUT/decoder_bench.jsonl"
+fi
+if want allreduce; then
+  for round in 1 2; do
+    timeout 200 "$B/symm-launch" -n 2 "$B/compiled_ar" 2>&1 | sed -n 's/^\[rank 0\] /compiled /p'
+    timeout 120 torchrun --nproc_per_node=2 "$B/anchors/torch_allreduce_bench.py" 2>/dev/null \
+      | sed "s/^/torch /"
+  done | tee "$OUT/allreduce.jsonl"
+fi
