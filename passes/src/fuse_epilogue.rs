@@ -195,12 +195,10 @@ pub(crate) fn copy_in_constants(fused: Op) {
     }
 }
 
-/// `all_reduce_epilogue_out`'s `operandSegmentSizes`: input, the matmul
-/// prologue's lhs, rhs and partials (all or none), the epilogue operands,
-/// out.
-pub(crate) fn epilogue_out_segments(ctx: Ctx, prologue: bool, epilogue_operands: usize) -> Attr {
-    let p = usize::from(prologue);
-    ctx.segment_sizes(&[1, p, p, p, epilogue_operands, 1])
+/// `all_reduce_epilogue_out`'s `operandSegmentSizes` without a matmul
+/// prologue: input, no lhs, rhs or partials, the epilogue operands, out.
+fn epilogue_out_segments(ctx: Ctx, epilogue_operands: usize) -> Attr {
+    ctx.segment_sizes(&[1, 0, 0, 0, epilogue_operands, 1])
 }
 
 fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
@@ -225,7 +223,7 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     let group = all_reduce
         .attr("group")
         .expect("all-reduce ops have a group");
-    let segments = epilogue_out_segments(ctx, false, fused_operands.len() - 2);
+    let segments = epilogue_out_segments(ctx, fused_operands.len() - 2);
     let fused = OpBuilder::new("symm_mem.all_reduce_epilogue_out", all_reduce.loc())
         .operands(&fused_operands)
         .attr("operandSegmentSizes", segments)

@@ -17,7 +17,8 @@
 //! directly after the matmul; the operands are 2-D with identity layouts
 //! and one element type; K is at least `min-k` and `slices` divides it
 //! into slices of whole 16-byte vectors; and a static row count is at most
-//! `max-rows`.
+//! `max-rows`. Larger calls of a dynamic row count run the whole matmul as
+//! before.
 //!
 //! `min-k` = 3072 from a sweep over K on one H200 (the probe with its
 //! weights rotated through 200 MB of copies, so each call reads HBM, as a
@@ -26,7 +27,6 @@
 //! at K = 1792 and 2048 (TP 8's down projection, TP 2's o_proj: nothing to
 //! gain), 1.11-1.21x at 3584 and 4096, 1.12-1.15x at 7168 and 1.03-1.09x
 //! at 14336.
-//! Larger calls of a dynamic row count run the whole matmul as before.
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,

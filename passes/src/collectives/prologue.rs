@@ -1,10 +1,10 @@
 //! The matmul prologue of an `all_reduce_epilogue_out` or an
-//! `all_reduce_rows_out` (see
-//! `symm-mem-split-k`), as the ops each size branch of its expansion runs
-//! before the kernel: the whole product into the all-reduce's input, or
-//! its split-K slices into `partials` (one `linalg.batch_matmul` over
-//! strided views of the operands), which the kernel sums. Both overwrite
-//! their output (`convert-symm-mem-to-runtime` calls cuBLAS with beta = 0).
+//! `all_reduce_rows_out` (see `symm-mem-split-k`), as the ops each size
+//! branch of its expansion runs before the kernel: the whole product into
+//! the all-reduce's input, or its split-K slices into `partials` (one
+//! `linalg.batch_matmul` over strided views of the operands), which the
+//! kernel sums. Both overwrite their output (`convert-symm-mem-to-runtime`
+//! calls cuBLAS with beta = 0).
 
 use crate::ir::{Op, Ty, Val};
 use crate::to_runtime::{OVERWRITES_ATTR, host::Host};
