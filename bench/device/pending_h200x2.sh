@@ -82,7 +82,8 @@ if want mlp; then
 fi
 if want decoder; then
   for round in 1 2; do
-    LAYER_TOKENS=1,16,128,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
+    # 1024: where the measured matmul pair (session 15) takes two GEMMs at TP 2.
+    LAYER_TOKENS=1,16,128,1024,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
       "$py/libllama_decoder.so" "nosplit=$py/libllama_decoder_nosplit.so" 2>&1 | grep -v Warning
   done | tee "$OUT/decoder_bench.jsonl"
 fi
