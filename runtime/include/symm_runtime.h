@@ -6,6 +6,12 @@
  * torch.distributed's store holds in the same job). Every function that
  * returns int gives 0 on success and -1 on failure, with the reason in
  * symm_last_error(). CUDA is loaded at run time.
+ *
+ * Compiled programs' matmul pairs (two matmuls sharing their left operand,
+ * such as gate and up) run as one batched cuBLAS GEMM or as two GEMMs,
+ * whichever the runtime measured faster on the shape's first call outside
+ * a graph capture; SYMM_GEMM_PAIR=batched or =two fixes the way instead
+ * (reproducible runs), =measured is the default.
  */
 #ifndef SYMM_RUNTIME_H
 #define SYMM_RUNTIME_H
