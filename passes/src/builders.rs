@@ -145,10 +145,7 @@ impl Builder {
 
     /// `memref.alloc(sizes) : ty`, optionally aligned.
     pub fn alloc(&mut self, ty: Ty, sizes: &[Val], alignment: Option<i64>) -> Val {
-        let segments = self
-            .ctx
-            .attr(&format!("array<i32: {}, 0>", sizes.len()))
-            .expect("a valid dense array");
+        let segments = self.ctx.segment_sizes(&[sizes.len(), 0]);
         let mut op = OpBuilder::new("memref.alloc", self.loc)
             .operands(sizes)
             .results(&[ty])
@@ -209,10 +206,7 @@ impl Builder {
     pub fn linalg_named(&mut self, name: &str, inputs: &[Val], output: Val) -> Op {
         let mut operands = inputs.to_vec();
         operands.push(output);
-        let segments = self
-            .ctx
-            .attr(&format!("array<i32: {}, 1>", inputs.len()))
-            .expect("a dense array parses");
+        let segments = self.ctx.segment_sizes(&[inputs.len(), 1]);
         let op = OpBuilder::new(name, self.loc)
             .operands(&operands)
             .attr("operandSegmentSizes", segments)
@@ -242,10 +236,7 @@ impl Builder {
             .into_iter()
             .map(|d| d.unwrap_or(i64::MIN))
             .collect();
-        let segments = self
-            .ctx
-            .attr(&format!("array<i32: 1, 0, {}, 0>", sizes.len()))
-            .expect("a dense array parses");
+        let segments = self.ctx.segment_sizes(&[1, 0, sizes.len(), 0]);
         let mut operands = vec![source];
         operands.extend_from_slice(sizes);
         let op = OpBuilder::new("memref.reinterpret_cast", self.loc)

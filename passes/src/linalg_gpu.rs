@@ -179,9 +179,7 @@ pub fn launch(host: &mut Builder, blocks: Val, threads: Val) -> Launch {
     let ctx = host.ctx;
     let loc = host.loc;
     let one = host.index(1);
-    let segments = ctx
-        .attr("array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>")
-        .expect("a dense array");
+    let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
     let op = OpBuilder::new("gpu.launch", loc)
         .operands(&[blocks, one, one, threads, one, one])
         .attr("operandSegmentSizes", segments)

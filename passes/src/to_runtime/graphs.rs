@@ -391,12 +391,11 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
     let Some(key_ty) = ctx.ty(&format!("memref<{}xi64>", words.len().max(1))) else {
         return (host.null_ptr(), host.int(64, 0));
     };
-    let segments = ctx.attr("array<i32: 0, 0>");
-    let mut alloca = OpBuilder::new("memref.alloca", loc).results(&[key_ty]);
-    if let Some(segments) = segments {
-        alloca = alloca.attr("operandSegmentSizes", segments);
-    }
-    let key = host.b.insert(alloca.build()).result(0);
+    let alloca = OpBuilder::new("memref.alloca", loc)
+        .results(&[key_ty])
+        .attr("operandSegmentSizes", ctx.segment_sizes(&[0, 0]))
+        .build();
+    let key = host.b.insert(alloca).result(0);
     for (index, word) in words.iter().enumerate() {
         let at = host.index(index as i64);
         host.b.insert(
@@ -425,16 +424,13 @@ fn copy_out_returned(function: Op, buffers: &[Op]) {
             }
             let loc = ret.loc();
             let sizes = def.operands();
-            let Some(segments) = function
-                .ctx()
-                .attr(&format!("array<i32: {}, 0>", sizes.len()))
-            else {
-                continue;
-            };
             let fresh = OpBuilder::new("memref.alloc", loc)
                 .operands(&sizes)
                 .results(&[value.ty()])
-                .attr("operandSegmentSizes", segments)
+                .attr(
+                    "operandSegmentSizes",
+                    function.ctx().segment_sizes(&[sizes.len(), 0]),
+                )
                 .build();
             ret.insert_before(fresh);
             ret.insert_before(

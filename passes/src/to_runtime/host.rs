@@ -360,12 +360,7 @@ impl<'d> Host<'d> {
         let one = self.index(1);
         let mut operands = vec![grid, one, one, block, one, one];
         operands.extend_from_slice(args);
-        let segments = ctx
-            .attr(&format!(
-                "array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, {}, 0>",
-                args.len()
-            ))
-            .expect("segment sizes parse");
+        let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, args.len(), 0]);
         let symbol = ctx
             .attr(&format!("@{}::@{kernel}", super::KERNEL_MODULE))
             .expect("nested symbol references parse");

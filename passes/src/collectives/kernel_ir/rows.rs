@@ -103,12 +103,7 @@ impl<'c> Kernel<'_, 'c> {
             }
             Algorithm::OneShot if self.spec.staged => {
                 let staging = self.staging();
-                self.over_rows(e, zero, rows, row_vectors, |e, base| {
-                    self.over_held(e, &held, base, |e, at| {
-                        let v = self.own(e, at);
-                        self.store_raw(e, v, staging.mine, at);
-                    });
-                });
+                self.store_own_rows(&held, rows, row_vectors, staging.mine);
                 self.meet_counters(&staging);
                 self.over_rows(e, zero, rows, row_vectors, |e, base| {
                     fused(e, base, &|e, at| {
@@ -123,12 +118,7 @@ impl<'c> Kernel<'_, 'c> {
                     // The slices' sum into this rank's input, which peers
                     // read after the barrier: the rows of this block at
                     // every rank.
-                    self.over_rows(e, zero, rows, row_vectors, |e, base| {
-                        self.over_held(e, &held, base, |e, at| {
-                            let v = self.own(e, at);
-                            self.store_raw(e, v, self.input, at);
-                        });
-                    });
+                    self.store_own_rows(&held, rows, row_vectors, self.input);
                 }
                 e.barrier(self.pool, self.channel);
                 self.over_rows(e, zero, rows, row_vectors, |e, base| {
@@ -166,6 +156,18 @@ impl<'c> Kernel<'_, 'c> {
                 }
             }
         }
+    }
+
+    /// This rank's data (`own`: with split-K, the slices' sum) of the rows
+    /// of this block, this thread's vectors of each, into `target`.
+    fn store_own_rows(&self, held: &[Held], rows: Val, row_vectors: i64, target: Val) {
+        let e = self.e;
+        self.over_rows(e, e.c64(0), rows, row_vectors, |e, base| {
+            self.over_held(e, held, base, |e, at| {
+                let v = self.own(e, at);
+                self.store_raw(e, v, target, at);
+            });
+        });
     }
 
     /// This thread's vectors of a row of `row_vectors` (at most two per
