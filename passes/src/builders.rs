@@ -221,12 +221,6 @@ impl Builder {
     /// with static strides and offset: its sizes are `ty`'s, the dynamic
     /// ones given in `sizes`.
     pub fn reinterpret_cast(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
-        let array = |values: &[i64]| {
-            let text: Vec<String> = values.iter().map(i64::to_string).collect();
-            self.ctx
-                .attr(&format!("array<i64: {}>", text.join(", ")))
-                .expect("a dense array parses")
-        };
         let (strides, offset) = ty
             .strides_and_offset()
             .expect("a strided memref type with static strides");
@@ -242,9 +236,9 @@ impl Builder {
         let op = OpBuilder::new("memref.reinterpret_cast", self.loc)
             .operands(&operands)
             .results(&[ty])
-            .attr("static_offsets", array(&[offset.unwrap_or(0)]))
-            .attr("static_sizes", array(&shape))
-            .attr("static_strides", array(&strides))
+            .attr("static_offsets", self.ctx.i64_array(&[offset.unwrap_or(0)]))
+            .attr("static_sizes", self.ctx.i64_array(&shape))
+            .attr("static_strides", self.ctx.i64_array(&strides))
             .attr("operandSegmentSizes", segments)
             .build();
         self.one(op)
@@ -253,20 +247,17 @@ impl Builder {
     /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
     /// from the one), the dynamic sizes of `ty` given in `sizes`.
     pub fn expand_flat(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
-        let shape: Vec<String> = ty
+        let shape: Vec<i64> = ty
             .shape()
             .into_iter()
-            .map(|d| d.unwrap_or(i64::MIN).to_string())
+            .map(|d| d.unwrap_or(i64::MIN))
             .collect();
         let dims: Vec<String> = (0..shape.len()).map(|d| d.to_string()).collect();
         let reassociation = self
             .ctx
             .attr(&format!("[[{}]]", dims.join(", ")))
             .expect("an array attribute parses");
-        let output_shape = self
-            .ctx
-            .attr(&format!("array<i64: {}>", shape.join(", ")))
-            .expect("a dense array parses");
+        let output_shape = self.ctx.i64_array(&shape);
         let mut operands = vec![source];
         operands.extend_from_slice(sizes);
         let op = OpBuilder::new("memref.expand_shape", self.loc)

@@ -117,8 +117,23 @@ impl Matmul {
                 log::debug!("matmul pair: weights and outputs not at one stride; two GEMMs");
             }
         }
-        self.gemm(dtype, [a, b0, c0], shape, beta, stream)?;
-        self.gemm(dtype, [a, b1, c1], shape, beta, stream)
+        self.two_gemms(dtype, a, [[b0, c0], [b1, c1]], shape, beta, stream)
+    }
+
+    /// The pair as two GEMMs, `c_i = a @ b_i + beta * c_i`.
+    fn two_gemms(
+        &self,
+        dtype: Dtype,
+        a: CUdeviceptr,
+        pair: [[CUdeviceptr; 2]; 2],
+        shape: (usize, usize, usize),
+        beta: f32,
+        stream: CUstream,
+    ) -> Result<()> {
+        for [b, c] in pair {
+            self.gemm(dtype, [a, b, c], shape, beta, stream)?;
+        }
+        Ok(())
     }
 
     /// Times a pair (weights at `b` and `stride_b` elements further) both
@@ -167,10 +182,7 @@ impl Matmul {
                 stream,
             )
         };
-        let two = || {
-            self.gemm(dtype, [a, b, c], shape, 0.0, stream)?;
-            self.gemm(dtype, [a, b1, c1], shape, 0.0, stream)
-        };
+        let two = || self.two_gemms(dtype, a, [[b, c], [b1, c1]], shape, 0.0, stream);
         let (start, end) = (Event::new()?, Event::new()?);
         let time = |run: &dyn Fn() -> Result<()>| -> Result<f64> {
             run()?;

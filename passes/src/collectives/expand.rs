@@ -198,16 +198,21 @@ impl Expansion {
         let mut launch = |host: &mut Host, segment: &Segment| {
             let kernel = &segment.kernel;
             // The matmul the kernel's data comes from: split over K into
-            // the partials the kernel sums, or whole into its input.
-            match (&prologue, kernel.split_k) {
+            // the partials the kernel sums (and takes), or whole into its
+            // input.
+            let partials = match (&prologue, kernel.split_k) {
                 (Some(prologue), Some(_)) => {
                     if let Err(message) = prologue.sliced(host) {
                         prologue_error = Some(message);
                     }
+                    Some(host.ptr_of(prologue.partials))
                 }
-                (Some(prologue), None) => prologue.whole(host, input),
-                (None, _) => {}
-            }
+                (Some(prologue), None) => {
+                    prologue.whole(host, input);
+                    None
+                }
+                (None, _) => None,
+            };
             // A rows kernel counts rows, and a block takes whole rows (the
             // grid rule in "vectors" of THREADS per row).
             let (unit, per_block) = match &kernel.rows {
@@ -220,9 +225,7 @@ impl Expansion {
             if kernel.push == Some(Push::IntoOutputs) {
                 args.extend(out_pool);
             }
-            if let (Some(prologue), Some(_)) = (&prologue, kernel.split_k) {
-                args.push(host.ptr_of(prologue.partials));
-            }
+            args.extend(partials);
             args.extend_from_slice(&extra);
             let blocks = match (facts.count, &kernel.rows) {
                 (Some(count), Some(rows)) => host.index(

@@ -6,7 +6,7 @@
 //! need no copy. The inputs share an element type; the output has it or is
 //! f32.
 
-use super::{OVERWRITES_ATTR, dtype_code, host::Host};
+use super::{OVERWRITES_ATTR, host::Host};
 use crate::ir::{Op, Val};
 use symm_protocol::abi;
 
@@ -26,7 +26,7 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
         return Err(format!("needs 3-D operands; its {role} is {}", ty.print()));
     }
     let element = ty.element().print();
-    let code = dtype_code(&element).ok_or_else(|| {
+    let dtype = abi::DtypeCode::from_text(&element).ok_or_else(|| {
         format!("has {role} of element type {element}; f32, f16 and bf16 are supported")
     })?;
     let Some((strides, offset)) = ty.strides_and_offset() else {
@@ -64,15 +64,14 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
     let row_stride = stride(host, 1)?;
     let batch_stride = stride(host, 0)?;
     let base = host.address_of(value);
-    let bytes = abi::DtypeCode::from_text(&element).map_or(1, |code| code.bytes()) as i64;
-    let shift = host.int(64, offset * bytes);
+    let shift = host.int(64, offset * dtype.bytes() as i64);
     let address = host.arith("arith.addi", &[base, shift]);
     let ptr = host.int_to_ptr(address);
     Ok(Operand {
         ptr,
         row_stride,
         batch_stride,
-        code,
+        code: dtype as i64,
     })
 }
 
