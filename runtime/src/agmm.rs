@@ -138,7 +138,8 @@ impl Matmul {
 
     /// Times a pair (weights at `b` and `stride_b` elements further) both
     /// ways on `stream`, into scratch outputs (the caller's stay as they
-    /// are): the best of 3 after a warm-up, each. `None` while `stream`
+    /// are): after two warm-up rounds, the best of 5, the ways taking turns
+    /// so that clocks still ramping up weigh on both alike. `None` while `stream`
     /// captures a graph, which must not time or synchronize; the batched
     /// GEMM when the scratch cannot be allocated (a full device).
     fn measure_pair(
@@ -185,17 +186,18 @@ impl Matmul {
         let two = || self.two_gemms(dtype, a, [[b, c], [b1, c1]], shape, 0.0, stream);
         let (start, end) = (Event::new()?, Event::new()?);
         let time = |run: &dyn Fn() -> Result<()>| -> Result<f64> {
+            start.record(&on)?;
             run()?;
-            let mut best = f64::MAX;
-            for _ in 0..3 {
-                start.record(&on)?;
-                run()?;
-                end.record(&on)?;
-                best = best.min(f64::from(start.elapsed_ms(&end)?) * 1000.0);
-            }
-            Ok(best)
+            end.record(&on)?;
+            Ok(f64::from(start.elapsed_ms(&end)?) * 1000.0)
         };
-        let (batched_us, two_us) = (time(&batched)?, time(&two)?);
+        let (mut batched_us, mut two_us) = (f64::MAX, f64::MAX);
+        for round in 0..7 {
+            let (b, t) = (time(&batched)?, time(&two)?);
+            if round >= 2 {
+                (batched_us, two_us) = (batched_us.min(b), two_us.min(t));
+            }
+        }
         let way = faster(batched_us, two_us);
         log::info!(
             "matmul pair {m}x{k} @ 2 x {k}x{n} {}: batched {batched_us:.1} us, two GEMMs \

@@ -11,7 +11,10 @@
 //! graph capture (the compiled entry points run a token count's first call
 //! eagerly), and the faster way is kept for the process. The batched GEMM
 //! stays unless two GEMMs are faster by more than `MARGIN`, so that shapes
-//! where both are alike keep one answer from run to run.
+//! where both are alike keep one answer from run to run: at the first
+//! shape of a process the two ways measured 5-9% apart in either order
+//! (M = 1, batched against two GEMMs: 57.5 against 62.8 µs in one run, 65.2
+//! against 62.0 in another), while two GEMMs win the cliffs by 13% and 37%.
 //!
 //! `SYMM_GEMM_PAIR=batched` or `=two` fixes the way (reproducible runs,
 //! no measurement); `=measured` is the default.
@@ -42,7 +45,7 @@ pub const POLICY_ENV: &str = "SYMM_GEMM_PAIR";
 
 /// Two GEMMs replace the batched one only when faster by more than this
 /// fraction of the batched time.
-pub const MARGIN: f64 = 0.03;
+pub const MARGIN: f64 = 0.10;
 
 impl PairPolicy {
     /// The policy a value of `SYMM_GEMM_PAIR` names (unset: measured).
@@ -148,6 +151,8 @@ mod tests {
         assert_eq!(faster(198.81, 173.19), PairWay::Two);
         // Wins of the batched GEMM, and near ties, stay batched.
         assert_eq!(faster(29.78, 36.41), PairWay::Batched);
+        // Measurement noise at a process's first shape (M = 1).
+        assert_eq!(faster(65.2, 62.0), PairWay::Batched);
         assert_eq!(faster(678.88, 661.39), PairWay::Batched);
         assert_eq!(faster(100.0, 100.0), PairWay::Batched);
     }
