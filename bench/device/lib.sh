@@ -8,11 +8,13 @@ nvidia_libraries() {
 }
 run() { echo "== $*"; "$@"; echo "exit status $?"; }
 # RANKS ranks (2 unless set) without a launcher, which would stop the
-# survivors of a death.
+# survivors of a death; GPUS (else one per rank) spreads them as
+# symm-launch --gpus does (rank r on GPU r mod GPUS).
 ranks() {
   local port=$((29000 + RANDOM % 1000)) start=$SECONDS world=${RANKS:-2}
+  local gpus=${GPUS:-${RANKS:-2}}
   for r in $(seq 0 $((world - 1))); do
-    (RANK=$r WORLD_SIZE=$world LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
+    (RANK=$r WORLD_SIZE=$world LOCAL_RANK=$((r % gpus)) MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@"; \
       echo "exit status $? after $((SECONDS - start)) s") 2>&1 | sed "s/^/[rank $r] /" &
   done
   wait

@@ -4,7 +4,10 @@
 //! A signal to the launcher (SIGINT, SIGTERM, SIGHUP) is forwarded to the
 //! ranks (SIGKILL after 3 s for those still running); it then exits with
 //! 128 + the signal; ranks still running after the timeout are
-//! stopped, with status 124. The command line is the binary's
+//! stopped, with status 124. `gpus` below the rank count shares GPUs:
+//! rank r runs on GPU r mod gpus (`LOCAL_RANK`), which checks multi-rank
+//! code on fewer GPUs; the ranks' kernels then take turns on a GPU, so
+//! their timings mean nothing. The command line is the binary's
 //! (tools/symm-launch).
 
 use crate::error::{Error, Result};
@@ -28,6 +31,24 @@ pub struct LaunchSpec {
     pub args: Vec<String>,
     /// Ranks still running after this long are stopped.
     pub timeout: Option<Duration>,
+    /// GPUs to spread the ranks over (rank r on GPU r mod gpus); `None`
+    /// is one GPU per rank.
+    pub gpus: Option<usize>,
+}
+
+impl LaunchSpec {
+    /// The `LOCAL_RANK` (GPU ordinal) of `rank`.
+    pub fn local_rank(&self, rank: usize) -> usize {
+        match self.gpus {
+            Some(gpus) if gpus > 0 => rank % gpus,
+            _ => rank,
+        }
+    }
+
+    /// Whether some GPU runs more than one rank.
+    pub fn shares_gpus(&self) -> bool {
+        self.gpus.is_some_and(|gpus| gpus < self.ranks)
+    }
 }
 
 /// Exit status when the ranks ran past the timeout (as timeout(1)'s).
@@ -81,13 +102,22 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
     catch_stop_signals();
     let started = Instant::now();
     let port = free_port()?;
+    if spec.shares_gpus() {
+        eprintln!(
+            "symm-launch: {} ranks share {} GPU(s) (rank r on GPU r mod {}): a check of \
+             correctness; their kernels take turns, so timings mean nothing",
+            spec.ranks,
+            spec.gpus.unwrap_or(spec.ranks),
+            spec.gpus.unwrap_or(spec.ranks)
+        );
+    }
     let mut children: Vec<Child> = Vec::with_capacity(spec.ranks);
     let mut forwarders = Vec::new();
     for rank in 0..spec.ranks {
         let mut child = Command::new(&spec.program)
             .args(&spec.args)
             .env("RANK", rank.to_string())
-            .env("LOCAL_RANK", rank.to_string())
+            .env("LOCAL_RANK", spec.local_rank(rank).to_string())
             .env("WORLD_SIZE", spec.ranks.to_string())
             .env("LOCAL_WORLD_SIZE", spec.ranks.to_string())
             .env("GROUP_RANK", "0")

@@ -39,6 +39,46 @@ fn ranks_meet_through_the_store_with_prefixed_output() {
 }
 
 #[test]
+fn gpus_below_the_rank_count_are_shared_round_robin() {
+    let output = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .args([
+            "-n",
+            "3",
+            "--gpus",
+            "2",
+            env!("CARGO_BIN_EXE_symm-probe"),
+            "rendezvous",
+        ])
+        .output()
+        .expect("symm-launch runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stdout}{stderr}");
+    for (rank, gpu) in [(0, 0), (1, 1), (2, 0)] {
+        assert!(
+            stdout.contains(&format!(
+                "[rank {rank}] rank {rank} of 3 saw ranks [0, 1, 2] on GPU {gpu}"
+            )),
+            "{stdout}"
+        );
+    }
+    assert!(
+        stderr.contains("3 ranks share 2 GPU(s)") && stderr.contains("timings mean nothing"),
+        "{stderr}"
+    );
+    // Zero GPUs is a usage error, before anything starts.
+    let zero = Command::new(env!("CARGO_BIN_EXE_symm-launch"))
+        .args(["-n", "2", "--gpus", "0", env!("CARGO_BIN_EXE_symm-probe")])
+        .output()
+        .expect("symm-launch runs");
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        text(&zero.stderr).contains("--gpus"),
+        "{}",
+        text(&zero.stderr)
+    );
+}
+
+#[test]
 fn memfd_descriptors_pass_between_processes() {
     let (output, _) = launch(3, &["fdpass"], &[]);
     let stdout = text(&output.stdout);

@@ -1,7 +1,8 @@
 //! A small rank program for the launcher's and the runtime's tests with
 //! real processes: `symm-probe MODE [ARG]` under symm-launch.
 //!
-//! - `rendezvous`: join, all-gather ranks, print them.
+//! - `rendezvous`: join, all-gather ranks, print them and this rank's GPU
+//!   (`LOCAL_RANK`).
 //! - `fail-rank K`: rank K exits with status 3 after joining; others wait.
 //! - `skip-rank K`: rank K exits at once, before joining; others time out.
 //! - `fdpass`: each rank sends a memfd holding its name to every peer and
@@ -36,7 +37,11 @@ fn run(mode: &str, arg: Option<usize>) -> symm_runtime::Result<()> {
                 .iter()
                 .map(|p| String::from_utf8_lossy(p).into_owned())
                 .collect();
-            println!("rank {rank} of {world} saw ranks [{}]", seen.join(", "));
+            println!(
+                "rank {rank} of {world} saw ranks [{}] on GPU {}",
+                seen.join(", "),
+                group.config.local_rank
+            );
         }
         "fail-rank" => {
             if Some(rank) == arg {

@@ -1,4 +1,4 @@
-//! `symm-launch -n N [--timeout S] PROGRAM [ARGS...]`: the command line
+//! `symm-launch -n N [--gpus G] [--timeout S] PROGRAM [ARGS...]`: the command line
 //! (clap) of `symm_runtime::launcher`. `--help` and `--version` exit 0, a
 //! bad command line 2 with the usage, a launch that cannot start 2.
 
@@ -28,6 +28,12 @@ struct Cli {
         value_parser = clap::value_parser!(u16).range(1..)
     )]
     ranks: u16,
+    /// Spread the ranks over G GPUs, rank r on GPU r mod G (LOCAL_RANK).
+    /// Fewer GPUs than ranks checks multi-rank code on one machine's
+    /// GPUs; the ranks sharing a GPU take turns on it, so timings mean
+    /// nothing.
+    #[arg(long, value_name = "G", value_parser = clap::value_parser!(u16).range(1..))]
+    gpus: Option<u16>,
     /// Stop the ranks if they still run after this many seconds (exit 124).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
@@ -57,6 +63,7 @@ fn main() {
         program: cli.program,
         args: cli.args,
         timeout,
+        gpus: cli.gpus.map(usize::from),
     };
     std::process::exit(match launch(&spec) {
         Ok(code) => code,
