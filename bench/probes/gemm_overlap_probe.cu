@@ -85,7 +85,9 @@ int main() {
   // the main stream. And a copy-engine stand-in: a device-to-device copy
   // of the chunk on the side stream (what a copy-engine peer transfer
   // would occupy: no SMs).
-  for (int round = 0; round < 2; round++) {
+  constexpr size_t HOST_BYTES = 4u << 20;
+  void *pinned; CK(cudaMallocHost(&pinned, HOST_BYTES));
+  for (int round = 0; round < 3; round++) {
     BL(cublasSetSmCountTarget(blas, 0));
     float base = graph_us(s, [&] { gemm(0, M, c); });
     float both = graph_us(s, [&] {
@@ -107,10 +109,26 @@ int main() {
       CK(cudaEventRecord(done, side));
       CK(cudaStreamWaitEvent(s, done));
     });
+    // A transfer that surely runs on a copy engine and lasts as long as
+    // the all-reduce: 4 MB to pinned host memory over PCIe.
+    float host_copy = graph_us(s, [&] {
+      CK(cudaMemcpyAsync(pinned, c_whole, HOST_BYTES, cudaMemcpyDeviceToHost, s));
+    });
+    float host_both = graph_us(s, [&] {
+      CK(cudaEventRecord(ready[0], s));
+      CK(cudaStreamWaitEvent(side, ready[0]));
+      CK(cudaMemcpyAsync(pinned, c_whole, HOST_BYTES, cudaMemcpyDeviceToHost, side));
+      gemm(0, M, c);
+      CK(cudaEventRecord(done, side));
+      CK(cudaStreamWaitEvent(s, done));
+    });
+    float base_after = graph_us(s, [&] { gemm(0, M, c); });
     printf("round %d: GEMM alone %.1f us; GEMM beside the 16-block stand-in (launched first) %.1f us; "
-           "16 MB device copy alone %.1f us; GEMM beside the copy %.1f us\n",
-           round, base, both, copy, copy_both);
+           "16 MB device copy alone %.1f us; GEMM beside the copy %.1f us; 4 MB to host alone %.1f us; "
+           "GEMM beside it %.1f us; GEMM alone again %.1f us\n",
+           round, base, both, copy, copy_both, host_copy, host_both, base_after);
   }
+  if (getenv("PROBE_SHARING_ONLY")) return 0;
   for (int target : {0, sms - 16, sms - 32}) {
     BL(cublasSetSmCountTarget(blas, target));
     for (int chunks : {1, 2, 4, 8}) {
