@@ -79,6 +79,8 @@ if want mlp; then
   done | tee "$OUT/layer_bench.jsonl"
   timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py "$py/libllama_mlp.so" 2>&1 \
     | grep -v Warning | tee "$OUT/layer_profile.log"
+  python3 bench/model/plot_layer.py "$OUT/layer_bench.jsonl" "$OUT/layer_bench.png" \
+    "Llama-3-8B TP 2 MLP block, 2x H200" || echo "no plot (matplotlib?): plot it here"
 fi
 if want decoder; then
   for round in 1 2; do
@@ -86,6 +88,8 @@ if want decoder; then
     LAYER_TOKENS=1,16,128,1024,2048 timeout 300 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
       "$py/libllama_decoder.so" "nosplit=$py/libllama_decoder_nosplit.so" 2>&1 | grep -v Warning
   done | tee "$OUT/decoder_bench.jsonl"
+  python3 bench/model/plot_layer.py "$OUT/decoder_bench.jsonl" "$OUT/decoder_bench.png" \
+    "Llama-3-8B TP 2 decoder half-layer, 2x H200" || echo "no plot (matplotlib?): plot it here"
 fi
 if want allreduce; then
   for round in 1 2; do
