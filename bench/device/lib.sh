@@ -20,11 +20,11 @@ ranks() {
   wait
 }
 # Rank 0 runs the first command, rank 1 the second (each one word: a
-# binary), without a launcher.
+# binary), without a launcher; GPUS=1 puts both on GPU 0.
 pair() {
   local port=$((29000 + RANDOM % 1000)) start=$SECONDS commands=("$1" "$2")
   for r in 0 1; do
-    (RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port ${commands[$r]}; \
+    (RANK=$r WORLD_SIZE=2 LOCAL_RANK=$((r % ${GPUS:-2})) MASTER_ADDR=127.0.0.1 MASTER_PORT=$port ${commands[$r]}; \
       echo "exit status $? after $((SECONDS - start)) s") 2>&1 | sed "s/^/[rank $r] /" &
   done
   wait

@@ -60,6 +60,8 @@ int symm_copy_to_device(uint64_t dst, const void *src, size_t bytes);
  * points; symm_host_alloc returns NULL on failure. */
 void *symm_host_alloc(symm_runtime *runtime, size_t bytes);
 void symm_host_free(void *pointer);
+/* Waits for all work queued on the device (every stream), then copies:
+ * what it reads is what asynchronous calls before it wrote. */
 int symm_copy_to_host(void *dst, uint64_t src, size_t bytes);
 
 /* All-reduce `count` elements of `input` into device address `out` on

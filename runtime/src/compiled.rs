@@ -145,7 +145,7 @@ impl SymmRuntime {
     /// failure is cleared, so later calls run again (`symm_status`).
     pub fn compiled_status(&mut self) -> Result<()> {
         if let Some(failure) = self.compiled.status.take() {
-            return Err(Error::InvalidArgument(failure));
+            return Err(Error::CallFailed(failure));
         }
         self.check_peers_naming("an asynchronous compiled call")
     }
@@ -300,7 +300,7 @@ pub unsafe extern "C" fn symm_rt_exit(runtime: *mut SymmRuntime) {
     let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
         let session = session(runtime)?;
         if let Some(failure) = session.compiled.status.take() {
-            return Err(Error::InvalidArgument(failure));
+            return Err(Error::CallFailed(failure));
         }
         if session.stream.is_capturing()? {
             return Ok(());

@@ -93,6 +93,18 @@ impl Device {
         }
     }
 
+    /// The device's UUID (the same in every process that opens it,
+    /// whatever its ordinal there).
+    pub fn uuid(&self) -> Result<[u8; 16]> {
+        let mut uuid = sys::CUuuid_st { bytes: [0; 16] };
+        // SAFETY: an out-pointer to a local.
+        check(
+            unsafe { sys::cuDeviceGetUuid_v2(&mut uuid, self.device) },
+            "cuDeviceGetUuid",
+        )?;
+        Ok(uuid.bytes.map(|b| b as u8))
+    }
+
     /// Makes this device's context current on the calling thread.
     pub fn bind(&self) -> Result<()> {
         // SAFETY: the context is retained for our lifetime.
@@ -160,12 +172,22 @@ impl DeviceBuffer {
         copy_from_device(self.ptr, count)
     }
 
+    /// Zeroes the buffer and returns once it is zero. `cuMemsetD8` runs on
+    /// the legacy stream, which the runtime's non-blocking streams do not
+    /// wait for, and may return before it has run: without the
+    /// synchronize, work queued right after on another stream can run
+    /// first and have its writes zeroed (it did: the matmul-pair GPU
+    /// test's graph replay, with 4 and 8 ranks sharing one GPU; and a
+    /// peer timeout flagged right after `check_peers` cleared the flag
+    /// could have been lost the same way).
     pub fn zero(&self) -> Result<()> {
         // SAFETY: the range is ours.
         check(
             unsafe { sys::cuMemsetD8_v2(self.ptr, 0, self.bytes) },
             "cuMemsetD8",
-        )
+        )?;
+        // SAFETY: a current context exists (the memset just used it).
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
     }
 }
 
@@ -242,7 +264,15 @@ pub fn device_slice_outside_capture<T: Copy>(values: &[T]) -> Result<DeviceBuffe
     })
 }
 
+/// Copies `count` elements at `src` to the host, after all work queued so
+/// far in this context: the copy runs on the legacy stream, which does not
+/// wait for non-blocking streams (the runtime's, an application's), so
+/// without the synchronize a read right after an asynchronous call (say
+/// `symm_copy_to_host` after a `NAME_async` entry point) could return the
+/// old contents.
 pub fn copy_from_device<T: Copy + Default>(src: CUdeviceptr, count: usize) -> Result<Vec<T>> {
+    // SAFETY: a context is current for every caller (the runtime binds it).
+    check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
     let mut values = vec![T::default(); count];
     // SAFETY: `values` has room for `count` elements.
     check(

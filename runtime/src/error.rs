@@ -35,6 +35,10 @@ pub enum Error {
     PeerTimeout { what: String, seconds: f64 },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A compiled call's first failure, already worded as "WHAT failed:
+    /// WHY" where it happened (a kernel launch, cuBLAS, a token count).
+    #[error("{0}")]
+    CallFailed(String),
 }
 
 impl Error {

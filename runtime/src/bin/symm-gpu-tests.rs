@@ -948,6 +948,14 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
             println!("{}skip {name}: no peer access (NCCL fallback)", ctx.prefix);
             continue;
         }
+        // 100,000 barriers at one turn of a shared GPU each take hours.
+        if name == "barrier-100k" && !ctx.session.gpu_sharers.is_empty() && only.is_none() {
+            println!(
+                "{}skip {name}: this rank shares its GPU with ranks {:?}",
+                ctx.prefix, ctx.session.gpu_sharers
+            );
+            continue;
+        }
         if let Err(error) = ctx.session.device.bind() {
             ctx.record(name, Err(error));
             continue;
