@@ -1,8 +1,8 @@
 //! The collectives' kernels, written once as IR: what decides each one
 //! (`all_reduce`), the typed-builder shorthand they are written with
 //! (`emit`), the kernels themselves, built from the symm_mem device ops
-//! (`kernel_ir`), and the pass that puts them and their launches in a
-//! program (`expand`).
+//! (`kernel_ir`), which kernel each message size takes (`segments`), and
+//! the pass that puts them and their launches in a program (`expand`).
 
 pub mod all_reduce;
 pub mod emit;
@@ -10,6 +10,7 @@ pub mod expand;
 mod kernel_ir;
 pub mod library;
 pub mod prologue;
+mod segments;
 
 use crate::ir::{Blk, Ctx, Op};
 use all_reduce::AllReduceKernel;
