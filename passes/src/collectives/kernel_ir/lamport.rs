@@ -13,7 +13,7 @@
 //! calls are the block's. The rows kernel (`rows.rs`) uses the same
 //! exchange with a block per row, for as many rows as there are channels.
 
-use super::{Call, Kernel};
+use super::{Kernel, staged::Call};
 use crate::collectives::emit::Emitter;
 use crate::ir::Val;
 use melior::dialect::arith::CmpiPredicate;
