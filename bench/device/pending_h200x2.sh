@@ -20,6 +20,9 @@
 #    the down projection split over K into a rows kernel) checked on 2 GPUs
 #    and timed beside torch's variants of the same block
 #    (bench/model/decoder_bench.py), with and without the split.
+# (Session 16 ran the correctness half of 1, 4 and 5 with 2, 4 and 8 ranks
+# sharing one GPU, bench/device/shared_gpu_checks.sh: all PASS. What is
+# left for two GPUs is the timing, and the checks again on real links.)
 #
 #   bench/model/build_apps.sh target/lN   (prune: keep llama_mlp,
 #     llama_attn_out, llama_decoder, row_ops, symm-launch, symm-gpu-tests)
