@@ -399,7 +399,7 @@ impl Collectives {
     /// After a synchronize: fails if any kernel gave up waiting for a peer
     /// (and clears the flag).
     pub fn check_peers(&self, what: &str) -> Result<()> {
-        let flag: Vec<u32> = self.error_flag.read(1)?;
+        let flag: Vec<u32> = self.error_flag.read_synchronized(1)?;
         if flag.first().copied().unwrap_or(0) != 0 {
             self.error_flag.zero()?;
             return Err(Error::PeerTimeout {

@@ -172,6 +172,13 @@ impl DeviceBuffer {
         copy_from_device(self.ptr, count)
     }
 
+    /// `read` without waiting for the context's work first: only for a
+    /// caller that has just synchronized every stream that writes the
+    /// buffer (the peer-timeout flag after a call's synchronize).
+    pub fn read_synchronized<T: Copy + Default>(&self, count: usize) -> Result<Vec<T>> {
+        copy_to_host(self.ptr, count)
+    }
+
     /// Zeroes the buffer and returns once it is zero. `cuMemsetD8` runs on
     /// the legacy stream, which the runtime's non-blocking streams do not
     /// wait for, and may return before it has run: without the
@@ -273,6 +280,11 @@ pub fn device_slice_outside_capture<T: Copy>(values: &[T]) -> Result<DeviceBuffe
 pub fn copy_from_device<T: Copy + Default>(src: CUdeviceptr, count: usize) -> Result<Vec<T>> {
     // SAFETY: a context is current for every caller (the runtime binds it).
     check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+    copy_to_host(src, count)
+}
+
+/// The copy of `copy_from_device`, in no order with non-blocking streams.
+fn copy_to_host<T: Copy + Default>(src: CUdeviceptr, count: usize) -> Result<Vec<T>> {
     let mut values = vec![T::default(); count];
     // SAFETY: `values` has room for `count` elements.
     check(
