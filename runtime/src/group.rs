@@ -101,6 +101,8 @@ pub struct Group {
     /// Whether every rank can map every other rank's GPU memory: all on
     /// one host (one NVLink domain) and `SYMM_FORCE_NCCL` unset.
     pub peer_access: bool,
+    /// Every rank's host name, in rank order.
+    pub hosts: Vec<Vec<u8>>,
     pub store: StoreClient,
     pub fds: FdExchange,
     /// Kept alive on rank 0.
@@ -160,6 +162,7 @@ impl Group {
         Ok(Self {
             config,
             peer_access,
+            hosts,
             store,
             fds,
             _server: server,

@@ -45,9 +45,9 @@ impl LaunchSpec {
         }
     }
 
-    /// Whether some GPU runs more than one rank.
-    pub fn shares_gpus(&self) -> bool {
-        self.gpus.is_some_and(|gpus| gpus < self.ranks)
+    /// The GPU count when some GPU runs more than one rank.
+    pub fn shared_gpus(&self) -> Option<usize> {
+        self.gpus.filter(|&gpus| gpus < self.ranks)
     }
 }
 
@@ -102,13 +102,11 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
     catch_stop_signals();
     let started = Instant::now();
     let port = free_port()?;
-    if spec.shares_gpus() {
+    if let Some(gpus) = spec.shared_gpus() {
         eprintln!(
-            "symm-launch: {} ranks share {} GPU(s) (rank r on GPU r mod {}): a check of \
+            "symm-launch: {} ranks share {gpus} GPU(s) (rank r on GPU r mod {gpus}): a check of \
              correctness; their kernels take turns, so timings mean nothing",
-            spec.ranks,
-            spec.gpus.unwrap_or(spec.ranks),
-            spec.gpus.unwrap_or(spec.ranks)
+            spec.ranks
         );
     }
     let mut children: Vec<Child> = Vec::with_capacity(spec.ranks);

@@ -56,21 +56,17 @@ impl Session {
     }
 }
 
-/// The ranks other than `group`'s own whose GPU is this rank's (host name
-/// and device UUID, gathered from every rank). The lowest rank of each
-/// shared GPU warns once.
+/// The ranks other than `group`'s own whose GPU is this rank's (the same
+/// host, from the join, and the same device UUID, gathered here). The
+/// lowest rank of each shared GPU warns once.
 fn gpu_sharers(group: &mut Group, device: &Device) -> Result<Vec<usize>> {
     let (rank, world) = (group.rank(), group.world_size());
-    let mut id = nix::unistd::gethostname()
-        .map(|h| h.to_string_lossy().into_owned().into_bytes())
-        .unwrap_or_default();
-    id.push(0);
-    id.extend_from_slice(&device.uuid()?);
-    let ids = group
-        .store
-        .all_gather("gpu", rank, world, &id, group.config.timeout)?;
-    let sharing = same_gpu(&ids, rank);
-    if !sharing.is_empty() && sharing.iter().all(|&other| other > rank) {
+    let uuids =
+        group
+            .store
+            .all_gather("gpu", rank, world, &device.uuid()?, group.config.timeout)?;
+    let sharing = same_gpu(&group.hosts, &uuids, rank);
+    if sharing.first().is_some_and(|&first| first > rank) {
         let mut ranks = vec![rank];
         ranks.extend(&sharing);
         log::warn!(
@@ -85,10 +81,12 @@ fn gpu_sharers(group: &mut Group, device: &Device) -> Result<Vec<usize>> {
     Ok(sharing)
 }
 
-/// The ranks other than `rank` whose id is `rank`'s.
-fn same_gpu(ids: &[Vec<u8>], rank: usize) -> Vec<usize> {
-    (0..ids.len())
-        .filter(|&other| other != rank && ids[other] == ids[rank])
+/// The ranks other than `rank` on `rank`'s host with `rank`'s device UUID.
+fn same_gpu(hosts: &[Vec<u8>], uuids: &[Vec<u8>], rank: usize) -> Vec<usize> {
+    (0..uuids.len())
+        .filter(|&other| {
+            other != rank && hosts[other] == hosts[rank] && uuids[other] == uuids[rank]
+        })
         .collect()
 }
 
@@ -98,14 +96,14 @@ mod tests {
 
     #[test]
     fn ranks_with_one_gpu_id_share_it() {
-        let ids: Vec<Vec<u8>> = [b"h\0a", b"h\0b", b"h\0a", b"g\0a"]
-            .iter()
-            .map(|id| id.to_vec())
-            .collect();
-        assert_eq!(same_gpu(&ids, 0), vec![2]);
-        assert_eq!(same_gpu(&ids, 2), vec![0]);
+        let bytes =
+            |ids: [&[u8]; 4]| -> Vec<Vec<u8>> { ids.iter().map(|id| id.to_vec()).collect() };
+        let hosts = bytes([b"h", b"h", b"h", b"g"]);
+        let uuids = bytes([b"a", b"b", b"a", b"a"]);
+        assert_eq!(same_gpu(&hosts, &uuids, 0), vec![2]);
+        assert_eq!(same_gpu(&hosts, &uuids, 2), vec![0]);
         // Another GPU, and the same UUID on another host, share nothing.
-        assert!(same_gpu(&ids, 1).is_empty());
-        assert!(same_gpu(&ids, 3).is_empty());
+        assert!(same_gpu(&hosts, &uuids, 1).is_empty());
+        assert!(same_gpu(&hosts, &uuids, 3).is_empty());
     }
 }
