@@ -47,6 +47,18 @@ unsafe extern "C" {
     pub fn symmMemAllocatorAttrGetGroup(attr: MlirAttribute) -> MlirStringRef;
     pub fn symmMemTypeGetAllocator(ty: MlirType) -> MlirAttribute;
     pub fn symmMemPoolTypeGet(ctx: MlirContext) -> MlirType;
+    /// `#nvvm.shape<m, n, k>` (symm-c/Nvvm.h).
+    pub fn symmNvvmMmaShapeGet(ctx: MlirContext, m: i32, n: i32, k: i32) -> MlirAttribute;
+    /// `#nvvm.mma_layout<row>` or `<col>`.
+    pub fn symmNvvmMmaLayoutGet(ctx: MlirContext, column: bool) -> MlirAttribute;
+    /// `#nvvm.mma_type<bf16>`.
+    pub fn symmNvvmMmaTypeBf16Get(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.ld_st_matrix_shape<m = 8, n = 8>`.
+    pub fn symmNvvmLdMatrixShape8x8Get(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.load_cache_modifier<cg>`.
+    pub fn symmNvvmCacheGlobalGet(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.ld_st_matrix_elt_type<b16>`.
+    pub fn symmNvvmLdMatrixB16Get(ctx: MlirContext) -> MlirAttribute;
     /// Drops the allocator memory space from every memref type in `op` and
     /// below, by a dialect conversion; false if it failed.
     pub fn symmMemStripAllocatorMemorySpaces(op: MlirOperation) -> bool;

@@ -25,3 +25,12 @@ melior::dialect! {
     files: ["symm/Dialect/SymmMem/SymmMemOps.td"],
     include_directory_env_vars: ["SYMM_TD_INCLUDE_DIR"],
 }
+
+// Op builders for the upstream `nvvm` dialect (mma.sync, ldmatrix, the
+// mbarrier and bulk-copy ops), generated from MLIR's own `NVVMOps.td`:
+// the compiler's matmul kernels are built with them. melior ships no
+// builders for it.
+melior::dialect! {
+    name: "nvvm",
+    files: ["mlir/Dialect/LLVMIR/NVVMOps.td"],
+}

@@ -14,6 +14,7 @@ mod group_table;
 pub mod ir;
 pub mod libdevice;
 pub mod linalg_gpu;
+pub mod matmul;
 mod memref_size;
 mod module;
 mod pass_def;

@@ -22,7 +22,7 @@ use crate::{
     planning::{Interval, Numbering, assign_offsets, lower_bound},
     text::plural,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Plan>(
     c"symm-mem-plan",
@@ -137,6 +137,7 @@ fn plan_function(
 
     copy_out_returned_comm_buffers(function);
     let numbering = Numbering::new(function);
+    let group_ends = matmul_group_ends(function, &numbering);
     let bound = max_tokens(function);
     let mut pools: BTreeMap<PoolKey, (Option<Attr>, Vec<Buffer>)> = BTreeMap::new();
     for def in function.walk() {
@@ -147,7 +148,10 @@ fn plan_function(
         let Some(bytes) = bounded_bytes(ty, bound) else {
             continue;
         };
-        let uses = collect_uses(def, &numbering);
+        let mut uses = collect_uses(def, &numbering);
+        if let Some(end) = group_ends.get(&def) {
+            uses.end = uses.end.max(*end);
+        }
         if let Some(reason) = uses.escapes.or_else(|| {
             (!uses.returned.is_empty()).then(|| "it is returned from the function".to_owned())
         }) {
@@ -182,6 +186,40 @@ fn plan_function(
         rewrite_pool(function, &name, space, &buffers, alignment, symbols);
     }
     Ok(())
+}
+
+/// For each allocation that a matmul group of symm-linalg-matmul-to-gpu
+/// reads or writes (through views), the end of the group: its buffers stay
+/// live across all of it, so that none shares memory with another (the
+/// generated kernel reads its inputs while it writes its output, and a
+/// measured choice runs the group more than once).
+fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> {
+    let mut ends = HashMap::new();
+    for op in function.walk() {
+        if !op.is("linalg.matmul") {
+            continue;
+        }
+        let Ok(Some(group)) = crate::matmul::groups::group_at(op) else {
+            continue;
+        };
+        let Some(last) = group.ops().last().copied() else {
+            continue;
+        };
+        for buffer in crate::matmul::groups::buffers(&group) {
+            let mut root = buffer;
+            while let Some(def) = root.def()
+                && def.is_view_like()
+            {
+                root = def.operand(0);
+            }
+            if let Some(def) = root.def() {
+                let end = numbering.use_end(def, last);
+                let entry = ends.entry(def).or_insert(end);
+                *entry = (*entry).max(end);
+            }
+        }
+    }
+    ends
 }
 
 /// Which pool an allocation goes to, if it is plannable at all: statically

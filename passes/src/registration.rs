@@ -2,7 +2,8 @@
 
 use crate::{
     PassDescriptor, check_gpu_symbols, collectives, cudagraph, elementwise_to_gpu, fuse_epilogue,
-    plan, realize, rows_to_gpu, select_all_reduce, split_k, to_dps, to_runtime, verify_groups,
+    matmul, plan, realize, rows_to_gpu, select_all_reduce, split_k, to_dps, to_runtime,
+    verify_groups,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
@@ -19,6 +20,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
     &collectives::expand::DESCRIPTOR,
+    &matmul::DESCRIPTOR,
     &to_runtime::DESCRIPTOR,
     &rows_to_gpu::DESCRIPTOR,
     &elementwise_to_gpu::DESCRIPTOR,
@@ -63,7 +65,7 @@ pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce,symm-mem-split-k),\
          symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives,gpu.module(inline),\
+         symm-mem-expand-collectives,symm-linalg-matmul-to-gpu,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",
         upstream_gpu_to_llvm(libdevice)
     )

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fdpass;
 pub mod function_graphs;
 pub mod group;
+pub mod kernel_choice;
 pub mod launcher;
 pub mod library;
 pub mod logging;

@@ -194,6 +194,21 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
         return;
     }
     scoped_context();
+    // Above 48 KB a kernel's dynamic shared memory must be allowed first.
+    if shared_memory > 48 * 1024 {
+        // SAFETY: a live function; the attribute takes a byte count.
+        let allowed = unsafe {
+            sys::cuFuncSetAttribute(
+                function,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_memory,
+            )
+        };
+        if allowed != sys::CUresult::CUDA_SUCCESS {
+            report(allowed, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+            return;
+        }
+    }
     // SAFETY: the lowering passes a live function and matching params.
     report(
         unsafe {

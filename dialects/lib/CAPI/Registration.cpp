@@ -71,11 +71,12 @@ public:
   void getDependentDialects(DialectRegistry &registry) const override {
     // Every dialect a symm pass creates ops of, loaded before it runs
     // (the GPU lowerings build gpu, llvm, scf and vector ops; the
-    // all-reduce expansion linalg matmuls of a prologue).
+    // all-reduce expansion linalg matmuls of a prologue; the matmul
+    // kernels NVVM's tensor-core, mbarrier and bulk-copy ops).
     registry.insert<symm::symm_mem::SymmMemDialect,
                     symm::cudagraph::CudaGraphDialect, arith::ArithDialect,
                     memref::MemRefDialect, func::FuncDialect, gpu::GPUDialect,
-                    LLVM::LLVMDialect, scf::SCFDialect,
+                    LLVM::LLVMDialect, NVVM::NVVMDialect, scf::SCFDialect,
                     vector::VectorDialect, linalg::LinalgDialect>();
   }
 

@@ -44,7 +44,7 @@ pub struct Emitter<'c> {
 
 /// A melior value for one of ours (the op that defines it outlives the
 /// borrow, which melior cannot see through a raw handle).
-fn value<'c>(v: Val) -> Value<'c, 'static> {
+pub(crate) fn value<'c>(v: Val) -> Value<'c, 'static> {
     // SAFETY: `v` is a live value of the module being built.
     unsafe { Value::from_raw(v.raw()) }
 }
@@ -67,7 +67,7 @@ impl<'c> Emitter<'c> {
     }
 
     /// Appends `op` and returns its only result.
-    fn one(&self, op: Operation<'c>) -> Val {
+    pub(crate) fn one(&self, op: Operation<'c>) -> Val {
         self.push(op).result(0)
     }
 
@@ -416,6 +416,42 @@ impl<'c> Emitter<'c> {
         )
     }
 
+    /// `scf.for` carrying several values: `body` gets the index and the
+    /// carried values and returns the next ones; returns the last.
+    pub fn for_range_carrying_many(
+        &self,
+        (lo, hi, step): (Val, Val, Val),
+        inits: &[Val],
+        body: impl FnOnce(&Self, Val, &[Val]) -> Vec<Val>,
+    ) -> Vec<Val> {
+        let types: Vec<Type> = inits.iter().map(|v| value(*v).r#type()).collect();
+        let mut arguments = vec![(value(lo).r#type(), self.loc)];
+        arguments.extend(types.iter().map(|t| (*t, self.loc)));
+        let block = Block::new(&arguments);
+        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let carried: Vec<Val> = (1..=inits.len()).map(|i| inner.block.arg(i)).collect();
+        let next = body(&inner, inner.block.arg(0), &carried);
+        let next: Vec<Value> = next.iter().map(|v| value(*v)).collect();
+        inner.push(scf::r#yield(&next, self.loc));
+        let region = Region::new();
+        region.append_block(block);
+        let inits: Vec<Value> = inits.iter().map(|v| value(*v)).collect();
+        let op = self.push(
+            ods::scf::r#for(
+                self.ctx,
+                &types,
+                value(lo),
+                value(hi),
+                value(step),
+                &inits,
+                region,
+                self.loc,
+            )
+            .into(),
+        );
+        (0..types.len()).map(|i| op.result(i)).collect()
+    }
+
     /// `scf.if condition` with no results and no else; `then` fills it.
     pub fn when(&self, condition: Val, then: impl FnOnce(&Self)) {
         let block = Block::new(&[]);
@@ -466,17 +502,20 @@ impl<'c> Emitter<'c> {
 
     // GPU.
 
-    fn dimension(&self) -> Attribute<'c> {
+    fn dimension(&self, axis: &str) -> Attribute<'c> {
         // The gpu dialect's dimension enum has no C API; its one-word
-        // attribute syntax is the only way to name `x`.
-        Attribute::parse(self.ctx, "#gpu<dim x>").expect("the gpu dialect is loaded")
+        // attribute syntax is the only way to name `x` or `y`.
+        Attribute::parse(self.ctx, &format!("#gpu<dim {axis}>")).expect("the gpu dialect is loaded")
     }
     /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along x. Built
     /// by name: melior's generated builders drop these ops' result, which
     /// ODS leaves unnamed (`Results<(outs Index)>`), and yield ops with none.
     fn index_op(&self, name: &str) -> Val {
+        self.index_op_along(name, "x")
+    }
+    fn index_op_along(&self, name: &str, axis: &str) -> Val {
         let op = OperationBuilder::new(name, self.loc)
-            .add_attributes(&[(Identifier::new(self.ctx, "dimension"), self.dimension())])
+            .add_attributes(&[(Identifier::new(self.ctx, "dimension"), self.dimension(axis))])
             .add_results(&[self.index()])
             .build()
             .expect("a valid gpu index op");
@@ -487,6 +526,10 @@ impl<'c> Emitter<'c> {
     }
     pub fn block_id(&self) -> Val {
         self.index_op("gpu.block_id")
+    }
+    /// `gpu.block_id y`.
+    pub fn block_id_y(&self) -> Val {
+        self.index_op_along("gpu.block_id", "y")
     }
     pub fn grid_dim(&self) -> Val {
         self.index_op("gpu.grid_dim")

@@ -20,6 +20,7 @@
 
 mod batch_matmul;
 mod entry;
+mod kernel_choice;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
@@ -98,6 +99,9 @@ fn lowers(name: &str) -> bool {
             | "linalg.matmul"
             | "linalg.batch_matmul"
             | "cudagraph.launch"
+            | "symm_mem.kernel_rounds"
+            | "symm_mem.kernel_variant"
+            | "symm_mem.kernel_variant_end"
     )
 }
 
@@ -303,6 +307,9 @@ impl Conversion {
             "memref.copy" => lower_copy(&mut host, op),
             "linalg.matmul" => lower_matmul(&mut host, op),
             "linalg.batch_matmul" => batch_matmul::lower(&mut host, op),
+            "symm_mem.kernel_rounds"
+            | "symm_mem.kernel_variant"
+            | "symm_mem.kernel_variant_end" => kernel_choice::lower(&mut host, op),
             "symm_mem.all_gather_matmul_out" => lower_all_gather_matmul(&mut host, op),
             "symm_mem.rank" => {
                 let rank = host.call_value(&abi::RANK, &[]);

@@ -153,6 +153,14 @@ runtime_calls! {
     BATCH_MATMUL = "symm_rt_batch_matmul"(
         Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I64, I64, I64, I64, I64, I64, I64, I32, I32, I32
     );
+    /// Rounds of a measured choice between a generated kernel and the
+    /// library (site, rows, max rows): 1 once decided, more while timing.
+    KERNEL_ROUNDS = "symm_rt_kernel_rounds"(Ptr, I64, I64, I64) -> I64;
+    /// 1 where the round runs the generated kernel (site, rows, round, max
+    /// rows); starts the round's timing while measuring.
+    KERNEL_VARIANT = "symm_rt_kernel_variant"(Ptr, I64, I64, I64, I64) -> I32;
+    /// Ends the round's timing (site, rows, round); decides after the last.
+    KERNEL_VARIANT_END = "symm_rt_kernel_variant_end"(Ptr, I64, I64, I64);
     /// The P2P ring: a, b, c, m, k, n, dtype code.
     ALL_GATHER_MATMUL = "symm_rt_all_gather_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32);
 }

@@ -37,6 +37,8 @@ pub struct Args {
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
     pub split_k_max_rows: u64,
+    pub matmul_max_rows: u64,
+    pub matmul_tile: [u64; 4],
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
 }
@@ -88,6 +90,18 @@ struct Cli {
     /// (no reduction kernel of its own); 0: never.
     #[arg(long, value_name = "ROWS", default_value_t = 128)]
     split_k_max_rows: u64,
+    /// Matmuls (and the RMSNorm and SiLU·up around a gate + up pair) get
+    /// compiler-generated tensor-core kernels for calls of up to this many
+    /// rows (a multiple of 16, at most 64), each chosen against cuBLAS by
+    /// measurement at run time (SYMM_MATMUL=generated|library forces
+    /// either); 0: cuBLAS always.
+    #[arg(long, value_name = "ROWS", default_value_t = 16)]
+    matmul_max_rows: u64,
+    /// The generated matmul kernels' tiling: columns of each weight per
+    /// block, weight rows per pipeline stage, stages, warps per block (0:
+    /// each kind's default).
+    #[arg(long, value_name = "BN,BK,STAGES,WARPS", value_delimiter = ',', default_values_t = [0, 0, 0, 0])]
+    matmul_tile: Vec<u64>,
     /// Never capture entry points into CUDA graphs.
     #[arg(long)]
     no_cuda_graphs: bool,
@@ -121,6 +135,16 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
         lamport_max_bytes: cli.lamport_max_bytes,
         split_k_max_rows: cli.split_k_max_rows,
+        matmul_max_rows: cli.matmul_max_rows,
+        matmul_tile: match cli.matmul_tile[..] {
+            [bn, bk, stages, warps] => [bn, bk, stages, warps],
+            _ => {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::WrongNumberOfValues,
+                    "--matmul-tile takes four numbers: BN,BK,STAGES,WARPS\n",
+                ));
+            }
+        },
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
     })

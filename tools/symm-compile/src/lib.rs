@@ -41,11 +41,17 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k}}}),\
          symm-mem-realize,symm-mem-plan,\
          cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},gpu.module(inline),\
+         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         lamport = args.lamport_max_bytes,
+        matmul = args.matmul_max_rows,
+        bn = args.matmul_tile[0],
+        bk = args.matmul_tile[1],
+        stages = args.matmul_tile[2],
+        warps = args.matmul_tile[3],
         split_k = if args.fuse_epilogue {
             args.split_k_max_rows
         } else {

@@ -804,3 +804,56 @@ def SymmMem_SetEpochOp : SymmMem_DeviceOp<"set_epoch", [
 }
 
 #endif // SYMM_DIALECT_SYMMMEM_OPS
+
+//===----------------------------------------------------------------------===//
+// Measured kernel choice (host): a compiler-generated kernel or the library
+//===----------------------------------------------------------------------===//
+
+def SymmMem_KernelRoundsOp : SymmMem_Op<"kernel_rounds", []> {
+  let summary = "how many times to run a measured choice between two kernels";
+  let description = [{
+    A site where the compiler generated its own kernel for work that a
+    library (cuBLAS) can also do: the work runs in an `scf.for` of
+    `kernel_rounds` iterations, each taking one way by `kernel_variant`.
+    The runtime answers 1 once the way for this row count is known (or
+    forced by `SYMM_MATMUL`, or the call is being captured), and more on
+    the first call of a row count outside a capture, when it times both
+    ways by turns and keeps the faster. Rows above `max_rows` always take
+    the library. The work must overwrite its outputs from its inputs, so
+    that running it again changes nothing.
+
+    ```mlir
+    %rounds = symm_mem.kernel_rounds site(3) rows(%m) max_rows(16)
+    scf.for %i = %c0 to %rounds step %c1 {
+      %generated = symm_mem.kernel_variant site(3) rows(%m) round(%i) max_rows(16)
+      scf.if %generated { gpu.launch_func ... } else { linalg.matmul ... }
+      symm_mem.kernel_variant_end site(3) rows(%m) round(%i)
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$site, Index:$rows, I64Attr:$max_rows);
+  let results = (outs Index:$rounds);
+  let assemblyFormat = "`site` `(` $site `)` `rows` `(` $rows `)` `max_rows` `(` $max_rows `)` attr-dict";
+}
+
+def SymmMem_KernelVariantOp : SymmMem_Op<"kernel_variant", []> {
+  let summary = "whether a round of a measured choice runs the generated kernel";
+  let description = [{
+    True where round `round` of site `site` runs the compiler's kernel,
+    false where it runs the library's (see `kernel_rounds`). While the site
+    is being measured it also starts the round's timing.
+  }];
+  let arguments = (ins I64Attr:$site, Index:$rows, Index:$round, I64Attr:$max_rows);
+  let results = (outs I1:$generated);
+  let assemblyFormat = "`site` `(` $site `)` `rows` `(` $rows `)` `round` `(` $round `)` `max_rows` `(` $max_rows `)` attr-dict";
+}
+
+def SymmMem_KernelVariantEndOp : SymmMem_Op<"kernel_variant_end", []> {
+  let summary = "the end of a round of a measured choice";
+  let description = [{
+    Ends the round's timing while the site is being measured; after the
+    last round the runtime compares the two ways and keeps the faster.
+  }];
+  let arguments = (ins I64Attr:$site, Index:$rows, Index:$round);
+  let assemblyFormat = "`site` `(` $site `)` `rows` `(` $rows `)` `round` `(` $round `)` attr-dict";
+}

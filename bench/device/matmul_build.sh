@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds what matmul_h200.sh runs into DIR (issue: decode at the weight-read
+# floor): the runtime (shared, for the Python layers), symm-launch and
+# symm-gpu-tests, and
+#   - the Llama MLP block at world size 1 as Python layers at several widths
+#     (D hidden, F the MLP width the rank holds): 4096/14336 (Llama-3-8B,
+#     the whole MLP on one GPU), 3072/8192 (Llama-3.2-3B), 5120/1728 (a TP-8
+#     shard of a 13824-wide MLP: not a multiple of 128, split-K slices of
+#     864 rows, a K tail in the last stage), 2064/1000 (K = 2064 leaves a
+#     16-row tail of the 64-row stage; N = 1000 a partial column tile; the
+#     down projection's K = 1000 is no multiple of 16, so it keeps cuBLAS);
+#     and 4096/14336 compiled with --matmul-max-rows=0 (cuBLAS only);
+#   - the C++ Llama apps (llama_mlp, llama_decoder) at world size 1 (full
+#     widths) and 2 (the shipped examples, run with ranks sharing a GPU).
+#
+#   bench/device/matmul_build.sh target/mN
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: matmul_build.sh DIR}
+release=target/release
+export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
+cargo build -q --release -p symm-compile -p symm-runtime -p symm-opt
+mkdir -p "$out/src" "$out/layers"
+cp $release/{symm-launch,symm-gpu-tests} "$out/"
+cp $release/libsymm_runtime.so "$out/layers/"
+# The MLP block at hidden D, MLP width F, world size 1.
+widths() { # D F mlir
+  sed -e 's/world_size(2)/world_size(1)/' -e "s/4096/$1/g" -e "s/7168/$2/g" examples/llama_mlp.mlir > "$3"
+}
+layer() { # name mlir [symm-compile flags...]
+  local name=$1 mlir=$2
+  shift 2
+  $release/symm-compile "$mlir" -o "$out/src/$name.o" "$@"
+  c++ -shared -o "$out/layers/lib$name.so" "$out/src/$name.o" -L"$out/layers" -lsymm_runtime \
+    -Wl,-rpath,'$ORIGIN'
+}
+for w in 4096x14336 3072x8192 5120x1728 2064x1000; do
+  widths "${w%x*}" "${w#*x}" "$out/src/mlp_$w.mlir"
+  layer "mlp_$w" "$out/src/mlp_$w.mlir"
+done
+layer mlp_4096x14336_cublas "$out/src/mlp_4096x14336.mlir" --matmul-max-rows=0
+# The C++ apps: world 1 at full widths, and the shipped world-2 examples.
+for layer in llama_mlp llama_decoder; do
+  sed -e 's/world_size(2)/world_size(1)/' -e 's/7168/14336/g' -e 's/2048x4096xbf16/4096x4096xbf16/g' \
+    -e 's/?x2048xbf16/?x4096xbf16/g' examples/$layer.mlir > "$out/src/${layer}_w1.mlir"
+  for world in w1 w2; do
+    mlir=examples/$layer.mlir
+    [[ $world == w1 ]] && mlir=$out/src/${layer}_w1.mlir
+    mkdir -p "$out/src/$world"
+    $release/symm-compile "$mlir" -o "$out/src/$world/$layer.o"
+    c++ -O2 -std=c++17 -I runtime/include -I "$out/src/$world" -I examples/cpp "examples/cpp/$layer.cpp" \
+      "$out/src/$world/$layer.o" $release/libsymm_runtime.a -lpthread -ldl -lm -o "$out/${layer}_$world"
+  done
+done
+strip "$out"/llama_* "$out"/symm-* "$out"/layers/*.so
+rm -rf "$out/src"
+echo "built into $out ($(du -sh "$out" | cut -f1)): $(cd "$out" && find . -type f | sort | tr '\n' ' ')"

@@ -1,0 +1,37 @@
+/*===- symm-c/Nvvm.h - NVVM attributes for the matmul kernels -----*- C -*-===*\
+|*                                                                            *|
+|* The NVVM dialect's attributes that the tensor-core ops take (mma.sync's   *|
+|* shape, layouts and operand types; ldmatrix's shape and element type).    *|
+|* Upstream MLIR has no C API for them; melior generates the ops' builders  *|
+|* from NVVMOps.td but cannot build these attributes.                       *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef SYMM_C_NVVM_H
+#define SYMM_C_NVVM_H
+
+#include "mlir-c/IR.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* `#nvvm.shape<m = m, n = n, k = k>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmMmaShapeGet(MlirContext ctx, int32_t m,
+                                                     int32_t n, int32_t k);
+/* `#nvvm.mma_layout<row>` (column = false) or `<col>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmMmaLayoutGet(MlirContext ctx,
+                                                      bool column);
+/* `#nvvm.mma_type<bf16>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmMmaTypeBf16Get(MlirContext ctx);
+/* `#nvvm.ld_st_matrix_shape<m = 8, n = 8>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmLdMatrixShape8x8Get(MlirContext ctx);
+/* `#nvvm.load_cache_modifier<cg>`: cp.async cached at L2 only. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmCacheGlobalGet(MlirContext ctx);
+/* `#nvvm.ld_st_matrix_elt_type<b16>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmLdMatrixB16Get(MlirContext ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMM_C_NVVM_H */

@@ -1,0 +1,37 @@
+//===- Nvvm.cpp - NVVM attributes for the matmul kernels ------------------===//
+
+#include "symm-c/Nvvm.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+
+MlirAttribute symmNvvmMmaShapeGet(MlirContext ctx, int32_t m, int32_t n,
+                                  int32_t k) {
+  return wrap(Attribute(NVVM::MMAShapeAttr::get(unwrap(ctx), m, n, k)));
+}
+
+MlirAttribute symmNvvmMmaLayoutGet(MlirContext ctx, bool column) {
+  return wrap(Attribute(NVVM::MMALayoutAttr::get(
+      unwrap(ctx), column ? NVVM::MMALayout::col : NVVM::MMALayout::row)));
+}
+
+MlirAttribute symmNvvmMmaTypeBf16Get(MlirContext ctx) {
+  return wrap(Attribute(
+      NVVM::MMATypesAttr::get(unwrap(ctx), NVVM::MMATypes::bf16)));
+}
+
+MlirAttribute symmNvvmLdMatrixShape8x8Get(MlirContext ctx) {
+  return wrap(Attribute(NVVM::LdStMatrixShapeAttr::get(unwrap(ctx), 8, 8)));
+}
+
+MlirAttribute symmNvvmLdMatrixB16Get(MlirContext ctx) {
+  return wrap(Attribute(NVVM::LdStMatrixEltTypeAttr::get(
+      unwrap(ctx), NVVM::LdStMatrixEltType::B16)));
+}
+
+MlirAttribute symmNvvmCacheGlobalGet(MlirContext ctx) {
+  return wrap(Attribute(NVVM::LoadCacheModifierKindAttr::get(
+      unwrap(ctx), NVVM::LoadCacheModifierKind::CG)));
+}

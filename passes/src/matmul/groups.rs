@@ -1,0 +1,402 @@
+//! Which matmuls become generated kernels, and what fuses into them: the
+//! ops of a block, read in order, taken apart into groups.
+//!
+//! - A **pair**: two `linalg.matmul`s that share their left operand, each
+//!   right after a zero fill of its output, followed by an element-wise
+//!   `linalg.generic` of the two products (SiLU(gate) * up) that is their
+//!   only reader. Before them, optionally, the **prologue**: a zero fill of
+//!   a row statistic, the row reduction (sum of squares) of `x` into it,
+//!   and the element-wise generic of `x`, the statistic and column vectors
+//!   that writes the left operand (RMSNorm); it fuses when the left
+//!   operand and the statistic have no other reader.
+//! - A **single** matmul: `linalg.batch_matmul {symm.overwrites}` over
+//!   split-K slices (from `symm-mem-split-k`), or a zero fill followed by
+//!   a `linalg.matmul`.
+//!
+//! Between the ops of a group only ops without side effects (views,
+//! sizes, constants, allocations) may sit. Every refusal is a remark at
+//! the op that says why the library keeps it.
+
+use super::kernel::{Arg, Output};
+use crate::ir::{Op, Val};
+use crate::{
+    linalg_gpu::{buffer_maps, iterator_kinds},
+    rows_to_gpu::match_row_reduction,
+    to_runtime::OVERWRITES_ATTR,
+};
+
+/// The prologue's ops and operands.
+pub struct PrologueOps {
+    pub fill: Op,
+    pub reduction: Op,
+    pub normalize: Op,
+    /// `x`, the reduction's and the normalization's input.
+    pub x: Val,
+    pub init: Val,
+    pub args: Vec<Arg>,
+    pub columns: Vec<Val>,
+}
+
+/// A fusable group.
+pub enum Group {
+    Pair {
+        prologue: Option<PrologueOps>,
+        /// Why the op before the pair is not fused as its prologue.
+        prologue_refused: Option<(Op, String)>,
+        fills: [Op; 2],
+        matmuls: [Op; 2],
+        epilogue: Op,
+        epilogue_args: Vec<Arg>,
+    },
+    Single {
+        fill: Option<Op>,
+        matmul: Op,
+    },
+}
+
+impl Group {
+    /// The group's ops in program order.
+    pub fn ops(&self) -> Vec<Op> {
+        match self {
+            Group::Pair {
+                prologue,
+                fills,
+                matmuls,
+                epilogue,
+                ..
+            } => {
+                let mut ops = Vec::new();
+                if let Some(p) = prologue {
+                    ops.extend([p.fill, p.reduction, p.normalize]);
+                }
+                ops.extend([fills[0], matmuls[0], fills[1], matmuls[1], *epilogue]);
+                ops
+            }
+            Group::Single { fill, matmul } => fill.iter().copied().chain([*matmul]).collect(),
+        }
+    }
+}
+
+/// Ops that may sit between a group's ops: no side effect on memory.
+fn is_pure(op: Op) -> bool {
+    let name = op.name();
+    name.starts_with("arith.")
+        || name.starts_with("index.")
+        || matches!(
+            name.as_str(),
+            "memref.view"
+                | "memref.dim"
+                | "memref.alloc"
+                | "memref.subview"
+                | "memref.cast"
+                | "memref.reinterpret_cast"
+                | "memref.expand_shape"
+                | "memref.collapse_shape"
+                | "memref.extract_aligned_pointer_as_index"
+                | "symm_mem.pool_of"
+                | "symm_mem.get_global"
+        )
+}
+
+/// The next op after `op` that is not pure.
+fn next_effect(op: Op) -> Option<Op> {
+    let mut next = op.next();
+    while let Some(candidate) = next {
+        if !is_pure(candidate) {
+            return Some(candidate);
+        }
+        next = candidate.next();
+    }
+    None
+}
+
+/// The op before `op` that is not pure.
+fn previous_effect(op: Op) -> Option<Op> {
+    let block = op.block()?;
+    let ops = block.ops();
+    let at = ops.iter().position(|o| *o == op)?;
+    ops[..at].iter().rev().copied().find(|o| !is_pure(*o))
+}
+
+/// Whether `op` is a `linalg.fill` of `buffer` with a zero constant.
+fn zero_fill_of(op: Op, buffer: Val) -> bool {
+    op.is("linalg.fill") && op.num_operands() == 2 && op.operand(1) == buffer && {
+        op.operand(0)
+            .def()
+            .and_then(|c| c.attr("value"))
+            .is_some_and(|v| {
+                let text = v.print();
+                text.starts_with("0.000000e+00") || text.starts_with("0.0")
+            })
+    }
+}
+
+/// Whether every reader or writer of `value` is one of `ops` (sizes and
+/// deallocations aside).
+fn only_used_by(value: Val, ops: &[Op]) -> bool {
+    value
+        .uses()
+        .iter()
+        .all(|(user, _)| ops.contains(user) || user.is("memref.dim") || user.is("memref.dealloc"))
+}
+
+/// `memref<...xbf16>` with an identity layout and a static inner size.
+fn is_bf16(value: Val) -> bool {
+    value.ty().element().print() == "bf16"
+}
+
+/// An element-wise generic of rank 2 whose maps are projections:
+/// `(inputs, their dims, output)`, with the body's output argument unused.
+fn elementwise(op: Op) -> Result<(Vec<Val>, Vec<Vec<usize>>, Val), String> {
+    if !op.is("linalg.generic") {
+        return Err("is not a linalg.generic".into());
+    }
+    let kinds = iterator_kinds(op).ok_or("has no iterator types")?;
+    if kinds != [false, false] {
+        return Err("is not element-wise over two loops".into());
+    }
+    let maps = buffer_maps(op)?;
+    let operands = op.operands();
+    let (output, inputs) = operands.split_last().ok_or("has no operands")?;
+    let (out_map, in_maps) = maps.split_last().ok_or("has no maps")?;
+    if out_map.1 != [0, 1] {
+        return Err("writes its output through a map that is not the identity".into());
+    }
+    crate::fuse_epilogue::captures_only_constants(op)?;
+    let body = crate::linalg_gpu::body(op)?;
+    if !body.arg(body.num_args() - 1).uses().is_empty() {
+        return Err("reads its output's old value".into());
+    }
+    Ok((
+        inputs.to_vec(),
+        in_maps.iter().map(|(_, dims)| dims.clone()).collect(),
+        *output,
+    ))
+}
+
+/// The group at `op` (a matmul), or why there is none (`Err`, with the op
+/// to put the remark on). `Ok(None)`: not an anchor.
+pub fn group_at(op: Op) -> Result<Option<Group>, (Op, String)> {
+    if op.is("linalg.batch_matmul") {
+        if op.attr(OVERWRITES_ATTR).is_none() {
+            return Err((
+                op,
+                "accumulates into its output; the generated kernel overwrites".into(),
+            ));
+        }
+        return Ok(Some(Group::Single {
+            fill: None,
+            matmul: op,
+        }));
+    }
+    if !op.is("linalg.matmul") || op.num_operands() != 3 {
+        return Ok(None);
+    }
+    let (a, w0, g) = (op.operand(0), op.operand(1), op.operand(2));
+    if op.attr(OVERWRITES_ATTR).is_some() {
+        return Ok(Some(Group::Single {
+            fill: None,
+            matmul: op,
+        }));
+    }
+    let fill0 = previous_effect(op).filter(|f| zero_fill_of(*f, g));
+    let Some(fill0) = fill0 else {
+        return Err((
+            op,
+            "adds to its output (no zero fill right before it); the generated kernel overwrites"
+                .into(),
+        ));
+    };
+    // A pair: the sibling matmul and the epilogue.
+    let sibling = next_effect(op)
+        .filter(|f| f.is("linalg.fill"))
+        .and_then(|fill1| {
+            let matmul1 = next_effect(fill1)?;
+            (matmul1.is("linalg.matmul")
+                && matmul1.num_operands() == 3
+                && matmul1.operand(0) == a
+                && zero_fill_of(fill1, matmul1.operand(2)))
+            .then_some((fill1, matmul1))
+        });
+    let Some((fill1, matmul1)) = sibling else {
+        return Ok(Some(Group::Single {
+            fill: Some(fill0),
+            matmul: op,
+        }));
+    };
+    let (w1, u) = (matmul1.operand(1), matmul1.operand(2));
+    let _ = (w0, w1);
+    let epilogue = next_effect(matmul1).ok_or((
+        matmul1,
+        "is not followed by an element-wise epilogue of both products".into(),
+    ))?;
+    let (inputs, dims, _out) = elementwise(epilogue).map_err(|why| {
+        (
+            epilogue,
+            format!("not fused as the matmul pair's epilogue: it {why}"),
+        )
+    })?;
+    if inputs.len() != 2 || dims.iter().any(|d| d != &[0, 1]) {
+        return Err((
+            epilogue,
+            "not fused as the matmul pair's epilogue: it does not read exactly the two products element by element".into(),
+        ));
+    }
+    let mut epilogue_args = Vec::new();
+    for input in &inputs {
+        if *input == g {
+            epilogue_args.push(Arg::Product(0));
+        } else if *input == u {
+            epilogue_args.push(Arg::Product(1));
+        } else {
+            return Err((
+                epilogue,
+                "not fused as the matmul pair's epilogue: it reads an operand other than the two products".into(),
+            ));
+        }
+    }
+    let out_type = epilogue.operands().last().map(|v| v.ty().element().print());
+    epilogue_args.push(Arg::Unused(out_type.unwrap_or_default()));
+    let pair_ops = [fill0, op, fill1, matmul1, epilogue];
+    if !only_used_by(g, &pair_ops) || !only_used_by(u, &pair_ops) {
+        return Err((
+            epilogue,
+            "not fused: the matmul pair's products are read elsewhere too".into(),
+        ));
+    }
+    let (prologue, prologue_refused) = match prologue_before(fill0, a, &[op, matmul1]) {
+        Ok(p) => (p, None),
+        Err((at, why)) => (
+            None,
+            Some((
+                at,
+                format!("not fused as the matmul pair's prologue: {why}"),
+            )),
+        ),
+    };
+    Ok(Some(Group::Pair {
+        prologue,
+        prologue_refused,
+        fills: [fill0, fill1],
+        matmuls: [op, matmul1],
+        epilogue,
+        epilogue_args,
+    }))
+}
+
+/// The RMSNorm-style prologue that writes `a` right before `first` (the
+/// pair's first fill), if there is one.
+fn prologue_before(first: Op, a: Val, matmuls: &[Op]) -> Result<Option<PrologueOps>, (Op, String)> {
+    let Some(normalize) = previous_effect(first) else {
+        return Ok(None);
+    };
+    if !normalize.is("linalg.generic") || normalize.operands().last() != Some(&a) {
+        return Ok(None);
+    }
+    let (inputs, dims, _) =
+        elementwise(normalize).map_err(|why| (normalize, format!("it {why}")))?;
+    let Some(reduction) = previous_effect(normalize) else {
+        return Ok(None);
+    };
+    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
+        return Ok(None);
+    };
+    crate::fuse_epilogue::captures_only_constants(reduction)
+        .map_err(|why| (reduction, why.to_owned()))?;
+    if r.combiner.op != "arith.addf" {
+        return Err((reduction, "the row statistic is not a sum".into()));
+    }
+    let (x, statistic) = (
+        reduction.operand(0),
+        reduction.operand(reduction.num_operands() - 1),
+    );
+    if reduction.num_operands() != 2 || !is_bf16(x) || statistic.ty().element().print() != "f32" {
+        return Err((
+            reduction,
+            "the row statistic is not an f32 sum over one bf16 input".into(),
+        ));
+    }
+    let Some(fill) = previous_effect(reduction)
+        .filter(|f| f.is("linalg.fill") && f.num_operands() == 2 && f.operand(1) == statistic)
+    else {
+        return Err((
+            reduction,
+            "the row statistic is not filled right before it".into(),
+        ));
+    };
+    let init = fill.operand(0);
+    if init.ty().print() != "f32" {
+        return Err((fill, "the row statistic's initial value is not f32".into()));
+    }
+    let mut args = Vec::new();
+    let mut columns = Vec::new();
+    for (input, dims) in inputs.iter().zip(&dims) {
+        match dims.as_slice() {
+            [0, 1] if *input == x => args.push(Arg::Product(0)),
+            [0] if *input == statistic => args.push(Arg::Statistic),
+            [1] => {
+                let element = input.ty().element().print();
+                if !matches!(element.as_str(), "bf16" | "f32") {
+                    return Err((normalize, format!("a column operand of type {element}")));
+                }
+                args.push(Arg::Column(columns.len()));
+                columns.push(*input);
+            }
+            _ => {
+                return Err((
+                    normalize,
+                    "reads an operand other than x, its row statistic and column vectors".into(),
+                ));
+            }
+        }
+    }
+    args.push(Arg::Unused(a.ty().element().print()));
+    let ops = [fill, reduction, normalize];
+    let mut readers_of_a = matmuls.to_vec();
+    readers_of_a.push(normalize);
+    if !only_used_by(statistic, &ops) || !only_used_by(a, &readers_of_a) {
+        return Err((
+            normalize,
+            "its output or the row statistic is read elsewhere too".into(),
+        ));
+    }
+    Ok(Some(PrologueOps {
+        fill,
+        reduction,
+        normalize,
+        x,
+        init,
+        args,
+        columns,
+    }))
+}
+
+/// The output's element type as the kernel writes it.
+pub fn output_of(value: Val) -> Option<Output> {
+    match value.ty().element().print().as_str() {
+        "bf16" => Some(Output::Bf16),
+        "f32" => Some(Output::F32),
+        _ => None,
+    }
+}
+
+/// Whether `value` is a bf16 memref.
+pub fn bf16(value: Val) -> bool {
+    is_bf16(value)
+}
+
+/// The buffers a group reads and writes: the generated kernel reads its
+/// inputs while it writes its output, and a measured choice runs the group
+/// more than once, so none of them may share memory with another
+/// (symm-mem-plan keeps them all live across the whole group).
+pub fn buffers(group: &Group) -> Vec<Val> {
+    let mut values = Vec::new();
+    for op in group.ops() {
+        for operand in op.operands() {
+            if operand.ty().is_memref() && !values.contains(&operand) {
+                values.push(operand);
+            }
+        }
+    }
+    values
+}

@@ -1,0 +1,738 @@
+//! The skinny matmul kernel, built as IR: `out = a @ w` (or, for a pair
+//! sharing `a`, `out = epilogue(a @ w0, a @ w1)`) for a few rows of `a`
+//! (decode and small prefill token counts), where the time is the weight's
+//! bytes streaming from HBM.
+//!
+//! One block takes `bn` columns of every weight and the whole K range of
+//! its slice (`gpu.block_id y` picks a split-K slice: `a`, the weight and
+//! the output each move by their slice stride). Warp 0 streams the weight
+//! through `stages` shared-memory buffers of `bk` rows with `cp.async.bulk`
+//! (one bulk copy per weight row, `bn` columns), each buffer completing on
+//! its own `mbarrier`; `stages - 1` buffers are in flight while the block
+//! computes on the oldest. Each warp takes every `warps`-th 16-row step of
+//! a buffer: the weight fragments come from shared memory by
+//! `ldmatrix.trans` (rows padded by 16 bytes against bank conflicts), the
+//! rows of `a` straight from global memory (they are few and stay in L2),
+//! and `mma.sync` m16n8k16 (bf16 in, f32 accumulators) multiplies them.
+//! At the end the warps' partial sums meet in shared memory and every
+//! thread writes whole output elements, through the epilogue when there
+//! is one.
+//!
+//! A prologue (RMSNorm's) runs on `a` as it is read: before the loop each
+//! block reduces its rows with the row statistic's step function (an f32
+//! sum), keeps the statistics in shared memory, and every element of `a`
+//! goes through the prologue's element function before it reaches the
+//! tensor cores, rounded to bf16 exactly as the separate kernel rounded it.
+
+use super::tensor_core::TensorCore;
+use crate::collectives::emit::Emitter;
+use crate::ir::{Blk, Val};
+use melior::{
+    dialect::arith::CmpiPredicate,
+    ir::{Type, ValueLike},
+};
+
+/// Threads of a warp.
+const WARP: u64 = 32;
+/// Bytes of one bf16 element.
+const BF16: u64 = 2;
+/// Rows of one `mma.sync` (m16n8k16) tile, and its K step.
+const MMA_M: u64 = 16;
+const MMA_K: u64 = 16;
+const MMA_N: u64 = 8;
+/// Bytes that pad each weight row in shared memory: 8 rows of an
+/// `ldmatrix` then fall in different banks.
+const ROW_PAD: u64 = 16;
+/// Elements of `a` per 16-byte vector (the statistic's loads).
+const VECTOR: u64 = 8;
+
+/// A kernel's tiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tile {
+    /// Columns of each weight per block (a multiple of 16).
+    pub bn: u64,
+    /// Weight rows per pipeline stage (a multiple of 16 x warps).
+    pub bk: u64,
+    /// Shared-memory buffers (stages - 1 in flight).
+    pub stages: u64,
+    pub warps: u64,
+    /// 16-row tiles of `a`: the kernel takes up to 16 x m_tiles rows.
+    pub m_tiles: u64,
+}
+
+impl Tile {
+    /// The pair kernels' tiling, and the single matmuls': the fastest of
+    /// the sweep on one H100 at a TP-2 rank's Llama-3-8B shapes
+    /// (bench/results/2026-11-25-generated-matmul-h100.md).
+    pub const PAIR: Tile = Tile {
+        bn: 64,
+        bk: 256,
+        stages: 3,
+        warps: 16,
+        m_tiles: 1,
+    };
+    pub const SINGLE: Tile = Tile {
+        bn: 32,
+        bk: 256,
+        stages: 3,
+        warps: 8,
+        m_tiles: 1,
+    };
+
+    pub fn threads(&self) -> u64 {
+        self.warps * WARP
+    }
+    /// Rows of `a` the kernel takes at most.
+    pub fn rows(&self) -> u64 {
+        self.m_tiles * MMA_M
+    }
+    fn row_bytes(&self, weights: u64) -> u64 {
+        weights * self.bn * BF16 + ROW_PAD
+    }
+    fn stage_bytes(&self, weights: u64) -> u64 {
+        self.bk * self.row_bytes(weights)
+    }
+    /// Shared memory: the stages, their mbarriers, the row statistics.
+    pub fn shared_bytes(&self, weights: u64) -> u64 {
+        self.stages * self.stage_bytes(weights) + self.stages * 8 + self.rows() * 4
+    }
+    /// Why this tiling cannot run (`None`: it can).
+    pub fn problem(&self, weights: u64) -> Option<String> {
+        if self.bn == 0 || self.bn % (2 * MMA_N) != 0 {
+            return Some(format!("bn = {} is not a multiple of 16", self.bn));
+        }
+        if self.warps == 0 || self.bk == 0 || self.bk % (MMA_K * self.warps) != 0 {
+            return Some(format!(
+                "bk = {} is not a multiple of 16 x {} warps",
+                self.bk, self.warps
+            ));
+        }
+        if self.stages < 2 || self.m_tiles == 0 {
+            return Some("a pipeline needs 2 stages and a row tile".into());
+        }
+        let scratch = self.warps * self.rows() * weights * self.bn * 4;
+        if scratch > self.stages * self.stage_bytes(weights) {
+            return Some("the warps' partial sums do not fit in the stages".into());
+        }
+        if self.shared_bytes(weights) > MAX_SHARED {
+            return Some(format!(
+                "{} bytes of shared memory, above the {MAX_SHARED} a block may take",
+                self.shared_bytes(weights)
+            ));
+        }
+        None
+    }
+}
+
+/// Dynamic shared memory a block may take on sm_90.
+pub const MAX_SHARED: u64 = 227 * 1024;
+
+/// What the output is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    Bf16,
+    F32,
+}
+
+impl Output {
+    fn bytes(self) -> u64 {
+        match self {
+            Output::Bf16 => 2,
+            Output::F32 => 4,
+        }
+    }
+}
+
+/// One parameter of an element function (a generic's block arguments).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Arg {
+    /// The element of `a` (prologue) or of product `i` (epilogue).
+    Product(usize),
+    /// The row's statistic (prologue).
+    Statistic,
+    /// Column operand `i` at the element's column (prologue).
+    Column(usize),
+    /// The generic's output element, which the body does not read.
+    Unused(String),
+}
+
+/// RMSNorm-style prologue: a row statistic, then an element function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Prologue {
+    /// `(x: bf16, acc: f32) -> f32`: the statistic's step (a sum).
+    pub step: String,
+    /// The element function and its parameters; it returns bf16.
+    pub apply: String,
+    pub args: Vec<Arg>,
+    /// Element types of the column operands (kernel parameters).
+    pub columns: Vec<String>,
+}
+
+/// The epilogue: an element function of the products, returning the
+/// output's element.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Epilogue {
+    pub function: String,
+    pub args: Vec<Arg>,
+}
+
+/// One kernel: its static sizes and what it fuses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SkinnyMatmul {
+    pub name: String,
+    /// K of one slice, and the columns.
+    pub k: u64,
+    pub n: u64,
+    /// Row stride of `a`, and the slice strides of `a` and of the weights
+    /// (elements).
+    pub lda: u64,
+    pub a_slice: u64,
+    pub w_slice: u64,
+    /// Split-K slices (the grid's y); the output has one `m x n` slice each.
+    pub slices: u64,
+    /// 1, or 2 for a pair sharing `a` (then with an epilogue).
+    pub weights: u64,
+    pub output: Output,
+    pub prologue: Option<Prologue>,
+    pub epilogue: Option<Epilogue>,
+    pub tile: Tile,
+}
+
+impl SkinnyMatmul {
+    /// Why the kernel cannot take these sizes (`None`: it can).
+    pub fn problem(&self) -> Option<String> {
+        if let Some(problem) = self.tile.problem(self.weights) {
+            return Some(problem);
+        }
+        if self.k == 0 || self.k % MMA_K != 0 {
+            return Some(format!("K = {} is not a multiple of 16", self.k));
+        }
+        if self.n == 0 || self.n % VECTOR != 0 {
+            return Some(format!(
+                "N = {} is not a multiple of 8 (bulk copies move 16-byte rows)",
+                self.n
+            ));
+        }
+        if self.lda % 2 != 0 || self.a_slice % 2 != 0 {
+            return Some("the left operand's strides are odd".into());
+        }
+        if self.prologue.is_some() && (self.k % VECTOR != 0 || self.lda % VECTOR != 0) {
+            return Some("the prologue reads rows in 16-byte vectors".into());
+        }
+        if (self.weights == 2) != self.epilogue.is_some() || self.weights == 0 {
+            return Some("a pair takes an epilogue, a single matmul none".into());
+        }
+        None
+    }
+
+    /// Blocks along x (column tiles) and y (slices).
+    pub fn grid(&self) -> (u64, u64) {
+        (self.n.div_ceil(self.tile.bn), self.slices)
+    }
+
+    /// The kernel's parameters: a, the weights, out, m (i64), then with a
+    /// prologue the statistic's initial value (f32) and the column operands.
+    fn parameters<'c>(&self, e: &Emitter<'c>) -> Result<Vec<Type<'c>>, String> {
+        let mut parameters = vec![e.ptr(); 2 + self.weights as usize];
+        parameters.push(e.i64());
+        if let Some(prologue) = &self.prologue {
+            parameters.push(e.f32());
+            parameters.extend(std::iter::repeat_n(e.ptr(), prologue.columns.len()));
+        }
+        Ok(parameters)
+    }
+
+    /// Appends the kernel to `module` (a gpu.module's body, which holds the
+    /// element functions and `declare_shared`'s symbol).
+    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), String> {
+        if let Some(problem) = self.problem() {
+            return Err(format!("no kernel for this matmul: {problem}"));
+        }
+        let parameters = self.parameters(e)?;
+        let mut failure = None;
+        e.kernel(
+            module,
+            &self.name,
+            &parameters,
+            (
+                self.tile.threads(),
+                symm_protocol::TWO_SHOT_MAX_BLOCKS as u64,
+            ),
+            |body| {
+                if let Err(message) = Body::new(self, body).emit() {
+                    failure = Some(message);
+                }
+            },
+        );
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+/// Declares the dynamic shared memory the kernels of a module use.
+pub fn declare_shared(e: &Emitter, module: Blk) {
+    e.into_block(module).declare_dynamic_shared();
+}
+
+/// The kernel's values while its body is written.
+struct Body<'a, 'c> {
+    k: &'a SkinnyMatmul,
+    e: &'a Emitter<'c>,
+}
+
+/// Per-thread values every phase uses.
+struct Thread {
+    tid: Val,
+    warp: Val,
+    lane: Val,
+    m: Val,
+    n0: Val,
+    a: Val,
+    weights: Vec<Val>,
+    out: Val,
+    shared: Val,
+    /// Columns this block's tile has (bn, or fewer at the right edge).
+    columns: Val,
+    init: Option<Val>,
+    column_operands: Vec<Val>,
+}
+
+impl<'a, 'c> Body<'a, 'c> {
+    fn new(k: &'a SkinnyMatmul, e: &'a Emitter<'c>) -> Self {
+        Self { k, e }
+    }
+
+    fn c(&self, number: u64) -> Val {
+        self.e.c64(number as i64)
+    }
+
+    fn emit(&self) -> Result<(), String> {
+        let e = self.e;
+        let k = self.k;
+        let tile = k.tile;
+        let arg = |i: usize| e.block.arg(i);
+        let weights = k.weights as usize;
+        let i64 = e.i64();
+        let tid = e.cast(e.thread_id(), i64);
+        let warp = e.div(tid, self.c(WARP));
+        let lane = e.rem(tid, self.c(WARP));
+        let n0 = e.mul(e.cast(e.block_id(), i64), self.c(tile.bn));
+        let slice = e.cast(e.block_id_y(), i64);
+        let m = arg(2 + weights);
+        // Each slice's operands.
+        let a = e.gep(arg(0), e.mul(slice, self.c(k.a_slice)), e.int_type(16));
+        let weight_ptrs = (0..weights)
+            .map(|j| e.gep(arg(1 + j), e.mul(slice, self.c(k.w_slice)), e.int_type(16)))
+            .collect::<Vec<_>>();
+        let out_slice = e.mul(e.mul(slice, m), self.c(k.n * k.output.bytes()));
+        let out = e.gep(arg(1 + weights), out_slice, e.int_type(8));
+        let (init, column_operands) = match &k.prologue {
+            Some(prologue) => (
+                Some(arg(3 + weights)),
+                (0..prologue.columns.len())
+                    .map(|i| arg(4 + weights + i))
+                    .collect(),
+            ),
+            None => (None, Vec::new()),
+        };
+        let columns = e.min(self.c(tile.bn), e.sub(self.c(k.n), n0));
+        let t = Thread {
+            tid,
+            warp,
+            lane,
+            m,
+            n0,
+            a,
+            weights: weight_ptrs,
+            out,
+            shared: e.dynamic_shared(),
+            columns,
+            init,
+            column_operands,
+        };
+
+        // The stages' mbarriers: every thread arrives once its copies land.
+        let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
+        e.when(first, |e| {
+            for stage in 0..tile.stages {
+                e.mbarrier_init(self.barrier_at(e, &t, self.c(stage)), tile.threads() as i64);
+            }
+        });
+        e.sync_threads();
+
+        let iterations = k.k.div_ceil(tile.bk);
+        for iteration in 0..iterations.min(tile.stages - 1) {
+            self.fill(e, &t, self.c(iteration));
+        }
+        if let Some(prologue) = &k.prologue {
+            self.statistics(&t, prologue);
+        }
+
+        let accumulators = tile.m_tiles * k.weights * (tile.bn / MMA_N) * 4;
+        let zero = e.zero(e.vector(accumulators, e.f32()));
+        // The rows of `a` one iteration ahead: their loads (and the
+        // prologue) are in flight while the iteration waits and multiplies.
+        let first_fragments = self.fragments(e, &t, self.c(0));
+        let carried = e.for_range_carrying_many(
+            (self.c(0), self.c(iterations), self.c(1)),
+            &[zero, first_fragments],
+            |e, iteration, carried| {
+                let ahead = e.add(iteration, self.c(tile.stages - 1));
+                let refill = e.cmp(CmpiPredicate::Ult, ahead, self.c(iterations));
+                e.when(refill, |e| self.fill(e, &t, ahead));
+                let next = self.fragments(e, &t, e.add(iteration, self.c(1)));
+                let acc = self.step(e, &t, iteration, carried[0], carried[1]);
+                e.sync_threads();
+                vec![acc, next]
+            },
+        );
+        self.finish(&t, carried[0]);
+        Ok(())
+    }
+
+    /// Stage `stage`'s buffer, and its mbarrier.
+    fn stage_at(&self, e: &Emitter, t: &Thread, stage: Val) -> Val {
+        let bytes = e.mul(stage, self.c(self.k.tile.stage_bytes(self.k.weights)));
+        e.byte_offset(t.shared, bytes)
+    }
+    fn barrier_at(&self, e: &Emitter, t: &Thread, stage: Val) -> Val {
+        let tile = self.k.tile;
+        let base = self.c(tile.stages * tile.stage_bytes(self.k.weights));
+        e.byte_offset(t.shared, e.add(base, e.mul(stage, self.c(8))))
+    }
+    fn statistic_at(&self, e: &Emitter, t: &Thread, row: Val) -> Val {
+        let tile = self.k.tile;
+        let base = self.c(tile.stages * tile.stage_bytes(self.k.weights) + tile.stages * 8);
+        e.byte_offset(t.shared, e.add(base, e.mul(row, self.c(4))))
+    }
+
+    /// The block starts loading rows `iteration * bk ..` of every weight's
+    /// column tile into the iteration's buffer: each thread copies its
+    /// 16-byte pieces with `cp.async` (zero-filled past K and N) and arrives
+    /// on the buffer's mbarrier once they land.
+    fn fill(&self, e: &Emitter, t: &Thread, iteration: Val) {
+        let k = self.k;
+        let tile = k.tile;
+        let stage = e.rem(iteration, self.c(tile.stages));
+        let k0 = e.mul(iteration, self.c(tile.bk));
+        let buffer = self.stage_at(e, t, stage);
+        let pieces_per_row = tile.bn * BF16 / 16;
+        let per_weight = tile.bk * pieces_per_row;
+        let total = per_weight * k.weights;
+        let copies = total.div_ceil(tile.threads());
+        let i32 = e.i32();
+        for copy in 0..copies {
+            let piece = e.add(self.c(copy * tile.threads()), t.tid);
+            let issue = |e: &Emitter| {
+                let j = e.div(piece, self.c(per_weight));
+                let within = e.rem(piece, self.c(per_weight));
+                let row = e.div(within, self.c(pieces_per_row));
+                let chunk = e.rem(within, self.c(pieces_per_row));
+                let k_row = e.add(k0, row);
+                let column = e.add(t.n0, e.mul(chunk, self.c(8)));
+                let inside = e.and(
+                    e.cmp(CmpiPredicate::Ult, k_row, self.c(k.k)),
+                    e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
+                );
+                let at = e.add(e.mul(k_row, self.c(k.n)), column);
+                let at = e.select(inside, at, self.c(0));
+                let weight = if k.weights == 1 {
+                    t.weights[0]
+                } else {
+                    let second = e.cmp(CmpiPredicate::Ne, j, self.c(0));
+                    e.select(second, t.weights[1], t.weights[0])
+                };
+                let src = e.gep(weight, at, e.int_type(16));
+                let dst_offset = e.add(
+                    e.add(
+                        e.mul(row, self.c(tile.row_bytes(k.weights))),
+                        e.mul(j, self.c(tile.bn * BF16)),
+                    ),
+                    e.mul(chunk, self.c(16)),
+                );
+                let dst = e.byte_offset(buffer, dst_offset);
+                let valid = e.select(inside, e.constant(i32, 16), e.constant(i32, 0));
+                e.async_copy_16(dst, src, valid);
+            };
+            if total % tile.threads() == 0 || copy + 1 < copies {
+                issue(e);
+            } else {
+                e.when(e.cmp(CmpiPredicate::Ult, piece, self.c(total)), issue);
+            }
+        }
+        e.async_copies_arrive(self.barrier_at(e, t, stage));
+    }
+
+    /// The prologue's row statistics, in shared memory: each row of `a`
+    /// (up to the tile's rows) reduced by the whole block.
+    fn statistics(&self, t: &Thread, prologue: &Prologue) {
+        let e = self.e;
+        let k = self.k;
+        let bf16 = e.float("bf16").expect("bf16");
+        let vectors = self.c(k.k / VECTOR);
+        let init = t.init.expect("a prologue's kernel takes the initial value");
+        for row in 0..k.tile.rows() {
+            let present = e.cmp(CmpiPredicate::Ult, self.c(row), t.m);
+            let hi = e.select(present, vectors, self.c(0));
+            let partial = e.for_range_carrying(
+                t.tid,
+                hi,
+                self.c(k.tile.threads()),
+                e.cf32(0.0),
+                |e, v, acc| {
+                    let at = e.add(self.c(row * k.lda), e.mul(v, self.c(VECTOR)));
+                    let ptr = e.gep(t.a, at, bf16);
+                    let vector = e.load(ptr, e.vector(VECTOR, bf16), 16);
+                    let mut acc = acc;
+                    for lane in 0..VECTOR {
+                        let x = e.extract(vector, lane);
+                        acc = e.call(&prologue.step, &[x, acc], e.f32());
+                    }
+                    acc
+                },
+            );
+            let total = e.block_sum(partial);
+            let statistic = e.addf(init, total);
+            let first = e.cmp(CmpiPredicate::Eq, t.tid, self.c(0));
+            e.when(first, |e| {
+                e.store(statistic, self.statistic_at(e, t, self.c(row)), 4);
+            });
+        }
+        e.sync_threads();
+    }
+
+    /// Element `(row, column)` of `a` as the tensor cores take it: loaded,
+    /// through the prologue when there is one; zero outside the matrix.
+    fn a_pair(&self, e: &Emitter, t: &Thread, row: Val, column: Val, valid: Val) -> Val {
+        let k = self.k;
+        let bf16 = e.float("bf16").expect("bf16");
+        let inside = e.and(valid, e.cmp(CmpiPredicate::Ult, row, t.m));
+        let i32 = e.i32();
+        e.choose(
+            inside,
+            i32,
+            |e| {
+                let at = e.add(e.mul(row, self.c(k.lda)), column);
+                let ptr = e.gep(t.a, at, bf16);
+                match &k.prologue {
+                    None => e.load(ptr, i32, 4),
+                    Some(prologue) => {
+                        let pair = e.load(ptr, e.vector(2, bf16), 4);
+                        let statistic = e.load(self.statistic_at(e, t, row), e.f32(), 4);
+                        let mut elements = [pair; 2];
+                        for (lane, element) in elements.iter_mut().enumerate() {
+                            let x = e.extract(pair, lane as u64);
+                            let col = e.add(column, self.c(lane as u64));
+                            let args = prologue
+                                .args
+                                .iter()
+                                .map(|arg| match arg {
+                                    Arg::Product(_) => x,
+                                    Arg::Statistic => statistic,
+                                    Arg::Column(i) => {
+                                        let ty = e.float(&prologue.columns[*i]).expect("checked");
+                                        let ptr = e.gep(t.column_operands[*i], col, ty);
+                                        let align =
+                                            if prologue.columns[*i] == "f32" { 4 } else { 2 };
+                                        e.load(ptr, ty, align)
+                                    }
+                                    Arg::Unused(ty) => e.zero(e.float(ty).expect("checked")),
+                                })
+                                .collect::<Vec<_>>();
+                            *element = e.call(&prologue.apply, &args, bf16);
+                        }
+                        e.pack(elements[0], elements[1])
+                    }
+                }
+            },
+            |e| e.constant(i32, 0),
+        )
+    }
+
+    /// This warp's fragments of `a` for `iteration` (its 16-row steps, each
+    /// 16 rows of `a` by 16 of K, as `mma.sync` takes them): a vector of
+    /// steps x m_tiles x 4 registers; zero past K and past the rows.
+    fn fragments(&self, e: &Emitter, t: &Thread, iteration: Val) -> Val {
+        let tile = self.k.tile;
+        let steps = tile.bk / (MMA_K * tile.warps);
+        let quad = e.div(t.lane, self.c(4));
+        let pair = e.mul(e.rem(t.lane, self.c(4)), self.c(2));
+        let k_base = e.mul(iteration, self.c(tile.bk));
+        let lanes = steps * tile.m_tiles * 4;
+        let mut fragments = e.zero(e.vector(lanes, e.i32()));
+        for s in 0..steps {
+            let kk = e.add(k_base, self.ks(e, t, s));
+            let valid = e.cmp(CmpiPredicate::Ult, kk, self.c(self.k.k));
+            let c0 = e.add(kk, pair);
+            let c1 = e.add(c0, self.c(8));
+            for mt in 0..tile.m_tiles {
+                let r0 = e.add(self.c(mt * MMA_M), quad);
+                let r1 = e.add(r0, self.c(8));
+                let registers = [
+                    self.a_pair(e, t, r0, c0, valid),
+                    self.a_pair(e, t, r1, c0, valid),
+                    self.a_pair(e, t, r0, c1, valid),
+                    self.a_pair(e, t, r1, c1, valid),
+                ];
+                for (i, register) in registers.iter().enumerate() {
+                    let lane = (s * tile.m_tiles + mt) * 4 + i as u64;
+                    fragments = e.insert(fragments, *register, lane);
+                }
+            }
+        }
+        fragments
+    }
+
+    /// Row offset in the buffer of this warp's step `s`.
+    fn ks(&self, e: &Emitter, t: &Thread, s: u64) -> Val {
+        let tile = self.k.tile;
+        e.mul(e.add(self.c(s * tile.warps), t.warp), self.c(MMA_K))
+    }
+
+    /// One pipeline iteration: waits for its buffer, then this warp's
+    /// 16-row steps of it, with the fragments of `a` loaded before.
+    fn step(&self, e: &Emitter, t: &Thread, iteration: Val, acc: Val, fragments: Val) -> Val {
+        let k = self.k;
+        let tile = k.tile;
+        let stage = e.rem(iteration, self.c(tile.stages));
+        let round = e.div(iteration, self.c(tile.stages));
+        let parity = e.trunci(e.rem(round, self.c(2)), e.i32());
+        let steps = tile.bk / (MMA_K * tile.warps);
+        let k_base = e.mul(iteration, self.c(tile.bk));
+        e.mbarrier_wait(self.barrier_at(e, t, stage), parity);
+        let buffer = self.stage_at(e, t, stage);
+        let row_bytes = tile.row_bytes(k.weights);
+        let lane_row = e.rem(t.lane, self.c(16));
+        let lane_half = e.div(t.lane, self.c(16));
+        let mut acc = acc;
+        let whole = k.k % tile.bk == 0;
+        for s in 0..steps {
+            let ks = self.ks(e, t, s);
+            let valid = e.cmp(CmpiPredicate::Ult, e.add(k_base, ks), self.c(k.k));
+            let tiles: Vec<[Val; 4]> = (0..tile.m_tiles)
+                .map(|mt| {
+                    std::array::from_fn(|i| {
+                        e.extract(fragments, (s * tile.m_tiles + mt) * 4 + i as u64)
+                    })
+                })
+                .collect();
+            let multiply = |e: &Emitter, acc: Val| {
+                let row = e.mul(e.add(ks, lane_row), self.c(row_bytes));
+                let mut acc = acc;
+                for j in 0..k.weights {
+                    for pair_tile in 0..tile.bn / (2 * MMA_N) {
+                        let column = (j * tile.bn + pair_tile * 2 * MMA_N) * BF16;
+                        let column = e.add(self.c(column), e.mul(lane_half, self.c(MMA_N * BF16)));
+                        let b = e.ldmatrix_x4_trans(e.byte_offset(buffer, e.add(row, column)));
+                        for half in 0..2usize {
+                            let n_tile = pair_tile * 2 + half as u64;
+                            let fragment = [b[2 * half], b[2 * half + 1]];
+                            for (mt, a) in tiles.iter().enumerate() {
+                                let index = self.accumulator(mt as u64, j, n_tile);
+                                let c = std::array::from_fn(|i| e.extract(acc, index + i as u64));
+                                let d = e.mma_bf16(*a, fragment, c);
+                                for (i, v) in d.iter().enumerate() {
+                                    acc = e.insert(acc, *v, index + i as u64);
+                                }
+                            }
+                        }
+                    }
+                }
+                acc
+            };
+            acc = if whole {
+                multiply(e, acc)
+            } else {
+                let ty = crate::collectives::emit::value(acc).r#type();
+                e.choose(valid, ty, |e| multiply(e, acc), |_| acc)
+            };
+        }
+        acc
+    }
+
+    /// Index of accumulator tile (m tile, weight, n tile)'s first f32.
+    fn accumulator(&self, mt: u64, weight: u64, n_tile: u64) -> u64 {
+        let tiles = self.k.tile.bn / MMA_N;
+        ((mt * self.k.weights + weight) * tiles + n_tile) * 4
+    }
+
+    /// The warps' sums meet in shared memory; each thread then writes
+    /// whole elements of the block's tile.
+    fn finish(&self, t: &Thread, acc: Val) {
+        let e = self.e;
+        let k = self.k;
+        let tile = k.tile;
+        let width = k.weights * tile.bn;
+        let rows = tile.rows();
+        let quad = e.div(t.lane, self.c(4));
+        let pair = e.mul(e.rem(t.lane, self.c(4)), self.c(2));
+        let f32 = e.f32();
+        let scratch = |e: &Emitter, warp: Val, row: Val, column: Val| {
+            let at = e.add(
+                e.mul(e.add(e.mul(warp, self.c(rows)), row), self.c(width)),
+                column,
+            );
+            e.byte_offset(t.shared, e.mul(at, self.c(4)))
+        };
+        for mt in 0..tile.m_tiles {
+            for j in 0..k.weights {
+                for n_tile in 0..tile.bn / MMA_N {
+                    let index = self.accumulator(mt, j, n_tile);
+                    let column = e.add(self.c(j * tile.bn + n_tile * MMA_N), pair);
+                    for half in 0..2u64 {
+                        let row = e.add(self.c(mt * MMA_M + half * 8), quad);
+                        for lane in 0..2u64 {
+                            let v = e.extract(acc, index + half * 2 + lane);
+                            let at = scratch(e, t.warp, row, e.add(column, self.c(lane)));
+                            e.store(v, at, 4);
+                        }
+                    }
+                }
+            }
+        }
+        e.sync_threads();
+        let elements = self.c(rows * tile.bn);
+        e.for_range(t.tid, elements, self.c(tile.threads()), |e, index| {
+            let row = e.div(index, self.c(tile.bn));
+            let column = e.rem(index, self.c(tile.bn));
+            let inside = e.and(
+                e.cmp(CmpiPredicate::Ult, row, t.m),
+                e.cmp(CmpiPredicate::Ult, column, t.columns),
+            );
+            e.when(inside, |e| {
+                let sums = (0..k.weights)
+                    .map(|j| {
+                        let column = e.add(column, self.c(j * tile.bn));
+                        let mut sum = e.load(scratch(e, self.c(0), row, column), f32, 4);
+                        for warp in 1..tile.warps {
+                            let v = e.load(scratch(e, self.c(warp), row, column), f32, 4);
+                            sum = e.addf(sum, v);
+                        }
+                        sum
+                    })
+                    .collect::<Vec<_>>();
+                let bf16 = e.float("bf16").expect("bf16");
+                let result = match (&k.epilogue, k.output) {
+                    (Some(epilogue), _) => {
+                        let products: Vec<Val> = sums.iter().map(|s| e.truncf(*s, bf16)).collect();
+                        let args = epilogue
+                            .args
+                            .iter()
+                            .map(|arg| match arg {
+                                Arg::Product(i) => products[*i],
+                                Arg::Unused(ty) => e.zero(e.float(ty).expect("checked")),
+                                Arg::Statistic | Arg::Column(_) => products[0],
+                            })
+                            .collect::<Vec<_>>();
+                        e.call(&epilogue.function, &args, bf16)
+                    }
+                    (None, Output::Bf16) => e.truncf(sums[0], bf16),
+                    (None, Output::F32) => sums[0],
+                };
+                let at = e.add(e.mul(row, self.c(k.n)), e.add(t.n0, column));
+                let bytes = k.output.bytes();
+                let ptr = e.byte_offset(t.out, e.mul(at, self.c(bytes)));
+                e.store(result, ptr, bytes);
+            });
+        });
+    }
+}

@@ -1,0 +1,178 @@
+//! The host side of a generated matmul: the group's ops move into the
+//! library's branch of a measured choice (`symm_mem.kernel_rounds`,
+//! `kernel_variant`, `kernel_variant_end`), whose other branch launches
+//! the kernel. Built with typed builders into a detached block, then moved
+//! in place after the group's last op.
+
+use super::{KERNEL_MODULE, Planned};
+use crate::collectives::emit::{Emitter, value};
+use crate::ir::{Blk, Op, Val};
+use melior::{
+    ContextRef,
+    dialect::{ods, scf},
+    ir::{
+        Attribute, Block, Location, Region, RegionLike,
+        attribute::{AttributeLike, IntegerAttribute},
+        operation::OperationBuilder,
+    },
+};
+use symm_dialects::symm_mem;
+
+/// `@symm_matmul_kernels::@name`.
+fn kernel_symbol<'c>(e: &Emitter<'c>, name: &str) -> Attribute<'c> {
+    let nested = melior::ir::attribute::FlatSymbolRefAttribute::new(e.ctx, name);
+    let root = melior::StringRef::new(KERNEL_MODULE);
+    let nested: [mlir_sys::MlirAttribute; 1] = [nested.to_raw()];
+    // SAFETY: a symbol reference of this context built from live attributes.
+    unsafe {
+        Attribute::from_raw(mlir_sys::mlirSymbolRefAttrGet(
+            e.ctx.to_raw(),
+            root.to_raw(),
+            1,
+            nested.as_ptr(),
+        ))
+    }
+}
+
+/// The address of `memref`'s first element as `!llvm.ptr`.
+fn pointer(e: &Emitter, memref: Val) -> Val {
+    let index = e.one(
+        ods::memref::extract_aligned_pointer_as_index(e.ctx, e.index(), value(memref), e.loc)
+            .into(),
+    );
+    let mut address = e.cast(index, e.i64());
+    let ty = memref.ty();
+    if let (Some((_, Some(offset))), Some(bytes)) = (ty.strides_and_offset(), ty.element_bytes())
+        && offset != 0
+    {
+        address = e.add(address, e.c64(offset * bytes as i64));
+    }
+    e.one(ods::llvm::inttoptr(e.ctx, e.ptr(), value(address), e.loc).into())
+}
+
+/// `memref.dim %memref, dim` as an index.
+fn rows(e: &Emitter, memref: Val, dim: usize) -> Val {
+    let dim = e.c_index(dim as i64);
+    e.one(melior::dialect::memref::dim(
+        value(memref),
+        value(dim),
+        e.loc,
+    ))
+}
+
+/// Replaces the group's ops with the measured choice between the kernel
+/// and themselves.
+pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
+    let ops = p.group.ops();
+    let Some(last) = ops.last().copied() else {
+        return;
+    };
+    let Some(after) = last.next() else {
+        return;
+    };
+    let ctx = last.ctx();
+    // SAFETY: the context of the module being compiled, alive for the pass.
+    let context = unsafe { ContextRef::from_raw(ctx.raw()) };
+    // SAFETY: used only within this call.
+    let context = unsafe { context.to_ref() };
+    // SAFETY: a live location of the module.
+    let loc = unsafe { Location::from_raw(ops[0].loc()) };
+    let staging = Block::new(&[]);
+    let e = Emitter::new(context, loc, Blk::from_raw(staging.to_raw()));
+    let i64 = e.i64();
+    let site_attr = IntegerAttribute::new(i64, site);
+    let max_attr = IntegerAttribute::new(i64, max_rows as i64);
+    let m = rows(&e, p.a, p.rows_dim);
+    let rounds = e.one(
+        symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc).into(),
+    );
+    let mut library_block = None;
+    e.for_range(e.c_index(0), rounds, e.c_index(1), |e, round| {
+        let generated = e.one(
+            symm_mem::kernel_variant(
+                context,
+                e.int_type(1),
+                value(m),
+                value(round),
+                site_attr,
+                max_attr,
+                loc,
+            )
+            .into(),
+        );
+        // The kernel's branch.
+        let then_block = Block::new(&[]);
+        let then = e.into_block(Blk::from_raw(then_block.to_raw()));
+        launch(&then, p, m);
+        then.push(scf::r#yield(&[], loc));
+        // The library's branch: the group's ops move here.
+        let else_block = Block::new(&[]);
+        let otherwise = Blk::from_raw(else_block.to_raw());
+        e.into_block(otherwise).push(scf::r#yield(&[], loc));
+        library_block = Some(otherwise);
+        let then_region = Region::new();
+        then_region.append_block(then_block);
+        let else_region = Region::new();
+        else_region.append_block(else_block);
+        e.push(scf::r#if(
+            value(generated),
+            &[],
+            then_region,
+            else_region,
+            loc,
+        ));
+        e.push(
+            symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc).into(),
+        );
+    });
+    for op in Blk::from_raw(staging.to_raw()).ops() {
+        op.move_before(after);
+    }
+    if let Some(library) = library_block
+        && let Some(end) = library.terminator()
+    {
+        for op in ops {
+            op.move_before(end);
+        }
+    }
+    let _: Option<Op> = None;
+}
+
+/// `gpu.launch_func` of the planned kernel on its grid, with its dynamic
+/// shared memory.
+fn launch(e: &Emitter, p: &Planned, m: Val) {
+    let k = &p.kernel;
+    let mut args = vec![pointer(e, p.a)];
+    args.extend(p.weights.iter().map(|w| pointer(e, *w)));
+    args.push(pointer(e, p.out));
+    args.push(e.cast(m, e.i64()));
+    if let Some(init) = p.init {
+        args.push(init);
+    }
+    args.extend(p.columns.iter().map(|c| pointer(e, *c)));
+    let (x, y) = k.grid();
+    let one = e.c_index(1);
+    let grid = [e.c_index(x as i64), e.c_index(y as i64), one];
+    let block = [e.c_index(k.tile.threads() as i64), one, one];
+    let shared = e.constant(e.int_type(32), k.tile.shared_bytes(k.weights) as i64);
+    let mut operands = vec![];
+    operands.extend(grid.iter().chain(block.iter()).map(|v| value(*v)));
+    operands.push(value(shared));
+    operands.extend(args.iter().map(|v| value(*v)));
+    let sizes: Vec<i32> = vec![0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, args.len() as i32, 0];
+    let op = OperationBuilder::new("gpu.launch_func", e.loc)
+        .add_operands(&operands)
+        .add_attributes(&[
+            (
+                melior::ir::Identifier::new(e.ctx, "kernel"),
+                kernel_symbol(e, &k.name),
+            ),
+            (
+                melior::ir::Identifier::new(e.ctx, "operandSegmentSizes"),
+                melior::ir::attribute::DenseI32ArrayAttribute::new(e.ctx, &sizes).into(),
+            ),
+        ])
+        .build()
+        .expect("a valid gpu.launch_func");
+    e.push(op);
+}

@@ -1,0 +1,525 @@
+//! `symm-linalg-matmul-to-gpu`: compiler-owned matmuls for small token
+//! counts. Each group of `groups` (a gate + up pair with its RMSNorm
+//! prologue and SiLU·up epilogue, or a single matmul such as the down
+//! projection's split-K slices) gets a kernel of its own (`kernel`), built
+//! as IR from the upstream NVVM ops (`tensor_core`) into
+//! `gpu.module @symm_matmul_kernels`, and the group's ops become one of
+//! two ways behind a measured choice:
+//!
+//! ```mlir
+//! %rounds = symm_mem.kernel_rounds site(S) rows(%m) max_rows(16)
+//! scf.for %i = %c0 to %rounds step %c1 {
+//!   %generated = symm_mem.kernel_variant site(S) rows(%m) round(%i) max_rows(16)
+//!   scf.if %generated { gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 ... }
+//!   else { the group's ops, as they were (cuBLAS and the element-wise kernels) }
+//!   symm_mem.kernel_variant_end site(S) rows(%m) round(%i)
+//! }
+//! ```
+//!
+//! The runtime times both ways on the first call of a row count outside a
+//! CUDA-graph capture and keeps the faster (`SYMM_MATMUL` forces either);
+//! rows above `max-rows` take the library. A remark names every group
+//! and what fused into it, or why a matmul keeps the library.
+
+pub mod groups;
+pub mod kernel;
+mod launch;
+mod tensor_core;
+
+use crate::{
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    builders::replace_terminator,
+    collectives::emit::Emitter,
+    ir::{Blk, Op, emit_error, emit_remark},
+};
+use groups::{Group, group_at, output_of};
+use kernel::{Epilogue, Output, Prologue, SkinnyMatmul, Tile};
+use melior::{
+    ContextRef,
+    dialect::{func, ods},
+    ir::{
+        Block, Identifier, Location, Region, RegionLike,
+        attribute::{StringAttribute, TypeAttribute},
+        r#type::FunctionType,
+    },
+};
+
+pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
+    c"symm-linalg-matmul-to-gpu",
+    c"SymmLinalgMatmulToGpu",
+    c"Give small-row matmuls (and the norm and activation around them) generated tensor-core kernels, chosen against cuBLAS by measurement",
+    c"builtin.module",
+    &[
+        PassOption::new(
+            c"max-rows",
+            c"Largest row count the generated kernels take (a multiple of 16, at most 64; 0: none)",
+            OptionKind::Int64,
+            c"16",
+        ),
+        PassOption::new(
+            c"bn",
+            c"Columns of each weight per block (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"bk",
+            c"Weight rows per pipeline stage (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"stages",
+            c"Pipeline stages, stages - 1 in flight (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"warps",
+            c"Warps per block (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+    ],
+    file!(),
+);
+
+/// The gpu.module that holds the generated matmul kernels.
+pub const KERNEL_MODULE: &str = "symm_matmul_kernels";
+
+pub struct MatmulToGpu;
+
+/// A group and the kernel it takes.
+struct Planned {
+    group: Group,
+    kernel: SkinnyMatmul,
+    /// The left operand (x with a prologue), the weights and the output.
+    a: crate::ir::Val,
+    weights: Vec<crate::ir::Val>,
+    out: crate::ir::Val,
+    /// Dimension of `a` that counts rows.
+    rows_dim: usize,
+    /// Element functions: (name, op whose region becomes it, its types).
+    functions: Vec<(String, Op)>,
+    columns: Vec<crate::ir::Val>,
+    init: Option<crate::ir::Val>,
+}
+
+/// The tilings of the pair kernels and the single-matmul kernels, and the
+/// row bound: each kind's default, or what the options set for both.
+fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), String> {
+    let get = |name: &str, default: i64| options.int(name).unwrap_or(default);
+    let max_rows = get("max-rows", 16);
+    if !(0..=64).contains(&max_rows) || max_rows % 16 != 0 {
+        return Err(format!(
+            "max-rows = {max_rows}: the generated kernels take a multiple of 16 rows, at most 64"
+        ));
+    }
+    let m_tiles = (max_rows as u64 / 16).max(1);
+    let with_options = |default: Tile| -> Result<Tile, String> {
+        let mut tile = Tile { m_tiles, ..default };
+        for (name, field) in [
+            ("bn", &mut tile.bn),
+            ("bk", &mut tile.bk),
+            ("stages", &mut tile.stages),
+            ("warps", &mut tile.warps),
+        ] {
+            match get(name, 0) {
+                0 => {}
+                v if v > 0 => *field = v as u64,
+                v => return Err(format!("{name} = {v} must be positive")),
+            }
+        }
+        Ok(tile)
+    };
+    Ok((
+        [with_options(Tile::PAIR)?, with_options(Tile::SINGLE)?],
+        max_rows as u64,
+    ))
+}
+
+/// Static sizes of a 2-D or 3-D (slices) memref: the row stride (static
+/// stride or identity) and slice stride.
+fn strides(value: crate::ir::Val) -> Option<(Vec<Option<i64>>, Vec<Option<i64>>)> {
+    let ty = value.ty();
+    let shape = ty.shape();
+    let (strides, offset) = ty.strides_and_offset()?;
+    if offset != Some(0) && offset.is_some() {
+        // A static offset other than zero: the host adds it (launch.rs).
+    }
+    offset?;
+    Some((shape, strides))
+}
+
+/// The kernel for `group`, or why it has none.
+fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)> {
+    let name = format!("symm_matmul_{index}");
+    match &group {
+        Group::Pair {
+            prologue,
+            matmuls,
+            epilogue,
+            epilogue_args,
+            ..
+        } => {
+            let (a, w0, w1) = (
+                matmuls[0].operand(0),
+                matmuls[0].operand(1),
+                matmuls[1].operand(1),
+            );
+            let out = *epilogue
+                .operands()
+                .last()
+                .expect("an elementwise generic has an output");
+            let refuse = |why: &str| Err((matmuls[0], format!("keeps cuBLAS: {why}")));
+            let (Some((a_shape, a_strides)), Some((w_shape, w_strides))) =
+                (strides(a), strides(w0))
+            else {
+                return refuse("an operand without a strided layout at a static offset");
+            };
+            if strides(w1).map(|s| s.0) != Some(w_shape.clone())
+                || !a.ty().has_identity_layout()
+                || !w0.ty().has_identity_layout()
+                || !w1.ty().has_identity_layout()
+                || !out.ty().has_identity_layout()
+            {
+                return refuse(
+                    "the pair's operands are not contiguous row-major matrices of one shape",
+                );
+            }
+            let _ = (a_strides, w_strides);
+            let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
+                return refuse("a weight of dynamic shape");
+            };
+            if a_shape.get(1) != Some(&Some(*k)) || out.ty().shape().get(1) != Some(&Some(*n)) {
+                return refuse("shapes that do not match");
+            }
+            if ![a, w0, w1].iter().all(|v| groups::bf16(*v)) || output_of(out) != Some(Output::Bf16)
+            {
+                return refuse("the generated kernel takes bf16 operands and a bf16 result");
+            }
+            let mut functions = vec![(format!("{name}_epilogue"), *epilogue)];
+            let (kernel_a, columns, init, prologue_spec) = match prologue {
+                Some(p) => {
+                    functions.push((format!("{name}_step"), p.reduction));
+                    functions.push((format!("{name}_prologue"), p.normalize));
+                    let spec = Prologue {
+                        step: format!("{name}_step"),
+                        apply: format!("{name}_prologue"),
+                        args: p.args.clone(),
+                        columns: p.columns.iter().map(|c| c.ty().element().print()).collect(),
+                    };
+                    (p.x, p.columns.clone(), Some(p.init), Some(spec))
+                }
+                None => (a, Vec::new(), None, None),
+            };
+            let kernel = SkinnyMatmul {
+                name: name.clone(),
+                k: *k as u64,
+                n: *n as u64,
+                lda: *k as u64,
+                a_slice: 0,
+                w_slice: 0,
+                slices: 1,
+                weights: 2,
+                output: Output::Bf16,
+                prologue: prologue_spec,
+                epilogue: Some(Epilogue {
+                    function: format!("{name}_epilogue"),
+                    args: epilogue_args.clone(),
+                }),
+                tile,
+            };
+            if let Some(problem) = kernel.problem() {
+                return refuse(&problem);
+            }
+            Ok(Planned {
+                kernel,
+                a: kernel_a,
+                weights: vec![w0, w1],
+                out,
+                rows_dim: 0,
+                functions,
+                columns,
+                init,
+                group,
+            })
+        }
+        Group::Single { matmul, .. } => {
+            let op = *matmul;
+            let (a, w, c) = (op.operand(0), op.operand(1), op.operand(2));
+            let refuse = |why: &str| Err((op, format!("keeps cuBLAS: {why}")));
+            let (Some((a_shape, a_strides)), Some((w_shape, w_strides))) = (strides(a), strides(w))
+            else {
+                return refuse("an operand without a strided layout at a static offset");
+            };
+            if !groups::bf16(a) || !groups::bf16(w) {
+                return refuse("the generated kernel takes bf16 operands");
+            }
+            let Some(output) = output_of(c) else {
+                return refuse("the generated kernel writes bf16 or f32");
+            };
+            if !c.ty().has_identity_layout() {
+                return refuse("an output that is not contiguous");
+            }
+            let batched = a_shape.len() == 3;
+            let (slices, k, n, lda, a_slice, w_slice) = if batched {
+                let static_of = |v: &[Option<i64>], i: usize| v.get(i).copied().flatten();
+                let (Some(slices), Some(k), Some(n), Some(lda), Some(a_slice), Some(w_row)) = (
+                    static_of(&w_shape, 0),
+                    static_of(&w_shape, 1),
+                    static_of(&w_shape, 2),
+                    static_of(&a_strides, 1),
+                    static_of(&a_strides, 0),
+                    static_of(&w_strides, 1),
+                ) else {
+                    return refuse("split-K slices of dynamic shape or strides");
+                };
+                let w_slice = static_of(&w_strides, 0).unwrap_or(k * n);
+                if a_strides.get(2) != Some(&Some(1))
+                    || w_row != n
+                    || w_strides.get(2) != Some(&Some(1))
+                {
+                    return refuse("slices whose rows are not contiguous");
+                }
+                (slices, k, n, lda, a_slice, w_slice)
+            } else {
+                let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
+                    return refuse("a weight of dynamic shape");
+                };
+                let Some(Some(lda)) = a_strides.first() else {
+                    return refuse("a left operand of dynamic row stride");
+                };
+                if !w.ty().has_identity_layout() || a_strides.get(1) != Some(&Some(1)) {
+                    return refuse("operands whose rows are not contiguous");
+                }
+                (1, *k, *n, *lda, 0, 0)
+            };
+            let kernel = SkinnyMatmul {
+                name,
+                k: k as u64,
+                n: n as u64,
+                lda: lda as u64,
+                a_slice: a_slice as u64,
+                w_slice: w_slice as u64,
+                slices: slices as u64,
+                weights: 1,
+                output,
+                prologue: None,
+                epilogue: None,
+                tile,
+            };
+            if let Some(problem) = kernel.problem() {
+                return refuse(&problem);
+            }
+            Ok(Planned {
+                kernel,
+                a,
+                weights: vec![w],
+                out: c,
+                rows_dim: if batched { 1 } else { 0 },
+                functions: Vec::new(),
+                columns: Vec::new(),
+                init: None,
+                group,
+            })
+        }
+    }
+}
+
+/// What fused, for the remark.
+fn describe(planned: &Planned) -> String {
+    let k = &planned.kernel;
+    let what = match &planned.group {
+        Group::Pair { prologue, .. } => format!(
+            "matmul pair ({}x{} per weight){} with the element-wise epilogue",
+            k.k,
+            k.n,
+            if prologue.is_some() {
+                " with the row-norm prologue"
+            } else {
+                ""
+            }
+        ),
+        Group::Single { .. } if k.slices > 1 => {
+            format!("matmul in {} split-K slices of {}x{}", k.slices, k.k, k.n)
+        }
+        Group::Single { .. } => format!("matmul {}x{}", k.k, k.n),
+    };
+    let (x, y) = k.grid();
+    format!(
+        "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows), chosen against cuBLAS by measurement for up to {} rows",
+        k.name,
+        k.tile.threads(),
+        k.tile.shared_bytes(k.weights),
+        k.tile.stages,
+        k.tile.bk,
+        k.tile.rows()
+    )
+}
+
+impl SymmPass for MatmulToGpu {
+    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let ([pair_tile, single_tile], max_rows) = match tile_from(options) {
+            Ok(t) => t,
+            Err(message) => {
+                emit_error(
+                    module.loc(),
+                    &format!("symm-linalg-matmul-to-gpu: {message}"),
+                );
+                return Err(PassFailed);
+            }
+        };
+        if max_rows == 0 {
+            return Ok(());
+        }
+        if let Some(problem) = pair_tile.problem(2).or_else(|| single_tile.problem(1)) {
+            emit_error(
+                module.loc(),
+                &format!("symm-linalg-matmul-to-gpu: {problem}"),
+            );
+            return Err(PassFailed);
+        }
+        // Anchors listed before anything moves.
+        let anchors: Vec<Op> = module
+            .walk()
+            .into_iter()
+            .filter(|op| op.is("linalg.matmul") || op.is("linalg.batch_matmul"))
+            .filter(|op| {
+                !std::iter::successors(op.parent(), |p| p.parent())
+                    .any(|p| p.is("gpu.module") || p.is("gpu.launch"))
+            })
+            .collect();
+        let mut taken: Vec<Op> = Vec::new();
+        let mut planned = Vec::new();
+        for op in anchors {
+            if taken.contains(&op) {
+                continue;
+            }
+            match group_at(op) {
+                Ok(Some(group)) => {
+                    if let Group::Pair {
+                        prologue_refused: Some((at, why)),
+                        ..
+                    } = &group
+                    {
+                        emit_remark(at.loc(), why);
+                    }
+                    let tile = match group {
+                        Group::Pair { .. } => pair_tile,
+                        Group::Single { .. } => single_tile,
+                    };
+                    match plan(group, planned.len(), tile) {
+                        Ok(p) => {
+                            taken.extend(p.group.ops());
+                            planned.push(p);
+                        }
+                        Err((at, why)) => emit_remark(at.loc(), &why),
+                    }
+                }
+                Ok(None) => {}
+                Err((at, why)) => emit_remark(at.loc(), &format!("keeps cuBLAS: {why}")),
+            }
+        }
+        if planned.is_empty() {
+            return Ok(());
+        }
+        let Some(body) = module.entry_block() else {
+            return Ok(());
+        };
+        if let Err(message) = emit_module(module, body, &planned) {
+            emit_error(module.loc(), &message);
+            return Err(PassFailed);
+        }
+        for (index, p) in planned.iter().enumerate() {
+            emit_remark(p.group.ops()[0].loc(), &describe(p));
+            launch::dispatch(p, site_of(module, index), p.kernel.tile.rows());
+        }
+        module.set_attr("gpu.container_module", module.ctx().unit());
+        Ok(())
+    }
+}
+
+/// A site id for the runtime's table of choices: the kernel's sizes and
+/// index, hashed (FNV-1a), so that programs linked together keep theirs
+/// apart unless they are the same matmul.
+fn site_of(module: Op, index: usize) -> i64 {
+    let _ = module;
+    let text = format!("symm_matmul_{index}");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x100_0000_01b3);
+    }
+    (hash >> 1) as i64
+}
+
+/// `gpu.module @symm_matmul_kernels`: the dynamic shared memory, the
+/// element functions (each a copy of its generic's body) and the kernels.
+fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), String> {
+    let ctx = module.ctx();
+    // SAFETY: the context of the module being compiled, alive for the pass.
+    let context = unsafe { ContextRef::from_raw(ctx.raw()) };
+    // SAFETY: used only within this call.
+    let context = unsafe { context.to_ref() };
+    let loc = Location::name(context, KERNEL_MODULE, Location::unknown(context));
+    let body = Block::new(&[]);
+    let e = Emitter::new(context, loc, Blk::from_raw(body.to_raw()));
+    kernel::declare_shared(&e, e.block);
+    let mut moved = Vec::new();
+    for p in planned {
+        for (function, generic) in &p.functions {
+            let block = crate::linalg_gpu::body(*generic)?;
+            let mut inputs = Vec::new();
+            for i in 0..block.num_args() {
+                let ty = block.arg(i).ty();
+                // SAFETY: a type of this context.
+                inputs.push(unsafe { melior::ir::Type::from_raw(ty.raw()) });
+            }
+            let yielded = block.terminator().ok_or("a generic without a terminator")?;
+            let result = yielded.operand(0).ty();
+            // SAFETY: a type of this context.
+            let result = unsafe { melior::ir::Type::from_raw(result.raw()) };
+            let ty = FunctionType::new(context, &inputs, &[result]);
+            let f = e.push(func::func(
+                context,
+                StringAttribute::new(context, function),
+                TypeAttribute::new(ty.into()),
+                Region::new(),
+                &[(
+                    Identifier::new(context, "sym_visibility"),
+                    StringAttribute::new(context, "private").into(),
+                )],
+                loc,
+            ));
+            moved.push((f, *generic));
+        }
+    }
+    for p in planned {
+        p.kernel.build(&e, e.block)?;
+    }
+    let region = Region::new();
+    region.append_block(body);
+    let gpu_module: melior::ir::Operation = ods::gpu::module(
+        context,
+        region,
+        StringAttribute::new(context, KERNEL_MODULE),
+        loc,
+    )
+    .into();
+    let gpu_module = Op::from_raw(gpu_module.into_raw());
+    parent.append(gpu_module);
+    // Each element function gets a copy of its generic's body (the
+    // generic itself stays for the library's way).
+    for (function, generic) in moved {
+        let copy = generic.clone_op();
+        // Its body's constants come along (groups.rs let only constants in).
+        crate::fuse_epilogue::copy_in_constants(copy);
+        function.take_region_at(0, copy, 0);
+        copy.erase();
+        if let Some(entry) = function.entry_block() {
+            replace_terminator(entry, "func.return");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! Typed builders for what the matmul kernels need beyond `emit::Emitter`:
+//! the upstream NVVM ops (`mma.sync`, `ldmatrix`, `mbarrier.*`,
+//! `cp.async.bulk`) built with the op builders that `melior::dialect!`
+//! generates from MLIR's own `NVVMOps.td` (`symm_dialects::nvvm`), their
+//! attributes through our small C API (`symm-c/Nvvm.h`), shared-memory
+//! pointers (`!llvm.ptr<3>`) and the LLVM struct and vector plumbing
+//! between them. No op is built from a name or from text.
+
+use crate::collectives::emit::{Emitter, value};
+use crate::ir::Val;
+use melior::{
+    dialect::{llvm, ods},
+    ir::{
+        Attribute, Region, Type, ValueLike,
+        attribute::{
+            DenseI32ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute,
+            IntegerAttribute, StringAttribute, TypeAttribute,
+        },
+        operation::OperationMutLike,
+        r#type::IntegerType,
+    },
+};
+use symm_dialects::{ffi, nvvm};
+
+/// LLVM's address spaces for NVPTX.
+const GLOBAL: u32 = 1;
+const SHARED: u32 = 3;
+/// The shared::cluster window: a CTA's own shared memory is part of it, and
+/// `cp.async.bulk`'s destination is named in it (PTX 8.0).
+const SHARED_CLUSTER: u32 = 7;
+
+/// The dynamic shared memory symbol of a kernel module.
+pub const DYNAMIC_SHARED: &str = "__symm_dynamic_shared";
+
+/// The tensor-core and bulk-copy ops on an `Emitter`.
+pub trait TensorCore<'c> {
+    fn shared_ptr(&self) -> Type<'c>;
+    fn i32(&self) -> Type<'c>;
+    fn f32(&self) -> Type<'c>;
+    fn c32(&self, number: i64) -> Val;
+    /// Declares the kernels' dynamic shared memory in a gpu.module's body.
+    fn declare_dynamic_shared(&self);
+    /// The address of the dynamic shared memory plus `bytes`.
+    fn dynamic_shared(&self) -> Val;
+    /// `ptr + bytes` for a pointer of any address space.
+    fn byte_offset(&self, ptr: Val, bytes: Val) -> Val;
+    /// A generic pointer as a global one (`!llvm.ptr<1>`).
+    fn to_global(&self, ptr: Val) -> Val;
+    /// A shared pointer in the shared::cluster window.
+    fn to_shared_cluster(&self, ptr: Val) -> Val;
+    fn mbarrier_init(&self, bar: Val, count: i64);
+    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val);
+    /// Waits until the phase of parity `parity` (i32) of `bar` completes.
+    fn mbarrier_wait(&self, bar: Val, parity: Val);
+    /// `cp.async.bulk`: `bytes` (i32, a multiple of 16) from global `src`
+    /// to shared `dst`, completing on `bar`.
+    fn bulk_copy(&self, dst: Val, src: Val, bar: Val, bytes: Val);
+    /// `cp.async.cg.shared.global`: 16 bytes from global `src` to shared
+    /// `dst`, of which the first `valid` (i32: 16 or 0) are read and the
+    /// rest zero-filled.
+    fn async_copy_16(&self, dst: Val, src: Val, valid: Val);
+    /// `cp.async.mbarrier.arrive.noinc`: `bar` sees this thread's arrival
+    /// once its earlier `cp.async` copies have landed.
+    fn async_copies_arrive(&self, bar: Val);
+    /// `ldmatrix.sync.aligned.m8n8.x4.trans.b16`: four 8x8 matrices of
+    /// 16-bit elements, transposed, as four i32 registers.
+    fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4];
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: returns the
+    /// four f32 accumulators.
+    fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4];
+    /// Member `index` of an LLVM struct.
+    fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val;
+    /// Two 16-bit floats packed into an i32 (lane 0 in the low half).
+    fn pack(&self, low: Val, high: Val) -> Val;
+    /// `llvm.bitcast`.
+    fn reinterpret(&self, v: Val, to: Type<'c>) -> Val;
+}
+
+fn attribute<'c>(raw: mlir_sys::MlirAttribute) -> Attribute<'c> {
+    // SAFETY: the C API returned an attribute of the emitter's context.
+    unsafe { Attribute::from_raw(raw) }
+}
+
+impl<'c> TensorCore<'c> for Emitter<'c> {
+    fn shared_ptr(&self) -> Type<'c> {
+        llvm::r#type::pointer(self.ctx, SHARED)
+    }
+    fn i32(&self) -> Type<'c> {
+        IntegerType::new(self.ctx, 32).into()
+    }
+    fn f32(&self) -> Type<'c> {
+        Type::float32(self.ctx)
+    }
+    fn c32(&self, number: i64) -> Val {
+        self.constant(self.i32(), number)
+    }
+
+    fn declare_dynamic_shared(&self) {
+        let array = llvm::r#type::array(IntegerType::new(self.ctx, 8).into(), 0);
+        let mut global: melior::ir::Operation = ods::llvm::mlir_global(
+            self.ctx,
+            Region::new(),
+            TypeAttribute::new(array),
+            StringAttribute::new(self.ctx, DYNAMIC_SHARED),
+            llvm::attributes::linkage(self.ctx, llvm::attributes::Linkage::External),
+            self.loc,
+        )
+        .into();
+        global.set_attribute(
+            "addr_space",
+            IntegerAttribute::new(self.i32(), i64::from(SHARED)).into(),
+        );
+        global.set_attribute("alignment", IntegerAttribute::new(self.i64(), 128).into());
+        self.push(global);
+    }
+
+    fn dynamic_shared(&self) -> Val {
+        self.one(
+            ods::llvm::mlir_addressof(
+                self.ctx,
+                self.shared_ptr(),
+                FlatSymbolRefAttribute::new(self.ctx, DYNAMIC_SHARED),
+                self.loc,
+            )
+            .into(),
+        )
+    }
+
+    fn byte_offset(&self, ptr: Val, bytes: Val) -> Val {
+        let ty = value(ptr).r#type();
+        self.one(llvm::get_element_ptr_dynamic(
+            self.ctx,
+            value(ptr),
+            &[value(bytes)],
+            IntegerType::new(self.ctx, 8).into(),
+            ty,
+            self.loc,
+        ))
+    }
+
+    fn to_global(&self, ptr: Val) -> Val {
+        let global = llvm::r#type::pointer(self.ctx, GLOBAL);
+        self.one(ods::llvm::addrspacecast(self.ctx, global, value(ptr), self.loc).into())
+    }
+
+    fn to_shared_cluster(&self, ptr: Val) -> Val {
+        let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
+        self.one(ods::llvm::addrspacecast(self.ctx, cluster, value(ptr), self.loc).into())
+    }
+
+    fn mbarrier_init(&self, bar: Val, count: i64) {
+        let count = self.c32(count);
+        self.push(nvvm::mbarrier_init(self.ctx, value(bar), value(count), self.loc).into());
+    }
+
+    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val) {
+        self.push(
+            nvvm::mbarrier_arrive_expect_tx(self.ctx, value(bar), value(bytes), self.loc).into(),
+        );
+    }
+
+    fn mbarrier_wait(&self, bar: Val, parity: Val) {
+        // Ticks: the suspend-time hint in ns (the PTX loop retries until done).
+        let ticks = self.c32(0x989680);
+        self.push(
+            nvvm::mbarrier_try_wait_parity(
+                self.ctx,
+                value(bar),
+                value(parity),
+                value(ticks),
+                self.loc,
+            )
+            .into(),
+        );
+    }
+
+    fn bulk_copy(&self, dst: Val, src: Val, bar: Val, bytes: Val) {
+        let dst = self.to_shared_cluster(dst);
+        let src = self.to_global(src);
+        let mut op: melior::ir::Operation = nvvm::cp_async_bulk_shared_cluster_global(
+            self.ctx,
+            value(dst),
+            value(src),
+            value(bar),
+            value(bytes),
+            self.loc,
+        )
+        .into();
+        // No multicast mask or cache hint: the generated builder leaves the
+        // optional operands' segment sizes to us.
+        op.set_attribute(
+            "operandSegmentSizes",
+            DenseI32ArrayAttribute::new(self.ctx, &[1, 1, 1, 1, 0, 0]).into(),
+        );
+        self.push(op);
+    }
+
+    fn async_copy_16(&self, dst: Val, src: Val, valid: Val) {
+        let src = self.to_global(src);
+        // SAFETY: an attribute of this context from the C API.
+        let cg = attribute(unsafe { ffi::symmNvvmCacheGlobalGet(self.ctx.to_raw()) });
+        let op = nvvm::CpAsyncOperation::builder(self.ctx, self.loc)
+            .dst(value(dst))
+            .src(value(src))
+            .size(IntegerAttribute::new(self.i32(), 16))
+            .modifier(cg)
+            .cp_size(value(valid))
+            .build();
+        self.push(op.into());
+    }
+
+    fn async_copies_arrive(&self, bar: Val) {
+        let mut op: melior::ir::Operation =
+            nvvm::cp_async_mbarrier_arrive(self.ctx, value(bar), self.loc).into();
+        op.set_attribute(
+            "noinc",
+            IntegerAttribute::new(IntegerType::new(self.ctx, 1).into(), 1).into(),
+        );
+        self.push(op);
+    }
+
+    fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4] {
+        let i32 = self.i32();
+        let result = llvm::r#type::r#struct(self.ctx, &[i32, i32, i32, i32], false);
+        // SAFETY (all four): attributes of this context from the C API.
+        let layout = attribute(unsafe { ffi::symmNvvmMmaLayoutGet(self.ctx.to_raw(), true) });
+        let shape = attribute(unsafe { ffi::symmNvvmLdMatrixShape8x8Get(self.ctx.to_raw()) });
+        let element = attribute(unsafe { ffi::symmNvvmLdMatrixB16Get(self.ctx.to_raw()) });
+        let loaded = self.one(
+            nvvm::ldmatrix(
+                self.ctx,
+                result,
+                value(row),
+                IntegerAttribute::new(i32, 4),
+                layout,
+                shape,
+                element,
+                self.loc,
+            )
+            .into(),
+        );
+        std::array::from_fn(|i| self.member(loaded, i as i64, i32))
+    }
+
+    fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4] {
+        let f32 = self.f32();
+        let result = llvm::r#type::r#struct(self.ctx, &[f32, f32, f32, f32], false);
+        let a: Vec<_> = a.iter().map(|v| value(*v)).collect();
+        let b: Vec<_> = b.iter().map(|v| value(*v)).collect();
+        let c: Vec<_> = c.iter().map(|v| value(*v)).collect();
+        let raw = self.ctx.to_raw();
+        // SAFETY (all): attributes of this context from the C API.
+        let shape = attribute(unsafe { ffi::symmNvvmMmaShapeGet(raw, 16, 8, 16) });
+        let row = attribute(unsafe { ffi::symmNvvmMmaLayoutGet(raw, false) });
+        let col = attribute(unsafe { ffi::symmNvvmMmaLayoutGet(raw, true) });
+        let bf16 = attribute(unsafe { ffi::symmNvvmMmaTypeBf16Get(raw) });
+        let mut op: melior::ir::Operation =
+            nvvm::mma_sync(self.ctx, result, &a, &b, &c, shape, row, col, self.loc).into();
+        // A, B and C's operand counts (the builder leaves them to us).
+        op.set_attribute(
+            "operandSegmentSizes",
+            DenseI32ArrayAttribute::new(self.ctx, &[4, 2, 4]).into(),
+        );
+        op.set_attribute("multiplicandAPtxType", bf16);
+        op.set_attribute("multiplicandBPtxType", bf16);
+        let d = self.one(op);
+        std::array::from_fn(|i| self.member(d, i as i64, f32))
+    }
+
+    fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val {
+        self.one(llvm::extract_value(
+            self.ctx,
+            value(container),
+            DenseI64ArrayAttribute::new(self.ctx, &[index]),
+            ty,
+            self.loc,
+        ))
+    }
+
+    fn pack(&self, low: Val, high: Val) -> Val {
+        let pair = self.vector(2, value(low).r#type());
+        let packed = self.poison(pair);
+        let packed = self.insert(packed, low, 0);
+        let packed = self.insert(packed, high, 1);
+        self.reinterpret(packed, self.i32())
+    }
+
+    fn reinterpret(&self, v: Val, to: Type<'c>) -> Val {
+        self.one(llvm::bitcast(value(v), to, self.loc))
+    }
+}

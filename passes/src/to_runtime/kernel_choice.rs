@@ -1,0 +1,48 @@
+//! `symm_mem.kernel_rounds`, `kernel_variant` and `kernel_variant_end`
+//! (a measured choice between a generated kernel and the library,
+//! `symm-linalg-matmul-to-gpu`) become the runtime's
+//! `symm_rt_kernel_rounds`, `symm_rt_kernel_variant` and
+//! `symm_rt_kernel_variant_end`, which time both ways on a row count's
+//! first call outside a capture and keep the faster.
+
+use super::host::{Host, int_type};
+use crate::ir::Op;
+use symm_protocol::abi;
+
+/// The op's integer attribute `name` as an i64 value.
+fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, String> {
+    let value = op
+        .attr(name)
+        .and_then(|a| a.int())
+        .ok_or_else(|| format!("has no integer attribute '{name}'"))?;
+    Ok(host.int(64, value))
+}
+
+pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
+    let ctx = op.ctx();
+    let i64 = int_type(ctx, 64);
+    let site = attribute(host, op, "site")?;
+    let rows = host.cast(op.operand(0), i64);
+    match op.name().as_str() {
+        "symm_mem.kernel_rounds" => {
+            let max_rows = attribute(host, op, "max_rows")?;
+            let rounds = host.call_value(&abi::KERNEL_ROUNDS, &[site, rows, max_rows]);
+            let index = host.cast(rounds, ctx.index_type());
+            op.result(0).replace_all_uses_with(index);
+        }
+        "symm_mem.kernel_variant" => {
+            let round = host.cast(op.operand(1), i64);
+            let max_rows = attribute(host, op, "max_rows")?;
+            let chosen = host.call_value(&abi::KERNEL_VARIANT, &[site, rows, round, max_rows]);
+            let zero = host.int(32, 0);
+            let generated = host.b.cmpi(crate::builders::CmpI::Ne, chosen, zero);
+            op.result(0).replace_all_uses_with(generated);
+        }
+        "symm_mem.kernel_variant_end" => {
+            let round = host.cast(op.operand(1), i64);
+            host.call(&abi::KERNEL_VARIANT_END, &[site, rows, round]);
+        }
+        other => return Err(format!("is not a kernel choice ({other})")),
+    }
+    Ok(())
+}
