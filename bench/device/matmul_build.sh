@@ -3,13 +3,12 @@
 # floor): the runtime (shared, for the Python layers), symm-launch and
 # symm-gpu-tests, and
 #   - the Llama MLP block at world size 1 as Python layers at several widths
-#     (D hidden, F the MLP width the rank holds): 4096/14336 (Llama-3-8B,
-#     the whole MLP on one GPU), 3072/8192 (Llama-3.2-3B), 5120/1728 (a TP-8
+#     (D hidden, F the MLP width the rank holds): 4096/7168 (a TP-2 rank
+#     of Llama-3-8B), 3072/8192 (Llama-3.2-3B), 5120/1728 (a TP-8
 #     shard of a 13824-wide MLP: not a multiple of 128, split-K slices of
 #     864 rows, a K tail in the last stage), 2064/1000 (K = 2064 leaves a
 #     16-row tail of the 64-row stage; N = 1000 a partial column tile; the
 #     down projection's K = 1000 is no multiple of 16, so it keeps cuBLAS);
-#     and 4096/14336 compiled with --matmul-max-rows=0 (cuBLAS only);
 #   - the C++ Llama apps (llama_mlp, llama_decoder) at world size 1 (full
 #     widths) and 2 (the shipped examples, run with ranks sharing a GPU).
 #
@@ -34,11 +33,10 @@ layer() { # name mlir [symm-compile flags...]
   c++ -shared -o "$out/layers/lib$name.so" "$out/src/$name.o" -L"$out/layers" -lsymm_runtime \
     -Wl,-rpath,'$ORIGIN'
 }
-for w in 4096x14336 3072x8192 5120x1728 2064x1000; do
+for w in 4096x7168 3072x8192 5120x1728 2064x1000; do
   widths "${w%x*}" "${w#*x}" "$out/src/mlp_$w.mlir"
   layer "mlp_$w" "$out/src/mlp_$w.mlir"
 done
-layer mlp_4096x14336_cublas "$out/src/mlp_4096x14336.mlir" --matmul-max-rows=0
 # The C++ apps: world 1 at full widths, and the shipped world-2 examples.
 for layer in llama_mlp llama_decoder; do
   sed -e 's/world_size(2)/world_size(1)/' -e 's/7168/14336/g' -e 's/2048x4096xbf16/4096x4096xbf16/g' \

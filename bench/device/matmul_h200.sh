@@ -17,28 +17,32 @@ L=$B/layers
 py() { SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
   timeout 300 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-  for w in 4096x14336 3072x8192 5120x1728 2064x1000; do
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  for w in 4096x7168 3072x8192 5120x1728 2064x1000; do
     SYMM_LOG=info run py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}"
     SYMM_MATMUL=generated run py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 1,3,8,16,17
   done
-  SYMM_MATMUL=library run py "$L/libmlp_4096x14336.so" 4096 14336 --tokens 1,16,17
-  run py "$L/libmlp_4096x14336_cublas.so" 4096 14336 --tokens 1,16
 } 2>&1 | tee "$OUT/checks.log"
 {
   for way in generated library; do
-    SYMM_MATMUL=$way run py "$L/libmlp_4096x14336.so" 4096 14336 --tokens= --profile 1,16
+    SYMM_MATMUL=$way run py "$L/libmlp_4096x7168.so" 4096 7168 --tokens= --profile 1,16
   done
-  run py "$L/libmlp_4096x14336_cublas.so" 4096 14336 --tokens= --profile 1,16
 } 2>&1 | tee "$OUT/profile.log"
 {
   run python3 bench/model/reference.py --out /tmp/ref --m 1 16 17 128
   for way in measured generated library; do
-    SYMM_MATMUL=$way run timeout 200 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens=1,16,17,128
-    SYMM_MATMUL=$way run timeout 200 "$B/symm-launch" -n 1 "$B/llama_decoder_w1" /tmp/ref --tokens=1,16,17,128
+    SYMM_MATMUL=$way run timeout 200 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens=1,16,17,128 --iterations=20
+    SYMM_MATMUL=$way run timeout 200 "$B/symm-launch" -n 1 "$B/llama_decoder_w1" /tmp/ref --tokens=1,16,17,128 --iterations=20
   done
   for way in measured generated; do
     SYMM_MATMUL=$way run timeout 200 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_mlp_w2" /tmp/ref --tokens=1,16,17 --iterations=5
     SYMM_MATMUL=$way run timeout 200 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_decoder_w2" /tmp/ref --tokens=1,16,17 --iterations=5
   done
 } 2>&1 | tee "$OUT/apps.log"
+{
+  for tool in memcheck racecheck; do
+    SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
+      run timeout 240 compute-sanitizer --tool $tool --target-processes all --kernel-name regex:symm_matmul \
+      "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_2064x1000.so" 2064 1000 --tokens 16
+  done
+} 2>&1 | tee "$OUT/sanitizer.log"

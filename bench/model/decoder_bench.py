@@ -62,6 +62,22 @@ def decoder(s, w_o, next_norm, attn, x, reduce, fused):
     return out, rmsnorm(out, next_norm)
 
 
+_COMPILED = {}
+
+
+def compiled_decoder(name):
+    """torch.compile (Inductor) of the block with gate and up fused, one
+    per all-reduce variant."""
+    if name not in _COMPILED:
+        _COMPILED[name] = torch.compile(
+            lambda s, w_o, next_norm, attn, x, reduce: decoder(
+                s, w_o, next_norm, attn, x, reduce, True
+            ),
+            dynamic=False,
+        )
+    return _COMPILED[name]
+
+
 def main():
     s = llama_tp.setup()
     heads, w_o, next_norm = attention_weights(s)
@@ -109,6 +125,23 @@ def main():
                         ),
                         graph,
                     )
+        # torch.compile (Inductor) of each fused variant, captured in a CUDA
+        # graph like the others: the anchor a torch user would pick.
+        for name, reduce in variants:
+            compiled = compiled_decoder(name)
+            call = lambda compiled=compiled, reduce=reduce: compiled(  # noqa: E731
+                s, w_o, next_norm, attn, x, reduce
+            )
+            try:
+                got = call()
+                torch.cuda.synchronize()
+                row[f"torch_compile_{name}_error"] = max(
+                    rel_l2(g, r) for g, r in zip(got, reference)
+                )
+                row[f"torch_compile_{name}_cg_us"] = bench(call, graph=True)
+            except Exception as error:  # reported, not fatal
+                if s.rank == 0:
+                    print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, layer in layers:
 
             def ours(layer=layer):

@@ -199,7 +199,7 @@ fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> 
         if !op.is("linalg.matmul") {
             continue;
         }
-        let Ok(Some(group)) = crate::matmul::groups::group_at(op) else {
+        let Ok(Some(group)) = crate::matmul::groups::group_at(op, &mut Vec::new()) else {
             continue;
         };
         let Some(last) = group.ops().last().copied() else {

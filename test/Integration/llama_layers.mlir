@@ -23,9 +23,10 @@
 // RUN: env -u RANK %t/llama_mlp %t > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt
 
-// No .extern anywhere: libdevice's expf and rsqrtf are linked in.
+// No .extern function anywhere: libdevice's expf and rsqrtf are linked in
+// (the generated matmul kernels' dynamic shared memory is the one .extern).
 // The sum of squares: a block per row, combined by warp shuffles.
-// MLP-NOT: .extern
+// MLP-NOT: .extern .func
 // MLP-DAG: shfl.sync.bfly
 // MLP-DAG: rsqrt.approx
 // MLP-DAG: ex2.approx
@@ -36,29 +37,41 @@
 // MLP-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
 // MLP-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0(
-// MLP-NOT: .extern
+// Up to 16 rows the RMSNorm, gate and up projections and SiLU·up may run as
+// one generated kernel, and the down projection's slices as another
+// (symm-linalg-matmul-to-gpu), on the tensor cores, the weight streamed by
+// cp.async into an mbarrier pipeline.
+// MLP-DAG: .visible .entry symm_matmul_0(
+// MLP-DAG: .visible .entry symm_matmul_1(
+// MLP-DAG: .extern .shared .align 128 .b8 __symm_dynamic_shared[];
+// MLP-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// MLP-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// MLP-DAG: cp.async.cg.shared.global
+// MLP-DAG: cp.async.mbarrier.arrive.noinc.shared.b64
+// MLP-DAG: mbarrier.try_wait.parity.shared.b64
+// MLP-NOT: .extern .func
 
 // The all-reduce, the residual add and RMSNorm are one kernel per size
 // (symm_mem.all_reduce_rows_out): no separate row kernel.
-// ATTN-NOT: .extern
+// ATTN-NOT: .extern .func
 // ATTN-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: shfl.sync.bfly
 // ATTN-DAG: rsqrt.approx
-// ATTN-NOT: .extern
+// ATTN-NOT: .extern .func
 
 // The decoder layer's two all-reduces each carry the residual and a norm
 // (rows kernels, epilogues 0 and 3); the o_proj (K = 2048) is below
 // min-k, the down projection (K = 7168) is split over K into the MLP's up
 // to 128 rows.
-// DECODER-NOT: .extern
+// DECODER-NOT: .extern .func
 // DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
 // DECODER-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
 // DECODER-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
 // DECODER-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
-// DECODER-NOT: .extern
+// DECODER-NOT: .extern .func
 
 // HEADER: void llama_mlp(
 // HEADER-NEXT: symm_runtime *runtime,

@@ -41,8 +41,6 @@ pub struct PrologueOps {
 pub enum Group {
     Pair {
         prologue: Option<PrologueOps>,
-        /// Why the op before the pair is not fused as its prologue.
-        prologue_refused: Option<(Op, String)>,
         fills: [Op; 2],
         matmuls: [Op; 2],
         epilogue: Op,
@@ -147,7 +145,10 @@ fn is_bf16(value: Val) -> bool {
 
 /// An element-wise generic of rank 2 whose maps are projections:
 /// `(inputs, their dims, output)`, with the body's output argument unused.
-fn elementwise(op: Op) -> Result<(Vec<Val>, Vec<Vec<usize>>, Val), String> {
+/// An element-wise generic's inputs, the loops each reads, and its output.
+type Elementwise = (Vec<Val>, Vec<Vec<usize>>, Val);
+
+fn elementwise(op: Op) -> Result<Elementwise, String> {
     if !op.is("linalg.generic") {
         return Err("is not a linalg.generic".into());
     }
@@ -176,7 +177,8 @@ fn elementwise(op: Op) -> Result<(Vec<Val>, Vec<Vec<usize>>, Val), String> {
 
 /// The group at `op` (a matmul), or why there is none (`Err`, with the op
 /// to put the remark on). `Ok(None)`: not an anchor.
-pub fn group_at(op: Op) -> Result<Option<Group>, (Op, String)> {
+/// `notes` gathers what did not fuse and why (remarks for the caller).
+pub fn group_at(op: Op, notes: &mut Vec<(Op, String)>) -> Result<Option<Group>, (Op, String)> {
     if op.is("linalg.batch_matmul") {
         if op.attr(OVERWRITES_ATTR).is_none() {
             return Err((
@@ -192,7 +194,7 @@ pub fn group_at(op: Op) -> Result<Option<Group>, (Op, String)> {
     if !op.is("linalg.matmul") || op.num_operands() != 3 {
         return Ok(None);
     }
-    let (a, w0, g) = (op.operand(0), op.operand(1), op.operand(2));
+    let (a, g) = (op.operand(0), op.operand(2));
     if op.attr(OVERWRITES_ATTR).is_some() {
         return Ok(Some(Group::Single {
             fill: None,
@@ -224,11 +226,34 @@ pub fn group_at(op: Op) -> Result<Option<Group>, (Op, String)> {
             matmul: op,
         }));
     };
-    let (w1, u) = (matmul1.operand(1), matmul1.operand(2));
-    let _ = (w0, w1);
+    let single = Group::Single {
+        fill: Some(fill0),
+        matmul: op,
+    };
+    match pair_after(op, [fill0, fill1], matmul1, (a, g), notes) {
+        Ok(pair) => Ok(Some(pair)),
+        // The pair does not fuse: the first matmul takes a kernel alone
+        // (the second is an anchor of its own), with the reason as a note.
+        Err(note) => {
+            notes.push(note);
+            Ok(Some(single))
+        }
+    }
+}
+
+/// The pair of `op` (after its zero fill `fill0`) and `matmul1` (after
+/// `fill1`), with its epilogue and, if it fuses, its prologue.
+fn pair_after(
+    op: Op,
+    [fill0, fill1]: [Op; 2],
+    matmul1: Op,
+    (a, g): (Val, Val),
+    notes: &mut Vec<(Op, String)>,
+) -> Result<Group, (Op, String)> {
+    let u = matmul1.operand(2);
     let epilogue = next_effect(matmul1).ok_or((
         matmul1,
-        "is not followed by an element-wise epilogue of both products".into(),
+        "not fused as a matmul pair: no element-wise epilogue of both products follows".into(),
     ))?;
     let (inputs, dims, _out) = elementwise(epilogue).map_err(|why| {
         (
@@ -264,24 +289,24 @@ pub fn group_at(op: Op) -> Result<Option<Group>, (Op, String)> {
             "not fused: the matmul pair's products are read elsewhere too".into(),
         ));
     }
-    let (prologue, prologue_refused) = match prologue_before(fill0, a, &[op, matmul1]) {
-        Ok(p) => (p, None),
-        Err((at, why)) => (
-            None,
-            Some((
+    let prologue = match prologue_before(fill0, a, &[op, matmul1]) {
+        Ok(p) => p,
+        Err((at, why)) => {
+            notes.push((
                 at,
                 format!("not fused as the matmul pair's prologue: {why}"),
-            )),
-        ),
+            ));
+            None
+        }
     };
-    Ok(Some(Group::Pair {
+
+    Ok(Group::Pair {
         prologue,
-        prologue_refused,
         fills: [fill0, fill1],
         matmuls: [op, matmul1],
         epilogue,
         epilogue_args,
-    }))
+    })
 }
 
 /// The RMSNorm-style prologue that writes `a` right before `first` (the

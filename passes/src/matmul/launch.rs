@@ -6,7 +6,7 @@
 
 use super::{KERNEL_MODULE, Planned};
 use crate::collectives::emit::{Emitter, value};
-use crate::ir::{Blk, Op, Val};
+use crate::ir::{Blk, Val};
 use melior::{
     ContextRef,
     dialect::{ods, scf},
@@ -135,7 +135,6 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
             op.move_before(end);
         }
     }
-    let _: Option<Op> = None;
 }
 
 /// `gpu.launch_func` of the planned kernel on its grid, with its dynamic

@@ -138,17 +138,16 @@ fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), String> {
     ))
 }
 
-/// Static sizes of a 2-D or 3-D (slices) memref: the row stride (static
-/// stride or identity) and slice stride.
-fn strides(value: crate::ir::Val) -> Option<(Vec<Option<i64>>, Vec<Option<i64>>)> {
+/// A memref's sizes and strides (`None`: dynamic).
+type Layout = (Vec<Option<i64>>, Vec<Option<i64>>);
+
+/// The sizes and strides of a memref with a strided layout at a static
+/// offset (which the host adds to its address, `launch::pointer`).
+fn strides(value: crate::ir::Val) -> Option<Layout> {
     let ty = value.ty();
-    let shape = ty.shape();
     let (strides, offset) = ty.strides_and_offset()?;
-    if offset != Some(0) && offset.is_some() {
-        // A static offset other than zero: the host adds it (launch.rs).
-    }
     offset?;
-    Some((shape, strides))
+    Some((ty.shape(), strides))
 }
 
 /// The kernel for `group`, or why it has none.
@@ -396,15 +395,13 @@ impl SymmPass for MatmulToGpu {
             if taken.contains(&op) {
                 continue;
             }
-            match group_at(op) {
+            let mut notes = Vec::new();
+            let found = group_at(op, &mut notes);
+            for (at, why) in notes {
+                emit_remark(at.loc(), &why);
+            }
+            match found {
                 Ok(Some(group)) => {
-                    if let Group::Pair {
-                        prologue_refused: Some((at, why)),
-                        ..
-                    } = &group
-                    {
-                        emit_remark(at.loc(), why);
-                    }
                     let tile = match group {
                         Group::Pair { .. } => pair_tile,
                         Group::Single { .. } => single_tile,

@@ -1,6 +1,6 @@
 //! Typed builders for what the matmul kernels need beyond `emit::Emitter`:
 //! the upstream NVVM ops (`mma.sync`, `ldmatrix`, `mbarrier.*`,
-//! `cp.async.bulk`) built with the op builders that `melior::dialect!`
+//! `cp.async`) built with the op builders that `melior::dialect!`
 //! generates from MLIR's own `NVVMOps.td` (`symm_dialects::nvvm`), their
 //! attributes through our small C API (`symm-c/Nvvm.h`), shared-memory
 //! pointers (`!llvm.ptr<3>`) and the LLVM struct and vector plumbing
@@ -25,9 +25,6 @@ use symm_dialects::{ffi, nvvm};
 /// LLVM's address spaces for NVPTX.
 const GLOBAL: u32 = 1;
 const SHARED: u32 = 3;
-/// The shared::cluster window: a CTA's own shared memory is part of it, and
-/// `cp.async.bulk`'s destination is named in it (PTX 8.0).
-const SHARED_CLUSTER: u32 = 7;
 
 /// The dynamic shared memory symbol of a kernel module.
 pub const DYNAMIC_SHARED: &str = "__symm_dynamic_shared";
@@ -46,15 +43,9 @@ pub trait TensorCore<'c> {
     fn byte_offset(&self, ptr: Val, bytes: Val) -> Val;
     /// A generic pointer as a global one (`!llvm.ptr<1>`).
     fn to_global(&self, ptr: Val) -> Val;
-    /// A shared pointer in the shared::cluster window.
-    fn to_shared_cluster(&self, ptr: Val) -> Val;
     fn mbarrier_init(&self, bar: Val, count: i64);
-    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val);
     /// Waits until the phase of parity `parity` (i32) of `bar` completes.
     fn mbarrier_wait(&self, bar: Val, parity: Val);
-    /// `cp.async.bulk`: `bytes` (i32, a multiple of 16) from global `src`
-    /// to shared `dst`, completing on `bar`.
-    fn bulk_copy(&self, dst: Val, src: Val, bar: Val, bytes: Val);
     /// `cp.async.cg.shared.global`: 16 bytes from global `src` to shared
     /// `dst`, of which the first `valid` (i32: 16 or 0) are read and the
     /// rest zero-filled.
@@ -143,20 +134,9 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         self.one(ods::llvm::addrspacecast(self.ctx, global, value(ptr), self.loc).into())
     }
 
-    fn to_shared_cluster(&self, ptr: Val) -> Val {
-        let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
-        self.one(ods::llvm::addrspacecast(self.ctx, cluster, value(ptr), self.loc).into())
-    }
-
     fn mbarrier_init(&self, bar: Val, count: i64) {
         let count = self.c32(count);
         self.push(nvvm::mbarrier_init(self.ctx, value(bar), value(count), self.loc).into());
-    }
-
-    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val) {
-        self.push(
-            nvvm::mbarrier_arrive_expect_tx(self.ctx, value(bar), value(bytes), self.loc).into(),
-        );
     }
 
     fn mbarrier_wait(&self, bar: Val, parity: Val) {
@@ -172,27 +152,6 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
             )
             .into(),
         );
-    }
-
-    fn bulk_copy(&self, dst: Val, src: Val, bar: Val, bytes: Val) {
-        let dst = self.to_shared_cluster(dst);
-        let src = self.to_global(src);
-        let mut op: melior::ir::Operation = nvvm::cp_async_bulk_shared_cluster_global(
-            self.ctx,
-            value(dst),
-            value(src),
-            value(bar),
-            value(bytes),
-            self.loc,
-        )
-        .into();
-        // No multicast mask or cache hint: the generated builder leaves the
-        // optional operands' segment sizes to us.
-        op.set_attribute(
-            "operandSegmentSizes",
-            DenseI32ArrayAttribute::new(self.ctx, &[1, 1, 1, 1, 0, 0]).into(),
-        );
-        self.push(op);
     }
 
     fn async_copy_16(&self, dst: Val, src: Val, valid: Val) {

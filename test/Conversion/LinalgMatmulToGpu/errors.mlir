@@ -1,0 +1,80 @@
+// What symm-linalg-matmul-to-gpu leaves to cuBLAS, and why, at the op; and
+// the options it refuses.
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)'
+// RUN: not symm-opt %s --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{max-rows=24})' 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not symm-opt %s --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{bk=48})' 2>&1 | FileCheck %s --check-prefix=BK
+// ROWS: error: symm-linalg-matmul-to-gpu: max-rows = 24: the generated kernels take a multiple of 16 rows, at most 64
+// BK: error: symm-linalg-matmul-to-gpu: bk = 48 is not a multiple of 16 x 16 warps
+
+func.func @accumulates(%a: memref<?x4096xbf16>, %w: memref<4096x4096xbf16>, %c: memref<?x4096xbf16>) {
+  // expected-remark@+1 {{keeps cuBLAS: adds to its output (no zero fill right before it); the generated kernel overwrites}}
+  linalg.matmul ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) outs(%c : memref<?x4096xbf16>)
+  return
+}
+
+// -----
+
+func.func @f32_operands(%a: memref<?x4096xf32>, %w: memref<4096x4096xf32>, %c: memref<?x4096xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x4096xf32>)
+  // expected-remark@+1 {{keeps cuBLAS: the generated kernel takes bf16 operands}}
+  linalg.matmul ins(%a, %w : memref<?x4096xf32>, memref<4096x4096xf32>) outs(%c : memref<?x4096xf32>)
+  return
+}
+
+// -----
+
+func.func @k_not_a_multiple_of_16(%a: memref<?x1000xbf16>, %w: memref<1000x4096xbf16>, %c: memref<?x4096xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<?x4096xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: K = 1000 is not a multiple of 16}}
+  linalg.matmul ins(%a, %w : memref<?x1000xbf16>, memref<1000x4096xbf16>) outs(%c : memref<?x4096xbf16>)
+  return
+}
+
+// -----
+
+func.func @n_not_a_multiple_of_8(%a: memref<?x4096xbf16>, %w: memref<4096x1001xbf16>, %c: memref<?x1001xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<?x1001xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: N = 1001 is not a multiple of 8 (bulk copies move 16-byte rows)}}
+  linalg.matmul ins(%a, %w : memref<?x4096xbf16>, memref<4096x1001xbf16>) outs(%c : memref<?x1001xbf16>)
+  return
+}
+
+// -----
+
+func.func @batch_accumulates(%a: memref<2x?x64xbf16>, %w: memref<2x64x64xbf16>, %c: memref<2x?x64xf32>) {
+  // expected-remark@+1 {{keeps cuBLAS: accumulates into its output; the generated kernel overwrites}}
+  linalg.batch_matmul ins(%a, %w : memref<2x?x64xbf16>, memref<2x64x64xbf16>) outs(%c : memref<2x?x64xf32>)
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// The products are read after the epilogue too: the pair does not fuse
+// (its kernel never writes them); each matmul takes a kernel of its own.
+func.func @products_read_elsewhere(%x: memref<?x64xbf16>, %wg: memref<64x64xbf16>, %wu: memref<64x64xbf16>,
+                                   %act: memref<?x64xbf16>, %copy: memref<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %gate = memref.alloc(%m) : memref<?x64xbf16>
+  // expected-remark@+1 {{matmul 64x64: generated kernel @symm_matmul_0}}
+  linalg.fill ins(%zero : bf16) outs(%gate : memref<?x64xbf16>)
+  linalg.matmul ins(%x, %wg : memref<?x64xbf16>, memref<64x64xbf16>) outs(%gate : memref<?x64xbf16>)
+  %up = memref.alloc(%m) : memref<?x64xbf16>
+  // expected-remark@+1 {{matmul 64x64: generated kernel @symm_matmul_1}}
+  linalg.fill ins(%zero : bf16) outs(%up : memref<?x64xbf16>)
+  linalg.matmul ins(%x, %wu : memref<?x64xbf16>, memref<64x64xbf16>) outs(%up : memref<?x64xbf16>)
+  // expected-remark@+1 {{not fused: the matmul pair's products are read elsewhere too}}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x64xbf16>, memref<?x64xbf16>) outs(%act : memref<?x64xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %o: bf16):
+    %y = arith.mulf %g, %u : bf16
+    linalg.yield %y : bf16
+  }
+  memref.copy %gate, %copy : memref<?x64xbf16> to memref<?x64xbf16>
+  return
+}

@@ -1,0 +1,140 @@
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)' | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+// The Llama MLP's first half at a TP-2 rank's widths: RMSNorm, the gate
+// and up projections, SiLU(gate) * up. One generated kernel takes all of
+// it (the norm as its prologue, the activation as its epilogue), behind a
+// measured choice whose library branch keeps the ops as they were.
+// CHECK-LABEL: func.func @gate_up
+// CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[WG:.*]]: memref<4096x7168xbf16>, %[[WU:.*]]: memref<4096x7168xbf16>, %[[ACT:.*]]: memref<?x7168xbf16>)
+// CHECK: memref.dim %[[X]]
+// CHECK: %[[M:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x4096xbf16>
+// CHECK-NEXT: %[[ROUNDS:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
+// CHECK: scf.for %[[ROUND:.*]] = %{{.*}} to %[[ROUNDS]] step %{{.*}} {
+// CHECK: %[[GENERATED:.*]] = symm_mem.kernel_variant site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]]) max_rows(16)
+// CHECK: scf.if %[[GENERATED]] {
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %[[WG]]
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %[[WU]]
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %[[ACT]]
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %[[NORM]]
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
+// CHECK: } else {
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: linalg.fill
+// CHECK: linalg.matmul ins(%{{.*}}, %[[WG]]
+// CHECK: linalg.fill
+// CHECK: linalg.matmul ins(%{{.*}}, %[[WU]]
+// CHECK: linalg.generic
+// CHECK: }
+// CHECK: symm_mem.kernel_variant_end site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]])
+// CHECK: gpu.module @symm_matmul_kernels
+// CHECK: llvm.mlir.global external @__symm_dynamic_shared() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+// CHECK-DAG: func.func private @symm_matmul_0_epilogue(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// CHECK-DAG: func.func private @symm_matmul_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
+// CHECK-DAG: func.func private @symm_matmul_0_prologue(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK: nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: func.call @symm_matmul_0_epilogue
+func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
+                   %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
+                   %act: memref<?x7168xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x4096xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %one = arith.constant 1.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %hidden = arith.constant 4096.0 : f32
+  %sum_sq = memref.alloc(%m) : memref<?xf32>
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads}}
+  linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x4096xbf16>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum_sq, %norm : memref<?x4096xbf16>, memref<?xf32>, memref<4096xbf16>)
+      outs(%xn : memref<?x4096xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %w: bf16, %unused: bf16):
+    %mean = arith.divf %s, %hidden : f32
+    %var = arith.addf %mean, %eps : f32
+    %inv = math.rsqrt %var : f32
+    %f = arith.extf %v : bf16 to f32
+    %n = arith.mulf %f, %inv : f32
+    %wf = arith.extf %w : bf16 to f32
+    %y = arith.mulf %n, %wf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %gate = memref.alloc(%m) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x4096xbf16>, memref<4096x7168xbf16>)
+                outs(%gate : memref<?x7168xbf16>)
+  %up = memref.alloc(%m) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x4096xbf16>, memref<4096x7168xbf16>)
+                outs(%up : memref<?x7168xbf16>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x7168xbf16>, memref<?x7168xbf16>)
+      outs(%act : memref<?x7168xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %unused: bf16):
+    %gf = arith.extf %g : bf16 to f32
+    %uf = arith.extf %u : bf16 to f32
+    %neg = arith.negf %gf : f32
+    %e = math.exp %neg : f32
+    %den = arith.addf %e, %one : f32
+    %silu = arith.divf %gf, %den : f32
+    %y = arith.mulf %silu, %uf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %sum_sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x4096xbf16>
+  memref.dealloc %gate : memref<?x7168xbf16>
+  memref.dealloc %up : memref<?x7168xbf16>
+  return
+}
+
+// -----
+
+// Split-K slices of a down projection (as symm-mem-expand-collectives
+// writes them for the all-reduce to sum): one generated kernel, a block
+// row per slice.
+// CHECK-LABEL: func.func @slices
+// CHECK-SAME: (%[[A:.*]]: memref<?x7168xbf16>, %[[W:.*]]: memref<7168x4096xbf16>, %[[P:.*]]: memref<2x?x4096xf32>)
+// CHECK: %[[AS:.*]] = memref.reinterpret_cast %[[A]]
+// CHECK: %[[WS:.*]] = memref.reinterpret_cast %[[W]]
+// CHECK: %[[M:.*]] = memref.dim %[[AS]], %{{.*}} : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
+// CHECK-NEXT: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: } else {
+// CHECK-NEXT: linalg.batch_matmul {symm.overwrites} ins(%[[AS]], %[[WS]]
+// CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
+// CHECK: nvvm.mma.sync
+func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memref<2x?x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %a, %c0 : memref<?x7168xbf16>
+  %as = memref.reinterpret_cast %a to offset: [0], sizes: [2, %m, 3584], strides: [3584, 7168, 1]
+      : memref<?x7168xbf16> to memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
+  %ws = memref.reinterpret_cast %w to offset: [0], sizes: [2, 3584, 4096], strides: [14680064, 4096, 1]
+      : memref<7168x4096xbf16> to memref<2x3584x4096xbf16>
+  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (128x2 blocks of 256 threads}}
+  linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
+      outs(%p : memref<2x?x4096xf32>)
+  return
+}
