@@ -945,6 +945,7 @@ mod abi_tests {
     signature!(A, B);
     signature!(A, B, C);
     signature!(A, B, C, D);
+    signature!(A, B, C, D, E);
     signature!(A, B, C, D, E, F, G, H);
     signature!(A, B, C, D, E, F, G, H, I);
     signature!(A, B, C, D, E, F, G, H, I, J, K);
@@ -1031,6 +1032,18 @@ mod abi_tests {
             (
                 "symm_rt_all_gather_matmul",
                 of(symm_rt_all_gather_matmul as unsafe extern "C" fn(_, _, _, _, _, _, _, _)),
+            ),
+            (
+                "symm_rt_kernel_rounds",
+                of(symm_rt_kernel_rounds as unsafe extern "C" fn(_, _, _, _) -> _),
+            ),
+            (
+                "symm_rt_kernel_variant",
+                of(symm_rt_kernel_variant as unsafe extern "C" fn(_, _, _, _, _) -> _),
+            ),
+            (
+                "symm_rt_kernel_variant_end",
+                of(symm_rt_kernel_variant_end as unsafe extern "C" fn(_, _, _, _)),
             ),
         ];
         for call in RUNTIME_CALLS {
