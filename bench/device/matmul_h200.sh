@@ -42,7 +42,7 @@ py() { SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
 {
   for tool in memcheck racecheck; do
     SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-      run timeout 240 compute-sanitizer --tool $tool --target-processes all --kernel-name regex:symm_matmul \
+      run timeout 240 compute-sanitizer --tool $tool --target-processes all --kernel-name kns=symm_matmul \
       "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_2064x1000.so" 2064 1000 --tokens 16
   done
 } 2>&1 | tee "$OUT/sanitizer.log"

@@ -3,7 +3,11 @@
 count, from layer_bench.py's or decoder_bench.py's output (JSON lines; other lines are skipped;
 several runs of a token count are reduced to their median).
 
-usage: plot_layer.py BENCH.jsonl OUT.png [TITLE]   (needs matplotlib)
+usage: plot_layer.py BENCH.jsonl OUT.png [TITLE] [--floor US]   (needs matplotlib)
+
+With torch.compile rows (torch_compile_best_us) their best is its own line; --floor US
+draws the weight-read floor (bench/floor: the fastest streaming read of the layer's
+weight bytes on the same GPU) as a horizontal line.
 """
 import json
 import statistics
@@ -41,15 +45,22 @@ def median(rows, key):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    floor = None
+    if "--floor" in args:
+        at = args.index("--floor")
+        floor = float(args[at + 1])
+        del args[at : at + 2]
+    if len(args) < 2:
         sys.exit(__doc__)
-    runs, out = load(sys.argv[1]), sys.argv[2]
-    title = sys.argv[3] if len(sys.argv) > 3 else "Llama-3-8B TP 2 layer, 2x H200"
+    runs, out = load(args[0]), args[1]
+    title = args[2] if len(args) > 2 else "Llama-3-8B TP 2 layer, 2x H200"
     if not runs:
-        sys.exit(f"{sys.argv[1]}: no JSON lines")
+        sys.exit(f"{args[0]}: no JSON lines")
     ms = list(runs)
     keys = sorted({k for rows in runs.values() for r in rows for k in r if k.endswith("_us")})
     ours = [k for k in keys if k.startswith("symm") and k != "torch_best_us"]
+    keys = [k for k in keys if not k.startswith("torch_compile_best")]
     torch_graphs = [k for k in keys if k.startswith("torch_") and k.endswith("_cg_us")]
     fig, (times, ratios) = plt.subplots(1, 2, figsize=(13, 4.8))
     for key in torch_graphs:
@@ -57,6 +68,12 @@ def main():
     times.plot([], [], ":", color="0.6", label="torch variants (CUDA graphs)")
     times.plot(ms, [median(runs[m], "torch_best_us") for m in ms], "-", color="C1", marker="o",
                label="torch's best variant")
+    if any(median(runs[m], "torch_compile_best_us") for m in ms):
+        times.plot(ms, [median(runs[m], "torch_compile_best_us") for m in ms], "--", color="C3",
+                   marker="s", label="torch.compile (Inductor) + CUDA graph")
+    if floor is not None:
+        times.axhline(floor, color="k", linestyle="-.", linewidth=1,
+                      label=f"weight-read floor ({floor:.1f} µs)")
     for i, key in enumerate(ours):
         times.plot(ms, [median(runs[m], key) for m in ms], "-", color=color(i),
                    marker="o", label=key.removesuffix("_us").replace("_", " "))

@@ -893,6 +893,63 @@ pub unsafe extern "C" fn symm_rt_all_gather_matmul(
     })
 }
 
+/// Rounds to run a measured choice between a generated kernel and the
+/// library (`symm_mem.kernel_rounds`): 1 once decided, more while timing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_kernel_rounds(
+    runtime: *mut SymmRuntime,
+    site: i64,
+    rows: i64,
+    max_rows: i64,
+) -> i64 {
+    run("choosing a matmul's kernel", || {
+        let session = session(runtime)?;
+        let capturing = active_stream(session).is_capturing()?;
+        session
+            .compiled
+            .kernels
+            .rounds(site, rows, max_rows, capturing)
+    })
+}
+
+/// 1 where the round runs the generated kernel (`symm_mem.kernel_variant`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_kernel_variant(
+    runtime: *mut SymmRuntime,
+    site: i64,
+    rows: i64,
+    round: i64,
+    max_rows: i64,
+) -> i32 {
+    run("choosing a matmul's kernel", || {
+        let session = session(runtime)?;
+        let stream = active_stream(session);
+        let way = session
+            .compiled
+            .kernels
+            .variant((site, rows), round, max_rows, &stream)?;
+        Ok(i32::from(way == crate::kernel_choice::Way::Generated))
+    })
+}
+
+/// Ends a round of a measured choice (`symm_mem.kernel_variant_end`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_kernel_variant_end(
+    runtime: *mut SymmRuntime,
+    site: i64,
+    rows: i64,
+    round: i64,
+) {
+    run("timing a matmul's kernel", || {
+        let session = session(runtime)?;
+        let stream = active_stream(session);
+        session
+            .compiled
+            .kernels
+            .variant_end((site, rows), round, &stream)
+    })
+}
+
 #[cfg(test)]
 mod abi_tests {
     use super::*;
@@ -1064,61 +1121,4 @@ mod abi_tests {
             "an export not in the ABI table"
         );
     }
-}
-
-/// Rounds to run a measured choice between a generated kernel and the
-/// library (`symm_mem.kernel_rounds`): 1 once decided, more while timing.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_kernel_rounds(
-    runtime: *mut SymmRuntime,
-    site: i64,
-    rows: i64,
-    max_rows: i64,
-) -> i64 {
-    run("choosing a matmul's kernel", || {
-        let session = session(runtime)?;
-        let capturing = active_stream(session).is_capturing()?;
-        session
-            .compiled
-            .kernels
-            .rounds(site, rows, max_rows, capturing)
-    })
-}
-
-/// 1 where the round runs the generated kernel (`symm_mem.kernel_variant`).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_kernel_variant(
-    runtime: *mut SymmRuntime,
-    site: i64,
-    rows: i64,
-    round: i64,
-    max_rows: i64,
-) -> i32 {
-    run("choosing a matmul's kernel", || {
-        let session = session(runtime)?;
-        let stream = active_stream(session);
-        let way = session
-            .compiled
-            .kernels
-            .variant((site, rows), round, max_rows, &stream)?;
-        Ok(i32::from(way == crate::kernel_choice::Way::Generated))
-    })
-}
-
-/// Ends a round of a measured choice (`symm_mem.kernel_variant_end`).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn symm_rt_kernel_variant_end(
-    runtime: *mut SymmRuntime,
-    site: i64,
-    rows: i64,
-    round: i64,
-) {
-    run("timing a matmul's kernel", || {
-        let session = session(runtime)?;
-        let stream = active_stream(session);
-        session
-            .compiled
-            .kernels
-            .variant_end((site, rows), round, &stream)
-    })
 }

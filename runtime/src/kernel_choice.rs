@@ -231,8 +231,10 @@ mod tests {
 
     #[test]
     fn rows_above_the_bound_take_the_library_without_measuring() {
-        let mut choices = KernelChoices::default();
-        choices.policy = Some(Policy::Measured);
+        let mut choices = KernelChoices {
+            policy: Some(Policy::Measured),
+            ..KernelChoices::default()
+        };
         assert_eq!(choices.rounds(7, 17, 16, false).unwrap(), 1);
         assert_eq!(choices.rounds(7, 0, 16, false).unwrap(), 1);
         assert_eq!(choices.rounds(7, 16, 16, true).unwrap(), 1);

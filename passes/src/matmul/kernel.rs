@@ -64,9 +64,9 @@ pub struct Tile {
 }
 
 impl Tile {
-    /// The pair kernels' tiling, and the single matmuls': the fastest of
-    /// the sweep on one H100 at a TP-2 rank's Llama-3-8B shapes
-    /// (bench/results/2026-11-25-generated-matmul-h100.md).
+    /// The pair kernels' tiling, and the single matmuls' (the same today):
+    /// the fastest of the sweep on one H100 at a TP-2 rank's Llama-3-8B
+    /// shapes (bench/results/2026-11-25-generated-matmul-h100.md).
     pub const PAIR: Tile = Tile {
         bn: 64,
         bk: 256,
@@ -75,10 +75,10 @@ impl Tile {
         m_tiles: 1,
     };
     pub const SINGLE: Tile = Tile {
-        bn: 32,
+        bn: 64,
         bk: 256,
         stages: 3,
-        warps: 8,
+        warps: 16,
         m_tiles: 1,
     };
 
@@ -95,9 +95,13 @@ impl Tile {
     fn stage_bytes(&self, weights: u64) -> u64 {
         self.bk * self.row_bytes(weights)
     }
-    /// Shared memory: the stages, their mbarriers, the row statistics.
+    /// Shared memory: the stages, an mbarrier per stage and warp, the row
+    /// statistics.
     pub fn shared_bytes(&self, weights: u64) -> u64 {
-        self.stages * self.stage_bytes(weights) + self.stages * 8 + self.rows() * 4
+        self.stages * self.stage_bytes(weights) + self.barrier_bytes() + self.rows() * 4
+    }
+    fn barrier_bytes(&self) -> u64 {
+        self.stages * self.warps * 8
     }
     /// Why this tiling cannot run (`None`: it can).
     pub fn problem(&self, weights: u64) -> Option<String> {
@@ -355,11 +359,15 @@ impl<'a, 'c> Body<'a, 'c> {
             column_operands,
         };
 
-        // The stages' mbarriers: every thread arrives once its copies land.
+        // An mbarrier per stage and warp: the warp's lanes arrive once
+        // their copies land.
         let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
         e.when(first, |e| {
             for stage in 0..tile.stages {
-                e.mbarrier_init(self.barrier_at(e, &t, self.c(stage)), tile.threads() as i64);
+                for warp in 0..tile.warps {
+                    let bar = self.barrier_at(e, &t, self.c(stage), self.c(warp));
+                    e.mbarrier_init(bar, WARP as i64);
+                }
             }
         });
         e.sync_threads();
@@ -386,10 +394,15 @@ impl<'a, 'c> Body<'a, 'c> {
                 e.when(refill, |e| self.fill(e, &t, ahead));
                 let next = self.fragments(e, &t, e.add(iteration, self.c(1)));
                 let acc = self.step(e, &t, iteration, carried[0], carried[1]);
-                e.sync_threads();
+                // The warp's lanes are done with this buffer before any of
+                // them refills it.
+                e.sync_warp();
                 vec![acc, next]
             },
         );
+        // Every warp's copies have landed and been read: the stages become
+        // the scratch of the warps' partial sums.
+        e.sync_threads();
         self.finish(&t, carried[0]);
         Ok(())
     }
@@ -399,21 +412,25 @@ impl<'a, 'c> Body<'a, 'c> {
         let bytes = e.mul(stage, self.c(self.k.tile.stage_bytes(self.k.weights)));
         e.byte_offset(t.shared, bytes)
     }
-    fn barrier_at(&self, e: &Emitter, t: &Thread, stage: Val) -> Val {
+    /// The mbarrier of `warp`'s rows of stage `stage`.
+    fn barrier_at(&self, e: &Emitter, t: &Thread, stage: Val, warp: Val) -> Val {
         let tile = self.k.tile;
         let base = self.c(tile.stages * tile.stage_bytes(self.k.weights));
-        e.byte_offset(t.shared, e.add(base, e.mul(stage, self.c(8))))
+        let index = e.add(e.mul(stage, self.c(tile.warps)), warp);
+        e.byte_offset(t.shared, e.add(base, e.mul(index, self.c(8))))
     }
     fn statistic_at(&self, e: &Emitter, t: &Thread, row: Val) -> Val {
         let tile = self.k.tile;
-        let base = self.c(tile.stages * tile.stage_bytes(self.k.weights) + tile.stages * 8);
+        let base = self.c(tile.stages * tile.stage_bytes(self.k.weights) + tile.barrier_bytes());
         e.byte_offset(t.shared, e.add(base, e.mul(row, self.c(4))))
     }
 
-    /// The block starts loading rows `iteration * bk ..` of every weight's
-    /// column tile into the iteration's buffer: each thread copies its
-    /// 16-byte pieces with `cp.async` (zero-filled past K and N) and arrives
-    /// on the buffer's mbarrier once they land.
+    /// This warp starts loading its rows of iteration `iteration` (the
+    /// 16-row steps it multiplies) of every weight's column tile into the
+    /// iteration's buffer: each lane copies its 16-byte pieces with
+    /// `cp.async` (zero-filled past K and N) and arrives on the warp's
+    /// mbarrier of the buffer once they land. The warps never wait for each
+    /// other: each streams and multiplies its own rows.
     fn fill(&self, e: &Emitter, t: &Thread, iteration: Val) {
         let k = self.k;
         let tile = k.tile;
@@ -421,50 +438,54 @@ impl<'a, 'c> Body<'a, 'c> {
         let k0 = e.mul(iteration, self.c(tile.bk));
         let buffer = self.stage_at(e, t, stage);
         let pieces_per_row = tile.bn * BF16 / 16;
-        let per_weight = tile.bk * pieces_per_row;
-        let total = per_weight * k.weights;
-        let copies = total.div_ceil(tile.threads());
+        let per_weight = MMA_K * pieces_per_row;
+        let per_step = per_weight * k.weights;
+        let steps = tile.bk / (MMA_K * tile.warps);
+        let copies = per_step.div_ceil(WARP);
         let i32 = e.i32();
-        for copy in 0..copies {
-            let piece = e.add(self.c(copy * tile.threads()), t.tid);
-            let issue = |e: &Emitter| {
-                let j = e.div(piece, self.c(per_weight));
-                let within = e.rem(piece, self.c(per_weight));
-                let row = e.div(within, self.c(pieces_per_row));
-                let chunk = e.rem(within, self.c(pieces_per_row));
-                let k_row = e.add(k0, row);
-                let column = e.add(t.n0, e.mul(chunk, self.c(8)));
-                let inside = e.and(
-                    e.cmp(CmpiPredicate::Ult, k_row, self.c(k.k)),
-                    e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
-                );
-                let at = e.add(e.mul(k_row, self.c(k.n)), column);
-                let at = e.select(inside, at, self.c(0));
-                let weight = if k.weights == 1 {
-                    t.weights[0]
-                } else {
-                    let second = e.cmp(CmpiPredicate::Ne, j, self.c(0));
-                    e.select(second, t.weights[1], t.weights[0])
+        for s in 0..steps {
+            let first_row = self.ks(e, t, s);
+            for copy in 0..copies {
+                let piece = e.add(self.c(copy * WARP), t.lane);
+                let issue = |e: &Emitter| {
+                    let j = e.div(piece, self.c(per_weight));
+                    let within = e.rem(piece, self.c(per_weight));
+                    let row = e.add(first_row, e.div(within, self.c(pieces_per_row)));
+                    let chunk = e.rem(within, self.c(pieces_per_row));
+                    let k_row = e.add(k0, row);
+                    let column = e.add(t.n0, e.mul(chunk, self.c(8)));
+                    let inside = e.and(
+                        e.cmp(CmpiPredicate::Ult, k_row, self.c(k.k)),
+                        e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
+                    );
+                    let at = e.add(e.mul(k_row, self.c(k.n)), column);
+                    let at = e.select(inside, at, self.c(0));
+                    let weight = if k.weights == 1 {
+                        t.weights[0]
+                    } else {
+                        let second = e.cmp(CmpiPredicate::Ne, j, self.c(0));
+                        e.select(second, t.weights[1], t.weights[0])
+                    };
+                    let src = e.gep(weight, at, e.int_type(16));
+                    let dst_offset = e.add(
+                        e.add(
+                            e.mul(row, self.c(tile.row_bytes(k.weights))),
+                            e.mul(j, self.c(tile.bn * BF16)),
+                        ),
+                        e.mul(chunk, self.c(16)),
+                    );
+                    let dst = e.byte_offset(buffer, dst_offset);
+                    let valid = e.select(inside, e.constant(i32, 16), e.constant(i32, 0));
+                    e.async_copy_16(dst, src, valid);
                 };
-                let src = e.gep(weight, at, e.int_type(16));
-                let dst_offset = e.add(
-                    e.add(
-                        e.mul(row, self.c(tile.row_bytes(k.weights))),
-                        e.mul(j, self.c(tile.bn * BF16)),
-                    ),
-                    e.mul(chunk, self.c(16)),
-                );
-                let dst = e.byte_offset(buffer, dst_offset);
-                let valid = e.select(inside, e.constant(i32, 16), e.constant(i32, 0));
-                e.async_copy_16(dst, src, valid);
-            };
-            if total.is_multiple_of(tile.threads()) || copy + 1 < copies {
-                issue(e);
-            } else {
-                e.when(e.cmp(CmpiPredicate::Ult, piece, self.c(total)), issue);
+                if per_step.is_multiple_of(WARP) || copy + 1 < copies {
+                    issue(e);
+                } else {
+                    e.when(e.cmp(CmpiPredicate::Ult, piece, self.c(per_step)), issue);
+                }
             }
         }
-        e.async_copies_arrive(self.barrier_at(e, t, stage));
+        e.async_copies_arrive(self.barrier_at(e, t, stage, t.warp));
     }
 
     /// The prologue's row statistics, in shared memory: each row of `a`
@@ -603,7 +624,7 @@ impl<'a, 'c> Body<'a, 'c> {
         let parity = e.trunci(e.rem(round, self.c(2)), e.i32());
         let steps = tile.bk / (MMA_K * tile.warps);
         let k_base = e.mul(iteration, self.c(tile.bk));
-        e.mbarrier_wait(self.barrier_at(e, t, stage), parity);
+        e.mbarrier_wait(self.barrier_at(e, t, stage, t.warp), parity);
         let buffer = self.stage_at(e, t, stage);
         let row_bytes = tile.row_bytes(k.weights);
         let lane_row = e.rem(t.lane, self.c(16));
@@ -739,5 +760,94 @@ impl<'a, 'c> Body<'a, 'c> {
                 e.store(result, ptr, bytes);
             });
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(k: u64, n: u64, tile: Tile) -> SkinnyMatmul {
+        SkinnyMatmul {
+            name: "k".into(),
+            k,
+            n,
+            lda: k,
+            a_slice: 0,
+            w_slice: 0,
+            slices: 1,
+            weights: 1,
+            output: Output::Bf16,
+            prologue: None,
+            epilogue: None,
+            tile,
+        }
+    }
+
+    #[test]
+    fn the_default_tilings_fit_an_sm() {
+        assert_eq!(Tile::PAIR.problem(2), None);
+        assert_eq!(Tile::SINGLE.problem(1), None);
+        assert!(Tile::PAIR.shared_bytes(2) <= MAX_SHARED);
+        // The warps' partial sums reuse the stages.
+        let pair = Tile::PAIR;
+        assert!(pair.warps * pair.rows() * 2 * pair.bn * 4 <= pair.stages * pair.stage_bytes(2));
+    }
+
+    #[test]
+    fn tilings_that_cannot_run_are_refused() {
+        let bad_bk = Tile {
+            bk: 48,
+            ..Tile::SINGLE
+        };
+        assert!(bad_bk.problem(1).unwrap().contains("bk = 48"));
+        let bad_bn = Tile {
+            bn: 40,
+            ..Tile::SINGLE
+        };
+        assert!(bad_bn.problem(1).unwrap().contains("bn = 40"));
+        let too_big = Tile {
+            stages: 8,
+            ..Tile::PAIR
+        };
+        assert!(too_big.problem(2).unwrap().contains("shared memory"));
+        let one_stage = Tile {
+            stages: 1,
+            ..Tile::SINGLE
+        };
+        assert!(one_stage.problem(1).is_some());
+    }
+
+    #[test]
+    fn sizes_the_kernel_cannot_take_are_refused() {
+        assert!(
+            single(1000, 4096, Tile::SINGLE)
+                .problem()
+                .unwrap()
+                .contains("K = 1000")
+        );
+        assert!(
+            single(4096, 1001, Tile::SINGLE)
+                .problem()
+                .unwrap()
+                .contains("N = 1001")
+        );
+        // K a multiple of 16 but not of the 256-row stage, N not of the
+        // 32-column tile: taken (the last stage and column tile are partial).
+        assert_eq!(single(2064, 1000, Tile::SINGLE).problem(), None);
+        // A pair needs its epilogue.
+        let pair = SkinnyMatmul {
+            weights: 2,
+            ..single(4096, 7168, Tile::PAIR)
+        };
+        assert!(pair.problem().unwrap().contains("epilogue"));
+    }
+
+    #[test]
+    fn the_grid_covers_every_column_and_slice() {
+        let mut k = single(3584, 4096, Tile::SINGLE);
+        k.slices = 2;
+        assert_eq!(k.grid(), (64, 2));
+        assert_eq!(single(2064, 1000, Tile::SINGLE).grid(), (16, 1));
     }
 }

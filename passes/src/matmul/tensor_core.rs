@@ -59,6 +59,8 @@ pub trait TensorCore<'c> {
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: returns the
     /// four f32 accumulators.
     fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4];
+    /// `bar.warp.sync 0xffffffff`: the warp's lanes meet.
+    fn sync_warp(&self);
     /// Member `index` of an LLVM struct.
     fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val;
     /// Two 16-bit floats packed into an i32 (lane 0 in the low half).
@@ -224,6 +226,11 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         op.set_attribute("multiplicandBPtxType", bf16);
         let d = self.one(op);
         std::array::from_fn(|i| self.member(d, i as i64, f32))
+    }
+
+    fn sync_warp(&self) {
+        let mask = self.c32(-1);
+        self.push(nvvm::bar_warp_sync(self.ctx, value(mask), self.loc).into());
     }
 
     fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val {
