@@ -199,7 +199,11 @@ fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> 
         if !op.is("linalg.matmul") {
             continue;
         }
-        let Ok(Some(group)) = crate::matmul::groups::group_at(op, &mut Vec::new()) else {
+        let mut matching = crate::matmul::groups::Matching {
+            before_planning: true,
+            ..Default::default()
+        };
+        let Ok(Some(group)) = crate::matmul::groups::group_at(op, &mut matching) else {
             continue;
         };
         let Some(last) = group.ops().last().copied() else {

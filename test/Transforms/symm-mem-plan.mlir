@@ -50,6 +50,58 @@ func.func @seed002(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
 }
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// A gate + up pair that symm-linalg-matmul-to-gpu will give one kernel: its
+// left operand %xn must not share memory with its output %act, although
+// %xn's last reader (the up matmul) comes before %act's first writer (the
+// generated kernel reads %xn while it writes %act, and a measured choice
+// runs the group more than once).
+// Four buffers of 2048 bytes at 16 rows, none reused.
+// CHECK-LABEL: func.func @pair_buffers_stay_apart
+// CHECK: %[[POOL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK: %[[XN_AT:c0_[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[XN:.*]] = memref.view %[[POOL]][%[[XN_AT]]][%{{.*}}] : memref<8192xi8> to memref<?x64xbf16>
+// CHECK: linalg.matmul ins(%[[XN]],
+// CHECK: linalg.matmul ins(%[[XN]],
+// CHECK: %[[ACT_AT:.*]] = arith.constant 6144 : index
+// CHECK-NEXT: %[[ACT:.*]] = memref.view %[[POOL]][%[[ACT_AT]]][%{{.*}}] : memref<8192xi8> to memref<?x64xbf16>
+// CHECK: outs(%[[ACT]] : memref<?x64xbf16>)
+// expected-remark@+1 {{regular pool: 8192 bytes for 4 buffers (8192 bytes if allocated apart), lower bound 8192 bytes (1.00x), 0 reuses}}
+func.func @pair_buffers_stay_apart(%x: memref<?x64xbf16>, %wg: memref<64x64xbf16>, %wu: memref<64x64xbf16>,
+                                   %out: memref<?x64xbf16>) attributes {symm_mem.max_tokens = 16 : i64} {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %xn = memref.alloc(%m) : memref<?x64xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x64xbf16>) outs(%xn : memref<?x64xbf16>) {
+  ^bb0(%v: bf16, %o: bf16):
+    %y = arith.addf %v, %v : bf16
+    linalg.yield %y : bf16
+  }
+  %gate = memref.alloc(%m) : memref<?x64xbf16>
+  linalg.fill ins(%zero : bf16) outs(%gate : memref<?x64xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x64xbf16>, memref<64x64xbf16>) outs(%gate : memref<?x64xbf16>)
+  %up = memref.alloc(%m) : memref<?x64xbf16>
+  linalg.fill ins(%zero : bf16) outs(%up : memref<?x64xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x64xbf16>, memref<64x64xbf16>) outs(%up : memref<?x64xbf16>)
+  memref.dealloc %xn : memref<?x64xbf16>
+  %act = memref.alloc(%m) : memref<?x64xbf16>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x64xbf16>, memref<?x64xbf16>) outs(%act : memref<?x64xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %o: bf16):
+    %y = arith.mulf %g, %u : bf16
+    linalg.yield %y : bf16
+  }
+  memref.copy %act, %out : memref<?x64xbf16> to memref<?x64xbf16>
+  memref.dealloc %gate : memref<?x64xbf16>
+  memref.dealloc %up : memref<?x64xbf16>
+  memref.dealloc %act : memref<?x64xbf16>
+  return
+}
+
+// -----
+
 // A comm buffer that is returned is copied out into a regular buffer first,
 // because its pool is released on return; the copy is what returns.
 // CHECK-LABEL: func.func @returned

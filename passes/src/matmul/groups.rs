@@ -75,9 +75,23 @@ impl Group {
     }
 }
 
-/// Ops that may sit between a group's ops: no side effect on memory.
-fn is_pure(op: Op) -> bool {
+/// How a block is read: what did not fuse and why (remarks for the
+/// caller), and whether it is read before symm-mem-plan, which removes the
+/// deallocations of the buffers it plans (so a group it will see then is
+/// one already, a deallocation between its ops aside).
+#[derive(Default)]
+pub struct Matching {
+    pub notes: Vec<(Op, String)>,
+    pub before_planning: bool,
+}
+
+/// Ops that may sit between a group's ops: no side effect on memory (and,
+/// before planning, deallocations).
+fn is_pure(op: Op, before_planning: bool) -> bool {
     let name = op.name();
+    if before_planning && name == "memref.dealloc" {
+        return true;
+    }
     name.starts_with("arith.")
         || name.starts_with("index.")
         || matches!(
@@ -97,10 +111,10 @@ fn is_pure(op: Op) -> bool {
 }
 
 /// The next op after `op` that is not pure.
-fn next_effect(op: Op) -> Option<Op> {
+fn next_effect(op: Op, before_planning: bool) -> Option<Op> {
     let mut next = op.next();
     while let Some(candidate) = next {
-        if !is_pure(candidate) {
+        if !is_pure(candidate, before_planning) {
             return Some(candidate);
         }
         next = candidate.next();
@@ -109,11 +123,15 @@ fn next_effect(op: Op) -> Option<Op> {
 }
 
 /// The op before `op` that is not pure.
-fn previous_effect(op: Op) -> Option<Op> {
+fn previous_effect(op: Op, before_planning: bool) -> Option<Op> {
     let block = op.block()?;
     let ops = block.ops();
     let at = ops.iter().position(|o| *o == op)?;
-    ops[..at].iter().rev().copied().find(|o| !is_pure(*o))
+    ops[..at]
+        .iter()
+        .rev()
+        .copied()
+        .find(|o| !is_pure(*o, before_planning))
 }
 
 /// Whether `op` is a `linalg.fill` of `buffer` with a zero constant.
@@ -177,8 +195,8 @@ fn elementwise(op: Op) -> Result<Elementwise, String> {
 
 /// The group at `op` (a matmul), or why there is none (`Err`, with the op
 /// to put the remark on). `Ok(None)`: not an anchor.
-/// `notes` gathers what did not fuse and why (remarks for the caller).
-pub fn group_at(op: Op, notes: &mut Vec<(Op, String)>) -> Result<Option<Group>, (Op, String)> {
+pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, (Op, String)> {
+    let before = m.before_planning;
     if op.is("linalg.batch_matmul") {
         if op.attr(OVERWRITES_ATTR).is_none() {
             return Err((
@@ -201,7 +219,7 @@ pub fn group_at(op: Op, notes: &mut Vec<(Op, String)>) -> Result<Option<Group>, 
             matmul: op,
         }));
     }
-    let fill0 = previous_effect(op).filter(|f| zero_fill_of(*f, g));
+    let fill0 = previous_effect(op, before).filter(|f| zero_fill_of(*f, g));
     let Some(fill0) = fill0 else {
         return Err((
             op,
@@ -210,10 +228,10 @@ pub fn group_at(op: Op, notes: &mut Vec<(Op, String)>) -> Result<Option<Group>, 
         ));
     };
     // A pair: the sibling matmul and the epilogue.
-    let sibling = next_effect(op)
+    let sibling = next_effect(op, before)
         .filter(|f| f.is("linalg.fill"))
         .and_then(|fill1| {
-            let matmul1 = next_effect(fill1)?;
+            let matmul1 = next_effect(fill1, before)?;
             (matmul1.is("linalg.matmul")
                 && matmul1.num_operands() == 3
                 && matmul1.operand(0) == a
@@ -230,12 +248,12 @@ pub fn group_at(op: Op, notes: &mut Vec<(Op, String)>) -> Result<Option<Group>, 
         fill: Some(fill0),
         matmul: op,
     };
-    match pair_after(op, [fill0, fill1], matmul1, (a, g), notes) {
+    match pair_after(op, [fill0, fill1], matmul1, (a, g), m) {
         Ok(pair) => Ok(Some(pair)),
         // The pair does not fuse: the first matmul takes a kernel alone
         // (the second is an anchor of its own), with the reason as a note.
         Err(note) => {
-            notes.push(note);
+            m.notes.push(note);
             Ok(Some(single))
         }
     }
@@ -248,10 +266,11 @@ fn pair_after(
     [fill0, fill1]: [Op; 2],
     matmul1: Op,
     (a, g): (Val, Val),
-    notes: &mut Vec<(Op, String)>,
+    m: &mut Matching,
 ) -> Result<Group, (Op, String)> {
+    let before = m.before_planning;
     let u = matmul1.operand(2);
-    let epilogue = next_effect(matmul1).ok_or((
+    let epilogue = next_effect(matmul1, before).ok_or((
         matmul1,
         "not fused as a matmul pair: no element-wise epilogue of both products follows".into(),
     ))?;
@@ -289,10 +308,10 @@ fn pair_after(
             "not fused: the matmul pair's products are read elsewhere too".into(),
         ));
     }
-    let prologue = match prologue_before(fill0, a, &[op, matmul1]) {
+    let prologue = match prologue_before(fill0, a, &[op, matmul1], before) {
         Ok(p) => p,
         Err((at, why)) => {
-            notes.push((
+            m.notes.push((
                 at,
                 format!("not fused as the matmul pair's prologue: {why}"),
             ));
@@ -311,8 +330,13 @@ fn pair_after(
 
 /// The RMSNorm-style prologue that writes `a` right before `first` (the
 /// pair's first fill), if there is one.
-fn prologue_before(first: Op, a: Val, matmuls: &[Op]) -> Result<Option<PrologueOps>, (Op, String)> {
-    let Some(normalize) = previous_effect(first) else {
+fn prologue_before(
+    first: Op,
+    a: Val,
+    matmuls: &[Op],
+    before: bool,
+) -> Result<Option<PrologueOps>, (Op, String)> {
+    let Some(normalize) = previous_effect(first, before) else {
         return Ok(None);
     };
     if !normalize.is("linalg.generic") || normalize.operands().last() != Some(&a) {
@@ -320,7 +344,7 @@ fn prologue_before(first: Op, a: Val, matmuls: &[Op]) -> Result<Option<PrologueO
     }
     let (inputs, dims, _) =
         elementwise(normalize).map_err(|why| (normalize, format!("it {why}")))?;
-    let Some(reduction) = previous_effect(normalize) else {
+    let Some(reduction) = previous_effect(normalize, before) else {
         return Ok(None);
     };
     let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
@@ -341,7 +365,7 @@ fn prologue_before(first: Op, a: Val, matmuls: &[Op]) -> Result<Option<PrologueO
             "the row statistic is not an f32 sum over one bf16 input".into(),
         ));
     }
-    let Some(fill) = previous_effect(reduction)
+    let Some(fill) = previous_effect(reduction, before)
         .filter(|f| f.is("linalg.fill") && f.num_operands() == 2 && f.operand(1) == statistic)
     else {
         return Err((

@@ -395,9 +395,9 @@ impl SymmPass for MatmulToGpu {
             if taken.contains(&op) {
                 continue;
             }
-            let mut notes = Vec::new();
-            let found = group_at(op, &mut notes);
-            for (at, why) in notes {
+            let mut matching = groups::Matching::default();
+            let found = group_at(op, &mut matching);
+            for (at, why) in matching.notes {
                 emit_remark(at.loc(), &why);
             }
             match found {
@@ -428,21 +428,36 @@ impl SymmPass for MatmulToGpu {
             emit_error(module.loc(), &message);
             return Err(PassFailed);
         }
-        for (index, p) in planned.iter().enumerate() {
+        for p in &planned {
             emit_remark(p.group.ops()[0].loc(), &describe(p));
-            launch::dispatch(p, site_of(module, index), p.kernel.tile.rows());
+            launch::dispatch(p, site_of(p), p.kernel.tile.rows());
         }
         module.set_attr("gpu.container_module", module.ctx().unit());
         Ok(())
     }
 }
 
-/// A site id for the runtime's table of choices: the kernel's sizes and
-/// index, hashed (FNV-1a), so that programs linked together keep theirs
-/// apart unless they are the same matmul.
-fn site_of(module: Op, index: usize) -> i64 {
-    let _ = module;
-    let text = format!("symm_matmul_{index}");
+/// A site id for the runtime's table of choices: FNV-1a of the function
+/// that holds the group, the kernel's name and its sizes and fusions, so
+/// that programs linked together keep their sites apart (two sites share
+/// their decisions only where they are the same matmul of the same
+/// function).
+fn site_of(planned: &Planned) -> i64 {
+    let function = std::iter::successors(planned.group.ops()[0].parent(), |p| p.parent())
+        .find(|op| op.is("func.func"))
+        .and_then(|f| f.symbol_name())
+        .unwrap_or_default();
+    let k = &planned.kernel;
+    let text = format!(
+        "{function}/{}/{}x{}x{}/{}/{}/{}",
+        k.name,
+        k.k,
+        k.n,
+        k.slices,
+        k.weights,
+        k.prologue.is_some(),
+        k.epilogue.is_some()
+    );
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.bytes() {
         hash ^= u64::from(byte);

@@ -1,8 +1,8 @@
 // What symm-linalg-matmul-to-gpu leaves to cuBLAS, and why, at the op; and
 // the options it refuses.
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)'
-// RUN: not symm-opt %s --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{max-rows=24})' 2>&1 | FileCheck %s --check-prefix=ROWS
-// RUN: not symm-opt %s --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{bk=48})' 2>&1 | FileCheck %s --check-prefix=BK
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{max-rows=24})' 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{bk=48})' 2>&1 | FileCheck %s --check-prefix=BK
 // ROWS: error: symm-linalg-matmul-to-gpu: max-rows = 24: the generated kernels take a multiple of 16 rows, at most 64
 // BK: error: symm-linalg-matmul-to-gpu: bk = 48 is not a multiple of 16 x 16 warps
 
@@ -76,5 +76,52 @@ func.func @products_read_elsewhere(%x: memref<?x64xbf16>, %wg: memref<64x64xbf16
     linalg.yield %y : bf16
   }
   memref.copy %gate, %copy : memref<?x64xbf16> to memref<?x64xbf16>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// The row statistic is a maximum, not a sum: the pair fuses without the
+// prologue, which keeps its own kernels.
+func.func @max_statistic(%x: memref<?x64xbf16>, %wg: memref<64x64xbf16>, %wu: memref<64x64xbf16>,
+                         %act: memref<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %peak = memref.alloc(%m) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%peak : memref<?xf32>)
+  // expected-remark@+1 {{not fused as the matmul pair's prologue: the row statistic is not a sum}}
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xbf16>) outs(%peak : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.maximumf %f, %acc : f32
+    linalg.yield %s : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x64xbf16>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %peak : memref<?x64xbf16>, memref<?xf32>) outs(%xn : memref<?x64xbf16>) {
+  ^bb0(%v: bf16, %p: f32, %o: bf16):
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.divf %f, %p : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %gate = memref.alloc(%m) : memref<?x64xbf16>
+  // expected-remark@+1 {{matmul pair (64x64 per weight) with the element-wise epilogue: generated kernel @symm_matmul_0}}
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x64xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x64xbf16>, memref<64x64xbf16>) outs(%gate : memref<?x64xbf16>)
+  %up = memref.alloc(%m) : memref<?x64xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x64xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x64xbf16>, memref<64x64xbf16>) outs(%up : memref<?x64xbf16>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x64xbf16>, memref<?x64xbf16>) outs(%act : memref<?x64xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %o: bf16):
+    %y = arith.mulf %g, %u : bf16
+    linalg.yield %y : bf16
+  }
   return
 }
