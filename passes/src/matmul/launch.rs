@@ -13,7 +13,7 @@ use melior::{
     ir::{
         Attribute, Block, Location, Region, RegionLike,
         attribute::{AttributeLike, IntegerAttribute},
-        operation::OperationBuilder,
+        operation::OperationMutLike,
     },
 };
 use symm_dialects::symm_mem;
@@ -154,24 +154,27 @@ fn launch(e: &Emitter, p: &Planned, m: Val) {
     let grid = [e.c_index(x as i64), e.c_index(y as i64), one];
     let block = [e.c_index(k.tile.threads() as i64), one, one];
     let shared = e.constant(e.int_type(32), k.tile.shared_bytes(k.weights) as i64);
-    let mut operands = vec![];
-    operands.extend(grid.iter().chain(block.iter()).map(|v| value(*v)));
-    operands.push(value(shared));
-    operands.extend(args.iter().map(|v| value(*v)));
-    let sizes: Vec<i32> = vec![0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, args.len() as i32, 0];
-    let op = OperationBuilder::new("gpu.launch_func", e.loc)
-        .add_operands(&operands)
-        .add_attributes(&[
-            (
-                melior::ir::Identifier::new(e.ctx, "kernel"),
-                kernel_symbol(e, &k.name),
-            ),
-            (
-                melior::ir::Identifier::new(e.ctx, "operandSegmentSizes"),
-                melior::ir::attribute::DenseI32ArrayAttribute::new(e.ctx, &sizes).into(),
-            ),
-        ])
+    let values = |vals: &[Val]| vals.iter().map(|v| value(*v)).collect::<Vec<_>>();
+    let mut op: melior::ir::Operation = ods::gpu::LaunchFuncOperation::builder(e.ctx, e.loc)
+        .async_dependencies(&[])
+        .grid_size_x(value(grid[0]))
+        .grid_size_y(value(grid[1]))
+        .grid_size_z(value(grid[2]))
+        .block_size_x(value(block[0]))
+        .block_size_y(value(block[1]))
+        .block_size_z(value(block[2]))
+        .dynamic_shared_memory_size(value(shared))
+        .kernel_operands(&values(&args))
+        .kernel(kernel_symbol(e, &k.name))
         .build()
-        .expect("a valid gpu.launch_func");
+        .into();
+    // The operand groups' sizes (the generated builder leaves them to us):
+    // no async dependencies, the grid and block sizes, no cluster, the
+    // dynamic shared memory size, the arguments, no async object.
+    let sizes: Vec<i32> = vec![0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, args.len() as i32, 0];
+    op.set_attribute(
+        "operandSegmentSizes",
+        melior::ir::attribute::DenseI32ArrayAttribute::new(e.ctx, &sizes).into(),
+    );
     e.push(op);
 }
