@@ -30,12 +30,20 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Plan>(
     c"Plan comm buffers into one persistent pool per function and (allocator, group), and \
       regular buffers into one pool per function, by liveness",
     c"builtin.module",
-    &[PassOption::new(
-        c"alignment",
-        c"Byte alignment of every buffer in a pool (a power of two)",
-        OptionKind::Int64,
-        c"128",
-    )],
+    &[
+        PassOption::new(
+            c"alignment",
+            c"Byte alignment of every buffer in a pool (a power of two)",
+            OptionKind::Int64,
+            c"128",
+        ),
+        PassOption::new(
+            c"matmul-groups",
+            c"Keep the buffers of each matmul group that symm-linalg-matmul-to-gpu may fuse apart (live across the whole group); off when that pass does not run",
+            OptionKind::Bool,
+            c"true",
+        ),
+    ],
     file!(),
 );
 
@@ -53,10 +61,11 @@ impl SymmPass for Plan {
             );
             return Err(PassFailed);
         }
+        let groups = options.flag("matmul-groups");
         let mut symbols = SymbolIndex::new(module);
         let mut ok = true;
         for function in defined_functions(module) {
-            ok &= plan_function(function, alignment as u64, &mut symbols).is_ok();
+            ok &= plan_function(function, alignment as u64, groups, &mut symbols).is_ok();
         }
         if ok { Ok(()) } else { Err(PassFailed) }
     }
@@ -116,6 +125,7 @@ type PoolKey = Option<String>;
 fn plan_function(
     function: Op,
     alignment: u64,
+    matmul_groups: bool,
     symbols: &mut SymbolIndex,
 ) -> Result<(), PassFailed> {
     let (_, results) = function
@@ -137,7 +147,11 @@ fn plan_function(
 
     copy_out_returned_comm_buffers(function);
     let numbering = Numbering::new(function);
-    let group_ends = matmul_group_ends(function, &numbering);
+    let group_ends = if matmul_groups {
+        matmul_group_ends(function, &numbering)
+    } else {
+        HashMap::new()
+    };
     let bound = max_tokens(function);
     let mut pools: BTreeMap<PoolKey, (Option<Attr>, Vec<Buffer>)> = BTreeMap::new();
     for def in function.walk() {

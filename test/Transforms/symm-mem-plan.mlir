@@ -5,6 +5,11 @@
 // RUN:   | FileCheck %s --check-prefix=ALIGN128
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-mem-plan{alignment=96})' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADALIGN
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-mem-plan{matmul-groups=false})' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NOGROUPS
+// Without symm-linalg-matmul-to-gpu in the pipeline the pair's output may
+// take its input's memory again:
+// NOGROUPS: regular pool: 6144 bytes for 4 buffers (8192 bytes if allocated apart), lower bound 6144 bytes (1.00x), 1 reuse
 // BADALIGN: error: symm-mem-plan: alignment must be a positive power of two, got 96
 
 // Seed 002's graph: three 4x4 f32 comm buffers live at once share one

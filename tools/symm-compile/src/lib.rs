@@ -39,7 +39,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k}}}),\
-         symm-mem-realize,symm-mem-plan,\
+         symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
          symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps}}},gpu.module(inline),\
@@ -48,6 +48,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         graphs = args.cuda_graphs,
         lamport = args.lamport_max_bytes,
         matmul = args.matmul_max_rows,
+        groups = args.matmul_max_rows > 0,
         bn = args.matmul_tile[0],
         bk = args.matmul_tile[1],
         stages = args.matmul_tile[2],
