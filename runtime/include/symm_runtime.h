@@ -12,6 +12,14 @@
  * whichever the runtime measured faster on the shape's first call outside
  * a graph capture; SYMM_GEMM_PAIR=batched or =two fixes the way instead
  * (reproducible runs), =measured is the default.
+ *
+ * Matmuls of up to 16 rows may also have kernels the compiler generated
+ * (symm-linalg-matmul-to-gpu, with the RMSNorm before a gate + up pair and
+ * the SiLU * up after it fused in): on the first call of a row count
+ * outside a graph capture the runtime times them against the cuBLAS way
+ * by turns and keeps the faster for the process (SYMM_LOG=info prints
+ * each decision); SYMM_MATMUL=generated or =library fixes the way,
+ * =measured is the default, any other value fails the call.
  */
 #ifndef SYMM_RUNTIME_H
 #define SYMM_RUNTIME_H
