@@ -38,6 +38,20 @@ def calls(fn, graphed):
     return graph_of(fn, CALLS).replay
 
 
+def kernel_times(prof):
+    """From a torch.profiler run: µs per kernel name, launches per name, and
+    the sorted (start, end) spans of every kernel."""
+    totals, counts = defaultdict(float), defaultdict(int)
+    spans = []
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            totals[event.name] += event.device_time
+            counts[event.name] += 1
+            spans.append((event.time_range.start, event.time_range.end))
+    spans.sort()
+    return totals, counts, spans
+
+
 def main():
     s = llama_tp.setup()
     runtime = symm.Runtime()
@@ -72,16 +86,9 @@ def main():
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 run()
                 torch.cuda.synchronize()
-            totals, counts = defaultdict(float), defaultdict(int)
-            spans = []
-            for event in prof.events():
-                if event.device_type == torch.autograd.DeviceType.CUDA:
-                    totals[event.name] += event.device_time
-                    counts[event.name] += 1
-                    spans.append((event.time_range.start, event.time_range.end))
+            totals, counts, spans = kernel_times(prof)
             # Wall time from the first kernel's start to the last one's end,
             # and the part of it no kernel ran (launch gaps, host waits).
-            spans.sort()
             busy, reach = 0.0, None
             for start, end in spans:
                 if reach is None or start > reach:

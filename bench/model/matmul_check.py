@@ -25,12 +25,12 @@ Exit status 1 if a check fails.
 
 import argparse
 import sys
-from collections import defaultdict
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 import symm
+from layer_profile import kernel_times
 
 EPS = 1e-5
 
@@ -114,14 +114,7 @@ def main():
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 graph.replay()
                 torch.cuda.synchronize()
-            totals, counts = defaultdict(float), defaultdict(int)
-            spans = []
-            for event in prof.events():
-                if event.device_type == torch.autograd.DeviceType.CUDA:
-                    totals[event.name] += event.device_time
-                    counts[event.name] += 1
-                    spans.append((event.time_range.start, event.time_range.end))
-            spans.sort()
+            totals, counts, spans = kernel_times(prof)
             wall = (spans[-1][1] - spans[0][0]) / calls if spans else 0.0
             print(f"== D={D} F={F} M={m}: {sum(totals.values()) / calls:.1f} us of kernels, "
                   f"{wall:.1f} us wall per call", flush=True)

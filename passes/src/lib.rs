@@ -27,6 +27,7 @@ pub mod rows_to_gpu;
 
 pub mod select_all_reduce;
 pub mod split_k;
+mod stable_id;
 mod text;
 pub mod to_dps;
 pub mod to_runtime;

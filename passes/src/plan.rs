@@ -224,13 +224,7 @@ fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> 
             continue;
         };
         for buffer in crate::matmul::groups::buffers(&group) {
-            let mut root = buffer;
-            while let Some(def) = root.def()
-                && def.is_view_like()
-            {
-                root = def.operand(0);
-            }
-            if let Some(def) = root.def() {
+            if let Some(def) = crate::read_after::root_of(buffer).def() {
                 let end = numbering.use_end(def, last);
                 let entry = ends.entry(def).or_insert(end);
                 *entry = (*entry).max(end);

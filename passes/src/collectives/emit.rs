@@ -547,6 +547,26 @@ impl<'c> Emitter<'c> {
         op.set_attribute("uniform", Attribute::unit(self.ctx));
         self.one(op)
     }
+    /// `func.func private @name(inputs) -> result` with no body yet.
+    pub fn declare_private_function(
+        &self,
+        name: &str,
+        inputs: &[Type<'c>],
+        result: Type<'c>,
+    ) -> Op {
+        let ty = FunctionType::new(self.ctx, inputs, &[result]);
+        self.push(func::func(
+            self.ctx,
+            StringAttribute::new(self.ctx, name),
+            TypeAttribute::new(ty.into()),
+            Region::new(),
+            &[(
+                Identifier::new(self.ctx, "sym_visibility"),
+                StringAttribute::new(self.ctx, "private").into(),
+            )],
+            self.loc,
+        ))
+    }
     /// `gpu.barrier`: the block's threads meet.
     pub fn sync_threads(&self) {
         self.push(ods::gpu::barrier(self.ctx, self.loc).into());

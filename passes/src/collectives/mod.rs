@@ -17,12 +17,8 @@ use all_reduce::AllReduceKernel;
 use emit::Emitter;
 use melior::{
     ContextRef,
-    dialect::{func, ods},
-    ir::{
-        Block, Identifier, Location, Region, RegionLike,
-        attribute::{StringAttribute, TypeAttribute},
-        r#type::FunctionType,
-    },
+    dialect::ods,
+    ir::{Block, Location, Region, RegionLike, attribute::StringAttribute},
 };
 
 /// An epilogue function the kernels call per element: its name, its
@@ -43,42 +39,44 @@ pub fn emit_kernel_module<'k>(
     epilogues: &[EpilogueDecl],
     kernels: impl IntoIterator<Item = &'k AllReduceKernel>,
 ) -> Result<Op, String> {
+    emit_gpu_module(ctx, parent, name, |e| {
+        for epilogue in epilogues {
+            let types = epilogue
+                .elements
+                .iter()
+                .map(|element| {
+                    e.float(element)
+                        .ok_or_else(|| format!("no epilogue of element type {element}"))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let result = e
+                .float(&epilogue.result)
+                .ok_or_else(|| format!("no epilogue of result type {}", epilogue.result))?;
+            e.declare_private_function(&epilogue.function, &types, result);
+        }
+        for kernel in kernels {
+            kernel.build(e, e.block)?;
+        }
+        Ok(())
+    })
+}
+
+/// Appends `gpu.module @name` to `parent` (a module's body), its body
+/// written by `fill` (an emitter on it, located at the module's name);
+/// returns the gpu.module.
+pub fn emit_gpu_module(
+    ctx: Ctx,
+    parent: Blk,
+    name: &str,
+    fill: impl FnOnce(&Emitter) -> Result<(), String>,
+) -> Result<Op, String> {
     // SAFETY: the context of the module being compiled, alive for the pass.
     let context = unsafe { ContextRef::from_raw(ctx.raw()) };
     // SAFETY: used only within this call.
     let context = unsafe { context.to_ref() };
     let loc = Location::name(context, name, Location::unknown(context));
     let body = Block::new(&[]);
-    let e = Emitter::new(context, loc, Blk::from_raw(body.to_raw()));
-    for epilogue in epilogues {
-        let types = epilogue
-            .elements
-            .iter()
-            .map(|element| {
-                e.float(element)
-                    .ok_or_else(|| format!("no epilogue of element type {element}"))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let result = e
-            .float(&epilogue.result)
-            .ok_or_else(|| format!("no epilogue of result type {}", epilogue.result))?;
-        let ty = FunctionType::new(context, &types, &[result]);
-        e.push(func::func(
-            context,
-            StringAttribute::new(context, &epilogue.function),
-            TypeAttribute::new(ty.into()),
-            Region::new(),
-            &[(
-                Identifier::new(context, "sym_visibility"),
-                StringAttribute::new(context, "private").into(),
-            )],
-            loc,
-        ));
-    }
-    let module_body = e.block;
-    for kernel in kernels {
-        kernel.build(&e, module_body)?;
-    }
+    fill(&Emitter::new(context, loc, Blk::from_raw(body.to_raw())))?;
     let region = Region::new();
     region.append_block(body);
     let module: melior::ir::Operation =

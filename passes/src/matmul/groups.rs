@@ -136,15 +136,10 @@ fn previous_effect(op: Op, before_planning: bool) -> Option<Op> {
 
 /// Whether `op` is a `linalg.fill` of `buffer` with a zero constant.
 fn zero_fill_of(op: Op, buffer: Val) -> bool {
-    op.is("linalg.fill") && op.num_operands() == 2 && op.operand(1) == buffer && {
-        op.operand(0)
-            .def()
-            .and_then(|c| c.attr("value"))
-            .is_some_and(|v| {
-                let text = v.print();
-                text.starts_with("0.000000e+00") || text.starts_with("0.0")
-            })
-    }
+    op.is("linalg.fill")
+        && op.num_operands() == 2
+        && op.operand(1) == buffer
+        && crate::to_runtime::is_zero_constant(op.operand(0))
 }
 
 /// Whether every reader or writer of `value` is one of `ops` (sizes and
@@ -156,8 +151,8 @@ fn only_used_by(value: Val, ops: &[Op]) -> bool {
         .all(|(user, _)| ops.contains(user) || user.is("memref.dim") || user.is("memref.dealloc"))
 }
 
-/// `memref<...xbf16>` with an identity layout and a static inner size.
-fn is_bf16(value: Val) -> bool {
+/// Whether `value` is a bf16 memref.
+pub fn is_bf16(value: Val) -> bool {
     value.ty().element().print() == "bf16"
 }
 
@@ -427,11 +422,6 @@ pub fn output_of(value: Val) -> Option<Output> {
         "f32" => Some(Output::F32),
         _ => None,
     }
-}
-
-/// Whether `value` is a bf16 memref.
-pub fn bf16(value: Val) -> bool {
-    is_bf16(value)
 }
 
 /// The buffers a group reads and writes: the generated kernel reads its

@@ -5,21 +5,22 @@
 //!
 //! One block takes `bn` columns of every weight and the whole K range of
 //! its slice (`gpu.block_id y` picks a split-K slice: `a`, the weight and
-//! the output each move by their slice stride). Every thread streams its
-//! 16-byte pieces of the weight tile into a ring of `stages` shared-memory
-//! buffers of `bk` rows with `cp.async` (zero-filled past K and N) and
-//! arrives on the buffer's `mbarrier` once they land (`cp.async.mbarrier.
-//! arrive.noinc`); `stages - 1` buffers are in flight while the block
-//! computes on the oldest. (Bulk copies, `cp.async.bulk`, would move one
-//! weight row of 128 bytes each: the floor sweep measured those at 0.21
-//! TB/s, against 2.7 TB/s for 16-byte `cp.async` (bench/floor).) Each warp
-//! takes every `warps`-th 16-row step of a buffer: the weight fragments
-//! come from shared memory by `ldmatrix.trans` (rows padded by 16 bytes
-//! against bank conflicts), the rows of `a` straight from global memory one
-//! iteration ahead (they are few and stay in L2), and `mma.sync` m16n8k16
-//! (bf16 in, f32 accumulators) multiplies them. At the end the warps'
-//! partial sums meet in shared memory and every thread writes whole output
-//! elements, through the epilogue when there is one.
+//! the output each move by their slice stride). Each warp takes every
+//! `warps`-th 16-row step of a buffer and is a pipeline of its own: its
+//! lanes stream the 16-byte pieces of its weight rows into a ring of
+//! `stages` shared-memory buffers of `bk` rows with `cp.async` (zero-filled
+//! past K and N) and arrive on the warp's `mbarrier` of the buffer once
+//! they land (`cp.async.mbarrier.arrive.noinc`); `stages - 1` buffers are
+//! in flight while the warp computes on the oldest. (Bulk copies,
+//! `cp.async.bulk`, would move one weight row of 128 bytes each: the floor
+//! sweep measured those at 0.21 TB/s, against 2.7 TB/s for 16-byte
+//! `cp.async` (bench/floor).) The weight fragments come from shared memory
+//! by `ldmatrix.trans` (rows padded by 16 bytes against bank conflicts),
+//! the rows of `a` straight from global memory one iteration ahead (they
+//! are few and stay in L2), and `mma.sync` m16n8k16 (bf16 in, f32
+//! accumulators) multiplies them. At the end the warps' partial sums meet
+//! in shared memory and every thread writes whole output elements, through
+//! the epilogue when there is one.
 //!
 //! A prologue (RMSNorm's) runs on `a` as it is read: before the loop each
 //! block reduces its rows with the row statistic's step function (an f32
@@ -216,7 +217,7 @@ impl SkinnyMatmul {
         }
         if self.n == 0 || !self.n.is_multiple_of(VECTOR) {
             return Some(format!(
-                "N = {} is not a multiple of 8 (bulk copies move 16-byte rows)",
+                "N = {} is not a multiple of 8 (the weight moves in 16-byte pieces)",
                 self.n
             ));
         }
@@ -241,23 +242,23 @@ impl SkinnyMatmul {
 
     /// The kernel's parameters: a, the weights, out, m (i64), then with a
     /// prologue the statistic's initial value (f32) and the column operands.
-    fn parameters<'c>(&self, e: &Emitter<'c>) -> Result<Vec<Type<'c>>, String> {
+    fn parameters<'c>(&self, e: &Emitter<'c>) -> Vec<Type<'c>> {
         let mut parameters = vec![e.ptr(); 2 + self.weights as usize];
         parameters.push(e.i64());
         if let Some(prologue) = &self.prologue {
             parameters.push(e.f32());
             parameters.extend(std::iter::repeat_n(e.ptr(), prologue.columns.len()));
         }
-        Ok(parameters)
+        parameters
     }
 
     /// Appends the kernel to `module` (a gpu.module's body, which holds the
-    /// element functions and `declare_shared`'s symbol).
+    /// element functions and the dynamic shared memory's symbol).
     pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), String> {
         if let Some(problem) = self.problem() {
             return Err(format!("no kernel for this matmul: {problem}"));
         }
-        let parameters = self.parameters(e)?;
+        let parameters = self.parameters(e);
         let mut failure = None;
         e.kernel(
             module,
@@ -275,11 +276,6 @@ impl SkinnyMatmul {
         );
         failure.map_or(Ok(()), Err)
     }
-}
-
-/// Declares the dynamic shared memory the kernels of a module use.
-pub fn declare_shared(e: &Emitter, module: Blk) {
-    e.into_block(module).declare_dynamic_shared();
 }
 
 /// The kernel's values while its body is written.

@@ -29,20 +29,11 @@ mod tensor_core;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     builders::replace_terminator,
-    collectives::emit::Emitter,
     ir::{Blk, Op, emit_error, emit_remark},
 };
 use groups::{Group, group_at, output_of};
 use kernel::{Epilogue, Output, Prologue, SkinnyMatmul, Tile};
-use melior::{
-    ContextRef,
-    dialect::{func, ods},
-    ir::{
-        Block, Identifier, Location, Region, RegionLike,
-        attribute::{StringAttribute, TypeAttribute},
-        r#type::FunctionType,
-    },
-};
+use tensor_core::TensorCore;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
     c"symm-linalg-matmul-to-gpu",
@@ -99,7 +90,8 @@ struct Planned {
     out: crate::ir::Val,
     /// Dimension of `a` that counts rows.
     rows_dim: usize,
-    /// Element functions: (name, op whose region becomes it, its types).
+    /// Element functions: their names, and the generics whose bodies they
+    /// copy.
     functions: Vec<(String, Op)>,
     columns: Vec<crate::ir::Val>,
     init: Option<crate::ir::Val>,
@@ -171,9 +163,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 .last()
                 .expect("an elementwise generic has an output");
             let refuse = |why: &str| Err((matmuls[0], format!("keeps cuBLAS: {why}")));
-            let (Some((a_shape, a_strides)), Some((w_shape, w_strides))) =
-                (strides(a), strides(w0))
-            else {
+            let (Some((a_shape, _)), Some((w_shape, _))) = (strides(a), strides(w0)) else {
                 return refuse("an operand without a strided layout at a static offset");
             };
             if strides(w1).map(|s| s.0) != Some(w_shape.clone())
@@ -186,14 +176,14 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                     "the pair's operands are not contiguous row-major matrices of one shape",
                 );
             }
-            let _ = (a_strides, w_strides);
             let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
                 return refuse("a weight of dynamic shape");
             };
             if a_shape.get(1) != Some(&Some(*k)) || out.ty().shape().get(1) != Some(&Some(*n)) {
                 return refuse("shapes that do not match");
             }
-            if ![a, w0, w1].iter().all(|v| groups::bf16(*v)) || output_of(out) != Some(Output::Bf16)
+            if ![a, w0, w1].iter().all(|v| groups::is_bf16(*v))
+                || output_of(out) != Some(Output::Bf16)
             {
                 return refuse("the generated kernel takes bf16 operands and a bf16 result");
             }
@@ -252,7 +242,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
             else {
                 return refuse("an operand without a strided layout at a static offset");
             };
-            if !groups::bf16(a) || !groups::bf16(w) {
+            if !groups::is_bf16(a) || !groups::is_bf16(w) {
                 return refuse("the generated kernel takes bf16 operands");
             }
             let Some(output) = output_of(c) else {
@@ -458,69 +448,35 @@ fn site_of(planned: &Planned) -> i64 {
         k.prologue.is_some(),
         k.epilogue.is_some()
     );
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x100_0000_01b3);
-    }
-    (hash >> 1) as i64
+    (crate::stable_id::fnv1a(&text) >> 1) as i64
 }
 
 /// `gpu.module @symm_matmul_kernels`: the dynamic shared memory, the
 /// element functions (each a copy of its generic's body) and the kernels.
 fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), String> {
-    let ctx = module.ctx();
-    // SAFETY: the context of the module being compiled, alive for the pass.
-    let context = unsafe { ContextRef::from_raw(ctx.raw()) };
-    // SAFETY: used only within this call.
-    let context = unsafe { context.to_ref() };
-    let loc = Location::name(context, KERNEL_MODULE, Location::unknown(context));
-    let body = Block::new(&[]);
-    let e = Emitter::new(context, loc, Blk::from_raw(body.to_raw()));
-    kernel::declare_shared(&e, e.block);
     let mut moved = Vec::new();
-    for p in planned {
-        for (function, generic) in &p.functions {
-            let block = crate::linalg_gpu::body(*generic)?;
-            let mut inputs = Vec::new();
-            for i in 0..block.num_args() {
-                let ty = block.arg(i).ty();
-                // SAFETY: a type of this context.
-                inputs.push(unsafe { melior::ir::Type::from_raw(ty.raw()) });
+    crate::collectives::emit_gpu_module(module.ctx(), parent, KERNEL_MODULE, |e| {
+        e.declare_dynamic_shared();
+        for p in planned {
+            for (function, generic) in &p.functions {
+                let block = crate::linalg_gpu::body(*generic)?;
+                // SAFETY (both): types of this context.
+                let inputs: Vec<_> = (0..block.num_args())
+                    .map(|i| unsafe { melior::ir::Type::from_raw(block.arg(i).ty().raw()) })
+                    .collect();
+                let yielded = block.terminator().ok_or("a generic without a terminator")?;
+                let result = unsafe { melior::ir::Type::from_raw(yielded.operand(0).ty().raw()) };
+                moved.push((
+                    e.declare_private_function(function, &inputs, result),
+                    *generic,
+                ));
             }
-            let yielded = block.terminator().ok_or("a generic without a terminator")?;
-            let result = yielded.operand(0).ty();
-            // SAFETY: a type of this context.
-            let result = unsafe { melior::ir::Type::from_raw(result.raw()) };
-            let ty = FunctionType::new(context, &inputs, &[result]);
-            let f = e.push(func::func(
-                context,
-                StringAttribute::new(context, function),
-                TypeAttribute::new(ty.into()),
-                Region::new(),
-                &[(
-                    Identifier::new(context, "sym_visibility"),
-                    StringAttribute::new(context, "private").into(),
-                )],
-                loc,
-            ));
-            moved.push((f, *generic));
         }
-    }
-    for p in planned {
-        p.kernel.build(&e, e.block)?;
-    }
-    let region = Region::new();
-    region.append_block(body);
-    let gpu_module: melior::ir::Operation = ods::gpu::module(
-        context,
-        region,
-        StringAttribute::new(context, KERNEL_MODULE),
-        loc,
-    )
-    .into();
-    let gpu_module = Op::from_raw(gpu_module.into_raw());
-    parent.append(gpu_module);
+        for p in planned {
+            p.kernel.build(e, e.block)?;
+        }
+        Ok(())
+    })?;
     // Each element function gets a copy of its generic's body (the
     // generic itself stays for the library's way).
     for (function, generic) in moved {

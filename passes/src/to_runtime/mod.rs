@@ -107,12 +107,7 @@ fn lowers(name: &str) -> bool {
 
 /// Stable across ranks and runs: FNV-1a of the pool's name.
 fn pool_id(name: &str) -> i64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in name.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash as i64
+    crate::stable_id::fnv1a(name) as i64
 }
 
 /// The runtime's dtype code for an element type.

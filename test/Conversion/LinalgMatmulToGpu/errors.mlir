@@ -37,7 +37,7 @@ func.func @k_not_a_multiple_of_16(%a: memref<?x1000xbf16>, %w: memref<1000x4096x
 func.func @n_not_a_multiple_of_8(%a: memref<?x4096xbf16>, %w: memref<4096x1001xbf16>, %c: memref<?x1001xbf16>) {
   %zero = arith.constant 0.0 : bf16
   linalg.fill ins(%zero : bf16) outs(%c : memref<?x1001xbf16>)
-  // expected-remark@+1 {{keeps cuBLAS: N = 1001 is not a multiple of 8 (bulk copies move 16-byte rows)}}
+  // expected-remark@+1 {{keeps cuBLAS: N = 1001 is not a multiple of 8 (the weight moves in 16-byte pieces)}}
   linalg.matmul ins(%a, %w : memref<?x4096xbf16>, memref<4096x1001xbf16>) outs(%c : memref<?x1001xbf16>)
   return
 }
