@@ -206,7 +206,7 @@ fn run<T: Inert>(what: &str, body: impl FnOnce() -> Result<T>) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
         Ok(Err(error)) => {
-            compiled_call::failed(what, &crate::cuda::with_context_error(&error));
+            compiled_call::failed(what, &crate::cuda::with_context_error(error.to_string()));
             T::inert()
         }
         Err(_) => {

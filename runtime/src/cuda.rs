@@ -1,7 +1,6 @@
 //! The few CUDA driver calls the runtime makes, with errors turned into
-//! `Error::Driver` (the call and the driver's status, as a value). The
-//! driver library is loaded at run time by cudarc, so a machine without a
-//! GPU builds and runs everything but the GPU parts.
+//! `Error::Cuda`. The driver library is loaded at run time by cudarc, so a
+//! machine without a GPU builds and runs everything but the GPU parts.
 
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{self, CUresult};
@@ -18,35 +17,27 @@ pub fn check(status: CUresult, what: &str) -> Result<()> {
     if status == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Driver {
-            what: what.to_owned(),
-            status,
-        })
+        Err(Error::Cuda(format!("{what} failed: {status:?}")))
     }
 }
 
-/// `error`'s message, with the current context's sticky error appended
-/// when it has one that is not the error's own driver status: after a
-/// kernel faults (an illegal address, say), every later call fails with
-/// errors of its own (cuBLAS reports an internal error), and this says
-/// what happened first. Waits for the context's work; only for failure
-/// paths.
-pub fn with_context_error(error: &Error) -> String {
+/// `message`, with the current context's sticky error appended when it
+/// has one that the message does not name: after a kernel faults (an
+/// illegal address, say), every later call fails with errors of its own
+/// (cuBLAS reports an internal error), and this says what happened first.
+/// Waits for the context's work; only for failure paths.
+pub fn with_context_error(message: String) -> String {
     // SAFETY: a driver call on the current context (none: it fails and
     // nothing is appended).
     let status = unsafe { sys::cuCtxSynchronize() };
-    describe_with_context(error, status)
-}
-
-/// `error`'s message with the context's `status` appended (see
-/// `with_context_error`).
-fn describe_with_context(error: &Error, status: CUresult) -> String {
-    let message = error.to_string();
-    let own = matches!(error, Error::Driver { status: own, .. } if *own == status);
-    if status == CUresult::CUDA_SUCCESS || status == CUresult::CUDA_ERROR_INVALID_CONTEXT || own {
+    let name = format!("{status:?}");
+    if status == CUresult::CUDA_SUCCESS
+        || status == CUresult::CUDA_ERROR_INVALID_CONTEXT
+        || message.contains(&name)
+    {
         return message;
     }
-    format!("{message} (the GPU context reports {status:?}: an earlier kernel failed)")
+    format!("{message} (the GPU context reports {name}: an earlier kernel failed)")
 }
 
 /// Whether a CUDA driver and at least one device are present.
@@ -627,32 +618,5 @@ impl Drop for Event {
         unsafe {
             sys::cuEventDestroy_v2(self.raw);
         }
-    }
-}
-
-#[cfg(test)]
-mod context_tests {
-    use super::*;
-
-    #[test]
-    fn the_sticky_error_is_appended_unless_it_is_the_errors_own() {
-        let launch = Error::Driver {
-            what: "cuLaunchKernel".into(),
-            status: CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
-        };
-        assert_eq!(
-            describe_with_context(&launch, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
-            "CUDA: cuLaunchKernel failed: CUDA_ERROR_ILLEGAL_ADDRESS"
-        );
-        let cublas = Error::Cuda("cuBLAS gemm failed: CUBLAS_STATUS_INTERNAL_ERROR".into());
-        assert_eq!(
-            describe_with_context(&cublas, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
-            "CUDA: cuBLAS gemm failed: CUBLAS_STATUS_INTERNAL_ERROR (the GPU context reports \
-             CUDA_ERROR_ILLEGAL_ADDRESS: an earlier kernel failed)"
-        );
-        assert_eq!(
-            describe_with_context(&cublas, CUresult::CUDA_SUCCESS),
-            "CUDA: cuBLAS gemm failed: CUBLAS_STATUS_INTERNAL_ERROR"
-        );
     }
 }

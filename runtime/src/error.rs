@@ -31,12 +31,6 @@ pub enum Error {
     },
     #[error("CUDA: {0}")]
     Cuda(String),
-    /// A CUDA driver call that failed, with the driver's status as a value.
-    #[error("CUDA: {what} failed: {status:?}")]
-    Driver {
-        what: String,
-        status: cudarc::driver::sys::CUresult,
-    },
     #[error("peer did not signal within {seconds:.1} s (dead or hung peer) in {what}")]
     PeerTimeout { what: String, seconds: f64 },
     #[error("invalid argument: {0}")]

@@ -41,15 +41,10 @@ fn is_current(stream: sys::CUstream) -> bool {
 
 fn report(status: CUresult, what: &str) {
     if status != CUresult::CUDA_SUCCESS {
-        // The call's own status, as the message said before (the name of
-        // the call is `what`).
-        let error = crate::error::Error::Driver {
-            what: what.to_owned(),
-            status,
-        };
-        let message = crate::cuda::with_context_error(&error);
-        let own = format!("CUDA: {what} failed: ");
-        crate::compiled_call::failed(what, message.strip_prefix(&own).unwrap_or(&message));
+        crate::compiled_call::failed(
+            what,
+            &crate::cuda::with_context_error(format!("{status:?}")),
+        );
     }
 }
 
