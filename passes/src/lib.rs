@@ -1,40 +1,41 @@
 //! symm's MLIR passes, written in Rust on melior, and their registration
 //! by name so that `symm-opt --pass-pipeline=...` reaches them next to the
 //! upstream passes.
+//!
+//! One folder per stage of the pipeline, in the order `symm-to-llvm` runs
+//! them; a stage imports only earlier stages and the shared `ir` and
+//! `analysis` modules:
+//!
+//! - `ir`: the IR layer the passes build with (handles, builders, symbols,
+//!   host-side runtime calls);
+//! - `analysis`: facts about IR that several stages read (liveness after an
+//!   op, group tables, token bounds, linalg and row-reduction matching,
+//!   matmul groups, the all-reduce kernel model); no rewriting;
+//! - `middle_end`: verify groups, to destination-passing style, fuse
+//!   epilogues (and row reductions) into all-reduces, choose algorithms,
+//!   split K, realize symmetric operands, plan pools;
+//! - `cudagraph`: partition into capturable runs, hoist allocations;
+//! - `collectives`: expand collectives into kernels built as IR;
+//! - `matmul`: generated skinny matmul kernels;
+//! - `to_runtime`: lower symm_mem to runtime calls and entry points;
+//! - `gpu_codegen`: linalg to GPU kernels, symbol checks, PTX.
+//!
+//! `registration` lists them; `library_kernels` builds the runtime's
+//! kernel library through the same pipeline.
 
-mod builders;
-pub mod check_gpu_symbols;
+pub mod analysis;
 pub mod collectives;
 pub mod cudagraph;
-pub mod dynamic;
-pub mod elementwise_to_gpu;
-pub mod fuse_epilogue;
-pub mod fuse_rows;
-mod group_table;
+pub mod gpu_codegen;
 pub mod ir;
-pub mod libdevice;
-pub mod linalg_gpu;
+pub mod library_kernels;
 pub mod matmul;
-mod memref_size;
-mod module;
+pub mod middle_end;
 mod pass_def;
-pub mod plan;
-pub mod planning;
-pub mod ptx;
-pub mod read_after;
-pub mod realize;
-pub mod rows_to_gpu;
-
-pub mod select_all_reduce;
-pub mod split_k;
-mod stable_id;
-mod text;
-pub mod to_dps;
-pub mod to_runtime;
-pub mod verify_groups;
-
-pub use group_table::{GroupDecl, GroupTable};
-pub use memref_size::memref_byte_size;
-pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
 pub mod registration;
+pub mod to_runtime;
+
+pub use analysis::group_table::{GroupDecl, GroupTable};
+pub use ir::memref_size::memref_byte_size;
+pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
 pub use registration::{PASSES, pipelines, register_passes};

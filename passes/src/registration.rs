@@ -1,27 +1,35 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
 use crate::{
-    PassDescriptor, check_gpu_symbols, collectives, cudagraph, elementwise_to_gpu, fuse_epilogue,
-    matmul, plan, realize, rows_to_gpu, select_all_reduce, split_k, to_dps, to_runtime,
-    verify_groups,
+    PassDescriptor, collectives, cudagraph,
+    gpu_codegen::{check_gpu_symbols, elementwise_to_gpu, rows_to_gpu},
+    matmul,
+    middle_end::{fuse_epilogue, plan, realize, select_all_reduce, split_k, to_dps, verify_groups},
+    to_runtime,
 };
 use std::sync::Once;
 use symm_dialects::ffi;
 
-/// Every pass of this crate.
+/// Every pass of this crate, in pipeline order (the stages' folders).
 pub static PASSES: &[&PassDescriptor] = &[
+    // middle_end
     &verify_groups::DESCRIPTOR,
     &to_dps::DESCRIPTOR,
     &fuse_epilogue::DESCRIPTOR,
-    &realize::DESCRIPTOR,
-    &plan::DESCRIPTOR,
     &select_all_reduce::DESCRIPTOR,
     &split_k::DESCRIPTOR,
+    &realize::DESCRIPTOR,
+    &plan::DESCRIPTOR,
+    // cudagraph
     &cudagraph::partition::DESCRIPTOR,
     &cudagraph::hoist_allocs::DESCRIPTOR,
+    // collectives
     &collectives::expand::DESCRIPTOR,
+    // matmul
     &matmul::DESCRIPTOR,
+    // to_runtime
     &to_runtime::DESCRIPTOR,
+    // gpu_codegen
     &rows_to_gpu::DESCRIPTOR,
     &elementwise_to_gpu::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
@@ -74,7 +82,7 @@ pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
 /// Named pipelines: (argument, description, pipeline on builtin.module).
 /// `symm-to-llvm` links the libdevice that `libdevice::find` finds.
 pub fn pipelines() -> Vec<(&'static str, &'static str, String)> {
-    let libdevice = crate::libdevice::find(None).ok().flatten();
+    let libdevice = crate::gpu_codegen::libdevice::find(None).ok().flatten();
     let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
     vec![
         (

@@ -58,7 +58,7 @@ fn group_table_reads_the_module_declarations() {
 
 #[test]
 fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
-    use symm_passes::{ir::Op, planning::Numbering};
+    use symm_passes::{ir::Op, middle_end::plan::Numbering};
 
     let context = context();
     let module = Module::parse(

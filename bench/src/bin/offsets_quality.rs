@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 use symm_bench::rng::Rng;
-use symm_passes::planning::{Interval, assign_offsets, lower_bound};
+use symm_passes::middle_end::plan::{Interval, assign_offsets, lower_bound};
 
 fn random_intervals(n: usize, seed: u64) -> Vec<Interval> {
     let mut rng = Rng::new(seed);

@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 use symm_bench::graph::generate;
-use symm_passes::{plan, realize, to_dps};
+use symm_passes::middle_end::{plan, realize, to_dps};
 
 struct Row {
     collectives: usize,

@@ -13,20 +13,17 @@
 //! convert-symm-mem-to-nvvm the device ops.
 
 use super::EpilogueDecl;
-use super::all_reduce::{self as kernels, Algorithm, AllReduceKernel, Push, Reduction};
 use super::prologue::Prologue;
 use super::segments::{AllReduceFacts, RowsFacts, Segment};
-use crate::fuse_rows::ROWS_OUT;
+use crate::analysis::all_reduce::{self as kernels, Algorithm, AllReduceKernel, Push, Reduction};
+use crate::middle_end::fuse_epilogue::rows::ROWS_OUT;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::{At, replace_terminator},
+    analysis::read_after::used_after,
+    ir::builders::{At, replace_terminator},
+    ir::host::{Declarations, Host, KERNEL_MODULE},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
-    read_after::used_after,
-    select_all_reduce::Limits,
-    to_runtime::{
-        KERNEL_MODULE,
-        host::{Declarations, Host},
-    },
+    middle_end::select_all_reduce::Limits,
 };
 use std::collections::BTreeMap;
 
@@ -281,7 +278,8 @@ impl Expansion {
         };
         let count = product(&shape)?;
         let row_elements = product(shape.get(1..).unwrap_or(&[]))?;
-        let bound = crate::dynamic::enclosing_function(op).and_then(crate::dynamic::max_tokens);
+        let bound = crate::analysis::dynamic::enclosing_function(op)
+            .and_then(crate::analysis::dynamic::max_tokens);
         let (row_elements, max_count) = match (count, row_elements, bound) {
             (Some(count), _, _) => (count, count),
             (None, Some(row), Some(bound)) => (
@@ -290,7 +288,7 @@ impl Expansion {
                     format!(
                         "has up to {bound} rows of {row} elements ({}), more than the kernels \
                          address",
-                        crate::dynamic::MAX_TOKENS_ATTR
+                        crate::analysis::dynamic::MAX_TOKENS_ATTR
                     )
                 })?,
             ),
@@ -298,7 +296,7 @@ impl Expansion {
                 return Err(format!(
                     "has a dynamic size, but its function does not bound it: declare the \
                      largest token count with `attributes {{{} = N : i64}}`",
-                    crate::dynamic::MAX_TOKENS_ATTR
+                    crate::analysis::dynamic::MAX_TOKENS_ATTR
                 ));
             }
             (None, None, _) => {

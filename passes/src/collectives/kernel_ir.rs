@@ -14,8 +14,10 @@
 //! `two_shot`, `lamport`, `rows` (a row statistic fused after the
 //! reduction) and `norm` (the runtime library's RMSNorm kernels).
 
-use super::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes};
 use super::emit::Emitter;
+use crate::analysis::all_reduce::{
+    Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes,
+};
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 

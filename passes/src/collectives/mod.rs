@@ -4,16 +4,14 @@
 //! (`kernel_ir`), which kernel each message size takes (`segments`), and
 //! the pass that puts them and their launches in a program (`expand`).
 
-pub mod all_reduce;
 pub mod emit;
 pub mod expand;
-mod kernel_ir;
-pub mod library;
+pub(crate) mod kernel_ir;
 pub mod prologue;
 mod segments;
 
+use crate::analysis::all_reduce::AllReduceKernel;
 use crate::ir::{Blk, Ctx, Op};
-use all_reduce::AllReduceKernel;
 use emit::Emitter;
 use melior::{
     ContextRef,

@@ -6,8 +6,9 @@
 //! kernel sums. Both overwrite their output (`convert-symm-mem-to-runtime`
 //! calls cuBLAS with beta = 0).
 
+use crate::analysis::linalg::OVERWRITES_ATTR;
+use crate::ir::host::Host;
 use crate::ir::{Op, Ty, Val};
-use crate::to_runtime::{OVERWRITES_ATTR, host::Host};
 
 /// The operands and bound of a matmul prologue.
 #[derive(Clone, Copy)]

@@ -3,11 +3,11 @@
 //! for one message size, and the size segments a dynamic op dispatches
 //! over (`Segment`). `expand` reads the facts and emits the dispatch.
 
-use super::all_reduce::{
+use crate::analysis::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
     RowsEpilogue,
 };
-use crate::select_all_reduce::{Facts, Limits, choose};
+use crate::middle_end::select_all_reduce::{Facts, Limits, choose};
 
 /// What decides an all-reduce's kernels.
 pub(super) struct AllReduceFacts {

@@ -9,8 +9,8 @@
 //! are: they follow from the partition's inputs, and the inputs key the
 //! graph (`convert-symm-mem-to-runtime` runs them before it, every call).
 
-use super::partitioning::OpClass;
-use crate::{ir::Op, module::SymbolIndex};
+use super::runs::OpClass;
+use crate::{ir::Op, ir::module::SymbolIndex};
 
 /// Ops that compute a value fixed for the life of the process: they can be
 /// cloned into a partition instead of becoming one of its inputs.

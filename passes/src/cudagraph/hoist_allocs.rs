@@ -7,8 +7,8 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
+    ir::module::{SymbolIndex, defined_functions},
     ir::{Op, OpBuilder, Ty, emit_remark},
-    module::{SymbolIndex, defined_functions},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<HoistAllocs>(

@@ -4,4 +4,4 @@
 pub mod classify;
 pub mod hoist_allocs;
 pub mod partition;
-pub mod partitioning;
+pub mod runs;

@@ -6,13 +6,13 @@
 
 use super::{
     classify::{classify, is_constant_like, verdict},
-    partitioning::{DefUse, OpClass, Segment, segments, signature},
+    runs::{DefUse, OpClass, Segment, segments, signature},
 };
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
-    builders::{At, Builder},
+    ir::builders::{At, Builder},
+    ir::module::{SymbolIndex, defined_functions, sanitize},
     ir::{Op, OpBuilder, Ty, Val, emit_remark, emit_warning},
-    module::{SymbolIndex, defined_functions, sanitize},
 };
 use std::collections::HashMap;
 
@@ -114,8 +114,8 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
         let (partition, launch) =
             outline(last, &ops[run], &inputs, &outputs, &partition_name, index);
         // Its collectives are sized by the function's token bound.
-        if let Some(bound) = function.attr(crate::dynamic::MAX_TOKENS_ATTR) {
-            partition.set_attr(crate::dynamic::MAX_TOKENS_ATTR, bound);
+        if let Some(bound) = function.attr(crate::analysis::dynamic::MAX_TOKENS_ATTR) {
+            partition.set_attr(crate::analysis::dynamic::MAX_TOKENS_ATTR, bound);
         }
         // Later partitions read the launch's results, not the moved values.
         for (id, result) in output_ids.iter().zip(launch.results()) {

@@ -29,6 +29,7 @@
 //! tensor cores, rounded to bf16 exactly as the separate kernel rounded it.
 
 use super::tensor_core::TensorCore;
+pub use crate::analysis::matmul_groups::{Arg, Output};
 use crate::collectives::emit::Emitter;
 use crate::ir::{Blk, Val};
 use melior::{
@@ -134,35 +135,6 @@ impl Tile {
 
 /// Dynamic shared memory a block may take on sm_90.
 pub const MAX_SHARED: u64 = 227 * 1024;
-
-/// What the output is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Output {
-    Bf16,
-    F32,
-}
-
-impl Output {
-    fn bytes(self) -> u64 {
-        match self {
-            Output::Bf16 => 2,
-            Output::F32 => 4,
-        }
-    }
-}
-
-/// One parameter of an element function (a generic's block arguments).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Arg {
-    /// The element of `a` (prologue) or of product `i` (epilogue).
-    Product(usize),
-    /// The row's statistic (prologue).
-    Statistic,
-    /// Column operand `i` at the element's column (prologue).
-    Column(usize),
-    /// The generic's output element, which the body does not read.
-    Unused(String),
-}
 
 /// RMSNorm-style prologue: a row statistic, then an element function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -21,17 +21,16 @@
 //! rows above `max-rows` take the library. A remark names every group
 //! and what fused into it, or why a matmul keeps the library.
 
-pub mod groups;
 pub mod kernel;
 mod launch;
 mod tensor_core;
 
+use crate::analysis::matmul_groups::{Group, group_at, output_of};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::replace_terminator,
+    ir::builders::replace_terminator,
     ir::{Blk, Op, emit_error, emit_remark},
 };
-use groups::{Group, group_at, output_of};
 use kernel::{Epilogue, Output, Prologue, SkinnyMatmul, Tile};
 use tensor_core::TensorCore;
 
@@ -182,7 +181,9 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
             if a_shape.get(1) != Some(&Some(*k)) || out.ty().shape().get(1) != Some(&Some(*n)) {
                 return refuse("shapes that do not match");
             }
-            if ![a, w0, w1].iter().all(|v| groups::is_bf16(*v))
+            if ![a, w0, w1]
+                .iter()
+                .all(|v| crate::analysis::matmul_groups::is_bf16(*v))
                 || output_of(out) != Some(Output::Bf16)
             {
                 return refuse("the generated kernel takes bf16 operands and a bf16 result");
@@ -242,7 +243,9 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
             else {
                 return refuse("an operand without a strided layout at a static offset");
             };
-            if !groups::is_bf16(a) || !groups::is_bf16(w) {
+            if !crate::analysis::matmul_groups::is_bf16(a)
+                || !crate::analysis::matmul_groups::is_bf16(w)
+            {
                 return refuse("the generated kernel takes bf16 operands");
             }
             let Some(output) = output_of(c) else {
@@ -385,7 +388,7 @@ impl SymmPass for MatmulToGpu {
             if taken.contains(&op) {
                 continue;
             }
-            let mut matching = groups::Matching::default();
+            let mut matching = crate::analysis::matmul_groups::Matching::default();
             let found = group_at(op, &mut matching);
             for (at, why) in matching.notes {
                 emit_remark(at.loc(), &why);
@@ -448,7 +451,7 @@ fn site_of(planned: &Planned) -> i64 {
         k.prologue.is_some(),
         k.epilogue.is_some()
     );
-    (crate::stable_id::fnv1a(&text) >> 1) as i64
+    (crate::ir::stable_id::fnv1a(&text) >> 1) as i64
 }
 
 /// `gpu.module @symm_matmul_kernels`: the dynamic shared memory, the
@@ -459,7 +462,7 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), Strin
         e.declare_dynamic_shared();
         for p in planned {
             for (function, generic) in &p.functions {
-                let block = crate::linalg_gpu::body(*generic)?;
+                let block = crate::analysis::linalg::body(*generic)?;
                 // SAFETY (both): types of this context.
                 let inputs: Vec<_> = (0..block.num_args())
                     .map(|i| unsafe { melior::ir::Type::from_raw(block.arg(i).ty().raw()) })
@@ -482,7 +485,7 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), Strin
     for (function, generic) in moved {
         let copy = generic.clone_op();
         // Its body's constants come along (groups.rs let only constants in).
-        crate::fuse_epilogue::copy_in_constants(copy);
+        crate::middle_end::fuse_epilogue::copy_in_constants(copy);
         function.take_region_at(0, copy, 0);
         copy.erase();
         if let Some(entry) = function.entry_block() {

@@ -6,7 +6,8 @@
 //! need no copy. The inputs share an element type; the output has it or is
 //! f32.
 
-use super::{OVERWRITES_ATTR, host::Host};
+use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
+use crate::ir::host::Host;
 use crate::ir::{Op, Val};
 use symm_protocol::abi;
 
@@ -79,7 +80,7 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
 /// not cuBLAS's: it stays for the upstream GPU lowering (parallel loops),
 /// which ran every batched matmul before this one existed.
 pub fn left_to_loops(op: Op) -> bool {
-    op.is("linalg.batch_matmul") && !super::has_default_maps(op)
+    op.is("linalg.batch_matmul") && !has_default_maps(op)
 }
 
 pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {

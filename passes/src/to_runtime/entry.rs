@@ -5,15 +5,13 @@
 //! synchronizing `NAME(runtime, args...)` that calls it with the runtime's
 //! stream, waits, and ends the process with the message on any failure.
 
-use super::{
-    RUNTIME_HANDLE_ATTR,
-    host::{Declarations, Host, int_type, ptr_type},
-};
+use super::RUNTIME_HANDLE_ATTR;
+use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 use crate::{
-    builders::At,
-    dynamic::{MAX_TOKENS_ATTR, max_tokens},
+    analysis::dynamic::{MAX_TOKENS_ATTR, max_tokens},
+    ir::builders::At,
+    ir::module::SymbolIndex,
     ir::{Op, OpBuilder, Ty, Val},
-    module::SymbolIndex,
 };
 use symm_protocol::abi;
 

@@ -23,11 +23,11 @@
 //! The identity of a launch is the address of a private `memref.global`
 //! marker, unique per launch and object.
 
-use super::host::{Declarations, Host, int_type};
-use crate::builders::{At, CmpI};
+use crate::ir::builders::{At, CmpI};
+use crate::ir::host::{Declarations, Host, int_type};
 use crate::{
+    ir::module::SymbolIndex,
     ir::{Op, OpBuilder, Val, emit_remark},
-    module::SymbolIndex,
 };
 use std::collections::HashSet;
 use symm_protocol::abi;

@@ -5,8 +5,8 @@
 //! `symm_rt_kernel_variant_end`, which time both ways on a row count's
 //! first call outside a capture and keep the faster.
 
-use super::host::{Host, int_type};
 use crate::ir::Op;
+use crate::ir::host::{Host, int_type};
 use symm_protocol::abi;
 
 /// The op's integer attribute `name` as an i64 value.
@@ -35,7 +35,7 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
             let max_rows = attribute(host, op, "max_rows")?;
             let chosen = host.call_value(&abi::KERNEL_VARIANT, &[site, rows, round, max_rows]);
             let zero = host.int(32, 0);
-            let generated = host.b.cmpi(crate::builders::CmpI::Ne, chosen, zero);
+            let generated = host.b.cmpi(crate::ir::builders::CmpI::Ne, chosen, zero);
             op.result(0).replace_all_uses_with(generated);
         }
         "symm_mem.kernel_variant_end" => {

@@ -24,19 +24,18 @@ mod kernel_choice;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
-pub mod host;
+use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps, is_zero_constant};
 use crate::cudagraph::classify::is_host;
+use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 pub use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::{At, replace_terminator},
+    analysis::read_after::used_after,
+    ir::builders::{At, replace_terminator},
+    ir::module::{SymbolIndex, defined_functions},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
-    module::{SymbolIndex, defined_functions},
-    read_after::used_after,
-    select_all_reduce::{Facts, choose},
+    middle_end::select_all_reduce::{Facts, choose},
 };
-use host::{Declarations, Host, int_type, ptr_type};
 
-pub const KERNEL_MODULE: &str = "symm_kernels";
 /// Unit attribute on each function that gained the `symm_runtime*` first
 /// argument; func-to-llvm carries it to the `llvm.func`, where symm-compile
 /// reads it to write the header.
@@ -107,7 +106,7 @@ fn lowers(name: &str) -> bool {
 
 /// Stable across ranks and runs: FNV-1a of the pool's name.
 fn pool_id(name: &str) -> i64 {
-    crate::stable_id::fnv1a(name) as i64
+    crate::ir::stable_id::fnv1a(name) as i64
 }
 
 /// The runtime's dtype code for an element type.
@@ -529,28 +528,6 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
     Ok(([m, n, k], a_code, accumulate))
 }
 
-/// Whether a `linalg.matmul` or `linalg.batch_matmul` reads its operands
-/// as written (no transpose or broadcast in its `indexing_maps`, if it has
-/// them: the parser gives them the default ones).
-pub(crate) fn has_default_maps(op: Op) -> bool {
-    let default_maps: &[&str] = if op.is("linalg.batch_matmul") {
-        &[
-            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
-            "(d0, d1, d2, d3) -> (d0, d3, d2)",
-            "(d0, d1, d2, d3) -> (d0, d1, d2)",
-        ]
-    } else {
-        &[
-            "affine_map<(d0, d1, d2) -> (d0, d2)>",
-            "(d0, d1, d2) -> (d2, d1)",
-        ]
-    };
-    op.attr("indexing_maps").is_none_or(|maps| {
-        let text = maps.print();
-        default_maps.iter().all(|map| text.contains(map))
-    })
-}
-
 fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
     let (sizes, code, accumulate) = matmul_call(host, op)?;
     call_on_matrices(host, &abi::MATMUL, op, sizes, code, &[accumulate]);
@@ -611,22 +588,6 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
         }
     }
     pairs
-}
-
-/// Unit attribute on a `linalg.matmul` whose output a folded zero fill
-/// cleared: the matmul overwrites its output instead of adding to it.
-pub const OVERWRITES_ATTR: &str = "symm.overwrites";
-
-/// Whether `value` is an `arith.constant` zero (integer or float, +0.0).
-pub(crate) fn is_zero_constant(value: Val) -> bool {
-    value.def().is_some_and(|def| {
-        def.is("arith.constant")
-            && def.attr("value").is_some_and(|attr| {
-                let text = attr.print();
-                let number = text.split(':').next().unwrap_or("").trim();
-                matches!(number, "0" | "0.0" | "0.000000e+00")
-            })
-    })
 }
 
 /// A `linalg.fill` of zero directly followed (past fresh allocations and

@@ -18,7 +18,7 @@ pub enum Emit {
 /// Which libdevice to link.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Libdevice {
-    /// The first one `symm_passes::libdevice::find` finds.
+    /// The first one `symm_passes::gpu_codegen::libdevice::find` finds.
     Search,
     Path(PathBuf),
     /// None: kernels may not call math functions.

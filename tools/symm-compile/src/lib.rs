@@ -21,7 +21,10 @@ use melior::{
     pass::PassManager,
 };
 use std::{ffi::CString, path::Path};
-use symm_passes::{libdevice, ptx, registration::upstream_gpu_to_llvm};
+use symm_passes::{
+    gpu_codegen::{libdevice, ptx},
+    registration::upstream_gpu_to_llvm,
+};
 
 /// The pass pipeline for `args`, on `builtin.module`, linking `libdevice`.
 fn pipeline(args: &Args, libdevice: Option<&str>) -> String {

@@ -8,7 +8,7 @@
 //!
 //! Every kernel of `symm_protocol::library::all()` is built from the same
 //! kernel IR as compiled programs' collectives and lowered by the same
-//! pipeline (`symm_passes::collectives::library`). The runtime embeds
+//! pipeline (`symm_passes::library_kernels`). The runtime embeds
 //! `DIR/table.rs` and the `.ptx` files it names.
 
 use clap::{ArgGroup, Parser};
@@ -17,7 +17,7 @@ use std::{
     path::{Path, PathBuf},
     process::ExitCode,
 };
-use symm_passes::collectives::library;
+use symm_passes::library_kernels as library;
 
 #[derive(Parser, Debug)]
 #[command(

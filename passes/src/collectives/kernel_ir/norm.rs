@@ -3,7 +3,7 @@
 //! alone, both over rows of any hidden size in 16-byte vectors.
 
 use super::{Kernel, THREADS};
-use crate::collectives::all_reduce::{Algorithm, AllReduceKernel, MAX_BLOCKS, Reduction};
+use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, MAX_BLOCKS, Reduction};
 use crate::collectives::emit::Emitter;
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};

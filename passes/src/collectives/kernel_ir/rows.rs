@@ -24,10 +24,8 @@
 //!   peers' blocks that wrote them.
 
 use super::{Algorithm, Kernel, THREADS};
-use crate::collectives::{
-    all_reduce::{RowsEpilogue, element_bytes},
-    emit::Emitter,
-};
+use crate::analysis::all_reduce::{RowsEpilogue, element_bytes};
+use crate::collectives::emit::Emitter;
 use crate::ir::Val;
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 

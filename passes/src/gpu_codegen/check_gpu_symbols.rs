@@ -8,8 +8,8 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
+    gpu_codegen::libdevice,
     ir::{Attr, Op, emit_error},
-    libdevice,
 };
 use std::collections::BTreeSet;
 

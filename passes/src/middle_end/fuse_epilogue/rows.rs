@@ -22,11 +22,12 @@
 //! reads `out`, every refusal is a remark at the op it concerns.
 
 use crate::{
-    builders::replace_terminator,
-    collectives::all_reduce::{ROW_BYTES_MAX, element_bytes},
-    fuse_epilogue::{captures_only_constants, copy_in_constants, fusable},
+    analysis::all_reduce::{ROW_BYTES_MAX, element_bytes},
+    analysis::linalg::captures_only_constants,
+    analysis::row_reduction::match_row_reduction,
+    ir::builders::replace_terminator,
     ir::{Attr, Op, OpBuilder, Val},
-    rows_to_gpu::match_row_reduction,
+    middle_end::fuse_epilogue::{copy_in_constants, fusable},
 };
 
 /// The op this module makes.

@@ -21,10 +21,10 @@
 
 use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
-    builders::{At, Builder},
+    analysis::read_after::{own_static_allocation, root_of, used_after},
+    ir::builders::{At, Builder},
+    ir::module::{SymbolIndex, defined_functions, sanitize},
     ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
-    module::{SymbolIndex, defined_functions, sanitize},
-    read_after::{own_static_allocation, root_of, used_after},
 };
 use std::collections::HashMap;
 

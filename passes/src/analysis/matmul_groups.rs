@@ -17,13 +17,42 @@
 //! sizes, constants, allocations) may sit. Every refusal is a remark at
 //! the op that says why the library keeps it.
 
-use super::kernel::{Arg, Output};
-use crate::ir::{Op, Val};
-use crate::{
-    linalg_gpu::{buffer_maps, iterator_kinds},
-    rows_to_gpu::match_row_reduction,
-    to_runtime::OVERWRITES_ATTR,
+use crate::analysis::{
+    linalg::{
+        OVERWRITES_ATTR, buffer_maps, captures_only_constants, is_zero_constant, iterator_kinds,
+    },
+    row_reduction::match_row_reduction,
 };
+use crate::ir::{Op, Val};
+
+/// What the output is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    Bf16,
+    F32,
+}
+
+impl Output {
+    pub fn bytes(self) -> u64 {
+        match self {
+            Output::Bf16 => 2,
+            Output::F32 => 4,
+        }
+    }
+}
+
+/// One parameter of an element function (a generic's block arguments).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Arg {
+    /// The element of `a` (prologue) or of product `i` (epilogue).
+    Product(usize),
+    /// The row's statistic (prologue).
+    Statistic,
+    /// Column operand `i` at the element's column (prologue).
+    Column(usize),
+    /// The generic's output element, which the body does not read.
+    Unused(String),
+}
 
 /// The prologue's ops and operands.
 pub struct PrologueOps {
@@ -139,7 +168,7 @@ fn zero_fill_of(op: Op, buffer: Val) -> bool {
     op.is("linalg.fill")
         && op.num_operands() == 2
         && op.operand(1) == buffer
-        && crate::to_runtime::is_zero_constant(op.operand(0))
+        && is_zero_constant(op.operand(0))
 }
 
 /// Whether every reader or writer of `value` is one of `ops` (sizes and
@@ -176,8 +205,8 @@ fn elementwise(op: Op) -> Result<Elementwise, String> {
     if out_map.1 != [0, 1] {
         return Err("writes its output through a map that is not the identity".into());
     }
-    crate::fuse_epilogue::captures_only_constants(op)?;
-    let body = crate::linalg_gpu::body(op)?;
+    captures_only_constants(op)?;
+    let body = crate::analysis::linalg::body(op)?;
     if !body.arg(body.num_args() - 1).uses().is_empty() {
         return Err("reads its output's old value".into());
     }
@@ -345,8 +374,7 @@ fn prologue_before(
     let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
         return Ok(None);
     };
-    crate::fuse_epilogue::captures_only_constants(reduction)
-        .map_err(|why| (reduction, why.to_owned()))?;
+    captures_only_constants(reduction).map_err(|why| (reduction, why.to_owned()))?;
     if r.combiner.op != "arith.addf" {
         return Err((reduction, "the row statistic is not a sum".into()));
     }

@@ -5,7 +5,7 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
-    builders::Builder,
+    ir::builders::Builder,
     ir::{Op, OpBuilder, Val},
 };
 

@@ -3,11 +3,15 @@
 //! pointers, kernel launches.
 
 use crate::{
-    builders::{At, Builder, CmpI},
+    ir::builders::{At, Builder, CmpI},
     ir::{Ctx, Op, OpBuilder, Ty, Val},
 };
 use std::collections::BTreeMap;
 use symm_protocol::abi::{Kind, RuntimeCall};
+
+/// The gpu.module that holds the collectives' kernels, which host-side
+/// launches name.
+pub const KERNEL_MODULE: &str = "symm_kernels";
 
 /// The runtime functions a module calls, with their types, declared once
 /// at the end of the conversion.
@@ -362,7 +366,7 @@ impl<'d> Host<'d> {
         operands.extend_from_slice(args);
         let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, args.len(), 0]);
         let symbol = ctx
-            .attr(&format!("@{}::@{kernel}", super::KERNEL_MODULE))
+            .attr(&format!("@{}::@{kernel}", KERNEL_MODULE))
             .expect("nested symbol references parse");
         let op = OpBuilder::new("gpu.launch_func", self.b.loc)
             .operands(&operands)

@@ -13,14 +13,19 @@
 //! buffer returned from the function is first copied out into a regular
 //! buffer, since pools outlive no call.
 
+mod liveness;
+mod offsets;
+
+pub use liveness::Numbering;
+pub use offsets::{Interval, Placement, assign_offsets, lower_bound};
+
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::{At, Builder},
-    dynamic::{bounded_bytes, max_tokens},
+    analysis::dynamic::{bounded_bytes, max_tokens},
+    ir::builders::{At, Builder},
+    ir::module::{SymbolIndex, defined_functions, sanitize},
+    ir::text::plural,
     ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
-    module::{SymbolIndex, defined_functions, sanitize},
-    planning::{Interval, Numbering, assign_offsets, lower_bound},
-    text::plural,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -213,18 +218,18 @@ fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> 
         if !op.is("linalg.matmul") {
             continue;
         }
-        let mut matching = crate::matmul::groups::Matching {
+        let mut matching = crate::analysis::matmul_groups::Matching {
             before_planning: true,
             ..Default::default()
         };
-        let Ok(Some(group)) = crate::matmul::groups::group_at(op, &mut matching) else {
+        let Ok(Some(group)) = crate::analysis::matmul_groups::group_at(op, &mut matching) else {
             continue;
         };
         let Some(last) = group.ops().last().copied() else {
             continue;
         };
-        for buffer in crate::matmul::groups::buffers(&group) {
-            if let Some(def) = crate::read_after::root_of(buffer).def() {
+        for buffer in crate::analysis::matmul_groups::buffers(&group) {
+            if let Some(def) = crate::analysis::read_after::root_of(buffer).def() {
                 let end = numbering.use_end(def, last);
                 let entry = ends.entry(def).or_insert(end);
                 *entry = (*entry).max(end);

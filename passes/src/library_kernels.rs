@@ -5,9 +5,8 @@
 //! runtime embeds. The runtime thus needs no MLIR and no CUDA toolkit, and
 //! has no kernel of its own.
 
-use super::all_reduce::{Algorithm, AllReduceKernel, Push, THREADS};
-use super::emit::Emitter;
-use super::kernel_ir;
+use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, Push, THREADS};
+use crate::collectives::{emit::Emitter, kernel_ir};
 use crate::ir::{Attr, Blk, Op, Val};
 use melior::{
     Context,
@@ -134,8 +133,8 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
             .attr("sym_name")
             .and_then(|a| a.symbol_or_string())
             .ok_or("a gpu.binary without a name")?;
-        let text = crate::ptx::extract(&op.print());
-        crate::ptx::check_resolved(&text)?;
+        let text = crate::gpu_codegen::ptx::extract(&op.print());
+        crate::gpu_codegen::ptx::check_resolved(&text)?;
         binaries.insert(name, text);
     }
     keys.into_iter()

@@ -1,10 +1,11 @@
 //! What the passes that turn a `linalg.generic` into a `gpu.launch` share
-//! (`symm-linalg-rows-to-gpu`, `symm-linalg-elementwise-to-gpu`): taking
-//! the generic apart, the launch, and copying its body into the kernel.
+//! (`symm-linalg-rows-to-gpu`, `symm-linalg-elementwise-to-gpu`): the
+//! launch and copying the generic's body into the kernel (taking it apart
+//! is `analysis::linalg`).
 
 use crate::{
-    builders::{At, Builder},
-    ir::{Attr, Blk, Op, OpBuilder, Ty, Val},
+    ir::builders::{At, Builder},
+    ir::{Blk, Op, OpBuilder, Ty, Val},
 };
 use std::collections::HashMap;
 
@@ -21,46 +22,6 @@ pub fn host_generics(function: Op) -> Vec<Op> {
             !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch"))
         })
         .collect()
-}
-
-/// Whether each loop of `op` is a reduction (`None`: no iterator types).
-pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
-    let types = op.attr("iterator_types")?;
-    (0..types.array_len())
-        .map(|i| {
-            let text = types.array_element(i)?.print();
-            Some(text.contains("reduction"))
-        })
-        .collect()
-}
-
-/// The generic's indexing maps as projections of its loops, after checking
-/// it works on buffers with one output.
-pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, String> {
-    if op.num_results() != 0 {
-        return Err("works on tensors; bufferize first".into());
-    }
-    let segments = op.operand_segments();
-    if segments.len() != 2 || segments[1] != 1 {
-        return Err("has more than one output".into());
-    }
-    let maps_attr = op.attr("indexing_maps").ok_or("has no indexing maps")?;
-    (0..maps_attr.array_len())
-        .map(|i| maps_attr.array_element(i).and_then(Attr::dim_projection))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| "has an indexing map that is not a projection of its loops".into())
-}
-
-/// The generic's body block.
-pub fn body(op: Op) -> Result<Blk, String> {
-    let block = op.region_blocks(0).first().copied().ok_or("has no body")?;
-    if block.ops().iter().any(|o| o.num_regions() > 0) {
-        return Err("has ops with regions in its body".into());
-    }
-    if block.ops().iter().any(|o| o.is("linalg.index")) {
-        return Err("reads its loop indices (linalg.index)".into());
-    }
-    Ok(block)
 }
 
 /// Builds ops at one point with one location.

@@ -30,7 +30,7 @@
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::Builder,
+    ir::builders::Builder,
     ir::{Op, OpBuilder, Val, emit_remark},
 };
 
@@ -75,7 +75,7 @@ struct Policy {
 /// The fused all-reduces that take a matmul prologue.
 const FUSED: [&str; 2] = [
     "symm_mem.all_reduce_epilogue_out",
-    crate::fuse_rows::ROWS_OUT,
+    crate::middle_end::fuse_epilogue::rows::ROWS_OUT,
 ];
 
 /// The matmul (and the zero fill before it) that produce `all_reduce`'s
@@ -117,8 +117,8 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
     let next_busy = |op: Op| std::iter::successors(op.next(), |o| o.next()).find(|o| !quiet(o));
     if next_busy(fill) != Some(matmul)
         || next_busy(matmul) != Some(all_reduce)
-        || !crate::to_runtime::is_zero_constant(fill.operand(0))
-        || !crate::to_runtime::has_default_maps(matmul)
+        || !crate::analysis::linalg::is_zero_constant(fill.operand(0))
+        || !crate::analysis::linalg::has_default_maps(matmul)
     {
         return None;
     }
@@ -127,7 +127,7 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
         return None;
     }
     let element = input.ty().element().print();
-    let element_bytes = crate::collectives::all_reduce::element_bytes(&element)?;
+    let element_bytes = crate::analysis::all_reduce::element_bytes(&element)?;
     let plain = |v: Val| {
         let ty = v.ty();
         ty.shape().len() == 2 && ty.has_identity_layout() && ty.element().print() == element
@@ -215,7 +215,11 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
              {max_rows} rows"
         ),
     );
-    let mut after = Builder::new(ctx, all_reduce.loc(), crate::builders::At::After(folded));
+    let mut after = Builder::new(
+        ctx,
+        all_reduce.loc(),
+        crate::ir::builders::At::After(folded),
+    );
     after.dealloc(flat);
     all_reduce.erase();
     matmul.erase();

@@ -5,6 +5,13 @@
 //! pass body, so these plain handles are sound as long as a handle is not
 //! used after its op is erased, which the passes take care of.
 
+pub mod builders;
+pub mod host;
+pub mod memref_size;
+pub mod module;
+pub mod stable_id;
+pub mod text;
+
 use mlir_sys::*;
 use std::ffi::CString;
 

@@ -12,12 +12,15 @@
 //! `memref.alloc` used by nothing else (but a dealloc).
 //!
 //! With `fuse-rows` (the default), a row statistic of the epilogue's output
-//! and its element-wise consumer join it too (`fuse_rows`: RMSNorm after
+//! and its element-wise consumer join it too (`rows`: RMSNorm after
 //! the residual add).
+
+pub mod rows;
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    builders::replace_terminator,
+    analysis::linalg::captures_only_constants,
+    ir::builders::replace_terminator,
     ir::{Attr, Ctx, Op, OpBuilder, Val, emit_remark},
 };
 
@@ -162,22 +165,6 @@ pub(crate) fn fusable(
     Ok(reads)
 }
 
-/// The body becomes a function of its own on the GPU: only constants may
-/// come from outside.
-pub(crate) fn captures_only_constants(generic: Op) -> Result<(), &'static str> {
-    for op in generic.walk().into_iter().skip(1) {
-        for operand in op.operands() {
-            if let Some(def) = operand.def()
-                && !generic.is_ancestor_of(def)
-                && !def.is("arith.constant")
-            {
-                return Err("its body uses a value from outside that is not a constant");
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Copies the constants that the regions of `fused` read from outside
 /// into the block that reads them (checked by `captures_only_constants`).
 pub(crate) fn copy_in_constants(fused: Op) {
@@ -313,7 +300,7 @@ impl SymmPass for FuseEpilogue {
                 .filter(|op| op.is("symm_mem.all_reduce_epilogue_out"))
                 .collect();
             for epilogue in epilogues {
-                match crate::fuse_rows::fuse_rows(epilogue) {
+                match crate::middle_end::fuse_epilogue::rows::fuse_rows(epilogue) {
                     Ok(Some(rows)) => emit_remark(
                         rows.loc(),
                         "fused the row statistic and its consumer into the all-reduce: one kernel reduces, applies the epilogue and normalizes each row",

@@ -24,9 +24,10 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
-    builders::{At, Builder, CmpI},
+    analysis::linalg::{body, buffer_maps, iterator_kinds},
+    gpu_codegen::linalg_gpu::{self, Emit},
+    ir::builders::{At, Builder, CmpI},
     ir::{Op, OpBuilder, Ty, Val, emit_remark},
-    linalg_gpu::{self, Emit, buffer_maps, iterator_kinds},
 };
 use std::collections::HashMap;
 
@@ -178,7 +179,7 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
         .flatten()
         .map(|l| l as u64);
     let lanes = vector_lanes(&vector_operands(&inputs, &accesses, output), last)?;
-    linalg_gpu::body(op)?;
+    body(op)?;
     Ok(Some(Elementwise {
         inputs,
         output,

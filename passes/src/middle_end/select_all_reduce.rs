@@ -14,8 +14,8 @@
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    analysis::read_after::{own_static_allocation, used_after},
     ir::{Op, OpBuilder, emit_remark},
-    read_after::{own_static_allocation, used_after},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(

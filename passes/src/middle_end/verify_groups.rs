@@ -6,9 +6,9 @@
 
 use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
+    ir::text::plural,
     ir::{Op, emit_error},
     memref_byte_size,
-    text::plural,
 };
 use melior::ir::{
     AttributeLike, BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,

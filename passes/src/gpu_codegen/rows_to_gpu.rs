@@ -24,13 +24,15 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
-    builders::{At, Builder, CmpI},
-    elementwise_to_gpu::{
+    analysis::linalg::iterator_kinds,
+    analysis::row_reduction::{RowReduction, match_row_reduction},
+    gpu_codegen::elementwise_to_gpu::{
         Access, Elementwise, aligned, aligned_values, match_elementwise, vector_lane, vector_lanes,
         vector_load, vector_step,
     },
+    gpu_codegen::linalg_gpu::{self, Emit, Launch},
+    ir::builders::{At, Builder, CmpI},
     ir::{Op, OpBuilder, Val, emit_remark},
-    linalg_gpu::{self, Emit, Launch, buffer_maps, iterator_kinds},
 };
 use std::collections::HashMap;
 
@@ -64,122 +66,6 @@ pub fn threads_per_vector_row(columns: Option<u64>, lanes: u64) -> u64 {
             .next_multiple_of(32)
             .clamp(32, MAX_THREADS)
     })
-}
-
-/// A reduction's combining op: its `gpu.all_reduce` kind and the f32 bit
-/// pattern of its identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Combiner {
-    pub op: &'static str,
-    pub all_reduce: &'static str,
-    pub identity: &'static str,
-}
-
-pub fn combiner(name: &str) -> Option<Combiner> {
-    let (op, all_reduce, identity) = match name {
-        "arith.addf" => ("arith.addf", "add", "0.0"),
-        "arith.maximumf" => ("arith.maximumf", "maximumf", "0xFF800000"),
-        "arith.maxnumf" => ("arith.maxnumf", "maxnumf", "0xFF800000"),
-        "arith.minimumf" => ("arith.minimumf", "minimumf", "0x7F800000"),
-        "arith.minnumf" => ("arith.minnumf", "minnumf", "0x7F800000"),
-        _ => return None,
-    };
-    Some(Combiner {
-        op,
-        all_reduce,
-        identity,
-    })
-}
-
-/// Which loops each operand's map reads, for a generic with `loops` loops
-/// whose last one is reduced. `None` when the output does not keep the
-/// parallel loops in order or a map is not a projection.
-pub fn operand_dims(maps: &[(usize, Vec<usize>)], loops: usize) -> Option<Vec<Vec<usize>>> {
-    let (output, inputs) = maps.split_last()?;
-    let parallel: Vec<usize> = (0..loops - 1).collect();
-    if output.0 != loops || output.1 != parallel {
-        return None;
-    }
-    inputs
-        .iter()
-        .map(|(dims, results)| (*dims == loops).then(|| results.clone()))
-        .collect()
-}
-
-/// A generic this pass lowers, taken apart.
-pub(crate) struct RowReduction {
-    inputs: Vec<Val>,
-    output: Val,
-    /// Loops each input reads, in the input's dimension order.
-    pub(crate) input_dims: Vec<Vec<usize>>,
-    pub(crate) loops: usize,
-    pub(crate) combiner: Combiner,
-    /// The body's combining op and which of its operands is the element.
-    combine_op: Op,
-    element_operand: usize,
-}
-
-/// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
-/// when it is no reduction at all.
-pub(crate) fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
-    let Some(reduced) = iterator_kinds(op) else {
-        return Ok(None);
-    };
-    if !reduced.iter().any(|r| *r) {
-        return Ok(None);
-    }
-    let loops = reduced.len();
-    if reduced[..loops - 1].iter().any(|r| *r) || !reduced[loops - 1] {
-        return Err("only the last loop may be a reduction".into());
-    }
-    let maps = buffer_maps(op)?;
-    let operands = op.operands();
-    let input_dims = operand_dims(&maps, loops)
-        .ok_or("has an output map that does not keep the parallel loops in order")?;
-    let output = operands[operands.len() - 1];
-    if !output.ty().is_memref() || operands.iter().any(|v| !v.ty().is_memref()) {
-        return Err("has operands that are not memrefs".into());
-    }
-    let element = output.ty().element().print();
-    if !matches!(element.as_str(), "f32" | "f16" | "bf16") {
-        return Err(format!(
-            "reduces into {element}; f32, f16 and bf16 are lowered"
-        ));
-    }
-    if !input_dims.iter().any(|dims| dims.contains(&(loops - 1))) {
-        return Err("has no input that spans the reduced loop".into());
-    }
-    let block = linalg_gpu::body(op)?;
-    let yield_op = block.terminator().ok_or("has no terminator")?;
-    let acc = block.arg(block.num_args() - 1);
-    let combine_op = yield_op
-        .operand(0)
-        .def()
-        .ok_or("yields a block argument, not a combination")?;
-    let combiner = combiner(&combine_op.name()).ok_or_else(|| {
-        format!(
-            "combines with '{}'; addf, maximumf, maxnumf, minimumf and minnumf are lowered",
-            combine_op.name()
-        )
-    })?;
-    let acc_uses = acc.uses();
-    let element_operand = match combine_op.operands().as_slice() {
-        [a, b] if *b == acc => 0,
-        [a, _] if *a == acc => 1,
-        _ => return Err("does not combine the output's value with one element".into()),
-    };
-    if acc_uses.len() != 1 {
-        return Err("reads the output's value other than to combine it".into());
-    }
-    Ok(Some(RowReduction {
-        inputs: operands[..operands.len() - 1].to_vec(),
-        output,
-        input_dims,
-        loops,
-        combiner,
-        combine_op,
-        element_operand,
-    }))
 }
 
 /// How a row reduction reads its row a 16-byte vector at a time: the
@@ -632,26 +518,5 @@ mod tests {
         assert_eq!(threads_per_vector_row(Some(14336), 8), 1024);
         assert_eq!(threads_per_vector_row(Some(64), 4), 32);
         assert_eq!(threads_per_vector_row(None, 8), 1024);
-    }
-
-    #[test]
-    fn combiners_know_their_identity() {
-        assert_eq!(combiner("arith.addf").map(|c| c.identity), Some("0.0"));
-        assert_eq!(
-            combiner("arith.maximumf").map(|c| c.all_reduce),
-            Some("maximumf")
-        );
-        assert_eq!(combiner("arith.mulf"), None);
-        assert_eq!(combiner("arith.addi"), None);
-    }
-
-    #[test]
-    fn operand_dims_need_the_parallel_loops_in_order() {
-        // x: (d0, d1), weight: (d1), out: (d0).
-        let maps = vec![(2, vec![0, 1]), (2, vec![1]), (2, vec![0])];
-        assert_eq!(operand_dims(&maps, 2), Some(vec![vec![0, 1], vec![1]]));
-        // A transposed output is not a row reduction.
-        let maps = vec![(3, vec![0, 1, 2]), (3, vec![1, 0])];
-        assert_eq!(operand_dims(&maps, 3), None);
     }
 }

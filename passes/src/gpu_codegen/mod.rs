@@ -1,0 +1,10 @@
+//! The GPU code generation after `to_runtime`: linalg generics to kernels
+//! (row reductions a block per row, element-wise ops), the check that
+//! every call in a kernel resolves, libdevice and PTX.
+
+pub mod check_gpu_symbols;
+pub mod elementwise_to_gpu;
+pub mod libdevice;
+pub mod linalg_gpu;
+pub mod ptx;
+pub mod rows_to_gpu;
