@@ -206,7 +206,9 @@ fn run<T: Inert>(what: &str, body: impl FnOnce() -> Result<T>) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
         Ok(Err(error)) => {
-            compiled_call::failed(what, &crate::cuda::with_context_error(error.to_string()));
+            let message = error.to_string();
+            let own = error.driver_status();
+            compiled_call::failed(what, &crate::cuda::with_context_error(message, own));
             T::inert()
         }
         Err(_) => {
@@ -458,9 +460,9 @@ pub unsafe extern "C" fn symm_rt_graph_end(runtime: *mut SymmRuntime, function: 
             Ok(graph) => graph,
             Err(error) => {
                 session.compiled.graphs.abandon(id);
-                return Err(Error::Cuda(format!(
-                    "{error} (set SYMM_CUDA_GRAPHS=0 to run compiled functions without graphs)"
-                )));
+                return Err(
+                    error.hinted("set SYMM_CUDA_GRAPHS=0 to run compiled functions without graphs")
+                );
             }
         };
         if body_failed {

@@ -1,5 +1,5 @@
 //! The few CUDA driver calls the runtime makes, with errors turned into
-//! `Error::Cuda`. The driver library is loaded at run time by cudarc, so a
+//! `Error::Driver` (the call, and the driver's status as a value). The driver library is loaded at run time by cudarc, so a
 //! machine without a GPU builds and runs everything but the GPU parts.
 
 use crate::error::{Error, Result};
@@ -17,27 +17,35 @@ pub fn check(status: CUresult, what: &str) -> Result<()> {
     if status == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Cuda(format!("{what} failed: {status:?}")))
+        Err(Error::Driver {
+            what: what.to_owned(),
+            status,
+        })
     }
 }
 
-/// `message`, with the current context's sticky error appended when it
-/// has one that the message does not name: after a kernel faults (an
-/// illegal address, say), every later call fails with errors of its own
-/// (cuBLAS reports an internal error), and this says what happened first.
-/// Waits for the context's work; only for failure paths.
-pub fn with_context_error(message: String) -> String {
+/// `message` (of an error whose own driver status is `own`, if any), with
+/// the current context's sticky error appended when it has one that is
+/// not that status: after a kernel faults (an illegal address, say), every
+/// later call fails with errors of its own (cuBLAS reports an internal
+/// error), and this says what happened first. Waits for the context's
+/// work; only for failure paths.
+pub fn with_context_error(message: String, own: Option<CUresult>) -> String {
     // SAFETY: a driver call on the current context (none: it fails and
     // nothing is appended).
-    let status = unsafe { sys::cuCtxSynchronize() };
-    let name = format!("{status:?}");
-    if status == CUresult::CUDA_SUCCESS
-        || status == CUresult::CUDA_ERROR_INVALID_CONTEXT
-        || message.contains(&name)
+    let sticky = unsafe { sys::cuCtxSynchronize() };
+    with_sticky_error(message, own, sticky)
+}
+
+/// `with_context_error` once the context's status is known.
+fn with_sticky_error(message: String, own: Option<CUresult>, sticky: CUresult) -> String {
+    if sticky == CUresult::CUDA_SUCCESS
+        || sticky == CUresult::CUDA_ERROR_INVALID_CONTEXT
+        || own == Some(sticky)
     {
         return message;
     }
-    format!("{message} (the GPU context reports {name}: an earlier kernel failed)")
+    format!("{message} (the GPU context reports {sticky:?}: an earlier kernel failed)")
 }
 
 /// Whether a CUDA driver and at least one device are present.
@@ -618,5 +626,63 @@ impl Drop for Event {
         unsafe {
             sys::cuEventDestroy_v2(self.raw);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_driver_error_keeps_its_status_and_wording() {
+        let error = check(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS, "cuStreamSynchronize").unwrap_err();
+        assert_eq!(
+            error.driver_status(),
+            Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+        );
+        assert_eq!(
+            error.to_string(),
+            "CUDA: cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS"
+        );
+        // A hint keeps the status underneath.
+        let hinted = error.hinted("set SYMM_CUDA_GRAPHS=0");
+        assert_eq!(
+            hinted.driver_status(),
+            Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+        );
+        assert_eq!(
+            hinted.to_string(),
+            "CUDA: cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (set SYMM_CUDA_GRAPHS=0)"
+        );
+        assert_eq!(Error::Cuda("no device".into()).driver_status(), None);
+    }
+
+    #[test]
+    fn the_sticky_error_is_appended_unless_it_is_the_errors_own() {
+        let illegal = CUresult::CUDA_ERROR_ILLEGAL_ADDRESS;
+        // The error's own status: nothing to add.
+        assert_eq!(with_sticky_error("m".into(), Some(illegal), illegal), "m");
+        // A healthy context, or none: nothing to add.
+        assert_eq!(
+            with_sticky_error("m".into(), None, CUresult::CUDA_SUCCESS),
+            "m"
+        );
+        assert_eq!(
+            with_sticky_error("m".into(), None, CUresult::CUDA_ERROR_INVALID_CONTEXT),
+            "m"
+        );
+        // Another call's failure after a fault: the fault is named.
+        assert_eq!(
+            with_sticky_error(
+                "cuBLAS failed".into(),
+                Some(CUresult::CUDA_ERROR_LAUNCH_FAILED),
+                illegal
+            ),
+            "cuBLAS failed (the GPU context reports CUDA_ERROR_ILLEGAL_ADDRESS: an earlier kernel failed)"
+        );
+        assert_eq!(
+            with_sticky_error("cuBLAS failed".into(), None, illegal),
+            "cuBLAS failed (the GPU context reports CUDA_ERROR_ILLEGAL_ADDRESS: an earlier kernel failed)"
+        );
     }
 }

@@ -31,6 +31,20 @@ pub enum Error {
     },
     #[error("CUDA: {0}")]
     Cuda(String),
+    /// A CUDA driver call that failed, with the driver's status as a value.
+    #[error("CUDA: {what} failed: {status:?}")]
+    Driver {
+        what: String,
+        status: cudarc::driver::sys::CUresult,
+    },
+    /// An error with advice on what to do about it; the error itself (and
+    /// its driver status, if any) stays a value.
+    #[error("{source} ({hint})")]
+    Hinted {
+        #[source]
+        source: Box<Error>,
+        hint: String,
+    },
     #[error("peer did not signal within {seconds:.1} s (dead or hung peer) in {what}")]
     PeerTimeout { what: String, seconds: f64 },
     #[error("invalid argument: {0}")]
@@ -42,6 +56,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// The driver's status behind this error, if a driver call failed.
+    pub fn driver_status(&self) -> Option<cudarc::driver::sys::CUresult> {
+        match self {
+            Error::Driver { status, .. } => Some(*status),
+            Error::Hinted { source, .. } => source.driver_status(),
+            _ => None,
+        }
+    }
+    /// This error with advice appended.
+    pub fn hinted(self, hint: impl Into<String>) -> Self {
+        Error::Hinted {
+            source: Box::new(self),
+            hint: hint.into(),
+        }
+    }
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io {
             context: context.into(),

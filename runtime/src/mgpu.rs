@@ -43,7 +43,7 @@ fn report(status: CUresult, what: &str) {
     if status != CUresult::CUDA_SUCCESS {
         crate::compiled_call::failed(
             what,
-            &crate::cuda::with_context_error(format!("{status:?}")),
+            &crate::cuda::with_context_error(format!("{status:?}"), Some(status)),
         );
     }
 }
