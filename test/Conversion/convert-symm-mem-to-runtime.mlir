@@ -64,7 +64,7 @@ func.func @one_shot(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
   return
 }
 
@@ -89,7 +89,7 @@ func.func @big_one_shot(%out: memref<512x512xf32>) {
   %pool = symm_mem.get_global @big : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>> to memref<512x512xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<512x512xf32, #symm_mem.allocator<symmetric, @tp>>, memref<512x512xf32>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<512x512xf32, #symm_mem.allocator<symmetric, @tp>>, memref<512x512xf32>
   return
 }
 
@@ -155,7 +155,7 @@ func.func @push_into_outputs() {
   %c4m = arith.constant 4194304 : index
   %in = memref.view %pool[%c0][] : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>> to memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
   %out = memref.view %pool[%c4m][] : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>> to memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.two_shot_all_reduce_out sum %in into %out group @tp : memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>, memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm two_shot : memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>, memref<1048576xf32, #symm_mem.allocator<symmetric, @tp>>
   return
 }
 
@@ -176,7 +176,7 @@ func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xb
   %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>> to memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>
-  symm_mem.two_shot_all_reduce_out sum %in into %out group @tp4 : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>, memref<2048x1024xbf16>
+  symm_mem.all_reduce_out sum %in into %out group @tp4 algorithm two_shot : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>>, memref<2048x1024xbf16>
   memref.copy %in, %keep : memref<2048x1024xbf16, #symm_mem.allocator<symmetric, @tp4>> to memref<2048x1024xbf16>
   return
 }
@@ -204,7 +204,7 @@ symm_mem.group @tp world_size(2)
 func.func @unplanned_memref_alloc(%out: memref<16xf32>) {
   // expected-error@+1 {{'memref.alloc' allocates in symmetric memory (memref<16xf32, #symm_mem.allocator<symmetric, @tp>>) but symm-mem-plan did not place it in a pool (see its remark)}}
   %b = memref.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %b into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  symm_mem.all_reduce_out sum %b into %out group @tp algorithm one_shot : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
   return
 }
 
@@ -214,7 +214,7 @@ symm_mem.group @tp world_size(2)
 func.func @unplanned(%out: memref<16xf32>) {
   // expected-error@+1 {{'symm_mem.alloc' is not planned into a pool yet: run symm-mem-plan}}
   %b = symm_mem.alloc() : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %b into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  symm_mem.all_reduce_out sum %b into %out group @tp algorithm one_shot : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
   return
 }
 
@@ -236,7 +236,7 @@ func.func @no_world(%out: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<64xi8, #symm_mem.allocator<symmetric, @tp>> to memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
   // expected-error@+1 {{runs in a group without a declared world_size; kernels are specialized by it}}
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
   return
 }
 

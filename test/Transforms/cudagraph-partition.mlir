@@ -84,7 +84,7 @@ func.func @ordered(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref<16xf32, #c
 // CHECK: func.func private @p2p_partition_0
 // CHECK: %[[BUF:.*]] = symm_mem.get_global @[[$G]]
 // CHECK-NEXT: memref.copy %arg0, %[[BUF]]
-// CHECK: symm_mem.one_shot_all_reduce_out sum %[[BUF]]
+// CHECK: symm_mem.all_reduce_out sum %[[BUF]] {{.*}} algorithm one_shot
 // CHECK-NOT: memref.copy
 symm_mem.group @tp world_size(2)
 symm_mem.global @__symm_input_p2p_arg0 : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
@@ -93,7 +93,7 @@ func.func @p2p(%x: memref<4x4xf32>, %n: index) -> (memref<4x4xf32>, memref<?xf32
   %0 = symm_mem.get_global @__symm_input_p2p_arg0 : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
   memref.copy %x, %0 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>
   %out = memref.alloc() : memref<4x4xf32>
-  symm_mem.one_shot_all_reduce_out sum %0 into %out group @tp : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, memref<4x4xf32>
+  symm_mem.all_reduce_out sum %0 into %out group @tp algorithm one_shot : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, memref<4x4xf32>
   %d = memref.alloc(%n) : memref<?xf32>
   return %out, %d : memref<4x4xf32>, memref<?xf32>
 }

@@ -14,12 +14,12 @@
 // CHECK-LABEL: func.func private @layer_partition_0
 // CHECK: %[[BUF:.*]] = symm_mem.get_global @__symm_input_layer_arg0
 // CHECK: memref.copy %arg0, %[[BUF]]
-// CHECK: symm_mem.one_shot_all_reduce_out sum %[[BUF]]
+// CHECK: symm_mem.all_reduce_out sum %[[BUF]] {{.*}} algorithm one_shot
 // CHECK: linalg.matmul
 // CHECK-NOT: memref.copy %arg0
 symm_mem.group @tp world_size(2)
 func.func @layer(%x: memref<8x64xbf16>, %w: memref<64x64xbf16>) -> memref<8x64xbf16> {
-  %h = symm_mem.one_shot_all_reduce sum %x group @tp : memref<8x64xbf16> -> memref<8x64xbf16>
+  %h = symm_mem.all_reduce sum %x group @tp algorithm one_shot : memref<8x64xbf16> -> memref<8x64xbf16>
   %o = memref.alloc() : memref<8x64xbf16>
   linalg.matmul ins(%h, %w : memref<8x64xbf16>, memref<64x64xbf16>) outs(%o : memref<8x64xbf16>)
   return %o : memref<8x64xbf16>

@@ -17,7 +17,7 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: %[[OUT_AT:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
 // CHECK: %[[NVEC:.*]] = arith.divui %{{.*}}, %{{.*}} : i64
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[NVEC]] : i64)
-// CHECK-NOT: symm_mem.one_shot_all_reduce_out
+// CHECK-NOT: symm_mem.all_reduce_out {{.*}} algorithm one_shot
 // CHECK-NOT: call
 // CHECK: gpu.module @symm_kernels
 // CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KPOOL:.*]]: !symm_mem.pool,
@@ -29,7 +29,7 @@ func.func @one_shot(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
   return
 }
 
@@ -78,7 +78,7 @@ func.func @lamport(%out: memref<8x512xbf16>) {
   %pool = symm_mem.get_global @pool : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
   %in = memref.view %pool[%c0][] : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>> to memref<8x512xbf16, #symm_mem.allocator<symmetric, @tp>>
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<8x512xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<8x512xbf16>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<8x512xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<8x512xbf16>
   return
 }
 
@@ -219,8 +219,8 @@ func.func @rows(%x: memref<4x4096xbf16>, %gamma: memref<4096xbf16>, %h: memref<4
 
 symm_mem.group @tp
 func.func @no_world_size(%in: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, %out: memref<16xf32>) {
-  // expected-error@+1 {{'symm_mem.one_shot_all_reduce_out' runs in a group without a declared world_size; kernels are specialized by it}}
-  symm_mem.one_shot_all_reduce_out sum %in into %out group @tp : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  // expected-error@+1 {{'symm_mem.all_reduce_out' runs in a group without a declared world_size; kernels are specialized by it}}
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
   return
 }
 

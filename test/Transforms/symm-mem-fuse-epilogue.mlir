@@ -17,7 +17,7 @@ symm_mem.group @tp world_size(2)
 func.func @bias_residual(%p: memref<8x64xf32>, %b: memref<64xf32>, %x: memref<8x64xf32>, %y: memref<8x64xf32>) {
   %zero = arith.constant 0.0 : f32
   %r = memref.alloc() : memref<8x64xf32>
-  symm_mem.one_shot_all_reduce_out sum %p into %r group @tp : memref<8x64xf32>, memref<8x64xf32>
+  symm_mem.all_reduce_out sum %p into %r group @tp algorithm one_shot : memref<8x64xf32>, memref<8x64xf32>
   // expected-remark@-1 {{fused the element-wise consumer into the all-reduce}}
   linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%r, %b, %x : memref<8x64xf32>, memref<64xf32>, memref<8x64xf32>) outs(%y : memref<8x64xf32>) {

@@ -24,12 +24,12 @@
 // CHECK-DAG: %[[B0:.*]] = memref.view %[[P]][%[[O0]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
 // CHECK-DAG: %[[B3:.*]] = memref.view %[[P]][%[[O64]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
 // CHECK-DAG: %[[B6:.*]] = memref.view %[[P]][%[[O128]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
-// CHECK: symm_mem.one_shot_all_reduce sum %[[B0]]
-// CHECK: symm_mem.one_shot_all_reduce sum %[[B3]]
-// CHECK: %[[R7:.*]] = symm_mem.one_shot_all_reduce sum %[[B6]]
+// CHECK: symm_mem.all_reduce sum %[[B0]] {{.*}} algorithm one_shot
+// CHECK: symm_mem.all_reduce sum %[[B3]] {{.*}} algorithm one_shot
+// CHECK: %[[R7:.*]] = symm_mem.all_reduce sum %[[B6]] {{.*}} algorithm one_shot
 // CHECK: %[[OFF9:.*]] = arith.constant {{0|64|128}} : index
 // CHECK: %[[B9:.*]] = memref.view %[[P]][%[[OFF9]]][] : memref<192xi8, #[[$S0]]> to memref<4x4xf32, #[[$S0]]>
-// CHECK: symm_mem.one_shot_all_reduce sum %[[B9]]
+// CHECK: symm_mem.all_reduce sum %[[B9]] {{.*}} algorithm one_shot
 // CHECK-NOT: symm_mem.alloc
 // CHECK: return
 // With the default 128-byte alignment the same graph needs 384 bytes.
@@ -45,12 +45,12 @@ func.func @seed002(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
   memref.copy %arg0, %buf0 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
   memref.copy %arg0, %buf3 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
   memref.copy %arg0, %buf6 : memref<4x4xf32> to memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
-  %buf1 = symm_mem.one_shot_all_reduce sum %buf0 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
-  %buf4 = symm_mem.one_shot_all_reduce sum %buf3 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
-  %buf7 = symm_mem.one_shot_all_reduce sum %buf6 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf1 = symm_mem.all_reduce sum %buf0 group @"0" algorithm one_shot : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf4 = symm_mem.all_reduce sum %buf3 group @"0" algorithm one_shot : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf7 = symm_mem.all_reduce sum %buf6 group @"0" algorithm one_shot : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
   %buf9 = symm_mem.alloc() : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>
   linalg.add ins(%buf4, %buf7 : memref<4x4xf32>, memref<4x4xf32>) outs(%buf9 : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">>)
-  %buf10 = symm_mem.one_shot_all_reduce sum %buf9 group @"0" : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
+  %buf10 = symm_mem.all_reduce sum %buf9 group @"0" algorithm one_shot : memref<4x4xf32, #symm_mem.allocator<symmetric, @"0">> -> memref<4x4xf32>
   return %buf10 : memref<4x4xf32>
 }
 // -----

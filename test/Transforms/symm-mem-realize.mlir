@@ -43,11 +43,11 @@ func.func @path1_loop(%n: index) {
   %a = memref.alloc() : memref<8xf16>
   %o = memref.alloc() : memref<8xf16>
   scf.for %i = %c0 to %n step %c1 {
-    // CHECK: symm_mem.one_shot_all_reduce_out sum %[[A]] into
+    // CHECK: symm_mem.all_reduce_out sum %[[A]] into {{.*}} algorithm one_shot
     // expected-remark@+1 {{path 1, zero copy}}
-    symm_mem.one_shot_all_reduce_out sum %a into %o group @tp : memref<8xf16>, memref<8xf16>
-    // CHECK: symm_mem.two_shot_all_reduce_out max %[[A]] into
-    symm_mem.two_shot_all_reduce_out max %a into %o group @tp : memref<8xf16>, memref<8xf16>
+    symm_mem.all_reduce_out sum %a into %o group @tp algorithm one_shot : memref<8xf16>, memref<8xf16>
+    // CHECK: symm_mem.all_reduce_out max %[[A]] into {{.*}} algorithm two_shot
+    symm_mem.all_reduce_out max %a into %o group @tp algorithm two_shot : memref<8xf16>, memref<8xf16>
   }
   return
 }
@@ -60,8 +60,8 @@ func.func @path1_loop(%n: index) {
 // CHECK: %[[O:.*]] = symm_mem.alloc() : memref<64xf32, #[[$TP]]>
 // CHECK: %[[B:.*]] = symm_mem.alloc() : memref<64xf32, #[[$TP]]>
 // CHECK: %[[P:.*]] = memref.alloc() : memref<64xf32>
-// CHECK: symm_mem.two_shot_all_reduce_out sum %[[A]] into %[[O]]
-// CHECK: symm_mem.two_shot_all_reduce_out sum %[[B]] into %[[P]]
+// CHECK: symm_mem.all_reduce_out sum %[[A]] into %[[O]] {{.*}} algorithm two_shot
+// CHECK: symm_mem.all_reduce_out sum %[[B]] into %[[P]] {{.*}} algorithm two_shot
 func.func @two_shot_output(%x: memref<64xf32>, %y: memref<64xf32>) {
   %a = memref.alloc() : memref<64xf32>
   %o = memref.alloc() : memref<64xf32>
@@ -69,11 +69,11 @@ func.func @two_shot_output(%x: memref<64xf32>, %y: memref<64xf32>) {
   %p = memref.alloc() : memref<64xf32>
   memref.copy %x, %a : memref<64xf32> to memref<64xf32>
   memref.copy %x, %b : memref<64xf32> to memref<64xf32>
-  // expected-remark@+2 {{symmetric operand #0 of symm_mem.two_shot_all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
-  // expected-remark@+1 {{symmetric operand #1 of symm_mem.two_shot_all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
-  symm_mem.two_shot_all_reduce_out sum %a into %o group @tp : memref<64xf32>, memref<64xf32>
-  // expected-remark@+1 {{symmetric operand #0 of symm_mem.two_shot_all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
-  symm_mem.two_shot_all_reduce_out sum %b into %p group @tp : memref<64xf32>, memref<64xf32>
+  // expected-remark@+2 {{symmetric operand #0 of symm_mem.all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
+  // expected-remark@+1 {{symmetric operand #1 of symm_mem.all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
+  symm_mem.all_reduce_out sum %a into %o group @tp algorithm two_shot : memref<64xf32>, memref<64xf32>
+  // expected-remark@+1 {{symmetric operand #0 of symm_mem.all_reduce_out (#symm_mem.allocator<symmetric, @tp>): path 1, zero copy}}
+  symm_mem.all_reduce_out sum %b into %p group @tp algorithm two_shot : memref<64xf32>, memref<64xf32>
   memref.copy %b, %y : memref<64xf32> to memref<64xf32>
   return
 }
@@ -86,14 +86,14 @@ func.func @two_shot_output(%x: memref<64xf32>, %y: memref<64xf32>) {
 func.func @path2_argument(%x: memref<4x4xf32>) -> (memref<4x4xf32>, memref<4x4xf32>) {
   // CHECK: %[[P:.*]] = symm_mem.get_global @[[$G]] : memref<4x4xf32, #[[$TP]]>
   // CHECK-NEXT: memref.copy %[[X]], %[[P]]
-  // CHECK-NEXT: symm_mem.one_shot_all_reduce sum %[[P]] group @tp
-  // expected-remark@+1 {{symmetric operand #0 of symm_mem.one_shot_all_reduce (#symm_mem.allocator<symmetric, @tp>): path 2: function argument #0 is copied (DMA) into the persistent symmetric buffer @__symm_input_path2_argument_arg0, allocated once}}
-  %r = symm_mem.one_shot_all_reduce sum %x group @tp : memref<4x4xf32> -> memref<4x4xf32>
+  // CHECK-NEXT: symm_mem.all_reduce sum %[[P]] group @tp algorithm one_shot
+  // expected-remark@+1 {{symmetric operand #0 of symm_mem.all_reduce (#symm_mem.allocator<symmetric, @tp>): path 2: function argument #0 is copied (DMA) into the persistent symmetric buffer @__symm_input_path2_argument_arg0, allocated once}}
+  %r = symm_mem.all_reduce sum %x group @tp algorithm one_shot : memref<4x4xf32> -> memref<4x4xf32>
   // CHECK: %[[P2:.*]] = symm_mem.get_global @[[$G]] : memref<4x4xf32, #[[$TP]]>
   // CHECK-NEXT: memref.copy %[[X]], %[[P2]]
-  // CHECK-NEXT: symm_mem.two_shot_all_reduce sum %[[P2]] group @tp
+  // CHECK-NEXT: symm_mem.all_reduce sum %[[P2]] group @tp algorithm two_shot
   // expected-remark@+1 {{path 2}}
-  %s = symm_mem.two_shot_all_reduce sum %x group @tp : memref<4x4xf32> -> memref<4x4xf32>
+  %s = symm_mem.all_reduce sum %x group @tp algorithm two_shot : memref<4x4xf32> -> memref<4x4xf32>
   return %r, %s : memref<4x4xf32>, memref<4x4xf32>
 }
 

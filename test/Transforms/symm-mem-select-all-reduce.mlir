@@ -9,11 +9,11 @@
 // after the function returns, so it stays one-shot.
 // CHECK-LABEL: func.func @two_ranks
 // CHECK-SAME: (%[[X:.*]]: memref<16777216xbf16>, %[[Y:.*]]: memref<16777216xbf16>)
-// CHECK: %[[R:.*]] = symm_mem.one_shot_all_reduce sum %[[X]] group @tp : memref<16777216xbf16> -> memref<16777216xbf16>
-// CHECK: symm_mem.one_shot_all_reduce_out max %[[X]] into %[[Y]] group @tp
+// CHECK: %[[R:.*]] = symm_mem.all_reduce sum %[[X]] group @tp algorithm one_shot : memref<16777216xbf16> -> memref<16777216xbf16>
+// CHECK: symm_mem.all_reduce_out max %[[X]] into %[[Y]] group @tp algorithm one_shot
 // CHECK: return %[[R]]
 // SMALL-LABEL: func.func @two_ranks
-// SMALL: symm_mem.one_shot_all_reduce sum
+// SMALL: symm_mem.all_reduce sum {{.*}} algorithm one_shot
 symm_mem.group @tp world_size(2)
 func.func @two_ranks(%x: memref<16777216xbf16>, %y: memref<16777216xbf16>) -> memref<16777216xbf16> {
   // expected-remark@+1 {{all_reduce of 33554432 bytes in group @tp (world size 2): one-shot (its input is read afterwards, which two-shot would overwrite)}}
@@ -29,13 +29,13 @@ func.func @two_ranks(%x: memref<16777216xbf16>, %y: memref<16777216xbf16>) -> me
 // all-reduce (also not through a view), one-shot when something does.
 // CHECK-LABEL: func.func @two_ranks_own_buffers
 // CHECK: %[[A:.*]] = memref.alloc
-// CHECK: symm_mem.two_shot_all_reduce_out sum %[[A]] into
+// CHECK: symm_mem.all_reduce_out sum %[[A]] into {{.*}} algorithm two_shot
 // CHECK: %[[B:.*]] = memref.alloc
-// CHECK: symm_mem.one_shot_all_reduce_out sum %[[B]] into
+// CHECK: symm_mem.all_reduce_out sum %[[B]] into {{.*}} algorithm one_shot
 // CHECK: memref.copy %{{.*}}, %{{.*}}
 // CHECK: %[[C:.*]] = memref.alloc
-// CHECK: symm_mem.two_shot_all_reduce_out sum %[[C]] into %[[O:.*]] group
-// CHECK: symm_mem.one_shot_all_reduce_out sum %{{.*}} into %{{.*}} group
+// CHECK: symm_mem.all_reduce_out sum %[[C]] into %[[O:.*]] group {{.*}} algorithm two_shot
+// CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group {{.*}} algorithm one_shot
 // A caller's output cannot become symmetric: one-shot at 32 MiB.
 symm_mem.group @tp world_size(2)
 func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf16>, %z: memref<4194304xbf16>, %big: memref<16777216xbf16>) {
@@ -64,11 +64,11 @@ func.func @two_ranks_own_buffers(%x: memref<4194304xbf16>, %y: memref<4194304xbf
 
 // More ranks: two-shot above the threshold; dynamic sizes stay generic.
 // CHECK-LABEL: func.func @eight_ranks
-// CHECK: symm_mem.one_shot_all_reduce sum %{{.*}} group @dp : memref<64xf32>
-// CHECK: symm_mem.two_shot_all_reduce sum %{{.*}} group @dp : memref<1048576xf32>
+// CHECK: symm_mem.all_reduce sum %{{.*}} group @dp algorithm one_shot : memref<64xf32>
+// CHECK: symm_mem.all_reduce sum %{{.*}} group @dp algorithm two_shot : memref<1048576xf32>
 // CHECK: symm_mem.all_reduce sum %{{.*}} group @dp : memref<?xf32>
 // SMALL-LABEL: func.func @eight_ranks
-// SMALL: symm_mem.two_shot_all_reduce sum %{{.*}} group @dp : memref<64xf32>
+// SMALL: symm_mem.all_reduce sum %{{.*}} group @dp algorithm two_shot : memref<64xf32>
 symm_mem.group @dp world_size(8)
 func.func @eight_ranks(%s: memref<64xf32>, %l: memref<1048576xf32>, %d: memref<?xf32>) {
   // expected-remark@+1 {{all_reduce of 256 bytes in group @dp (world size 8): one-shot}}

@@ -12,11 +12,11 @@ func.func @static(%x: memref<4x4xf32>, %h: memref<8xbf16>) -> (memref<4x4xf32>, 
   // CHECK-NEXT: symm_mem.all_reduce_out sum %[[X]] into %[[O1]] group @tp : memref<4x4xf32>, memref<4x4xf32>
   %0 = symm_mem.all_reduce sum %x group @tp : memref<4x4xf32> -> memref<4x4xf32>
   // CHECK: %[[O2:.*]] = memref.alloc() : memref<8xbf16>
-  // CHECK-NEXT: symm_mem.one_shot_all_reduce_out max %[[H]] into %[[O2]] group @tp
-  %1 = symm_mem.one_shot_all_reduce max %h group @tp : memref<8xbf16> -> memref<8xbf16>
+  // CHECK-NEXT: symm_mem.all_reduce_out max %[[H]] into %[[O2]] group @tp algorithm one_shot
+  %1 = symm_mem.all_reduce max %h group @tp algorithm one_shot : memref<8xbf16> -> memref<8xbf16>
   // CHECK: %[[O3:.*]] = memref.alloc() : memref<8xbf16>
-  // CHECK-NEXT: symm_mem.two_shot_all_reduce_out min %[[H]] into %[[O3]] group @tp
-  %2 = symm_mem.two_shot_all_reduce min %h group @tp : memref<8xbf16> -> memref<8xbf16>
+  // CHECK-NEXT: symm_mem.all_reduce_out min %[[H]] into %[[O3]] group @tp algorithm two_shot
+  %2 = symm_mem.all_reduce min %h group @tp algorithm two_shot : memref<8xbf16> -> memref<8xbf16>
   // CHECK-NOT: symm_mem.all_reduce {{.*}}->
   // CHECK: return %[[O1]], %[[O2]], %[[O3]]
   return %0, %1, %2 : memref<4x4xf32>, memref<8xbf16>, memref<8xbf16>
@@ -62,9 +62,9 @@ func.func @nested(%x: memref<4xf32>, %y: memref<4xf32>, %n: index) {
   // CHECK: scf.for
   scf.for %i = %c0 to %n step %c1 {
     // CHECK: %[[O:.*]] = memref.alloc() : memref<4xf32>
-    // CHECK: symm_mem.two_shot_all_reduce_out sum %{{.*}} into %[[O]] group @tp
+    // CHECK: symm_mem.all_reduce_out sum %{{.*}} into %[[O]] group @tp algorithm two_shot
     // CHECK: memref.copy %[[O]], %{{.*}}
-    %0 = symm_mem.two_shot_all_reduce sum %x group @tp : memref<4xf32> -> memref<4xf32>
+    %0 = symm_mem.all_reduce sum %x group @tp algorithm two_shot : memref<4xf32> -> memref<4xf32>
     memref.copy %0, %y : memref<4xf32> to memref<4xf32>
   }
   return

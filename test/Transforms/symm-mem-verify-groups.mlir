@@ -35,13 +35,13 @@ func.func @buffers(%x: memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, %n:
 // runs after the pass and folds the dead constant away.
 // CHECK-LABEL: func.func @pending
 // CHECK-NOT: arith.constant
-// CHECK: symm_mem.two_shot_all_reduce
+// CHECK: symm_mem.all_reduce {{.*}} algorithm two_shot
 // expected-remark@+2 {{group @tp: world size 2, 0 symmetric buffers (0 bytes), 2 operands awaiting symmetric memory}}
 // expected-remark@+1 {{group @dp: world size set at launch, 0 symmetric buffers (0 bytes)}}
 func.func @pending(%a: memref<8xf16>, %b: memref<8xf16>) -> index {
   %unused = arith.constant 7 : index
-  %0 = symm_mem.one_shot_all_reduce sum %a group @tp : memref<8xf16> -> memref<8xf16>
-  %1 = symm_mem.two_shot_all_reduce max %b group @tp : memref<8xf16> -> memref<8xf16>
+  %0 = symm_mem.all_reduce sum %a group @tp algorithm one_shot : memref<8xf16> -> memref<8xf16>
+  %1 = symm_mem.all_reduce max %b group @tp algorithm two_shot : memref<8xf16> -> memref<8xf16>
   %w = symm_mem.world_size @dp
   return %w : index
 }

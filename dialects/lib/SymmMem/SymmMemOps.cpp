@@ -269,11 +269,7 @@ static LogicalResult verifyAllReduce(Operation *op, Value input, Value output,
                            getGroupAttr());                                    \
   }
 SYMM_MEM_ALL_REDUCE_OP(AllReduceFnOp)
-SYMM_MEM_ALL_REDUCE_OP(OneShotAllReduceOp)
-SYMM_MEM_ALL_REDUCE_OP(TwoShotAllReduceOp)
 SYMM_MEM_ALL_REDUCE_OUT_OP(AllReduceOutFnOp)
-SYMM_MEM_ALL_REDUCE_OUT_OP(OneShotAllReduceOutOp)
-SYMM_MEM_ALL_REDUCE_OUT_OP(TwoShotAllReduceOutOp)
 #undef SYMM_MEM_ALL_REDUCE_OP
 #undef SYMM_MEM_ALL_REDUCE_OUT_OP
 
@@ -602,11 +598,7 @@ AllGatherMatmulOutOp::verifySymbolUses(SymbolTableCollection &tables) {
     return success(lookupGroup(*this, getGroupAttr(), tables) != nullptr);     \
   }
 SYMM_MEM_GROUP_USER(AllReduceFnOp)
-SYMM_MEM_GROUP_USER(OneShotAllReduceOp)
-SYMM_MEM_GROUP_USER(TwoShotAllReduceOp)
 SYMM_MEM_GROUP_USER(AllReduceOutFnOp)
-SYMM_MEM_GROUP_USER(OneShotAllReduceOutOp)
-SYMM_MEM_GROUP_USER(TwoShotAllReduceOutOp)
 SYMM_MEM_GROUP_USER(AllReduceEpilogueOutOp)
 SYMM_MEM_GROUP_USER(AllReduceRowsOutOp)
 #undef SYMM_MEM_GROUP_USER
@@ -616,11 +608,7 @@ SYMM_MEM_GROUP_USER(AllReduceRowsOutOp)
     return {&get##OPERAND##Mutable()};                                         \
   }
 SYMM_MEM_SYMMETRIC_OPERAND(AllReduceFnOp, Input)
-SYMM_MEM_SYMMETRIC_OPERAND(OneShotAllReduceOp, Input)
-SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllReduceOutFnOp, Input)
-SYMM_MEM_SYMMETRIC_OPERAND(OneShotAllReduceOutOp, Input)
-SYMM_MEM_SYMMETRIC_OPERAND(TwoShotAllReduceOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllReduceEpilogueOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllReduceRowsOutOp, Input)
 SYMM_MEM_SYMMETRIC_OPERAND(AllGatherMatmulOp, A)

@@ -17,6 +17,25 @@ pub enum Algorithm {
     TwoShot,
 }
 
+impl Algorithm {
+    /// The ODS enum's value (`#symm_mem` `AllReduceAlgorithm`: 0 is auto).
+    pub fn code(self) -> i32 {
+        match self {
+            Algorithm::OneShot => 1,
+            Algorithm::TwoShot => 2,
+        }
+    }
+    /// What the `algorithm` attribute of an all-reduce op fixes (`None`:
+    /// auto, or no attribute).
+    pub fn fixed_by(op: crate::ir::Op) -> Option<Algorithm> {
+        match op.attr("algorithm").and_then(crate::ir::Attr::int) {
+            Some(1) => Some(Algorithm::OneShot),
+            Some(2) => Some(Algorithm::TwoShot),
+            _ => None,
+        }
+    }
+}
+
 /// The reduction: the runtime ABI's codes, which are also the ODS enum's
 /// case values.
 pub use symm_protocol::abi::ReduceCode as Reduction;

@@ -61,9 +61,7 @@ pub struct ExpandCollectives;
 fn expands(name: &str) -> bool {
     matches!(
         name,
-        "symm_mem.one_shot_all_reduce_out"
-            | "symm_mem.two_shot_all_reduce_out"
-            | "symm_mem.all_reduce_out"
+        "symm_mem.all_reduce_out"
             | "symm_mem.all_reduce_epilogue_out"
             | "symm_mem.all_reduce_rows_out"
     )
@@ -372,18 +370,7 @@ impl Expansion {
                 (ty.element().print(), broadcast)
             })
             .collect();
-        let fixed = match op.name().as_str() {
-            "symm_mem.one_shot_all_reduce_out" => Some(Algorithm::OneShot),
-            "symm_mem.two_shot_all_reduce_out" => Some(Algorithm::TwoShot),
-            "symm_mem.all_reduce_epilogue_out" | ROWS_OUT => {
-                match op.attr("algorithm").and_then(Attr::int) {
-                    Some(1) => Some(Algorithm::OneShot),
-                    Some(2) => Some(Algorithm::TwoShot),
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let fixed = Algorithm::fixed_by(op);
         Ok(AllReduceFacts {
             element,
             element_bytes,

@@ -679,6 +679,10 @@ impl Ctx {
     pub fn string(self, text: &str) -> Attr {
         Attr(unsafe { mlirStringAttrGet(self.0, string_ref(text)) })
     }
+    /// An i32 integer attribute (what an `I32EnumAttr` holds).
+    pub fn i32(self, value: i32) -> Attr {
+        Attr(unsafe { mlirIntegerAttrGet(mlirIntegerTypeGet(self.0, 32), i64::from(value)) })
+    }
     pub fn i64(self, value: i64) -> Attr {
         Attr(unsafe { mlirIntegerAttrGet(mlirIntegerTypeGet(self.0, 64), value) })
     }

@@ -21,6 +21,7 @@
 
 use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
+    analysis::all_reduce::Algorithm,
     analysis::read_after::{own_static_allocation, root_of, used_after},
     ir::builders::{At, Builder},
     ir::module::{SymbolIndex, defined_functions, sanitize},
@@ -96,7 +97,8 @@ fn requirements(function: Op, symbols: &SymbolIndex) -> Vec<Requirement> {
             // straight into the peers' outputs when the output is symmetric
             // too; worth it only without a copy, i.e. for our own allocation.
             let last = op.num_operands() - 1;
-            if op.is("symm_mem.two_shot_all_reduce_out")
+            if op.is("symm_mem.all_reduce_out")
+                && Algorithm::fixed_by(op) == Some(Algorithm::TwoShot)
                 && !used_after(op.operand(0), op)
                 && own_static_allocation(op.operand(last))
             {

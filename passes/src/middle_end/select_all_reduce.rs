@@ -14,8 +14,9 @@
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    analysis::all_reduce::Algorithm,
     analysis::read_after::{own_static_allocation, used_after},
-    ir::{Op, OpBuilder, emit_remark},
+    ir::{Op, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
@@ -114,6 +115,10 @@ impl SymmPass for SelectAllReduce {
                 "symm_mem.all_reduce_out" => true,
                 _ => continue,
             };
+            // An algorithm the program fixed stays.
+            if Algorithm::fixed_by(op).is_some() {
+                continue;
+            }
             let Some(bytes) = op.operand(0).ty().byte_size() else {
                 emit_remark(
                     op.loc(),
@@ -135,24 +140,11 @@ impl SymmPass for SelectAllReduce {
                 output_owned,
             };
             let algorithm = choose(bytes, facts, limits);
-            let name = format!(
-                "symm_mem.{algorithm}_all_reduce{}",
-                if out_form { "_out" } else { "" }
-            );
-            let mut new = OpBuilder::new(&name, op.loc())
-                .operands(&op.operands())
-                .results(&op.results().iter().map(|r| r.ty()).collect::<Vec<_>>());
-            for attr in ["reduction", "group"] {
-                if let Some(value) = op.attr(attr) {
-                    new = new.attr(attr, value);
-                }
-            }
-            let new = new.build();
-            op.insert_before(new);
-            for (old, replacement) in op.results().into_iter().zip(new.results()) {
-                old.replace_all_uses_with(replacement);
-            }
-            op.erase();
+            let fixed = match algorithm {
+                "one_shot" => Algorithm::OneShot,
+                _ => Algorithm::TwoShot,
+            };
+            op.set_attr("algorithm", op.ctx().i32(fixed.code()));
             let world = world.map_or_else(|| "set at launch".to_owned(), |w| w.to_string());
             let why = if algorithm == "one_shot" && bytes > limits.one_shot_max {
                 if read_after {
@@ -165,7 +157,7 @@ impl SymmPass for SelectAllReduce {
                 ""
             };
             emit_remark(
-                new.loc(),
+                op.loc(),
                 &format!(
                     "all_reduce of {bytes} bytes in group @{group} (world size {world}): {}{why}",
                     algorithm.replace('_', "-")

@@ -19,16 +19,8 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ToDps>(
 );
 
 /// Functional op, its destination-passing form.
-const FORMS: [(&str, &str); 4] = [
+const FORMS: [(&str, &str); 2] = [
     ("symm_mem.all_reduce", "symm_mem.all_reduce_out"),
-    (
-        "symm_mem.one_shot_all_reduce",
-        "symm_mem.one_shot_all_reduce_out",
-    ),
-    (
-        "symm_mem.two_shot_all_reduce",
-        "symm_mem.two_shot_all_reduce_out",
-    ),
     (
         "symm_mem.all_gather_matmul",
         "symm_mem.all_gather_matmul_out",
@@ -79,7 +71,7 @@ fn rewrite(op: Op, out_form: &str) {
     let mut operands = op.operands();
     operands.push(out);
     let mut new = OpBuilder::new(out_form, op.loc()).operands(&operands);
-    for name in ["reduction", "group"] {
+    for name in ["reduction", "group", "algorithm"] {
         if let Some(attr) = op.attr(name) {
             new = new.attr(name, attr);
         }

@@ -65,16 +65,11 @@ fn refusal(name: &str) -> Option<&'static str> {
         "symm_mem.alloc" | "symm_mem.dealloc" => {
             "is not planned into a pool yet: run symm-mem-plan (or the symm-mem-middle-end pipeline) first"
         }
-        "symm_mem.all_reduce"
-        | "symm_mem.one_shot_all_reduce"
-        | "symm_mem.two_shot_all_reduce"
-        | "symm_mem.all_gather_matmul" => {
+        "symm_mem.all_reduce" | "symm_mem.all_gather_matmul" => {
             "allocates its result: run symm-mem-to-dps (or the symm-mem-middle-end pipeline) first"
         }
         "symm_mem.with_allocator" => "must be realized first: run symm-mem-realize",
-        "symm_mem.one_shot_all_reduce_out"
-        | "symm_mem.two_shot_all_reduce_out"
-        | "symm_mem.all_reduce_out"
+        "symm_mem.all_reduce_out"
         | "symm_mem.all_reduce_epilogue_out"
         | "symm_mem.all_reduce_rows_out" => {
             "must become kernels first: run symm-mem-expand-collectives"

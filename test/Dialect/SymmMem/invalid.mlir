@@ -276,6 +276,26 @@ func.func @yield_outside() {
 
 // -----
 
+// The algorithm is one of auto, one_shot, two_shot; the old op names
+// (one_shot_all_reduce, two_shot_all_reduce and their _out forms) are gone.
+symm_mem.group @tp world_size(2)
+func.func @unknown_algorithm(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>) {
+  // expected-error@+1 {{custom op 'symm_mem.all_reduce' expected string or keyword containing one of the following enum values for attribute 'algorithm' [auto, one_shot, two_shot]}}
+  %0 = symm_mem.all_reduce sum %x group @tp algorithm three_shot : memref<4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4xf32>
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @old_spelling(%x: memref<4xf32, #symm_mem.allocator<symmetric, @tp>>) {
+  // expected-error@+1 {{custom op 'symm_mem.one_shot_all_reduce' is unknown}}
+  %0 = symm_mem.one_shot_all_reduce sum %x group @tp : memref<4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4xf32>
+  return
+}
+
+// -----
+
 symm_mem.group @tp
 func.func @unknown_reduction(%x: memref<4xf32>) {
   // expected-error@+1 {{expected string or keyword containing one of the following enum values for attribute 'reduction' [sum, max, min]}}
@@ -306,8 +326,8 @@ func.func @input_in_other_memory_space(%x: memref<4xf32, 1>) {
 symm_mem.group @tp
 symm_mem.group @dp
 func.func @input_group_disagrees(%x: memref<4xf32, #symm_mem.allocator<symmetric, @dp>>) {
-  // expected-error@+1 {{'symm_mem.one_shot_all_reduce' op group names disagree: the op runs in group @tp but its input is a comm buffer of group @dp}}
-  %0 = symm_mem.one_shot_all_reduce sum %x group @tp : memref<4xf32, #symm_mem.allocator<symmetric, @dp>> -> memref<4xf32>
+  // expected-error@+1 {{'symm_mem.all_reduce' op group names disagree: the op runs in group @tp but its input is a comm buffer of group @dp}}
+  %0 = symm_mem.all_reduce sum %x group @tp algorithm one_shot : memref<4xf32, #symm_mem.allocator<symmetric, @dp>> -> memref<4xf32>
   return
 }
 
@@ -316,8 +336,8 @@ func.func @input_group_disagrees(%x: memref<4xf32, #symm_mem.allocator<symmetric
 symm_mem.group @tp
 symm_mem.group @dp
 func.func @out_group_disagrees(%x: memref<4xf32>, %y: memref<4xf32, #symm_mem.allocator<symmetric, @dp>>) {
-  // expected-error@+1 {{'symm_mem.two_shot_all_reduce_out' op group names disagree: the op runs in group @tp but its out is a comm buffer of group @dp}}
-  symm_mem.two_shot_all_reduce_out sum %x into %y group @tp : memref<4xf32>, memref<4xf32, #symm_mem.allocator<symmetric, @dp>>
+  // expected-error@+1 {{'symm_mem.all_reduce_out' op group names disagree: the op runs in group @tp but its out is a comm buffer of group @dp}}
+  symm_mem.all_reduce_out sum %x into %y group @tp algorithm two_shot : memref<4xf32>, memref<4xf32, #symm_mem.allocator<symmetric, @dp>>
   return
 }
 
@@ -343,8 +363,8 @@ func.func @element_types_differ(%x: memref<4xf32>) {
 
 symm_mem.group @tp
 func.func @shapes_differ(%x: memref<4x4xf16>, %y: memref<4x8xf16>) {
-  // expected-error@+1 {{'symm_mem.one_shot_all_reduce_out' op shapes do not match: input is 4x4 but out is 4x8}}
-  symm_mem.one_shot_all_reduce_out max %x into %y group @tp : memref<4x4xf16>, memref<4x8xf16>
+  // expected-error@+1 {{'symm_mem.all_reduce_out' op shapes do not match: input is 4x4 but out is 4x8}}
+  symm_mem.all_reduce_out max %x into %y group @tp algorithm one_shot : memref<4x4xf16>, memref<4x8xf16>
   return
 }
 

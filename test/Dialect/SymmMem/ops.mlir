@@ -70,12 +70,12 @@ func.func private @make(memref<16xf32>) -> memref<16xf32> attributes {symm_mem.a
 func.func @all_reduce_functional(%x: memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, %h: memref<8xf16>) {
   // CHECK: symm_mem.all_reduce sum %[[X]] group @tp : memref<4x4xf32, #[[$TP]]> -> memref<4x4xf32>
   %0 = symm_mem.all_reduce sum %x group @tp : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
-  // CHECK: symm_mem.one_shot_all_reduce max %[[X]] group @tp : memref<4x4xf32, #[[$TP]]> -> memref<4x4xf32>
-  %1 = symm_mem.one_shot_all_reduce max %x group @tp : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
+  // CHECK: symm_mem.all_reduce max %[[X]] group @tp algorithm one_shot : memref<4x4xf32, #[[$TP]]> -> memref<4x4xf32>
+  %1 = symm_mem.all_reduce max %x group @tp algorithm one_shot : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
   // Before symm-mem-realize, the input may still be in the default memory
   // space.
-  // CHECK: symm_mem.two_shot_all_reduce min %[[H]] group @dp : memref<8xf16> -> memref<8xf16>
-  %2 = symm_mem.two_shot_all_reduce min %h group @dp : memref<8xf16> -> memref<8xf16>
+  // CHECK: symm_mem.all_reduce min %[[H]] group @dp algorithm two_shot : memref<8xf16> -> memref<8xf16>
+  %2 = symm_mem.all_reduce min %h group @dp algorithm two_shot : memref<8xf16> -> memref<8xf16>
   return
 }
 
@@ -85,10 +85,10 @@ func.func @all_reduce_out(%x: memref<1024xbf16, #symm_mem.allocator<symmetric, @
   // CHECK: symm_mem.all_reduce_out sum %[[X]] into %[[Y]] group @tp : memref<1024xbf16, #[[$TP]]>, memref<1024xbf16>
   symm_mem.all_reduce_out sum %x into %y group @tp : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<1024xbf16>
   // In place: the output may be the input.
-  // CHECK: symm_mem.one_shot_all_reduce_out sum %[[X]] into %[[X]] group @tp
-  symm_mem.one_shot_all_reduce_out sum %x into %x group @tp : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
-  // CHECK: symm_mem.two_shot_all_reduce_out max %[[D]] into %[[E]] group @tp : memref<?xf32>, memref<?xf32>
-  symm_mem.two_shot_all_reduce_out max %d into %e group @tp : memref<?xf32>, memref<?xf32>
+  // CHECK: symm_mem.all_reduce_out sum %[[X]] into %[[X]] group @tp algorithm one_shot
+  symm_mem.all_reduce_out sum %x into %x group @tp algorithm one_shot : memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<1024xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK: symm_mem.all_reduce_out max %[[D]] into %[[E]] group @tp algorithm two_shot : memref<?xf32>, memref<?xf32>
+  symm_mem.all_reduce_out max %d into %e group @tp algorithm two_shot : memref<?xf32>, memref<?xf32>
   return
 }
 

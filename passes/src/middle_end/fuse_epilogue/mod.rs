@@ -19,6 +19,7 @@ pub mod rows;
 
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    analysis::all_reduce::Algorithm,
     analysis::linalg::captures_only_constants,
     ir::builders::replace_terminator,
     ir::{Attr, Ctx, Op, OpBuilder, Val, emit_remark},
@@ -39,12 +40,6 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
 );
 
 pub struct FuseEpilogue;
-
-const ALL_REDUCE_OUT: &[&str] = &[
-    "symm_mem.all_reduce_out",
-    "symm_mem.one_shot_all_reduce_out",
-    "symm_mem.two_shot_all_reduce_out",
-];
 
 /// How the generic reads one operand.
 #[derive(Debug, PartialEq, Eq)]
@@ -80,17 +75,6 @@ fn accesses(maps: &str) -> Vec<Access> {
             }
         })
         .collect()
-}
-
-/// The algorithm attribute value for an all-reduce op name.
-fn algorithm_of(name: &str) -> i64 {
-    if name.contains("one_shot") {
-        1
-    } else if name.contains("two_shot") {
-        2
-    } else {
-        0
-    }
 }
 
 /// The positions of an element-wise generic's inputs that read the
@@ -202,11 +186,7 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
         .collect();
     fused_operands.extend(extra.iter().map(|(_, v)| *v));
     fused_operands.push(output);
-    let i32_attr = |value: i64| {
-        ctx.attr(&format!("{value} : i32"))
-            .expect("i32 attributes parse")
-    };
-    let reduction = all_reduce.attr("reduction").unwrap_or_else(|| i32_attr(0));
+    let reduction = all_reduce.attr("reduction").unwrap_or_else(|| ctx.i32(0));
     let group = all_reduce
         .attr("group")
         .expect("all-reduce ops have a group");
@@ -216,7 +196,10 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
         .attr("operandSegmentSizes", segments)
         .attr("reduction", reduction)
         .attr("group", group)
-        .attr("algorithm", i32_attr(algorithm_of(&all_reduce.name())))
+        .attr(
+            "algorithm",
+            ctx.i32(Algorithm::fixed_by(all_reduce).map_or(0, Algorithm::code)),
+        )
         .empty_regions(1)
         .build();
     fused.take_region_from(generic, 0);
@@ -246,7 +229,7 @@ impl SymmPass for FuseEpilogue {
         let all_reduces: Vec<Op> = function
             .walk()
             .into_iter()
-            .filter(|op| ALL_REDUCE_OUT.contains(&op.name().as_str()))
+            .filter(|op| op.is("symm_mem.all_reduce_out"))
             .collect();
         for all_reduce in all_reduces {
             let reduced = all_reduce.operand(1);

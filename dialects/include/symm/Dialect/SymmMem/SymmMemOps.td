@@ -237,44 +237,54 @@ defvar AllReduceCommonDoc = [{
     bf16) and an identity layout.
 }];
 
+defvar AllReduceAlgorithmDoc = [{
+    `algorithm` says how the data moves: `auto` (the default, left out
+    when printed) lets `symm-mem-select-all-reduce` choose from the byte
+    size and world size (or the runtime, for a dynamic size); `one_shot`
+    (each rank reads every peer's whole buffer) and `two_shot`
+    (reduce-scatter of slices, then all-gather) fix it.
+}];
+
 /// The functional form: returns a new buffer holding the result.
-class SymmMem_AllReduceOp<string mnemonic, string algorithm>
-    : SymmMem_CollectiveOp<mnemonic> {
-  let summary = "all-reduce into a new buffer (" # algorithm # ")";
-  let description = AllReduceCommonDoc # [{
-    Algorithm: }] # algorithm # [{. This functional form allocates its
-    result; `symm-mem-to-dps` rewrites it into the `_out` form so that
-    memory planning sees the buffer.
+def SymmMem_AllReduceFnOp : SymmMem_CollectiveOp<"all_reduce"> {
+  let summary = "all-reduce into a new buffer";
+  let description = AllReduceCommonDoc # AllReduceAlgorithmDoc # [{
+    This functional form allocates its result; `symm-mem-to-dps` rewrites
+    it into `all_reduce_out` so that memory planning sees the buffer.
 
     ```mlir
-    %r = symm_mem.}] # mnemonic # [{ sum %x group @tp
+    %r = symm_mem.all_reduce sum %x group @tp
+        : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
+    %s = symm_mem.all_reduce sum %x group @tp algorithm two_shot
         : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<4x4xf32>
     ```
   }];
   let arguments = (ins
     SymmMem_ReductionKindAttr:$reduction,
     Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
-    FlatSymbolRefAttr:$group
+    FlatSymbolRefAttr:$group,
+    DefaultValuedAttr<SymmMem_AllReduceAlgorithm,
+                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm
   );
   let results = (outs Res<SymmMem_CollectiveMemRef, "",
                           [MemAlloc<DefaultResource>,
                            MemWrite<DefaultResource>]>:$result);
   let assemblyFormat = [{
-    $reduction $input `group` $group attr-dict `:` type($input) `->` type($result)
+    $reduction $input `group` $group (`algorithm` $algorithm^)? attr-dict
+    `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
 /// The destination-passing form: writes into `out`.
-class SymmMem_AllReduceOutOp<string mnemonic, string algorithm>
-    : SymmMem_CollectiveOp<mnemonic> {
-  let summary = "all-reduce into a given buffer (" # algorithm # ")";
-  let description = AllReduceCommonDoc # [{
-    Algorithm: }] # algorithm # [{. The result is written to `out`, which
-    may alias `input` (in-place all-reduce).
+def SymmMem_AllReduceOutFnOp : SymmMem_CollectiveOp<"all_reduce_out"> {
+  let summary = "all-reduce into a given buffer";
+  let description = AllReduceCommonDoc # AllReduceAlgorithmDoc # [{
+    The result is written to `out`, which may alias `input` (in-place
+    all-reduce).
 
     ```mlir
-    symm_mem.}] # mnemonic # [{ sum %x into %y group @tp
+    symm_mem.all_reduce_out sum %x into %y group @tp algorithm one_shot
         : memref<4x4xf32, #symm_mem.allocator<symmetric, @tp>>, memref<4x4xf32>
     ```
   }];
@@ -282,28 +292,16 @@ class SymmMem_AllReduceOutOp<string mnemonic, string algorithm>
     SymmMem_ReductionKindAttr:$reduction,
     Arg<SymmMem_CollectiveMemRef, "", [MemRead]>:$input,
     Arg<SymmMem_CollectiveMemRef, "", [MemWrite]>:$out,
-    FlatSymbolRefAttr:$group
+    FlatSymbolRefAttr:$group,
+    DefaultValuedAttr<SymmMem_AllReduceAlgorithm,
+                      "::symm::symm_mem::AllReduceAlgorithm::Auto">:$algorithm
   );
   let assemblyFormat = [{
-    $reduction $input `into` $out `group` $group attr-dict `:` type($input) `,` type($out)
+    $reduction $input `into` $out `group` $group (`algorithm` $algorithm^)?
+    attr-dict `:` type($input) `,` type($out)
   }];
   let hasVerifier = 1;
 }
-
-defvar OneShotDoc = "one-shot: each rank reads every peer's whole buffer";
-defvar TwoShotDoc = "two-shot: reduce-scatter of slices, then all-gather";
-defvar AutoDoc = "chosen by the lowering from the byte size";
-
-def SymmMem_AllReduceFnOp : SymmMem_AllReduceOp<"all_reduce", AutoDoc>;
-def SymmMem_AllReduceOutFnOp : SymmMem_AllReduceOutOp<"all_reduce_out", AutoDoc>;
-def SymmMem_OneShotAllReduceOp
-    : SymmMem_AllReduceOp<"one_shot_all_reduce", OneShotDoc>;
-def SymmMem_OneShotAllReduceOutOp
-    : SymmMem_AllReduceOutOp<"one_shot_all_reduce_out", OneShotDoc>;
-def SymmMem_TwoShotAllReduceOp
-    : SymmMem_AllReduceOp<"two_shot_all_reduce", TwoShotDoc>;
-def SymmMem_TwoShotAllReduceOutOp
-    : SymmMem_AllReduceOutOp<"two_shot_all_reduce_out", TwoShotDoc>;
 
 def SymmMem_AllReduceEpilogueOutOp
     : SymmMem_CollectiveOp<"all_reduce_epilogue_out",
