@@ -1,9 +1,16 @@
-//! The crate's folders are the pipeline's stages, and a stage imports only
-//! earlier stages and the shared `ir` and `analysis` modules (which import
-//! nothing else). This reads every source file and checks each `crate::`
-//! path against that order, so an import against the pipeline fails here
-//! rather than tangling the modules again.
+//! How the workspace's crates are layered, read from their sources:
+//!
+//! - symm-passes: the folders are the pipeline's stages, and a stage
+//!   imports only earlier stages and the shared `ir` and `analysis`
+//!   modules (which import nothing else);
+//! - symm-runtime: its top-level modules import each other without a
+//!   cycle, and nothing imports the C ABI (`capi`), which sits on
+//!   `session`.
+//!
+//! Each `crate::` path is checked, so an import against the layering fails
+//! here rather than tangling the modules again.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The folders in pipeline order; `ir` and `analysis` are shared.
@@ -139,4 +146,112 @@ fn a_backward_import_is_caught() {
     let bad = violations(&dir);
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(bad, ["analysis/bad.rs (analysis) imports to_runtime"]);
+}
+
+// symm-runtime: no import cycles.
+
+/// The top-level module a source file belongs to (`capi/compiled.rs` is
+/// `capi`, `cuda.rs` is `cuda`); `None` for the crate root and binaries.
+fn module_of(relative: &Path) -> Option<String> {
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    if first == "bin" || first == "lib.rs" {
+        return None;
+    }
+    Some(first.trim_end_matches(".rs").to_owned())
+}
+
+/// A cycle of the graph, if it has one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|n| n == node) {
+            let mut found = path[start..].to_vec();
+            found.push(node.to_owned());
+            return Some(found);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+fn import_graph(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        let Some(module) = module_of(relative) else {
+            continue;
+        };
+        graph.entry(module.clone()).or_default();
+        let text = std::fs::read_to_string(file).expect("a readable source");
+        for target in crate_modules(&code(&text)) {
+            if target != module && !target.is_empty() {
+                graph.entry(module.clone()).or_default().insert(target);
+            }
+        }
+    }
+    // Only edges between modules of the crate (not `Error`, `Result`).
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for targets in graph.values_mut() {
+        targets.retain(|t| modules.contains(t));
+    }
+    graph
+}
+
+#[test]
+fn the_runtime_modules_import_each_other_without_a_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
+    let graph = import_graph(&root);
+    assert!(graph.contains_key("capi") && graph.contains_key("session"));
+    if let Some(found) = cycle(&graph) {
+        panic!("an import cycle: {}", found.join(" -> "));
+    }
+    // The ABI sits on top: no module imports it.
+    let users: Vec<&String> = graph
+        .iter()
+        .filter(|(_, targets)| targets.contains("capi"))
+        .map(|(module, _)| module)
+        .collect();
+    assert!(users.is_empty(), "modules importing capi: {users:?}");
+}
+
+#[test]
+fn a_cycle_is_found_and_named() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("capi", &["session"][..]),
+        ("session", &["compiled"][..]),
+        ("compiled", &["capi"][..]),
+        ("cuda", &[][..]),
+    ]
+    .into_iter()
+    .map(|(m, ts)| (m.to_owned(), ts.iter().map(|t| t.to_string()).collect()))
+    .collect();
+    assert_eq!(
+        cycle(&graph),
+        Some(vec![
+            "capi".to_owned(),
+            "session".to_owned(),
+            "compiled".to_owned(),
+            "capi".to_owned()
+        ])
+    );
 }

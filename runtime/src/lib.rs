@@ -4,10 +4,10 @@
 //! loaded at run time, so nothing CUDA is needed to build or to run the
 //! CPU parts.
 
+pub mod abi_types;
 pub mod agmm;
 pub mod capi;
 pub mod collectives;
-pub mod compiled;
 pub mod compiled_call;
 pub mod cuda;
 pub mod error;

@@ -2,9 +2,13 @@
 //! stream of its own, set up in the order the driver needs (the device's
 //! context is current before any kernel loads).
 
+pub mod application;
+pub mod compiled;
+
+pub use compiled::CompiledState;
+
 use crate::{
     collectives::Collectives,
-    compiled::CompiledState,
     cuda::{Device, Stream},
     error::Result,
     group::Group,

@@ -8,57 +8,25 @@
 //! strings are NUL-terminated; out-pointers point at writable storage.
 #![allow(clippy::missing_safety_doc)]
 
+use super::{SymmRuntime, guard, non_null};
 use crate::{
-    Error, Result,
-    cuda::Graph,
-    library::{self, Algorithm, Dtype, ReduceOp},
+    Error,
+    abi_types::{GraphStats, SymmCaptureFn, SymmGraph},
     session::Session,
     symmetric::SymmetricBuffer,
 };
-use std::{
-    cell::RefCell,
-    ffi::{CStr, CString, c_char, c_int, c_void},
-    panic::{AssertUnwindSafe, catch_unwind},
-};
+use std::ffi::{CStr, c_char, c_int, c_void};
 
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
-}
-
-fn fail(message: String) -> c_int {
-    set_last_error(&message);
-    -1
-}
-
-/// Makes `message` this thread's `symm_last_error()`.
-pub(crate) fn set_last_error(message: &str) {
-    LAST_ERROR.with(|last| {
-        *last.borrow_mut() = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    });
-}
-
-/// Runs `body`, turning errors and panics into -1 and a message.
-fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => 0,
-        Ok(Err(error)) => fail(error.to_string()),
-        Err(_) => fail("internal error: the symm runtime panicked".into()),
+/// A NUL-terminated string argument, or why not.
+fn text(pointer: *const c_char, what: &str) -> crate::Result<String> {
+    if pointer.is_null() {
+        return Err(Error::InvalidArgument(format!("{what} is NULL")));
     }
+    // SAFETY: a NUL-terminated string from the caller.
+    Ok(unsafe { CStr::from_ptr(pointer) }
+        .to_string_lossy()
+        .into_owned())
 }
-
-fn non_null<'a, T>(pointer: *mut T, what: &str) -> Result<&'a mut T> {
-    // SAFETY: callers pass handles that this library created.
-    unsafe { pointer.as_mut() }.ok_or_else(|| Error::InvalidArgument(format!("{what} is NULL")))
-}
-
-/// The message of the last failed call on this thread.
-#[unsafe(no_mangle)]
-pub extern "C" fn symm_last_error() -> *const c_char {
-    LAST_ERROR.with(|last| last.borrow().as_ptr())
-}
-
-/// Everything one rank needs: its group, device, kernels and a stream.
-pub type SymmRuntime = Session;
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_init(out: *mut *mut SymmRuntime) -> c_int {
@@ -124,22 +92,6 @@ pub unsafe extern "C" fn symm_memory_info(
     })
 }
 
-/// The CUDA graphs of compiled partitions since `symm_init`
-/// (`symm_graph_stats` in the header).
-#[repr(C)]
-#[derive(Default)]
-pub struct GraphStats {
-    pub captures: u64,
-    pub replays: u64,
-    /// Buffers the partitions' keys own, and their bytes.
-    pub buffers: u64,
-    pub buffer_bytes: u64,
-    /// Of those, buffers inside a symmetric pool: always 0 (P2P buffers
-    /// reach partitions as arguments and are never a graph's), counted by
-    /// address so a test can prove it.
-    pub symmetric_buffers: u64,
-}
-
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_compiled_graph_stats(
     runtime: *mut SymmRuntime,
@@ -159,7 +111,7 @@ pub unsafe extern "C" fn symm_stream_synchronize(
     runtime: *mut SymmRuntime,
     stream: *mut c_void,
 ) -> c_int {
-    guard(|| non_null(runtime, "runtime")?.synchronize_compiled(stream))
+    guard(|| non_null(runtime, "runtime")?.synchronize_compiled(stream.cast()))
 }
 
 #[unsafe(no_mangle)]
@@ -172,14 +124,9 @@ pub unsafe extern "C" fn symm_alloc(
     guard(|| {
         let runtime = non_null(runtime, "runtime")?;
         let out = non_null(out, "out")?;
-        if id.is_null() {
-            return Err(Error::InvalidArgument("id is NULL".into()));
-        }
-        // SAFETY: a NUL-terminated string from the caller.
-        let id = unsafe { CStr::from_ptr(id) }.to_string_lossy().into_owned();
-        let ordinal = runtime.device.ordinal;
-        let buffer = SymmetricBuffer::allocate(&mut runtime.group, ordinal, &id, bytes)?;
-        *out = Box::into_raw(Box::new(buffer));
+        *out = Box::into_raw(Box::new(
+            runtime.allocate_symmetric(&text(id, "id")?, bytes)?,
+        ));
         Ok(())
     })
 }
@@ -234,41 +181,17 @@ pub unsafe extern "C" fn symm_all_reduce(
 ) -> c_int {
     guard(|| {
         let runtime = non_null(runtime, "runtime")?;
-        // SAFETY: created by symm_alloc, or NULL.
-        let input = unsafe { input.as_ref() }
-            .ok_or_else(|| Error::InvalidArgument("input is NULL".into()))?;
-        let stream = if stream.is_null() {
-            runtime.stream.raw
-        } else {
-            stream.cast()
-        };
-        runtime.collectives.all_reduce(
-            input,
-            out,
-            count,
-            library::decode(dtype_code.into(), Dtype::from_code, "dtype")?,
-            library::decode(op_code.into(), ReduceOp::from_code, "reduction")?,
-            library::decode(algorithm_code.into(), Algorithm::from_code, "algorithm")?,
-            stream,
-        )
+        let input = non_null(input.cast_mut(), "input")?;
+        let codes = [dtype_code, op_code, algorithm_code];
+        runtime.all_reduce(input, out, count, codes, stream.cast())
     })
 }
 
 /// Waits for the runtime's stream and reports a peer that never signalled.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_synchronize(runtime: *mut SymmRuntime) -> c_int {
-    guard(|| {
-        let runtime = non_null(runtime, "runtime")?;
-        runtime.device.synchronize()?;
-        runtime.collectives.check_peers("a collective")
-    })
+    guard(|| non_null(runtime, "runtime")?.synchronize())
 }
-
-/// A captured graph; `symm_graph_capture` records what the callback
-/// enqueues on the runtime's stream.
-pub struct SymmGraph(Graph);
-
-pub type SymmCaptureFn = extern "C" fn(user: *mut c_void, stream: *mut c_void) -> c_int;
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_graph_capture(
@@ -281,15 +204,9 @@ pub unsafe extern "C" fn symm_graph_capture(
         let runtime = non_null(runtime, "runtime")?;
         let out = non_null(out, "out")?;
         let body = body.ok_or_else(|| Error::InvalidArgument("body is NULL".into()))?;
-        let stream = runtime.stream.raw.cast();
-        let graph = Graph::capture(&runtime.stream, || {
-            if body(user, stream) == 0 {
-                Ok(())
-            } else {
-                Err(Error::Cuda("the capture callback failed".into()))
-            }
-        })?;
-        *out = Box::into_raw(Box::new(SymmGraph(graph)));
+        *out = Box::into_raw(Box::new(SymmGraph(
+            runtime.capture_graph(|stream| body(user, stream))?,
+        )));
         Ok(())
     })
 }
@@ -298,7 +215,7 @@ pub unsafe extern "C" fn symm_graph_capture(
 /// launched on it until `symm_graph_end` is recorded, not run.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_graph_begin(runtime: *mut SymmRuntime) -> c_int {
-    guard(|| Graph::begin_capture(&non_null(runtime, "runtime")?.stream))
+    guard(|| non_null(runtime, "runtime")?.begin_graph())
 }
 
 /// Ends the capture and instantiates the graph.
@@ -310,8 +227,7 @@ pub unsafe extern "C" fn symm_graph_end(
     guard(|| {
         let runtime = non_null(runtime, "runtime")?;
         let out = non_null(out, "out")?;
-        let graph = Graph::end_capture(&runtime.stream)?;
-        *out = Box::into_raw(Box::new(SymmGraph(graph)));
+        *out = Box::into_raw(Box::new(SymmGraph(runtime.end_graph()?)));
         Ok(())
     })
 }
@@ -321,10 +237,7 @@ pub unsafe extern "C" fn symm_graph_replay(
     runtime: *mut SymmRuntime,
     graph: *mut SymmGraph,
 ) -> c_int {
-    guard(|| {
-        let runtime = non_null(runtime, "runtime")?;
-        non_null(graph, "graph")?.0.replay(&runtime.stream)
-    })
+    guard(|| non_null(runtime, "runtime")?.replay(&non_null(graph, "graph")?.0))
 }
 
 #[unsafe(no_mangle)]
@@ -340,15 +253,11 @@ pub unsafe extern "C" fn symm_graph_free(graph: *mut SymmGraph) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_device_alloc(runtime: *mut SymmRuntime, bytes: usize) -> u64 {
     let mut pointer = 0;
-    let status = guard(|| {
-        non_null(runtime, "runtime")?.device.bind()?;
-        let buffer = crate::cuda::DeviceBuffer::new(bytes)?;
-        pointer = buffer.ptr;
-        // Owned by the caller from here on, freed with symm_device_free.
-        std::mem::forget(buffer);
+    guard(|| {
+        pointer = non_null(runtime, "runtime")?.device_alloc(bytes)?;
         Ok(())
     });
-    if status == 0 { pointer } else { 0 }
+    pointer
 }
 
 /// Pinned (page-locked) host memory, which compiled functions take for
@@ -357,18 +266,8 @@ pub unsafe extern "C" fn symm_device_alloc(runtime: *mut SymmRuntime, bytes: usi
 pub unsafe extern "C" fn symm_host_alloc(runtime: *mut SymmRuntime, bytes: usize) -> *mut c_void {
     let mut pointer = std::ptr::null_mut();
     guard(|| {
-        non_null(runtime, "runtime")?.device.bind()?;
-        // SAFETY: out-pointer to a local; portable, so any context sees it.
-        crate::cuda::check(
-            unsafe {
-                cudarc::driver::sys::cuMemHostAlloc(
-                    &mut pointer,
-                    bytes.max(1),
-                    cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE,
-                )
-            },
-            "cuMemHostAlloc",
-        )
+        pointer = non_null(runtime, "runtime")?.host_alloc(bytes)?;
+        Ok(())
     });
     pointer
 }

@@ -1,0 +1,670 @@
+//! What programs compiled by `symm-compile` need of a rank's session
+//! between and during their calls: the persistent pools (`symm_mem.global`),
+//! the CUDA graphs of their partitions, temporaries, the matmul machinery,
+//! and the call's stream and status. Each `symm_rt_*` entry point of the
+//! ABI (`capi::compiled`) is one method here that returns a `Result`.
+
+use super::Session;
+use crate::{
+    Error, Result,
+    abi_types::GraphStats,
+    agmm::{AllGatherMatmul, Matmul, Shard, Strided},
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
+    function_graphs::{FunctionGraphCache, Step},
+    kernel_choice::{KernelChoices, Way},
+    library::{self, Dtype},
+    symmetric::SymmetricBuffer,
+};
+use cudarc::driver::sys;
+use std::collections::{BTreeSet, HashMap};
+
+/// What compiled programs hold on to between calls: the persistent pools
+/// (`symm_mem.global`), created on first use, and the matmul machinery.
+#[derive(Default)]
+pub struct CompiledState {
+    globals: HashMap<i64, Pool>,
+    agmm: Option<AllGatherMatmul>,
+    gathered: Option<DeviceBuffer>,
+    /// Scratch buffers outgrown, kept: graphs recorded their addresses.
+    retired: Vec<DeviceBuffer>,
+    /// Temporaries (`symm_rt_alloc`), kept across calls.
+    temporaries: Option<MemPool>,
+    /// CUDA graphs of the compiled partitions (`symm_rt_graph_begin/end`)
+    /// and the buffers each key owns (`symm_rt_graph_buffer`).
+    graphs: FunctionGraphCache<Graph, DeviceBuffer>,
+    /// The application's stream of the asynchronous call in flight.
+    call_stream: Option<Stream>,
+    /// The first failure of an asynchronous call that `symm_status` has
+    /// not reported yet; until it has, later calls do not run.
+    pub(crate) status: Option<String>,
+    /// Token counts every rank has been seen to call with.
+    agreed_tokens: BTreeSet<i64>,
+    /// Generated kernel or library, per matmul site and row count.
+    kernels: KernelChoices,
+}
+
+impl Drop for CompiledState {
+    fn drop(&mut self) {
+        let (captures, replays) = (self.graphs.captures(), self.graphs.replays());
+        if captures > 0 {
+            log::info!("CUDA graphs of compiled functions: {captures} captured, {replays} replays");
+        }
+    }
+}
+
+/// A persistent pool and the device address of its descriptor
+/// (`symm_protocol::Descriptor`), which compiled kernels read the pool's
+/// tables and staging layout from.
+struct Pool {
+    buffer: SymmetricBuffer,
+    descriptor: CUdeviceptr,
+}
+
+impl Pool {
+    fn new(buffer: SymmetricBuffer, collectives: &crate::collectives::Collectives) -> Result<Self> {
+        let descriptor = collectives.descriptor(&buffer)?;
+        Ok(Self { buffer, descriptor })
+    }
+}
+
+impl CompiledState {
+    /// The pool that holds device address `pointer`, and its offset there.
+    fn containing(&self, pointer: CUdeviceptr) -> Result<(&Pool, usize)> {
+        self.globals
+            .values()
+            .find(|p| {
+                let b = &p.buffer;
+                (b.local()..b.local() + b.bytes.max(1) as u64).contains(&pointer)
+            })
+            .map(|p| (p, (pointer - p.buffer.local()) as usize))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "{pointer:#x} is not in a symmetric pool of this program"
+                ))
+            })
+    }
+
+    /// What `symm_compiled_graph_stats` reports.
+    pub fn graph_stats(&self) -> GraphStats {
+        let mut stats = GraphStats {
+            captures: self.graphs.captures(),
+            replays: self.graphs.replays(),
+            ..Default::default()
+        };
+        for buffer in self.graphs.buffers() {
+            stats.buffers += 1;
+            stats.buffer_bytes += buffer.bytes as u64;
+            let end = buffer.ptr + buffer.bytes.max(1) as u64;
+            let symmetric = self.globals.values().any(|pool| {
+                let start = pool.buffer.local();
+                buffer.ptr < start + pool.buffer.bytes.max(1) as u64 && start < end
+            });
+            stats.symmetric_buffers += u64::from(symmetric);
+        }
+        stats
+    }
+}
+
+/// A size argument of the ABI (an i64), as a `usize`.
+pub fn size(value: i64, what: &str) -> Result<usize> {
+    usize::try_from(value).map_err(|_| Error::InvalidArgument(format!("{what} is {value}")))
+}
+
+/// Whether compiled functions may become CUDA graphs: unless the
+/// environment sets `SYMM_CUDA_GRAPHS=0` (to debug, or around code a
+/// capture cannot hold).
+fn graphs_enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
+}
+
+/// What a matmul call of the ABI decodes: cuBLAS, dtype, (m, k, n), beta
+/// and the active stream.
+struct MatmulCall<'s> {
+    matmul: &'s Matmul,
+    dtype: Dtype,
+    shape: (usize, usize, usize),
+    beta: f32,
+    stream: CUstream,
+}
+
+/// A strided operand of a batched matmul: address, row stride and batch
+/// stride (elements).
+pub type StridedArgs = (CUdeviceptr, i64, i64);
+
+// The call: its stream, status and checks.
+impl Session {
+    /// The first failure since the last check, of an asynchronous compiled
+    /// call or of a finished kernel that gave up waiting for a peer; the
+    /// failure is cleared, so later calls run again (`symm_status`).
+    pub fn compiled_status(&mut self) -> Result<()> {
+        if let Some(failure) = self.compiled.status.take() {
+            return Err(Error::CallFailed(failure));
+        }
+        self.check_peers_naming("an asynchronous compiled call")
+    }
+
+    /// `Collectives::check_peers`, and on a timeout the peers that do not
+    /// answer a liveness probe through the store, by rank.
+    pub fn check_peers_naming(&mut self, what: &str) -> Result<()> {
+        match self.collectives.check_peers(what) {
+            Err(Error::PeerTimeout { what, seconds }) => {
+                let wait = self
+                    .group
+                    .config
+                    .timeout
+                    .min(std::time::Duration::from_secs(1));
+                let silent = self.group.unresponsive_peers(wait);
+                let named = match silent.as_slice() {
+                    [] => "every peer answers the store now (a peer was late)".to_owned(),
+                    [one] => format!("rank {one} is dead or hung"),
+                    many => format!(
+                        "ranks {} are dead or hung",
+                        many.iter()
+                            .map(usize::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                Err(Error::PeerTimeout {
+                    what: format!("{what}; {named}"),
+                    seconds,
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Waits for `stream` (NULL: the runtime's), then reports as
+    /// `compiled_status` does (`symm_stream_synchronize`).
+    pub fn synchronize_compiled(&mut self, stream: sys::CUstream) -> Result<()> {
+        self.device.bind()?;
+        let raw = if stream.is_null() {
+            self.stream.raw
+        } else {
+            stream
+        };
+        Stream::borrowed(raw).synchronize()?;
+        self.compiled_status()
+    }
+
+    /// The stream the running compiled call enqueues on: the application's
+    /// for an asynchronous call given one, else the runtime's.
+    pub fn active_stream(&self) -> Stream {
+        let raw = self
+            .compiled
+            .call_stream
+            .as_ref()
+            .map_or(self.stream.raw, |stream| stream.raw);
+        Stream::borrowed(raw)
+    }
+
+    /// Starts a call of an asynchronous entry point on `stream` (NULL: the
+    /// runtime's); refused while an earlier failure is unreported.
+    pub fn enter_async(&mut self, stream: sys::CUstream) -> Result<()> {
+        if let Some(earlier) = &self.compiled.status {
+            return Err(Error::InvalidArgument(format!(
+                "an earlier asynchronous call failed and symm_status has not reported it yet \
+                 ({earlier})"
+            )));
+        }
+        self.device.bind()?;
+        self.compiled.call_stream = (!stream.is_null()).then(|| Stream::borrowed(stream));
+        crate::mgpu::set_current_stream(self.active_stream().raw);
+        Ok(())
+    }
+
+    /// The outermost asynchronous call is over: its stream is forgotten.
+    pub fn leave_async(&mut self) {
+        crate::mgpu::set_current_stream(std::ptr::null_mut());
+        self.compiled.call_stream = None;
+    }
+
+    /// Keeps an asynchronous call's failure for `symm_status` (the first
+    /// one stays).
+    pub fn keep_failure(&mut self, failure: &str) {
+        self.compiled
+            .status
+            .get_or_insert_with(|| failure.to_owned());
+    }
+
+    /// After a synchronizing entry point's body: its failure, or its work
+    /// waited for and the peers checked (not under the application's own
+    /// capture, where nothing ran yet).
+    pub fn finish_sync(&mut self) -> Result<()> {
+        if let Some(failure) = self.compiled.status.take() {
+            return Err(Error::CallFailed(failure));
+        }
+        if self.stream.is_capturing()? {
+            return Ok(());
+        }
+        self.stream.synchronize()?;
+        self.check_peers_naming("a compiled collective")
+    }
+
+    /// Checks that the program was compiled for this many ranks.
+    pub fn check_world(&self, world: i64) -> Result<()> {
+        let actual = self.group.world_size();
+        if actual as i64 != world {
+            return Err(Error::InvalidArgument(format!(
+                "the program was compiled for {world} ranks but runs on {actual}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a call's token count against the largest the program was
+    /// compiled for, and (once per count) that every rank passes it.
+    pub fn check_tokens(&mut self, tokens: i64, max: i64) -> Result<()> {
+        if tokens < 1 || tokens > max {
+            return Err(Error::InvalidArgument(format!(
+                "the call has {tokens} tokens (the leading size of its dynamic memrefs); the \
+                 program takes 1 to {max} (its symm_mem.max_tokens)"
+            )));
+        }
+        // Every rank must pass the same count: the first call with each
+        // count compares it across ranks (once; later calls cost nothing).
+        if !self.compiled.agreed_tokens.contains(&tokens) {
+            let check = self.compiled.agreed_tokens.len();
+            let id = format!("compiled-tokens/{check}");
+            crate::group::agree_on_size(&mut self.group, &id, tokens as u64).map_err(|error| {
+                match error {
+                    Error::SizeMismatch { other, theirs, .. } => Error::InvalidArgument(format!(
+                        "this rank calls with {tokens} tokens, rank {other} with {theirs}: every \
+                         rank must pass the same token count"
+                    )),
+                    other => other,
+                }
+            })?;
+            self.compiled.agreed_tokens.insert(tokens);
+        }
+        Ok(())
+    }
+}
+
+// CUDA graphs of compiled partitions.
+impl Session {
+    /// Starts a run of partition `function` keyed by its arguments: true
+    /// when the body must run (eagerly, or under a capture that
+    /// `graph_end` finishes), false when a graph was replayed instead.
+    pub fn graph_begin(&mut self, function: u64, key: Vec<u64>) -> Result<bool> {
+        let stream = self.active_stream();
+        // The application may be capturing this call itself.
+        let app_capturing = stream.is_capturing()?;
+        let may_capture = graphs_enabled() && !app_capturing;
+        let id = function;
+        let stepped = self.compiled.graphs.step(id, &key, may_capture);
+        if !stepped.evicted.is_empty() {
+            // Buffers of a key forgotten: queued work may still use them,
+            // so they go after a synchronize (kept to the end under the
+            // application's capture, which a synchronize would break).
+            if app_capturing {
+                self.compiled.retired.extend(stepped.evicted);
+            } else {
+                self.device.synchronize()?;
+                drop(stepped.evicted);
+            }
+        }
+        match stepped.step {
+            Step::Run => {
+                log::debug!("compiled partition {id:#x}: eager run");
+                Ok(true)
+            }
+            Step::Capture => {
+                log::info!(
+                    "compiled partition {id:#x}: capturing a CUDA graph ({} graphs captured so far)",
+                    self.compiled.graphs.captures()
+                );
+                Graph::begin_capture(&stream)?;
+                Ok(true)
+            }
+            Step::Replay(index) => {
+                log::debug!("compiled partition {id:#x}: replaying graph {index}");
+                let graph =
+                    self.compiled.graphs.graph(id, index).ok_or_else(|| {
+                        Error::InvalidArgument("a cached graph disappeared".into())
+                    })?;
+                graph.replay(&stream)?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Buffer `index` of `bytes` bytes of the run of partition `function`
+    /// in progress: the same address for the capture and every replay.
+    pub fn graph_buffer(&mut self, function: u64, index: i64, bytes: i64) -> Result<CUdeviceptr> {
+        let index = size(index, "the buffer index")?;
+        let bytes = size(bytes, "the buffer size")?;
+        let capturing = self.active_stream().is_capturing()?;
+        let buffer = self.compiled.graphs.buffer(
+            function,
+            index,
+            bytes,
+            |buffer| buffer.bytes,
+            |bytes| {
+                log::debug!("partition buffer #{index}: {bytes} B");
+                if capturing {
+                    // Under the application's own capture (thread-local
+                    // mode), an allocation must say it is not captured.
+                    crate::cuda::outside_capture(|| DeviceBuffer::new(bytes))
+                } else {
+                    DeviceBuffer::new(bytes)
+                }
+            },
+        )?;
+        let buffer = buffer.ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "partition buffer #{index} of {bytes} B: no run of its partition is in \
+                 progress, or the same arguments asked for another size before"
+            ))
+        })?;
+        Ok(buffer.ptr)
+    }
+
+    /// Ends the body of partition `function`: a capture in progress is
+    /// instantiated, kept and launched, or dropped when the body failed.
+    pub fn graph_end(&mut self, function: u64, body_failed: bool) -> Result<()> {
+        let id = function;
+        if !self.compiled.graphs.capturing(id) {
+            return Ok(());
+        }
+        let stream = self.active_stream();
+        let graph = match Graph::end_capture(&stream) {
+            Ok(graph) => graph,
+            Err(error) => {
+                self.compiled.graphs.abandon(id);
+                return Err(
+                    error.hinted("set SYMM_CUDA_GRAPHS=0 to run compiled functions without graphs")
+                );
+            }
+        };
+        if body_failed {
+            drop(graph);
+            self.compiled.graphs.abandon(id);
+            return Ok(());
+        }
+        let graph = self
+            .compiled
+            .graphs
+            .captured(id, graph)
+            .ok_or_else(|| Error::InvalidArgument("no capture to finish".into()))?;
+        graph.replay(&stream)
+    }
+}
+
+// Memory: pools, temporaries, copies.
+impl Session {
+    /// The local address of persistent symmetric pool `id` of `bytes`
+    /// bytes, allocated collectively on first use.
+    pub fn global(&mut self, id: i64, bytes: i64) -> Result<CUdeviceptr> {
+        let bytes = size(bytes, "the pool size")?;
+        if let Some(Pool { buffer, .. }) = self.compiled.globals.get(&id) {
+            // Two objects may name a pool alike; a smaller one must not be
+            // handed out for a larger request.
+            if buffer.bytes < bytes {
+                return Err(Error::InvalidArgument(format!(
+                    "pool {id:016x} was created with {} bytes, now {bytes} are asked for",
+                    buffer.bytes
+                )));
+            }
+            return Ok(buffer.local());
+        }
+        let name = format!("compiled/{id:016x}");
+        let device = self.device.ordinal;
+        let buffer = SymmetricBuffer::allocate(&mut self.group, device, &name, bytes)?;
+        if !buffer.p2p {
+            return Err(Error::InvalidArgument(
+                "compiled collectives need peer access between all ranks (one NVLink domain)"
+                    .into(),
+            ));
+        }
+        let local = buffer.local();
+        let pool = Pool::new(buffer, &self.collectives)?;
+        self.compiled.globals.insert(id, pool);
+        log::info!("compiled program's symmetric pool {id:016x}: {bytes} B");
+        Ok(local)
+    }
+
+    /// The descriptor of the pool holding `pointer`.
+    pub fn pool_descriptor(&self, pointer: CUdeviceptr) -> Result<CUdeviceptr> {
+        let (pool, _) = self.compiled.containing(pointer)?;
+        Ok(pool.descriptor)
+    }
+
+    /// Regular device memory, ordered on the call's stream.
+    pub fn alloc(&mut self, bytes: i64) -> Result<CUdeviceptr> {
+        let bytes = size(bytes, "the allocation size")?.max(1);
+        if self.compiled.temporaries.is_none() {
+            self.compiled.temporaries = Some(MemPool::new(self.device.ordinal)?);
+        }
+        let pool = self
+            .compiled
+            .temporaries
+            .as_ref()
+            .ok_or_else(|| Error::InvalidArgument("no pool for temporaries".into()))?;
+        pool.alloc(bytes, &self.active_stream())
+    }
+
+    /// Frees `alloc`'s memory after the call's queued work.
+    pub fn free(&self, pointer: CUdeviceptr) -> Result<()> {
+        // SAFETY: memory from symm_rt_alloc; freed after queued work.
+        check(
+            unsafe { sys::cuMemFreeAsync(pointer, self.active_stream().raw) },
+            "cuMemFreeAsync",
+        )
+    }
+
+    /// `bytes` from `src` to `dst` on the call's stream (device or pinned
+    /// host memory on either side).
+    pub fn copy(&self, dst: CUdeviceptr, src: CUdeviceptr, bytes: i64) -> Result<()> {
+        let bytes = size(bytes, "the copy size")?;
+        // SAFETY: buffers of at least `bytes`, by the lowering; unified
+        // addressing tells host from device.
+        check(
+            unsafe { sys::cuMemcpyAsync(dst, src, bytes, self.active_stream().raw) },
+            "cuMemcpyAsync",
+        )
+    }
+
+    /// Waits for the call's work so far, so that the host may read what a
+    /// copy into host memory brought; an error under the application's
+    /// own capture, where nothing has run.
+    pub fn host_wait(&self) -> Result<()> {
+        let stream = self.active_stream();
+        if stream.is_capturing()? {
+            return Err(Error::InvalidArgument(
+                "this compiled function reads device results on the host (a copy into \
+                 #cudagraph.host memory), which cannot happen inside the application's own \
+                 graph capture; call it outside symm_graph_begin/end"
+                    .into(),
+            ));
+        }
+        stream.synchronize()
+    }
+}
+
+// Matmuls: cuBLAS, the all-gather matmul, and the measured choice of
+// generated kernels.
+impl Session {
+    fn agmm(&mut self) -> Result<&AllGatherMatmul> {
+        let world = self.group.world_size();
+        if self.compiled.agmm.is_none() {
+            self.compiled.agmm = Some(AllGatherMatmul::new(world)?);
+        }
+        self.compiled
+            .agmm
+            .as_ref()
+            .ok_or_else(|| Error::InvalidArgument("no all-gather matmul state".into()))
+    }
+
+    /// Decodes what the matmul calls share: sizes `[m, n, k]`, the dtype
+    /// code and whether to accumulate.
+    fn matmul_call(
+        &mut self,
+        [m, n, k]: [i64; 3],
+        dtype_code: i32,
+        accumulate: i32,
+    ) -> Result<MatmulCall<'_>> {
+        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
+        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
+        let stream = self.active_stream().raw;
+        let agmm = self.agmm()?;
+        Ok(MatmulCall {
+            matmul: &agmm.matmul,
+            dtype,
+            shape,
+            // linalg.matmul adds to c; with a zero fill folded in it overwrites.
+            beta: if accumulate != 0 { 1.0 } else { 0.0 },
+            stream,
+        })
+    }
+
+    /// `c (+)= a @ b` for row-major device matrices.
+    pub fn matmul(
+        &mut self,
+        operands: [CUdeviceptr; 3],
+        sizes: [i64; 3],
+        dtype_code: i32,
+        accumulate: i32,
+    ) -> Result<()> {
+        let call = self.matmul_call(sizes, dtype_code, accumulate)?;
+        call.matmul
+            .gemm(call.dtype, operands, call.shape, call.beta, call.stream)
+    }
+
+    /// Two matmuls sharing `a`: `(b0, c0)` and `(b1, c1)`.
+    pub fn matmul_pair(
+        &mut self,
+        a: CUdeviceptr,
+        [first, second]: [[CUdeviceptr; 2]; 2],
+        sizes: [i64; 3],
+        dtype_code: i32,
+        accumulate: i32,
+    ) -> Result<()> {
+        let call = self.matmul_call(sizes, dtype_code, accumulate)?;
+        call.matmul.gemm_pair(
+            call.dtype,
+            a,
+            first,
+            second,
+            call.shape,
+            call.beta,
+            call.stream,
+        )
+    }
+
+    /// `c_i (+)= a_i @ b_i` for `i < batch`, each operand strided.
+    pub fn batch_matmul(
+        &mut self,
+        [a, b, c]: [StridedArgs; 3],
+        batch: i64,
+        sizes: [i64; 3],
+        [in_code, out_code]: [i32; 2],
+        accumulate: i32,
+    ) -> Result<()> {
+        let call = self.matmul_call(sizes, in_code, accumulate)?;
+        let out = library::decode(out_code.into(), Dtype::from_code, "output dtype")?;
+        let operand = |(ptr, ld, batch_stride): StridedArgs, dtype| {
+            Ok::<_, Error>(Strided {
+                ptr,
+                dtype,
+                ld: size(ld, "a row stride")?,
+                batch_stride: size(batch_stride, "a batch stride")? as i64,
+            })
+        };
+        let batch = i32::try_from(size(batch, "the batch")?).map_err(|_| {
+            Error::InvalidArgument(format!("a batch of {batch} is too large for cuBLAS"))
+        })?;
+        call.matmul.gemm_strided(
+            [
+                operand(a, call.dtype)?,
+                operand(b, call.dtype)?,
+                operand(c, out)?,
+            ],
+            batch,
+            call.shape,
+            call.beta,
+            call.stream,
+        )
+    }
+
+    /// `c = all_gather(a) @ b`: `a` (m x k, in a symmetric pool) is this
+    /// rank's row shard.
+    pub fn all_gather_matmul(
+        &mut self,
+        [a, b, c]: [CUdeviceptr; 3],
+        [m, k, n]: [i64; 3],
+        dtype_code: i32,
+    ) -> Result<()> {
+        let shape = (size(m, "m")?, size(k, "k")?, size(n, "n")?);
+        let dtype = library::decode(dtype_code.into(), Dtype::from_code, "dtype")?;
+        let gathered_bytes = self.group.world_size() * shape.0 * shape.1 * dtype.bytes();
+        if self
+            .compiled
+            .gathered
+            .as_ref()
+            .is_none_or(|buffer| buffer.bytes < gathered_bytes)
+        {
+            // Queued work and captured graphs may still use the old scratch
+            // buffer: it stays alive with the session.
+            let larger = DeviceBuffer::new(gathered_bytes)?;
+            if let Some(old) = self.compiled.gathered.replace(larger) {
+                self.compiled.retired.push(old);
+            }
+        }
+        self.agmm()?;
+        let stream = self.active_stream();
+        let state = &self.compiled;
+        let (pool, offset) = state.containing(a)?;
+        let (Some(ring), Some(gathered)) = (&state.agmm, &state.gathered) else {
+            return Err(Error::InvalidArgument("no all-gather matmul state".into()));
+        };
+        let shard = Shard {
+            buffer: &pool.buffer,
+            offset,
+            dtype,
+        };
+        ring.run_shard(
+            &self.collectives,
+            &shard,
+            b,
+            gathered.ptr,
+            c,
+            shape,
+            &stream,
+        )
+    }
+
+    /// Rounds to run a measured choice between a generated kernel and the
+    /// library: 1 once decided, more while timing.
+    pub fn kernel_rounds(&mut self, site: i64, rows: i64, max_rows: i64) -> Result<i64> {
+        let capturing = self.active_stream().is_capturing()?;
+        self.compiled
+            .kernels
+            .rounds(site, rows, max_rows, capturing)
+    }
+
+    /// Whether round `round` runs the generated kernel.
+    pub fn kernel_variant(
+        &mut self,
+        site: i64,
+        rows: i64,
+        round: i64,
+        max_rows: i64,
+    ) -> Result<bool> {
+        let stream = self.active_stream();
+        let way = self
+            .compiled
+            .kernels
+            .variant((site, rows), round, max_rows, &stream)?;
+        Ok(way == Way::Generated)
+    }
+
+    /// Ends round `round` of a measured choice.
+    pub fn kernel_variant_end(&mut self, site: i64, rows: i64, round: i64) -> Result<()> {
+        let stream = self.active_stream();
+        self.compiled
+            .kernels
+            .variant_end((site, rows), round, &stream)
+    }
+}
