@@ -26,6 +26,7 @@
 pub mod analysis;
 pub mod collectives;
 pub mod cudagraph;
+mod error;
 pub mod gpu_codegen;
 pub mod ir;
 pub mod library_kernels;
@@ -36,6 +37,7 @@ pub mod registration;
 pub mod to_runtime;
 
 pub use analysis::group_table::{GroupDecl, GroupTable};
+pub use error::PassError;
 pub use ir::memref_size::memref_byte_size;
 pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
 pub use registration::{PASSES, pipelines, register_passes};

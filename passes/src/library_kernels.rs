@@ -5,6 +5,7 @@
 //! runtime embeds. The runtime thus needs no MLIR and no CUDA toolkit, and
 //! has no kernel of its own.
 
+use crate::PassError;
 use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, Push, THREADS};
 use crate::collectives::{emit::Emitter, kernel_ir};
 use crate::ir::{Attr, Blk, Op, Val};
@@ -76,7 +77,7 @@ pub struct Generated {
 pub fn build_module(
     context: &Context,
     kernels: impl IntoIterator<Item = Kernel>,
-) -> Result<Module<'_>, String> {
+) -> Result<Module<'_>, PassError> {
     let location = Location::name(context, "symm-library", Location::unknown(context));
     let module = Module::new(location);
     let root = Op::from_raw(module.as_operation().to_raw());
@@ -106,7 +107,7 @@ pub fn build_module(
 
 /// Builds every library kernel (`build_module`), lowers them and returns
 /// their PTX, in `symm_protocol::library::all()` order.
-pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
+pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
     let module = build_module(context, symm_protocol::library::all())?;
     let root = Op::from_raw(module.as_operation().to_raw());
     let keys: Vec<Kernel> = symm_protocol::library::all().collect();
@@ -119,10 +120,10 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
             crate::registration::upstream_gpu_to_llvm(None)
         ),
     )
-    .map_err(|error| format!("the library pipeline does not parse: {error}"))?;
-    pass_manager
-        .run(&mut module)
-        .map_err(|_| "the library kernels do not lower (see the errors above)".to_owned())?;
+    .map_err(|error| PassError::Build(format!("the library pipeline does not parse: {error}")))?;
+    pass_manager.run(&mut module).map_err(|_| {
+        PassError::Build("the library kernels do not lower (see the errors above)".into())
+    })?;
     let mut binaries = std::collections::HashMap::new();
     let body = root.entry_block().ok_or("the library module has no body")?;
     for op in body.ops() {
@@ -153,7 +154,7 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, String> {
         .collect()
 }
 
-fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), String> {
+fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), PassError> {
     let module = e.block;
     match kernel {
         Kernel::AllReduce(key) => all_reduce_kernel(key).build(e, module)?,

@@ -2,6 +2,7 @@
 //! maps and body, a matmul's maps, zero constants, and whether a body can
 //! move to the GPU on its own.
 
+use crate::PassError;
 use crate::ir::{Attr, Blk, Op, Val};
 
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill
@@ -21,7 +22,7 @@ pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
 
 /// The generic's indexing maps as projections of its loops, after checking
 /// it works on buffers with one output.
-pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, String> {
+pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, PassError> {
     if op.num_results() != 0 {
         return Err("works on tensors; bufferize first".into());
     }
@@ -37,7 +38,7 @@ pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, String> {
 }
 
 /// The generic's body block.
-pub fn body(op: Op) -> Result<Blk, String> {
+pub fn body(op: Op) -> Result<Blk, PassError> {
     let block = op.region_blocks(0).first().copied().ok_or("has no body")?;
     if block.ops().iter().any(|o| o.num_regions() > 0) {
         return Err("has ops with regions in its body".into());

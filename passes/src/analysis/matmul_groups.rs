@@ -17,6 +17,7 @@
 //! sizes, constants, allocations) may sit. Every refusal is a remark at
 //! the op that says why the library keeps it.
 
+use crate::PassError;
 use crate::analysis::{
     linalg::{
         OVERWRITES_ATTR, buffer_maps, captures_only_constants, is_zero_constant, iterator_kinds,
@@ -190,7 +191,7 @@ pub fn is_bf16(value: Val) -> bool {
 /// An element-wise generic's inputs, the loops each reads, and its output.
 type Elementwise = (Vec<Val>, Vec<Vec<usize>>, Val);
 
-fn elementwise(op: Op) -> Result<Elementwise, String> {
+fn elementwise(op: Op) -> Result<Elementwise, PassError> {
     if !op.is("linalg.generic") {
         return Err("is not a linalg.generic".into());
     }
@@ -371,7 +372,8 @@ fn prologue_before(
     let Some(reduction) = previous_effect(normalize, before) else {
         return Ok(None);
     };
-    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
+    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why.to_string()))?
+    else {
         return Ok(None);
     };
     captures_only_constants(reduction).map_err(|why| (reduction, why.to_owned()))?;

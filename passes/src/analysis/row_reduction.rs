@@ -2,6 +2,7 @@
 //! combining op (a sum, a max, a min), taken apart: what the row kernels
 //! lower and what the fusions around the all-reduce match.
 
+use crate::PassError;
 use crate::analysis::linalg::{body, buffer_maps, iterator_kinds};
 use crate::ir::{Op, Val};
 
@@ -60,7 +61,7 @@ pub struct RowReduction {
 
 /// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
 /// when it is no reduction at all.
-pub fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
+pub fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, PassError> {
     let Some(reduced) = iterator_kinds(op) else {
         return Ok(None);
     };
@@ -81,9 +82,7 @@ pub fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, String> {
     }
     let element = output.ty().element().print();
     if !matches!(element.as_str(), "f32" | "f16" | "bf16") {
-        return Err(format!(
-            "reduces into {element}; f32, f16 and bf16 are lowered"
-        ));
+        return Err(format!("reduces into {element}; f32, f16 and bf16 are lowered").into());
     }
     if !input_dims.iter().any(|dims| dims.contains(&(loops - 1))) {
         return Err("has no input that spans the reduced loop".into());

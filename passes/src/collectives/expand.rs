@@ -15,6 +15,7 @@
 use super::EpilogueDecl;
 use super::prologue::Prologue;
 use super::segments::{AllReduceFacts, RowsFacts, Segment};
+use crate::PassError;
 use crate::analysis::all_reduce::{self as kernels, Algorithm, AllReduceKernel, Push, Reduction};
 use crate::middle_end::fuse_epilogue::rows::ROWS_OUT;
 use crate::{
@@ -255,20 +256,20 @@ impl Expansion {
     }
 
     /// What decides an all-reduce's kernels, read once per op.
-    fn all_reduce_facts(&mut self, op: Op, roles: &Roles) -> Result<AllReduceFacts, String> {
+    fn all_reduce_facts(&mut self, op: Op, roles: &Roles) -> Result<AllReduceFacts, PassError> {
         let input = roles.input.ty();
         let element = input.element().print();
         let element_bytes =
             kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
         let shape = input.shape();
         let too_large = || {
-            format!(
+            PassError::Unsupported(format!(
                 "has more elements than the kernels address (at most {} bytes)",
                 i64::MAX
-            )
+            ))
         };
         // The product of the dims (None when one is dynamic), checked.
-        let product = |dims: &[Option<i64>]| -> Result<Option<u64>, String> {
+        let product = |dims: &[Option<i64>]| -> Result<Option<u64>, PassError> {
             dims.iter().try_fold(Some(1u64), |acc, d| match (acc, d) {
                 (Some(acc), Some(d)) => acc.checked_mul(*d as u64).map(Some).ok_or_else(too_large),
                 _ => Ok(None),
@@ -295,7 +296,8 @@ impl Expansion {
                     "has a dynamic size, but its function does not bound it: declare the \
                      largest token count with `attributes {{{} = N : i64}}`",
                     crate::analysis::dynamic::MAX_TOKENS_ATTR
-                ));
+                )
+                .into());
             }
             (None, None, _) => {
                 return Err(
@@ -318,7 +320,8 @@ impl Expansion {
             return Err(format!(
                 "runs on {world} ranks; the kernels support 1 to {}",
                 kernels::MAX_WORLD
-            ));
+            )
+            .into());
         }
         // Enum attributes hold their I32EnumAttr case values.
         let reduction = op
@@ -346,7 +349,7 @@ impl Expansion {
                         "has rows of {} bytes; a fused row statistic takes rows of at most {} bytes",
                         columns * element_bytes,
                         kernels::ROW_BYTES_MAX
-                    ));
+                    ).into());
                 }
                 let function = epilogue.as_deref().unwrap_or("symm_epilogue");
                 let (step, apply) = (format!("{function}_step"), format!("{function}_apply"));
@@ -443,7 +446,7 @@ impl Expansion {
             self.kernels.values(),
         ) {
             Ok(gpu_module) => gpu_module,
-            Err(message) => return self.error(module, &message),
+            Err(message) => return self.error(module, &message.to_string()),
         };
         let functions: BTreeMap<String, Op> = gpu_module
             .entry_block()

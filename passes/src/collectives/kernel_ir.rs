@@ -15,6 +15,7 @@
 //! reduction) and `norm` (the runtime library's RMSNorm kernels).
 
 use super::emit::Emitter;
+use crate::PassError;
 use crate::analysis::all_reduce::{
     Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes,
 };
@@ -32,7 +33,7 @@ pub use norm::{RMS_NORM, all_reduce_rms_norm_name, build_all_reduce_rms_norm, bu
 impl AllReduceKernel {
     /// Appends this kernel to `module` (the body of a `gpu.module`), which
     /// must also hold the epilogue's function.
-    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), String> {
+    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), PassError> {
         let element = e
             .float(&self.element)
             .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
@@ -45,7 +46,9 @@ impl AllReduceKernel {
             );
         }
         if self.split_k.is_some() && (self.algorithm != Algorithm::OneShot || self.tail) {
-            return Err("a split-K kernel is a one-shot without a tail".into());
+            return Err(PassError::Build(
+                "a split-K kernel is a one-shot without a tail".into(),
+            ));
         }
         let mut parameters = vec![e.pool(), e.ptr(), e.ptr(), e.i64()];
         if self.push == Some(Push::IntoOutputs) {

@@ -10,6 +10,7 @@ pub(crate) mod kernel_ir;
 pub mod prologue;
 mod segments;
 
+use crate::PassError;
 use crate::analysis::all_reduce::AllReduceKernel;
 use crate::ir::{Blk, Ctx, Op};
 use emit::Emitter;
@@ -36,17 +37,18 @@ pub fn emit_kernel_module<'k>(
     name: &str,
     epilogues: &[EpilogueDecl],
     kernels: impl IntoIterator<Item = &'k AllReduceKernel>,
-) -> Result<Op, String> {
+) -> Result<Op, PassError> {
     emit_gpu_module(ctx, parent, name, |e| {
         for epilogue in epilogues {
             let types = epilogue
                 .elements
                 .iter()
                 .map(|element| {
-                    e.float(element)
-                        .ok_or_else(|| format!("no epilogue of element type {element}"))
+                    e.float(element).ok_or_else(|| {
+                        PassError::Build(format!("no epilogue of element type {element}"))
+                    })
                 })
-                .collect::<Result<Vec<_>, String>>()?;
+                .collect::<Result<Vec<_>, PassError>>()?;
             let result = e
                 .float(&epilogue.result)
                 .ok_or_else(|| format!("no epilogue of result type {}", epilogue.result))?;
@@ -66,8 +68,8 @@ pub fn emit_gpu_module(
     ctx: Ctx,
     parent: Blk,
     name: &str,
-    fill: impl FnOnce(&Emitter) -> Result<(), String>,
-) -> Result<Op, String> {
+    fill: impl FnOnce(&Emitter) -> Result<(), PassError>,
+) -> Result<Op, PassError> {
     // SAFETY: the context of the module being compiled, alive for the pass.
     let context = unsafe { ContextRef::from_raw(ctx.raw()) };
     // SAFETY: used only within this call.

@@ -6,6 +6,7 @@
 //! kernel sums. Both overwrite their output (`convert-symm-mem-to-runtime`
 //! calls cuBLAS with beta = 0).
 
+use crate::PassError;
 use crate::analysis::linalg::OVERWRITES_ATTR;
 use crate::ir::host::Host;
 use crate::ir::{Op, Ty, Val};
@@ -53,7 +54,7 @@ impl Prologue {
     /// `partials[s] = lhs[:, s k : (s+1) k] @ rhs[s k : (s+1) k, :]` for
     /// each slice s of k = K / S columns, as one batched matmul over views:
     /// lhs as `S x rows x k` (strides k, K, 1) and rhs as `S x k x N`.
-    pub fn sliced(&self, host: &mut Host) -> Result<(), String> {
+    pub fn sliced(&self, host: &mut Host) -> Result<(), PassError> {
         let (lhs, rhs) = (self.lhs.ty(), self.rhs.ty());
         let (Some(k_total), Some(columns)) = (rhs.shape()[0], rhs.shape()[1]) else {
             return Err("has a matmul prologue whose rhs is not static".into());

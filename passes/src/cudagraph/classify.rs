@@ -10,6 +10,7 @@
 //! graph (`convert-symm-mem-to-runtime` runs them before it, every call).
 
 use super::runs::OpClass;
+use crate::PassError;
 use crate::{ir::Op, ir::module::SymbolIndex};
 
 /// Ops that compute a value fixed for the life of the process: they can be
@@ -80,10 +81,10 @@ pub fn classify(op: Op, symbols: &SymbolIndex) -> OpClass {
 }
 
 /// Why `op` must run outside a CUDA graph, or its class when it need not.
-pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, String> {
+pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
     let name = op.name();
     if touches_host_memory(op) {
-        return Err(format!("'{name}' touches host memory (#cudagraph.host)"));
+        return Err(format!("'{name}' touches host memory (#cudagraph.host)").into());
     }
     if is_constant_like(op) {
         return Ok(OpClass::Capturable { work: false });
@@ -116,15 +117,13 @@ pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, String> {
             if capturable {
                 Ok(OpClass::Capturable { work: true })
             } else {
-                Err(format!(
-                    "it calls @{callee}, which is not marked cudagraph.capturable"
-                ))
+                Err(format!("it calls @{callee}, which is not marked cudagraph.capturable").into())
             }
         }
         "cudagraph.launch" => Err("'cudagraph.launch' runs a partition, a graph of its own".into()),
         "symm_mem.alloc" => {
             Err("'symm_mem.alloc' allocates collectively, a rendezvous with every peer".into())
         }
-        _ => Err(format!("'{name}' runs on the host")),
+        _ => Err(format!("'{name}' runs on the host").into()),
     }
 }

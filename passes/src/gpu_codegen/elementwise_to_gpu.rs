@@ -22,6 +22,7 @@
 //! without regions or `linalg.index`. Other generics keep the upstream
 //! lowering, with a remark saying why when they are element-wise.
 
+use crate::PassError;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     analysis::linalg::{body, buffer_maps, iterator_kinds},
@@ -69,7 +70,7 @@ pub enum Access {
 
 /// Each input's access, from its map's dims (`None` for a non-memref
 /// input); `Err` when an input reads the last loop other than last.
-pub fn accesses(input_dims: &[Option<Vec<usize>>], loops: usize) -> Result<Vec<Access>, String> {
+pub fn accesses(input_dims: &[Option<Vec<usize>>], loops: usize) -> Result<Vec<Access>, PassError> {
     let last = loops - 1;
     input_dims
         .iter()
@@ -116,7 +117,7 @@ pub(crate) fn unit_last_stride(ty: Ty) -> bool {
 /// its last dimension, whose static extent is `last` (`None`: known at run
 /// time only); `Err` saying why when an element size or a stride does not
 /// allow it, or `last` does not hold whole vectors.
-pub(crate) fn vector_lanes(values: &[Val], last: Option<u64>) -> Result<u64, String> {
+pub(crate) fn vector_lanes(values: &[Val], last: Option<u64>) -> Result<u64, PassError> {
     let mut element_bytes = Vec::new();
     for value in values {
         let ty = value.ty();
@@ -128,22 +129,23 @@ pub(crate) fn vector_lanes(values: &[Val], last: Option<u64>) -> Result<u64, Str
             return Err(format!(
                 "has an operand ({}) strided along its last dimension",
                 ty.print()
-            ));
+            )
+            .into());
         }
         element_bytes.push(bytes);
     }
     let lanes = lanes(&element_bytes);
     match last {
-        Some(last) if !last.is_multiple_of(lanes) => Err(format!(
-            "has a last dimension of {last}, not a multiple of {lanes} lanes"
-        )),
+        Some(last) if !last.is_multiple_of(lanes) => {
+            Err(format!("has a last dimension of {last}, not a multiple of {lanes} lanes").into())
+        }
         _ => Ok(lanes),
     }
 }
 
 /// Why `op` is not an element-wise generic this pass lowers (`Err`), or
 /// `Ok(None)` when it is not element-wise at all.
-pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, String> {
+pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, PassError> {
     let Some(reduced) = iterator_kinds(op) else {
         return Ok(None);
     };

@@ -3,6 +3,7 @@
 //! into it, and `gpu-module-to-binary` links it into each kernel module.
 //! `./dev setup` installs it from NVIDIA's `nvidia-nvvm` wheel.
 
+use crate::PassError;
 use std::path::{Path, PathBuf};
 
 /// The file name every CUDA release uses.
@@ -20,14 +21,14 @@ const INSTALLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../.deps/libdevice
 /// toolkit's (`$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`). A path given
 /// explicitly or by the environment must exist; `Ok(None)` means none was
 /// found, so kernels calling math functions fail to compile, by name.
-pub fn find(explicit: Option<&Path>) -> Result<Option<PathBuf>, String> {
+pub fn find(explicit: Option<&Path>) -> Result<Option<PathBuf>, PassError> {
     let given = explicit
         .map(|p| (p.to_path_buf(), "--libdevice"))
         .or_else(|| std::env::var_os(ENV).map(|p| (PathBuf::from(p), ENV)));
     if let Some((path, source)) = given {
         return checked(&path)
             .map(Some)
-            .map_err(|why| format!("{source}: {}: {why}", path.display()));
+            .map_err(|why| PassError::File(format!("{source}: {}: {why}", path.display())));
     }
     let toolkits = ["CUDA_HOME", "CUDA_PATH"]
         .into_iter()
@@ -48,17 +49,19 @@ pub fn find(explicit: Option<&Path>) -> Result<Option<PathBuf>, String> {
 }
 
 /// `path` if it is a readable file that a pass pipeline option can carry.
-fn checked(path: &Path) -> Result<PathBuf, String> {
+fn checked(path: &Path) -> Result<PathBuf, PassError> {
     let path = path
         .canonicalize()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(|e| PassError::File(format!("cannot read it: {e}")))?;
     if !path.is_file() {
-        return Err("not a file".into());
+        return Err(PassError::File("not a file".into()));
     }
-    let text = path.to_str().ok_or("the path is not UTF-8")?;
+    let text = path
+        .to_str()
+        .ok_or_else(|| PassError::File("the path is not UTF-8".into()))?;
     // The path travels inside a pass pipeline's option list.
     if let Some(bad) = text.chars().find(|c| ",{}\"' ".contains(*c)) {
-        return Err(format!("the path may not contain {bad:?}"));
+        return Err(PassError::File(format!("the path may not contain {bad:?}")));
     }
     Ok(path)
 }
@@ -70,7 +73,12 @@ mod tests {
     #[test]
     fn an_explicit_path_must_exist() {
         let error = find(Some(Path::new("/nonexistent/libdevice.10.bc"))).unwrap_err();
-        assert!(error.starts_with("--libdevice: /nonexistent/libdevice.10.bc: cannot read it"));
+        assert!(matches!(error, PassError::File(_)));
+        assert!(
+            error
+                .to_string()
+                .starts_with("--libdevice: /nonexistent/libdevice.10.bc: cannot read it")
+        );
     }
 
     #[test]
@@ -79,7 +87,7 @@ mod tests {
         std::fs::create_dir_all(&folder).unwrap();
         let file = folder.join(FILE_NAME);
         std::fs::write(&file, b"BC").unwrap();
-        let error = find(Some(&file)).unwrap_err();
+        let error = find(Some(&file)).unwrap_err().to_string();
         assert!(error.contains("may not contain"), "{error}");
     }
 }

@@ -1,6 +1,8 @@
 //! The PTX of the kernels, from the `gpu.binary` ops of a lowered module
 //! (symm-compile embeds it; symm-kernels commits the library's).
 
+use crate::PassError;
+
 /// Every `assembly = "..."` string of the printed module, unescaped, one
 /// after another.
 pub fn extract(module: &str) -> String {
@@ -41,7 +43,7 @@ pub fn unresolved(ptx: &str) -> Vec<String> {
 
 /// Fails when the kernels call a function nothing defines: the driver
 /// would refuse to load the module, and every launch would fail.
-pub fn check_resolved(ptx: &str) -> Result<(), String> {
+pub fn check_resolved(ptx: &str) -> Result<(), PassError> {
     let missing = unresolved(ptx);
     if missing.is_empty() {
         return Ok(());
@@ -50,7 +52,8 @@ pub fn check_resolved(ptx: &str) -> Result<(), String> {
         "the kernels' PTX calls functions that nothing defines, so the driver could not load \
          it: {}",
         missing.join(", ")
-    ))
+    )
+    .into())
 }
 
 /// Decodes an MLIR string literal body (`\XX` hex escapes, `\\`, `\"`) up
@@ -95,6 +98,7 @@ mod tests {
         assert!(
             check_resolved(ptx)
                 .unwrap_err()
+                .to_string()
                 .contains("__nv_expf, helper")
         );
         assert!(check_resolved(".visible .entry k()\n").is_ok());

@@ -2,6 +2,7 @@
 //! runtime's `symm_rt_*` ABI, pointers of memrefs, memrefs over runtime
 //! pointers, kernel launches.
 
+use crate::PassError;
 use crate::{
     ir::builders::{At, Builder, CmpI},
     ir::{Ctx, Op, OpBuilder, Ty, Val},
@@ -275,7 +276,7 @@ impl<'d> Host<'d> {
     }
 
     /// Bytes of `memref` (static, or its leading size times the rest).
-    pub fn byte_count(&mut self, memref: Val) -> Result<Val, String> {
+    pub fn byte_count(&mut self, memref: Val) -> Result<Val, PassError> {
         let ty = memref.ty();
         if let Some(bytes) = ty.byte_size() {
             return Ok(self.int(64, bytes as i64));
@@ -290,7 +291,8 @@ impl<'d> Host<'d> {
                 "has dynamic sizes beyond the leading dimension ({}), which the GPU lowering \
                  does not support",
                 ty.print()
-            ));
+            )
+            .into());
         };
         let rows = self.dim_i64(memref, 0);
         let row_bytes = self.int(64, rest * element as i64);

@@ -29,6 +29,7 @@
 //! tensor cores, rounded to bf16 exactly as the separate kernel rounded it.
 
 use super::tensor_core::TensorCore;
+use crate::PassError;
 pub use crate::analysis::matmul_groups::{Arg, Output};
 use crate::collectives::emit::Emitter;
 use crate::ir::{Blk, Val};
@@ -226,9 +227,11 @@ impl SkinnyMatmul {
 
     /// Appends the kernel to `module` (a gpu.module's body, which holds the
     /// element functions and the dynamic shared memory's symbol).
-    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), String> {
+    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), PassError> {
         if let Some(problem) = self.problem() {
-            return Err(format!("no kernel for this matmul: {problem}"));
+            return Err(PassError::Build(format!(
+                "no kernel for this matmul: {problem}"
+            )));
         }
         let parameters = self.parameters(e);
         let mut failure = None;
@@ -282,7 +285,7 @@ impl<'a, 'c> Body<'a, 'c> {
         self.e.c64(number as i64)
     }
 
-    fn emit(&self) -> Result<(), String> {
+    fn emit(&self) -> Result<(), PassError> {
         let e = self.e;
         let k = self.k;
         let tile = k.tile;

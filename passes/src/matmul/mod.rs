@@ -25,6 +25,7 @@ pub mod kernel;
 mod launch;
 mod tensor_core;
 
+use crate::PassError;
 use crate::analysis::matmul_groups::{Group, group_at, output_of};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
@@ -98,16 +99,16 @@ struct Planned {
 
 /// The tilings of the pair kernels and the single-matmul kernels, and the
 /// row bound: each kind's default, or what the options set for both.
-fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), String> {
+fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), PassError> {
     let get = |name: &str, default: i64| options.int(name).unwrap_or(default);
     let max_rows = get("max-rows", 16);
     if !(0..=64).contains(&max_rows) || max_rows % 16 != 0 {
-        return Err(format!(
+        return Err(PassError::BadOption(format!(
             "max-rows = {max_rows}: the generated kernels take a multiple of 16 rows, at most 64"
-        ));
+        )));
     }
     let m_tiles = (max_rows as u64 / 16).max(1);
-    let with_options = |default: Tile| -> Result<Tile, String> {
+    let with_options = |default: Tile| -> Result<Tile, PassError> {
         let mut tile = Tile { m_tiles, ..default };
         for (name, field) in [
             ("bn", &mut tile.bn),
@@ -118,7 +119,11 @@ fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), String> {
             match get(name, 0) {
                 0 => {}
                 v if v > 0 => *field = v as u64,
-                v => return Err(format!("{name} = {v} must be positive")),
+                v => {
+                    return Err(PassError::BadOption(format!(
+                        "{name} = {v} must be positive"
+                    )));
+                }
             }
         }
         Ok(tile)
@@ -418,7 +423,7 @@ impl SymmPass for MatmulToGpu {
             return Ok(());
         };
         if let Err(message) = emit_module(module, body, &planned) {
-            emit_error(module.loc(), &message);
+            emit_error(module.loc(), &message.to_string());
             return Err(PassFailed);
         }
         for p in &planned {
@@ -456,7 +461,7 @@ fn site_of(planned: &Planned) -> i64 {
 
 /// `gpu.module @symm_matmul_kernels`: the dynamic shared memory, the
 /// element functions (each a copy of its generic's body) and the kernels.
-fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), String> {
+fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassError> {
     let mut moved = Vec::new();
     crate::collectives::emit_gpu_module(module.ctx(), parent, KERNEL_MODULE, |e| {
         e.declare_dynamic_shared();

@@ -6,6 +6,7 @@
 //! need no copy. The inputs share an element type; the output has it or is
 //! f32.
 
+use crate::PassError;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
 use crate::ir::host::Host;
 use crate::ir::{Op, Val};
@@ -20,35 +21,33 @@ struct Operand {
     code: i64,
 }
 
-fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
+fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError> {
     let ty = value.ty();
     let shape = ty.shape();
     if shape.len() != 3 {
-        return Err(format!("needs 3-D operands; its {role} is {}", ty.print()));
+        return Err(format!("needs 3-D operands; its {role} is {}", ty.print()).into());
     }
     let element = ty.element().print();
     let dtype = abi::DtypeCode::from_text(&element).ok_or_else(|| {
         format!("has {role} of element type {element}; f32, f16 and bf16 are supported")
     })?;
     let Some((strides, offset)) = ty.strides_and_offset() else {
-        return Err(format!(
-            "has a {role} without a strided layout: {}",
-            ty.print()
-        ));
+        return Err(format!("has a {role} without a strided layout: {}", ty.print()).into());
     };
     let Some(offset) = offset else {
-        return Err(format!("has a {role} at a dynamic offset: {}", ty.print()));
+        return Err(format!("has a {role} at a dynamic offset: {}", ty.print()).into());
     };
     if strides[2] != Some(1) {
         return Err(format!(
             "has a {role} whose rows are not contiguous ({}); cuBLAS reads unit-stride rows",
             ty.print()
-        ));
+        )
+        .into());
     }
     // Static strides, or an identity layout's (the product of the sizes
     // after the dimension).
     let identity = ty.has_identity_layout();
-    let stride = |host: &mut Host, dim: usize| -> Result<Val, String> {
+    let stride = |host: &mut Host, dim: usize| -> Result<Val, PassError> {
         match strides[dim] {
             Some(stride) => Ok(host.int(64, stride)),
             None if identity => {
@@ -59,7 +58,7 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, String> {
                 }
                 Ok(product)
             }
-            None => Err(format!("has a {role} with dynamic strides: {}", ty.print())),
+            None => Err(format!("has a {role} with dynamic strides: {}", ty.print()).into()),
         }
     };
     let row_stride = stride(host, 1)?;
@@ -83,7 +82,7 @@ pub fn left_to_loops(op: Op) -> bool {
     op.is("linalg.batch_matmul") && !has_default_maps(op)
 }
 
-pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
+pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
     if op.num_operands() != 3 || op.num_results() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
     }
@@ -107,7 +106,8 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
             a.ty().print(),
             b.ty().print(),
             c.ty().print()
-        ));
+        )
+        .into());
     }
     let a_operand = operand(host, a, "left-hand side")?;
     let b_operand = operand(host, b, "right-hand side")?;

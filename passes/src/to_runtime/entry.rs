@@ -6,6 +6,7 @@
 //! stream, waits, and ends the process with the message on any failure.
 
 use super::RUNTIME_HANDLE_ATTR;
+use crate::PassError;
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 use crate::{
     analysis::dynamic::{MAX_TOKENS_ATTR, max_tokens},
@@ -37,7 +38,7 @@ pub fn split_async(
     function: Op,
     symbols: &SymbolIndex,
     decls: &mut Declarations,
-) -> Result<(), String> {
+) -> Result<(), PassError> {
     let ctx = function.ctx();
     let loc = function.loc();
     let name = function.symbol_name().unwrap_or_default();
@@ -46,7 +47,8 @@ pub fn split_async(
         return Err(format!(
             "its asynchronous entry point would be @{async_name}, which the module defines \
              already; rename one of them"
-        ));
+        )
+        .into());
     }
     let (inputs, _) = function
         .attr("function_type")
@@ -102,7 +104,7 @@ pub fn split_async(
 /// one `index` argument before them (inserted at `first`), checked against
 /// the bound the function declares, so each becomes a memref of that many
 /// rows. A memref the function returns is returned as its pointer too.
-pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), String> {
+pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), PassError> {
     let Some(entry) = function.entry_block() else {
         return Ok(());
     };
@@ -118,7 +120,8 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
                  static sizes but for the leading one (the token count)",
                 ty.print(),
                 i - first
-            ));
+            )
+            .into());
         }
         dynamic |= !ty.has_static_shape();
     }
@@ -130,7 +133,8 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
             return Err(format!(
                 "takes memrefs of dynamic size; declare the largest token count it takes with \
                  `attributes {{{MAX_TOKENS_ATTR} = N : i64}}`"
-            ));
+            )
+            .into());
         };
         let tokens = entry.insert_arg(first, ctx.index_type(), loc);
         let as_i64 = host.cast(tokens, int_type(ctx, 64));

@@ -23,6 +23,7 @@
 //! The identity of a launch is the address of a private `memref.global`
 //! marker, unique per launch and object.
 
+use crate::PassError;
 use crate::ir::builders::{At, CmpI};
 use crate::ir::host::{Declarations, Host, int_type};
 use crate::{
@@ -302,7 +303,7 @@ impl Inlined {
 /// How an input enters the key: a memref by its address and dynamic sizes
 /// (identity layout: a view at a per-call offset is not keyed), a scalar
 /// by its bits.
-fn key_kind(value: Val) -> Result<(), String> {
+fn key_kind(value: Val) -> Result<(), PassError> {
     let ty = value.ty();
     if ty.is_memref() {
         return if ty.has_identity_layout() {
@@ -311,15 +312,13 @@ fn key_kind(value: Val) -> Result<(), String> {
             Err(format!(
                 "is a strided view ({}) computed outside the partition",
                 ty.print()
-            ))
+            )
+            .into())
         };
     }
     match scalar_bits(&ty.print()) {
         Some(_) => Ok(()),
-        None => Err(format!(
-            "is {}, which a graph's key cannot hold",
-            ty.print()
-        )),
+        None => Err(format!("is {}, which a graph's key cannot hold", ty.print()).into()),
     }
 }
 

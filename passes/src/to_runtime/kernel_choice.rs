@@ -5,12 +5,13 @@
 //! `symm_rt_kernel_variant_end`, which time both ways on a row count's
 //! first call outside a capture and keep the faster.
 
+use crate::PassError;
 use crate::ir::Op;
 use crate::ir::host::{Host, int_type};
 use symm_protocol::abi;
 
 /// The op's integer attribute `name` as an i64 value.
-fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, String> {
+fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, PassError> {
     let value = op
         .attr(name)
         .and_then(|a| a.int())
@@ -18,7 +19,7 @@ fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, Stri
     Ok(host.int(64, value))
 }
 
-pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
+pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
     let ctx = op.ctx();
     let i64 = int_type(ctx, 64);
     let site = attribute(host, op, "site")?;
@@ -42,7 +43,7 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), String> {
             let round = host.cast(op.operand(1), i64);
             host.call(&abi::KERNEL_VARIANT_END, &[site, rows, round]);
         }
-        other => return Err(format!("is not a kernel choice ({other})")),
+        other => return Err(format!("is not a kernel choice ({other})").into()),
     }
     Ok(())
 }

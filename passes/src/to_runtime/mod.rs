@@ -21,6 +21,7 @@
 mod batch_matmul;
 mod entry;
 mod kernel_choice;
+use crate::PassError;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
@@ -209,7 +210,7 @@ impl Conversion {
             host.call(&abi::CHECK_WORLD, &[world]);
         }
         if let Err(message) = entry::bind_arguments(&mut host, function, first_argument) {
-            self.error(function, &message);
+            self.error(function, &message.to_string());
             return;
         }
 
@@ -255,7 +256,7 @@ impl Conversion {
         if asynchronous
             && let Err(message) = entry::split_async(function, &self.symbols, &mut self.decls)
         {
-            self.error(function, &message);
+            self.error(function, &message.to_string());
         }
     }
 
@@ -322,9 +323,11 @@ impl Conversion {
                     op.result(0).replace_all_uses_with(value);
                     Ok(())
                 }
-                None => Err("needs a group with a declared world_size".to_owned()),
+                None => Err("needs a group with a declared world_size".into()),
             },
-            other => Err(format!("is not lowered by this pass ({other})")),
+            other => Err(PassError::Build(format!(
+                "is not lowered by this pass ({other})"
+            ))),
         };
         match result {
             Ok(()) => op.erase(),
@@ -345,19 +348,20 @@ fn pool_of_pointer(host: &mut Host, pointer: Val) -> Val {
     host.b.insert(cast).result(0)
 }
 
-fn static_bytes(ty: Ty) -> Result<i64, String> {
+fn static_bytes(ty: Ty) -> Result<i64, PassError> {
     if !ty.has_identity_layout() {
         return Err(format!(
             "needs an identity layout (a contiguous buffer), got {}",
             ty.print()
-        ));
+        )
+        .into());
     }
     ty.byte_size()
         .map(|b| b as i64)
         .ok_or_else(|| "has a dynamic shape, which the GPU lowering does not support yet".into())
 }
 
-fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<(), String> {
+fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<(), PassError> {
     let name = op
         .attr("name")
         .and_then(Attr::symbol_or_string)
@@ -378,7 +382,7 @@ fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<()
     Ok(())
 }
 
-fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
+fn lower_alloc(host: &mut Host, op: Op) -> Result<(), PassError> {
     let ty = op.result(0).ty();
     if ty.allocator().is_some() {
         // Only a pool is symmetric; a plain allocation here would not be.
@@ -387,7 +391,8 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
              (see its remark); run symm-mem-plan first, or keep the buffer from flowing where \
              the plan cannot follow it",
             ty.print()
-        ));
+        )
+        .into());
     }
     if is_host(ty) {
         return Err(
@@ -424,25 +429,27 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), String> {
 }
 
 /// Fails unless `ty` is contiguous and static but for its leading size.
-fn leading_only(ty: Ty) -> Result<(), String> {
+fn leading_only(ty: Ty) -> Result<(), PassError> {
     if !ty.has_identity_layout() {
         return Err(format!(
             "needs an identity layout (a contiguous buffer), got {}",
             ty.print()
-        ));
+        )
+        .into());
     }
     if ty.shape().iter().skip(1).any(Option::is_none) {
         return Err(format!(
             "has dynamic sizes beyond the leading dimension ({}), which the GPU lowering \
              does not support",
             ty.print()
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
 /// Bytes of one leading index of `ty` (a row).
-fn row_bytes(ty: Ty) -> Result<i64, String> {
+fn row_bytes(ty: Ty) -> Result<i64, PassError> {
     let element = ty.element_bytes().ok_or("has elements of no fixed size")? as i64;
     Ok(ty
         .shape()
@@ -453,7 +460,7 @@ fn row_bytes(ty: Ty) -> Result<i64, String> {
         * element)
 }
 
-fn lower_copy(host: &mut Host, op: Op) -> Result<(), String> {
+fn lower_copy(host: &mut Host, op: Op) -> Result<(), PassError> {
     let (source, target) = (op.operand(0), op.operand(1));
     leading_only(source.ty())?;
     leading_only(target.ty())?;
@@ -470,7 +477,7 @@ fn lower_copy(host: &mut Host, op: Op) -> Result<(), String> {
 
 /// Shape (rows dynamic or static, columns static) and dtype code of a
 /// matmul operand.
-fn matrix(value: Val) -> Result<(Option<i64>, i64, i64), String> {
+fn matrix(value: Val) -> Result<(Option<i64>, i64, i64), PassError> {
     let ty = value.ty();
     leading_only(ty)?;
     let shape = ty.shape();
@@ -485,7 +492,7 @@ fn matrix(value: Val) -> Result<(Option<i64>, i64, i64), String> {
 
 /// A matmul's sizes (m, n, k), dtype code and accumulate flag, after
 /// checking its operands are what cuBLAS is called with.
-fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> {
+fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), PassError> {
     if op.num_operands() != 3 || op.num_results() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
     }
@@ -512,7 +519,8 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
             "has shapes {}x{k} @ {k2}x{n} into {}x{n2}, which do not match",
             shown(m),
             shown(m2)
-        ));
+        )
+        .into());
     }
     let m = host.extent_i64(op.operand(0), 0);
     let (n, k) = (host.int(64, n), host.int(64, k));
@@ -523,7 +531,7 @@ fn matmul_call(host: &mut Host, op: Op) -> Result<([Val; 3], i64, Val), String> 
     Ok(([m, n, k], a_code, accumulate))
 }
 
-fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
+fn lower_matmul(host: &mut Host, op: Op) -> Result<(), PassError> {
     let (sizes, code, accumulate) = matmul_call(host, op)?;
     call_on_matrices(host, &abi::MATMUL, op, sizes, code, &[accumulate]);
     Ok(())
@@ -531,7 +539,7 @@ fn lower_matmul(host: &mut Host, op: Op) -> Result<(), String> {
 
 /// `second` and the `first` matmul before it (sharing its left operand;
 /// see `sibling_matmuls`) as one `symm_rt_matmul_pair`, at `second`.
-fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), String> {
+fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), PassError> {
     // `sibling_matmuls` matched the second's operand types, maps and
     // overwriting to the first's, so the first's checks and sizes hold
     // for both.
@@ -665,8 +673,8 @@ fn call_on_matrices(
     host.call(call, &args);
 }
 
-fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), String> {
-    let static_rows = |value: Val| -> Result<(i64, i64, i64), String> {
+fn lower_all_gather_matmul(host: &mut Host, op: Op) -> Result<(), PassError> {
+    let static_rows = |value: Val| -> Result<(i64, i64, i64), PassError> {
         static_bytes(value.ty())?;
         match matrix(value)? {
             (Some(rows), columns, code) => Ok((rows, columns, code)),

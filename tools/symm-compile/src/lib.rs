@@ -92,8 +92,8 @@ pub fn compile(args: &Args) -> Result<(), String> {
     print_diagnostics(&context);
 
     let libdevice = match &args.libdevice {
-        Libdevice::Search => libdevice::find(None)?,
-        Libdevice::Path(path) => libdevice::find(Some(path))?,
+        Libdevice::Search => libdevice::find(None).map_err(|e| e.to_string())?,
+        Libdevice::Path(path) => libdevice::find(Some(path)).map_err(|e| e.to_string())?,
         Libdevice::Off => None,
     };
     let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
@@ -140,7 +140,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
     }
     let kernels = ptx::extract(&lowered);
-    ptx::check_resolved(&kernels)?;
+    ptx::check_resolved(&kernels).map_err(|e| e.to_string())?;
     if args.emit.contains(&Emit::Ptx) {
         write(&stem.with_extension("ptx"), &kernels)?;
     }

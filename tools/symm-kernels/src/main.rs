@@ -75,7 +75,7 @@ fn print_ir(entry: &str) -> Result<(), String> {
     let kernel = symm_protocol::library::all()
         .find(|kernel| library::entry_of(*kernel).0 == entry)
         .ok_or_else(|| format!("no library kernel {entry}"))?;
-    let module = library::build_module(&context, [kernel])?;
+    let module = library::build_module(&context, [kernel]).map_err(|e| e.to_string())?;
     let root = symm_passes::ir::Op::from_raw(module.as_operation().to_raw());
     let only = root
         .entry_block()
@@ -91,7 +91,7 @@ fn print_ir(entry: &str) -> Result<(), String> {
 fn expected() -> Result<BTreeMap<String, String>, String> {
     symm_passes::register_passes();
     let context = symm_dialects::create_context();
-    let kernels = library::generate(&context)?;
+    let kernels = library::generate(&context).map_err(|e| e.to_string())?;
     let mut files = BTreeMap::new();
     files.insert(
         "table.rs".to_owned(),

@@ -24,6 +24,7 @@
 //!   peers' blocks that wrote them.
 
 use super::{Algorithm, Kernel, THREADS};
+use crate::PassError;
 use crate::analysis::all_reduce::{RowsEpilogue, element_bytes};
 use crate::collectives::emit::Emitter;
 use crate::ir::Val;
@@ -37,7 +38,7 @@ pub(super) struct RowTypes<'c> {
 }
 
 impl<'c> RowTypes<'c> {
-    pub(super) fn new(e: &Emitter<'c>, spec: &RowsEpilogue) -> Result<Self, String> {
+    pub(super) fn new(e: &Emitter<'c>, spec: &RowsEpilogue) -> Result<Self, PassError> {
         let float = |name: &str| {
             e.float(name)
                 .ok_or_else(|| format!("no row epilogue of element type {name}"))

@@ -106,7 +106,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     let row = match match_row_reduction(reduction) {
         Ok(Some(row)) => row,
         Ok(None) => return refuse(reduction, "it reduces no loop"),
-        Err(why) => return refuse(reduction, &why),
+        Err(why) => return refuse(reduction, &why.to_string()),
     };
     if row.loops != 2 || row.input_dims != [vec![0, 1]] {
         return refuse(
