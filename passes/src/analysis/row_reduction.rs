@@ -8,20 +8,20 @@ use crate::ir::{Op, Val};
 
 /// A reduction's combining op: its `gpu.all_reduce` kind and the f32 bit
 /// pattern of its identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Combiner {
     pub op: &'static str,
     pub all_reduce: &'static str,
-    pub identity: &'static str,
+    pub identity: f32,
 }
 
 pub fn combiner(name: &str) -> Option<Combiner> {
     let (op, all_reduce, identity) = match name {
-        "arith.addf" => ("arith.addf", "add", "0.0"),
-        "arith.maximumf" => ("arith.maximumf", "maximumf", "0xFF800000"),
-        "arith.maxnumf" => ("arith.maxnumf", "maxnumf", "0xFF800000"),
-        "arith.minimumf" => ("arith.minimumf", "minimumf", "0x7F800000"),
-        "arith.minnumf" => ("arith.minnumf", "minnumf", "0x7F800000"),
+        "arith.addf" => ("arith.addf", "add", 0.0),
+        "arith.maximumf" => ("arith.maximumf", "maximumf", f32::NEG_INFINITY),
+        "arith.maxnumf" => ("arith.maxnumf", "maxnumf", f32::NEG_INFINITY),
+        "arith.minimumf" => ("arith.minimumf", "minimumf", f32::INFINITY),
+        "arith.minnumf" => ("arith.minnumf", "minnumf", f32::INFINITY),
         _ => return None,
     };
     Some(Combiner {
@@ -126,7 +126,11 @@ mod tests {
 
     #[test]
     fn combiners_know_their_identity() {
-        assert_eq!(combiner("arith.addf").map(|c| c.identity), Some("0.0"));
+        assert_eq!(combiner("arith.addf").map(|c| c.identity), Some(0.0));
+        assert_eq!(
+            combiner("arith.maxnumf").map(|c| c.identity),
+            Some(f32::NEG_INFINITY)
+        );
         assert_eq!(
             combiner("arith.maximumf").map(|c| c.all_reduce),
             Some("maximumf")

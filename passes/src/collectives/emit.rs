@@ -503,9 +503,19 @@ impl<'c> Emitter<'c> {
     // GPU.
 
     fn dimension(&self, axis: &str) -> Attribute<'c> {
-        // The gpu dialect's dimension enum has no C API; its one-word
-        // attribute syntax is the only way to name `x` or `y`.
-        Attribute::parse(self.ctx, &format!("#gpu<dim {axis}>")).expect("the gpu dialect is loaded")
+        let index = match axis {
+            "x" => 0,
+            "y" => 1,
+            _ => 2,
+        };
+        // SAFETY: an attribute of this context from our C API (the gpu
+        // dialect's dimension enum has none upstream).
+        unsafe {
+            Attribute::from_raw(symm_dialects::ffi::symmGpuDimensionAttrGet(
+                self.ctx.to_raw(),
+                index,
+            ))
+        }
     }
     /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along x. Built
     /// by name: melior's generated builders drop these ops' result, which
@@ -540,9 +550,17 @@ impl<'c> Emitter<'c> {
     pub fn block_sum(&self, v: Val) -> Val {
         let mut op: Operation =
             ods::gpu::all_reduce(self.ctx, value(v), Region::new(), self.loc).into();
-        // The reduction enum has no C API; its attribute syntax names it.
-        let add = Attribute::parse(self.ctx, "#gpu<all_reduce_op add>")
-            .expect("the gpu dialect is loaded");
+        // SAFETY: an attribute of this context from our C API (the
+        // reduction enum has none upstream); `add` is one of its cases.
+        let add = unsafe {
+            Attribute::from_raw(symm_dialects::ffi::symmGpuAllReduceOperationAttrGet(
+                self.ctx.to_raw(),
+                mlir_sys::MlirStringRef {
+                    data: c"add".as_ptr(),
+                    length: 3,
+                },
+            ))
+        };
         op.set_attribute("op", add);
         op.set_attribute("uniform", Attribute::unit(self.ctx));
         self.one(op)

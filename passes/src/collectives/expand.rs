@@ -163,7 +163,7 @@ impl Expansion {
             for operand in row_operands {
                 extra.push(host.ptr_of(*operand));
             }
-            let f32 = host.b.ctx.ty("f32").expect("f32 parses");
+            let f32 = host.b.ctx.f32_type();
             let init = op.attr("row_init").expect("verified: the op has row_init");
             let constant = OpBuilder::new("arith.constant", host.b.loc)
                 .results(&[f32])

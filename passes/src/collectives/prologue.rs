@@ -9,7 +9,7 @@
 use crate::PassError;
 use crate::analysis::linalg::OVERWRITES_ATTR;
 use crate::ir::host::Host;
-use crate::ir::{Op, Ty, Val};
+use crate::ir::{Op, Val};
 
 /// The operands and bound of a matmul prologue.
 #[derive(Clone, Copy)]
@@ -61,27 +61,22 @@ impl Prologue {
         };
         let slices = self.slices() as i64;
         let k = k_total / slices;
-        let element = lhs.element().print();
-        let space = |ty: Ty| {
-            ty.memory_space()
-                .map(|space| format!(", {}", space.print()))
-                .unwrap_or_default()
-        };
+        let element = lhs.element();
         let ctx = host.b.ctx;
-        let parse = |text: String| {
-            ctx.ty(&text)
-                .ok_or_else(|| format!("internal error: type {text} does not parse"))
-        };
         let rows = lhs.shape()[0];
-        let shown = rows.map_or("?".to_owned(), |r| r.to_string());
-        let lhs_view = parse(format!(
-            "memref<{slices}x{shown}x{k}x{element}, strided<[{k}, {k_total}, 1]>{}>",
-            space(lhs)
-        ))?;
-        let rhs_view = parse(format!(
-            "memref<{slices}x{k}x{columns}x{element}{}>",
-            space(rhs)
-        ))?;
+        // lhs as S x rows x k with strides (k, K, 1); rhs as S x k x N.
+        let lhs_view = ctx.memref(
+            &[Some(slices), rows, Some(k)],
+            element,
+            Some((&[k, k_total, 1], 0)),
+            lhs.memory_space(),
+        );
+        let rhs_view = ctx.memref(
+            &[Some(slices), Some(k), Some(columns)],
+            element,
+            None,
+            rhs.memory_space(),
+        );
         let dynamic_rows: Vec<Val> = match rows {
             Some(_) => Vec::new(),
             None => vec![host.b.dim(self.lhs, 0)],

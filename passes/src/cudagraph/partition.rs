@@ -12,7 +12,7 @@ use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::builders::{At, Builder},
     ir::module::{SymbolIndex, defined_functions, sanitize},
-    ir::{Op, OpBuilder, Ty, Val, emit_remark, emit_warning},
+    ir::{Attr, Op, OpBuilder, Ty, Val, emit_remark, emit_warning},
 };
 use std::collections::HashMap;
 
@@ -214,13 +214,14 @@ fn outline(
     let output_types: Vec<Ty> = outputs.iter().map(|v| v.ty()).collect();
     // Symmetric buffers keep their own, persistent addresses: the runtime
     // must never copy them into the graph's managed pool.
-    let arg_attrs: Vec<&str> = input_types
-        .iter()
-        .map(|ty| {
-            if ty.allocator().is_some() {
-                "{cudagraph.p2p}"
+    let p2p = input_types.iter().map(|ty| ty.allocator().is_some());
+    let arg_attrs: Vec<Attr> = p2p
+        .clone()
+        .map(|p2p| {
+            if p2p {
+                ctx.dictionary(&[("cudagraph.p2p", ctx.unit())])
             } else {
-                "{}"
+                ctx.dictionary(&[])
             }
         })
         .collect();
@@ -233,10 +234,8 @@ fn outline(
         )
         .attr("cudagraph.partition", ctx.i64(index as i64))
         .regions(1);
-    if arg_attrs.iter().any(|attrs| *attrs != "{}")
-        && let Some(attrs) = ctx.attr(&format!("[{}]", arg_attrs.join(", ")))
-    {
-        partition = partition.attr("arg_attrs", attrs);
+    if p2p.into_iter().any(|p2p| p2p) {
+        partition = partition.attr("arg_attrs", ctx.array_attr(&arg_attrs));
     }
     let partition = partition.build();
     after.insert_after(partition);

@@ -215,9 +215,7 @@ pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, las
         let rank = ty.shape().len();
         let bytes =
             k.b.index(ty.element_bytes().expect("checked by the match") as i64);
-        let base_ty = ctx
-            .ty(&format!("memref<{}>", ty.element().print()))
-            .expect("a rank-0 memref");
+        let base_ty = ctx.memref(&[], ty.element(), None, None);
         let mut results = vec![base_ty, index];
         results.extend(std::iter::repeat_n(index, 2 * rank));
         let metadata = k.op("memref.extract_strided_metadata", &[*value], &results);
@@ -255,10 +253,7 @@ pub(crate) fn vector_load(t: &mut Emit, memref: Val, at: &[Val], lanes: u64) -> 
 
 /// Lane `lane` of `vector`.
 pub(crate) fn vector_lane(t: &mut Emit, vector: Val, lane: u64) -> Val {
-    let position =
-        t.b.ctx
-            .attr(&format!("array<i64: {lane}>"))
-            .expect("a dense array");
+    let position = t.b.ctx.i64_array(&[lane as i64]);
     let extract = OpBuilder::new("vector.extract", t.b.loc)
         .operands(&[vector])
         .results(&[vector.ty().element()])
@@ -268,8 +263,7 @@ pub(crate) fn vector_lane(t: &mut Emit, vector: Val, lane: u64) -> Val {
 }
 
 fn vector_type(ctx: crate::ir::Ctx, lanes: u64, element: Ty) -> Ty {
-    ctx.ty(&format!("vector<{lanes}x{}>", element.print()))
-        .expect("a vector type")
+    ctx.vector(lanes as i64, element)
 }
 
 fn lower(op: Op, e: &Elementwise) {

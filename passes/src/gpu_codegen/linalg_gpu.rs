@@ -40,9 +40,9 @@ impl Emit<'_> {
     pub fn value(&mut self, name: &str, operands: &[Val], result: Ty) -> Val {
         self.op(name, operands, &[result]).result(0)
     }
-    pub fn f32_constant(&mut self, bits: &str) -> Val {
-        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
-        self.b.constant(f32, bits)
+    pub fn f32_constant(&mut self, value: f32) -> Val {
+        let f32 = self.b.ctx.f32_type();
+        self.b.float_constant(f32, f64::from(value))
     }
     pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
         let operands: Vec<Val> = std::iter::once(memref)
@@ -59,7 +59,7 @@ impl Emit<'_> {
     }
     /// `value` as f32 (extended from a 16-bit float).
     pub fn widened(&mut self, value: Val) -> Val {
-        let f32 = self.b.ctx.ty("f32").expect("f32 parses");
+        let f32 = self.b.ctx.f32_type();
         if value.ty().print() == "f32" {
             value
         } else {

@@ -203,7 +203,7 @@ fn row_total(
     let ctx = op.ctx();
     let loc = op.loc();
     let index = ctx.index_type();
-    let f32 = ctx.ty("f32").expect("f32 parses");
+    let f32 = ctx.f32_type();
     let identity = k.f32_constant(r.combiner.identity);
     let lanes = vectors.map_or(1, |v| v.lanes);
     let (start, step) = if lanes == 1 {
@@ -274,8 +274,8 @@ fn row_total(
     }
     let partial = for_op.result(0);
     let kind = ctx
-        .attr(&format!("#gpu<all_reduce_op {}>", r.combiner.all_reduce))
-        .expect("an all_reduce kind");
+        .gpu_all_reduce_operation(r.combiner.all_reduce)
+        .expect("the combiners are gpu all-reduce operations");
     let all_reduce = OpBuilder::new("gpu.all_reduce", loc)
         .operands(&[partial])
         .results(&[f32])
@@ -288,7 +288,7 @@ fn row_total(
 
 /// `initial` folded with the row's total, in the output's element type.
 fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
-    let f32 = s.b.ctx.ty("f32").expect("f32 parses");
+    let f32 = s.b.ctx.f32_type();
     let initial = s.widened(initial);
     let result = s.value(r.combiner.op, &[total, initial], f32);
     let out_element = r.output.ty().element();
@@ -386,7 +386,7 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
     let (last, outer) = extents.split_last().expect("at least one loop");
     let mut condition = aligned(&mut host, e, *last);
-    let i1 = ctx.ty("i1").expect("i1 parses");
+    let i1 = ctx.int_type(1);
     // The reduction reads vectors too where its inputs allow.
     let vectors = row_vectors(r, sizes.static_columns);
     if let Some(v) = &vectors {

@@ -65,13 +65,17 @@ impl Builder {
         self.one(op)
     }
 
-    /// `arith.constant <value> : ty`, `value` in MLIR syntax (`0.0`, `7`,
-    /// `0xFF800000`).
-    pub fn constant(&mut self, ty: Ty, value: &str) -> Val {
-        let attr = self
-            .ctx
-            .attr(&format!("{value} : {}", ty.print()))
-            .expect("a constant of a scalar type");
+    /// `arith.constant value : ty` for an integer type `ty`.
+    pub fn int_constant(&mut self, ty: Ty, value: i64) -> Val {
+        self.constant(ty, self.ctx.int_attr(ty, value))
+    }
+
+    /// `arith.constant value : ty` for a float type `ty`.
+    pub fn float_constant(&mut self, ty: Ty, value: f64) -> Val {
+        self.constant(ty, self.ctx.float_attr(ty, value))
+    }
+
+    fn constant(&mut self, ty: Ty, attr: Attr) -> Val {
         let op = OpBuilder::new("arith.constant", self.loc)
             .results(&[ty])
             .attr("value", attr)
@@ -81,7 +85,7 @@ impl Builder {
 
     /// `arith.cmpi <predicate>, lhs, rhs`.
     pub fn cmpi(&mut self, predicate: CmpI, lhs: Val, rhs: Val) -> Val {
-        let i1 = self.ctx.ty("i1").expect("i1 parses");
+        let i1 = self.ctx.int_type(1);
         let predicate = self.ctx.i64(predicate as i64);
         let op = OpBuilder::new("arith.cmpi", self.loc)
             .operands(&[lhs, rhs])
@@ -252,11 +256,12 @@ impl Builder {
             .into_iter()
             .map(|d| d.unwrap_or(i64::MIN))
             .collect();
-        let dims: Vec<String> = (0..shape.len()).map(|d| d.to_string()).collect();
-        let reassociation = self
-            .ctx
-            .attr(&format!("[[{}]]", dims.join(", ")))
-            .expect("an array attribute parses");
+        // One group holding every dimension: [[0, 1, ..., rank - 1]].
+        let i64_ty = self.ctx.int_type(64);
+        let group: Vec<Attr> = (0..shape.len())
+            .map(|d| self.ctx.int_attr(i64_ty, d as i64))
+            .collect();
+        let reassociation = self.ctx.array_attr(&[self.ctx.array_attr(&group)]);
         let output_shape = self.ctx.i64_array(&shape);
         let mut operands = vec![source];
         operands.extend_from_slice(sizes);

@@ -50,11 +50,11 @@ pub struct Host<'d> {
 }
 
 pub fn ptr_type(ctx: Ctx) -> Ty {
-    ctx.ty("!llvm.ptr").expect("the llvm dialect is loaded")
+    ctx.llvm_ptr()
 }
 
 pub fn int_type(ctx: Ctx, bits: u32) -> Ty {
-    ctx.ty(&format!("i{bits}")).expect("integer types parse")
+    ctx.int_type(bits)
 }
 
 impl<'d> Host<'d> {
@@ -85,7 +85,7 @@ impl<'d> Host<'d> {
 
     pub fn int(&mut self, bits: u32, value: i64) -> Val {
         let ty = int_type(self.ctx(), bits);
-        self.b.constant(ty, &value.to_string())
+        self.b.int_constant(ty, value)
     }
 
     pub fn index(&mut self, value: i64) -> Val {
@@ -196,12 +196,15 @@ impl<'d> Host<'d> {
         let loc = self.b.loc;
         let shape: Vec<Option<i64>> = ty.shape();
         let rank = shape.len();
-        let struct_text = if rank == 0 {
-            "!llvm.struct<(ptr, ptr, i64)>".to_owned()
-        } else {
-            format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
-        };
-        let struct_ty = ctx.ty(&struct_text).expect("descriptor types parse");
+        // The memref descriptor: allocated and aligned pointers, offset,
+        // then (for rank > 0) sizes and strides.
+        let (ptr_ty, i64_ty) = (ctx.llvm_ptr(), ctx.int_type(64));
+        let mut field_types = vec![ptr_ty, ptr_ty, i64_ty];
+        if rank > 0 {
+            let array = ctx.llvm_array(i64_ty, rank as u32);
+            field_types.extend([array, array]);
+        }
+        let struct_ty = ctx.llvm_struct(&field_types);
         let poison = OpBuilder::new("llvm.mlir.poison", loc)
             .results(&[struct_ty])
             .build();
@@ -367,9 +370,7 @@ impl<'d> Host<'d> {
         let mut operands = vec![grid, one, one, block, one, one];
         operands.extend_from_slice(args);
         let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, args.len(), 0]);
-        let symbol = ctx
-            .attr(&format!("@{}::@{kernel}", KERNEL_MODULE))
-            .expect("nested symbol references parse");
+        let symbol = ctx.nested_symbol(KERNEL_MODULE, &[kernel]);
         let op = OpBuilder::new("gpu.launch_func", self.b.loc)
             .operands(&operands)
             .attr("kernel", symbol)

@@ -8,7 +8,7 @@ use mlir_sys::{
 };
 
 /// Bits of one element, for the scalar types a buffer can hold.
-fn element_bits(element: Type) -> Option<u64> {
+pub(crate) fn element_bits(element: Type) -> Option<u64> {
     let raw = element.to_raw();
     // SAFETY: type queries on a live type.
     unsafe {

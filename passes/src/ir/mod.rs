@@ -507,9 +507,9 @@ impl Ty {
         if !self.is_memref() {
             return None;
         }
-        let element = self.element().print();
-        let ctx = crate::ir::Ctx::from_type(self);
-        ctx.ty(&format!("memref<1x{element}>"))?.byte_size()
+        // SAFETY: the element type of a live memref type.
+        let element = unsafe { melior::ir::Type::from_raw(self.element().0) };
+        Some(crate::ir::memref_size::element_bits(element)?.div_ceil(8))
     }
     /// The allocator of a comm-buffer memref type.
     /// `!symm_mem.pool`: a kernel's handle to a symmetric pool.
@@ -655,21 +655,6 @@ impl Ctx {
     pub fn from_type(ty: Ty) -> Self {
         Self(unsafe { mlirTypeGetContext(ty.0) })
     }
-    /// Parses an attribute written in MLIR syntax; `None` on a syntax error.
-    pub fn attr(self, text: &str) -> Option<Attr> {
-        let raw = unsafe { mlirAttributeParseGet(self.0, string_ref(text)) };
-        (!raw.ptr.is_null()).then_some(Attr(raw))
-    }
-    pub fn ty(self, text: &str) -> Option<Ty> {
-        let raw = unsafe { mlirTypeParseGet(self.0, string_ref(text)) };
-        (!raw.ptr.is_null()).then_some(Ty(raw))
-    }
-    /// Parses `text` as a module in this context: the module op, or `None`
-    /// after the parser's diagnostics.
-    pub fn parse_module(self, text: &str) -> Option<Op> {
-        let module = unsafe { mlirModuleCreateParse(self.0, string_ref(text)) };
-        (!module.ptr.is_null()).then(|| Op(unsafe { mlirModuleGetOperation(module) }))
-    }
     pub fn index_type(self) -> Ty {
         Ty(unsafe { mlirIndexTypeGet(self.0) })
     }
@@ -705,6 +690,120 @@ impl Ctx {
     }
     pub fn i64_array(self, values: &[i64]) -> Attr {
         Attr(unsafe { mlirDenseI64ArrayGet(self.0, values.len() as isize, values.as_ptr()) })
+    }
+    // Types and attributes, built (never parsed from text).
+
+    pub fn f32_type(self) -> Ty {
+        Ty(unsafe { mlirF32TypeGet(self.0) })
+    }
+    /// The signless integer type of `bits` bits (`i1`, `i32`, `i64`).
+    pub fn int_type(self, bits: u32) -> Ty {
+        Ty(unsafe { mlirIntegerTypeGet(self.0, bits) })
+    }
+    /// `!llvm.ptr` (address space 0).
+    pub fn llvm_ptr(self) -> Ty {
+        Ty(unsafe { mlirLLVMPointerTypeGet(self.0, 0) })
+    }
+    /// `!llvm.struct<(fields...)>`, a literal (unnamed) struct.
+    pub fn llvm_struct(self, fields: &[Ty]) -> Ty {
+        let fields: Vec<MlirType> = fields.iter().map(|t| t.0).collect();
+        Ty(unsafe {
+            mlirLLVMStructTypeLiteralGet(self.0, fields.len() as isize, fields.as_ptr(), false)
+        })
+    }
+    /// `!llvm.array<length x element>`.
+    pub fn llvm_array(self, element: Ty, length: u32) -> Ty {
+        Ty(unsafe { mlirLLVMArrayTypeGet(element.0, length) })
+    }
+    /// `vector<lanes x element>`.
+    pub fn vector(self, lanes: i64, element: Ty) -> Ty {
+        Ty(unsafe { mlirVectorTypeGet(1, &lanes, element.0) })
+    }
+    /// A memref of `shape` (`None`: a dynamic size), in `space` (`None`:
+    /// the default), with `strides` and `offset` as its layout (`None`:
+    /// the identity).
+    pub fn memref(
+        self,
+        shape: &[Option<i64>],
+        element: Ty,
+        strides: Option<(&[i64], i64)>,
+        space: Option<Attr>,
+    ) -> Ty {
+        let dynamic = unsafe { mlirShapedTypeGetDynamicSize() };
+        let shape: Vec<i64> = shape.iter().map(|d| d.unwrap_or(dynamic)).collect();
+        let layout = strides.map_or(
+            MlirAttribute {
+                ptr: std::ptr::null(),
+            },
+            |(strides, offset)| unsafe {
+                mlirStridedLayoutAttrGet(self.0, offset, strides.len() as isize, strides.as_ptr())
+            },
+        );
+        let space = space.map_or(
+            MlirAttribute {
+                ptr: std::ptr::null(),
+            },
+            |a| a.0,
+        );
+        Ty(unsafe {
+            mlirMemRefTypeGet(
+                element.0,
+                shape.len() as isize,
+                shape.as_ptr(),
+                layout,
+                space,
+            )
+        })
+    }
+    /// `[attrs...]`.
+    pub fn array_attr(self, attrs: &[Attr]) -> Attr {
+        let attrs: Vec<MlirAttribute> = attrs.iter().map(|a| a.0).collect();
+        Attr(unsafe { mlirArrayAttrGet(self.0, attrs.len() as isize, attrs.as_ptr()) })
+    }
+    /// An integer attribute of integer or index type `ty`.
+    pub fn int_attr(self, ty: Ty, value: i64) -> Attr {
+        Attr(unsafe { mlirIntegerAttrGet(ty.0, value) })
+    }
+    /// A float attribute of float type `ty`.
+    pub fn float_attr(self, ty: Ty, value: f64) -> Attr {
+        Attr(unsafe { mlirFloatAttrDoubleGet(self.0, ty.0, value) })
+    }
+    /// `@root::@nested::...`.
+    pub fn nested_symbol(self, root: &str, nested: &[&str]) -> Attr {
+        let nested: Vec<MlirAttribute> = nested
+            .iter()
+            .map(|name| unsafe { mlirFlatSymbolRefAttrGet(self.0, string_ref(name)) })
+            .collect();
+        Attr(unsafe {
+            mlirSymbolRefAttrGet(
+                self.0,
+                string_ref(root),
+                nested.len() as isize,
+                nested.as_ptr(),
+            )
+        })
+    }
+    /// `#gpu<all_reduce_op NAME>` (`None`: no such operation).
+    pub fn gpu_all_reduce_operation(self, name: &str) -> Option<Attr> {
+        let raw = unsafe {
+            symm_dialects::ffi::symmGpuAllReduceOperationAttrGet(self.0, string_ref(name))
+        };
+        (!raw.ptr.is_null()).then_some(Attr(raw))
+    }
+    /// `{name = value, ...}`.
+    pub fn dictionary(self, entries: &[(&str, Attr)]) -> Attr {
+        let entries: Vec<MlirNamedAttribute> = entries
+            .iter()
+            .map(|(name, value)| unsafe {
+                mlirNamedAttributeGet(mlirIdentifierGet(self.0, string_ref(name)), value.0)
+            })
+            .collect();
+        Attr(unsafe { mlirDictionaryAttrGet(self.0, entries.len() as isize, entries.as_ptr()) })
+    }
+    /// `#symm_mem.allocator<symmetric, @group>`.
+    pub fn symmetric_allocator(self, group: &str) -> Attr {
+        let name = string_ref(group);
+        Attr(unsafe { symm_dialects::ffi::symmMemAllocatorAttrGet(self.0, 0, name) })
     }
     pub fn function_type(self, inputs: &[Ty], results: &[Ty]) -> Ty {
         let inputs: Vec<MlirType> = inputs.iter().map(|t| t.0).collect();

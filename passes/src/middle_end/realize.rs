@@ -82,12 +82,10 @@ fn requirements(function: Op, symbols: &SymbolIndex) -> Vec<Requirement> {
     let mut found = Vec::new();
     for op in function.walk() {
         if let (Some(operands), Some(group)) = (op.symmetric_operands(), op.attr("group")) {
-            let Some(allocator) = ctx.attr(&format!(
-                "#symm_mem.allocator<symmetric, {}>",
-                group.print()
-            )) else {
+            let Some(name) = group.symbol_or_string() else {
                 continue;
             };
+            let allocator = ctx.symmetric_allocator(&name);
             found.extend(operands.into_iter().map(|operand| Requirement {
                 user: op,
                 operand,
@@ -144,17 +142,8 @@ struct State {
 /// A ranked memref type with `ty`'s shape and element type, an identity
 /// layout and `allocator` as memory space.
 fn comm_type(ty: Ty, allocator: Attr) -> Option<Ty> {
-    let dims: String = ty
-        .shape()
-        .iter()
-        .map(|dim| dim.map_or("?x".to_owned(), |size| format!("{size}x")))
-        .collect();
-    let text = format!(
-        "memref<{dims}{}, {}>",
-        ty.element().print(),
-        allocator.print()
-    );
-    Ctx::from_type(ty).ty(&text)
+    let ctx = Ctx::from_type(ty);
+    Some(ctx.memref(&ty.shape(), ty.element(), None, Some(allocator)))
 }
 
 impl State {

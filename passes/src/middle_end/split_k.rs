@@ -157,16 +157,13 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
     // Room for min(rows, max_rows) rows of each slice: one flat buffer
     // (allocations are dynamic in their leading size only), seen as
     // slices x rows x columns.
-    let ty = |text: String| ctx.ty(&text).expect("a memref type parses");
+    let f32 = ctx.f32_type();
+    let ty = |shape: &[Option<i64>]| ctx.memref(shape, f32, None, None);
     let (flat, partials) = match shape[0] {
         Some(rows) => {
             let room = rows.min(max_rows);
-            let flat = b.alloc(
-                ty(format!("memref<{}xf32>", slices * room * columns)),
-                &[],
-                None,
-            );
-            let partials_ty = ty(format!("memref<{slices}x{room}x{columns}xf32>"));
+            let flat = b.alloc(ty(&[Some(slices * room * columns)]), &[], None);
+            let partials_ty = ty(&[Some(slices), Some(room), Some(columns)]);
             (flat, b.expand_flat(flat, partials_ty, &[]))
         }
         None => {
@@ -175,8 +172,8 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
             let room = b.minui(rows, bound);
             let per_row = b.index(slices * columns);
             let elements = b.muli(room, per_row);
-            let flat = b.alloc(ty("memref<?xf32>".to_owned()), &[elements], None);
-            let partials_ty = ty(format!("memref<{slices}x?x{columns}xf32>"));
+            let flat = b.alloc(ty(&[None]), &[elements], None);
+            let partials_ty = ty(&[Some(slices), None, Some(columns)]);
             (flat, b.expand_flat(flat, partials_ty, &[room]))
         }
     };

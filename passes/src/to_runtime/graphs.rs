@@ -59,14 +59,14 @@ fn makes_results(op: Op) -> bool {
 
 /// The type of a launch's marker, a private global whose address is the
 /// launch's identity.
-fn marker_type(ctx: crate::ir::Ctx) -> Option<crate::ir::Ty> {
-    ctx.ty("memref<1xi8>")
+fn marker_type(ctx: crate::ir::Ctx) -> crate::ir::Ty {
+    ctx.memref(&[Some(1)], ctx.int_type(8), None, None)
 }
 
 /// The address of marker `name`, as a pointer.
 pub fn marker_ptr(host: &mut Host, name: &str) -> Val {
     let ctx = host.b.ctx;
-    let ty = marker_type(ctx).expect("memref<1xi8> parses");
+    let ty = marker_type(ctx);
     let global = OpBuilder::new("memref.get_global", host.b.loc)
         .results(&[ty])
         .attr("name", ctx.symbol(name))
@@ -235,9 +235,7 @@ impl Inlined {
     fn inline_as_graph(self, host: &mut Host, function: Op, launch: Op, marker: &str) {
         let ctx = host.b.ctx;
         let loc = launch.loc();
-        let (Some(marker_ty), Some(uninitialized)) = (marker_type(ctx), ctx.attr("unit")) else {
-            return;
-        };
+        let (marker_ty, uninitialized) = (marker_type(ctx), ctx.unit());
         function.insert_before(
             OpBuilder::new("memref.global", loc)
                 .attr("sym_name", ctx.string(marker))
@@ -387,9 +385,12 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
         };
         words.push(word);
     }
-    let Some(key_ty) = ctx.ty(&format!("memref<{}xi64>", words.len().max(1))) else {
-        return (host.null_ptr(), host.int(64, 0));
-    };
+    let key_ty = ctx.memref(
+        &[Some(words.len().max(1) as i64)],
+        ctx.int_type(64),
+        None,
+        None,
+    );
     let alloca = OpBuilder::new("memref.alloca", loc)
         .results(&[key_ty])
         .attr("operandSegmentSizes", ctx.segment_sizes(&[0, 0]))

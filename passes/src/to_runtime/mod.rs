@@ -28,13 +28,11 @@ mod graphs;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps, is_zero_constant};
 use crate::cudagraph::classify::is_host;
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
-pub use crate::{
+use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    analysis::read_after::used_after,
-    ir::builders::{At, replace_terminator},
+    ir::builders::At,
     ir::module::{SymbolIndex, defined_functions},
-    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
-    middle_end::select_all_reduce::{Facts, choose},
+    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
 };
 
 /// Unit attribute on each function that gained the `symm_runtime*` first
@@ -172,9 +170,7 @@ impl Conversion {
             host.null_ptr()
         };
         self.prepend_function_input(function, ptr);
-        if let Some(unit) = self.ctx.attr("unit") {
-            function.set_attr(RUNTIME_HANDLE_ATTR, unit);
-        }
+        function.set_attr(RUNTIME_HANDLE_ATTR, self.ctx.unit());
         let first_argument = if asynchronous { 2 } else { 1 };
         // Partitions first, so that the arguments bound below and the
         // results returned are the body's as it will run.
@@ -274,11 +270,11 @@ impl Conversion {
         let function_type = self.ctx.function_type(&inputs, &results);
         function.set_attr("function_type", self.ctx.type_attr(function_type));
         if let Some(arg_attrs) = function.attr("arg_attrs") {
-            let text = arg_attrs.print();
-            let inner = text.trim_start_matches('[').trim_end_matches(']');
-            if let Some(attr) = self.ctx.attr(&format!("[{{}}, {inner}]")) {
-                function.set_attr("arg_attrs", attr);
-            }
+            // The new first argument has none.
+            let attrs: Vec<Attr> = std::iter::once(self.ctx.dictionary(&[]))
+                .chain((0..arg_attrs.array_len()).filter_map(|i| arg_attrs.array_element(i)))
+                .collect();
+            function.set_attr("arg_attrs", self.ctx.array_attr(&attrs));
         }
     }
 

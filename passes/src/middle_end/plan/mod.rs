@@ -366,8 +366,5 @@ fn rewrite_pool(
 }
 
 fn pool_type(ctx: Ctx, bytes: u64, space: Option<Attr>) -> Ty {
-    let base = ctx
-        .ty(&format!("memref<{bytes}xi8>"))
-        .expect("a valid memref type");
-    base.with_memory_space(space)
+    ctx.memref(&[Some(bytes as i64)], ctx.int_type(8), None, space)
 }
