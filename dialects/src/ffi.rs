@@ -55,6 +55,8 @@ unsafe extern "C" {
     pub fn symmNvvmMmaTypeBf16Get(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.ld_st_matrix_shape<m = 8, n = 8>`.
     pub fn symmNvvmLdMatrixShape8x8Get(ctx: MlirContext) -> MlirAttribute;
+    /// 0 parallel, 1 reduction, -1 no linalg iterator type (symm-c/Linalg.h).
+    pub fn symmLinalgIteratorKind(attr: MlirAttribute) -> i32;
     /// `#gpu<dim AXIS>` (0: x, 1: y, 2: z), or a null attribute.
     pub fn symmGpuDimensionAttrGet(ctx: MlirContext, axis: i32) -> MlirAttribute;
     /// `#gpu<all_reduce_op NAME>`, or a null attribute (symm-c/Gpu.h).

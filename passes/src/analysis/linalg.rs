@@ -13,10 +13,7 @@ pub const OVERWRITES_ATTR: &str = "symm.overwrites";
 pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
     let types = op.attr("iterator_types")?;
     (0..types.array_len())
-        .map(|i| {
-            let text = types.array_element(i)?.print();
-            Some(text.contains("reduction"))
-        })
+        .map(|i| types.array_element(i)?.is_reduction_iterator())
         .collect()
 }
 

@@ -587,6 +587,15 @@ impl Attr {
             Some((mlirAffineMapGetNumDims(map) as usize, results))
         }
     }
+    /// Whether a `#linalg.iterator_type` is `reduction` (`None`: not an
+    /// iterator type).
+    pub fn is_reduction_iterator(self) -> Option<bool> {
+        match unsafe { symm_dialects::ffi::symmLinalgIteratorKind(self.0) } {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
     /// Entry `name` of a dictionary attribute.
     pub fn dict_get(self, name: &str) -> Option<Attr> {
         unsafe {

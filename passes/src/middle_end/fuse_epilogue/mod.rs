@@ -20,7 +20,7 @@ pub mod rows;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
-    analysis::linalg::captures_only_constants,
+    analysis::linalg::{captures_only_constants, iterator_kinds},
     ir::builders::replace_terminator,
     ir::{Attr, Ctx, Op, OpBuilder, Val, emit_remark},
 };
@@ -51,29 +51,30 @@ enum Access {
     Other,
 }
 
-/// Classifies the affine maps in an `indexing_maps` attribute's text.
-fn accesses(maps: &str) -> Vec<Access> {
-    maps.split("affine_map<")
-        .skip(1)
-        .map(|map| {
-            let map = map.find(")>").map_or(map, |end| &map[..=end]);
-            let Some((dims, results)) = map.split_once("->") else {
-                return Access::Other;
-            };
-            let dims = dims.trim().trim_start_matches('(').trim_end_matches(')');
-            let results = results.trim().trim_start_matches('(').trim_end_matches(')');
-            let last = dims.split(',').next_back().map(str::trim).unwrap_or("");
-            let first = dims.split(',').next().map(str::trim).unwrap_or("");
-            if dims == results {
-                Access::Identity
-            } else if results.trim() == last && dims.contains(',') {
-                Access::RowBroadcast
-            } else if results.trim() == first && dims.split(',').count() == 2 {
-                Access::PerRow
-            } else {
-                Access::Other
-            }
-        })
+/// How the generic reads one operand, from its indexing map (the loops,
+/// and which loop each result is).
+fn access(map: Option<(usize, Vec<usize>)>) -> Access {
+    let Some((loops, results)) = map else {
+        return Access::Other;
+    };
+    if results.iter().copied().eq(0..loops) {
+        Access::Identity
+    } else if loops > 1 && results == [loops - 1] {
+        Access::RowBroadcast
+    } else if loops == 2 && results == [0] {
+        Access::PerRow
+    } else {
+        Access::Other
+    }
+}
+
+/// Classifies the maps of an `indexing_maps` attribute.
+fn accesses(maps: Option<Attr>) -> Vec<Access> {
+    let Some(maps) = maps else {
+        return Vec::new();
+    };
+    (0..maps.array_len())
+        .map(|i| access(maps.array_element(i).and_then(Attr::dim_projection)))
         .collect()
 }
 
@@ -92,12 +93,9 @@ pub(crate) fn fusable(
     reduced: Val,
     per_row: Option<Val>,
 ) -> Result<Reads, &'static str> {
-    let iterators = generic
-        .attr("iterator_types")
-        .map(Attr::print)
-        .unwrap_or_default();
-    if iterators.contains("reduction") || !iterators.contains("parallel") {
-        return Err("it has reduction loops");
+    match iterator_kinds(generic) {
+        Some(reduced) if !reduced.is_empty() && !reduced.contains(&true) => {}
+        _ => return Err("it has reduction loops"),
     }
     let operands = generic.operands();
     let Some((&output, inputs)) = operands.split_last() else {
@@ -109,12 +107,7 @@ pub(crate) fn fusable(
     if output.ty().shape() != reduced.ty().shape() {
         return Err("its output has another shape");
     }
-    let maps = accesses(
-        &generic
-            .attr("indexing_maps")
-            .map(Attr::print)
-            .unwrap_or_default(),
-    );
+    let maps = accesses(generic.attr("indexing_maps"));
     if maps.len() != operands.len() || maps.last() != Some(&Access::Identity) {
         return Err("its output map is not the identity");
     }
@@ -302,20 +295,20 @@ impl SymmPass for FuseEpilogue {
 
 #[cfg(test)]
 mod tests {
-    use super::{Access, accesses};
+    use super::{Access, access};
 
     #[test]
-    fn classifies_identity_and_row_broadcast_maps() {
-        let maps = "[affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, \
-                    affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1, d0)>]";
-        assert_eq!(
-            accesses(maps),
-            vec![
-                Access::Identity,
-                Access::RowBroadcast,
-                Access::PerRow,
-                Access::Other
-            ]
-        );
+    fn classifies_identity_row_broadcast_and_per_row_maps() {
+        // (d0, d1) -> (d0, d1), (d1), (d0), (d1, d0); a map that is no
+        // projection of the loops (a constant result) is another access.
+        assert_eq!(access(Some((2, vec![0, 1]))), Access::Identity);
+        assert_eq!(access(Some((2, vec![1]))), Access::RowBroadcast);
+        assert_eq!(access(Some((2, vec![0]))), Access::PerRow);
+        assert_eq!(access(Some((2, vec![1, 0]))), Access::Other);
+        assert_eq!(access(None), Access::Other);
+        // Three loops: the last one alone broadcasts rows; identity is all.
+        assert_eq!(access(Some((3, vec![2]))), Access::RowBroadcast);
+        assert_eq!(access(Some((3, vec![0, 1, 2]))), Access::Identity);
+        assert_eq!(access(Some((3, vec![0]))), Access::Other);
     }
 }
