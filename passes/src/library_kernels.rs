@@ -13,7 +13,7 @@ use melior::{
     Context,
     dialect::{arith::CmpiPredicate, ods},
     ir::{
-        Attribute, AttributeLike, Block, BlockLike, Location, Module, Region, RegionLike,
+        Attribute, Block, BlockLike, Location, Module, Region, RegionLike,
         attribute::StringAttribute,
     },
     pass::PassManager,
@@ -80,15 +80,12 @@ pub fn build_module(
 ) -> Result<Module<'_>, PassError> {
     let location = Location::name(context, "symm-library", Location::unknown(context));
     let module = Module::new(location);
-    let root = Op::from_raw(module.as_operation().to_raw());
-    root.set_attr(
-        "gpu.container_module",
-        Attr::from_raw(Attribute::unit(context).to_raw()),
-    );
+    let root = Op::from(module.as_operation());
+    root.set_attr("gpu.container_module", Attr::from(Attribute::unit(context)));
     for kernel in kernels {
         let (name, _) = entry_of(kernel);
         let body = Block::new(&[]);
-        let e = Emitter::new(context, location, Blk::from_raw(body.to_raw()));
+        let e = Emitter::new(context, location, Blk::from(&body));
         build(&e, kernel, &name)?;
         let region = Region::new();
         region.append_block(body);
@@ -109,7 +106,7 @@ pub fn build_module(
 /// their PTX, in `symm_protocol::library::all()` order.
 pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
     let module = build_module(context, symm_protocol::library::all())?;
-    let root = Op::from_raw(module.as_operation().to_raw());
+    let root = Op::from(module.as_operation());
     let keys: Vec<Kernel> = symm_protocol::library::all().collect();
     let mut module = module;
     let pass_manager = PassManager::new(context);

@@ -182,7 +182,8 @@ fn text(pointer: *const std::ffi::c_char) -> &'static str {
 }
 
 unsafe extern "C" fn run_pass<P: SymmPass>(op: MlirOperation, options: MlirStringRef) -> bool {
-    let op = Op::from_raw(op);
+    // SAFETY: MLIR passes the live operation the pass runs on.
+    let op = unsafe { Op::from_raw(op) };
     // SAFETY: MLIR passes a valid string that outlives the call.
     let text = unsafe { std::slice::from_raw_parts(options.data.cast::<u8>(), options.length) };
     let options = PassOptions::parse(&String::from_utf8_lossy(text));

@@ -81,7 +81,7 @@ fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
         "#,
     )
     .expect("valid IR");
-    let ops = Op::from_raw(module.as_operation().to_raw()).walk();
+    let ops = Op::from(module.as_operation()).walk();
     let find = |name: &str, nth: usize| {
         ops.iter()
             .filter(|op| op.is(name))

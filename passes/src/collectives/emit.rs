@@ -17,8 +17,8 @@ use melior::{
         ods, scf,
     },
     ir::{
-        Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, TypeLike,
-        Value, ValueLike,
+        Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, Value,
+        ValueLike,
         attribute::{
             DenseElementsAttribute, DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
             IntegerAttribute, StringAttribute, TypeAttribute,
@@ -42,12 +42,7 @@ pub struct Emitter<'c> {
     pub block: Blk,
 }
 
-/// A melior value for one of ours (the op that defines it outlives the
-/// borrow, which melior cannot see through a raw handle).
-pub(crate) fn value<'c>(v: Val) -> Value<'c, 'static> {
-    // SAFETY: `v` is a live value of the module being built.
-    unsafe { Value::from_raw(v.raw()) }
-}
+pub(crate) use crate::ir::bridge::value;
 
 impl<'c> Emitter<'c> {
     pub fn new(ctx: &'c Context, loc: Location<'c>, block: Blk) -> Self {
@@ -61,7 +56,7 @@ impl<'c> Emitter<'c> {
 
     /// Appends `op` and returns it.
     pub fn push(&self, op: Operation<'c>) -> Op {
-        let op = Op::from_raw(op.into_raw());
+        let op = crate::ir::bridge::adopt(op);
         self.block.append(op);
         op
     }
@@ -319,7 +314,7 @@ impl<'c> Emitter<'c> {
     }
     /// The element type of a vector value.
     fn element_type(&self, vector: Val) -> Type<'c> {
-        let ty = crate::ir::Ty::from_raw(value(vector).r#type().to_raw()).element();
+        let ty = crate::ir::Ty::from(value(vector).r#type()).element();
         // SAFETY: a type of this context.
         unsafe { Type::from_raw(ty.raw()) }
     }
@@ -369,7 +364,7 @@ impl<'c> Emitter<'c> {
     /// `scf.for %i = lo to hi step step` (i64 bounds); `body` fills it.
     pub fn for_range(&self, lo: Val, hi: Val, step: Val, body: impl FnOnce(&Self, Val)) {
         let block = Block::new(&[(value(lo).r#type(), self.loc)]);
-        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let inner = self.into_block(Blk::from(&block));
         body(&inner, inner.block.arg(0));
         inner.push(scf::r#yield(&[], self.loc));
         let region = Region::new();
@@ -396,7 +391,7 @@ impl<'c> Emitter<'c> {
     ) -> Val {
         let carried = value(init).r#type();
         let block = Block::new(&[(value(lo).r#type(), self.loc), (carried, self.loc)]);
-        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let inner = self.into_block(Blk::from(&block));
         let next = body(&inner, inner.block.arg(0), inner.block.arg(1));
         inner.push(scf::r#yield(&[value(next)], self.loc));
         let region = Region::new();
@@ -428,7 +423,7 @@ impl<'c> Emitter<'c> {
         let mut arguments = vec![(value(lo).r#type(), self.loc)];
         arguments.extend(types.iter().map(|t| (*t, self.loc)));
         let block = Block::new(&arguments);
-        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let inner = self.into_block(Blk::from(&block));
         let carried: Vec<Val> = (1..=inits.len()).map(|i| inner.block.arg(i)).collect();
         let next = body(&inner, inner.block.arg(0), &carried);
         let next: Vec<Value> = next.iter().map(|v| value(*v)).collect();
@@ -455,7 +450,7 @@ impl<'c> Emitter<'c> {
     /// `scf.if condition` with no results and no else; `then` fills it.
     pub fn when(&self, condition: Val, then: impl FnOnce(&Self)) {
         let block = Block::new(&[]);
-        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let inner = self.into_block(Blk::from(&block));
         then(&inner);
         inner.push(scf::r#yield(&[], self.loc));
         let then_region = Region::new();
@@ -492,7 +487,7 @@ impl<'c> Emitter<'c> {
     /// A one-block region that `fill` fills and that yields its value.
     fn region_yielding(&self, fill: impl FnOnce(&Self) -> Val) -> Region<'c> {
         let block = Block::new(&[]);
-        let inner = self.into_block(Blk::from_raw(block.to_raw()));
+        let inner = self.into_block(Blk::from(&block));
         let result = fill(&inner);
         inner.push(scf::r#yield(&[value(result)], self.loc));
         let region = Region::new();
@@ -609,7 +604,7 @@ impl<'c> Emitter<'c> {
                 .map(|t| (*t, self.loc))
                 .collect::<Vec<_>>(),
         );
-        let body = self.into_block(Blk::from_raw(entry.to_raw()));
+        let body = self.into_block(Blk::from(&entry));
         fill(&body);
         body.push(ods::gpu::r#return(self.ctx, &[], self.loc).into());
         let region = Region::new();

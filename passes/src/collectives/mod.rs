@@ -15,7 +15,6 @@ use crate::analysis::all_reduce::AllReduceKernel;
 use crate::ir::{Blk, Ctx, Op};
 use emit::Emitter;
 use melior::{
-    ContextRef,
     dialect::ods,
     ir::{Block, Location, Region, RegionLike, attribute::StringAttribute},
 };
@@ -70,18 +69,17 @@ pub fn emit_gpu_module(
     name: &str,
     fill: impl FnOnce(&Emitter) -> Result<(), PassError>,
 ) -> Result<Op, PassError> {
-    // SAFETY: the context of the module being compiled, alive for the pass.
-    let context = unsafe { ContextRef::from_raw(ctx.raw()) };
+    let context = crate::ir::bridge::context(ctx);
     // SAFETY: used only within this call.
     let context = unsafe { context.to_ref() };
     let loc = Location::name(context, name, Location::unknown(context));
     let body = Block::new(&[]);
-    fill(&Emitter::new(context, loc, Blk::from_raw(body.to_raw())))?;
+    fill(&Emitter::new(context, loc, Blk::from(&body)))?;
     let region = Region::new();
     region.append_block(body);
     let module: melior::ir::Operation =
         ods::gpu::module(context, region, StringAttribute::new(context, name), loc).into();
-    let module = Op::from_raw(module.into_raw());
+    let module = crate::ir::bridge::adopt(module);
     parent.append(module);
     Ok(module)
 }

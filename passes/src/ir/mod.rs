@@ -5,6 +5,7 @@
 //! pass body, so these plain handles are sound as long as a handle is not
 //! used after its op is erased, which the passes take care of.
 
+pub mod bridge;
 pub mod builders;
 pub mod host;
 pub mod memref_size;
@@ -111,7 +112,9 @@ impl PartialEq for Attr {
 // SAFETY (for every method below): handles are only created from live IR
 // inside a pass run, and the C API calls only read or rewrite that IR.
 impl Op {
-    pub fn from_raw(raw: MlirOperation) -> Self {
+    /// # Safety
+    /// `raw` is a live handle of a context that outlives every use.
+    pub unsafe fn from_raw(raw: MlirOperation) -> Self {
         Self(raw)
     }
     pub fn raw(self) -> MlirOperation {
@@ -322,7 +325,9 @@ impl Val {
     pub fn raw(self) -> MlirValue {
         self.0
     }
-    pub fn from_raw(raw: MlirValue) -> Self {
+    /// # Safety
+    /// `raw` is a live handle of a context that outlives every use.
+    pub unsafe fn from_raw(raw: MlirValue) -> Self {
         Self(raw)
     }
     pub fn ty(self) -> Ty {
@@ -376,7 +381,9 @@ impl Blk {
     pub fn raw(self) -> MlirBlock {
         self.0
     }
-    pub fn from_raw(raw: MlirBlock) -> Self {
+    /// # Safety
+    /// `raw` is a live handle of a context that outlives every use.
+    pub unsafe fn from_raw(raw: MlirBlock) -> Self {
         Self(raw)
     }
     fn null(raw: MlirBlock) -> Option<Self> {
@@ -423,7 +430,9 @@ impl Ty {
     pub fn raw(self) -> MlirType {
         self.0
     }
-    pub fn from_raw(raw: MlirType) -> Self {
+    /// # Safety
+    /// `raw` is a live handle of a context that outlives every use.
+    pub unsafe fn from_raw(raw: MlirType) -> Self {
         Self(raw)
     }
     pub fn is_memref(self) -> bool {
@@ -606,7 +615,9 @@ impl Attr {
             (!raw.ptr.is_null()).then_some(Attr(raw))
         }
     }
-    pub fn from_raw(raw: MlirAttribute) -> Self {
+    /// # Safety
+    /// `raw` is a live handle of a context that outlives every use.
+    pub unsafe fn from_raw(raw: MlirAttribute) -> Self {
         Self(raw)
     }
     /// The value of a flat symbol reference or string attribute.

@@ -8,7 +8,6 @@ use super::{KERNEL_MODULE, Planned};
 use crate::collectives::emit::{Emitter, value};
 use crate::ir::{Blk, Val};
 use melior::{
-    ContextRef,
     dialect::{ods, scf},
     ir::{
         Attribute, Block, Location, Region, RegionLike,
@@ -71,14 +70,13 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
         return;
     };
     let ctx = last.ctx();
-    // SAFETY: the context of the module being compiled, alive for the pass.
-    let context = unsafe { ContextRef::from_raw(ctx.raw()) };
+    let context = crate::ir::bridge::context(ctx);
     // SAFETY: used only within this call.
     let context = unsafe { context.to_ref() };
     // SAFETY: a live location of the module.
     let loc = unsafe { Location::from_raw(ops[0].loc()) };
     let staging = Block::new(&[]);
-    let e = Emitter::new(context, loc, Blk::from_raw(staging.to_raw()));
+    let e = Emitter::new(context, loc, Blk::from(&staging));
     let i64 = e.i64();
     let site_attr = IntegerAttribute::new(i64, site);
     let max_attr = IntegerAttribute::new(i64, max_rows as i64);
@@ -102,12 +100,12 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
         );
         // The kernel's branch.
         let then_block = Block::new(&[]);
-        let then = e.into_block(Blk::from_raw(then_block.to_raw()));
+        let then = e.into_block(Blk::from(&then_block));
         launch(&then, p, m);
         then.push(scf::r#yield(&[], loc));
         // The library's branch: the group's ops move here.
         let else_block = Block::new(&[]);
-        let otherwise = Blk::from_raw(else_block.to_raw());
+        let otherwise = Blk::from(&else_block);
         e.into_block(otherwise).push(scf::r#yield(&[], loc));
         library_block = Some(otherwise);
         let then_region = Region::new();
@@ -125,7 +123,7 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
             symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc).into(),
         );
     });
-    for op in Blk::from_raw(staging.to_raw()).ops() {
+    for op in Blk::from(&staging).ops() {
         op.move_before(after);
     }
     if let Some(library) = library_block

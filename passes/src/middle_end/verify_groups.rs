@@ -233,8 +233,7 @@ pub struct VerifyGroups;
 
 impl SymmPass for VerifyGroups {
     fn run(op: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        // SAFETY: the pass runs on a live function.
-        let function = unsafe { OperationRef::from_raw(op.raw()) };
+        let function = crate::ir::bridge::operation(op);
         let table = function
             .parent_operation()
             .map(GroupTable::from_module)

@@ -76,7 +76,7 @@ fn print_ir(entry: &str) -> Result<(), String> {
         .find(|kernel| library::entry_of(*kernel).0 == entry)
         .ok_or_else(|| format!("no library kernel {entry}"))?;
     let module = library::build_module(&context, [kernel]).map_err(|e| e.to_string())?;
-    let root = symm_passes::ir::Op::from_raw(module.as_operation().to_raw());
+    let root = symm_passes::ir::Op::from(module.as_operation());
     let only = root
         .entry_block()
         .and_then(|body| body.first_op())

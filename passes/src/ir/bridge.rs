@@ -1,0 +1,84 @@
+//! The one place where handles of this IR layer are made from raw C API
+//! handles: from melior's typed values (which are live by construction),
+//! so that the rest of the crate never calls an `unsafe` `from_raw`.
+
+use super::{Attr, Blk, Ctx, Op, Ty, Val};
+use melior::{
+    ContextRef,
+    ir::{
+        Attribute, AttributeLike, Block, BlockLike, BlockRef, Operation, OperationRef, Type,
+        TypeLike, Value, ValueLike,
+    },
+};
+
+impl From<Type<'_>> for Ty {
+    fn from(ty: Type<'_>) -> Self {
+        // SAFETY: a live type of melior's context.
+        unsafe { Ty::from_raw(ty.to_raw()) }
+    }
+}
+
+impl From<Attribute<'_>> for Attr {
+    fn from(attr: Attribute<'_>) -> Self {
+        // SAFETY: a live attribute of melior's context.
+        unsafe { Attr::from_raw(attr.to_raw()) }
+    }
+}
+
+impl From<Value<'_, '_>> for Val {
+    fn from(value: Value<'_, '_>) -> Self {
+        // SAFETY: a live value of melior's IR.
+        unsafe { Val::from_raw(value.to_raw()) }
+    }
+}
+
+impl From<&Block<'_>> for Blk {
+    fn from(block: &Block<'_>) -> Self {
+        // SAFETY: a live block; the caller hands it to a region before it
+        // drops (or this handle is not used after).
+        unsafe { Blk::from_raw(block.to_raw()) }
+    }
+}
+
+impl From<BlockRef<'_, '_>> for Blk {
+    fn from(block: BlockRef<'_, '_>) -> Self {
+        // SAFETY: a live block of melior's IR.
+        unsafe { Blk::from_raw(block.to_raw()) }
+    }
+}
+
+impl From<OperationRef<'_, '_>> for Op {
+    fn from(op: OperationRef<'_, '_>) -> Self {
+        // SAFETY: a live operation of melior's IR.
+        unsafe { Op::from_raw(op.to_raw()) }
+    }
+}
+
+/// An operation melior built, handed over to this layer (which inserts it
+/// into a block, where its parent owns it).
+pub fn adopt(op: Operation<'_>) -> Op {
+    // SAFETY: the operation is live; melior gives up its ownership.
+    unsafe { Op::from_raw(op.into_raw()) }
+}
+
+// The other way: melior handles for ours, for the typed builders. A pass
+// runs on IR that outlives it, so these lifetimes are the pass run's.
+
+/// A melior value for one of ours (the op that defines it outlives the
+/// borrow, which melior cannot see through a raw handle).
+pub fn value<'c>(v: Val) -> Value<'c, 'static> {
+    // SAFETY: `v` is a live value of the module being built.
+    unsafe { Value::from_raw(v.raw()) }
+}
+
+/// A melior reference to one of our operations.
+pub fn operation<'c, 'a>(op: Op) -> OperationRef<'c, 'a> {
+    // SAFETY: `op` is a live operation of the module the pass runs on.
+    unsafe { OperationRef::from_raw(op.raw()) }
+}
+
+/// A melior reference to the context of the module being compiled.
+pub fn context<'c>(ctx: Ctx) -> ContextRef<'c> {
+    // SAFETY: the context of the module being compiled, alive for the pass.
+    unsafe { ContextRef::from_raw(ctx.raw()) }
+}
