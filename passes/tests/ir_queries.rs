@@ -115,3 +115,87 @@ fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
     assert!(numbering.use_end(b, outer_store) > loop_end);
     assert!(numbering.index(a) < numbering.index(b));
 }
+
+#[test]
+fn a_walk_erases_ops_holding_regions_through_the_rewriter() {
+    use melior::ir::operation::OperationLike;
+    use symm_passes::ir::{
+        Op,
+        rewrite::{Visit, walk_erasing},
+    };
+
+    let context = context();
+    let module = Module::parse(
+        &context,
+        r#"
+        func.func @f(%c: i1, %a: memref<4xf32>) {
+          %c0 = arith.constant 0 : index
+          scf.if %c {
+            %x = memref.load %a[%c0] : memref<4xf32>
+            scf.if %c {
+              memref.store %x, %a[%c0] : memref<4xf32>
+            }
+          }
+          %y = memref.load %a[%c0] : memref<4xf32>
+          memref.store %y, %a[%c0] : memref<4xf32>
+          return
+        }
+        "#,
+    )
+    .expect("valid IR");
+    let root = Op::from(module.as_operation());
+    let before = root.walk().len();
+    // Erase the outer scf.if, which holds five ops (with the implicit
+    // scf.yields; two in a nested region): a walk that listed its ops
+    // first would visit them after they were freed.
+    let mut visited = Vec::new();
+    walk_erasing(root, |op| {
+        visited.push(op.name());
+        let outer_if = op.is("scf.if") && op.parent().is_some_and(|p| p.is("func.func"));
+        if outer_if { Visit::Erase } else { Visit::Keep }
+    });
+    // Every op was visited once, each after what it holds, and the walk
+    // went on past the erased one.
+    assert_eq!(visited.len(), before);
+    let position = |name: &str, nth: usize| {
+        visited
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.as_str() == name)
+            .nth(nth)
+            .map(|(i, _)| i)
+            .expect("visited")
+    };
+    assert!(position("memref.store", 0) < position("scf.if", 0));
+    assert!(position("scf.if", 0) < position("scf.if", 1));
+    assert!(position("scf.if", 1) < position("memref.load", 1));
+    assert_eq!(visited.last().map(String::as_str), Some("builtin.module"));
+    // The outer scf.if and all it held are gone; the rest verifies.
+    let after: Vec<String> = root.walk().iter().map(|op| op.name()).collect();
+    assert!(!after.iter().any(|name| name == "scf.if"));
+    assert_eq!(after.len(), before - 6);
+    assert!(module.as_operation().verify());
+}
+
+#[test]
+fn a_panic_in_a_visit_stops_the_walk_and_reaches_the_caller() {
+    use symm_passes::ir::{
+        Op,
+        rewrite::{Visit, walk_erasing},
+    };
+
+    let context = context();
+    let module = Module::parse(&context, "func.func @f() {\n  return\n}").expect("valid IR");
+    let root = Op::from(module.as_operation());
+    let mut visits = 0;
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        walk_erasing(root, |_| {
+            visits += 1;
+            panic!("a visit failed");
+            #[allow(unreachable_code)]
+            Visit::Keep
+        })
+    }));
+    assert!(caught.is_err());
+    assert_eq!(visits, 1, "the walk stops at the first panic");
+}

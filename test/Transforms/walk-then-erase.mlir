@@ -1,4 +1,5 @@
 // RUN: symm-opt %s --pass-pipeline='builtin.module(func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce),symm-mem-realize,symm-mem-plan,symm-mem-expand-collectives,convert-symm-mem-to-runtime,func.func(symm-linalg-rows-to-gpu))' | FileCheck %s
+// RUN: symm-opt %s --pass-pipeline='builtin.module(func.func(symm-mem-to-dps))' | FileCheck %s --check-prefix=DPS
 
 // symm-fuzz found a use-after-free here (valgrind: an invalid read inside
 // the conversion): the passes walked a function, then erased ops whose
@@ -22,5 +23,31 @@ func.func @batched(%x: memref<2x8x64xf32>, %w: memref<64xf32>, %o: memref<2x8xf3
     %r = arith.addf %acc, %p : f32
     linalg.yield %r : f32
   }
+  return
+}
+
+// symm-mem-to-dps erases each functional collective through MLIR's
+// rewriter from inside MLIR's post-order walk (ir::rewrite::walk_erasing):
+// the ones nested in an scf.if's regions are rewritten before the if, and
+// the walk goes on past each erased op.
+// DPS-LABEL: func.func @nested
+// DPS: scf.if
+// DPS: %[[IN:.*]] = memref.alloc() : memref<8xf32>
+// DPS-NEXT: symm_mem.all_reduce_out sum %{{.*}} into %[[IN]] group @tp
+// DPS: scf.if
+// DPS: %[[DEEP:.*]] = memref.alloc() : memref<8xf32>
+// DPS-NEXT: symm_mem.all_reduce_out max %{{.*}} into %[[DEEP]] group @tp algorithm two_shot
+// DPS: %[[OUT:.*]] = memref.alloc() : memref<8xf32>
+// DPS-NEXT: symm_mem.all_reduce_out sum %{{.*}} into %[[OUT]] group @tp
+// DPS-NOT: symm_mem.all_reduce sum
+symm_mem.group @tp world_size(2)
+func.func @nested(%c: i1, %x: memref<8xf32, #symm_mem.allocator<symmetric, @tp>>) {
+  scf.if %c {
+    %a = symm_mem.all_reduce sum %x group @tp : memref<8xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<8xf32>
+    scf.if %c {
+      %b = symm_mem.all_reduce max %x group @tp algorithm two_shot : memref<8xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<8xf32>
+    }
+  }
+  %d = symm_mem.all_reduce sum %x group @tp : memref<8xf32, #symm_mem.allocator<symmetric, @tp>> -> memref<8xf32>
   return
 }

@@ -10,6 +10,7 @@ pub mod builders;
 pub mod host;
 pub mod memref_size;
 pub mod module;
+pub mod rewrite;
 pub mod stable_id;
 pub mod text;
 

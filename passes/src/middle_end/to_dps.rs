@@ -6,6 +6,7 @@
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::builders::Builder,
+    ir::rewrite::{Visit, walk_erasing},
     ir::{Op, OpBuilder, Val},
 };
 
@@ -31,12 +32,18 @@ pub struct ToDps;
 
 impl SymmPass for ToDps {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        for op in function.walk() {
+        // The functional op goes once its out form took its uses: the walk
+        // erases it through the rewriter, after every op it holds.
+        walk_erasing(function, |op| {
             let name = op.name();
-            if let Some(&(_, out_form)) = FORMS.iter().find(|(form, _)| *form == name) {
-                rewrite(op, out_form);
+            match FORMS.iter().find(|(form, _)| *form == name) {
+                Some(&(_, out_form)) => {
+                    rewrite(op, out_form);
+                    Visit::Erase
+                }
+                None => Visit::Keep,
             }
-        }
+        });
         Ok(())
     }
 }
@@ -78,5 +85,4 @@ fn rewrite(op: Op, out_form: &str) {
     }
     builder.insert(new.build());
     result.replace_all_uses_with(out);
-    op.erase();
 }
