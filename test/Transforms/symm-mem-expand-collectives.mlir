@@ -277,3 +277,14 @@ func.func @rows_too_long(%in: memref<2x16384xbf16, #symm_mem.allocator<symmetric
   } : memref<2x16384xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<2x16384xbf16>, memref<2x16384xbf16>
   return
 }
+
+// -----
+
+// The kernels' gpu.module is @symm_kernels: a program symbol of that name
+// is an error at its definition, not a redefinition left behind.
+symm_mem.group @tp world_size(2)
+// expected-error@+1 {{'func.func' @symm_kernels takes the name of the gpu.module that holds the generated kernels; rename it}}
+func.func @symm_kernels(%in: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, %out: memref<16xf32>) {
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
+  return
+}

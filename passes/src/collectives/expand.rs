@@ -438,6 +438,10 @@ impl Expansion {
         let Some(block) = module.entry_block() else {
             return;
         };
+        if let Some(taken) = crate::collectives::name_taken(block, KERNEL_MODULE) {
+            let message = crate::collectives::taken_message(KERNEL_MODULE, taken);
+            return self.error(taken, &message);
+        }
         let gpu_module = match crate::collectives::emit_kernel_module(
             self.ctx,
             block,

@@ -422,6 +422,13 @@ impl SymmPass for MatmulToGpu {
         let Some(body) = module.entry_block() else {
             return Ok(());
         };
+        if let Some(taken) = crate::collectives::name_taken(body, KERNEL_MODULE) {
+            emit_error(
+                taken.loc(),
+                &crate::collectives::taken_message(KERNEL_MODULE, taken),
+            );
+            return Err(PassFailed);
+        }
         if let Err(message) = emit_module(module, body, &planned) {
             emit_error(module.loc(), &message.to_string());
             return Err(PassFailed);

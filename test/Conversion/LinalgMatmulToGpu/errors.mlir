@@ -125,3 +125,16 @@ func.func @max_statistic(%x: memref<?x64xbf16>, %wg: memref<64x64xbf16>, %wu: me
   }
   return
 }
+
+// -----
+
+// The generated kernels' gpu.module is @symm_matmul_kernels: a program
+// symbol of that name is an error at its definition (the pass would
+// otherwise leave a redefinition behind; symm-fuzz found it).
+// expected-error@+1 {{'func.func' @symm_matmul_kernels takes the name of the gpu.module that holds the generated kernels; rename it}}
+func.func @symm_matmul_kernels(%a: memref<?x4096xbf16>, %w: memref<4096x4096xbf16>, %c: memref<?x4096xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<?x4096xbf16>)
+  linalg.matmul ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) outs(%c : memref<?x4096xbf16>)
+  return
+}

@@ -275,10 +275,19 @@ fn run_process(tool: &Path, args: &[&str], file: &Path) -> Option<String> {
         .stderr(Stdio::piped())
         .spawn()
         .ok()?;
+    // Drained as it comes: a tool that writes more than a pipe holds (an
+    // invalid module printed with its error) would otherwise block on the
+    // write and look hung.
+    let mut pipe = child.stderr.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut text);
+        text
+    });
     let start = Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() > HANG => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -287,14 +296,14 @@ fn run_process(tool: &Path, args: &[&str], file: &Path) -> Option<String> {
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => return Some(format!("waiting for {}: {e}", tool.display())),
         }
-    }
-    let output = child.wait_with_output().ok()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    };
+    let stderr = reader.join().unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&stderr);
     let name = tool
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match output.status.code() {
+    match status.code() {
         None => Some(format!("{name} died of a signal")),
         Some(_) if stderr.contains("panicked") => Some(format!("{name} panicked")),
         Some(_) if stderr.contains("LLVM ERROR") => Some(format!("{name}: LLVM fatal error")),
