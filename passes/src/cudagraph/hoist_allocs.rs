@@ -8,7 +8,7 @@
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::module::{SymbolIndex, defined_functions},
-    ir::{Op, OpBuilder, Ty, emit_remark},
+    ir::{Op, Ty, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<HoistAllocs>(
@@ -82,11 +82,7 @@ fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
     let buffer = alloc.result(0);
     let mut outputs = ret.operands();
     outputs.push(buffer);
-    ret.insert_before(
-        OpBuilder::new("func.return", ret.loc())
-            .operands(&outputs)
-            .build(),
-    );
+    ret.insert_before(crate::ir::builders::func_return(ret.loc(), &outputs));
     ret.erase();
 
     let (inputs, mut results) = partition
@@ -109,11 +105,8 @@ fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
     let callee = launch
         .attr("callee")
         .expect("launches name their partition");
-    let new_launch = OpBuilder::new("cudagraph.launch", launch.loc())
-        .operands(&launch.operands())
-        .results(&results)
-        .attr("callee", callee)
-        .build();
+    let new_launch =
+        crate::ir::builders::cudagraph_launch(launch.loc(), callee, &launch.operands(), &results);
     launch.insert_before(new_launch);
     for (old, new) in launch.results().into_iter().zip(new_launch.results()) {
         old.replace_all_uses_with(new);

@@ -257,13 +257,10 @@ fn outline(
     for (input, argument) in inputs.iter().zip(&arguments) {
         replace_uses_inside(*input, *argument, partition);
     }
-    body.append(OpBuilder::new("func.return", loc).operands(outputs).build());
+    body.append(crate::ir::builders::func_return(loc, outputs));
 
-    let launch = OpBuilder::new("cudagraph.launch", loc)
-        .operands(inputs)
-        .results(&output_types)
-        .attr("callee", ctx.symbol(name))
-        .build();
+    let launch =
+        crate::ir::builders::cudagraph_launch(loc, ctx.symbol(name), inputs, &output_types);
     Builder::new(ctx, loc, At::Before(anchor)).insert(launch);
     for (output, result) in outputs.iter().zip(launch.results()) {
         for (user, operand) in output.uses() {

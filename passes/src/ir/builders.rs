@@ -297,6 +297,49 @@ impl Builder {
         self.one(op)
     }
 
+    /// `memref.get_global @name : ty`.
+    pub fn memref_get_global(&mut self, name: &str, ty: Ty) -> Val {
+        let op = OpBuilder::new("memref.get_global", self.loc)
+            .results(&[ty])
+            .attr("name", self.ctx.symbol(name))
+            .build();
+        self.one(op)
+    }
+
+    /// `memref.alloca() : ty` (a static shape).
+    pub fn alloca(&mut self, ty: Ty) -> Val {
+        let op = OpBuilder::new("memref.alloca", self.loc)
+            .results(&[ty])
+            .attr("operandSegmentSizes", self.ctx.segment_sizes(&[0, 0]))
+            .build();
+        self.one(op)
+    }
+
+    /// `memref.store value, memref[indices]`.
+    pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) -> Op {
+        let mut operands = vec![value, memref];
+        operands.extend_from_slice(indices);
+        let op = OpBuilder::new("memref.store", self.loc)
+            .operands(&operands)
+            .build();
+        self.insert(op)
+    }
+
+    /// A one-operand conversion to `to`: `llvm.ptrtoint`, `arith.bitcast`
+    /// or `arith.extui`.
+    pub fn convert(&mut self, conversion: Conversion, value: Val, to: Ty) -> Val {
+        let name = match conversion {
+            Conversion::PtrToInt => "llvm.ptrtoint",
+            Conversion::Bitcast => "arith.bitcast",
+            Conversion::ExtUi => "arith.extui",
+        };
+        let op = OpBuilder::new(name, self.loc)
+            .operands(&[value])
+            .results(&[to])
+            .build();
+        self.one(op)
+    }
+
     pub fn get_global(&mut self, name: &str, ty: Ty) -> Val {
         let op = OpBuilder::new("symm_mem.get_global", self.loc)
             .results(&[ty])
@@ -317,6 +360,24 @@ impl Builder {
     }
 }
 
+/// The conversions `Builder::convert` builds.
+#[derive(Clone, Copy, Debug)]
+pub enum Conversion {
+    PtrToInt,
+    Bitcast,
+    ExtUi,
+}
+
+/// `memref.global "private" @name : ty = initial` (module level).
+pub fn memref_global(ctx: Ctx, loc: MlirLocation, name: &str, ty: Ty, initial: Attr) -> Op {
+    OpBuilder::new("memref.global", loc)
+        .attr("sym_name", ctx.string(name))
+        .attr("sym_visibility", ctx.string("private"))
+        .attr("type", ctx.type_attr(ty))
+        .attr("initial_value", initial)
+        .build()
+}
+
 /// Replaces `block`'s terminator with an op `name` of the same operands
 /// (a region moving to a parent with another terminator).
 pub fn replace_terminator(block: Blk, name: &str) {
@@ -327,4 +388,32 @@ pub fn replace_terminator(block: Blk, name: &str) {
         old.insert_before(new);
         old.erase();
     }
+}
+
+// Ops built on their own, for the caller to place: one typed function per
+// op, so that passes name no op by string.
+
+/// `func.return operands...`.
+pub fn func_return(loc: MlirLocation, operands: &[Val]) -> Op {
+    OpBuilder::new("func.return", loc)
+        .operands(operands)
+        .build()
+}
+
+/// `func.call @callee(operands) : results`.
+pub fn func_call(loc: MlirLocation, callee: Attr, operands: &[Val], results: &[Ty]) -> Op {
+    OpBuilder::new("func.call", loc)
+        .operands(operands)
+        .results(results)
+        .attr("callee", callee)
+        .build()
+}
+
+/// `cudagraph.launch @callee(operands) : results`.
+pub fn cudagraph_launch(loc: MlirLocation, callee: Attr, operands: &[Val], results: &[Ty]) -> Op {
+    OpBuilder::new("cudagraph.launch", loc)
+        .operands(operands)
+        .results(results)
+        .attr("callee", callee)
+        .build()
 }

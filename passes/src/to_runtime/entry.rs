@@ -25,9 +25,7 @@ pub const ASYNC_SUFFIX: &str = "_async";
 
 /// Replaces `ret` (a `func.return` of nothing) by one returning `status`.
 pub fn return_status(ret: Op, status: Val) {
-    let new = OpBuilder::new("func.return", ret.loc())
-        .operands(&[status])
-        .build();
+    let new = crate::ir::builders::func_return(ret.loc(), &[status]);
     ret.insert_before(new);
     ret.erase();
 }
@@ -81,17 +79,13 @@ pub fn split_async(
     let body = wrapper.region_blocks(0)[0];
     let args: Vec<Val> = sync_inputs.iter().map(|t| body.add_arg(*t, loc)).collect();
     let runtime = args[0];
-    let ret = OpBuilder::new("func.return", loc).build();
+    let ret = crate::ir::builders::func_return(loc, &[]);
     body.append(ret);
     let mut host = Host::new(At::Before(ret), wrapper, runtime, decls);
     let stream = host.null_ptr();
     let mut operands = vec![runtime, stream];
     operands.extend_from_slice(&args[1..]);
-    let call = OpBuilder::new("func.call", loc)
-        .operands(&operands)
-        .results(&[i32_ty])
-        .attr("callee", ctx.symbol(&async_name))
-        .build();
+    let call = crate::ir::builders::func_call(loc, ctx.symbol(&async_name), &operands, &[i32_ty]);
     host.b.insert(call);
     host.call(&abi::EXIT, &[]);
     debug_assert_eq!(ptr_type(ctx), runtime.ty());

@@ -24,11 +24,11 @@
 //! marker, unique per launch and object.
 
 use crate::PassError;
-use crate::ir::builders::{At, CmpI};
+use crate::ir::builders::{At, Builder, CmpI, Conversion, memref_global};
 use crate::ir::host::{Declarations, Host, int_type};
 use crate::{
     ir::module::SymbolIndex,
-    ir::{Op, OpBuilder, Val, emit_remark},
+    ir::{Op, Val, emit_remark},
 };
 use std::collections::HashSet;
 use symm_protocol::abi;
@@ -67,11 +67,7 @@ fn marker_type(ctx: crate::ir::Ctx) -> crate::ir::Ty {
 pub fn marker_ptr(host: &mut Host, name: &str) -> Val {
     let ctx = host.b.ctx;
     let ty = marker_type(ctx);
-    let global = OpBuilder::new("memref.get_global", host.b.loc)
-        .results(&[ty])
-        .attr("name", ctx.symbol(name))
-        .build();
-    let global = host.b.insert(global).result(0);
+    let global = host.b.memref_get_global(name, ty);
     host.ptr_of(global)
 }
 
@@ -236,14 +232,7 @@ impl Inlined {
         let ctx = host.b.ctx;
         let loc = launch.loc();
         let (marker_ty, uninitialized) = (marker_type(ctx), ctx.unit());
-        function.insert_before(
-            OpBuilder::new("memref.global", loc)
-                .attr("sym_name", ctx.string(marker))
-                .attr("sym_visibility", ctx.string("private"))
-                .attr("type", ctx.type_attr(marker_ty))
-                .attr("initial_value", uninitialized)
-                .build(),
-        );
+        function.insert_before(memref_global(ctx, loc, marker, marker_ty, uninitialized));
         let marker_ptr = marker_ptr(host, marker);
         let key = key_words(host, &launch.operands());
         let run = host.call_value(&abi::GRAPH_BEGIN, &[marker_ptr, key.0, key.1]);
@@ -337,7 +326,6 @@ fn scalar_bits(text: &str) -> Option<u32> {
 /// The key of `inputs` as i64 words in a stack array: (pointer, count).
 fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
     let ctx = host.b.ctx;
-    let loc = host.b.loc;
     let i64_ty = int_type(ctx, 64);
     let mut words = Vec::new();
     for &input in inputs {
@@ -354,32 +342,19 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
         let text = ty.print();
         let word = match text.as_str() {
             "index" => host.cast(input, i64_ty),
-            "!llvm.ptr" => {
-                let cast = OpBuilder::new("llvm.ptrtoint", loc)
-                    .operands(&[input])
-                    .results(&[i64_ty])
-                    .build();
-                host.b.insert(cast).result(0)
-            }
+            "!llvm.ptr" => host.b.convert(Conversion::PtrToInt, input, i64_ty),
             _ => {
                 let bits = scalar_bits(&text).unwrap_or(64);
                 let int = if text.starts_with('i') {
                     input
                 } else {
-                    let as_int = OpBuilder::new("arith.bitcast", loc)
-                        .operands(&[input])
-                        .results(&[int_type(ctx, bits)])
-                        .build();
-                    host.b.insert(as_int).result(0)
+                    host.b
+                        .convert(Conversion::Bitcast, input, int_type(ctx, bits))
                 };
                 if bits == 64 {
                     int
                 } else {
-                    let wide = OpBuilder::new("arith.extui", loc)
-                        .operands(&[int])
-                        .results(&[i64_ty])
-                        .build();
-                    host.b.insert(wide).result(0)
+                    host.b.convert(Conversion::ExtUi, int, i64_ty)
                 }
             }
         };
@@ -391,18 +366,10 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
         None,
         None,
     );
-    let alloca = OpBuilder::new("memref.alloca", loc)
-        .results(&[key_ty])
-        .attr("operandSegmentSizes", ctx.segment_sizes(&[0, 0]))
-        .build();
-    let key = host.b.insert(alloca).result(0);
+    let key = host.b.alloca(key_ty);
     for (index, word) in words.iter().enumerate() {
         let at = host.index(index as i64);
-        host.b.insert(
-            OpBuilder::new("memref.store", loc)
-                .operands(&[*word, key, at])
-                .build(),
-        );
+        host.b.store(*word, key, &[at]);
     }
     let count = host.int(64, words.len() as i64);
     (host.ptr_of(key), count)
@@ -422,23 +389,10 @@ fn copy_out_returned(function: Op, buffers: &[Op]) {
             if !buffers.contains(&def) {
                 continue;
             }
-            let loc = ret.loc();
-            let sizes = def.operands();
-            let fresh = OpBuilder::new("memref.alloc", loc)
-                .operands(&sizes)
-                .results(&[value.ty()])
-                .attr(
-                    "operandSegmentSizes",
-                    function.ctx().segment_sizes(&[sizes.len(), 0]),
-                )
-                .build();
-            ret.insert_before(fresh);
-            ret.insert_before(
-                OpBuilder::new("memref.copy", loc)
-                    .operands(&[value, fresh.result(0)])
-                    .build(),
-            );
-            ret.set_operand(index, fresh.result(0));
+            let mut b = Builder::before(ret);
+            let fresh = b.alloc(value.ty(), &def.operands(), None);
+            b.copy(value, fresh);
+            ret.set_operand(index, fresh);
         }
     }
 }
