@@ -23,7 +23,7 @@ use crate::{
     analysis::read_after::used_after,
     ir::builders::{At, replace_terminator},
     ir::host::{Declarations, Host, KERNEL_MODULE},
-    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
+    ir::{Attr, Ctx, Op, Val, emit_error},
     middle_end::select_all_reduce::Limits,
 };
 use std::collections::BTreeMap;
@@ -110,11 +110,7 @@ fn roles(op: Op) -> Roles {
 
 /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
 fn pool_of(host: &mut Host, buffer: Val) -> Val {
-    let op = OpBuilder::new("symm_mem.pool_of", host.b.loc)
-        .operands(&[buffer])
-        .results(&[Ty::pool(host.b.ctx)])
-        .build();
-    host.b.insert(op).result(0)
+    host.b.pool_of(buffer)
 }
 
 /// State of one run over a module.
@@ -165,11 +161,7 @@ impl Expansion {
             }
             let f32 = host.b.ctx.f32_type();
             let init = op.attr("row_init").expect("verified: the op has row_init");
-            let constant = OpBuilder::new("arith.constant", host.b.loc)
-                .results(&[f32])
-                .attr("value", init)
-                .build();
-            extra.push(host.b.insert(constant).result(0));
+            extra.push(host.b.constant_of(f32, init));
         }
         let pushes_into_outputs = segments
             .iter()

@@ -28,7 +28,7 @@ use crate::{
     analysis::linalg::{body, buffer_maps, iterator_kinds},
     gpu_codegen::linalg_gpu::{self, Emit},
     ir::builders::{At, Builder, CmpI},
-    ir::{Op, OpBuilder, Ty, Val, emit_remark},
+    ir::{Op, Ty, Val, emit_remark},
 };
 use std::collections::HashMap;
 
@@ -242,24 +242,12 @@ pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, las
 pub(crate) fn vector_load(t: &mut Emit, memref: Val, at: &[Val], lanes: u64) -> Val {
     let ctx = t.b.ctx;
     let ty = vector_type(ctx, lanes, memref.ty().element());
-    let operands: Vec<Val> = std::iter::once(memref).chain(at.iter().copied()).collect();
-    let load = OpBuilder::new("vector.load", t.b.loc)
-        .operands(&operands)
-        .results(&[ty])
-        .attr("alignment", ctx.i64(VECTOR_BYTES as i64))
-        .build();
-    t.b.insert(load).result(0)
+    t.b.vector_load(memref, at, ty, VECTOR_BYTES as i64)
 }
 
 /// Lane `lane` of `vector`.
 pub(crate) fn vector_lane(t: &mut Emit, vector: Val, lane: u64) -> Val {
-    let position = t.b.ctx.i64_array(&[lane as i64]);
-    let extract = OpBuilder::new("vector.extract", t.b.loc)
-        .operands(&[vector])
-        .results(&[vector.ty().element()])
-        .attr("static_position", position)
-        .build();
-    t.b.insert(extract).result(0)
+    t.b.vector_extract(vector, lane as i64)
 }
 
 fn vector_type(ctx: crate::ir::Ctx, lanes: u64, element: Ty) -> Ty {
@@ -323,7 +311,6 @@ pub(crate) fn vector_step(
     given: &HashMap<usize, Val>,
 ) {
     let ctx = op.ctx();
-    let loc = op.loc();
     let indices = |dims: &[usize]| -> Vec<Val> { dims.iter().map(|d| loop_ids[*d]).collect() };
     let alignment = ctx.i64(VECTOR_BYTES as i64);
     // Every input once, before the lanes.
@@ -367,14 +354,8 @@ pub(crate) fn vector_step(
     }
     let out_ty = vector_type(ctx, e.lanes, out_element);
     let vector = t.value("vector.from_elements", &results, out_ty);
-    let operands: Vec<Val> = [vector, e.output]
-        .into_iter()
-        .chain(output_at.iter().copied())
-        .collect();
-    let store = OpBuilder::new("vector.store", loc)
-        .operands(&operands)
-        .attr("alignment", alignment)
-        .build();
+    let store =
+        crate::ir::builders::vector_store(op.loc(), vector, e.output, &output_at, alignment);
     t.b.insert(store);
 }
 

@@ -297,6 +297,51 @@ impl Builder {
         self.one(op)
     }
 
+    /// `arith.constant attr : ty` for an attribute the IR already holds.
+    pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
+        self.constant(ty, attr)
+    }
+
+    /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
+    pub fn pool_of(&mut self, buffer: Val) -> Val {
+        let op = OpBuilder::new("symm_mem.pool_of", self.loc)
+            .operands(&[buffer])
+            .results(&[Ty::pool(self.ctx)])
+            .build();
+        self.one(op)
+    }
+
+    /// `symm_mem.with_allocator allocator -> types { }`, its block empty.
+    pub fn with_allocator(&mut self, allocator: Attr, types: &[Ty]) -> Op {
+        let op = OpBuilder::new("symm_mem.with_allocator", self.loc)
+            .results(types)
+            .attr("allocator", allocator)
+            .regions(1)
+            .build();
+        self.insert(op)
+    }
+
+    /// `vector.load memref[at] : ty`, `alignment` bytes aligned.
+    pub fn vector_load(&mut self, memref: Val, at: &[Val], ty: Ty, alignment: i64) -> Val {
+        let operands: Vec<Val> = std::iter::once(memref).chain(at.iter().copied()).collect();
+        let op = OpBuilder::new("vector.load", self.loc)
+            .operands(&operands)
+            .results(&[ty])
+            .attr("alignment", self.ctx.i64(alignment))
+            .build();
+        self.one(op)
+    }
+
+    /// `vector.extract vector[lane]`.
+    pub fn vector_extract(&mut self, vector: Val, lane: i64) -> Val {
+        let op = OpBuilder::new("vector.extract", self.loc)
+            .operands(&[vector])
+            .results(&[vector.ty().element()])
+            .attr("static_position", self.ctx.i64_array(&[lane]))
+            .build();
+        self.one(op)
+    }
+
     /// `memref.get_global @name : ty`.
     pub fn memref_get_global(&mut self, name: &str, ty: Ty) -> Val {
         let op = OpBuilder::new("memref.get_global", self.loc)
@@ -325,13 +370,14 @@ impl Builder {
         self.insert(op)
     }
 
-    /// A one-operand conversion to `to`: `llvm.ptrtoint`, `arith.bitcast`
-    /// or `arith.extui`.
-    pub fn convert(&mut self, conversion: Conversion, value: Val, to: Ty) -> Val {
-        let name = match conversion {
-            Conversion::PtrToInt => "llvm.ptrtoint",
-            Conversion::Bitcast => "arith.bitcast",
-            Conversion::ExtUi => "arith.extui",
+    /// A one-operand conversion to `to`.
+    pub fn convert(&mut self, cast: Cast, value: Val, to: Ty) -> Val {
+        let name = match cast {
+            Cast::PtrToInt => "llvm.ptrtoint",
+            Cast::Bitcast => "arith.bitcast",
+            Cast::ExtUi => "arith.extui",
+            Cast::IndexCast => "arith.index_cast",
+            Cast::Unrealized => "builtin.unrealized_conversion_cast",
         };
         let op = OpBuilder::new(name, self.loc)
             .operands(&[value])
@@ -360,12 +406,40 @@ impl Builder {
     }
 }
 
-/// The conversions `Builder::convert` builds.
+/// The casts `Builder::convert` builds.
 #[derive(Clone, Copy, Debug)]
-pub enum Conversion {
+pub enum Cast {
     PtrToInt,
     Bitcast,
     ExtUi,
+    IndexCast,
+    /// `builtin.unrealized_conversion_cast`, for a later pass to resolve.
+    Unrealized,
+}
+
+/// `vector.store vector, memref[at]`, aligned as `alignment` says.
+pub fn vector_store(
+    loc: MlirLocation,
+    vector: Val,
+    memref: Val,
+    at: &[Val],
+    alignment: Attr,
+) -> Op {
+    let operands: Vec<Val> = [vector, memref]
+        .into_iter()
+        .chain(at.iter().copied())
+        .collect();
+    OpBuilder::new("vector.store", loc)
+        .operands(&operands)
+        .attr("alignment", alignment)
+        .build()
+}
+
+/// `symm_mem.yield operands...`.
+pub fn symm_yield(loc: MlirLocation, operands: &[Val]) -> Op {
+    OpBuilder::new("symm_mem.yield", loc)
+        .operands(operands)
+        .build()
 }
 
 /// `memref.global "private" @name : ty = initial` (module level).

@@ -23,9 +23,9 @@ use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
     analysis::read_after::{own_static_allocation, root_of, used_after},
-    ir::builders::{At, Builder},
+    ir::builders::{At, Builder, symm_yield},
     ir::module::{SymbolIndex, defined_functions, sanitize},
-    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error, emit_remark},
+    ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
 };
 use std::collections::HashMap;
 
@@ -385,23 +385,14 @@ fn run_under_allocator(call: Op, allocator: Attr) {
         .iter()
         .map(|r| r.ty().with_memory_space(Some(allocator)))
         .collect();
-    let region_op = OpBuilder::new("symm_mem.with_allocator", call.loc())
-        .results(&types)
-        .attr("allocator", allocator)
-        .regions(1)
-        .build();
-    call.insert_before(region_op);
+    let region_op = Builder::before(call).with_allocator(allocator, &types);
     for (old, new) in call.results().into_iter().zip(region_op.results()) {
         old.replace_all_uses_with(new);
     }
     let body = region_op.entry_block().expect("built with one block");
     call.remove_from_parent();
     body.append(call);
-    body.append(
-        OpBuilder::new("symm_mem.yield", call.loc())
-            .operands(&call.results())
-            .build(),
-    );
+    body.append(symm_yield(call.loc(), &call.results()));
     for result in region_op.results() {
         propagate(result, allocator);
     }

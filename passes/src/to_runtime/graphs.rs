@@ -24,7 +24,7 @@
 //! marker, unique per launch and object.
 
 use crate::PassError;
-use crate::ir::builders::{At, Builder, CmpI, Conversion, memref_global};
+use crate::ir::builders::{At, Builder, Cast, CmpI, memref_global};
 use crate::ir::host::{Declarations, Host, int_type};
 use crate::{
     ir::module::SymbolIndex,
@@ -342,19 +342,18 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
         let text = ty.print();
         let word = match text.as_str() {
             "index" => host.cast(input, i64_ty),
-            "!llvm.ptr" => host.b.convert(Conversion::PtrToInt, input, i64_ty),
+            "!llvm.ptr" => host.b.convert(Cast::PtrToInt, input, i64_ty),
             _ => {
                 let bits = scalar_bits(&text).unwrap_or(64);
                 let int = if text.starts_with('i') {
                     input
                 } else {
-                    host.b
-                        .convert(Conversion::Bitcast, input, int_type(ctx, bits))
+                    host.b.convert(Cast::Bitcast, input, int_type(ctx, bits))
                 };
                 if bits == 64 {
                     int
                 } else {
-                    host.b.convert(Conversion::ExtUi, int, i64_ty)
+                    host.b.convert(Cast::ExtUi, int, i64_ty)
                 }
             }
         };

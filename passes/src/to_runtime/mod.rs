@@ -30,9 +30,9 @@ use crate::cudagraph::classify::is_host;
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    ir::builders::At,
+    ir::builders::{At, Cast},
     ir::module::{SymbolIndex, defined_functions},
-    ir::{Attr, Ctx, Op, OpBuilder, Ty, Val, emit_error},
+    ir::{Attr, Ctx, Op, Ty, Val, emit_error},
 };
 
 /// Unit attribute on each function that gained the `symm_runtime*` first
@@ -299,11 +299,8 @@ impl Conversion {
             "symm_mem.all_gather_matmul_out" => lower_all_gather_matmul(&mut host, op),
             "symm_mem.rank" => {
                 let rank = host.call_value(&abi::RANK, &[]);
-                let cast = OpBuilder::new("arith.index_cast", op.loc())
-                    .operands(&[rank])
-                    .results(&[host.b.ctx.index_type()])
-                    .build();
-                let index = host.b.insert(cast).result(0);
+                let index_ty = host.b.ctx.index_type();
+                let index = host.b.convert(Cast::IndexCast, rank, index_ty);
                 op.result(0).replace_all_uses_with(index);
                 Ok(())
             }
@@ -337,11 +334,8 @@ impl Conversion {
 /// where the pool was.
 fn pool_of_pointer(host: &mut Host, pointer: Val) -> Val {
     let descriptor = host.call_value(&abi::POOL_DESCRIPTOR, &[pointer]);
-    let cast = OpBuilder::new("builtin.unrealized_conversion_cast", host.b.loc)
-        .operands(&[descriptor])
-        .results(&[Ty::pool(host.b.ctx)])
-        .build();
-    host.b.insert(cast).result(0)
+    let pool = Ty::pool(host.b.ctx);
+    host.b.convert(Cast::Unrealized, descriptor, pool)
 }
 
 fn static_bytes(ty: Ty) -> Result<i64, PassError> {
