@@ -12,7 +12,7 @@ use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::builders::{At, Builder},
     ir::module::{SymbolIndex, defined_functions, sanitize},
-    ir::{Attr, Op, OpBuilder, Ty, Val, emit_remark, emit_warning},
+    ir::{Attr, Op, Ty, Val, emit_remark, emit_warning},
 };
 use std::collections::HashMap;
 
@@ -225,19 +225,20 @@ fn outline(
             }
         })
         .collect();
-    let mut partition = OpBuilder::new("func.func", after.loc())
-        .attr("sym_name", ctx.string(name))
-        .attr("sym_visibility", ctx.string("private"))
-        .attr(
-            "function_type",
-            ctx.type_attr(ctx.function_type(&input_types, &output_types)),
-        )
-        .attr("cudagraph.partition", ctx.i64(index as i64))
-        .regions(1);
+    let mut extra = vec![
+        ("sym_visibility", ctx.string("private")),
+        ("cudagraph.partition", ctx.i64(index as i64)),
+    ];
     if p2p.into_iter().any(|p2p| p2p) {
-        partition = partition.attr("arg_attrs", ctx.array_attr(&arg_attrs));
+        extra.push(("arg_attrs", ctx.array_attr(&arg_attrs)));
     }
-    let partition = partition.build();
+    let partition = crate::ir::builders::func(
+        ctx,
+        after.loc(),
+        name,
+        ctx.function_type(&input_types, &output_types),
+        &extra,
+    );
     after.insert_after(partition);
     let body = partition.entry_block().expect("built with one block");
     let arguments: Vec<Val> = input_types

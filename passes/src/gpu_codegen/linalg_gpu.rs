@@ -140,12 +140,7 @@ pub fn launch(host: &mut Builder, blocks: Val, threads: Val) -> Launch {
     let ctx = host.ctx;
     let loc = host.loc;
     let one = host.index(1);
-    let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
-    let op = OpBuilder::new("gpu.launch", loc)
-        .operands(&[blocks, one, one, threads, one, one])
-        .attr("operandSegmentSizes", segments)
-        .regions(1)
-        .build();
+    let op = crate::ir::builders::gpu_launch(ctx, loc, [blocks, one, one], [threads, one, one]);
     host.insert(op);
     let body = op.region_blocks(0)[0];
     let index = ctx.index_type();

@@ -31,8 +31,8 @@ use crate::{
         vector_load, vector_step,
     },
     gpu_codegen::linalg_gpu::{self, Emit, Launch},
-    ir::builders::{At, Builder, CmpI},
-    ir::{Op, OpBuilder, Val, emit_remark},
+    ir::builders::{At, Builder, CmpI, gpu_all_reduce, scf_for},
+    ir::{Op, Val, emit_remark},
 };
 use std::collections::HashMap;
 
@@ -215,11 +215,7 @@ fn row_total(
             k.index_op("arith.muli", launch.block_dim_x, lanes),
         )
     };
-    let for_op = OpBuilder::new("scf.for", loc)
-        .operands(&[start, columns, step, identity])
-        .results(&[f32])
-        .regions(1)
-        .build();
+    let for_op = scf_for(loc, [start, columns, step], &[identity], &[f32]);
     k.b.insert(for_op);
     let loop_body = for_op.region_blocks(0)[0];
     let column = loop_body.add_arg(index, loc);
@@ -276,13 +272,7 @@ fn row_total(
     let kind = ctx
         .gpu_all_reduce_operation(r.combiner.all_reduce)
         .expect("the combiners are gpu all-reduce operations");
-    let all_reduce = OpBuilder::new("gpu.all_reduce", loc)
-        .operands(&[partial])
-        .results(&[f32])
-        .attr("op", kind)
-        .attr("uniform", ctx.unit())
-        .empty_regions(1)
-        .build();
+    let all_reduce = gpu_all_reduce(ctx, loc, partial, f32, kind);
     k.b.insert(all_reduce).result(0)
 }
 
@@ -442,10 +432,7 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     let lanes = k.b.index(e.lanes as i64);
     let start = k.index_op("arith.muli", launch.thread_x, lanes);
     let step = k.index_op("arith.muli", launch.block_dim_x, lanes);
-    let for_op = OpBuilder::new("scf.for", loc)
-        .operands(&[start, sizes.columns, step])
-        .regions(1)
-        .build();
+    let for_op = scf_for(loc, [start, sizes.columns, step], &[], &[]);
     k.b.insert(for_op);
     k.op("gpu.terminator", &[], &[]);
     let loop_body = for_op.region_blocks(0)[0];

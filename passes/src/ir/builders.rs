@@ -435,6 +435,83 @@ pub fn vector_store(
         .build()
 }
 
+/// `func.func @name` of `function_type` with one empty block and the
+/// attributes `extra` (visibility, argument attributes, markers).
+pub fn func(
+    ctx: Ctx,
+    loc: MlirLocation,
+    name: &str,
+    function_type: Ty,
+    extra: &[(&str, Attr)],
+) -> Op {
+    let mut op = OpBuilder::new("func.func", loc)
+        .attr("sym_name", ctx.string(name))
+        .attr("function_type", ctx.type_attr(function_type))
+        .regions(1);
+    for (attr, value) in extra {
+        op = op.attr(attr, *value);
+    }
+    op.build()
+}
+
+/// `scf.for %i = lower to upper step step iter_args(inits) -> results`,
+/// its body block without arguments yet.
+pub fn scf_for(
+    loc: MlirLocation,
+    [lower, upper, step]: [Val; 3],
+    inits: &[Val],
+    results: &[Ty],
+) -> Op {
+    let mut operands = vec![lower, upper, step];
+    operands.extend_from_slice(inits);
+    OpBuilder::new("scf.for", loc)
+        .operands(&operands)
+        .results(results)
+        .regions(1)
+        .build()
+}
+
+/// `gpu.all_reduce kind %value uniform : result`.
+pub fn gpu_all_reduce(ctx: Ctx, loc: MlirLocation, value: Val, result: Ty, kind: Attr) -> Op {
+    OpBuilder::new("gpu.all_reduce", loc)
+        .operands(&[value])
+        .results(&[result])
+        .attr("op", kind)
+        .attr("uniform", ctx.unit())
+        .empty_regions(1)
+        .build()
+}
+
+/// `gpu.launch blocks(grid) threads(block)`, sizes x, y, z each; its body
+/// block without arguments yet.
+pub fn gpu_launch(ctx: Ctx, loc: MlirLocation, grid: [Val; 3], block: [Val; 3]) -> Op {
+    let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
+    let operands: Vec<Val> = grid.into_iter().chain(block).collect();
+    OpBuilder::new("gpu.launch", loc)
+        .operands(&operands)
+        .attr("operandSegmentSizes", segments)
+        .regions(1)
+        .build()
+}
+
+/// `symm_mem.all_reduce_epilogue_out` of `operands` grouped by
+/// `segments`, with an empty region for the epilogue.
+pub fn all_reduce_epilogue_out(
+    loc: MlirLocation,
+    operands: &[Val],
+    segments: Attr,
+    [reduction, group, algorithm]: [Attr; 3],
+) -> Op {
+    OpBuilder::new("symm_mem.all_reduce_epilogue_out", loc)
+        .operands(operands)
+        .attr("operandSegmentSizes", segments)
+        .attr("reduction", reduction)
+        .attr("group", group)
+        .attr("algorithm", algorithm)
+        .empty_regions(1)
+        .build()
+}
+
 /// `symm_mem.yield operands...`.
 pub fn symm_yield(loc: MlirLocation, operands: &[Val]) -> Op {
     OpBuilder::new("symm_mem.yield", loc)

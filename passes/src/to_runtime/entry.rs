@@ -12,7 +12,7 @@ use crate::{
     analysis::dynamic::{MAX_TOKENS_ATTR, max_tokens},
     ir::builders::At,
     ir::module::SymbolIndex,
-    ir::{Op, OpBuilder, Ty, Val},
+    ir::{Op, Ty, Val},
 };
 use symm_protocol::abi;
 
@@ -66,15 +66,13 @@ pub fn split_async(
         .filter(|(i, _)| *i != 1)
         .map(|(_, t)| *t)
         .collect();
-    let wrapper = OpBuilder::new("func.func", loc)
-        .attr("sym_name", ctx.string(&name))
-        .attr(
-            "function_type",
-            ctx.type_attr(ctx.function_type(&sync_inputs, &[])),
-        )
-        .attr(RUNTIME_HANDLE_ATTR, ctx.unit())
-        .regions(1)
-        .build();
+    let wrapper = crate::ir::builders::func(
+        ctx,
+        loc,
+        &name,
+        ctx.function_type(&sync_inputs, &[]),
+        &[(RUNTIME_HANDLE_ATTR, ctx.unit())],
+    );
     function.insert_after(wrapper);
     let body = wrapper.region_blocks(0)[0];
     let args: Vec<Val> = sync_inputs.iter().map(|t| body.add_arg(*t, loc)).collect();

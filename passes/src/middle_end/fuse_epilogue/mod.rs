@@ -22,7 +22,7 @@ use crate::{
     analysis::all_reduce::Algorithm,
     analysis::linalg::{captures_only_constants, iterator_kinds},
     ir::builders::replace_terminator,
-    ir::{Attr, Ctx, Op, OpBuilder, Val, emit_remark},
+    ir::{Attr, Ctx, Op, Val, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
@@ -184,17 +184,13 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
         .attr("group")
         .expect("all-reduce ops have a group");
     let segments = epilogue_out_segments(ctx, fused_operands.len() - 2);
-    let fused = OpBuilder::new("symm_mem.all_reduce_epilogue_out", all_reduce.loc())
-        .operands(&fused_operands)
-        .attr("operandSegmentSizes", segments)
-        .attr("reduction", reduction)
-        .attr("group", group)
-        .attr(
-            "algorithm",
-            ctx.i32(Algorithm::fixed_by(all_reduce).map_or(0, Algorithm::code)),
-        )
-        .empty_regions(1)
-        .build();
+    let algorithm = ctx.i32(Algorithm::fixed_by(all_reduce).map_or(0, Algorithm::code));
+    let fused = crate::ir::builders::all_reduce_epilogue_out(
+        all_reduce.loc(),
+        &fused_operands,
+        segments,
+        [reduction, group, algorithm],
+    );
     fused.take_region_from(generic, 0);
     let body = fused.entry_block().expect("the generic's body moved here");
     // Block arguments: (reduced element, other inputs..., no output).
