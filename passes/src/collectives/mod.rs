@@ -64,12 +64,10 @@ pub fn emit_kernel_module<'k>(
 /// `name`: the program took the name a gpu.module of generated kernels
 /// needs, and adding it would leave the module invalid (a redefinition).
 pub fn name_taken(parent: Blk, name: &str) -> Option<Op> {
-    parent.ops().into_iter().find(|op| {
-        op.attr("sym_name")
-            .and_then(|n| n.symbol_or_string())
-            .as_deref()
-            == Some(name)
-    })
+    parent
+        .ops()
+        .into_iter()
+        .find(|op| op.symbol_name().as_deref() == Some(name))
 }
 
 /// The error at a symbol that `name_taken` found.
@@ -83,16 +81,14 @@ pub fn taken_message(name: &str, taken: Op) -> String {
 
 /// Appends `gpu.module @name` to `parent` (a module's body), its body
 /// written by `fill` (an emitter on it, located at the module's name);
-/// returns the gpu.module.
+/// returns the gpu.module. Passes that add it to a program check
+/// `name_taken` first, to report a clash at the symbol that causes it.
 pub fn emit_gpu_module(
     ctx: Ctx,
     parent: Blk,
     name: &str,
     fill: impl FnOnce(&Emitter) -> Result<(), PassError>,
 ) -> Result<Op, PassError> {
-    if let Some(taken) = name_taken(parent, name) {
-        return Err(PassError::Unsupported(taken_message(name, taken)));
-    }
     let context = crate::ir::bridge::context(ctx);
     // SAFETY: used only within this call.
     let context = unsafe { context.to_ref() };

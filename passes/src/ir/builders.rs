@@ -67,15 +67,16 @@ impl Builder {
 
     /// `arith.constant value : ty` for an integer type `ty`.
     pub fn int_constant(&mut self, ty: Ty, value: i64) -> Val {
-        self.constant(ty, self.ctx.int_attr(ty, value))
+        self.constant_of(ty, self.ctx.int_attr(ty, value))
     }
 
     /// `arith.constant value : ty` for a float type `ty`.
     pub fn float_constant(&mut self, ty: Ty, value: f64) -> Val {
-        self.constant(ty, self.ctx.float_attr(ty, value))
+        self.constant_of(ty, self.ctx.float_attr(ty, value))
     }
 
-    fn constant(&mut self, ty: Ty, attr: Attr) -> Val {
+    /// `arith.constant attr : ty`.
+    pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
         let op = OpBuilder::new("arith.constant", self.loc)
             .results(&[ty])
             .attr("value", attr)
@@ -295,11 +296,6 @@ impl Builder {
             .attr("group", group)
             .build();
         self.one(op)
-    }
-
-    /// `arith.constant attr : ty` for an attribute the IR already holds.
-    pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
-        self.constant(ty, attr)
     }
 
     /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.

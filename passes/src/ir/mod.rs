@@ -687,13 +687,13 @@ impl Ctx {
     }
     /// An i32 integer attribute (what an `I32EnumAttr` holds).
     pub fn i32(self, value: i32) -> Attr {
-        Attr(unsafe { mlirIntegerAttrGet(mlirIntegerTypeGet(self.0, 32), i64::from(value)) })
+        self.int_attr(self.int_type(32), i64::from(value))
     }
     pub fn i64(self, value: i64) -> Attr {
-        Attr(unsafe { mlirIntegerAttrGet(mlirIntegerTypeGet(self.0, 64), value) })
+        self.int_attr(self.int_type(64), value)
     }
     pub fn index(self, value: i64) -> Attr {
-        Attr(unsafe { mlirIntegerAttrGet(mlirIndexTypeGet(self.0), value) })
+        self.int_attr(self.index_type(), value)
     }
     pub fn type_attr(self, ty: Ty) -> Attr {
         Attr(unsafe { mlirTypeAttrGet(ty.0) })
