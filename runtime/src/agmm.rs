@@ -36,7 +36,7 @@ unsafe impl Send for Matmul {}
 
 impl Matmul {
     pub fn new() -> Result<Self> {
-        let policy = PairPolicy::from_env()?;
+        let policy = PairPolicy::pair_from_env()?;
         // SAFETY: probing the library; nothing is called if it is absent.
         if !unsafe { cublas::is_culib_present() } {
             return Err(Error::Cuda(

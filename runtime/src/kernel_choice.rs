@@ -16,6 +16,7 @@
 //! `SYMM_MATMUL=generated` or `=library` forces a way (reproducible runs,
 //! no measurement); `=measured` is the default.
 
+use crate::choice::Choice;
 use crate::cuda::{Event, Stream};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -28,11 +29,7 @@ pub enum Way {
 }
 
 /// How the way is picked (`SYMM_MATMUL`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    Always(Way),
-    Measured,
-}
+pub type Policy = Choice<Way>;
 
 pub const POLICY_ENV: &str = "SYMM_MATMUL";
 
@@ -41,16 +38,12 @@ pub const ROUNDS: i64 = 8;
 /// Rounds at the start that only warm up.
 const WARM_UP: i64 = 2;
 
+/// The ways' names in `SYMM_MATMUL`.
+const WAYS: [(&str, Way); 2] = [("generated", Way::Generated), ("library", Way::Library)];
+
 impl Policy {
-    pub fn parse(value: Option<&str>) -> Result<Self> {
-        match value.map(str::trim) {
-            None | Some("") | Some("measured") => Ok(Self::Measured),
-            Some("generated") => Ok(Self::Always(Way::Generated)),
-            Some("library") => Ok(Self::Always(Way::Library)),
-            Some(other) => Err(Error::InvalidArgument(format!(
-                "{POLICY_ENV}={other:?}: expected generated, library or measured"
-            ))),
-        }
+    pub fn parse_matmul(value: Option<&str>) -> Result<Self> {
+        Self::parse(POLICY_ENV, value, WAYS)
     }
 }
 
@@ -104,7 +97,7 @@ impl KernelChoices {
         if let Some(policy) = self.policy {
             return Ok(policy);
         }
-        let policy = Policy::parse(std::env::var(POLICY_ENV).ok().as_deref())?;
+        let policy = Policy::from_env(POLICY_ENV, WAYS)?;
         self.policy = Some(policy);
         Ok(policy)
     }
@@ -196,16 +189,18 @@ mod tests {
 
     #[test]
     fn policy_parses_and_refuses_unknown_values() {
-        assert_eq!(Policy::parse(None).unwrap(), Policy::Measured);
+        assert_eq!(Policy::parse_matmul(None).unwrap(), Policy::Measured);
         assert_eq!(
-            Policy::parse(Some("generated")).unwrap(),
+            Policy::parse_matmul(Some("generated")).unwrap(),
             Policy::Always(Way::Generated)
         );
         assert_eq!(
-            Policy::parse(Some(" library ")).unwrap(),
+            Policy::parse_matmul(Some(" library ")).unwrap(),
             Policy::Always(Way::Library)
         );
-        let error = Policy::parse(Some("cublas")).unwrap_err().to_string();
+        let error = Policy::parse_matmul(Some("cublas"))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("SYMM_MATMUL"), "{error}");
     }
 

@@ -7,6 +7,7 @@
 pub mod abi_types;
 pub mod agmm;
 pub mod capi;
+pub mod choice;
 pub mod collectives;
 pub mod compiled_call;
 pub mod cuda;

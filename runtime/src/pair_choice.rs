@@ -19,6 +19,7 @@
 //! `SYMM_GEMM_PAIR=batched` or `=two` fixes the way (reproducible runs,
 //! no measurement); `=measured` is the default.
 
+use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::library::Dtype;
 use std::collections::HashMap;
@@ -34,11 +35,7 @@ pub enum PairWay {
 }
 
 /// How the way is picked (`SYMM_GEMM_PAIR`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PairPolicy {
-    Always(PairWay),
-    Measured,
-}
+pub type PairPolicy = Choice<PairWay>;
 
 /// Name of the environment variable that sets the policy.
 pub const POLICY_ENV: &str = "SYMM_GEMM_PAIR";
@@ -47,21 +44,17 @@ pub const POLICY_ENV: &str = "SYMM_GEMM_PAIR";
 /// fraction of the batched time.
 pub const MARGIN: f64 = 0.10;
 
+/// The ways' names in `SYMM_GEMM_PAIR`.
+const WAYS: [(&str, PairWay); 2] = [("batched", PairWay::Batched), ("two", PairWay::Two)];
+
 impl PairPolicy {
     /// The policy a value of `SYMM_GEMM_PAIR` names (unset: measured).
-    pub fn parse(value: Option<&str>) -> Result<Self> {
-        match value.map(str::trim) {
-            None | Some("") | Some("measured") => Ok(Self::Measured),
-            Some("batched") => Ok(Self::Always(PairWay::Batched)),
-            Some("two") => Ok(Self::Always(PairWay::Two)),
-            Some(other) => Err(Error::InvalidArgument(format!(
-                "{POLICY_ENV}={other:?}: expected batched, two or measured"
-            ))),
-        }
+    pub fn parse_pair(value: Option<&str>) -> Result<Self> {
+        Self::parse(POLICY_ENV, value, WAYS)
     }
 
-    pub fn from_env() -> Result<Self> {
-        Self::parse(std::env::var(POLICY_ENV).ok().as_deref())
+    pub fn pair_from_env() -> Result<Self> {
+        Self::from_env(POLICY_ENV, WAYS)
     }
 }
 
@@ -129,17 +122,22 @@ mod tests {
 
     #[test]
     fn the_policy_comes_from_the_environment_value() {
-        assert_eq!(PairPolicy::parse(None).unwrap(), PairPolicy::Measured);
-        assert_eq!(PairPolicy::parse(Some("")).unwrap(), PairPolicy::Measured);
+        assert_eq!(PairPolicy::parse_pair(None).unwrap(), PairPolicy::Measured);
         assert_eq!(
-            PairPolicy::parse(Some(" two ")).unwrap(),
+            PairPolicy::parse_pair(Some("")).unwrap(),
+            PairPolicy::Measured
+        );
+        assert_eq!(
+            PairPolicy::parse_pair(Some(" two ")).unwrap(),
             PairPolicy::Always(PairWay::Two)
         );
         assert_eq!(
-            PairPolicy::parse(Some("batched")).unwrap(),
+            PairPolicy::parse_pair(Some("batched")).unwrap(),
             PairPolicy::Always(PairWay::Batched)
         );
-        let error = PairPolicy::parse(Some("fast")).unwrap_err().to_string();
+        let error = PairPolicy::parse_pair(Some("fast"))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("SYMM_GEMM_PAIR=\"fast\""), "{error}");
         assert!(error.contains("batched, two or measured"), "{error}");
     }
