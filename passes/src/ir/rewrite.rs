@@ -8,7 +8,7 @@
 //! asks for its op to be erased (`Visit::Erase`) and the walk erases it
 //! through an `IRRewriter`, so no erased op can be visited again.
 
-use super::{Op, Val};
+use super::Op;
 use mlir_sys::*;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -22,23 +22,18 @@ pub enum Visit {
 }
 
 /// MLIR's `IRRewriter`, on the context of an op.
-pub struct Rewriter(MlirRewriterBase);
+struct Rewriter(MlirRewriterBase);
 
 impl Rewriter {
-    pub fn new(anchor: Op) -> Self {
+    fn new(anchor: Op) -> Self {
         // SAFETY: a live operation; the rewriter is destroyed on drop.
         Self(unsafe { mlirIRRewriterCreateFromOp(anchor.raw()) })
     }
     /// Erases `op` and what its regions hold.
-    pub fn erase(&mut self, op: Op) {
+    fn erase(&mut self, op: Op) {
         // SAFETY: a live operation whose results have no uses (the
         // rewriter asserts it in debug builds of MLIR).
         unsafe { mlirRewriterBaseEraseOp(self.0, op.raw()) }
-    }
-    /// Every use of `from` becomes a use of `to`.
-    pub fn replace_all_uses_with(&mut self, from: Val, to: Val) {
-        // SAFETY: live values of one context.
-        unsafe { mlirRewriterBaseReplaceAllUsesWith(self.0, from.raw(), to.raw()) }
     }
 }
 
