@@ -284,15 +284,14 @@ impl Session {
 
 // CUDA graphs of compiled partitions.
 impl Session {
-    /// Starts a run of partition `function` keyed by its arguments: true
+    /// Starts a run of partition `id` keyed by its arguments: true
     /// when the body must run (eagerly, or under a capture that
     /// `graph_end` finishes), false when a graph was replayed instead.
-    pub fn graph_begin(&mut self, function: u64, key: Vec<u64>) -> Result<bool> {
+    pub fn graph_begin(&mut self, id: u64, key: Vec<u64>) -> Result<bool> {
         let stream = self.active_stream();
         // The application may be capturing this call itself.
         let app_capturing = stream.is_capturing()?;
         let may_capture = graphs_enabled() && !app_capturing;
-        let id = function;
         let stepped = self.compiled.graphs.step(id, &key, may_capture);
         if !stepped.evicted.is_empty() {
             // Buffers of a key forgotten: queued work may still use them,
@@ -361,10 +360,9 @@ impl Session {
         Ok(buffer.ptr)
     }
 
-    /// Ends the body of partition `function`: a capture in progress is
+    /// Ends the body of partition `id`: a capture in progress is
     /// instantiated, kept and launched, or dropped when the body failed.
-    pub fn graph_end(&mut self, function: u64, body_failed: bool) -> Result<()> {
-        let id = function;
+    pub fn graph_end(&mut self, id: u64, body_failed: bool) -> Result<()> {
         if !self.compiled.graphs.capturing(id) {
             return Ok(());
         }
