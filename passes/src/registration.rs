@@ -54,14 +54,14 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
         "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,symm-linalg-elementwise-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
 gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,convert-scf-to-cf,\
-convert-nvvm-to-llvm,expand-strided-metadata,lower-affine,\
+convert-nvvm-to-llvm,func.func(expand-strided-metadata),gpu.module(expand-strided-metadata),lower-affine,\
 convert-func-to-llvm,nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},\
 convert-arith-to-llvm,\
-convert-index-to-llvm,canonicalize,cse,\
+convert-index-to-llvm,llvm.func(canonicalize,cse),gpu.module(canonicalize,cse),\
 gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),\
 symm-check-gpu-symbols{{libdevice={linked}}},\
 gpu-to-llvm,\
-gpu-module-to-binary{{format=isa}},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts"
+gpu-module-to-binary{{format=isa}},convert-math-to-llvm,llvm.func(canonicalize,cse),reconcile-unrealized-casts"
     )
 }
 

@@ -12,25 +12,6 @@
 // kernel stages its input and syncs with posted counter increments, no CAS.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @one_shot_async
-// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) -> i32
-// CHECK-SAME: symm.async_entry
-// CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
-// CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
-// CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
-// CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
-// CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
-// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %{{.*}}) :
-// CHECK: %[[HANDLE:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : !llvm.ptr to !symm_mem.pool
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[HANDLE]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64)
-// CHECK: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]]) : (!llvm.ptr) -> i32
-// CHECK-NEXT: return %[[STATUS]] : i32
-// CHECK-LABEL: func.func @one_shot(
-// CHECK-SAME: %[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) attributes {symm.runtime_handle}
-// CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK-NEXT: %{{.*}} = call @one_shot_async(%[[RT]], %[[NULL]], %[[OUT]])
-// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
-// CHECK-NEXT: return
 // CHECK: gpu.module @symm_kernels
 // CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KPOOL:[^:]*]]: !symm_mem.pool, %[[KIN:[^:]*]]: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr, %[[NVEC:[^:]*]]: i64)
 // CHECK-SAME: kernel
@@ -59,6 +40,25 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK: llvm.getelementptr %[[KOUT]][%[[I]]]
 // CHECK: symm_mem.set_epoch %[[KPOOL]] channel %[[BLOCK]] to %[[NEXT]]
+// CHECK-LABEL: func.func @one_shot_async
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) -> i32
+// CHECK-SAME: symm.async_entry
+// CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
+// CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
+// CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
+// CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
+// CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
+// CHECK: %[[DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%[[RT]], %{{.*}}) :
+// CHECK: %[[HANDLE:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : !llvm.ptr to !symm_mem.pool
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[HANDLE]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64)
+// CHECK: %[[STATUS:.*]] = call @symm_rt_exit_async(%[[RT]]) : (!llvm.ptr) -> i32
+// CHECK-NEXT: return %[[STATUS]] : i32
+// CHECK-LABEL: func.func @one_shot(
+// CHECK-SAME: %[[RT:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) attributes {symm.runtime_handle}
+// CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %{{.*}} = call @one_shot_async(%[[RT]], %[[NULL]], %[[OUT]])
+// CHECK-NEXT: call @symm_rt_exit(%[[RT]])
+// CHECK-NEXT: return
 // CHECK: func.func private @symm_rt_global(!llvm.ptr, i64, i64) -> !llvm.ptr
 func.func @one_shot(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
@@ -73,8 +73,6 @@ func.func @one_shot(%out: memref<32x32xf32>) {
 // Above the staging cap (512 KiB) the one-shot keeps its two CAS barriers.
 symm_mem.group @tp world_size(2)
 symm_mem.global @big alignment(128) : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @big_one_shot
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_f32_w2_v4 blocks
 // CHECK: gpu.func @symm_one_shot_sum_f32_w2_v4(%[[POOL:[^:]*]]: !symm_mem.pool, %[[IN:[^:]*]]: !llvm.ptr
 // CHECK: %[[BLOCK:.*]] = gpu.block_id x
 // CHECK: %[[P0:.*]] = symm_mem.peer_ptr %[[POOL]][%{{.*}}], %[[IN]] : !llvm.ptr
@@ -85,6 +83,8 @@ symm_mem.global @big alignment(128) : memref<1048576xi8, #symm_mem.allocator<sym
 // CHECK: llvm.getelementptr %[[P1]]
 // CHECK: symm_mem.barrier %[[POOL]] channel %[[BLOCK]]
 // CHECK-NOT: symm_mem.add_counter
+// CHECK-LABEL: func.func @big_one_shot
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_f32_w2_v4 blocks
 func.func @big_one_shot(%out: memref<512x512xf32>) {
   %pool = symm_mem.get_global @big : memref<1048576xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
@@ -101,8 +101,6 @@ func.func @big_one_shot(%out: memref<512x512xf32>) {
 // one barrier after the pushes, no middle one.
 symm_mem.group @tp4 world_size(4)
 symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
-// CHECK-LABEL: func.func @auto_two_shot
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_max_bf16_w4_v8
 // CHECK: gpu.func @symm_two_shot_push_max_bf16_w4_v8(
 // CHECK: symm_mem.barrier
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
@@ -114,6 +112,8 @@ symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<s
 // CHECK: symm_mem.barrier
 // CHECK-NOT: symm_mem.barrier
 // CHECK: gpu.return
+// CHECK-LABEL: func.func @auto_two_shot
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_max_bf16_w4_v8
 func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
   %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
   %c0 = arith.constant 0 : index
@@ -129,12 +129,6 @@ func.func @auto_two_shot(%out: memref<2048x1024xbf16>) {
 // output's own descriptor and offset; nothing to copy after the barrier.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @push_into_outputs
-// CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %{{.*}}) :
-// CHECK: %[[IN_POOL:.*]] = builtin.unrealized_conversion_cast %[[IN_DESC]] : !llvm.ptr to !symm_mem.pool
-// CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %{{.*}}) :
-// CHECK: %[[OUT_POOL:.*]] = builtin.unrealized_conversion_cast %[[OUT_DESC]] : !llvm.ptr to !symm_mem.pool
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, {{.*}}, %[[OUT_POOL]] : !symm_mem.pool)
 // CHECK: gpu.func @symm_two_shot_push_out_sum_f32_w2_v4(
 // CHECK-SAME: %[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr, %{{.*}}: i64, %[[KOUT_POOL:[^:]*]]: !symm_mem.pool)
 // CHECK: symm_mem.peer_ptr %[[KOUT_POOL]][%{{.*}}], %[[KOUT]]
@@ -149,6 +143,12 @@ symm_mem.global @pool alignment(128) : memref<8388608xi8, #symm_mem.allocator<sy
 // CHECK: symm_mem.barrier %[[KPOOL]]
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
+// CHECK-LABEL: func.func @push_into_outputs
+// CHECK: %[[IN_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %{{.*}}) :
+// CHECK: %[[IN_POOL:.*]] = builtin.unrealized_conversion_cast %[[IN_DESC]] : !llvm.ptr to !symm_mem.pool
+// CHECK: %[[OUT_DESC:.*]] = {{(func\.)?}}call @symm_rt_pool_descriptor(%{{.*}}, %{{.*}}) :
+// CHECK: %[[OUT_POOL:.*]] = builtin.unrealized_conversion_cast %[[OUT_DESC]] : !llvm.ptr to !symm_mem.pool
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_out_sum_f32_w2_v4 {{.*}} args(%[[IN_POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, {{.*}}, %[[OUT_POOL]] : !symm_mem.pool)
 func.func @push_into_outputs() {
   %pool = symm_mem.get_global @pool : memref<8388608xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
@@ -165,13 +165,13 @@ func.func @push_into_outputs() {
 // it, so it reads the reduced chunks back after a middle barrier (pull).
 symm_mem.group @tp4 world_size(4)
 symm_mem.global @pool4 alignment(128) : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
-// CHECK-LABEL: func.func @pull_two_shot
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_sum_bf16_w4_v8
-// CHECK: {{(func\.)?}}call @symm_rt_copy(
 // CHECK: gpu.func @symm_two_shot_sum_bf16_w4_v8(
 // CHECK-COUNT-3: symm_mem.barrier
 // CHECK-NOT: symm_mem.barrier
 // CHECK: gpu.return
+// CHECK-LABEL: func.func @pull_two_shot
+// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_sum_bf16_w4_v8
+// CHECK: {{(func\.)?}}call @symm_rt_copy(
 func.func @pull_two_shot(%out: memref<2048x1024xbf16>, %keep: memref<2048x1024xbf16>) {
   %pool = symm_mem.get_global @pool4 : memref<4194304xi8, #symm_mem.allocator<symmetric, @tp4>>
   %c0 = arith.constant 0 : index
@@ -610,21 +610,6 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // 3584 x 4096 and rows x 4096; bf16 in, f32 out, overwriting), and the
 // kernel takes the partials after the vector count; above, the whole
 // matmul into the all-reduce's input and the plain kernels.
-// CHECK-LABEL: func.func @split_k_async
-// CHECK: scf.if
-// CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
-// CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
-// CHECK: } else {
-// CHECK:   scf.if
-// CHECK:     call @symm_rt_batch_matmul(
-// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2
-// CHECK:   } else {
-// CHECK:     scf.if
-// CHECK:       call @symm_rt_matmul(
-// CHECK:       gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0 
-// CHECK:     } else {
-// CHECK:       call @symm_rt_matmul(
-// CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0 
 // CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[NVEC:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 // The rank's vector: slice 0's and slice 1's (nvec vectors further) f32
 // lanes, added in slice order and rounded once, then sent.
@@ -642,6 +627,21 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // CHECK: arith.truncf
 // CHECK: llvm.store
 // CHECK: symm_mem.barrier
+// CHECK-LABEL: func.func @split_k_async
+// CHECK: scf.if
+// CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
+// CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+// CHECK: } else {
+// CHECK:   scf.if
+// CHECK:     call @symm_rt_batch_matmul(
+// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2
+// CHECK:   } else {
+// CHECK:     scf.if
+// CHECK:       call @symm_rt_matmul(
+// CHECK:       gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0 
+// CHECK:     } else {
+// CHECK:       call @symm_rt_matmul(
+// CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0 
 // Without Lamport, the staged one-shot sums the slices into its own
 // staging slot before the counters meet (peers read the slot after).
 // STAGED-LABEL: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
@@ -688,6 +688,19 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 // between barriers up to 128) sums the slices, taking the partials before
 // the epilogue's operands; a rows kernel counts rows, so a slice is the
 // rows times 512 vectors. Above, the whole matmul and the plain kernels.
+// CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr,
+// CHECK: %[[SLICE:.*]] = arith.muli %[[ROWS]], %c512_i64{{[_0-9]*}} : i64
+// CHECK: %[[FIRST:.*]] = llvm.getelementptr %[[PARTIALS]][%[[AT:.*]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// CHECK: %[[OFFSET:.*]] = arith.muli %[[SLICE]], %c1_i64{{[_0-9]*}} : i64
+// CHECK: %[[NEXT:.*]] = arith.addi %[[OFFSET]], %[[AT]] : i64
+// CHECK: llvm.getelementptr %[[PARTIALS]][%[[NEXT]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// CHECK: symm_mem.lamport_wait
+// CHECK: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
+// CHECK: scf.for
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.truncf
+// CHECK: llvm.store
+// CHECK: symm_mem.barrier
 // CHECK-LABEL: func.func @split_k_rows_async
 // CHECK: call @symm_rt_batch_matmul(
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : f32)
@@ -699,20 +712,7 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
 // CHECK: call @symm_rt_matmul(
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
-// CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr,
-// CHECK: %[[SLICE:.*]] = arith.muli %[[ROWS]], %c512_i64{{[_0-9]*}} : i64
-// CHECK: %[[FIRST:.*]] = llvm.getelementptr %[[PARTIALS]][%[[AT:.*]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
-// CHECK: %[[OFFSET:.*]] = arith.muli %[[SLICE]], %c1_i64{{[_0-9]*}} : i64
-// CHECK: %[[NEXT:.*]] = arith.addi %[[OFFSET]], %[[AT]] : i64
-// CHECK: llvm.getelementptr %[[PARTIALS]][%[[NEXT]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
-// CHECK: symm_mem.lamport_wait
 // Between barriers, the sums go into the rank's input row by row first.
-// CHECK: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
-// CHECK: scf.for
-// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: arith.truncf
-// CHECK: llvm.store
-// CHECK: symm_mem.barrier
 // STAGED-LABEL: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
 // STAGED: %[[MINE:.*]] = symm_mem.staging_slot
 // STAGED: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>

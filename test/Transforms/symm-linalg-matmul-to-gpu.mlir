@@ -7,6 +7,19 @@
 // and up projections, SiLU(gate) * up. One generated kernel takes all of
 // it (the norm as its prologue, the activation as its epilogue), behind a
 // measured choice whose library branch keeps the ops as they were.
+// CHECK: gpu.module @symm_matmul_kernels
+// CHECK: llvm.mlir.global external @__symm_dynamic_shared() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+// CHECK-DAG: func.func private @symm_matmul_0_epilogue(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// CHECK-DAG: func.func private @symm_matmul_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
+// CHECK-DAG: func.func private @symm_matmul_0_prologue(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK: nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: func.call @symm_matmul_0_epilogue
 // CHECK-LABEL: func.func @gate_up
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[WG:.*]]: memref<4096x7168xbf16>, %[[WU:.*]]: memref<4096x7168xbf16>, %[[ACT:.*]]: memref<?x7168xbf16>)
 // CHECK: memref.dim %[[X]]
@@ -32,19 +45,6 @@
 // CHECK: linalg.generic
 // CHECK: }
 // CHECK: symm_mem.kernel_variant_end site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]])
-// CHECK: gpu.module @symm_matmul_kernels
-// CHECK: llvm.mlir.global external @__symm_dynamic_shared() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
-// CHECK-DAG: func.func private @symm_matmul_0_epilogue(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
-// CHECK-DAG: func.func private @symm_matmul_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
-// CHECK-DAG: func.func private @symm_matmul_0_prologue(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
-// CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
-// CHECK: nvvm.mbarrier.init
-// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK: nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
-// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
-// CHECK: func.call @symm_matmul_0_epilogue
 func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
                    %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
                    %act: memref<?x7168xbf16>) {
@@ -115,6 +115,8 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // Split-K slices of a down projection (as symm-mem-expand-collectives
 // writes them for the all-reduce to sum): one generated kernel, a block
 // row per slice.
+// CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
+// CHECK: nvvm.mma.sync
 // CHECK-LABEL: func.func @slices
 // CHECK-SAME: (%[[A:.*]]: memref<?x7168xbf16>, %[[W:.*]]: memref<7168x4096xbf16>, %[[P:.*]]: memref<2x?x4096xf32>)
 // CHECK: %[[AS:.*]] = memref.reinterpret_cast %[[A]]
@@ -124,8 +126,6 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: } else {
 // CHECK-NEXT: linalg.batch_matmul {symm.overwrites} ins(%[[AS]], %[[WS]]
-// CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
-// CHECK: nvvm.mma.sync
 func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memref<2x?x4096xf32>) {
   %c0 = arith.constant 0 : index
   %m = memref.dim %a, %c0 : memref<?x7168xbf16>

@@ -9,6 +9,12 @@
 // A staged one-shot (4 KiB fit the staging slots) on 2 ranks.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+// CHECK: gpu.module @symm_kernels
+// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KPOOL:.*]]: !symm_mem.pool,
+// CHECK: symm_mem.epoch %[[KPOOL]]
+// CHECK: symm_mem.add_counter %[[KPOOL]]
+// CHECK: symm_mem.wait_counter %[[KPOOL]]
+// CHECK: symm_mem.set_epoch %[[KPOOL]]
 // CHECK-LABEL: func.func @one_shot
 // CHECK-SAME: (%[[OUT:.*]]: memref<32x32xf32>)
 // CHECK: %[[VIEW:.*]] = memref.view
@@ -19,12 +25,6 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4 blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[NVEC]] : i64)
 // CHECK-NOT: symm_mem.all_reduce_out {{.*}} algorithm one_shot
 // CHECK-NOT: call
-// CHECK: gpu.module @symm_kernels
-// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4(%[[KPOOL:.*]]: !symm_mem.pool,
-// CHECK: symm_mem.epoch %[[KPOOL]]
-// CHECK: symm_mem.add_counter %[[KPOOL]]
-// CHECK: symm_mem.wait_counter %[[KPOOL]]
-// CHECK: symm_mem.set_epoch %[[KPOOL]]
 func.func @one_shot(%out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
@@ -44,10 +44,6 @@ func.func @one_shot(%out: memref<32x32xf32>) {
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-max-bytes=0' | FileCheck %s --check-prefix=NOLAMPORT
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<8192xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @lamport
-// CHECK: %[[POOL:.*]] = symm_mem.pool_of
-// 512 vectors, one per thread of 128-thread blocks (LAMPORT_THREADS): 4 blocks.
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%c4, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[POOL]] : !symm_mem.pool,
 // CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(%[[KPOOL:[^:]*]]: !symm_mem.pool, %[[KIN:[^:]*]]: !llvm.ptr, %[[KOUT:[^:]*]]: !llvm.ptr
 // CHECK-SAME: gpu.known_block_size = array<i32: 128, 1, 1>
 // CHECK-SAME: nvvm.reqntid = array<i32: 128, 1, 1>
@@ -72,6 +68,10 @@ symm_mem.global @pool alignment(128) : memref<8192xi8, #symm_mem.allocator<symme
 // CHECK: arith.addf %[[W0]], %[[W1]]
 // CHECK: gpu.barrier
 // CHECK: symm_mem.set_epoch %[[KPOOL]] channel %[[COUNTER]]
+// CHECK-LABEL: func.func @lamport
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of
+// 512 vectors, one per thread of 128-thread blocks (LAMPORT_THREADS): 4 blocks.
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%c4, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[POOL]] : !symm_mem.pool,
 // NOLAMPORT-LABEL: func.func @lamport
 // NOLAMPORT: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8
 func.func @lamport(%out: memref<8x512xbf16>) {
@@ -87,6 +87,9 @@ func.func @lamport(%out: memref<8x512xbf16>) {
 // all_reduce_out with a dynamic token count: a byte-count dispatch between
 // the kernels of each size segment, and the grid computed at run time.
 symm_mem.group @tp world_size(2)
+// CHECK: gpu.module @symm_kernels
+// CHECK-DAG: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(
+// CHECK-DAG: gpu.func @symm_one_shot_sum_bf16_w2_v8(
 // CHECK-LABEL: func.func @dynamic
 // CHECK-SAME: (%[[IN:.*]]: memref<?x4096xbf16, #{{.*}}>, %[[OUT:.*]]: memref<?x4096xbf16>)
 // CHECK: %[[POOL:.*]] = symm_mem.pool_of %[[IN]]
@@ -99,9 +102,6 @@ symm_mem.group @tp world_size(2)
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%{{.*}}) threads in (%c128, %c1, %c1)
 // CHECK: } else {
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
-// CHECK: gpu.module @symm_kernels
-// CHECK-DAG: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(
-// CHECK-DAG: gpu.func @symm_one_shot_sum_bf16_w2_v8(
 func.func @dynamic(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)
     attributes {symm_mem.max_tokens = 2048 : i64} {
   symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
@@ -114,16 +114,15 @@ func.func @dynamic(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
 // that the kernel calls per element; the bias is passed as a pointer.
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @fused
-// CHECK: %[[POOL:.*]] = symm_mem.pool_of
-// CHECK: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0]] {{.*}} args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr)
 // CHECK: gpu.module @symm_kernels
 // CHECK: func.func private @symm_epilogue_0(%[[X:.*]]: f32, %[[B:.*]]: f32) -> f32
 // CHECK: %[[Y:.*]] = arith.addf %[[X]], %[[B]] : f32
 // CHECK: return %[[Y]] : f32
-// CHECK: gpu.func @[[KERNEL]](
+// CHECK: gpu.func @symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0(
 // CHECK: func.call @symm_epilogue_0
-// INLINED-LABEL: gpu.module @symm_kernels
+// CHECK-LABEL: func.func @fused
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0 {{.*}} args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr)
 // INLINED-NOT: func.func private @symm_epilogue_0
 // INLINED: gpu.func @symm_one_shot_staged_sum_f32_w2_v4_symm_epilogue_0(
 // INLINED: scf.for
@@ -131,6 +130,7 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // INLINED-NEXT: %[[B:.*]] = llvm.extractelement %{{.*}}[%{{.*}} : i32] : vector<4xf32>
 // INLINED-NEXT: arith.addf %[[X]], %[[B]] : f32
 // INLINED-NOT: func.call
+// INLINED: func.func @fused
 func.func @fused(%bias: memref<32xf32>, %out: memref<32x32xf32>) {
   %pool = symm_mem.get_global @pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index
@@ -154,15 +154,11 @@ func.func @fused(%bias: memref<32xf32>, %out: memref<32x32xf32>) {
 // row statistic follows as in the staged kernel (lamport-max-bytes=0).
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>>
-// CHECK-LABEL: func.func @rows
-// CHECK: %[[POOL:.*]] = symm_mem.pool_of
-// CHECK: %[[INIT:.*]] = arith.constant 2.500000e-01 : f32
-// CHECK: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]] blocks in (%[[ROWS:.*]], %{{.*}}, %{{.*}}) threads in (%c512, %{{.*}}, %{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[INIT]] : f32)
 // CHECK: gpu.module @symm_kernels
 // CHECK-DAG: func.func private @symm_epilogue_0(%{{.*}}: bf16, %{{.*}}: bf16) -> bf16
 // CHECK-DAG: func.func private @symm_epilogue_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
 // CHECK-DAG: func.func private @symm_epilogue_0_apply(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16) -> bf16
-// CHECK: gpu.func @[[KERNEL]](%[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[NROWS:.*]]: i64, %{{.*}}: !llvm.ptr, %[[NORMED:.*]]: !llvm.ptr, %[[GAMMA:.*]]: !llvm.ptr, %[[INITARG:.*]]: f32)
+// CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(%[[KPOOL:[^:]*]]: !symm_mem.pool, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[NROWS:.*]]: i64, %{{.*}}: !llvm.ptr, %[[NORMED:.*]]: !llvm.ptr, %[[GAMMA:.*]]: !llvm.ptr, %[[INITARG:.*]]: f32)
 // CHECK-SAME: nvvm.reqntid = array<i32: 512, 1, 1>
 // CHECK-NOT: symm_mem.wait_counter
 // CHECK: symm_mem.lamport_region %[[KPOOL]]
@@ -179,12 +175,16 @@ symm_mem.global @pool alignment(128) : memref<65536xi8, #symm_mem.allocator<symm
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr
 // CHECK: gpu.barrier
 // CHECK: symm_mem.set_epoch
-// NOLAMPORT-LABEL: func.func @rows
-// NOLAMPORT: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]]
-// NOLAMPORT: gpu.func @[[KERNEL]](
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[POOL:.*]] = symm_mem.pool_of
+// CHECK: %[[INIT:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply blocks in (%[[ROWS:.*]], %{{.*}}, %{{.*}}) threads in (%c512, %{{.*}}, %{{.*}}) args(%[[POOL]] : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[INIT]] : f32)
+// NOLAMPORT: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // NOLAMPORT: symm_mem.wait_counter
 // NOLAMPORT: gpu.all_reduce add %{{.*}} uniform
 // NOLAMPORT: symm_mem.set_epoch
+// NOLAMPORT-LABEL: func.func @rows
+// NOLAMPORT: gpu.launch_func @symm_kernels::@[[KERNEL:symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply]]
 func.func @rows(%x: memref<4x4096xbf16>, %gamma: memref<4096xbf16>, %h: memref<4x4096xbf16>, %n: memref<4x4096xbf16>) {
   %pool = symm_mem.get_global @pool : memref<65536xi8, #symm_mem.allocator<symmetric, @tp>>
   %c0 = arith.constant 0 : index

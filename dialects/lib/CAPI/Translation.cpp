@@ -28,6 +28,23 @@ bool fail(MlirStringCallback onError, void *userData, const std::string &why) {
 }
 } // namespace
 
+/// Host instructions above which the object is generated without
+/// optimization (the fast register allocator and instruction selector).
+/// The optimizing backend grows faster than the code: the greedy register
+/// allocator's local splitting is about quadratic in a block's length (a
+/// function of thousands of collectives is one block of runtime calls),
+/// and 4,000 small entry points took 6.6 s against 1.2 s.
+/// Host code is a sequence of calls into the runtime, whose cost is the
+/// calls; programs below the limit (every example: a few thousand
+/// instructions) keep the optimizing backend and the same object.
+static constexpr size_t kOptimizedHostInstructionLimit = 50000;
+
+static llvm::CodeGenOptLevel hostCodeGenLevel(const llvm::Module &module) {
+  return module.getInstructionCount() > kOptimizedHostInstructionLimit
+             ? llvm::CodeGenOptLevel::None
+             : llvm::CodeGenOptLevel::Default;
+}
+
 bool symmEmitLLVM(MlirOperation module, const char *llvmIrPath,
                   const char *objectPath, MlirStringCallback onError,
                   void *userData) {
@@ -51,7 +68,8 @@ bool symmEmitLLVM(MlirOperation module, const char *llvmIrPath,
   llvm::TargetOptions options;
   options.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", options, llvm::Reloc::PIC_));
+      triple, "generic", "", options, llvm::Reloc::PIC_, std::nullopt,
+      hostCodeGenLevel(*llvmModule)));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
 

@@ -134,10 +134,12 @@ impl Expansion {
     /// The op becomes its kernels' launches: for each size segment, a
     /// `gpu.launch_func` behind a byte-count dispatch, taking the input's
     /// pool (`symm_mem.pool_of`), the pointers and the vector count.
-    fn expand_all_reduce(&mut self, op: Op) {
+    /// Expands `op`; `input_read_after`: whether its input may be read
+    /// after it (`used_after`, asked before any expansion).
+    fn expand_all_reduce(&mut self, op: Op, input_read_after: bool) {
         let name = op.name();
         let roles = roles(op);
-        let facts = match self.all_reduce_facts(op, &roles) {
+        let facts = match self.all_reduce_facts(op, &roles, input_read_after) {
             Ok(facts) => facts,
             Err(message) => return self.error(op, &format!("'{name}' {message}")),
         };
@@ -248,7 +250,12 @@ impl Expansion {
     }
 
     /// What decides an all-reduce's kernels, read once per op.
-    fn all_reduce_facts(&mut self, op: Op, roles: &Roles) -> Result<AllReduceFacts, PassError> {
+    fn all_reduce_facts(
+        &mut self,
+        op: Op,
+        roles: &Roles,
+        input_read_after: bool,
+    ) -> Result<AllReduceFacts, PassError> {
         let input = roles.input.ty();
         let element = input.element().print();
         let element_bytes =
@@ -380,7 +387,7 @@ impl Expansion {
             fixed,
             // The push two-shot overwrites the input, so only when nothing
             // reads it afterwards.
-            input_read_after: used_after(roles.input, op),
+            input_read_after,
             // Realize made the output symmetric if the push could use it.
             out_symmetric: roles
                 .out
@@ -485,8 +492,16 @@ impl SymmPass for ExpandCollectives {
             .into_iter()
             .filter(|op| expands(&op.name()))
             .collect();
-        for op in collectives {
-            expansion.expand_all_reduce(op);
+        // Asked of every op first: each expansion inserts ops, which makes
+        // the next order query in that block recompute the block's order
+        // (O(n) each, O(n^2) in all). Expansions add uses only before
+        // their own op, so the answers do not change.
+        let read_after: Vec<bool> = collectives
+            .iter()
+            .map(|&op| used_after(roles(op).input, op))
+            .collect();
+        for (op, read_after) in collectives.into_iter().zip(read_after) {
+            expansion.expand_all_reduce(op, read_after);
         }
         if expansion.failed {
             return Err(PassFailed);

@@ -79,10 +79,16 @@ pub fn taken_message(name: &str, taken: Op) -> String {
     )
 }
 
-/// Appends `gpu.module @name` to `parent` (a module's body), its body
+/// Puts `gpu.module @name` first in `parent` (a module's body), its body
 /// written by `fill` (an emitter on it, located at the module's name);
 /// returns the gpu.module. Passes that add it to a program check
 /// `name_taken` first, to report a clash at the symbol that causes it.
+///
+/// First, because upstream looks a `gpu.launch_func`'s kernel module up by
+/// a linear scan of the module body (`SymbolTable::lookupSymbolIn`, in the
+/// `gpu.container_module` verifier and in gpu-to-llvm): behind N entry
+/// points at the end, that was O(N^2) (4,000 entry points: 10.0 s against
+/// 7.1 s, bench/compile_time).
 pub fn emit_gpu_module(
     ctx: Ctx,
     parent: Blk,
@@ -100,6 +106,6 @@ pub fn emit_gpu_module(
     let module: melior::ir::Operation =
         ods::gpu::module(context, region, StringAttribute::new(context, name), loc).into();
     let module = crate::ir::bridge::adopt(module);
-    parent.append(module);
+    parent.prepend(module);
     Ok(module)
 }

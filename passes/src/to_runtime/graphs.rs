@@ -141,6 +141,9 @@ struct Inlined {
     /// The ops that run before the graph: those that make results, from
     /// values available there, in order.
     before: Vec<Op>,
+    /// The same ops, to ask membership of (a program's partition may hold
+    /// thousands).
+    hoisted: HashSet<Op>,
 }
 
 impl Inlined {
@@ -171,6 +174,7 @@ impl Inlined {
             ops,
             results,
             before,
+            hoisted,
         }
     }
 
@@ -183,7 +187,7 @@ impl Inlined {
     /// replay would skip it), an allocation that cannot run before the
     /// work, or an input the key cannot hold.
     fn why_not_captured(&self, launch: Op) -> Option<String> {
-        let before = &self.before;
+        let before = &self.hoisted;
         for (index, result) in self.results.iter().enumerate() {
             if let Some(def) = result.def()
                 && self.owns(def)
@@ -254,7 +258,7 @@ impl Inlined {
         let Some(yield_op) = branch.entry_block().and_then(|b| b.terminator()) else {
             return;
         };
-        for op in self.ops.iter().filter(|op| !before.contains(op)) {
+        for op in self.ops.iter().filter(|op| !self.hoisted.contains(op)) {
             op.move_before(yield_op);
         }
         host.move_before(yield_op);

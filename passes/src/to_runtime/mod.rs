@@ -220,13 +220,18 @@ impl Conversion {
                     || (lowers(&op.name()) && !batch_matmul::left_to_loops(*op))
             })
             .collect();
-        let pairs = sibling_matmuls(&work);
+        // Each pair's second op, by the first.
+        let pairs: std::collections::HashMap<Op, Op> = sibling_matmuls(&work)
+            .into_iter()
+            .map(|(first, second)| (second, first))
+            .collect();
+        let firsts: std::collections::HashSet<Op> = pairs.values().copied().collect();
         for op in work {
-            if pairs.iter().any(|(first, _)| *first == op) {
+            if firsts.contains(&op) {
                 // Lowered with its sibling, and erased then.
                 continue;
             }
-            if let Some((first, _)) = pairs.iter().find(|(_, second)| *second == op) {
+            if let Some(first) = pairs.get(&op) {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
                 match lower_matmul_pair(&mut host, *first, op) {
                     Ok(()) => {
@@ -554,11 +559,9 @@ fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), PassE
 /// (a gate and an up projection: one launch over both weights).
 fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
     let mut pairs: Vec<(Op, Op)> = Vec::new();
+    let mut seconds = std::collections::HashSet::new();
     for &first in ops {
-        if !first.is("linalg.matmul")
-            || first.num_operands() != 3
-            || pairs.iter().any(|(_, second)| *second == first)
-        {
+        if !first.is("linalg.matmul") || first.num_operands() != 3 || seconds.contains(&first) {
             continue;
         }
         let Some(second) = first.next_past_views() else {
@@ -578,6 +581,7 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
             && (0..3).all(|i| second.operand(i) != written)
         {
             pairs.push((first, second));
+            seconds.insert(second);
         }
     }
     pairs
@@ -619,12 +623,11 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
         }
     }
     // The fills' own bodies (linalg.yield) go with them.
+    let folded_set: std::collections::HashSet<Op> = folded.iter().copied().collect();
     let kept: Vec<Op> = ops
         .into_iter()
         .filter(|op| {
-            !folded
-                .iter()
-                .any(|fill| fill == op || fill.is_ancestor_of(*op))
+            !folded_set.contains(op) && !op.parent().is_some_and(|p| folded_set.contains(&p))
         })
         .collect();
     for fill in &folded {

@@ -41,6 +41,10 @@ pub struct Args {
     pub matmul_tile: [u64; 4],
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
+    /// Print the pipeline, each phase's time and MLIR's pass timings.
+    pub verbose: bool,
+    /// Verify the IR after every pass, not only the input and the result.
+    pub verify_each: bool,
 }
 
 #[derive(Parser, Debug)]
@@ -111,6 +115,14 @@ struct Cli {
     /// Link no libdevice: a kernel calling a math function is an error.
     #[arg(long)]
     no_libdevice: bool,
+    /// Print the pass pipeline, the time of each phase and of each pass
+    /// (on stderr).
+    #[arg(short, long)]
+    verbose: bool,
+    /// Verify the IR after every pass (slower), not only the input and the
+    /// lowered result.
+    #[arg(long)]
+    verify_each: bool,
 }
 
 /// `args` without the program name; a clap error (its `exit` prints it
@@ -147,6 +159,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         },
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
+        verbose: cli.verbose,
+        verify_each: cli.verify_each,
     })
 }
 
@@ -184,6 +198,7 @@ mod tests {
         assert_eq!(plain.libdevice, Libdevice::Off);
         assert_eq!(plain.output, PathBuf::from("a.o"));
         assert!(plain.cuda_graphs && plain.fuse_epilogue && plain.fuse_rows);
+        assert!(!plain.verbose && parse_strs(&["a.mlir", "-v"]).unwrap().verbose);
     }
 
     #[test]

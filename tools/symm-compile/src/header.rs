@@ -4,72 +4,149 @@
 //! from the input is printed with melior's `Display` (which aborts on bytes
 //! that are not UTF-8).
 
+use crate::c_names;
 use melior::ir::{
-    AttributeLike, BlockLike, Module, RegionLike, TypeLike, ValueLike, operation::OperationLike,
+    AttributeLike, BlockLike, Module, RegionLike, Type, TypeLike,
+    attribute::TypeAttribute,
+    operation::OperationLike,
+    r#type::{DimSize, FunctionType, IntegerType, MemRefType, ShapedTypeLike},
 };
 use std::collections::BTreeSet;
 use symm_passes::to_runtime::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX, RUNTIME_HANDLE_ATTR};
 
-/// A function's name and its (C type, MLIR type) parameters and result.
+/// A function's name, its parameters and its result, as the header
+/// declares them.
 pub struct Entry {
     name: String,
-    params: Vec<(String, String)>,
-    result: Option<(String, String)>,
+    params: Vec<Param>,
+    /// The result's C type.
+    result: Option<String>,
     /// It takes memrefs of dynamic leading size, so the token count too.
     dynamic: bool,
+}
+
+/// One parameter: its C type, its MLIR type (for the comment), and
+/// whether it is host memory.
+struct Param {
+    c: String,
+    mlir: String,
+    host: bool,
 }
 
 /// The memory space of host memory a function takes (the application's
 /// pinned memory; the header says so).
 use symm_passes::cudagraph::classify::HOST_MEMORY_SPACE as HOST_MEMORY;
 
-/// The C spelling of an MLIR type at the ABI.
-fn c_type(mlir: &str) -> Result<String, String> {
-    let scalar = |t: &str| -> Option<&'static str> {
-        Some(match t {
-            "f32" => "float",
-            "f64" => "double",
-            "f16" | "bf16" | "i16" => "uint16_t",
-            "i8" => "int8_t",
-            "i1" => "bool",
-            "i32" => "int32_t",
-            "i64" | "index" => "int64_t",
-            _ => return None,
-        })
-    };
-    if let Some(inner) = mlir
-        .strip_prefix("memref<")
-        .and_then(|t| t.strip_suffix('>'))
-    {
-        // `shape x element` first, then a layout and/or a memory space.
-        let (shaped, rest) = inner.split_once(", ").unwrap_or((inner, ""));
-        if rest.starts_with("strided") || rest.starts_with("affine_map") {
-            return Err(format!(
-                "{mlir}: entry points take memrefs with the default (contiguous) layout"
-            ));
-        }
-        if !rest.is_empty() && rest != HOST_MEMORY {
-            return Err(format!(
-                "{mlir}: entry points take memrefs in the default memory space (device \
-                 memory the application owns), not {rest}"
-            ));
-        }
-        // A dynamic leading size is the call's token count (a parameter of
-        // its own); other sizes are static.
-        let static_part = shaped.strip_prefix("?x").unwrap_or(shaped);
-        if static_part.contains('?') {
-            return Err(format!(
-                "{mlir}: only the leading size of an entry point's memref may be dynamic"
-            ));
-        }
-        let element = shaped.rsplit('x').next().unwrap_or(shaped);
-        return scalar(element).map(|c| format!("{c} *")).ok_or_else(|| {
-            format!("{mlir}: its elements ({element}) have no C type at the entry-point ABI")
-        });
+/// The C spelling of an MLIR type at the entry-point ABI, read from the
+/// type itself; the error says why it has none.
+fn c_type(ty: Type) -> Result<String, String> {
+    if let Ok(memref) = MemRefType::try_from(ty) {
+        return memref_c_type(memref);
     }
-    scalar(mlir)
-        .map(str::to_owned)
-        .ok_or_else(|| format!("{mlir}: no C type at the entry-point ABI"))
+    if ty.is_bf16() || ty.is_f16() {
+        return Err(format!(
+            "{}: a 16-bit float scalar travels in a floating-point register, which no C type \
+             before C23 names (uint16_t would travel in an integer one): pass it as f32, or \
+             in a memref",
+            symm_dialects::type_text(ty.to_raw())
+        ));
+    }
+    scalar(ty).map(str::to_owned).ok_or_else(|| {
+        format!(
+            "{}: no C type at the entry-point ABI",
+            symm_dialects::type_text(ty.to_raw())
+        )
+    })
+}
+
+/// A scalar's C type: also a memref element's (bf16 and f16 elements as
+/// uint16_t: their bits).
+fn scalar(ty: Type) -> Option<&'static str> {
+    if ty.is_f32() {
+        return Some("float");
+    }
+    if ty.is_f64() {
+        return Some("double");
+    }
+    if ty.is_index() {
+        return Some("int64_t");
+    }
+    let integer = IntegerType::try_from(ty).ok()?;
+    let unsigned = integer.is_unsigned();
+    Some(match (integer.width(), unsigned) {
+        (1, _) => "bool",
+        (8, false) => "int8_t",
+        (8, true) => "uint8_t",
+        (16, false) => "int16_t",
+        (16, true) => "uint16_t",
+        (32, false) => "int32_t",
+        (32, true) => "uint32_t",
+        (64, false) => "int64_t",
+        (64, true) => "uint64_t",
+        _ => return None,
+    })
+}
+
+/// A memref is a pointer to its first element: contiguous, in device
+/// memory (or the application's pinned host memory), static but for a
+/// leading size (the call's token count).
+fn memref_c_type(memref: MemRefType) -> Result<String, String> {
+    let text = symm_dialects::type_text(memref.to_raw());
+    if !memref.affine_map().is_identity() {
+        return Err(format!(
+            "{text}: entry points take memrefs with the default (contiguous) layout"
+        ));
+    }
+    if let Some(space) = memref.memory_space()
+        && symm_dialects::attribute_text(space.to_raw()) != HOST_MEMORY
+    {
+        return Err(format!(
+            "{text}: entry points take memrefs in the default memory space (device memory \
+             the application owns), not {}",
+            symm_dialects::attribute_text(space.to_raw())
+        ));
+    }
+    let dynamic_past_leading = (1..memref.rank()).any(|dim| {
+        memref
+            .dim_size(dim)
+            .ok()
+            .is_none_or(|size| matches!(size, DimSize::Dynamic))
+    });
+    if dynamic_past_leading {
+        return Err(format!(
+            "{text}: only the leading size of an entry point's memref may be dynamic"
+        ));
+    }
+    let element = memref.element();
+    let c = if element.is_bf16() || element.is_f16() {
+        Some("uint16_t")
+    } else {
+        scalar(element)
+    };
+    c.map(|c| format!("{c} *")).ok_or_else(|| {
+        format!(
+            "{text}: its elements ({}) have no C type at the entry-point ABI",
+            symm_dialects::type_text(element.to_raw())
+        )
+    })
+}
+
+/// Whether a memref lives in host memory (the header says so).
+fn in_host_memory(ty: Type) -> bool {
+    MemRefType::try_from(ty)
+        .ok()
+        .and_then(|memref| memref.memory_space())
+        .is_some_and(|space| symm_dialects::attribute_text(space.to_raw()) == HOST_MEMORY)
+}
+
+/// Whether a memref's leading size is dynamic (the call's token count).
+fn dynamic_leading(ty: Type) -> bool {
+    MemRefType::try_from(ty).is_ok_and(|memref| {
+        memref.rank() > 0
+            && memref
+                .dim_size(0)
+                .is_ok_and(|size| matches!(size, DimSize::Dynamic))
+    })
 }
 
 /// How the lowered module exposes the entry points.
@@ -105,105 +182,6 @@ pub fn lowered_entries(module: &Module) -> Lowered {
     lowered
 }
 
-/// C and C++ keywords, which an entry point may not be named.
-const KEYWORDS: &[&str] = &[
-    "alignas",
-    "alignof",
-    "and",
-    "asm",
-    "auto",
-    "bool",
-    "break",
-    "case",
-    "catch",
-    "char",
-    "class",
-    "const",
-    "constexpr",
-    "continue",
-    "default",
-    "delete",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "explicit",
-    "export",
-    "extern",
-    "false",
-    "float",
-    "for",
-    "friend",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "mutable",
-    "namespace",
-    "new",
-    "noexcept",
-    "not",
-    "nullptr",
-    "operator",
-    "or",
-    "private",
-    "protected",
-    "public",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "template",
-    "this",
-    "throw",
-    "true",
-    "try",
-    "typedef",
-    "typename",
-    "union",
-    "unsigned",
-    "using",
-    "virtual",
-    "void",
-    "volatile",
-    "while",
-];
-
-/// Why `name` cannot be an entry point's C name, if it cannot: it must be
-/// a C identifier, not a keyword, and not in the runtime's namespaces.
-pub fn c_name_problem(name: &str) -> Option<String> {
-    let mut chars = name.chars();
-    let identifier = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !identifier {
-        return Some(format!(
-            "its name {name:?} is not a C identifier (letters, digits and '_', not starting \
-             with a digit); entry points are C functions: rename it"
-        ));
-    }
-    if KEYWORDS.contains(&name) {
-        return Some(format!("its name '{name}' is a C/C++ keyword: rename it"));
-    }
-    if ["symm_", "mgpu", "__"]
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
-    {
-        return Some(format!(
-            "its name '{name}' is in a namespace the runtime and compiler reserve (symm_, \
-             mgpu, __): rename it"
-        ));
-    }
-    None
-}
-
 /// Public functions with a body, read before lowering. Errors are located
 /// at the function (`file:line:col: error: ...`).
 pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
@@ -229,51 +207,72 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
             .ok()
             .and_then(|a| symm_dialects::string_value(a.to_raw()))
             .ok_or_else(|| located("a function without a name".into()))?;
-        if let Some(problem) = c_name_problem(&name) {
+        if let Some(problem) = c_names::problem(&name) {
             return Err(located(format!("entry point: {problem}")));
-        }
-        let block = op.region(0).ok().and_then(|r| r.first_block());
-        let mut params = Vec::new();
-        if let Some(block) = block {
-            for index in 0..block.argument_count() {
-                let argument = block.argument(index).map_err(|e| located(e.to_string()))?;
-                let ty = symm_dialects::type_text(argument.r#type().to_raw());
-                let c = c_type(&ty)
-                    .map_err(|e| located(format!("@{name}: argument #{index} is {e}")))?;
-                params.push((c, ty));
-            }
         }
         let signature = op
             .attribute("function_type")
-            .map(|a| symm_dialects::attribute_text(a.to_raw()))
-            .unwrap_or_default();
-        let results = signature
-            .rsplit("->")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_owned();
-        let result = match results.as_str() {
-            "()" | "" => None,
-            single if !single.starts_with('(') => Some((
-                c_type(single).map_err(|e| located(format!("@{name}: its result is {e}")))?,
-                single.to_owned(),
-            )),
+            .ok()
+            .and_then(|a| TypeAttribute::try_from(a).ok())
+            .and_then(|a| FunctionType::try_from(a.value()).ok())
+            .ok_or_else(|| located(format!("@{name}: a function without a function type")))?;
+        let mut params = Vec::new();
+        for index in 0..signature.input_count() {
+            let ty = signature.input(index).map_err(|e| located(e.to_string()))?;
+            let c =
+                c_type(ty).map_err(|e| located(format!("@{name}: argument #{index} is {e}")))?;
+            params.push(Param {
+                c,
+                mlir: symm_dialects::type_text(ty.to_raw()),
+                host: in_host_memory(ty),
+            });
+        }
+        let result = match signature.result_count() {
+            0 => None,
+            1 => {
+                let ty = signature.result(0).map_err(|e| located(e.to_string()))?;
+                Some(c_type(ty).map_err(|e| located(format!("@{name}: its result is {e}")))?)
+            }
             _ => {
                 return Err(located(format!(
                     "@{name}: entry points return at most one value (C functions return one)"
                 )));
             }
         };
-        let dynamic = params.iter().any(|(_, mlir)| mlir.starts_with("memref<?"));
-        entries.push(Entry {
-            name,
-            params,
-            result,
-            dynamic,
-        });
+        let dynamic = (0..signature.input_count())
+            .filter_map(|index| signature.input(index).ok())
+            .any(dynamic_leading);
+        entries.push((
+            location,
+            Entry {
+                name,
+                params,
+                result,
+                dynamic,
+            },
+        ));
     }
-    Ok(entries)
+    check_async_names(&entries)?;
+    Ok(entries.into_iter().map(|(_, entry)| entry).collect())
+}
+
+/// `NAME_async` is the name of NAME's asynchronous entry point: a public
+/// function may not take it.
+fn check_async_names(entries: &[(String, Entry)]) -> Result<(), String> {
+    let names: BTreeSet<&str> = entries.iter().map(|(_, e)| e.name.as_str()).collect();
+    for (location, entry) in entries {
+        if let Some(base) = entry.name.strip_suffix(ASYNC_SUFFIX)
+            && names.contains(base)
+        {
+            return Err(format!(
+                "{location}: error: entry point: its name '{}' is the name of the asynchronous \
+                 form of the entry point @{base} ({base}{ASYNC_SUFFIX}(runtime, stream, ...)): \
+                 rename one of them",
+                entry.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The header text; the functions named in `lowered.with_runtime` take the
@@ -317,13 +316,19 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
         if entry.dynamic {
             params.push("int64_t tokens /* the leading size of the ?x memrefs */".into());
         }
-        for (index, (c, mlir)) in entry.params.iter().enumerate() {
-            let host = if mlir.ends_with(&format!(", {HOST_MEMORY}>")) {
+        for (index, param) in entry.params.iter().enumerate() {
+            let host = if param.host {
                 ": host memory, pinned (cudaHostAlloc, symm_host_alloc)"
             } else {
                 ""
             };
-            params.push(format!("{c}arg{index} /* {mlir}{host} */"));
+            // A pointer's `*` binds to the name; a scalar needs a space.
+            let separator = if param.c.ends_with('*') { "" } else { " " };
+            params.push(format!(
+                "{}{separator}arg{index} /* {}{host} */",
+                param.c,
+                param.mlir.replace("*/", "* /")
+            ));
         }
         if params.is_empty() {
             params.push("void".into());
@@ -331,7 +336,7 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
         let result = entry
             .result
             .as_ref()
-            .map_or("void".to_owned(), |(c, _)| c.trim_end().to_owned());
+            .map_or("void".to_owned(), |c| c.trim_end().to_owned());
         out.push_str(&format!(
             "{result} {}(\n    {});\n\n",
             entry.name,
@@ -354,46 +359,52 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{c_name_problem, c_type};
+    use super::c_type;
+    use melior::ir::Type;
 
-    #[test]
-    fn entry_names_must_be_plain_c_identifiers() {
-        assert_eq!(c_name_problem("llama_mlp"), None);
-        assert_eq!(c_name_problem("_layer2"), None);
-        assert!(
-            c_name_problem("x(void); int evil")
-                .unwrap()
-                .contains("not a C identifier")
-        );
-        assert!(c_name_problem("2x").is_some());
-        assert!(c_name_problem("").is_some());
-        assert!(c_name_problem("int").unwrap().contains("keyword"));
-        assert!(c_name_problem("symm_rt_exit").unwrap().contains("reserve"));
-        assert!(c_name_problem("caf\u{e9}").is_some());
+    /// The C type of the MLIR type written `text`.
+    fn c(text: &str) -> Result<String, String> {
+        let context = symm_dialects::create_context();
+        let ty = Type::parse(&context, text).unwrap_or_else(|| panic!("{text} parses"));
+        c_type(ty)
     }
 
     #[test]
-    fn maps_memrefs_to_pointers_and_refuses_dynamic_shapes() {
-        assert_eq!(c_type("memref<8x64xf32>").unwrap(), "float *");
-        assert_eq!(c_type("memref<16xbf16>").unwrap(), "uint16_t *");
-        assert_eq!(c_type("i64").unwrap(), "int64_t");
-        assert_eq!(c_type("memref<?x64xf32>").unwrap(), "float *");
-        assert!(c_type("memref<64x?xf32>").is_err());
+    fn maps_memrefs_to_pointers_and_scalars_to_values() {
+        assert_eq!(c("memref<8x64xf32>").unwrap(), "float *");
+        assert_eq!(c("memref<16xbf16>").unwrap(), "uint16_t *");
+        assert_eq!(c("memref<?x64xf32>").unwrap(), "float *");
+        assert_eq!(c("memref<?x8xf32, #cudagraph.host>").unwrap(), "float *");
+        assert_eq!(c("i64").unwrap(), "int64_t");
+        assert_eq!(c("index").unwrap(), "int64_t");
+        assert_eq!(c("f32").unwrap(), "float");
+        assert_eq!(c("f64").unwrap(), "double");
+        assert_eq!(c("i1").unwrap(), "bool");
+        assert_eq!(c("ui32").unwrap(), "uint32_t");
+        assert_eq!(c("si8").unwrap(), "int8_t");
+    }
+
+    #[test]
+    fn refuses_what_c_cannot_declare() {
         assert!(
-            c_type("memref<8xf32, strided<[2]>>")
+            c("memref<64x?xf32>")
+                .unwrap_err()
+                .contains("only the leading size")
+        );
+        assert!(
+            c("memref<8xf32, strided<[2]>>")
                 .unwrap_err()
                 .contains("default (contiguous) layout")
         );
         assert!(
-            c_type("memref<8xf32, 1>")
+            c("memref<8xf32, 1>")
                 .unwrap_err()
                 .contains("default memory space")
         );
-        assert_eq!(
-            c_type("memref<?x8xf32, #cudagraph.host>").unwrap(),
-            "float *"
-        );
-        assert!(c_type("memref<8xi7>").unwrap_err().contains("no C type"));
-        assert!(c_type("tensor<8xf32>").is_err());
+        assert!(c("memref<8xi7>").unwrap_err().contains("no C type"));
+        assert!(c("i7").unwrap_err().contains("no C type"));
+        assert!(c("tensor<8xf32>").unwrap_err().contains("no C type"));
+        assert!(c("bf16").unwrap_err().contains("floating-point register"));
+        assert!(c("f16").unwrap_err().contains("floating-point register"));
     }
 }

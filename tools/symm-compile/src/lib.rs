@@ -11,6 +11,7 @@
 //! ```
 
 pub mod args;
+mod c_names;
 mod header;
 mod location;
 
@@ -84,6 +85,7 @@ fn crashed(message: &str) -> ! {
 /// messages (the input's diagnostics were printed on stderr first); a
 /// crash of MLIR or LLVM ends the process, whose state it left undefined.
 pub fn compile(args: &Args) -> Result<(), String> {
+    let mut phases = Phases::new(args.verbose);
     symm_dialects::recovery::enable_recovery();
     symm_passes::register_passes();
     let context = symm_dialects::create_context();
@@ -99,12 +101,24 @@ pub fn compile(args: &Args) -> Result<(), String> {
     let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
 
     let module = parse(&context, &args.input)?;
+    phases.done("parse");
     let entries = header::entry_points(&module)?;
+    phases.done("read the entry points");
 
     let pass_manager = PassManager::new(&context);
     let pipeline = pipeline(args, libdevice);
     melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline)
         .map_err(|error| format!("internal error: the pipeline does not parse: {error}"))?;
+    // The input was verified when parsed and the result is verified
+    // below; verifying the whole module after each of ~40 passes was a
+    // third of the compile time (bench/compile_time).
+    pass_manager.enable_verifier(args.verify_each);
+    if args.verbose {
+        eprintln!("symm-compile: pipeline: {pipeline}");
+        // MLIR prints the pass timings when the pass manager goes.
+        // SAFETY: a live pass manager.
+        unsafe { mlir_sys::mlirPassManagerEnableTiming(pass_manager.to_raw()) };
+    }
     // SAFETY: a live pass manager and module.
     let status = unsafe {
         symm_dialects::ffi::symmRunPassManagerRecovering(
@@ -127,6 +141,15 @@ pub fn compile(args: &Args) -> Result<(), String> {
             ));
         }
     }
+    drop(pass_manager);
+    phases.done("run the passes");
+    if !module.as_operation().verify() {
+        return Err(format!(
+            "{}: internal error: the pipeline produced IR that is not valid (the errors \
+             above); it is a bug that the input triggers: please report it with the input",
+            args.input
+        ));
+    }
     check_lowered(&module)?;
 
     let stem = args.output.with_extension("");
@@ -139,6 +162,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
     }
+    phases.done("write the header");
     let kernels = ptx::extract(&lowered);
     ptx::check_resolved(&kernels).map_err(|e| e.to_string())?;
     if args.emit.contains(&Emit::Ptx) {
@@ -165,7 +189,34 @@ pub fn compile(args: &Args) -> Result<(), String> {
     if !ok {
         return Err(error);
     }
+    phases.done("translate to LLVM and emit the object");
     Ok(())
+}
+
+/// `-v`: how long each phase took, on stderr.
+struct Phases {
+    verbose: bool,
+    start: std::time::Instant,
+}
+
+impl Phases {
+    fn new(verbose: bool) -> Self {
+        Self {
+            verbose,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    fn done(&mut self, phase: &str) {
+        if self.verbose {
+            let elapsed = self.start.elapsed();
+            eprintln!(
+                "symm-compile: {phase}: {:.1} ms",
+                elapsed.as_secs_f64() * 1e3
+            );
+        }
+        self.start = std::time::Instant::now();
+    }
 }
 
 unsafe extern "C" fn append_message(text: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
