@@ -131,3 +131,5 @@ pub const SYMM_RUN_OK: i32 = 0;
 pub const SYMM_RUN_FAILED: i32 = 1;
 /// MLIR or LLVM crashed, aborted or ran out of memory (`symmLastCrash`).
 pub const SYMM_RUN_CRASHED: i32 = 2;
+/// Parsed, but the verifier refused it (its diagnostics were emitted).
+pub const SYMM_RUN_INVALID: i32 = 3;

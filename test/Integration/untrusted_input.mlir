@@ -57,6 +57,50 @@
 // RUN: FileCheck %s --check-prefix=ZERO < %t/zero.txt
 // ZERO: zero.mlir:3:3: error: 'symm_mem.all_reduce_out' op reduces no elements
 
+// Scalar arguments (issue 35): the header declares them with their space
+// and compiles as C and C++; f16/bf16 scalars, which travel in FP
+// registers, are refused.
+// RUN: %symm-compile %t/scalars.mlir -o %t/scalars.o
+// RUN: FileCheck %s --check-prefix=SCALARS < %t/scalars.h
+// RUN: cc -fsyntax-only -I %repo/runtime/include %t/scalars.h
+// RUN: c++ -x c++ -fsyntax-only -I %repo/runtime/include %t/scalars.h
+// SCALARS: int64_t arg1 /* index */,
+// SCALARS: float arg2 /* f32 */,
+// SCALARS: bool arg3 /* i1 */,
+// SCALARS: uint32_t arg4 /* ui32 */);
+// RUN: not %symm-compile %t/bf16_scalar.mlir -o %t/i.o 2> %t/bf16.txt
+// RUN: FileCheck %s --check-prefix=BF16 < %t/bf16.txt
+// BF16: bf16_scalar.mlir:1:1: error: @f: argument #0 is bf16: a 16-bit float scalar travels in a floating-point register
+
+// Names that would break the header or replace a library function at link
+// time are refused at the function.
+// RUN: not %symm-compile %t/bool_name.mlir -o %t/j.o 2> %t/bool.txt
+// RUN: FileCheck %s --check-prefix=BOOL < %t/bool.txt
+// BOOL: bool_name.mlir:1:1: error: entry point: its name '_Bool' is a C or C++ keyword
+// RUN: not %symm-compile %t/typedef_name.mlir -o %t/k.o 2> %t/typedef.txt
+// RUN: FileCheck %s --check-prefix=TYPEDEF < %t/typedef.txt
+// TYPEDEF: typedef_name.mlir:1:1: error: entry point: its name 'int64_t' ends in '_t'
+// RUN: not %symm-compile %t/malloc_name.mlir -o %t/l.o 2> %t/malloc.txt
+// RUN: FileCheck %s --check-prefix=MALLOC < %t/malloc.txt
+// MALLOC: malloc_name.mlir:1:1: error: entry point: its name 'malloc' is a function of the C library or POSIX
+// RUN: not %symm-compile %t/async_clash.mlir -o %t/m.o 2> %t/clash.txt
+// RUN: FileCheck %s --check-prefix=CLASH < %t/clash.txt
+// CLASH: async_clash.mlir:5:1: error: entry point: its name 'f_async' is the name of the asynchronous form of the entry point @f
+
+// Collectives in sequential control flow compile; in a parallel loop the
+// verifier refuses them, and the tool says the input "is not valid".
+// RUN: %symm-compile %t/sequential.mlir -o %t/n.o
+// RUN: not %symm-compile %t/parallel.mlir -o %t/o.o 2> %t/parallel.txt
+// RUN: FileCheck %s --check-prefix=PARALLEL < %t/parallel.txt
+// PARALLEL: parallel.mlir:4:10: error: 'symm_mem.all_reduce' op is a collective, which every rank runs once per call, in order: {{.*}} not inside 'scf.parallel'
+// PARALLEL: symm-compile: {{.*}}parallel.mlir is not valid (see the errors above)
+
+// Host code the pipeline cannot lower (an affine.parallel that stores) is
+// an error at the op, with an error: line, not only a list.
+// RUN: not %symm-compile %t/affine_parallel.mlir -o %t/p.o 2> %t/affine.txt
+// RUN: FileCheck %s --check-prefix=AFFINE < %t/affine.txt
+// AFFINE: affine_parallel.mlir:2:3: error: 'scf.parallel' is left after lowering
+
 //--- index_array.mlir
 // A comment, so the crash is on line 3.
 
@@ -117,5 +161,62 @@ func.func @z(%a: memref<0xf32>, %b: memref<0xf32>) {
 //--- not_utf8.mlir
 func.func @f() {
   func.call @"ÿþ"() : () -> ()
+  return
+}
+//--- scalars.mlir
+func.func @f(%a: memref<16xf32>, %n: index, %x: f32, %b: i1, %u: ui32) {
+  return
+}
+//--- bf16_scalar.mlir
+func.func @f(%x: bf16) {
+  return
+}
+//--- bool_name.mlir
+func.func @_Bool(%a: memref<4xf32>) {
+  return
+}
+//--- typedef_name.mlir
+func.func @int64_t(%a: memref<4xf32>) {
+  return
+}
+//--- malloc_name.mlir
+func.func @malloc(%a: memref<4xf32>) {
+  return
+}
+//--- async_clash.mlir
+func.func @f(%a: memref<4xf32>) {
+  return
+}
+
+func.func @f_async(%a: memref<4xf32>) {
+  return
+}
+//--- sequential.mlir
+symm_mem.group @tp world_size(2)
+func.func @f(%x: memref<64xf32>, %out: memref<64xf32>, %n: index, %b: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    scf.if %b {
+      %v = symm_mem.all_reduce sum %x group @tp : memref<64xf32> -> memref<64xf32>
+      memref.copy %v, %out : memref<64xf32> to memref<64xf32>
+    }
+  }
+  return
+}
+//--- parallel.mlir
+symm_mem.group @tp world_size(2)
+func.func @f(%x: memref<64xf32>, %c0: index, %c1: index, %c4: index) {
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = symm_mem.all_reduce sum %x group @tp : memref<64xf32> -> memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+//--- affine_parallel.mlir
+func.func @f(%a: memref<4xf32>, %v: f32) {
+  affine.parallel (%i) = (0) to (4) {
+    affine.store %v, %a[%i] : memref<4xf32>
+  }
   return
 }

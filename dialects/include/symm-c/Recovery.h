@@ -24,6 +24,7 @@ enum {
   SYMM_RUN_OK = 0,
   SYMM_RUN_FAILED = 1,  /* ordinary failure: diagnostics were emitted */
   SYMM_RUN_CRASHED = 2, /* MLIR or LLVM crashed, aborted or ran out of memory */
+  SYMM_RUN_INVALID = 3, /* parsed, but the verifier refused it (diagnostics emitted) */
 };
 
 /* Installs the crash handlers and bounds the process's address space to

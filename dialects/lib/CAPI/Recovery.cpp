@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -141,9 +142,14 @@ int symmParseSourceRecovering(MlirContext context, MlirStringRef source,
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(text, unwrap(name)), llvm::SMLoc());
-    OwningOpRef<ModuleOp> parsed = parseSourceFile<ModuleOp>(sources, ctx);
+    // Parsed first and verified apart, so that the caller can say which
+    // of the two refused the input.
+    OwningOpRef<ModuleOp> parsed = parseSourceFile<ModuleOp>(
+        sources, ParserConfig(ctx, /*verifyAfterParse=*/false));
     if (!parsed)
       return SYMM_RUN_FAILED;
+    if (failed(verify(*parsed)))
+      return SYMM_RUN_INVALID;
     *module = wrap(parsed.release());
     return SYMM_RUN_OK;
   });

@@ -4,6 +4,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
@@ -234,12 +236,42 @@ WithAllocatorOp::verifySymbolUses(SymbolTableCollection &tables) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// A collective runs on the host, once per call of its function on every
+/// rank, and every rank must reach it the same number of times: it may sit
+/// in a function body and in sequential control flow, not in a parallel
+/// loop (its iterations may run concurrently, or be distributed), a linalg
+/// body (a per-element computation), GPU code or any other region whose
+/// execution the compiler cannot order. Checked from the op outwards.
+static LogicalResult verifyHostPlacement(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<gpu::GPUFuncOp, gpu::LaunchOp, gpu::GPUModuleOp>(parent))
+      return op->emitOpError()
+             << "is a collective, which runs on the host: it cannot sit in GPU "
+                "code ('"
+             << parent->getName() << "')";
+    if (isa<FunctionOpInterface>(parent))
+      return success();
+    if (isa<scf::ForOp, scf::WhileOp, scf::IfOp, scf::ExecuteRegionOp,
+            scf::IndexSwitchOp, WithAllocatorOp>(parent))
+      continue;
+    return op->emitOpError()
+           << "is a collective, which every rank runs once per call, in "
+              "order: it may sit in a function body and in sequential control "
+              "flow (scf.for, scf.while, scf.if, scf.execute_region, "
+              "scf.index_switch), not inside '"
+           << parent->getName() << "'";
+  }
+  return op->emitOpError() << "is a collective: it belongs in a function body";
+}
+
 /// The checks shared by every all-reduce form; `output` is the result of the
 /// functional form or the `out` operand of the destination-passing form.
 static LogicalResult verifyAllReduce(Operation *op, Value input, Value output,
                                      StringRef outputRole,
                                      FlatSymbolRefAttr group) {
-  if (failed(verifyOperandSpace(op, input, "input", group, true)) ||
+  if (failed(verifyHostPlacement(op)) ||
+      failed(verifyOperandSpace(op, input, "input", group, true)) ||
       failed(verifyOperandSpace(op, output, outputRole, group, false)) ||
       failed(verifyContiguous(op, input, "input")) ||
       failed(verifyContiguous(op, output, outputRole)) ||
@@ -508,6 +540,8 @@ LogicalResult AllReduceRowsOutOp::verify() {
 static LogicalResult verifyAllGatherMatmul(Operation *op, Value a, Value b,
                                            Value output, StringRef outputRole,
                                            FlatSymbolRefAttr group) {
+  if (failed(verifyHostPlacement(op)))
+    return failure();
   for (auto [value, role] : {std::pair<Value, StringRef>{a, "a"},
                              {b, "b"},
                              {output, outputRole}}) {

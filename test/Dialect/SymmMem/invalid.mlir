@@ -830,3 +830,75 @@ func.func @rows_split_k_shapes(%p: memref<16x64xbf16>, %a: memref<16x96xbf16>, %
   } : memref<16x64xbf16>, memref<16x64xbf16>, memref<16x64xbf16>
   return
 }
+
+// -----
+
+// Collectives run on the host, once per call on every rank, in order: not
+// in a parallel loop, whose iterations may run concurrently.
+symm_mem.group @tp world_size(2)
+func.func @in_parallel_loop(%x: memref<64xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    // expected-error@+1 {{'symm_mem.all_reduce' op is a collective, which every rank runs once per call, in order: it may sit in a function body and in sequential control flow (scf.for, scf.while, scf.if, scf.execute_region, scf.index_switch), not inside 'scf.parallel'}}
+    %v = symm_mem.all_reduce sum %x group @tp : memref<64xf32> -> memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+symm_mem.group @tp world_size(2)
+func.func @in_affine_parallel(%x: memref<64xf32>, %out: memref<64xf32>) {
+  affine.parallel (%i) = (0) to (4) {
+    // expected-error@+1 {{not inside 'affine.parallel'}}
+    symm_mem.all_reduce_out sum %x into %out group @tp : memref<64xf32>, memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+// Nor in a linalg body, which runs per element.
+symm_mem.group @tp world_size(2)
+#id = affine_map<(d0) -> (d0)>
+func.func @in_linalg_body(%x: memref<64xf32>, %out: memref<64xf32>, %buf: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    // expected-error@+1 {{not inside 'linalg.generic'}}
+    symm_mem.all_reduce_out sum %buf into %buf group @tp : memref<8xf32>, memref<8xf32>
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// Nor in GPU code.
+symm_mem.group @tp world_size(2)
+func.func @in_gpu_launch(%a: memref<64x128xbf16, #symm_mem.allocator<symmetric, @tp>>, %b: memref<128x256xbf16>, %c: memref<128x256xbf16>) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    // expected-error@+1 {{'symm_mem.all_gather_matmul_out' op is a collective, which runs on the host: it cannot sit in GPU code ('gpu.launch')}}
+    symm_mem.all_gather_matmul_out %a, %b into %c group @tp : memref<64x128xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<128x256xbf16>, memref<128x256xbf16>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// affine.for bodies are lowered after the host's control flow: not yet a
+// place for a collective.
+symm_mem.group @tp world_size(2)
+func.func @in_affine_for(%x: memref<64xf32>, %out: memref<64xf32>) {
+  affine.for %i = 0 to 4 {
+    // expected-error@+1 {{not inside 'affine.for'}}
+    symm_mem.all_reduce_out sum %x into %out group @tp : memref<64xf32>, memref<64xf32>
+  }
+  return
+}

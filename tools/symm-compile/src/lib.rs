@@ -271,6 +271,9 @@ fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
             crash_line.max(1),
             symm_dialects::recovery::last_crash()
         )),
+        symm_dialects::ffi::SYMM_RUN_INVALID => {
+            Err(format!("{path} is not valid (see the errors above)"))
+        }
         // MLIR 22's parser can free an operation and write to it while it
         // cleans up after some errors (test/Integration/untrusted_input.mlir,
         // block_twice); tearing the context down afterwards then crashed
@@ -281,16 +284,20 @@ fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
 }
 
 /// After the pipeline only the LLVM dialect and the embedded kernels may
-/// remain; anything else names the op and where it came from.
+/// remain; anything else is an error at the op (or the input op it came
+/// from), one line each.
 fn check_lowered(module: &Module) -> Result<(), String> {
     let mut leftovers = Vec::new();
     collect_leftovers(&module.as_operation(), &mut leftovers);
     if leftovers.is_empty() {
         return Ok(());
     }
+    for line in &leftovers {
+        eprintln!("{line}");
+    }
     Err(format!(
-        "these ops were not lowered to LLVM:\n{}",
-        leftovers.join("\n")
+        "{} ops were not lowered to LLVM (see the errors above)",
+        leftovers.len()
     ))
 }
 
@@ -305,7 +312,8 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
         );
     if !allowed {
         out.push(format!(
-            "  {}: '{name}'",
+            "{}: error: '{name}' is left after lowering: symm-compile has no lowering for \
+             it (or for the construct it came from) in host code",
             location::plain(&symm_dialects::location_text(op.location().to_raw()))
         ));
         return;
