@@ -111,6 +111,7 @@ unsafe extern "C" {
         op: mlir_sys::MlirOperation,
     ) -> i32;
     pub fn symmLastCrash() -> mlir_sys::MlirStringRef;
+    pub fn symmCrashLine(like: MlirContext, text: mlir_sys::MlirStringRef) -> i32;
     pub fn symmRunRecovering(
         work: unsafe extern "C" fn(*mut std::ffi::c_void),
         data: *mut std::ffi::c_void,

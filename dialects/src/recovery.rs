@@ -33,3 +33,31 @@ pub fn last_crash() -> String {
     let bytes = unsafe { std::slice::from_raw_parts(text.data.cast::<u8>(), text.length) };
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Stack of the thread the tools run MLIR on: deeply nested input recurses
+/// in MLIR's parser, verifier and passes (about 2 KiB a level; the main
+/// thread's 8 MiB overflowed at about 4,000 nested regions).
+pub const STACK_BYTES: usize = 1 << 30;
+
+/// Runs `work` on a thread with a stack of `STACK_BYTES` (address space,
+/// committed only as it is used) and returns what it returns, or why no
+/// such thread could start. A panic in `work` is resumed on the caller's
+/// thread.
+pub fn on_large_stack<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let handle = std::thread::Builder::new()
+        .name("symm-mlir".into())
+        .stack_size(STACK_BYTES)
+        .spawn(work)
+        .map_err(|e| {
+            format!(
+                "cannot start the compiler's thread with a {} MiB stack: {e}",
+                STACK_BYTES >> 20
+            )
+        })?;
+    match handle.join() {
+        Ok(value) => Ok(value),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}

@@ -16,6 +16,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <csignal>
+#include <cstdlib>
 #include <string>
 #include <sys/resource.h>
 
@@ -111,16 +113,48 @@ int crashLine(MLIRContext &like, llvm::StringRef text) {
   }
   return static_cast<int>(high);
 }
+
+/// A stack overflow faults on the guard page, where no handler can run:
+/// the fault handlers take an alternate stack (SA_ONSTACK; LLVM's crash
+/// recovery installs them without), and each thread that runs MLIR work
+/// gets one, so an overflow is recovered like any other crash instead of
+/// killing the process without a word.
+void handleFaultsOnAlternateStack() {
+  for (int signal : {SIGSEGV, SIGBUS}) {
+    struct sigaction action;
+    if (sigaction(signal, nullptr, &action) == 0) {
+      action.sa_flags |= SA_ONSTACK;
+      (void)sigaction(signal, &action, nullptr);
+    }
+  }
+}
+
+void giveThreadAlternateStack() {
+  thread_local bool given = false;
+  if (given)
+    return;
+  constexpr size_t size = 1 << 16;
+  // Leaked: the thread may fault until it ends.
+  void *memory = std::malloc(size);
+  if (!memory)
+    return;
+  stack_t stack{};
+  stack.ss_sp = memory;
+  stack.ss_size = size;
+  given = sigaltstack(&stack, nullptr) == 0;
+}
 } // namespace
 
 void symmEnableRecovery(uint64_t maxBytes) {
   static bool once = [] {
     llvm::CrashRecoveryContext::Enable();
+    handleFaultsOnAlternateStack();
     llvm::install_fatal_error_handler(onFatalError, nullptr);
     llvm::install_bad_alloc_error_handler(onBadAlloc, nullptr);
     return true;
   }();
   (void)once;
+  giveThreadAlternateStack();
   if (maxBytes) {
     struct rlimit limit;
     if (getrlimit(RLIMIT_AS, &limit) == 0 &&
@@ -138,6 +172,13 @@ int symmParseSourceRecovering(MlirContext context, MlirStringRef source,
   *crashLine = 0;
   std::string text = unwrap(source).str();
   MLIRContext *ctx = unwrap(context);
+  if (int line = symmNestingTooDeep(source, SYMM_MAX_NESTING)) {
+    emitError(FileLineColLoc::get(ctx, unwrap(name), line, 1))
+        << "the input nests deeper than " << SYMM_MAX_NESTING
+        << " levels (regions, parentheses, brackets); the tools do not take "
+           "it";
+    return SYMM_RUN_FAILED;
+  }
   int status = recovering([&] {
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(
@@ -185,4 +226,42 @@ int symmRunRecovering(void (*work)(void *), void *data) {
     work(data);
     return SYMM_RUN_OK;
   });
+}
+
+int symmCrashLine(MlirContext like, MlirStringRef text) {
+  return crashLine(*unwrap(like), unwrap(text));
+}
+
+int symmNestingTooDeep(MlirStringRef source, int limit) {
+  llvm::StringRef text = unwrap(source);
+  int depth = 0, line = 1;
+  bool inString = false, inComment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      inComment = false;
+      continue;
+    }
+    if (inComment)
+      continue;
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/')
+      inComment = true;
+    else if (c == '{' || c == '(' || c == '[' || c == '<')
+      ++depth;
+    else if (c == '}' || c == ')' || c == ']' || c == '>')
+      depth = depth > 0 ? depth - 1 : 0;
+    if (depth > limit)
+      return line;
+  }
+  return 0;
 }

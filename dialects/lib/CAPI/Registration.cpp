@@ -32,6 +32,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "symm-c/Recovery.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <csignal>
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdlib>
@@ -202,6 +206,49 @@ void symmRegisterDialects(MlirDialectRegistry registry) {
   registerDialects(*unwrap(registry));
 }
 
+namespace {
+/// What MlirOptMain(argc, argv, input, output, registry) does after the
+/// options are parsed, without InitLLVM: show the dialects or passes, or
+/// run on `input` into `output`.
+LogicalResult optMain(llvm::StringRef input, llvm::StringRef output,
+                      DialectRegistry &registry) {
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
+    llvm::outs() << "\n";
+    return success();
+  }
+  if (config.shouldListPasses()) {
+    printRegisteredPasses();
+    return success();
+  }
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &error);
+  if (!file) {
+    llvm::errs() << error << "\n";
+    return failure();
+  }
+  if (int line = symmNestingTooDeep(wrap(file->getBuffer()), SYMM_MAX_NESTING)) {
+    llvm::errs() << (input == "-" ? llvm::StringRef("<stdin>") : input) << ":"
+                 << line << ":1: error: the input nests deeper than "
+                 << SYMM_MAX_NESTING
+                 << " levels (regions, parentheses, brackets); the tools do "
+                    "not take it\n";
+    return failure();
+  }
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(output, &error);
+  if (!out) {
+    llvm::errs() << error << "\n";
+    return failure();
+  }
+  if (failed(MlirOptMain(out->os(), std::move(file), registry, config)))
+    return failure();
+  out->keep();
+  return success();
+}
+} // namespace
+
 int symmOptMain(int argc, char **argv) {
   registerUpstreamPasses();
   DialectRegistry registry;
@@ -215,27 +262,63 @@ int symmOptMain(int argc, char **argv) {
   });
   if (!threadingSet)
     args.push_back(noThreads);
+  // MlirOptMain(argc, argv, ...) would also install LLVM's signal handlers
+  // (InitLLVM), which print a stack dump before the crash recovery reports
+  // the crash: the options are parsed apart, and optMain runs the rest.
   struct Run {
     std::vector<char *> &args;
     DialectRegistry &registry;
+    std::string input;
     int status = 1;
-  } run{args, registry};
+  } run{args, registry, "", 1};
   int outcome = symmRunRecovering(
       [](void *data) {
         auto &run = *static_cast<Run *>(data);
-        run.status = asMainReturnCode(MlirOptMain(
-            static_cast<int>(run.args.size()), run.args.data(),
-            "symm-opt: the symm compiler's MLIR optimizer driver\n", run.registry));
+        int argc = static_cast<int>(run.args.size());
+        auto [input, output] = registerAndParseCLIOptions(
+            argc, run.args.data(),
+            "symm-opt: the symm compiler's MLIR optimizer driver\n",
+            run.registry);
+        run.input = input;
+        run.status = asMainReturnCode(optMain(input, output, run.registry));
       },
       &run);
   if (outcome == SYMM_RUN_CRASHED) {
-    llvm::errs() << "symm-opt: internal error: MLIR crashed on this input ("
-                 << unwrap(symmLastCrash())
-                 << "); it is an MLIR bug that the input triggers: please "
-                    "report it with the input\n";
+    // A copy: finding the line parses again, which may overwrite it.
+    std::string crash = unwrap(symmLastCrash()).str();
+    // A reader that closed the pipe (`symm-opt ... | head`) is not a
+    // crash: end as a process killed by SIGPIPE does, quietly.
+    if (llvm::StringRef(crash).contains("Broken pipe") ||
+        llvm::StringRef(crash).starts_with("signal 13"))
+      std::_Exit(128 + SIGPIPE);
+    // The line of the input that makes the parser crash, if it is the
+    // parser (prefixes of the file parsed in fresh contexts).
+    int line = 0;
+    if (!run.input.empty() && run.input != "-") {
+      if (auto file = llvm::MemoryBuffer::getFile(run.input, /*IsText=*/true)) {
+        MLIRContext like(registry, MLIRContext::Threading::DISABLED);
+        line = symmCrashLine(wrap(&like), wrap((*file)->getBuffer()));
+      }
+    }
+    std::string where = run.input.empty() || run.input == "-" ? "<stdin>" : run.input;
+    if (line > 0)
+      llvm::errs() << where << ":" << line
+                   << ":1: error: internal error in the MLIR parser (" << crash
+                   << ") on this line; it is an MLIR bug that the input "
+                      "triggers: please report it with the input\n";
+    else
+      llvm::errs() << where << ": error: internal error: MLIR crashed on this "
+                   << "input (" << crash
+                   << "); it is a bug that the input triggers: please report "
+                      "it with the input\n";
     // MLIR's state is whatever the crash left: end without destructors.
     llvm::errs().flush();
     std::_Exit(SYMM_RUN_CRASHED);
   }
+  // The caller ends the process at once (MLIR 22's parser can leave the
+  // heap damaged after some errors: no teardown may run over it), so what
+  // is buffered goes out now.
+  llvm::outs().flush();
+  llvm::errs().flush();
   return run.status;
 }

@@ -14,9 +14,11 @@ fn main() -> ExitCode {
         // Help and version to stdout with status 0; errors with the usage, 2.
         Err(error) => error.exit(),
     };
-    match symm_compile::compile(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+    // Deeply nested input recurses deeply: the compiler runs on a large
+    // stack (its crash handlers and alternate signal stack with it).
+    match symm_dialects::recovery::on_large_stack(move || symm_compile::compile(&args)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(message)) | Err(message) => {
             eprintln!("symm-compile: {message}");
             ExitCode::FAILURE
         }
