@@ -152,6 +152,34 @@ struct Tally {
     /// Batches that died of heap damage MLIR's parser did (see BATCH).
     upstream_memory: u64,
     ours: u64,
+    /// Headers symm-compile wrote, and those that did not compile.
+    headers: u64,
+    bad_headers: u64,
+}
+
+/// The runtime's C header, which a generated header includes.
+const RUNTIME_INCLUDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../runtime/include");
+
+/// Why the generated `header` does not compile as C or as C++, if it does
+/// not (`cc`/`c++ -fsyntax-only`); None too when no compiler is there.
+fn header_problem(header: &Path) -> Option<String> {
+    for (compiler, language) in [("cc", "c"), ("c++", "c++")] {
+        let output = Command::new(compiler)
+            .args(["-fsyntax-only", "-x", language, "-I", RUNTIME_INCLUDE])
+            .arg(header)
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return Some(format!(
+                "the header does not compile as {language}: {}",
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .find(|line| line.contains("error"))
+                    .unwrap_or("")
+            ));
+        }
+    }
+    None
 }
 
 /// What one input did in process.
@@ -307,6 +335,11 @@ fn run_process(tool: &Path, args: &[&str], file: &Path) -> Option<String> {
         None => Some(format!("{name} died of a signal")),
         Some(_) if stderr.contains("panicked") => Some(format!("{name} panicked")),
         Some(_) if stderr.contains("LLVM ERROR") => Some(format!("{name}: LLVM fatal error")),
+        // A recovered crash is one located line, never LLVM's stack dump.
+        Some(_) if stderr.contains("Stack dump:") => Some(format!("{name} printed a stack dump")),
+        Some(1) if !stderr.contains("error:") => {
+            Some(format!("{name} exited with 1 without an 'error:' line"))
+        }
         Some(0..=2) => None,
         Some(code) => Some(format!("{name} exited with {code}")),
     }
@@ -347,6 +380,8 @@ fn tally_line(t: &Tally) -> String {
         t.upstream,
         t.ours,
         t.upstream_memory,
+        t.headers,
+        t.bad_headers,
     ];
     fields.extend(t.runs);
     fields.extend(t.passed);
@@ -363,7 +398,7 @@ fn add_tally(total: &mut Tally, line: &str) {
         .filter_map(|w| w.parse().ok())
         .collect();
     let p = PIPELINES.len();
-    if n.len() != 6 + 2 * p {
+    if n.len() != 8 + 2 * p {
         return;
     }
     total.inputs += n[0];
@@ -372,9 +407,11 @@ fn add_tally(total: &mut Tally, line: &str) {
     total.upstream += n[3];
     total.ours += n[4];
     total.upstream_memory += n[5];
+    total.headers += n[6];
+    total.bad_headers += n[7];
     for i in 0..p {
-        total.runs[i] += n[6 + i];
-        total.passed[i] += n[6 + p + i];
+        total.runs[i] += n[8 + i];
+        total.passed[i] += n[8 + p + i];
     }
 }
 
@@ -449,8 +486,10 @@ fn run_batch(
         if n.is_multiple_of(options.process_every) && compile.exists() && opt.exists() {
             tally.processes += 2;
             let _ = std::fs::write(&input_file, &input);
-            let object = options.out.join(format!("process-output-{batch}.o"));
-            let object = object.to_string_lossy().into_owned();
+            let object_path = options.out.join(format!("process-output-{batch}.o"));
+            let header = object_path.with_extension("h");
+            let _ = std::fs::remove_file(&header);
+            let object = object_path.to_string_lossy().into_owned();
             let findings = [
                 run_process(
                     &compile,
@@ -470,6 +509,14 @@ fn run_batch(
             for why in findings.into_iter().flatten() {
                 tally.ours += 1;
                 save(&options.out, "crash", &input, &why, n);
+            }
+            // Every header symm-compile writes compiles, as C and as C++.
+            if header.exists() {
+                tally.headers += 1;
+                if let Some(why) = header_problem(&header) {
+                    tally.bad_headers += 1;
+                    save(&options.out, "header", &input, &why, n);
+                }
             }
         }
         match outcome {
@@ -662,7 +709,8 @@ fn main() -> ExitCode {
         .collect();
     println!(
         "symm-fuzz: {} inputs in {seconds:.0} s ({:.0}/s) from {} seeds, seed {}: {} parsed; \
-         pipelines (passed/run): {}; {} tool processes; crashes of ours {}, hangs {hangs}, \
+         pipelines (passed/run): {}; {} tool processes; headers written {}, not compiling {}; \
+         crashes of ours {}, hangs {hangs}, \
          MLIR parser crashes recovered {}, batches that died or crashed with the tools fine on the \
          input in flight as processes (heap damage an earlier input did; MLIR 22's parser is \
          known to) {}",
@@ -673,13 +721,15 @@ fn main() -> ExitCode {
         total.parsed,
         runs.join(", "),
         total.processes,
+        total.headers,
+        total.bad_headers,
         total.ours,
         total.upstream,
         total.upstream_memory,
     );
     let _ = std::fs::remove_file(options.out.join("current.mlir"));
     let _ = std::fs::remove_file(&report);
-    if total.ours > 0 || hangs > 0 {
+    if total.ours > 0 || total.bad_headers > 0 || hangs > 0 {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
