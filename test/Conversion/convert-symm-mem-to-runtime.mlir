@@ -783,3 +783,28 @@ func.func @transposed_batch_matmul(%a: memref<2x8x4xf32>, %b: memref<2x8x16xf32>
     ins(%a, %b : memref<2x8x4xf32>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>)
   return
 }
+
+// -----
+
+// An entry point that calls another: the callee becomes a C entry point
+// taking the runtime handle, so the call is refused where it is written.
+symm_mem.group @tp world_size(2)
+func.func @inner(%x: memref<64xf32>, %out: memref<64xf32>) {
+  memref.copy %x, %out : memref<64xf32> to memref<64xf32>
+  return
+}
+func.func @outer(%x: memref<64xf32>, %out: memref<64xf32>) {
+  // expected-error@+1 {{'func.call' calls the entry point @inner, which becomes a C entry point taking the runtime handle (and its asynchronous form the stream): entry points do not call each other}}
+  func.call @inner(%x, %out) : (memref<64xf32>, memref<64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Groups of two world sizes could never run in one world of processes.
+symm_mem.group @tp world_size(2)
+// expected-error@+1 {{'symm_mem.group' @tp4 has world size 4, but @tp has 2: the program runs in one world of processes (symm-launch -n), so its groups must have one world size}}
+symm_mem.group @tp4 world_size(4)
+func.func @two_worlds(%out: memref<64xf32>) {
+  return
+}

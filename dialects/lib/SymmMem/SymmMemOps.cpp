@@ -283,6 +283,16 @@ static LogicalResult verifyAllReduce(Operation *op, Value input, Value output,
            << "shapes do not match: input is " << shapeOf(input) << " but "
            << outputRole << " is " << shapeOf(output);
   auto inputType = cast<MemRefType>(input.getType());
+  // The element and byte counts must fit in 64 bits (getNumElements wraps).
+  if (inputType.hasStaticShape() && inputType.getElementType().isIntOrFloat()) {
+    int64_t bytes = llvm::divideCeil(
+        inputType.getElementType().getIntOrFloatBitWidth(), 8);
+    for (int64_t size : inputType.getShape())
+      if (llvm::MulOverflow(bytes, size, bytes))
+        return op->emitOpError()
+               << "reduces more bytes than 64 bits count (" << inputType
+               << ")";
+  }
   if (inputType.hasStaticShape() && inputType.getNumElements() == 0)
     return op->emitOpError()
            << "reduces no elements (" << inputType

@@ -126,19 +126,9 @@ impl Conversion {
     }
 
     fn lower_function(&mut self, function: Op) {
-        let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
-        let converts = body_ops.iter().any(|op| lowers(&op.name()));
-        let launches = body_ops.iter().any(|op| op.name().starts_with("linalg."));
-        let takes_memrefs = function
-            .entry_block()
-            .is_some_and(|b| (0..b.num_args()).any(|i| b.arg(i).ty().is_memref()));
-        if !converts && !launches && !takes_memrefs {
+        let Some((converts, public)) = lowering_of(function) else {
             return;
-        }
-        let public = function
-            .attr("sym_visibility")
-            .and_then(|v| v.symbol_or_string())
-            .is_none_or(|v| v == "public");
+        };
         if !public && !converts {
             // Plain kernels of a helper: launched on their own streams.
             return;
@@ -551,6 +541,26 @@ fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), PassE
     Ok(())
 }
 
+/// Whether `function` is lowered (it converts ops, launches kernels or
+/// takes memrefs) and if so, whether it converts ops and is public (an
+/// entry point, which takes the runtime handle first).
+fn lowering_of(function: Op) -> Option<(bool, bool)> {
+    let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
+    let converts = body_ops.iter().any(|op| lowers(&op.name()));
+    let launches = body_ops.iter().any(|op| op.name().starts_with("linalg."));
+    let takes_memrefs = function
+        .entry_block()
+        .is_some_and(|b| (0..b.num_args()).any(|i| b.arg(i).ty().is_memref()));
+    if !converts && !launches && !takes_memrefs {
+        return None;
+    }
+    let public = function
+        .attr("sym_visibility")
+        .and_then(|v| v.symbol_or_string())
+        .is_none_or(|v| v == "public");
+    Some((converts, public))
+}
+
 /// Matmuls that read the same left operand with right operands and
 /// outputs of the same types, one right after the other (past constants,
 /// allocations and views, which touch no existing buffer), both
@@ -701,6 +711,50 @@ impl SymmPass for ConvertSymmMemToRuntime {
                 );
             } else if let Some(why) = refusal(&op.name()) {
                 conversion.error(op, &format!("'{}' {why}", op.name()));
+            } else if op.is("func.call")
+                && let Some(callee) = op
+                    .attr("callee")
+                    .and_then(|c| c.symbol_or_string())
+                    .and_then(|name| conversion.symbols.lookup(&name).map(|f| (name, f)))
+                && callee.1.entry_block().is_some()
+                && lowering_of(callee.1).is_some_and(|(_, public)| public)
+            {
+                conversion.error(
+                    op,
+                    &format!(
+                        "'func.call' calls the entry point @{}, which becomes a C entry point \
+                         taking the runtime handle (and its asynchronous form the stream): \
+                         entry points do not call each other; inline it (symm-opt --inline) or \
+                         call both from the application",
+                        callee.0
+                    ),
+                );
+            }
+        }
+        // A process runs in one world: every entry point checks the world
+        // size it was compiled for, so groups of two sizes could never run.
+        let mut first_world: Option<(i64, String)> = None;
+        for group in module.entry_block().map(|b| b.ops()).unwrap_or_default() {
+            if !group.is("symm_mem.group") {
+                continue;
+            }
+            let (Some(world), Some(name)) = (
+                group.attr("world_size").and_then(|a| a.int()),
+                group.symbol_name(),
+            ) else {
+                continue;
+            };
+            match &first_world {
+                None => first_world = Some((world, name)),
+                Some((first, first_name)) if *first != world => conversion.error(
+                    group,
+                    &format!(
+                        "'symm_mem.group' @{name} has world size {world}, but @{first_name} has \
+                         {first}: the program runs in one world of processes (symm-launch -n), \
+                         so its groups must have one world size"
+                    ),
+                ),
+                Some(_) => {}
             }
         }
         if conversion.failed {

@@ -902,3 +902,14 @@ func.func @in_affine_for(%x: memref<64xf32>, %out: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// An element count whose bytes do not fit in 64 bits (it used to wrap to
+// "reduces no elements").
+symm_mem.group @tp world_size(2)
+func.func @too_many_bytes(%a: memref<4611686018427387904x4xf32>, %b: memref<4611686018427387904x4xf32>) {
+  // expected-error@+1 {{reduces more bytes than 64 bits count}}
+  symm_mem.all_reduce_out sum %a into %b group @tp : memref<4611686018427387904x4xf32>, memref<4611686018427387904x4xf32>
+  return
+}
