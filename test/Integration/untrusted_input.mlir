@@ -117,6 +117,13 @@
 // DEEP: deep.mlir:5001:1: error: the input nests deeper than 5000 levels
 // DEEP-NOT: Stack dump
 
+// A diagnostic without a location is printed at the input file, never at
+// "unknown".
+// RUN: not %symm-compile %t/unknown_loc.mlir -o %t/s.o 2> %t/unknown.txt
+// RUN: FileCheck %s --check-prefix=UNKNOWN < %t/unknown.txt
+// UNKNOWN: {{.*}}unknown_loc.mlir: error: 'symm_mem.all_reduce_out' op reduces no elements
+// UNKNOWN-NOT: unknown: error
+
 //--- index_array.mlir
 // A comment, so the crash is on line 3.
 
@@ -234,5 +241,11 @@ func.func @f(%a: memref<4xf32>, %v: f32) {
   affine.parallel (%i) = (0) to (4) {
     affine.store %v, %a[%i] : memref<4xf32>
   }
+  return
+}
+//--- unknown_loc.mlir
+symm_mem.group @tp world_size(2)
+func.func @z(%a: memref<0xf32>, %b: memref<0xf32>) {
+  symm_mem.all_reduce_out sum %a into %b group @tp : memref<0xf32>, memref<0xf32> loc(unknown)
   return
 }

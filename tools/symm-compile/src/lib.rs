@@ -91,7 +91,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
     let context = symm_dialects::create_context();
     // Crash recovery sees faults on this thread only.
     context.enable_multi_threading(false);
-    print_diagnostics(&context);
+    print_diagnostics(&context, &args.input);
 
     let libdevice = match &args.libdevice {
         Libdevice::Search => libdevice::find(None).map_err(|e| e.to_string())?,
@@ -336,14 +336,19 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
 
 /// Prints diagnostics as `file:line:col: error: message`. Messages and
 /// locations may hold any bytes the input did (they quote it): they are
-/// printed lossily, never trusted to be UTF-8.
-fn print_diagnostics(context: &Context) {
-    // SAFETY: a live context; the handler is a plain function with no data.
+/// printed lossily, never trusted to be UTF-8. A diagnostic without a
+/// location (an upstream pass that emits one at `UnknownLoc`) is printed at
+/// `input`, the file it came from, never at "unknown".
+fn print_diagnostics(context: &Context, input: &str) {
+    // Leaked: the handler may run until the process ends.
+    let input: &'static String = Box::leak(Box::new(input.to_owned()));
+    // SAFETY: a live context; the handler reads `input`, which lives as
+    // long as the process.
     unsafe {
         mlir_sys::mlirContextAttachDiagnosticHandler(
             context.to_raw(),
             Some(print_diagnostic),
-            std::ptr::null_mut(),
+            (input as *const String).cast_mut().cast(),
             None,
         );
     }
@@ -351,7 +356,7 @@ fn print_diagnostics(context: &Context) {
 
 unsafe extern "C" fn print_diagnostic(
     diagnostic: mlir_sys::MlirDiagnostic,
-    _: *mut std::ffi::c_void,
+    input: *mut std::ffi::c_void,
 ) -> mlir_sys::MlirLogicalResult {
     use mlir_sys::{
         MlirDiagnosticSeverity_MlirDiagnosticError as ERROR,
@@ -366,6 +371,11 @@ unsafe extern "C" fn print_diagnostic(
         _ => return mlir_sys::MlirLogicalResult { value: 1 },
     };
     let (location, message) = symm_dialects::diagnostic_text(diagnostic);
-    eprintln!("{}: {severity}: {message}", location::plain(&location));
+    let mut location = location::plain(&location);
+    if location == "unknown" || location.is_empty() {
+        // SAFETY: `input` is the leaked String print_diagnostics attached.
+        location = unsafe { &*input.cast::<String>() }.clone();
+    }
+    eprintln!("{location}: {severity}: {message}");
     mlir_sys::MlirLogicalResult { value: 1 }
 }
