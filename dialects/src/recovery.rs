@@ -34,6 +34,18 @@ pub fn last_crash() -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Ends the process at once with `status`, without destructors or the
+/// threads' teardown: after a recovered crash (and after some parse errors
+/// of MLIR 22's parser) MLIR's state and the heap are not to be trusted.
+/// Flush what is buffered first; Rust's stderr is unbuffered.
+pub fn exit_now(status: i32) -> ! {
+    unsafe extern "C" {
+        fn _exit(status: i32) -> !;
+    }
+    // SAFETY: ends the process; nothing runs after it.
+    unsafe { _exit(status) }
+}
+
 /// Stack of the thread the tools run MLIR on: deeply nested input recurses
 /// in MLIR's parser, verifier and passes (about 2 KiB a level; the main
 /// thread's 8 MiB overflowed at about 4,000 nested regions).

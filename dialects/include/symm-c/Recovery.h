@@ -64,6 +64,12 @@ MLIR_CAPI_EXPORTED int symmCrashLine(MlirContext like, MlirStringRef text);
  * parser, the verifier and the passes, and grows about quadratically with
  * depth (20,000 nested regions took 16 s). */
 #define SYMM_MAX_NESTING 5000
+#define SYMM_STRINGIFY_(x) #x
+#define SYMM_STRINGIFY(x) SYMM_STRINGIFY_(x)
+/* What both tools say at the line that crosses it. */
+#define SYMM_NESTING_MESSAGE                                                   \
+  "the input nests deeper than " SYMM_STRINGIFY(SYMM_MAX_NESTING)              \
+  " levels (regions, parentheses, brackets); the tools do not take it"
 
 /* The line where `text` nests (braces, parentheses, brackets, angle
  * brackets outside strings and comments) deeper than `limit`, or 0. */

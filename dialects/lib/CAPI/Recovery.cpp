@@ -174,9 +174,7 @@ int symmParseSourceRecovering(MlirContext context, MlirStringRef source,
   MLIRContext *ctx = unwrap(context);
   if (int line = symmNestingTooDeep(source, SYMM_MAX_NESTING)) {
     emitError(FileLineColLoc::get(ctx, unwrap(name), line, 1))
-        << "the input nests deeper than " << SYMM_MAX_NESTING
-        << " levels (regions, parentheses, brackets); the tools do not take "
-           "it";
+        << SYMM_NESTING_MESSAGE;
     return SYMM_RUN_FAILED;
   }
   int status = recovering([&] {

@@ -231,10 +231,7 @@ LogicalResult optMain(llvm::StringRef input, llvm::StringRef output,
   }
   if (int line = symmNestingTooDeep(wrap(file->getBuffer()), SYMM_MAX_NESTING)) {
     llvm::errs() << (input == "-" ? llvm::StringRef("<stdin>") : input) << ":"
-                 << line << ":1: error: the input nests deeper than "
-                 << SYMM_MAX_NESTING
-                 << " levels (regions, parentheses, brackets); the tools do "
-                    "not take it\n";
+                 << line << ":1: error: " SYMM_NESTING_MESSAGE "\n";
     return failure();
   }
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(output, &error);
@@ -293,14 +290,15 @@ int symmOptMain(int argc, char **argv) {
       std::_Exit(128 + SIGPIPE);
     // The line of the input that makes the parser crash, if it is the
     // parser (prefixes of the file parsed in fresh contexts).
+    bool fromFile = !run.input.empty() && run.input != "-";
     int line = 0;
-    if (!run.input.empty() && run.input != "-") {
+    if (fromFile) {
       if (auto file = llvm::MemoryBuffer::getFile(run.input, /*IsText=*/true)) {
         MLIRContext like(registry, MLIRContext::Threading::DISABLED);
         line = symmCrashLine(wrap(&like), wrap((*file)->getBuffer()));
       }
     }
-    std::string where = run.input.empty() || run.input == "-" ? "<stdin>" : run.input;
+    std::string where = fromFile ? run.input : "<stdin>";
     if (line > 0)
       llvm::errs() << where << ":" << line
                    << ":1: error: internal error in the MLIR parser (" << crash

@@ -554,11 +554,15 @@ fn lowering_of(function: Op) -> Option<(bool, bool)> {
     if !converts && !launches && !takes_memrefs {
         return None;
     }
-    let public = function
+    Some((converts, is_public(function)))
+}
+
+/// Whether `function` is public (no visibility, or "public").
+fn is_public(function: Op) -> bool {
+    function
         .attr("sym_visibility")
         .and_then(|v| v.symbol_or_string())
-        .is_none_or(|v| v == "public");
-    Some((converts, public))
+        .is_none_or(|v| v == "public")
 }
 
 /// Matmuls that read the same left operand with right operands and
@@ -712,12 +716,13 @@ impl SymmPass for ConvertSymmMemToRuntime {
             } else if let Some(why) = refusal(&op.name()) {
                 conversion.error(op, &format!("'{}' {why}", op.name()));
             } else if op.is("func.call")
-                && let Some(callee) = op
-                    .attr("callee")
-                    .and_then(|c| c.symbol_or_string())
-                    .and_then(|name| conversion.symbols.lookup(&name).map(|f| (name, f)))
-                && callee.1.entry_block().is_some()
-                && lowering_of(callee.1).is_some_and(|(_, public)| public)
+                && let Some(name) = op.attr("callee").and_then(|c| c.symbol_or_string())
+                && let Some(callee) = conversion.symbols.lookup(&name)
+                && callee.entry_block().is_some()
+                // Visibility first: a private helper's body is not walked
+                // once per call.
+                && is_public(callee)
+                && lowering_of(callee).is_some()
             {
                 conversion.error(
                     op,
@@ -726,7 +731,7 @@ impl SymmPass for ConvertSymmMemToRuntime {
                          taking the runtime handle (and its asynchronous form the stream): \
                          entry points do not call each other; inline it (symm-opt --inline) or \
                          call both from the application",
-                        callee.0
+                        name
                     ),
                 );
             }

@@ -217,8 +217,10 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
             .and_then(|a| FunctionType::try_from(a.value()).ok())
             .ok_or_else(|| located(format!("@{name}: a function without a function type")))?;
         let mut params = Vec::new();
+        let mut dynamic = false;
         for index in 0..signature.input_count() {
             let ty = signature.input(index).map_err(|e| located(e.to_string()))?;
+            dynamic |= dynamic_leading(ty);
             let c =
                 c_type(ty).map_err(|e| located(format!("@{name}: argument #{index} is {e}")))?;
             params.push(Param {
@@ -239,9 +241,6 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
                 )));
             }
         };
-        let dynamic = (0..signature.input_count())
-            .filter_map(|index| signature.input(index).ok())
-            .any(dynamic_leading);
         entries.push((
             location,
             Entry {

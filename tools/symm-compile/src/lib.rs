@@ -73,11 +73,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
 /// destructors: MLIR's state is not to be trusted after it.
 fn crashed(message: &str) -> ! {
     eprintln!("symm-compile: {message}");
-    unsafe extern "C" {
-        fn _exit(status: i32) -> !;
-    }
-    // SAFETY: ends the process; stderr is unbuffered.
-    unsafe { _exit(1) }
+    symm_dialects::recovery::exit_now(1)
 }
 
 /// Compiles `args.input` into `args.output` (an object) and its header
@@ -339,11 +335,9 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
 /// printed lossily, never trusted to be UTF-8. A diagnostic without a
 /// location (an upstream pass that emits one at `UnknownLoc`) is printed at
 /// `input`, the file it came from, never at "unknown".
-fn print_diagnostics(context: &Context, input: &str) {
-    // Leaked: the handler may run until the process ends.
-    let input: &'static String = Box::leak(Box::new(input.to_owned()));
-    // SAFETY: a live context; the handler reads `input`, which lives as
-    // long as the process.
+fn print_diagnostics(context: &Context, input: &String) {
+    // SAFETY: a live context; the handler reads `input`, which outlives
+    // the context (both belong to `compile`, the input to its caller).
     unsafe {
         mlir_sys::mlirContextAttachDiagnosticHandler(
             context.to_raw(),
@@ -371,11 +365,14 @@ unsafe extern "C" fn print_diagnostic(
         _ => return mlir_sys::MlirLogicalResult { value: 1 },
     };
     let (location, message) = symm_dialects::diagnostic_text(diagnostic);
-    let mut location = location::plain(&location);
-    if location == "unknown" || location.is_empty() {
-        // SAFETY: `input` is the leaked String print_diagnostics attached.
-        location = unsafe { &*input.cast::<String>() }.clone();
-    }
+    let location = location::plain(&location);
+    let location = if location == "unknown" || location.is_empty() {
+        // SAFETY: `input` is the String print_diagnostics attached, alive
+        // as long as the context.
+        unsafe { &*input.cast::<String>() }.as_str()
+    } else {
+        location.as_str()
+    };
     eprintln!("{location}: {severity}: {message}");
     mlir_sys::MlirLogicalResult { value: 1 }
 }

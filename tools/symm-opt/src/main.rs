@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         eprintln!("symm-opt: an argument contains a NUL byte");
         return ExitCode::FAILURE;
     };
-    let run = move || {
+    let run = move || -> ExitCode {
         // The crash handlers, and this thread's alternate signal stack.
         symm_dialects::recovery::enable_recovery();
         symm_passes::register_passes();
@@ -32,14 +32,10 @@ fn main() -> ExitCode {
         // (test/Integration/untrusted_input.mlir, block_twice): the process
         // ends here, without the thread's or the process's teardown.
         // symmOptMain flushed its output.
-        unsafe extern "C" {
-            fn _exit(status: i32) -> !;
-        }
-        // SAFETY: ends the process.
-        unsafe { _exit(code) }
+        symm_dialects::recovery::exit_now(code)
     };
     match symm_dialects::recovery::on_large_stack(run) {
-        Ok(never) => never,
+        Ok(code) => code,
         Err(message) => {
             eprintln!("symm-opt: {message}");
             ExitCode::FAILURE
