@@ -1,0 +1,89 @@
+// Probe (issue 32): how fast HBM delivers a [K, N] row-major weight when
+// it is read in column bands `width` bytes wide (a matmul kernel's column
+// tile), each warp instruction covering 512 / width rows of its band,
+// against reading it front to back. Answers whether a skinny matmul's
+// column tile must be wider than 128 bytes to reach the floor.
+//   nvcc -O3 -arch=sm_90a -o /tmp/tile_read bench/gemv_probe/tile_read.cu && /tmp/tile_read
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <vector>
+
+template <int U>
+__global__ void band(const int4 *__restrict__ src, int rows, int row_vecs, int width_vecs,
+                     int rows_per_block, unsigned *sink) {
+  const int lanes_per_row = width_vecs < 32 ? width_vecs : 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int chunk = lane % lanes_per_row, sub = lane / lanes_per_row, per_instr = 32 / lanes_per_row;
+  const int band0 = blockIdx.x * width_vecs;
+  const int r0 = blockIdx.y * rows_per_block;
+  int acc = 0;
+  // Each warp takes rows r0 + (warp * per_instr + sub) + i * warps * per_instr, and for
+  // bands wider than 512 bytes every 32-vector piece of the band.
+  for (int piece = 0; piece < width_vecs; piece += lanes_per_row) {
+    for (int r = r0 + warp * per_instr + sub; r < r0 + rows_per_block && r < rows;
+         r += U * warps * per_instr) {
+      int4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        int rr = r + u * warps * per_instr;
+        v[u] = rr < r0 + rows_per_block && rr < rows
+                   ? __ldcs(src + (size_t)rr * row_vecs + band0 + piece + chunk)
+                   : make_int4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+  }
+  if (acc == 0x12345678) sink[blockIdx.x] = acc;
+}
+
+int main() {
+  struct Shape { const char *name; int rows, cols; };
+  std::vector<Shape> shapes = {{"gate+up (2 x 4096 x 7168)", 8192, 7168},
+                               {"down (7168 x 4096)", 7168, 4096}};
+  const int copies = 6;
+  unsigned *sink;
+  cudaMalloc(&sink, 1 << 20);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (auto s : shapes) {
+    size_t bytes = (size_t)s.rows * s.cols * 2;
+    std::vector<int4 *> bufs(copies);
+    for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
+    const int row_vecs = s.cols / 8;
+    for (int width : {128, 256, 512, 1024, 2048}) {
+      double best = 1e30; char what[128] = "";
+      int width_vecs = width / 16;
+      int bands = row_vecs / width_vecs;
+      for (int split : {1, 2, 4, 8, 16, 32, 64})
+        for (int threads : {128, 256, 512})
+          for (int unroll : {2, 4, 8}) {
+            int rows_per_block = (s.rows + split - 1) / split;
+            dim3 grid(bands, split);
+            auto launch = [&](const int4 *p) {
+              if (unroll == 2) band<2><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
+              if (unroll == 4) band<4><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
+              if (unroll == 8) band<8><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
+            };
+            for (int i = 0; i < 3; ++i) launch(bufs[i % copies]);
+            cudaEventRecord(a);
+            const int reps = 24;
+            for (int i = 0; i < reps; ++i) launch(bufs[i % copies]);
+            cudaEventRecord(b);
+            cudaEventSynchronize(b);
+            float ms;
+            cudaEventElapsedTime(&ms, a, b);
+            double us = ms * 1000 / reps;
+            if (us < best) {
+              best = us;
+              snprintf(what, sizeof what, "%d blocks (%d bands x %d), %d threads, %d in flight",
+                       bands * split, bands, split, threads, unroll);
+            }
+          }
+      printf("%s, %4d-byte bands: %.1f us %.2f TB/s  %s\n", s.name, width, best, bytes / best / 1e6, what);
+    }
+    if (cudaGetLastError() != cudaSuccess) { printf("CUDA error\n"); return 1; }
+    for (auto p : bufs) cudaFree(p);
+  }
+}
