@@ -18,7 +18,7 @@ import torch.nn.functional as F
 def load(path):
     lib = ctypes.CDLL(path)
     lib.regmma_launch.restype = ctypes.c_int
-    lib.regmma_launch.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 4 + [ctypes.c_int] * 4 + [ctypes.c_void_p]
+    lib.regmma_launch.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 4 + [ctypes.c_int] * 4 + [ctypes.c_void_p] * 3
     return lib
 
 
@@ -57,7 +57,8 @@ def main():
         for M in (1, 16):
             x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
             out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-            work = torch.zeros(P, M, N, device="cuda", dtype=torch.float32)
+            work = torch.zeros(16, P, M, N, device="cuda", dtype=torch.float32)
+            counters = torch.zeros(N // 64, device="cuda", dtype=torch.int32)
             reps = 4 * copies
             # cuBLAS: as two calls (the generated-vs-cuBLAS choice today) and as one wide call.
             t_sep = timed(lambda i: [torch.mm(x, w) for w in ws[i % copies]], reps)
@@ -69,30 +70,29 @@ def main():
             if P == 2:
                 ref = F.silu(ref) * (x.float() @ w[1].float())
             results = []
-            for W, U, S in itertools.product((4, 8, 16), (1, 2, 4), (1, 2, 3, 4)):
+            for W, U, S in itertools.product((4, 8, 16), (1, 2, 4), (1, 2, 3, 4, 6, 8, 12, 16)):
                 if W // P < 1:
                     continue
                 stream = torch.cuda.current_stream().cuda_stream
-                dst = out if S == 1 else work
-                if S == 1:
-                    rc = lib.regmma_launch(W, U, P, x.data_ptr(), w[0].data_ptr(), w[-1].data_ptr(), dst.data_ptr(), M, K, N, S, stream)
-                    torch.cuda.synchronize()
-                    if rc != 0:
-                        print(f"  W={W} U={U}: launch error {rc}")
-                        continue
-                    err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
-                    ok = "ok" if err < 2e-2 else f"WRONG {err:.3g}"
-                else:
-                    ok = "atomic f32, no epilogue"
+                if (K // 16) < S * W:
+                    continue
+                out.zero_()
+                rc = lib.regmma_launch(W, U, P, x.data_ptr(), w[0].data_ptr(), w[-1].data_ptr(), out.data_ptr(), M, K, N, S, work.data_ptr(), counters.data_ptr(), stream)
+                torch.cuda.synchronize()
+                if rc != 0:
+                    print(f"  W={W} U={U}: launch error {rc}")
+                    continue
+                err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+                ok = "ok" if err < 2e-2 else f"WRONG {err:.3g}"
 
-                def fn(i, W=W, U=U, S=S, dst=dst):
+                def fn(i, W=W, U=U, S=S):
                     wi = ws[i % copies]
-                    lib.regmma_launch(W, U, P, x.data_ptr(), wi[0].data_ptr(), wi[-1].data_ptr(), dst.data_ptr(), M, K, N, S, torch.cuda.current_stream().cuda_stream)
+                    lib.regmma_launch(W, U, P, x.data_ptr(), wi[0].data_ptr(), wi[-1].data_ptr(), out.data_ptr(), M, K, N, S, work.data_ptr(), counters.data_ptr(), torch.cuda.current_stream().cuda_stream)
 
                 t = timed(fn, reps)
                 results.append((t, W, U, S, ok))
             results.sort()
-            for t, W, U, S, ok in results[:8]:
+            for t, W, U, S, ok in results[:10]:
                 print(f"  regmma W={W:2d} U={U} S={S}: {t:.1f} us ({nbytes / t / 1e6:.2f} TB/s, {t_sep / t:.2f}x cuBLAS) {ok}", flush=True)
             for t, W, U, S, ok in results:
                 if S == 1:

@@ -31,8 +31,9 @@ template <int W, int U, int P>
 __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
                                                  const uint4 *__restrict__ w0,
                                                  const uint4 *__restrict__ w1, void *out, int M,
-                                                 int K, int N, int S) {
+                                                 int K, int N, int S, float *ws, unsigned *cnt) {
   extern __shared__ float red[];
+  __shared__ bool last;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, q = lane & 3;
   const int p = warp % P, r = warp / P, R = W / P;
@@ -102,20 +103,41 @@ __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
       for (int rr = 0; rr < R; ++rr) sum[pp] += red[((rr * P + pp) * 32 + l) * 32 + (e % 32)];
     }
     if (S > 1) {
-      float *o = static_cast<float *>(out);
+      // This block's slice of K: into the workspace; the last block of the
+      // column tile to arrive sums the slices (below).
 #pragma unroll
-      for (int pp = 0; pp < P; ++pp) atomicAdd(o + ((size_t)pp * M + m) * N + n, sum[pp]);
+      for (int pp = 0; pp < P; ++pp) ws[(((size_t)blockIdx.y * P + pp) * M + m) * N + n] = sum[pp];
     } else {
       float v = sum[0];
       if (P == 2) v = sum[0] / (1.f + __expf(-sum[0])) * sum[1];
       static_cast<__nv_bfloat16 *>(out)[(size_t)m * N + n] = __float2bfloat16(v);
     }
   }
+  if (S == 1) return;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(cnt + blockIdx.x, 1u) == (unsigned)S - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int e = threadIdx.x; e < M * 64; e += W * 32) {
+    const int m = e / 64, n = blockIdx.x * 64 + e % 64;
+    float sum[P];
+#pragma unroll
+    for (int pp = 0; pp < P; ++pp) {
+      sum[pp] = 0.f;
+      for (int ss = 0; ss < S; ++ss) sum[pp] += __ldcg(ws + (((size_t)ss * P + pp) * M + m) * N + n);
+    }
+    float v = sum[0];
+    if (P == 2) v = sum[0] / (1.f + __expf(-sum[0])) * sum[1];
+    static_cast<__nv_bfloat16 *>(out)[(size_t)m * N + n] = __float2bfloat16(v);
+  }
+  if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
 }
 
 template <int W, int U, int P>
 static int go(const void *a, const void *w0, const void *w1, void *out, int M, int K, int N, int S,
-              cudaStream_t stream) {
+              float *ws, unsigned *cnt, cudaStream_t stream) {
   auto f = regmma<W, U, P>;
   const int smem = W * 32 * 32 * 4;
   static bool set = false;
@@ -125,15 +147,16 @@ static int go(const void *a, const void *w0, const void *w1, void *out, int M, i
   }
   dim3 grid(N / 64, S);
   f<<<grid, W * 32, smem, stream>>>((const uint16_t *)a, (const uint4 *)w0, (const uint4 *)w1, out,
-                                    M, K, N, S);
+                                    M, K, N, S, ws, cnt);
   return (int)cudaGetLastError();
 }
 
 #define CASE(W, U, P) \
-  if (w == W && u == U && p == P) return go<W, U, P>(a, w0, w1, out, M, K, N, S, (cudaStream_t)stream);
+  if (w == W && u == U && p == P) return go<W, U, P>(a, w0, w1, out, M, K, N, S, ws, cnt, (cudaStream_t)stream);
 
 extern "C" int regmma_launch(int w, int u, int p, const void *a, const void *w0, const void *w1,
-                             void *out, int M, int K, int N, int S, void *stream) {
+                             void *out, int M, int K, int N, int S, float *ws, unsigned *cnt,
+                             void *stream) {
 #define UNROLLS(W, P) CASE(W, 1, P) CASE(W, 2, P) CASE(W, 4, P)
   UNROLLS(4, 1) UNROLLS(8, 1) UNROLLS(16, 1)
   UNROLLS(4, 2) UNROLLS(8, 2) UNROLLS(16, 2)
