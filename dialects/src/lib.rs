@@ -26,6 +26,14 @@ melior::dialect! {
     include_directory_env_vars: ["SYMM_TD_INCLUDE_DIR"],
 }
 
+// Op builders for the `cudagraph` dialect (the partitions' launches),
+// generated from `CudaGraph.td` into the module `cudagraph`.
+melior::dialect! {
+    name: "cudagraph",
+    files: ["symm/Dialect/CudaGraph/CudaGraph.td"],
+    include_directory_env_vars: ["SYMM_TD_INCLUDE_DIR"],
+}
+
 // Op builders for the upstream `nvvm` dialect (mma.sync, ldmatrix, the
 // mbarrier and bulk-copy ops), generated from MLIR's own `NVVMOps.td`:
 // the compiler's matmul kernels are built with them. melior ships no

@@ -24,6 +24,7 @@ use crate::analysis::{
     },
     row_reduction::match_row_reduction,
 };
+use crate::ir::builders::FloatOp;
 use crate::ir::{Op, Val};
 
 /// What the output is.
@@ -377,7 +378,7 @@ fn prologue_before(
         return Ok(None);
     };
     captures_only_constants(reduction).map_err(|why| (reduction, why.to_owned()))?;
-    if r.combiner.op != "arith.addf" {
+    if r.combiner.op != FloatOp::Add {
         return Err((reduction, "the row statistic is not a sum".into()));
     }
     let (x, statistic) = (

@@ -4,24 +4,25 @@
 
 use crate::PassError;
 use crate::analysis::linalg::{body, buffer_maps, iterator_kinds};
+use crate::ir::builders::FloatOp;
 use crate::ir::{Op, Val};
 
 /// A reduction's combining op: its `gpu.all_reduce` kind and the f32 bit
 /// pattern of its identity.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Combiner {
-    pub op: &'static str,
+    pub op: FloatOp,
     pub all_reduce: &'static str,
     pub identity: f32,
 }
 
 pub fn combiner(name: &str) -> Option<Combiner> {
     let (op, all_reduce, identity) = match name {
-        "arith.addf" => ("arith.addf", "add", 0.0),
-        "arith.maximumf" => ("arith.maximumf", "maximumf", f32::NEG_INFINITY),
-        "arith.maxnumf" => ("arith.maxnumf", "maxnumf", f32::NEG_INFINITY),
-        "arith.minimumf" => ("arith.minimumf", "minimumf", f32::INFINITY),
-        "arith.minnumf" => ("arith.minnumf", "minnumf", f32::INFINITY),
+        "arith.addf" => (FloatOp::Add, "add", 0.0),
+        "arith.maximumf" => (FloatOp::Maximum, "maximumf", f32::NEG_INFINITY),
+        "arith.maxnumf" => (FloatOp::MaxNum, "maxnumf", f32::NEG_INFINITY),
+        "arith.minimumf" => (FloatOp::Minimum, "minimumf", f32::INFINITY),
+        "arith.minnumf" => (FloatOp::MinNum, "minnumf", f32::INFINITY),
         _ => return None,
     };
     Some(Combiner {

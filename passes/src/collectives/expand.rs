@@ -17,11 +17,10 @@ use super::prologue::Prologue;
 use super::segments::{AllReduceFacts, RowsFacts, Segment};
 use crate::PassError;
 use crate::analysis::all_reduce::{self as kernels, Algorithm, AllReduceKernel, Push, Reduction};
-use crate::middle_end::fuse_epilogue::rows::ROWS_OUT;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::read_after::used_after,
-    ir::builders::{At, replace_terminator},
+    ir::builders::{At, FusedAllReduce, IntOp, Terminator, replace_terminator},
     ir::host::{Declarations, Host, KERNEL_MODULE},
     ir::{Attr, Ctx, Op, Val, emit_error},
     middle_end::select_all_reduce::Limits,
@@ -88,12 +87,13 @@ fn roles(op: Op) -> Roles {
     let segments = op.operand_segments();
     let prologue = Prologue::of(op, &operands, &segments);
     let first_epilogue = 1 + segments.get(1..4).map_or(0, |s| s.iter().sum());
-    let out = if op.is(ROWS_OUT) {
+    let is_rows = FusedAllReduce::of(op) == Some(FusedAllReduce::Rows);
+    let out = if is_rows {
         first_epilogue + segments.get(4).copied().unwrap_or(0)
     } else {
         operands.len() - 1
     };
-    let rows = op.is(ROWS_OUT).then(|| {
+    let rows = is_rows.then(|| {
         (
             operands[operands.len() - 1],
             operands[out + 1..operands.len() - 1].to_vec(),
@@ -176,11 +176,11 @@ impl Expansion {
             None => {
                 let rows = host.dim_i64(input, 0);
                 let row = host.int(64, facts.row_elements as i64);
-                host.arith("arith.muli", &[rows, row])
+                host.arith(IntOp::Mul, rows, row)
             }
         };
         let bytes_per_element = host.int(64, facts.element_bytes as i64);
-        let bytes = host.arith("arith.muli", &[count, bytes_per_element]);
+        let bytes = host.arith(IntOp::Mul, count, bytes_per_element);
         let prologue = roles.prologue;
         let mut prologue_error = None;
         let mut launch = |host: &mut Host, segment: &Segment| {
@@ -208,7 +208,7 @@ impl Expansion {
                 None => (kernel.vector, 1),
             };
             let unit = host.int(64, unit as i64);
-            let nvec = host.arith("arith.divui", &[count, unit]);
+            let nvec = host.arith(IntOp::DivU, count, unit);
             let mut args = vec![pool, input_ptr, out_ptr, nvec];
             if kernel.push == Some(Push::IntoOutputs) {
                 args.extend(out_pool);
@@ -226,7 +226,7 @@ impl Expansion {
                 }
                 (None, _) => {
                     let per_block = host.int(64, per_block as i64);
-                    let units = host.arith("arith.muli", &[nvec, per_block]);
+                    let units = host.arith(IntOp::Mul, nvec, per_block);
                     host.grid_blocks(
                         units,
                         segment.divisor(),
@@ -244,7 +244,7 @@ impl Expansion {
         for segment in segments {
             self.kernels.insert(segment.kernel.name(), segment.kernel);
         }
-        if !op.is("symm_mem.all_reduce_epilogue_out") && !op.is(ROWS_OUT) {
+        if FusedAllReduce::of(op).is_none() {
             op.erase();
         }
     }
@@ -328,7 +328,7 @@ impl Expansion {
             .and_then(Attr::int)
             .and_then(Reduction::from_code)
             .ok_or("has no reduction kind")?;
-        let fused = op.is("symm_mem.all_reduce_epilogue_out") || op.is(ROWS_OUT);
+        let fused = FusedAllReduce::of(op).is_some();
         let epilogue = fused.then(|| {
             let function = format!("symm_epilogue_{}", self.epilogues.len());
             self.epilogues.push((function.clone(), op, 0));
@@ -463,7 +463,7 @@ impl Expansion {
             if let Some(target) = functions.get(&function) {
                 target.take_region_at(0, op, region);
                 if let Some(body) = target.entry_block() {
-                    replace_terminator(body, "func.return");
+                    replace_terminator(body, Terminator::Return);
                 }
             }
             if !fused.contains(&op) {

@@ -27,7 +27,7 @@ use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     analysis::linalg::{body, buffer_maps, iterator_kinds},
     gpu_codegen::linalg_gpu::{self, Emit},
-    ir::builders::{At, Builder, CmpI},
+    ir::builders::{At, Builder, CmpI, IntOp},
     ir::{Op, Ty, Val, emit_remark},
 };
 use std::collections::HashMap;
@@ -202,11 +202,9 @@ pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
 /// their last dimension) is 16-byte aligned at each of its rows, and
 /// `last` (the extent of that dimension) a multiple of `lanes` (at most 8).
 pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, last: Val) -> Val {
-    let ctx = host.ctx;
-    let index = ctx.index_type();
     let mut k = Emit { b: host };
     let lanes = k.b.index(lanes as i64);
-    let rest = k.index_op("arith.remui", last, lanes);
+    let rest = k.index_op(IntOp::RemU, last, lanes);
     // OR of every byte address and outer stride: aligned when its low 4
     // bits are clear.
     let mut bits = rest;
@@ -215,25 +213,22 @@ pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, las
         let rank = ty.shape().len();
         let bytes =
             k.b.index(ty.element_bytes().expect("checked by the match") as i64);
-        let base_ty = ctx.memref(&[], ty.element(), None, None);
-        let mut results = vec![base_ty, index];
-        results.extend(std::iter::repeat_n(index, 2 * rank));
-        let metadata = k.op("memref.extract_strided_metadata", &[*value], &results);
+        let metadata = k.b.strided_metadata(*value);
         let offset = metadata.result(1);
-        let pointer = k.value("memref.extract_aligned_pointer_as_index", &[*value], index);
-        let offset_bytes = k.index_op("arith.muli", offset, bytes);
-        let address = k.index_op("arith.addi", pointer, offset_bytes);
-        bits = k.index_op("arith.ori", bits, address);
+        let pointer = k.b.aligned_pointer(*value);
+        let offset_bytes = k.index_op(IntOp::Mul, offset, bytes);
+        let address = k.index_op(IntOp::Add, pointer, offset_bytes);
+        bits = k.index_op(IntOp::Or, bits, address);
         for d in 0..rank.saturating_sub(1) {
             let stride = metadata.result(2 + rank + d);
-            let stride_bytes = k.index_op("arith.muli", stride, bytes);
-            bits = k.index_op("arith.ori", bits, stride_bytes);
+            let stride_bytes = k.index_op(IntOp::Mul, stride, bytes);
+            bits = k.index_op(IntOp::Or, bits, stride_bytes);
         }
     }
     // The lane remainder is below 16 only when it is 0 (lanes <= 8), so
     // one mask checks it with the addresses: bits % 16 == 0.
     let mask = k.b.index((VECTOR_BYTES - 1) as i64);
-    let low = k.index_op("arith.andi", bits, mask);
+    let low = k.index_op(IntOp::And, bits, mask);
     let zero = k.b.index(0);
     k.b.cmpi(CmpI::Eq, low, zero)
 }
@@ -268,31 +263,31 @@ fn lower(op: Op, e: &Elementwise) {
 
     // Work: rows x vectors per row, one vector per thread.
     let lanes = h.b.index(e.lanes as i64);
-    let per_row = h.index_op("arith.divui", *last, lanes);
+    let per_row = h.index_op(IntOp::DivU, *last, lanes);
     let mut vectors = per_row;
     for extent in outer {
-        vectors = h.index_op("arith.muli", vectors, *extent);
+        vectors = h.index_op(IntOp::Mul, vectors, *extent);
     }
     let threads = h.b.index(THREADS as i64);
-    let blocks = h.index_op("arith.ceildivui", vectors, threads);
+    let blocks = h.index_op(IntOp::CeilDivU, vectors, threads);
     let launch = linalg_gpu::launch(h.b, blocks, threads);
 
     let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
     let mut k = Emit { b: &mut kernel };
-    let first = k.index_op("arith.muli", launch.block_x, launch.block_dim_x);
-    let id = k.index_op("arith.addi", first, launch.thread_x);
+    let first = k.index_op(IntOp::Mul, launch.block_x, launch.block_dim_x);
+    let id = k.index_op(IntOp::Add, first, launch.thread_x);
     let inside = k.b.cmpi(CmpI::Ult, id, vectors);
     let guard = k.b.if_then(inside, false);
-    k.op("gpu.terminator", &[], &[]);
+    k.b.gpu_terminator();
 
     let guard_yield = guard.region_blocks(0)[0]
         .terminator()
         .expect("built with its yield");
     let mut inner = Builder::new(ctx, loc, At::Before(guard_yield));
     let mut t = Emit { b: &mut inner };
-    let row = t.index_op("arith.divui", id, per_row);
-    let vector_in_row = t.index_op("arith.remui", id, per_row);
-    let column = t.index_op("arith.muli", vector_in_row, lanes);
+    let row = t.index_op(IntOp::DivU, id, per_row);
+    let vector_in_row = t.index_op(IntOp::RemU, id, per_row);
+    let column = t.index_op(IntOp::Mul, vector_in_row, lanes);
     let mut loop_ids = linalg_gpu::unflatten(&mut t, row, outer);
     loop_ids.push(column);
     vector_step(&mut t, op, e, &loop_ids, &HashMap::new());
@@ -353,7 +348,7 @@ pub(crate) fn vector_step(
         results.push(yielded[0]);
     }
     let out_ty = vector_type(ctx, e.lanes, out_element);
-    let vector = t.value("vector.from_elements", &results, out_ty);
+    let vector = t.b.vector_from_elements(&results, out_ty);
     let store =
         crate::ir::builders::vector_store(op.loc(), vector, e.output, &output_at, alignment);
     t.b.insert(store);

@@ -4,8 +4,8 @@
 //! is `analysis::linalg`).
 
 use crate::{
-    ir::builders::{At, Builder},
-    ir::{Blk, Op, OpBuilder, Ty, Val},
+    ir::builders::{At, Builder, Cast, IntOp},
+    ir::{Blk, Op, Val},
 };
 use std::collections::HashMap;
 
@@ -30,32 +30,15 @@ pub struct Emit<'b> {
 }
 
 impl Emit<'_> {
-    pub fn op(&mut self, name: &str, operands: &[Val], results: &[Ty]) -> Op {
-        let op = OpBuilder::new(name, self.b.loc)
-            .operands(operands)
-            .results(results)
-            .build();
-        self.b.insert(op)
-    }
-    pub fn value(&mut self, name: &str, operands: &[Val], result: Ty) -> Val {
-        self.op(name, operands, &[result]).result(0)
-    }
     pub fn f32_constant(&mut self, value: f32) -> Val {
         let f32 = self.b.ctx.f32_type();
         self.b.float_constant(f32, f64::from(value))
     }
     pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
-        let operands: Vec<Val> = std::iter::once(memref)
-            .chain(indices.iter().copied())
-            .collect();
-        self.value("memref.load", &operands, memref.ty().element())
+        self.b.load(memref, indices)
     }
     pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) {
-        let operands: Vec<Val> = [value, memref]
-            .into_iter()
-            .chain(indices.iter().copied())
-            .collect();
-        self.op("memref.store", &operands, &[]);
+        self.b.store(value, memref, indices);
     }
     /// `value` as f32 (extended from a 16-bit float).
     pub fn widened(&mut self, value: Val) -> Val {
@@ -63,13 +46,12 @@ impl Emit<'_> {
         if value.ty().print() == "f32" {
             value
         } else {
-            self.value("arith.extf", &[value], f32)
+            self.b.convert(Cast::ExtF, value, f32)
         }
     }
     /// Index arithmetic (`arith.muli`, `arith.divui`, ...) on two indices.
-    pub fn index_op(&mut self, name: &str, lhs: Val, rhs: Val) -> Val {
-        let index = self.b.ctx.index_type();
-        self.value(name, &[lhs, rhs], index)
+    pub fn index_op(&mut self, op: IntOp, lhs: Val, rhs: Val) -> Val {
+        self.b.int_op(op, lhs, rhs)
     }
     /// Copies the body's ops except `skip` and its terminator, with
     /// `mapping` (block arguments to values) extended by each copy's
@@ -163,8 +145,8 @@ pub fn unflatten(e: &mut Emit, flat: Val, extents: &[Val]) -> Vec<Val> {
         if d == 0 {
             ids[d] = rest;
         } else {
-            ids[d] = e.index_op("arith.remui", rest, extents[d]);
-            rest = e.index_op("arith.divui", rest, extents[d]);
+            ids[d] = e.index_op(IntOp::RemU, rest, extents[d]);
+            rest = e.index_op(IntOp::DivU, rest, extents[d]);
         }
     }
     ids

@@ -31,7 +31,7 @@ use crate::{
         vector_load, vector_step,
     },
     gpu_codegen::linalg_gpu::{self, Emit, Launch},
-    ir::builders::{At, Builder, CmpI, gpu_all_reduce, scf_for},
+    ir::builders::{At, Builder, Cast, CmpI, IntOp, gpu_all_reduce, scf_for},
     ir::{Op, Val, emit_remark},
 };
 use std::collections::HashMap;
@@ -211,8 +211,8 @@ fn row_total(
     } else {
         let lanes = k.b.index(lanes as i64);
         (
-            k.index_op("arith.muli", launch.thread_x, lanes),
-            k.index_op("arith.muli", launch.block_dim_x, lanes),
+            k.index_op(IntOp::Mul, launch.thread_x, lanes),
+            k.index_op(IntOp::Mul, launch.block_dim_x, lanes),
         )
     };
     let for_op = scf_for(loc, [start, columns, step], &[identity], &[f32]);
@@ -264,28 +264,27 @@ fn row_total(
             let element = r.combine_op.operand(r.element_operand);
             let element = mapping.get(&element).copied().unwrap_or(element);
             let element = e.widened(element);
-            partial = e.value(r.combiner.op, &[element, partial], f32);
+            partial = e.b.float_op(r.combiner.op, element, partial);
         }
-        e.op("scf.yield", &[partial], &[]);
+        e.b.scf_yield(&[partial]);
     }
     let partial = for_op.result(0);
     let kind = ctx
         .gpu_all_reduce_operation(r.combiner.all_reduce)
         .expect("the combiners are gpu all-reduce operations");
-    let all_reduce = gpu_all_reduce(ctx, loc, partial, f32, kind);
+    let all_reduce = gpu_all_reduce(ctx, loc, partial, kind);
     k.b.insert(all_reduce).result(0)
 }
 
 /// `initial` folded with the row's total, in the output's element type.
 fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
-    let f32 = s.b.ctx.f32_type();
     let initial = s.widened(initial);
-    let result = s.value(r.combiner.op, &[total, initial], f32);
+    let result = s.b.float_op(r.combiner.op, total, initial);
     let out_element = r.output.ty().element();
     if out_element.print() == "f32" {
         result
     } else {
-        s.value("arith.truncf", &[result], out_element)
+        s.b.convert(Cast::TruncF, result, out_element)
     }
 }
 
@@ -343,7 +342,7 @@ fn reduction_kernel(
     let zero = k.b.index(0);
     let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
     let if_op = k.b.if_then(first, false);
-    k.op("gpu.terminator", &[], &[]);
+    k.b.gpu_terminator();
 
     let then_yield = if_op.region_blocks(0)[0]
         .terminator()
@@ -376,12 +375,11 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
     let (last, outer) = extents.split_last().expect("at least one loop");
     let mut condition = aligned(&mut host, e, *last);
-    let i1 = ctx.int_type(1);
     // The reduction reads vectors too where its inputs allow.
     let vectors = row_vectors(r, sizes.static_columns);
     if let Some(v) = &vectors {
         let whole = v.aligned(&mut host, r, sizes.columns);
-        condition = Emit { b: &mut host }.value("arith.andi", &[condition, whole], i1);
+        condition = host.int_op(IntOp::And, condition, whole);
     }
     for (a, b) in outer
         .iter()
@@ -389,7 +387,7 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
         .chain([(last, &sizes.columns)])
     {
         let same = host.cmpi(CmpI::Eq, *a, *b);
-        condition = Emit { b: &mut host }.value("arith.andi", &[condition, same], i1);
+        condition = host.int_op(IntOp::And, condition, same);
     }
     // Apart: the reduction's own kernel, then the consumer as it was.
     let mut host = linalg_gpu::unless_fallback(&mut host, condition, &[op, c.op]);
@@ -430,11 +428,11 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     // The consumer over the row: vectors of `lanes` columns, strided by
     // the block.
     let lanes = k.b.index(e.lanes as i64);
-    let start = k.index_op("arith.muli", launch.thread_x, lanes);
-    let step = k.index_op("arith.muli", launch.block_dim_x, lanes);
+    let start = k.index_op(IntOp::Mul, launch.thread_x, lanes);
+    let step = k.index_op(IntOp::Mul, launch.block_dim_x, lanes);
     let for_op = scf_for(loc, [start, sizes.columns, step], &[], &[]);
     k.b.insert(for_op);
-    k.op("gpu.terminator", &[], &[]);
+    k.b.gpu_terminator();
     let loop_body = for_op.region_blocks(0)[0];
     let column = loop_body.add_arg(ctx.index_type(), loc);
     let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
@@ -443,7 +441,7 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     loop_ids.push(column);
     let given: HashMap<usize, Val> = c.statistic.iter().map(|i| (*i, result)).collect();
     vector_step(&mut t, c.op, e, &loop_ids, &given);
-    t.op("scf.yield", &[], &[]);
+    t.b.scf_yield(&[]);
 
     // The apart version in the else branch (erases the reduction); only
     // its scalar kernel, since the fused one did not apply.

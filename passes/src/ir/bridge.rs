@@ -82,3 +82,38 @@ pub fn context<'c>(ctx: Ctx) -> ContextRef<'c> {
     // SAFETY: the context of the module being compiled, alive for the pass.
     unsafe { ContextRef::from_raw(ctx.raw()) }
 }
+
+/// A melior type for one of ours.
+pub fn ty<'c>(t: Ty) -> Type<'c> {
+    // SAFETY: `t` is a type of the context being compiled in, which
+    // outlives the pass.
+    unsafe { Type::from_raw(t.raw()) }
+}
+
+/// A melior attribute for one of ours.
+pub fn attr<'c>(a: Attr) -> Attribute<'c> {
+    // SAFETY: as for `ty`.
+    unsafe { Attribute::from_raw(a.raw()) }
+}
+
+/// Builds one op with melior's typed builders, in the context of `ctx` at
+/// `loc`, and hands it to this layer (detached: the caller inserts it).
+pub fn build(
+    ctx: Ctx,
+    loc: mlir_sys::MlirLocation,
+    build: impl for<'c> FnOnce(&'c melior::Context, melior::ir::Location<'c>) -> Operation<'c>,
+) -> Op {
+    let context = context(ctx);
+    // SAFETY: the context of the module being compiled outlives this call,
+    // and `loc` is one of its locations.
+    let (context, loc) = unsafe { (context.to_ref(), melior::ir::Location::from_raw(loc)) };
+    adopt(build(context, loc))
+}
+
+/// The same in the context of `loc`.
+pub fn build_at(
+    loc: mlir_sys::MlirLocation,
+    build: impl for<'c> FnOnce(&'c melior::Context, melior::ir::Location<'c>) -> Operation<'c>,
+) -> Op {
+    self::build(Ctx::of_location(loc), loc, build)
+}

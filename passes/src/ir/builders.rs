@@ -1,7 +1,27 @@
-//! Creation of the few ops the passes insert, at an insertion point.
+//! Creation of the ops the passes insert, at an insertion point: each op
+//! one typed function, built with melior's ODS builders (and the ones
+//! `melior::dialect!` generates for `symm_mem`), so that passes name no op
+//! by string. The few ops melior's builders cannot make (a result type its
+//! generator takes for inferred, a linalg named op's body) are built by
+//! name here and nowhere else.
 
-use crate::ir::{Attr, Blk, Ctx, Op, OpBuilder, Ty, Val, index_constant};
+use crate::ir::bridge::{self, attr as a, ty as t, value as v};
+use crate::ir::{Attr, Blk, Ctx, Op, Ty, Val};
+use melior::{
+    Context,
+    dialect::ods,
+    ir::{
+        Block, BlockLike, Location, Operation, Region, RegionLike, Type,
+        attribute::{
+            DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
+            TypeAttribute,
+        },
+        operation::OperationBuilder,
+        r#type::IntegerType,
+    },
+};
 use mlir_sys::MlirLocation;
+use symm_dialects::symm_mem;
 
 /// `arith.cmpi` predicates (their I64EnumAttr values).
 #[derive(Clone, Copy, Debug)]
@@ -10,6 +30,32 @@ pub enum CmpI {
     Ne = 1,
     Ult = 6,
     Ule = 7,
+}
+
+/// Binary integer arithmetic (`arith.addi`, ...), the result of the
+/// operands' type.
+#[derive(Clone, Copy, Debug)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    DivU,
+    CeilDivU,
+    RemU,
+    MaxU,
+    MinU,
+    And,
+    Or,
+}
+
+/// Binary float arithmetic (a row reduction's combining op, on f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatOp {
+    Add,
+    Maximum,
+    MaxNum,
+    Minimum,
+    MinNum,
 }
 
 /// Where new ops go. `After` advances past each op inserted, so ops come
@@ -26,6 +72,55 @@ pub struct Builder {
     pub ctx: Ctx,
     pub loc: MlirLocation,
     at: At,
+}
+
+/// A signless integer type of `bits`.
+fn int<'c>(c: &'c Context, bits: u32) -> Type<'c> {
+    IntegerType::new(c, bits).into()
+}
+
+/// An i64 attribute.
+fn i64_attr<'c>(c: &'c Context, value: i64) -> IntegerAttribute<'c> {
+    IntegerAttribute::new(int(c, 64), value)
+}
+
+/// A region of one block that holds `terminator`.
+fn region_ending<'c>(terminator: Operation<'c>) -> Region<'c> {
+    let block = Block::new(&[]);
+    block.append_operation(terminator);
+    let region = Region::new();
+    region.append_block(block);
+    region
+}
+
+/// A region of one block without arguments or ops.
+fn region_of_empty_block<'c>() -> Region<'c> {
+    let region = Region::new();
+    region.append_block(Block::new(&[]));
+    region
+}
+
+fn values<'c>(vals: &[Val]) -> Vec<melior::ir::Value<'c, 'static>> {
+    vals.iter().map(|x| v(*x)).collect()
+}
+
+fn types<'c>(tys: &[Ty]) -> Vec<Type<'c>> {
+    tys.iter().map(|x| t(*x)).collect()
+}
+
+/// Sets an op's operand group sizes (melior's ODS builders leave them to
+/// the caller).
+fn with_segments(op: Op, sizes: &[usize]) -> Op {
+    op.set_attr("operandSegmentSizes", op.ctx().segment_sizes(sizes));
+    op
+}
+
+/// `arith.constant <value> : index`, detached.
+pub fn index_constant(ctx: Ctx, loc: MlirLocation, value: i64) -> Op {
+    bridge::build(ctx, loc, |c, l| {
+        let index = Type::index(c);
+        ods::arith::constant(c, index, IntegerAttribute::new(index, value).into(), l).into()
+    })
 }
 
 impl Builder {
@@ -56,13 +151,32 @@ impl Builder {
         op
     }
 
-    fn one(&mut self, op: Op) -> Val {
-        self.insert(op).result(0)
+    /// An op melior's builders make in this builder's context and location,
+    /// detached.
+    fn make(&self, build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>) -> Op {
+        bridge::build(self.ctx, self.loc, build)
+    }
+
+    /// The same, inserted.
+    fn put(
+        &mut self,
+        build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>,
+    ) -> Op {
+        let op = self.make(build);
+        self.insert(op)
+    }
+
+    /// The same, inserted; its only result.
+    fn put_one(
+        &mut self,
+        build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>,
+    ) -> Val {
+        self.put(build).result(0)
     }
 
     pub fn index(&mut self, value: i64) -> Val {
         let op = index_constant(self.ctx, self.loc, value);
-        self.one(op)
+        self.insert(op).result(0)
     }
 
     /// `arith.constant value : ty` for an integer type `ty`.
@@ -77,48 +191,36 @@ impl Builder {
 
     /// `arith.constant attr : ty`.
     pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
-        let op = OpBuilder::new("arith.constant", self.loc)
-            .results(&[ty])
-            .attr("value", attr)
-            .build();
-        self.one(op)
+        self.put_one(|c, l| ods::arith::constant(c, t(ty), a(attr), l).into())
     }
 
     /// `arith.cmpi <predicate>, lhs, rhs`.
     pub fn cmpi(&mut self, predicate: CmpI, lhs: Val, rhs: Val) -> Val {
-        let i1 = self.ctx.int_type(1);
-        let predicate = self.ctx.i64(predicate as i64);
-        let op = OpBuilder::new("arith.cmpi", self.loc)
-            .operands(&[lhs, rhs])
-            .results(&[i1])
-            .attr("predicate", predicate)
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            let predicate = i64_attr(c, predicate as i64).into();
+            ods::arith::cmpi(c, int(c, 1), v(lhs), v(rhs), predicate, l).into()
+        })
     }
 
     /// `scf.if %condition` without results: its then block (and else
     /// block, if asked for) holds only its `scf.yield`.
     pub fn if_then(&mut self, condition: Val, with_else: bool) -> Op {
-        let op = OpBuilder::new("scf.if", self.loc)
-            .operands(&[condition])
-            .regions(1 + usize::from(with_else))
-            .empty_regions(usize::from(!with_else))
-            .build();
-        for region in 0..op.num_regions() {
-            for block in op.region_blocks(region) {
-                block.append(OpBuilder::new("scf.yield", self.loc).build());
-            }
-        }
-        self.insert(op)
+        self.put(|c, l| {
+            let branch = || region_ending(ods::scf::r#yield(c, &[], l).into());
+            let otherwise = if with_else { branch() } else { Region::new() };
+            ods::scf::IfOperation::builder(c, l)
+                .results(&[])
+                .condition(v(condition))
+                .then_region(branch())
+                .else_region(otherwise)
+                .build()
+                .into()
+        })
     }
 
     pub fn dim(&mut self, source: Val, dim: usize) -> Val {
         let index = self.index(dim as i64);
-        let op = OpBuilder::new("memref.dim", self.loc)
-            .operands(&[source, index])
-            .results(&[self.ctx.index_type()])
-            .build();
-        self.one(op)
+        self.put_one(|c, l| ods::memref::dim(c, Type::index(c), v(source), v(index), l).into())
     }
 
     /// The dynamic sizes of `ty`, read from `like`, which has the same shape.
@@ -132,91 +234,143 @@ impl Builder {
     }
 
     pub fn muli(&mut self, lhs: Val, rhs: Val) -> Val {
-        self.binary("arith.muli", lhs, rhs)
+        self.int_op(IntOp::Mul, lhs, rhs)
     }
 
     pub fn minui(&mut self, lhs: Val, rhs: Val) -> Val {
-        self.binary("arith.minui", lhs, rhs)
+        self.int_op(IntOp::MinU, lhs, rhs)
     }
 
-    /// A binary arith op whose result has its operands' type.
-    fn binary(&mut self, name: &str, lhs: Val, rhs: Val) -> Val {
-        let op = OpBuilder::new(name, self.loc)
-            .operands(&[lhs, rhs])
-            .results(&[lhs.ty()])
-            .build();
-        self.one(op)
+    /// `lhs <op> rhs` on integers of one type.
+    pub fn int_op(&mut self, op: IntOp, lhs: Val, rhs: Val) -> Val {
+        self.put_one(|c, l| {
+            let (x, y) = (v(lhs), v(rhs));
+            match op {
+                IntOp::Add => ods::arith::addi(c, x, y, l).into(),
+                IntOp::Sub => ods::arith::subi(c, x, y, l).into(),
+                IntOp::Mul => ods::arith::muli(c, x, y, l).into(),
+                IntOp::DivU => ods::arith::divui(c, x, y, l).into(),
+                IntOp::CeilDivU => ods::arith::ceildivui(c, x, y, l).into(),
+                IntOp::RemU => ods::arith::remui(c, x, y, l).into(),
+                IntOp::MaxU => ods::arith::maxui(c, x, y, l).into(),
+                IntOp::MinU => ods::arith::minui(c, x, y, l).into(),
+                IntOp::And => ods::arith::andi(c, x, y, l).into(),
+                IntOp::Or => ods::arith::ori(c, x, y, l).into(),
+            }
+        })
+    }
+
+    /// `lhs <op> rhs` on floats of one type.
+    pub fn float_op(&mut self, op: FloatOp, lhs: Val, rhs: Val) -> Val {
+        self.put_one(|c, l| {
+            let (x, y) = (v(lhs), v(rhs));
+            match op {
+                FloatOp::Add => ods::arith::addf(c, x, y, l).into(),
+                FloatOp::Maximum => ods::arith::maximumf(c, x, y, l).into(),
+                FloatOp::MaxNum => ods::arith::maxnumf(c, x, y, l).into(),
+                FloatOp::Minimum => ods::arith::minimumf(c, x, y, l).into(),
+                FloatOp::MinNum => ods::arith::minnumf(c, x, y, l).into(),
+            }
+        })
+    }
+
+    /// `memref.load memref[indices]`.
+    pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
+        let element = memref.ty().element();
+        self.put_one(|c, l| ods::memref::load(c, t(element), v(memref), &values(indices), l).into())
+    }
+
+    /// `memref.extract_strided_metadata memref`: base, offset, sizes,
+    /// strides.
+    pub fn strided_metadata(&mut self, memref: Val) -> Op {
+        self.put(|c, l| ods::memref::extract_strided_metadata(c, v(memref), l).into())
+    }
+
+    /// The address of `memref`'s aligned pointer, as an index.
+    pub fn aligned_pointer(&mut self, memref: Val) -> Val {
+        self.put_one(|c, l| {
+            ods::memref::extract_aligned_pointer_as_index(c, Type::index(c), v(memref), l).into()
+        })
+    }
+
+    /// `vector.from_elements elements : ty`.
+    pub fn vector_from_elements(&mut self, elements: &[Val], ty: Ty) -> Val {
+        self.put_one(|c, l| ods::vector::from_elements(c, t(ty), &values(elements), l).into())
+    }
+
+    /// `gpu.terminator`.
+    pub fn gpu_terminator(&mut self) -> Op {
+        self.put(|c, l| ods::gpu::terminator(c, l).into())
+    }
+
+    /// `scf.yield values...`.
+    pub fn scf_yield(&mut self, results: &[Val]) -> Op {
+        self.put(|c, l| ods::scf::r#yield(c, &values(results), l).into())
     }
 
     /// `memref.alloc(sizes) : ty`, optionally aligned.
     pub fn alloc(&mut self, ty: Ty, sizes: &[Val], alignment: Option<i64>) -> Val {
-        let segments = self.ctx.segment_sizes(&[sizes.len(), 0]);
-        let mut op = OpBuilder::new("memref.alloc", self.loc)
-            .operands(sizes)
-            .results(&[ty])
-            .attr("operandSegmentSizes", segments);
-        if let Some(alignment) = alignment {
-            op = op.attr("alignment", self.ctx.i64(alignment));
-        }
-        self.one(op.build())
+        let op = self.make(|c, l| {
+            let alloc = ods::memref::AllocOperation::builder(c, l)
+                .memref(t(ty))
+                .dynamic_sizes(&values(sizes))
+                .symbol_operands(&[]);
+            match alignment {
+                Some(alignment) => alloc.alignment(i64_attr(c, alignment)).build().into(),
+                None => alloc.build().into(),
+            }
+        });
+        self.insert(with_segments(op, &[sizes.len(), 0])).result(0)
     }
 
     pub fn dealloc(&mut self, buffer: Val) -> Op {
-        let op = OpBuilder::new("memref.dealloc", self.loc)
-            .operands(&[buffer])
-            .build();
-        self.insert(op)
+        self.put(|c, l| ods::memref::dealloc(c, v(buffer), l).into())
     }
 
     pub fn copy(&mut self, source: Val, target: Val) -> Op {
-        let op = OpBuilder::new("memref.copy", self.loc)
-            .operands(&[source, target])
-            .build();
-        self.insert(op)
+        self.put(|c, l| ods::memref::copy(c, v(source), v(target), l).into())
     }
 
     pub fn memory_space_cast(&mut self, source: Val, to: Ty) -> Val {
-        let op = OpBuilder::new("memref.memory_space_cast", self.loc)
-            .operands(&[source])
-            .results(&[to])
-            .build();
-        self.one(op)
+        self.put_one(|c, l| ods::memref::memory_space_cast(c, t(to), v(source), l).into())
     }
 
     /// `memref.cast` between compatible layouts and shapes.
     pub fn cast(&mut self, source: Val, to: Ty) -> Val {
-        let op = OpBuilder::new("memref.cast", self.loc)
-            .operands(&[source])
-            .results(&[to])
-            .build();
-        self.one(op)
+        self.put_one(|c, l| ods::memref::cast(c, t(to), v(source), l).into())
     }
 
     /// `memref.view %pool[%offset][sizes] : pool to ty` (`sizes`: the
-    /// dynamic ones of `ty`).
+    /// dynamic ones of `ty`). By name: melior's ODS builder for it takes
+    /// the result type for inferred, which it is not.
     pub fn view(&mut self, pool: Val, offset: u64, ty: Ty, sizes: &[Val]) -> Val {
         let offset = self.index(offset as i64);
         let mut operands = vec![pool, offset];
         operands.extend_from_slice(sizes);
-        let op = OpBuilder::new("memref.view", self.loc)
-            .operands(&operands)
-            .results(&[ty])
-            .build();
-        self.one(op)
+        self.put_one(|_, l| {
+            OperationBuilder::new("memref.view", l)
+                .add_operands(&values(&operands))
+                .add_results(&[t(ty)])
+                .build()
+                .expect("internal: memref.view of a pool")
+        })
     }
 
     /// A structured linalg op named `name` (`linalg.matmul`,
     /// `linalg.batch_matmul`) of `inputs` into `output`, on memrefs, with
-    /// the body linalg defines for it.
+    /// the body linalg defines for it. By name, for one function over the
+    /// named ops: linalg fills their bodies from the name.
     pub fn linalg_named(&mut self, name: &str, inputs: &[Val], output: Val) -> Op {
         let mut operands = inputs.to_vec();
         operands.push(output);
-        let segments = self.ctx.segment_sizes(&[inputs.len(), 1]);
-        let op = OpBuilder::new(name, self.loc)
-            .operands(&operands)
-            .attr("operandSegmentSizes", segments)
-            .empty_regions(1)
-            .build();
+        let op = self.make(|_, l| {
+            OperationBuilder::new(name, l)
+                .add_operands(&values(&operands))
+                .add_regions([Region::new()])
+                .build()
+                .expect("internal: a linalg named op")
+        });
+        let op = with_segments(op, &[inputs.len(), 1]);
         // SAFETY: a live op of a named linalg kind with an empty region.
         unsafe { mlir_sys::mlirLinalgFillBuiltinNamedOpRegion(op.raw()) };
         self.insert(op)
@@ -235,18 +389,23 @@ impl Builder {
             .into_iter()
             .map(|d| d.unwrap_or(i64::MIN))
             .collect();
-        let segments = self.ctx.segment_sizes(&[1, 0, sizes.len(), 0]);
-        let mut operands = vec![source];
-        operands.extend_from_slice(sizes);
-        let op = OpBuilder::new("memref.reinterpret_cast", self.loc)
-            .operands(&operands)
-            .results(&[ty])
-            .attr("static_offsets", self.ctx.i64_array(&[offset.unwrap_or(0)]))
-            .attr("static_sizes", self.ctx.i64_array(&shape))
-            .attr("static_strides", self.ctx.i64_array(&strides))
-            .attr("operandSegmentSizes", segments)
-            .build();
-        self.one(op)
+        let op = self.make(|c, l| {
+            ods::memref::reinterpret_cast(
+                c,
+                t(ty),
+                v(source),
+                &[],
+                &values(sizes),
+                &[],
+                DenseI64ArrayAttribute::new(c, &[offset.unwrap_or(0)]).into(),
+                DenseI64ArrayAttribute::new(c, &shape).into(),
+                DenseI64ArrayAttribute::new(c, &strides).into(),
+                l,
+            )
+            .into()
+        });
+        self.insert(with_segments(op, &[1, 0, sizes.len(), 0]))
+            .result(0)
     }
 
     /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
@@ -263,142 +422,130 @@ impl Builder {
             .map(|d| self.ctx.int_attr(i64_ty, d as i64))
             .collect();
         let reassociation = self.ctx.array_attr(&[self.ctx.array_attr(&group)]);
-        let output_shape = self.ctx.i64_array(&shape);
-        let mut operands = vec![source];
-        operands.extend_from_slice(sizes);
-        let op = OpBuilder::new("memref.expand_shape", self.loc)
-            .operands(&operands)
-            .results(&[ty])
-            .attr("reassociation", reassociation)
-            .attr("static_output_shape", output_shape)
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            let reassociation = a(reassociation)
+                .try_into()
+                .expect("internal: an array attribute");
+            ods::memref::expand_shape(
+                c,
+                t(ty),
+                v(source),
+                &values(sizes),
+                reassociation,
+                DenseI64ArrayAttribute::new(c, &shape).into(),
+                l,
+            )
+            .into()
+        })
     }
 
     pub fn symm_alloc(&mut self, ty: Ty, sizes: &[Val]) -> Val {
-        let op = OpBuilder::new("symm_mem.alloc", self.loc)
-            .operands(sizes)
-            .results(&[ty])
-            .build();
-        self.one(op)
+        self.put_one(|c, l| symm_mem::alloc(c, t(ty), &values(sizes), l).into())
     }
 
     pub fn symm_dealloc(&mut self, buffer: Val) -> Op {
-        let op = OpBuilder::new("symm_mem.dealloc", self.loc)
-            .operands(&[buffer])
-            .build();
-        self.insert(op)
+        self.put(|c, l| symm_mem::dealloc(c, v(buffer), l).into())
     }
 
     pub fn world_size(&mut self, group: Attr) -> Val {
-        let op = OpBuilder::new("symm_mem.world_size", self.loc)
-            .results(&[self.ctx.index_type()])
-            .attr("group", group)
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            let group = a(group).try_into().expect("internal: a group symbol");
+            symm_mem::world_size(c, Type::index(c), group, l).into()
+        })
     }
 
     /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
     pub fn pool_of(&mut self, buffer: Val) -> Val {
-        let op = OpBuilder::new("symm_mem.pool_of", self.loc)
-            .operands(&[buffer])
-            .results(&[Ty::pool(self.ctx)])
-            .build();
-        self.one(op)
+        let pool = Ty::pool(self.ctx);
+        self.put_one(|c, l| symm_mem::pool_of(c, t(pool), v(buffer), l).into())
     }
 
     /// `symm_mem.with_allocator allocator -> types { }`, its block empty.
-    pub fn with_allocator(&mut self, allocator: Attr, types: &[Ty]) -> Op {
-        let op = OpBuilder::new("symm_mem.with_allocator", self.loc)
-            .results(types)
-            .attr("allocator", allocator)
-            .regions(1)
-            .build();
-        self.insert(op)
+    pub fn with_allocator(&mut self, allocator: Attr, types_: &[Ty]) -> Op {
+        self.put(|c, l| {
+            symm_mem::with_allocator(c, &types(types_), region_of_empty_block(), a(allocator), l)
+                .into()
+        })
     }
 
     /// `vector.load memref[at] : ty`, `alignment` bytes aligned.
     pub fn vector_load(&mut self, memref: Val, at: &[Val], ty: Ty, alignment: i64) -> Val {
-        let operands: Vec<Val> = std::iter::once(memref).chain(at.iter().copied()).collect();
-        let op = OpBuilder::new("vector.load", self.loc)
-            .operands(&operands)
-            .results(&[ty])
-            .attr("alignment", self.ctx.i64(alignment))
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            ods::vector::LoadOperation::builder(c, l)
+                .result(t(ty))
+                .base(v(memref))
+                .indices(&values(at))
+                .alignment(i64_attr(c, alignment))
+                .build()
+                .into()
+        })
     }
 
     /// `vector.extract vector[lane]`.
     pub fn vector_extract(&mut self, vector: Val, lane: i64) -> Val {
-        let op = OpBuilder::new("vector.extract", self.loc)
-            .operands(&[vector])
-            .results(&[vector.ty().element()])
-            .attr("static_position", self.ctx.i64_array(&[lane]))
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            let position = DenseI64ArrayAttribute::new(c, &[lane]).into();
+            ods::vector::extract(c, v(vector), &[], position, l).into()
+        })
     }
 
     /// `memref.get_global @name : ty`.
     pub fn memref_get_global(&mut self, name: &str, ty: Ty) -> Val {
-        let op = OpBuilder::new("memref.get_global", self.loc)
-            .results(&[ty])
-            .attr("name", self.ctx.symbol(name))
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            ods::memref::get_global(c, t(ty), FlatSymbolRefAttribute::new(c, name), l).into()
+        })
     }
 
     /// `memref.alloca() : ty` (a static shape).
     pub fn alloca(&mut self, ty: Ty) -> Val {
-        let op = OpBuilder::new("memref.alloca", self.loc)
-            .results(&[ty])
-            .attr("operandSegmentSizes", self.ctx.segment_sizes(&[0, 0]))
-            .build();
-        self.one(op)
+        let op = self.make(|c, l| ods::memref::alloca(c, t(ty), &[], &[], l).into());
+        self.insert(with_segments(op, &[0, 0])).result(0)
     }
 
     /// `memref.store value, memref[indices]`.
     pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) -> Op {
-        let mut operands = vec![value, memref];
-        operands.extend_from_slice(indices);
-        let op = OpBuilder::new("memref.store", self.loc)
-            .operands(&operands)
-            .build();
-        self.insert(op)
+        self.put(|c, l| ods::memref::store(c, v(value), v(memref), &values(indices), l).into())
     }
 
     /// A one-operand conversion to `to`.
     pub fn convert(&mut self, cast: Cast, value: Val, to: Ty) -> Val {
-        let name = match cast {
-            Cast::PtrToInt => "llvm.ptrtoint",
-            Cast::Bitcast => "arith.bitcast",
-            Cast::ExtUi => "arith.extui",
-            Cast::IndexCast => "arith.index_cast",
-            Cast::Unrealized => "builtin.unrealized_conversion_cast",
-        };
-        let op = OpBuilder::new(name, self.loc)
-            .operands(&[value])
-            .results(&[to])
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            let (x, to) = (v(value), t(to));
+            match cast {
+                Cast::PtrToInt => ods::llvm::ptrtoint(c, to, x, l).into(),
+                Cast::Bitcast => ods::arith::bitcast(c, to, x, l).into(),
+                Cast::ExtUi => ods::arith::extui(c, to, x, l).into(),
+                Cast::ExtF => ods::arith::extf(c, to, x, l).into(),
+                Cast::TruncF => ods::arith::truncf(c, to, x, l).into(),
+                Cast::IndexCast => ods::arith::index_cast(c, to, x, l).into(),
+                Cast::Unrealized => {
+                    ods::builtin::unrealized_conversion_cast(c, &[to], &[x], l).into()
+                }
+            }
+        })
     }
 
     pub fn get_global(&mut self, name: &str, ty: Ty) -> Val {
-        let op = OpBuilder::new("symm_mem.get_global", self.loc)
-            .results(&[ty])
-            .attr("name", self.ctx.symbol(name))
-            .build();
-        self.one(op)
+        self.put_one(|c, l| {
+            symm_mem::get_global(c, t(ty), FlatSymbolRefAttribute::new(c, name), l).into()
+        })
     }
 
     /// `symm_mem.global @name alignment(a) : ty`.
     pub fn global(&mut self, name: &str, ty: Ty, alignment: Option<i64>) -> Op {
-        let mut op = OpBuilder::new("symm_mem.global", self.loc)
-            .attr("sym_name", self.ctx.string(name))
-            .attr("type", self.ctx.type_attr(ty));
+        let op = self.make(|c, l| {
+            symm_mem::global(
+                c,
+                StringAttribute::new(c, name),
+                TypeAttribute::new(t(ty)),
+                l,
+            )
+            .into()
+        });
         if let Some(alignment) = alignment {
-            op = op.attr("alignment", self.ctx.i64(alignment));
+            op.set_attr("alignment", self.ctx.i64(alignment));
         }
-        self.insert(op.build())
+        self.insert(op)
     }
 }
 
@@ -408,6 +555,8 @@ pub enum Cast {
     PtrToInt,
     Bitcast,
     ExtUi,
+    ExtF,
+    TruncF,
     IndexCast,
     /// `builtin.unrealized_conversion_cast`, for a later pass to resolve.
     Unrealized,
@@ -421,14 +570,18 @@ pub fn vector_store(
     at: &[Val],
     alignment: Attr,
 ) -> Op {
-    let operands: Vec<Val> = [vector, memref]
-        .into_iter()
-        .chain(at.iter().copied())
-        .collect();
-    OpBuilder::new("vector.store", loc)
-        .operands(&operands)
-        .attr("alignment", alignment)
-        .build()
+    bridge::build_at(loc, |c, l| {
+        let alignment = a(alignment)
+            .try_into()
+            .expect("internal: an integer alignment");
+        ods::vector::StoreOperation::builder(c, l)
+            .value_to_store(v(vector))
+            .base(v(memref))
+            .indices(&values(at))
+            .alignment(alignment)
+            .build()
+            .into()
+    })
 }
 
 /// `func.func @name` of `function_type` with one empty block and the
@@ -440,14 +593,31 @@ pub fn func(
     function_type: Ty,
     extra: &[(&str, Attr)],
 ) -> Op {
-    let mut op = OpBuilder::new("func.func", loc)
-        .attr("sym_name", ctx.string(name))
-        .attr("function_type", ctx.type_attr(function_type))
-        .regions(1);
+    let op = bridge::build(ctx, loc, |c, l| {
+        ods::func::FuncOperation::builder(c, l)
+            .body(region_of_empty_block())
+            .sym_name(StringAttribute::new(c, name))
+            .function_type(TypeAttribute::new(t(function_type)))
+            .build()
+            .into()
+    });
     for (attr, value) in extra {
-        op = op.attr(attr, *value);
+        op.set_attr(attr, *value);
     }
-    op.build()
+    op
+}
+
+/// `func.func private @name` of `function_type`, a declaration.
+pub fn func_declaration(ctx: Ctx, loc: MlirLocation, name: &str, function_type: Ty) -> Op {
+    bridge::build(ctx, loc, |c, l| {
+        ods::func::FuncOperation::builder(c, l)
+            .body(Region::new())
+            .sym_name(StringAttribute::new(c, name))
+            .function_type(TypeAttribute::new(t(function_type)))
+            .sym_visibility(StringAttribute::new(c, "private"))
+            .build()
+            .into()
+    })
 }
 
 /// `scf.for %i = lower to upper step step iter_args(inits) -> results`,
@@ -458,109 +628,301 @@ pub fn scf_for(
     inits: &[Val],
     results: &[Ty],
 ) -> Op {
-    let mut operands = vec![lower, upper, step];
-    operands.extend_from_slice(inits);
-    OpBuilder::new("scf.for", loc)
-        .operands(&operands)
-        .results(results)
-        .regions(1)
-        .build()
+    bridge::build_at(loc, |c, l| {
+        ods::scf::ForOperation::builder(c, l)
+            .results(&types(results))
+            .lower_bound(v(lower))
+            .upper_bound(v(upper))
+            .step(v(step))
+            .init_args(&values(inits))
+            .region(region_of_empty_block())
+            .build()
+            .into()
+    })
 }
 
-/// `gpu.all_reduce kind %value uniform : result`.
-pub fn gpu_all_reduce(ctx: Ctx, loc: MlirLocation, value: Val, result: Ty, kind: Attr) -> Op {
-    OpBuilder::new("gpu.all_reduce", loc)
-        .operands(&[value])
-        .results(&[result])
-        .attr("op", kind)
-        .attr("uniform", ctx.unit())
-        .empty_regions(1)
-        .build()
+/// `gpu.all_reduce kind %value uniform`, its body region empty.
+pub fn gpu_all_reduce(ctx: Ctx, loc: MlirLocation, value: Val, kind: Attr) -> Op {
+    bridge::build(ctx, loc, |c, l| {
+        ods::gpu::AllReduceOperation::builder(c, l)
+            .value(v(value))
+            .body(Region::new())
+            .op(a(kind))
+            .uniform(melior::ir::attribute::Attribute::unit(c))
+            .build()
+            .into()
+    })
 }
 
 /// `gpu.launch blocks(grid) threads(block)`, sizes x, y, z each; its body
 /// block without arguments yet.
 pub fn gpu_launch(ctx: Ctx, loc: MlirLocation, grid: [Val; 3], block: [Val; 3]) -> Op {
-    let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
-    let operands: Vec<Val> = grid.into_iter().chain(block).collect();
-    OpBuilder::new("gpu.launch", loc)
-        .operands(&operands)
-        .attr("operandSegmentSizes", segments)
-        .regions(1)
-        .build()
+    let op = bridge::build(ctx, loc, |c, l| {
+        ods::gpu::LaunchOperation::builder(c, l)
+            .async_dependencies(&[])
+            .grid_size_x(v(grid[0]))
+            .grid_size_y(v(grid[1]))
+            .grid_size_z(v(grid[2]))
+            .block_size_x(v(block[0]))
+            .block_size_y(v(block[1]))
+            .block_size_z(v(block[2]))
+            .body(region_of_empty_block())
+            .build()
+            .into()
+    });
+    with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])
 }
 
-/// `symm_mem.all_reduce_epilogue_out` of `operands` grouped by
-/// `segments`, with an empty region for the epilogue.
+/// `symm_mem.all_reduce_epilogue_out` of `input`, the epilogue's
+/// operands and `out` (`operands` in that order), with an empty region
+/// for the epilogue.
 pub fn all_reduce_epilogue_out(
     loc: MlirLocation,
     operands: &[Val],
     segments: Attr,
     [reduction, group, algorithm]: [Attr; 3],
 ) -> Op {
-    OpBuilder::new("symm_mem.all_reduce_epilogue_out", loc)
-        .operands(operands)
-        .attr("operandSegmentSizes", segments)
-        .attr("reduction", reduction)
-        .attr("group", group)
-        .attr("algorithm", algorithm)
-        .empty_regions(1)
-        .build()
+    let (Some((input, rest)), Some(out)) = (operands.split_first(), operands.last()) else {
+        panic!("internal: an all-reduce epilogue has an input and an output");
+    };
+    let epilogue = &rest[..rest.len() - 1];
+    let op = bridge::build_at(loc, |c, l| {
+        let group = a(group).try_into().expect("internal: a group symbol");
+        symm_mem::all_reduce_epilogue_out(
+            c,
+            v(*input),
+            &values(epilogue),
+            v(*out),
+            Region::new(),
+            a(reduction),
+            group,
+            l,
+        )
+        .into()
+    });
+    op.set_attr("algorithm", algorithm);
+    op.set_attr("operandSegmentSizes", segments);
+    op
 }
 
 /// `symm_mem.yield operands...`.
 pub fn symm_yield(loc: MlirLocation, operands: &[Val]) -> Op {
-    OpBuilder::new("symm_mem.yield", loc)
-        .operands(operands)
-        .build()
+    bridge::build_at(loc, |c, l| {
+        symm_mem::r#yield(c, &values(operands), l).into()
+    })
 }
 
 /// `memref.global "private" @name : ty = initial` (module level).
 pub fn memref_global(ctx: Ctx, loc: MlirLocation, name: &str, ty: Ty, initial: Attr) -> Op {
-    OpBuilder::new("memref.global", loc)
-        .attr("sym_name", ctx.string(name))
-        .attr("sym_visibility", ctx.string("private"))
-        .attr("type", ctx.type_attr(ty))
-        .attr("initial_value", initial)
-        .build()
+    bridge::build(ctx, loc, |c, l| {
+        ods::memref::GlobalOperation::builder(c, l)
+            .sym_name(StringAttribute::new(c, name))
+            .sym_visibility(StringAttribute::new(c, "private"))
+            .r#type(TypeAttribute::new(t(ty)))
+            .initial_value(a(initial))
+            .build()
+            .into()
+    })
 }
 
-/// Replaces `block`'s terminator with an op `name` of the same operands
+/// The terminators `replace_terminator` puts in.
+#[derive(Clone, Copy, Debug)]
+pub enum Terminator {
+    /// `func.return`.
+    Return,
+    /// `symm_mem.epilogue_yield` (one value).
+    EpilogueYield,
+}
+
+/// Replaces `block`'s terminator with `terminator` of the same operands
 /// (a region moving to a parent with another terminator).
-pub fn replace_terminator(block: Blk, name: &str) {
+pub fn replace_terminator(block: Blk, terminator: Terminator) {
     if let Some(old) = block.terminator() {
-        let new = OpBuilder::new(name, old.loc())
-            .operands(&old.operands())
-            .build();
+        let operands = old.operands();
+        let new = bridge::build_at(old.loc(), |c, l| match terminator {
+            Terminator::Return => ods::func::r#return(c, &values(&operands), l).into(),
+            Terminator::EpilogueYield => {
+                let [value] = operands[..] else {
+                    panic!("internal: an epilogue yields one value");
+                };
+                symm_mem::epilogue_yield(c, v(value), l).into()
+            }
+        });
         old.insert_before(new);
         old.erase();
     }
 }
 
-// Ops built on their own, for the caller to place: one typed function per
-// op, so that passes name no op by string.
+// Ops built on their own, for the caller to place.
 
 /// `func.return operands...`.
 pub fn func_return(loc: MlirLocation, operands: &[Val]) -> Op {
-    OpBuilder::new("func.return", loc)
-        .operands(operands)
-        .build()
+    bridge::build_at(loc, |c, l| {
+        ods::func::r#return(c, &values(operands), l).into()
+    })
 }
 
 /// `func.call @callee(operands) : results`.
 pub fn func_call(loc: MlirLocation, callee: Attr, operands: &[Val], results: &[Ty]) -> Op {
-    OpBuilder::new("func.call", loc)
-        .operands(operands)
-        .results(results)
-        .attr("callee", callee)
-        .build()
+    bridge::build_at(loc, |c, l| {
+        let callee = a(callee).try_into().expect("internal: a callee symbol");
+        melior::dialect::func::call(c, callee, &values(operands), &types(results), l)
+    })
 }
 
 /// `cudagraph.launch @callee(operands) : results`.
 pub fn cudagraph_launch(loc: MlirLocation, callee: Attr, operands: &[Val], results: &[Ty]) -> Op {
-    OpBuilder::new("cudagraph.launch", loc)
-        .operands(operands)
-        .results(results)
-        .attr("callee", callee)
-        .build()
+    bridge::build_at(loc, |c, l| {
+        let callee = a(callee).try_into().expect("internal: a callee symbol");
+        symm_dialects::cudagraph::launch(c, &types(results), &values(operands), callee, l).into()
+    })
+}
+
+/// `gpu.launch_func @kernel blocks(grid) threads(block) args(...)`, the
+/// kernel named by a nested symbol (`@module::@kernel`).
+pub fn gpu_launch_func(
+    loc: MlirLocation,
+    kernel: Attr,
+    grid: [Val; 3],
+    block: [Val; 3],
+    args: &[Val],
+) -> Op {
+    let op = bridge::build_at(loc, |c, l| {
+        ods::gpu::LaunchFuncOperation::builder(c, l)
+            .async_dependencies(&[])
+            .grid_size_x(v(grid[0]))
+            .grid_size_y(v(grid[1]))
+            .grid_size_z(v(grid[2]))
+            .block_size_x(v(block[0]))
+            .block_size_y(v(block[1]))
+            .block_size_z(v(block[2]))
+            .kernel_operands(&values(args))
+            .kernel(a(kernel))
+            .build()
+            .into()
+    });
+    with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, args.len(), 0])
+}
+
+/// `symm_mem.all_reduce_out input, out` with its reduction, group and (if
+/// fixed) algorithm.
+pub fn all_reduce_out(
+    loc: MlirLocation,
+    input: Val,
+    out: Val,
+    reduction: Attr,
+    group: Attr,
+    algorithm: Option<Attr>,
+) -> Op {
+    let op = bridge::build_at(loc, |c, l| {
+        let group = a(group).try_into().expect("internal: a group symbol");
+        symm_mem::all_reduce_out(c, v(input), v(out), a(reduction), group, l).into()
+    });
+    if let Some(algorithm) = algorithm {
+        op.set_attr("algorithm", algorithm);
+    }
+    op
+}
+
+/// `symm_mem.all_gather_matmul_out a, b, out` over `group`.
+pub fn all_gather_matmul_out(loc: MlirLocation, [lhs, rhs]: [Val; 2], out: Val, group: Attr) -> Op {
+    bridge::build_at(loc, |c, l| {
+        let group = a(group).try_into().expect("internal: a group symbol");
+        symm_mem::all_gather_matmul_out(c, v(lhs), v(rhs), v(out), group, l).into()
+    })
+}
+
+/// The fused all-reduce ops (`symm_mem.all_reduce_epilogue_out`,
+/// `symm_mem.all_reduce_rows_out`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedAllReduce {
+    Epilogue,
+    Rows,
+}
+
+impl FusedAllReduce {
+    /// Which fused all-reduce `op` is, if it is one.
+    pub fn of(op: Op) -> Option<Self> {
+        match op.name().as_str() {
+            "symm_mem.all_reduce_epilogue_out" => Some(Self::Epilogue),
+            "symm_mem.all_reduce_rows_out" => Some(Self::Rows),
+            _ => None,
+        }
+    }
+}
+
+/// The attributes of a fused all-reduce.
+pub struct FusedAttrs {
+    pub reduction: Attr,
+    pub group: Attr,
+    /// Present where fixed (the default is `auto`).
+    pub algorithm: Option<Attr>,
+    /// Rows only.
+    pub row_init: Option<Attr>,
+    pub split_k_max_rows: Option<Attr>,
+}
+
+/// A fused all-reduce of `kind` over `operands`, grouped by `segments` as
+/// its ODS definition orders them, with empty regions (the caller moves
+/// the bodies in).
+pub fn fused_all_reduce(
+    kind: FusedAllReduce,
+    loc: MlirLocation,
+    operands: &[Val],
+    segments: &[usize],
+    attrs: &FusedAttrs,
+) -> Op {
+    let (Some(input), Some(last)) = (operands.first(), operands.last()) else {
+        panic!("internal: a fused all-reduce has operands");
+    };
+    let op = bridge::build_at(loc, |c, l| {
+        let group = a(attrs.group).try_into().expect("internal: a group symbol");
+        let reduction = a(attrs.reduction);
+        // Built with its first and last operands; the groups are set below.
+        match kind {
+            FusedAllReduce::Epilogue => symm_mem::all_reduce_epilogue_out(
+                c,
+                v(*input),
+                &[],
+                v(*last),
+                Region::new(),
+                reduction,
+                group,
+                l,
+            )
+            .into(),
+            FusedAllReduce::Rows => {
+                let row_init = attrs
+                    .row_init
+                    .map(a)
+                    .and_then(|init| init.try_into().ok())
+                    .expect("internal: a rows op has its f32 row_init");
+                symm_mem::all_reduce_rows_out(
+                    c,
+                    v(*input),
+                    &[],
+                    v(*input),
+                    &[],
+                    v(*last),
+                    Region::new(),
+                    Region::new(),
+                    Region::new(),
+                    reduction,
+                    row_init,
+                    group,
+                    l,
+                )
+                .into()
+            }
+        }
+    });
+    op.set_operands(operands);
+    with_segments(op, segments);
+    if let Some(algorithm) = attrs.algorithm {
+        op.set_attr("algorithm", algorithm);
+    }
+    if let Some(max_rows) = attrs.split_k_max_rows {
+        op.set_attr("split_k_max_rows", max_rows);
+    }
+    op
 }

@@ -4,9 +4,11 @@
 
 use crate::PassError;
 use crate::{
-    ir::builders::{At, Builder, CmpI},
-    ir::{Ctx, Op, OpBuilder, Ty, Val},
+    ir::bridge::{self, ty as t, value as v},
+    ir::builders::{At, Builder, CmpI, IntOp, func_call, func_declaration},
+    ir::{Ctx, Op, Ty, Val},
 };
+use melior::{dialect::ods, ir::attribute::DenseI64ArrayAttribute};
 use std::collections::BTreeMap;
 use symm_protocol::abi::{Kind, RuntimeCall};
 
@@ -25,16 +27,8 @@ impl Declarations {
     /// `func.func private` for each function called.
     pub fn emit(&self, ctx: Ctx, module_block: crate::ir::Blk, loc: mlir_sys::MlirLocation) {
         for (name, (inputs, results)) in &self.functions {
-            let function = OpBuilder::new("func.func", loc)
-                .attr("sym_name", ctx.string(name))
-                .attr(
-                    "function_type",
-                    ctx.type_attr(ctx.function_type(inputs, results)),
-                )
-                .attr("sym_visibility", ctx.string("private"))
-                .empty_regions(1)
-                .build();
-            module_block.append(function);
+            let function_type = ctx.function_type(inputs, results);
+            module_block.append(func_declaration(ctx, loc, name, function_type));
         }
     }
 }
@@ -77,6 +71,18 @@ impl<'d> Host<'d> {
 
     fn ctx(&self) -> Ctx {
         self.b.ctx
+    }
+
+    /// Inserts the op melior's typed builders make; its only result.
+    fn put_one(
+        &mut self,
+        build: impl for<'c> FnOnce(
+            &'c melior::Context,
+            melior::ir::Location<'c>,
+        ) -> melior::ir::Operation<'c>,
+    ) -> Val {
+        let op = bridge::build(self.ctx(), self.b.loc, build);
+        self.b.insert(op).result(0)
     }
 
     pub fn ptr(&self) -> Ty {
@@ -123,11 +129,7 @@ impl<'d> Host<'d> {
             .functions
             .entry(call.name.to_owned())
             .or_insert_with(|| (inputs, results.clone()));
-        let op = OpBuilder::new("func.call", self.b.loc)
-            .operands(&operands)
-            .results(&results)
-            .attr("callee", ctx.symbol(call.name))
-            .build();
+        let op = func_call(self.b.loc, ctx.symbol(call.name), &operands, &results);
         self.b.insert(op).results().first().copied()
     }
 
@@ -139,10 +141,8 @@ impl<'d> Host<'d> {
 
     /// A null `!llvm.ptr`.
     pub fn null_ptr(&mut self) -> Val {
-        let op = OpBuilder::new("llvm.mlir.zero", self.b.loc)
-            .results(&[self.ptr()])
-            .build();
-        self.b.insert(op).result(0)
+        let ptr = self.ptr();
+        self.put_one(|c, l| ods::llvm::mlir_zero(c, t(ptr), l).into())
     }
 
     /// Builds after `op` from now on.
@@ -158,18 +158,8 @@ impl<'d> Host<'d> {
     /// The address of a memref's first element as an i64 (identity
     /// layout, so the aligned pointer: `memref.view` folds offsets into it).
     pub fn address_of(&mut self, memref: Val) -> Val {
-        let ctx = self.ctx();
-        let loc = self.b.loc;
-        let index = OpBuilder::new("memref.extract_aligned_pointer_as_index", loc)
-            .operands(&[memref])
-            .results(&[ctx.index_type()])
-            .build();
-        let index = self.b.insert(index).result(0);
-        let as_int = OpBuilder::new("arith.index_cast", loc)
-            .operands(&[index])
-            .results(&[int_type(ctx, 64)])
-            .build();
-        self.b.insert(as_int).result(0)
+        let index = self.b.aligned_pointer(memref);
+        self.cast(index, int_type(self.ctx(), 64))
     }
 
     /// The address of a memref's first element, as a pointer.
@@ -180,11 +170,8 @@ impl<'d> Host<'d> {
 
     /// An i64 address as a pointer.
     pub fn int_to_ptr(&mut self, address: Val) -> Val {
-        let ptr = OpBuilder::new("llvm.inttoptr", self.b.loc)
-            .operands(&[address])
-            .results(&[self.ptr()])
-            .build();
-        self.b.insert(ptr).result(0)
+        let ptr = self.ptr();
+        self.put_one(|c, l| ods::llvm::inttoptr(c, t(ptr), v(address), l).into())
     }
 
     /// A memref of type `ty` over `ptr`: its LLVM descriptor, cast to the
@@ -193,7 +180,6 @@ impl<'d> Host<'d> {
     /// may be: the strides stay static.
     pub fn memref_at(&mut self, ptr: Val, ty: Ty, sizes: &[Val]) -> Val {
         let ctx = self.ctx();
-        let loc = self.b.loc;
         let shape: Vec<Option<i64>> = ty.shape();
         let rank = shape.len();
         // The memref descriptor: allocated and aligned pointers, offset,
@@ -205,10 +191,7 @@ impl<'d> Host<'d> {
             field_types.extend([array, array]);
         }
         let struct_ty = ctx.llvm_struct(&field_types);
-        let poison = OpBuilder::new("llvm.mlir.poison", loc)
-            .results(&[struct_ty])
-            .build();
-        let mut descriptor = self.b.insert(poison).result(0);
+        let mut descriptor = self.put_one(|c, l| ods::llvm::mlir_poison(c, t(struct_ty), l).into());
         let mut strides = vec![1i64; rank];
         for dim in (0..rank.saturating_sub(1)).rev() {
             strides[dim] = strides[dim + 1] * shape[dim + 1].unwrap_or(1);
@@ -231,27 +214,19 @@ impl<'d> Host<'d> {
             fields.push((vec![4, dim as i64], stride));
         }
         for (position, value) in fields {
-            let insert = OpBuilder::new("llvm.insertvalue", loc)
-                .operands(&[descriptor, value])
-                .results(&[struct_ty])
-                .attr("position", ctx.i64_array(&position))
-                .build();
-            descriptor = self.b.insert(insert).result(0);
+            let container = descriptor;
+            descriptor = self.put_one(|c, l| {
+                let position = DenseI64ArrayAttribute::new(c, &position).into();
+                ods::llvm::insertvalue(c, t(struct_ty), v(container), v(value), position, l).into()
+            });
         }
-        let cast = OpBuilder::new("builtin.unrealized_conversion_cast", loc)
-            .operands(&[descriptor])
-            .results(&[ty])
-            .build();
-        self.b.insert(cast).result(0)
+        self.b
+            .convert(crate::ir::builders::Cast::Unrealized, descriptor, ty)
     }
 
-    /// `name(operands)` with the first operand's type (arith on i64s).
-    pub fn arith(&mut self, name: &str, operands: &[Val]) -> Val {
-        let op = OpBuilder::new(name, self.b.loc)
-            .operands(operands)
-            .results(&[operands[0].ty()])
-            .build();
-        self.b.insert(op).result(0)
+    /// `lhs <op> rhs` on integers (i64s here).
+    pub fn arith(&mut self, op: IntOp, lhs: Val, rhs: Val) -> Val {
+        self.b.int_op(op, lhs, rhs)
     }
 
     /// Size `dim` of `memref`, as an i64.
@@ -271,11 +246,8 @@ impl<'d> Host<'d> {
 
     /// `arith.index_cast` of `value` to `ty` (index <-> integer).
     pub fn cast(&mut self, value: Val, ty: Ty) -> Val {
-        let op = OpBuilder::new("arith.index_cast", self.b.loc)
-            .operands(&[value])
-            .results(&[ty])
-            .build();
-        self.b.insert(op).result(0)
+        self.b
+            .convert(crate::ir::builders::Cast::IndexCast, value, ty)
     }
 
     /// Bytes of `memref` (static, or its leading size times the rest).
@@ -299,7 +271,7 @@ impl<'d> Host<'d> {
         };
         let rows = self.dim_i64(memref, 0);
         let row_bytes = self.int(64, rest * element as i64);
-        Ok(self.arith("arith.muli", &[rows, row_bytes]))
+        Ok(self.arith(IntOp::Mul, rows, row_bytes))
     }
 
     /// Thread blocks for `vectors` (an i64) split `divisor` ways, as
@@ -309,16 +281,16 @@ impl<'d> Host<'d> {
         let ceil_div = |host: &mut Self, value: Val, by: u64| {
             let by = host.int(64, by as i64);
             let one = host.int(64, 1);
-            let bump = host.arith("arith.subi", &[by, one]);
-            let sum = host.arith("arith.addi", &[value, bump]);
-            host.arith("arith.divui", &[sum, by])
+            let bump = host.arith(IntOp::Sub, by, one);
+            let sum = host.arith(IntOp::Add, value, bump);
+            host.arith(IntOp::DivU, sum, by)
         };
         let per_rank = ceil_div(self, vectors, divisor);
         let blocks = ceil_div(self, per_rank, threads);
         let one = self.int(64, 1);
         let most = self.int(64, most as i64);
-        let blocks = self.arith("arith.maxui", &[blocks, one]);
-        let blocks = self.arith("arith.minui", &[blocks, most]);
+        let blocks = self.arith(IntOp::MaxU, blocks, one);
+        let blocks = self.arith(IntOp::MinU, blocks, most);
         let index = self.ctx().index_type();
         self.cast(blocks, index)
     }
@@ -367,15 +339,10 @@ impl<'d> Host<'d> {
         let ctx = self.ctx();
         let block = self.index(threads as i64);
         let one = self.index(1);
-        let mut operands = vec![grid, one, one, block, one, one];
-        operands.extend_from_slice(args);
-        let segments = ctx.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, args.len(), 0]);
+        let grid = [grid, one, one];
         let symbol = ctx.nested_symbol(KERNEL_MODULE, &[kernel]);
-        let op = OpBuilder::new("gpu.launch_func", self.b.loc)
-            .operands(&operands)
-            .attr("kernel", symbol)
-            .attr("operandSegmentSizes", segments)
-            .build();
+        let op =
+            crate::ir::builders::gpu_launch_func(self.b.loc, symbol, grid, [block, one, one], args);
         self.b.insert(op);
     }
 }

@@ -148,6 +148,12 @@ impl Op {
     pub fn set_operand(self, index: usize, value: Val) {
         unsafe { mlirOperationSetOperand(self.0, index as isize, value.0) }
     }
+    /// Replaces every operand (the caller sets the groups' sizes of an op
+    /// that has them).
+    pub fn set_operands(self, values: &[Val]) {
+        let raw: Vec<MlirValue> = values.iter().map(|v| v.0).collect();
+        unsafe { mlir_sys::mlirOperationSetOperands(self.0, raw.len() as isize, raw.as_ptr()) }
+    }
     pub fn num_results(self) -> usize {
         unsafe { mlirOperationGetNumResults(self.0) as usize }
     }
@@ -676,6 +682,10 @@ impl Ctx {
     pub fn from_type(ty: Ty) -> Self {
         Self(unsafe { mlirTypeGetContext(ty.0) })
     }
+    /// The context of a live location.
+    pub fn of_location(loc: MlirLocation) -> Self {
+        Self(unsafe { mlir_sys::mlirLocationGetContext(loc) })
+    }
     pub fn index_type(self) -> Ty {
         Ty(unsafe { mlirIndexTypeGet(self.0) })
     }
@@ -839,92 +849,6 @@ impl Ctx {
             )
         })
     }
-}
-
-/// Builds a detached op; insert it with [`Op::insert_before`] and friends.
-pub struct OpBuilder<'a> {
-    name: &'a str,
-    loc: MlirLocation,
-    operands: Vec<Val>,
-    results: Vec<Ty>,
-    attrs: Vec<(&'a str, Attr)>,
-    regions: usize,
-    empty_regions: usize,
-}
-
-impl<'a> OpBuilder<'a> {
-    pub fn new(name: &'a str, loc: MlirLocation) -> Self {
-        Self {
-            name,
-            loc,
-            operands: Vec::new(),
-            results: Vec::new(),
-            attrs: Vec::new(),
-            regions: 0,
-            empty_regions: 0,
-        }
-    }
-    pub fn operands(mut self, operands: &[Val]) -> Self {
-        self.operands.extend_from_slice(operands);
-        self
-    }
-    pub fn results(mut self, results: &[Ty]) -> Self {
-        self.results.extend_from_slice(results);
-        self
-    }
-    pub fn attr(mut self, name: &'a str, value: Attr) -> Self {
-        self.attrs.push((name, value));
-        self
-    }
-    /// Adds `count` regions, each with one empty block.
-    pub fn regions(mut self, count: usize) -> Self {
-        self.regions = count;
-        self
-    }
-    /// Adds `count` regions without blocks (a declaration's body).
-    pub fn empty_regions(mut self, count: usize) -> Self {
-        self.empty_regions = count;
-        self
-    }
-    pub fn build(self) -> Op {
-        unsafe {
-            let mut state = mlirOperationStateGet(string_ref(self.name), self.loc);
-            let operands: Vec<MlirValue> = self.operands.iter().map(|v| v.0).collect();
-            mlirOperationStateAddOperands(&mut state, operands.len() as isize, operands.as_ptr());
-            let results: Vec<MlirType> = self.results.iter().map(|t| t.0).collect();
-            mlirOperationStateAddResults(&mut state, results.len() as isize, results.as_ptr());
-            let ctx = mlirLocationGetContext(self.loc);
-            let attrs: Vec<MlirNamedAttribute> = self
-                .attrs
-                .iter()
-                .map(|(name, attr)| {
-                    mlirNamedAttributeGet(mlirIdentifierGet(ctx, string_ref(name)), attr.0)
-                })
-                .collect();
-            mlirOperationStateAddAttributes(&mut state, attrs.len() as isize, attrs.as_ptr());
-            let regions: Vec<MlirRegion> = (0..self.regions)
-                .map(|_| {
-                    let region = mlirRegionCreate();
-                    mlirRegionAppendOwnedBlock(
-                        region,
-                        mlirBlockCreate(0, std::ptr::null(), std::ptr::null()),
-                    );
-                    region
-                })
-                .chain((0..self.empty_regions).map(|_| mlirRegionCreate()))
-                .collect();
-            mlirOperationStateAddOwnedRegions(&mut state, regions.len() as isize, regions.as_ptr());
-            Op(mlirOperationCreate(&mut state))
-        }
-    }
-}
-
-/// `arith.constant <value> : index`, detached.
-pub fn index_constant(ctx: Ctx, loc: MlirLocation, value: i64) -> Op {
-    OpBuilder::new("arith.constant", loc)
-        .results(&[ctx.index_type()])
-        .attr("value", ctx.index(value))
-        .build()
 }
 
 fn mlir_logical_result_is_success(result: MlirLogicalResult) -> bool {

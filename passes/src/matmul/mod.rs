@@ -29,7 +29,7 @@ use crate::PassError;
 use crate::analysis::matmul_groups::{Group, group_at, output_of};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    ir::builders::replace_terminator,
+    ir::builders::{Terminator, replace_terminator},
     ir::{Blk, Op, emit_error, emit_remark},
 };
 use kernel::{Epilogue, Output, Prologue, SkinnyMatmul, Tile};
@@ -501,7 +501,7 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
         function.take_region_at(0, copy, 0);
         copy.erase();
         if let Some(entry) = function.entry_block() {
-            replace_terminator(entry, "func.return");
+            replace_terminator(entry, Terminator::Return);
         }
     }
     Ok(())

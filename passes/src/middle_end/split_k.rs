@@ -31,7 +31,8 @@
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::builders::Builder,
-    ir::{Op, OpBuilder, Val, emit_remark},
+    ir::builders::{FusedAllReduce, FusedAttrs, fused_all_reduce},
+    ir::{Op, Val, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SplitK>(
@@ -71,12 +72,6 @@ struct Policy {
     max_rows: i64,
     min_k: i64,
 }
-
-/// The fused all-reduces that take a matmul prologue.
-const FUSED: [&str; 2] = [
-    "symm_mem.all_reduce_epilogue_out",
-    crate::middle_end::fuse_epilogue::rows::ROWS_OUT,
-];
 
 /// The matmul (and the zero fill before it) that produce `all_reduce`'s
 /// input, if they may become its prologue.
@@ -184,23 +179,18 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
     all.extend_from_slice(&operands[1..]);
     let mut segments = all_reduce.operand_segments();
     segments[1..4].fill(1);
-    let name = FUSED
-        .into_iter()
-        .find(|name| all_reduce.is(name))
-        .expect("a candidate is a fused all-reduce");
-    let mut folded = OpBuilder::new(name, all_reduce.loc());
-    for name in ["reduction", "group", "algorithm", "row_init"] {
-        if let Some(value) = all_reduce.attr(name) {
-            folded = folded.attr(name, value);
-        }
-    }
+    let kind = FusedAllReduce::of(all_reduce).expect("a candidate is a fused all-reduce");
+    let attrs = FusedAttrs {
+        reduction: all_reduce
+            .attr("reduction")
+            .expect("verified: it has a reduction"),
+        group: all_reduce.attr("group").expect("verified: it has a group"),
+        algorithm: all_reduce.attr("algorithm"),
+        row_init: all_reduce.attr("row_init"),
+        split_k_max_rows: Some(ctx.i64(max_rows)),
+    };
     let regions = all_reduce.num_regions();
-    let folded = folded
-        .operands(&all)
-        .attr("split_k_max_rows", ctx.i64(max_rows))
-        .attr("operandSegmentSizes", ctx.segment_sizes(&segments))
-        .empty_regions(regions)
-        .build();
+    let folded = fused_all_reduce(kind, all_reduce.loc(), &all, &segments, &attrs);
     b.insert(folded);
     for region in 0..regions {
         folded.take_region_at(region, all_reduce, region);
@@ -236,7 +226,7 @@ impl SymmPass for SplitK {
         let candidates: Vec<Op> = function
             .walk()
             .into_iter()
-            .filter(|op| FUSED.iter().any(|name| op.is(name)))
+            .filter(|op| FusedAllReduce::of(*op).is_some())
             .collect();
         for all_reduce in candidates {
             if let Some((fill, matmul)) = producer(all_reduce, policy) {

@@ -5,9 +5,9 @@
 
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
-    ir::builders::Builder,
+    ir::builders::{Builder, all_gather_matmul_out, all_reduce_out},
     ir::rewrite::{Visit, walk_erasing},
-    ir::{Op, OpBuilder, Val},
+    ir::{Op, Val},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ToDps>(
@@ -19,14 +19,22 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ToDps>(
     file!(),
 );
 
-/// Functional op, its destination-passing form.
-const FORMS: [(&str, &str); 2] = [
-    ("symm_mem.all_reduce", "symm_mem.all_reduce_out"),
-    (
-        "symm_mem.all_gather_matmul",
-        "symm_mem.all_gather_matmul_out",
-    ),
-];
+/// The functional collectives, which have destination-passing forms.
+#[derive(Clone, Copy)]
+enum Functional {
+    AllReduce,
+    AllGatherMatmul,
+}
+
+impl Functional {
+    fn of(op: Op) -> Option<Self> {
+        match op.name().as_str() {
+            "symm_mem.all_reduce" => Some(Self::AllReduce),
+            "symm_mem.all_gather_matmul" => Some(Self::AllGatherMatmul),
+            _ => None,
+        }
+    }
+}
 
 pub struct ToDps;
 
@@ -34,15 +42,12 @@ impl SymmPass for ToDps {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
         // The functional op goes once its out form took its uses: the walk
         // erases it through the rewriter, after every op it holds.
-        walk_erasing(function, |op| {
-            let name = op.name();
-            match FORMS.iter().find(|(form, _)| *form == name) {
-                Some(&(_, out_form)) => {
-                    rewrite(op, out_form);
-                    Visit::Erase
-                }
-                None => Visit::Keep,
+        walk_erasing(function, |op| match Functional::of(op) {
+            Some(form) => {
+                rewrite(op, form);
+                Visit::Erase
             }
+            None => Visit::Keep,
         });
         Ok(())
     }
@@ -70,19 +75,30 @@ fn result_sizes(builder: &mut Builder, op: Op) -> Vec<Val> {
     sizes
 }
 
-fn rewrite(op: Op, out_form: &str) {
+fn rewrite(op: Op, form: Functional) {
     let mut builder = Builder::before(op);
     let result = op.result(0);
     let sizes = result_sizes(&mut builder, op);
     let out = builder.alloc(result.ty(), &sizes, None);
-    let mut operands = op.operands();
-    operands.push(out);
-    let mut new = OpBuilder::new(out_form, op.loc()).operands(&operands);
-    for name in ["reduction", "group", "algorithm"] {
-        if let Some(attr) = op.attr(name) {
-            new = new.attr(name, attr);
+    let group = op.attr("group").expect("verified collectives have a group");
+    let new = match form {
+        Functional::AllReduce => {
+            let reduction = op
+                .attr("reduction")
+                .expect("verified all-reduces have a reduction");
+            all_reduce_out(
+                op.loc(),
+                op.operand(0),
+                out,
+                reduction,
+                group,
+                op.attr("algorithm"),
+            )
         }
-    }
-    builder.insert(new.build());
+        Functional::AllGatherMatmul => {
+            all_gather_matmul_out(op.loc(), [op.operand(0), op.operand(1)], out, group)
+        }
+    };
+    builder.insert(new);
     result.replace_all_uses_with(out);
 }

@@ -8,6 +8,7 @@
 
 use crate::PassError;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
+use crate::ir::builders::IntOp;
 use crate::ir::host::Host;
 use crate::ir::{Op, Val};
 use symm_protocol::abi;
@@ -54,7 +55,7 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError
                 let mut product = host.int(64, 1);
                 for after in dim + 1..shape.len() {
                     let size = host.extent_i64(value, after);
-                    product = host.arith("arith.muli", &[product, size]);
+                    product = host.arith(IntOp::Mul, product, size);
                 }
                 Ok(product)
             }
@@ -65,7 +66,7 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError
     let batch_stride = stride(host, 0)?;
     let base = host.address_of(value);
     let shift = host.int(64, offset * dtype.bytes() as i64);
-    let address = host.arith("arith.addi", &[base, shift]);
+    let address = host.arith(IntOp::Add, base, shift);
     let ptr = host.int_to_ptr(address);
     Ok(Operand {
         ptr,

@@ -27,6 +27,7 @@ use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps, is_zero_constant};
 use crate::cudagraph::classify::is_host;
+use crate::ir::builders::IntOp;
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
@@ -394,7 +395,7 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), PassError> {
         // The one dynamic size is the leading one.
         let rows = host.cast(sizes[0], int_type(host.b.ctx, 64));
         let row_bytes = host.int(64, row_bytes(ty)?);
-        host.arith("arith.muli", &[rows, row_bytes])
+        host.arith(IntOp::Mul, rows, row_bytes)
     };
     let ptr = match (
         op.attr(graphs::GRAPH_MARKER_ATTR)

@@ -21,7 +21,7 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
     analysis::linalg::{captures_only_constants, iterator_kinds},
-    ir::builders::replace_terminator,
+    ir::builders::{Terminator, replace_terminator},
     ir::{Attr, Ctx, Op, Val, emit_remark},
 };
 
@@ -208,7 +208,7 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     // Constants from outside are copied in (fusable checked there are no
     // other captures).
     copy_in_constants(fused);
-    replace_terminator(body, "symm_mem.epilogue_yield");
+    replace_terminator(body, Terminator::EpilogueYield);
     fused
 }
 

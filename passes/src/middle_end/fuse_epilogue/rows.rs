@@ -25,13 +25,12 @@ use crate::{
     analysis::all_reduce::{ROW_BYTES_MAX, element_bytes},
     analysis::linalg::captures_only_constants,
     analysis::row_reduction::match_row_reduction,
-    ir::builders::replace_terminator,
-    ir::{Attr, Op, OpBuilder, Val},
+    ir::builders::{
+        FloatOp, FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce, replace_terminator,
+    },
+    ir::{Attr, Op, Val},
     middle_end::fuse_epilogue::{copy_in_constants, fusable},
 };
-
-/// The op this module makes.
-pub const ROWS_OUT: &str = "symm_mem.all_reduce_rows_out";
 
 /// The ops after an epilogue op that join it.
 struct RowChain {
@@ -114,7 +113,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
             "it does not read the rows in order into one value per row",
         );
     }
-    if row.combiner.op != "arith.addf" {
+    if row.combiner.op != FloatOp::Add {
         return refuse(
             reduction,
             "its body does not yield arith.addf(x, acc) with acc read only there",
@@ -171,7 +170,6 @@ pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
     let Some(chain) = match_chain(fused)? else {
         return Ok(None);
     };
-    let ctx = fused.ctx();
     // The fused op's operands as they are (input, its matmul prologue if
     // any, epilogue operands, out), then the row operands and rows_out.
     let mut all = fused.operands();
@@ -189,23 +187,20 @@ pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
     let mut segments = fused.operand_segments();
     segments.extend([row_operands.len(), 1]);
     let keep = |name: &str| fused.attr(name).expect("the epilogue op has it");
-    let mut rows = OpBuilder::new(ROWS_OUT, fused.loc())
-        .operands(&all)
-        .attr("reduction", keep("reduction"))
-        .attr("group", keep("group"))
-        .attr("algorithm", keep("algorithm"))
-        .attr("row_init", chain.init)
-        .attr("operandSegmentSizes", ctx.segment_sizes(&segments));
-    if let Some(max_rows) = fused.attr("split_k_max_rows") {
-        rows = rows.attr("split_k_max_rows", max_rows);
-    }
-    let rows = rows.empty_regions(3).build();
+    let attrs = FusedAttrs {
+        reduction: keep("reduction"),
+        group: keep("group"),
+        algorithm: Some(keep("algorithm")),
+        row_init: Some(chain.init),
+        split_k_max_rows: fused.attr("split_k_max_rows"),
+    };
+    let rows = fused_all_reduce(FusedAllReduce::Rows, fused.loc(), &all, &segments, &attrs);
     rows.take_region_at(0, fused, 0);
     rows.take_region_at(1, chain.reduction, 0);
     rows.take_region_at(2, chain.consumer, 0);
     // The step's block is already (element, accumulator).
     let step = rows.region_blocks(1)[0];
-    replace_terminator(step, "symm_mem.epilogue_yield");
+    replace_terminator(step, Terminator::EpilogueYield);
     // The apply's: (out's element, the row total, row operands...), from
     // the consumer's (inputs..., output).
     let apply = rows.region_blocks(2)[0];
@@ -231,7 +226,7 @@ pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
     for index in dead.into_iter().rev() {
         apply.erase_arg(index);
     }
-    replace_terminator(apply, "symm_mem.epilogue_yield");
+    replace_terminator(apply, Terminator::EpilogueYield);
     copy_in_constants(rows);
     chain.consumer.insert_before(rows);
     for op in [chain.consumer, chain.reduction, chain.fill] {
