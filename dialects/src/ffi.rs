@@ -38,6 +38,7 @@ unsafe extern "C" {
     pub fn mlirGetDialectHandle__cudagraph__() -> MlirDialectHandle;
 
     pub fn symmMemAttributeIsAAllocator(attr: MlirAttribute) -> bool;
+    pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,
         kind: i32,

@@ -26,6 +26,12 @@ pub fn comm_group(op: OperationRef) -> Option<String> {
     Some(crate::diagnostics::string_ref_text(raw))
 }
 
+/// True for `#cudagraph.host`, the memory space of host buffers.
+pub fn is_host_memory(attr: melior::ir::Attribute) -> bool {
+    // SAFETY: an attribute kind test on a live attribute.
+    unsafe { ffi::cudaGraphAttributeIsAHostMemory(melior::ir::AttributeLike::to_raw(&attr)) }
+}
+
 /// True for ops that only view an operand's memory (ViewLikeOpInterface).
 pub fn is_view_like(op: OperationRef) -> bool {
     // SAFETY: reads the op's registered interfaces.

@@ -15,7 +15,7 @@ pub use diagnostics::{
     attribute_text, diagnostic_text, emit_remark, emit_warning, location_text, op_text,
     print_lossy, string_ref_text, string_value, symbol_value, type_text,
 };
-pub use interfaces::{comm_group, is_view_like, symmetric_operands};
+pub use interfaces::{comm_group, is_host_memory, is_view_like, symmetric_operands};
 pub use registration::{create_context, register_dialects, symm_mem_handle};
 
 // Op builders for every `symm_mem` operation, generated from

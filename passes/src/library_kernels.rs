@@ -33,7 +33,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
             Variant::OneShot | Variant::OneShotStaged | Variant::Lamport => Algorithm::OneShot,
         },
         reduction: key.reduce,
-        element: key.dtype.text().to_owned(),
+        element: key.dtype.into(),
         world: u64::from(key.world),
         vector: (16 / key.dtype.bytes()) as u64,
         epilogue: None,

@@ -22,6 +22,8 @@ MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(CudaGraph, cudagraph);
 enum { SYMM_MEM_ALLOCATOR_SYMMETRIC = 0 };
 
 MLIR_CAPI_EXPORTED bool symmMemAttributeIsAAllocator(MlirAttribute attr);
+/* Whether `attr` is `#cudagraph.host`, the memory space of host buffers. */
+MLIR_CAPI_EXPORTED bool cudaGraphAttributeIsAHostMemory(MlirAttribute attr);
 /* Returns a null attribute if `group` is empty or `kind` unknown. */
 MLIR_CAPI_EXPORTED MlirAttribute symmMemAllocatorAttrGet(MlirContext ctx,
                                                          int32_t kind,

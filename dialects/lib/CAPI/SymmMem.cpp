@@ -21,6 +21,10 @@ bool symmMemAttributeIsAAllocator(MlirAttribute attr) {
   return isa<AllocatorAttr>(unwrap(attr));
 }
 
+bool cudaGraphAttributeIsAHostMemory(MlirAttribute attr) {
+  return isa<symm::cudagraph::HostMemoryAttr>(unwrap(attr));
+}
+
 MlirAttribute symmMemAllocatorAttrGet(MlirContext ctx, int32_t kind,
                                       MlirStringRef group) {
   std::optional<AllocatorKind> allocatorKind =

@@ -2,6 +2,7 @@
 //! world size, vector width and epilogue (`AllReduceKernel`), and its
 //! name, grid and vector width. `kernel_ir` builds the kernels.
 
+pub use crate::ir::scalar::Scalar;
 use std::fmt::Write;
 
 /// The runtime's pad layout (`symm-protocol`), as the i64s the kernels use.
@@ -44,7 +45,7 @@ pub use symm_protocol::abi::ReduceCode as Reduction;
 /// when it is a row-broadcast vector (a bias).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EpilogueOperand {
-    pub element: String,
+    pub element: Scalar,
     pub broadcast_row_vectors: Option<u64>,
 }
 
@@ -65,7 +66,7 @@ pub struct RowsEpilogue {
     pub step: String,
     pub apply: String,
     pub operands: Vec<EpilogueOperand>,
-    pub out_element: String,
+    pub out_element: Scalar,
     pub columns: u64,
 }
 
@@ -93,7 +94,7 @@ pub struct AllReduceKernel {
     pub algorithm: Algorithm,
     pub reduction: Reduction,
     /// `f32`, `f16` or `bf16`.
-    pub element: String,
+    pub element: Scalar,
     pub world: u64,
     /// Elements per vector access (16 bytes at most).
     pub vector: u64,
@@ -132,17 +133,6 @@ pub enum Push {
     /// Straight into the peers' outputs (symmetric too, at the same offset
     /// of their pool); no epilogue, nothing to copy afterwards.
     IntoOutputs,
-}
-
-/// Bytes of a float element type.
-pub fn element_bytes(element: &str) -> Option<u64> {
-    match element {
-        "f32" | "i32" => Some(4),
-        "f16" | "bf16" | "i16" => Some(2),
-        "f64" | "i64" => Some(8),
-        "i8" => Some(1),
-        _ => None,
-    }
 }
 
 /// The widest vector of at most 16 bytes whose length divides every
@@ -245,7 +235,7 @@ mod tests {
         AllReduceKernel {
             algorithm,
             reduction,
-            element: "bf16".into(),
+            element: Scalar::Bf16,
             world,
             vector: 8,
             epilogue: None,

@@ -25,6 +25,7 @@ use crate::analysis::{
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
+use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};
 
 /// What the output is.
@@ -53,7 +54,7 @@ pub enum Arg {
     /// Column operand `i` at the element's column (prologue).
     Column(usize),
     /// The generic's output element, which the body does not read.
-    Unused(String),
+    Unused(Scalar),
 }
 
 /// The prologue's ops and operands.
@@ -184,7 +185,7 @@ fn only_used_by(value: Val, ops: &[Op]) -> bool {
 
 /// Whether `value` is a bf16 memref.
 pub fn is_bf16(value: Val) -> bool {
-    value.ty().element().print() == "bf16"
+    value.ty().element().scalar() == Some(Scalar::Bf16)
 }
 
 /// An element-wise generic of rank 2 whose maps are projections:
@@ -325,8 +326,18 @@ fn pair_after(
             ));
         }
     }
-    let out_type = epilogue.operands().last().map(|v| v.ty().element().print());
-    epilogue_args.push(Arg::Unused(out_type.unwrap_or_default()));
+    let Some(out_type) = epilogue
+        .operands()
+        .last()
+        .and_then(|v| v.ty().element().scalar())
+        .filter(|s| matches!(s, Scalar::Bf16 | Scalar::F32))
+    else {
+        return Err((
+            epilogue,
+            "not fused as the matmul pair's epilogue: its output is neither bf16 nor f32".into(),
+        ));
+    };
+    epilogue_args.push(Arg::Unused(out_type));
     let pair_ops = [fill0, op, fill1, matmul1, epilogue];
     if !only_used_by(g, &pair_ops) || !only_used_by(u, &pair_ops) {
         return Err((
@@ -385,7 +396,10 @@ fn prologue_before(
         reduction.operand(0),
         reduction.operand(reduction.num_operands() - 1),
     );
-    if reduction.num_operands() != 2 || !is_bf16(x) || statistic.ty().element().print() != "f32" {
+    if reduction.num_operands() != 2
+        || !is_bf16(x)
+        || statistic.ty().element().scalar() != Some(Scalar::F32)
+    {
         return Err((
             reduction,
             "the row statistic is not an f32 sum over one bf16 input".into(),
@@ -400,7 +414,7 @@ fn prologue_before(
         ));
     };
     let init = fill.operand(0);
-    if init.ty().print() != "f32" {
+    if init.ty().scalar() != Some(Scalar::F32) {
         return Err((fill, "the row statistic's initial value is not f32".into()));
     }
     let mut args = Vec::new();
@@ -410,9 +424,12 @@ fn prologue_before(
             [0, 1] if *input == x => args.push(Arg::Product(0)),
             [0] if *input == statistic => args.push(Arg::Statistic),
             [1] => {
-                let element = input.ty().element().print();
-                if !matches!(element.as_str(), "bf16" | "f32") {
-                    return Err((normalize, format!("a column operand of type {element}")));
+                let element = input.ty().element();
+                if !matches!(element.scalar(), Some(Scalar::Bf16 | Scalar::F32)) {
+                    return Err((
+                        normalize,
+                        format!("a column operand of type {}", element.print()),
+                    ));
                 }
                 args.push(Arg::Column(columns.len()));
                 columns.push(*input);
@@ -425,7 +442,13 @@ fn prologue_before(
             }
         }
     }
-    args.push(Arg::Unused(a.ty().element().print()));
+    let Some(a_element) = a.ty().element().scalar() else {
+        return Err((
+            normalize,
+            "writes an element type the kernels do not take".into(),
+        ));
+    };
+    args.push(Arg::Unused(a_element));
     let ops = [fill, reduction, normalize];
     let mut readers_of_a = matmuls.to_vec();
     readers_of_a.push(normalize);
@@ -448,9 +471,9 @@ fn prologue_before(
 
 /// The output's element type as the kernel writes it.
 pub fn output_of(value: Val) -> Option<Output> {
-    match value.ty().element().print().as_str() {
-        "bf16" => Some(Output::Bf16),
-        "f32" => Some(Output::F32),
+    match value.ty().element().scalar()? {
+        Scalar::Bf16 => Some(Output::Bf16),
+        Scalar::F32 => Some(Output::F32),
         _ => None,
     }
 }

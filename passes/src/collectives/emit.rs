@@ -7,6 +7,7 @@
 //! Values are this crate's `ir::Val` handles (Copy, no lifetime), so that
 //! nested regions can use the values of the blocks around them freely.
 
+use crate::ir::scalar::Scalar;
 use crate::ir::{Blk, Op, Val};
 use melior::{
     Context,
@@ -85,11 +86,11 @@ impl<'c> Emitter<'c> {
         unsafe { Type::from_raw(symm_dialects::ffi::symmMemPoolTypeGet(self.ctx.to_raw())) }
     }
     /// `f32`, `f16` or `bf16`.
-    pub fn float(&self, name: &str) -> Option<Type<'c>> {
-        Some(match name {
-            "f32" => Type::float32(self.ctx),
-            "f16" => Type::float16(self.ctx),
-            "bf16" => Type::bfloat16(self.ctx),
+    pub fn float(&self, scalar: Scalar) -> Option<Type<'c>> {
+        Some(match scalar {
+            Scalar::F32 => Type::float32(self.ctx),
+            Scalar::F16 => Type::float16(self.ctx),
+            Scalar::Bf16 => Type::bfloat16(self.ctx),
             _ => return None,
         })
     }

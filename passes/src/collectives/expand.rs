@@ -16,13 +16,15 @@ use super::EpilogueDecl;
 use super::prologue::Prologue;
 use super::segments::{AllReduceFacts, RowsFacts, Segment};
 use crate::PassError;
-use crate::analysis::all_reduce::{self as kernels, Algorithm, AllReduceKernel, Push, Reduction};
+use crate::analysis::all_reduce::{
+    self as kernels, Algorithm, AllReduceKernel, Push, Reduction, Scalar,
+};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::read_after::used_after,
     ir::builders::{At, FusedAllReduce, IntOp, Terminator, replace_terminator},
     ir::host::{Declarations, Host, KERNEL_MODULE},
-    ir::{Attr, Ctx, Op, Val, emit_error},
+    ir::{Attr, Ctx, Op, Ty, Val, emit_error},
     middle_end::select_all_reduce::Limits,
 };
 use std::collections::BTreeMap;
@@ -257,9 +259,11 @@ impl Expansion {
         input_read_after: bool,
     ) -> Result<AllReduceFacts, PassError> {
         let input = roles.input.ty();
-        let element = input.element().print();
-        let element_bytes =
-            kernels::element_bytes(&element).ok_or("has an unsupported element type")?;
+        let element = input.element().scalar();
+        let (Some(element), Some(element_bytes)) = (element, element.and_then(Scalar::bytes))
+        else {
+            return Err("has an unsupported element type".into());
+        };
         let shape = input.shape();
         let too_large = || {
             PassError::Unsupported(format!(
@@ -328,20 +332,22 @@ impl Expansion {
             .and_then(Attr::int)
             .and_then(Reduction::from_code)
             .ok_or("has no reduction kind")?;
-        let fused = FusedAllReduce::of(op).is_some();
-        let epilogue = fused.then(|| {
-            let function = format!("symm_epilogue_{}", self.epilogues.len());
-            self.epilogues.push((function.clone(), op, 0));
-            function
-        });
         let out_shape = roles.out.ty().shape();
         let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
-        let broadcast_of = |v: &Val| {
+        // The element types of every buffer the kernel reads or writes,
+        // checked before any epilogue function is named for this op.
+        let broadcast_of = |v: &Val| -> Result<(Scalar, bool), PassError> {
             let ty = v.ty();
             let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
-            (ty.element().print(), broadcast)
+            Ok((kernel_element(ty.element())?, broadcast))
         };
-        let rows = match &roles.rows {
+        let epilogue_types: Vec<(Scalar, bool)> = roles
+            .epilogue
+            .iter()
+            .map(broadcast_of)
+            .collect::<Result<_, _>>()?;
+        kernel_element(roles.out.ty().element())?;
+        let row_types = match &roles.rows {
             Some((rows_out, row_operands)) => {
                 if columns * element_bytes > kernels::ROW_BYTES_MAX {
                     return Err(format!(
@@ -350,28 +356,32 @@ impl Expansion {
                         kernels::ROW_BYTES_MAX
                     ).into());
                 }
-                let function = epilogue.as_deref().unwrap_or("symm_epilogue");
-                let (step, apply) = (format!("{function}_step"), format!("{function}_apply"));
-                self.epilogues.push((step.clone(), op, 1));
-                self.epilogues.push((apply.clone(), op, 2));
-                Some(RowsFacts {
-                    step,
-                    apply,
-                    operands: row_operands.iter().map(broadcast_of).collect(),
-                    out_element: rows_out.ty().element().print(),
-                })
+                let operands: Vec<(Scalar, bool)> = row_operands
+                    .iter()
+                    .map(broadcast_of)
+                    .collect::<Result<_, _>>()?;
+                Some((operands, kernel_element(rows_out.ty().element())?))
             }
             None => None,
         };
-        let epilogue_types: Vec<(String, bool)> = roles
-            .epilogue
-            .iter()
-            .map(|v| {
-                let ty = v.ty();
-                let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
-                (ty.element().print(), broadcast)
-            })
-            .collect();
+        let fused = FusedAllReduce::of(op).is_some();
+        let epilogue = fused.then(|| {
+            let function = format!("symm_epilogue_{}", self.epilogues.len());
+            self.epilogues.push((function.clone(), op, 0));
+            function
+        });
+        let rows = row_types.map(|(operands, out_element)| {
+            let function = epilogue.as_deref().unwrap_or("symm_epilogue");
+            let (step, apply) = (format!("{function}_step"), format!("{function}_apply"));
+            self.epilogues.push((step.clone(), op, 1));
+            self.epilogues.push((apply.clone(), op, 2));
+            RowsFacts {
+                step,
+                apply,
+                operands,
+                out_element,
+            }
+        });
         let fixed = Algorithm::fixed_by(op);
         Ok(AllReduceFacts {
             element,
@@ -411,11 +421,12 @@ impl Expansion {
             .iter()
             .map(|(function, op, region)| {
                 let roles = roles(*op);
-                let element = |v: &Val| v.ty().element().print();
+                // Checked when the op's facts were read (kernel_element).
+                let element = |v: &Val| v.ty().element().scalar().unwrap_or(Scalar::F32);
                 let out = element(&roles.out);
-                let f32 = "f32".to_owned();
+                let f32 = Scalar::F32;
                 let (elements, result) = match (region, &roles.rows) {
-                    (1, _) => (vec![out, f32.clone()], f32),
+                    (1, _) => (vec![out, f32], f32),
                     (2, Some((rows_out, operands))) => {
                         let mut elements = vec![out, f32];
                         elements.extend(operands.iter().map(element));
@@ -515,4 +526,16 @@ impl SymmPass for ExpandCollectives {
         }
         Ok(())
     }
+}
+
+/// The element type of a buffer an all-reduce kernel reads or writes, as
+/// the kernels know it.
+fn kernel_element(ty: Ty) -> Result<Scalar, PassError> {
+    ty.scalar().ok_or_else(|| {
+        format!(
+            "has a buffer of element type {}, which no kernel takes",
+            ty.print()
+        )
+        .into()
+    })
 }

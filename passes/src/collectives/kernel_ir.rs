@@ -16,9 +16,8 @@
 
 use super::emit::Emitter;
 use crate::PassError;
-use crate::analysis::all_reduce::{
-    Algorithm, AllReduceKernel, Push, Reduction, THREADS, element_bytes,
-};
+use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS};
+use crate::ir::scalar::Scalar;
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
@@ -35,7 +34,7 @@ impl AllReduceKernel {
     /// must also hold the epilogue's function.
     pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), PassError> {
         let element = e
-            .float(&self.element)
+            .float(self.element)
             .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
         let two_shot_tail =
             self.algorithm == Algorithm::TwoShot && self.push != Some(Push::IntoInputs);
@@ -72,7 +71,7 @@ impl AllReduceKernel {
         let mut epilogue_types = Vec::new();
         for operand in self.epilogue.iter().flat_map(|ep| ep.operands.iter()) {
             epilogue_types.push(
-                e.float(&operand.element)
+                e.float(operand.element)
                     .ok_or_else(|| format!("no epilogue operand of type {}", operand.element))?,
             );
         }
@@ -250,8 +249,8 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// Bytes of one vector of `element`, its alignment.
-    fn align(&self, element: &str) -> u64 {
-        self.spec.vector * element_bytes(element).unwrap_or(1)
+    fn align(&self, element: Scalar) -> u64 {
+        self.spec.vector * element.bytes().unwrap_or(1)
     }
 
     /// Vector `i` of the element type at `source`.
@@ -260,7 +259,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         e.load(
             e.gep(source, i, vector),
             vector,
-            self.align(&self.spec.element),
+            self.align(self.spec.element),
         )
     }
 
@@ -287,7 +286,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             sum = Some(sum.map_or(term, |acc| e.addf(acc, term)));
         }
         let sum = sum.expect("a split-K kernel has slices");
-        if self.spec.element == "f32" {
+        if self.spec.element == Scalar::F32 {
             sum
         } else {
             e.truncf(sum, self.vector(self.element))
@@ -300,7 +299,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         e.store(
             value,
             e.gep(target, i, vector),
-            self.align(&self.spec.element),
+            self.align(self.spec.element),
         );
     }
 
@@ -329,7 +328,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         wide: Type<'c>,
     ) -> Val {
         let vector = narrow;
-        let widen = self.spec.element != "f32";
+        let widen = self.spec.element != Scalar::F32;
         let terms: Vec<Val> = terms
             .into_iter()
             .map(|v| if widen { e.extf(v, wide) } else { v })
@@ -431,13 +430,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     /// Element `j` at `source`.
     fn load_scalar(&self, e: &Emitter<'c>, source: Val, j: Val) -> Val {
-        let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+        let bytes = self.spec.element.bytes().unwrap_or(1);
         e.load(e.gep(source, j, self.element), self.element, bytes)
     }
 
     /// Stores the element `value` at `target[j]`.
     fn store_scalar(&self, e: &Emitter<'c>, value: Val, target: Val, j: Val) {
-        let bytes = element_bytes(&self.spec.element).unwrap_or(1);
+        let bytes = self.spec.element.bytes().unwrap_or(1);
         e.store(value, e.gep(target, j, self.element), bytes);
     }
 
@@ -457,7 +456,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let vector = self.vector(self.element);
         let result = self.through_epilogue(e, i, value);
         let at = e.gep(self.out, i, vector);
-        e.store(result, at, self.align(&self.spec.element));
+        e.store(result, at, self.align(self.spec.element));
     }
 
     /// `value` (the reduced vector `i`) through the epilogue, if there is
@@ -475,7 +474,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
                     None => i,
                 };
                 let at = e.gep(self.epilogue_args[index], position, ty);
-                operands.push(e.load(at, ty, self.align(&operand.element)));
+                operands.push(e.load(at, ty, self.align(operand.element)));
             }
             let mut lanes = e.poison(vector);
             for lane in 0..self.spec.vector {

@@ -12,6 +12,7 @@ mod segments;
 
 use crate::PassError;
 use crate::analysis::all_reduce::AllReduceKernel;
+use crate::ir::scalar::Scalar;
 use crate::ir::{Blk, Ctx, Op};
 use emit::Emitter;
 use melior::{
@@ -23,8 +24,8 @@ use melior::{
 /// parameters' element types and its result's.
 pub struct EpilogueDecl {
     pub function: String,
-    pub elements: Vec<String>,
-    pub result: String,
+    pub elements: Vec<Scalar>,
+    pub result: Scalar,
 }
 
 /// Appends `gpu.module @name` to `parent` (a module's body), holding a
@@ -43,13 +44,13 @@ pub fn emit_kernel_module<'k>(
                 .elements
                 .iter()
                 .map(|element| {
-                    e.float(element).ok_or_else(|| {
+                    e.float(*element).ok_or_else(|| {
                         PassError::Build(format!("no epilogue of element type {element}"))
                     })
                 })
                 .collect::<Result<Vec<_>, PassError>>()?;
             let result = e
-                .float(&epilogue.result)
+                .float(epilogue.result)
                 .ok_or_else(|| format!("no epilogue of result type {}", epilogue.result))?;
             e.declare_private_function(&epilogue.function, &types, result);
         }

@@ -5,13 +5,13 @@
 
 use crate::analysis::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Epilogue, EpilogueOperand, Push, Reduction,
-    RowsEpilogue,
+    RowsEpilogue, Scalar,
 };
 use crate::middle_end::select_all_reduce::{Facts, Limits, choose};
 
 /// What decides an all-reduce's kernels.
 pub(super) struct AllReduceFacts {
-    pub(super) element: String,
+    pub(super) element: Scalar,
     pub(super) element_bytes: u64,
     /// Elements, when static.
     pub(super) count: Option<u64>,
@@ -22,7 +22,7 @@ pub(super) struct AllReduceFacts {
     pub(super) world: u64,
     pub(super) reduction: Reduction,
     pub(super) columns: u64,
-    pub(super) epilogue_types: Vec<(String, bool)>,
+    pub(super) epilogue_types: Vec<(Scalar, bool)>,
     pub(super) epilogue: Option<String>,
     /// The algorithm the op names, if it names one.
     pub(super) fixed: Option<Algorithm>,
@@ -39,8 +39,8 @@ pub(super) struct RowsFacts {
     pub(super) step: String,
     pub(super) apply: String,
     /// Each row operand's element type, and whether it is broadcast.
-    pub(super) operands: Vec<(String, bool)>,
-    pub(super) out_element: String,
+    pub(super) operands: Vec<(Scalar, bool)>,
+    pub(super) out_element: Scalar,
 }
 
 /// The kernel for messages up to `max_bytes` (and above the previous
@@ -113,11 +113,11 @@ impl AllReduceFacts {
         let vector = kernels::vector_width(self.element_bytes, &counts);
         // Each operand's element type, and its row length in vectors when
         // it is broadcast over rows.
-        let operands = |types: &[(String, bool)]| -> Vec<EpilogueOperand> {
+        let operands = |types: &[(Scalar, bool)]| -> Vec<EpilogueOperand> {
             types
                 .iter()
                 .map(|(element, broadcast)| EpilogueOperand {
-                    element: element.clone(),
+                    element: *element,
                     broadcast_row_vectors: broadcast.then_some(self.columns / vector),
                 })
                 .collect()
@@ -126,7 +126,7 @@ impl AllReduceFacts {
             step: rows.step.clone(),
             apply: rows.apply.clone(),
             operands: operands(&rows.operands),
-            out_element: rows.out_element.clone(),
+            out_element: rows.out_element,
             columns: self.columns,
         });
         let epilogue = self.epilogue.as_ref().map(|function| Epilogue {
@@ -139,7 +139,7 @@ impl AllReduceFacts {
         // float sums up to the limit, each vector in the block of its index
         // at every size (one per thread); a rows kernel's row in the block
         // of its index (no more rows than channels), up to its own bound.
-        let dtype = symm_protocol::abi::DtypeCode::from_text(&self.element);
+        let dtype = self.element.dtype();
         let lamport_takes = |vectors: u64| {
             dtype.is_some_and(|dtype| {
                 symm_protocol::library::lamport_takes(
@@ -170,7 +170,7 @@ impl AllReduceFacts {
         AllReduceKernel {
             algorithm,
             reduction: self.reduction,
-            element: self.element.clone(),
+            element: self.element,
             world: self.world,
             vector,
             epilogue,
@@ -244,7 +244,7 @@ mod tests {
     /// on 2 ranks, its output the caller's, with a row statistic or not.
     fn facts(rows: bool) -> AllReduceFacts {
         AllReduceFacts {
-            element: "bf16".into(),
+            element: Scalar::Bf16,
             element_bytes: 2,
             count: None,
             row_elements: 4096,
@@ -252,7 +252,7 @@ mod tests {
             world: 2,
             reduction: Reduction::Sum,
             columns: 4096,
-            epilogue_types: vec![("bf16".into(), false)],
+            epilogue_types: vec![(Scalar::Bf16, false)],
             epilogue: Some("symm_epilogue_0".into()),
             fixed: None,
             input_read_after: false,
@@ -261,8 +261,8 @@ mod tests {
             rows: rows.then(|| RowsFacts {
                 step: "symm_epilogue_0_step".into(),
                 apply: "symm_epilogue_0_apply".into(),
-                operands: vec![("bf16".into(), true)],
-                out_element: "bf16".into(),
+                operands: vec![(Scalar::Bf16, true)],
+                out_element: Scalar::Bf16,
             }),
             split_k: None,
         }
@@ -372,7 +372,7 @@ mod tests {
         assert_eq!(segments, vec![(true, 256 << 10), (false, 512 << 10)]);
         // No sentinel in f32, -0.0 matters to max.
         let mut f32 = facts(false);
-        (f32.element, f32.element_bytes) = ("f32".into(), 4);
+        (f32.element, f32.element_bytes) = (Scalar::F32, 4);
         assert_eq!(at(&f32, 4096), (false, true));
         let mut max = facts(false);
         max.reduction = Reduction::Max;

@@ -35,15 +35,12 @@ fn touches_host_memory(op: Op) -> bool {
         .any(|value| is_host(value.ty()))
 }
 
-/// The memory space of host buffers, as MLIR prints it.
-pub const HOST_MEMORY_SPACE: &str = "#cudagraph.host";
-
 /// Whether `ty` is a memref in host memory (`#cudagraph.host`).
 pub fn is_host(ty: crate::ir::Ty) -> bool {
     ty.is_memref()
         && ty
             .memory_space()
-            .is_some_and(|space| space.print() == HOST_MEMORY_SPACE)
+            .is_some_and(crate::ir::Attr::is_host_memory)
 }
 
 /// Pure arithmetic on host scalars (`arith`, `index`, `affine.apply`).

@@ -5,7 +5,7 @@
 
 use crate::{
     ir::builders::{At, Builder, Cast, IntOp},
-    ir::{Blk, Op, Val},
+    ir::{Blk, Op, Val, scalar::Scalar},
 };
 use std::collections::HashMap;
 
@@ -43,7 +43,7 @@ impl Emit<'_> {
     /// `value` as f32 (extended from a 16-bit float).
     pub fn widened(&mut self, value: Val) -> Val {
         let f32 = self.b.ctx.f32_type();
-        if value.ty().print() == "f32" {
+        if value.ty().scalar() == Some(Scalar::F32) {
             value
         } else {
             self.b.convert(Cast::ExtF, value, f32)

@@ -32,7 +32,7 @@ use crate::{
     },
     gpu_codegen::linalg_gpu::{self, Emit, Launch},
     ir::builders::{At, Builder, Cast, CmpI, IntOp, gpu_all_reduce, scf_for},
-    ir::{Op, Val, emit_remark},
+    ir::{Op, Val, emit_remark, scalar::Scalar},
 };
 use std::collections::HashMap;
 
@@ -281,7 +281,7 @@ fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
     let initial = s.widened(initial);
     let result = s.b.float_op(r.combiner.op, total, initial);
     let out_element = r.output.ty().element();
-    if out_element.print() == "f32" {
+    if out_element.scalar() == Some(Scalar::F32) {
         result
     } else {
         s.b.convert(Cast::TruncF, result, out_element)

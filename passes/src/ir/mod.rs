@@ -11,6 +11,7 @@ pub mod host;
 pub mod memref_size;
 pub mod module;
 pub mod rewrite;
+pub mod scalar;
 pub mod stable_id;
 pub mod text;
 
@@ -561,6 +562,10 @@ impl Attr {
         self.0
     }
     /// Decodes an `#symm_mem.allocator`.
+    /// Whether this is `#cudagraph.host`, the memory space of host buffers.
+    pub fn is_host_memory(self) -> bool {
+        unsafe { symm_dialects::ffi::cudaGraphAttributeIsAHostMemory(self.0) }
+    }
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::from_attribute(unsafe { melior::ir::Attribute::from_raw(self.0) })
     }

@@ -32,6 +32,7 @@ use super::tensor_core::TensorCore;
 use crate::PassError;
 pub use crate::analysis::matmul_groups::{Arg, Output};
 use crate::collectives::emit::Emitter;
+use crate::ir::scalar::Scalar;
 use crate::ir::{Blk, Val};
 use melior::{
     dialect::arith::CmpiPredicate,
@@ -146,7 +147,7 @@ pub struct Prologue {
     pub apply: String,
     pub args: Vec<Arg>,
     /// Element types of the column operands (kernel parameters).
-    pub columns: Vec<String>,
+    pub columns: Vec<Scalar>,
 }
 
 /// The epilogue: an element function of the products, returning the
@@ -464,7 +465,7 @@ impl<'a, 'c> Body<'a, 'c> {
     fn statistics(&self, t: &Thread, prologue: &Prologue) {
         let e = self.e;
         let k = self.k;
-        let bf16 = e.float("bf16").expect("bf16");
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let vectors = self.c(k.k / VECTOR);
         let init = t.init.expect("a prologue's kernel takes the initial value");
         for row in 0..k.tile.rows() {
@@ -501,7 +502,7 @@ impl<'a, 'c> Body<'a, 'c> {
     /// through the prologue when there is one; zero outside the matrix.
     fn a_pair(&self, e: &Emitter, t: &Thread, row: Val, column: Val, valid: Val) -> Val {
         let k = self.k;
-        let bf16 = e.float("bf16").expect("bf16");
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let inside = e.and(valid, e.cmp(CmpiPredicate::Ult, row, t.m));
         let i32 = e.i32();
         e.choose(
@@ -526,13 +527,16 @@ impl<'a, 'c> Body<'a, 'c> {
                                     Arg::Product(_) => x,
                                     Arg::Statistic => statistic,
                                     Arg::Column(i) => {
-                                        let ty = e.float(&prologue.columns[*i]).expect("checked");
+                                        let ty = e.float(prologue.columns[*i]).expect("checked");
                                         let ptr = e.gep(t.column_operands[*i], col, ty);
-                                        let align =
-                                            if prologue.columns[*i] == "f32" { 4 } else { 2 };
+                                        let align = if prologue.columns[*i] == Scalar::F32 {
+                                            4
+                                        } else {
+                                            2
+                                        };
                                         e.load(ptr, ty, align)
                                     }
-                                    Arg::Unused(ty) => e.zero(e.float(ty).expect("checked")),
+                                    Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
                                 })
                                 .collect::<Vec<_>>();
                             *element = e.call(&prologue.apply, &args, bf16);
@@ -707,7 +711,7 @@ impl<'a, 'c> Body<'a, 'c> {
                         sum
                     })
                     .collect::<Vec<_>>();
-                let bf16 = e.float("bf16").expect("bf16");
+                let bf16 = e.float(Scalar::Bf16).expect("bf16");
                 let result = match (&k.epilogue, k.output) {
                     (Some(epilogue), _) => {
                         let products: Vec<Val> = sums.iter().map(|s| e.truncf(*s, bf16)).collect();
@@ -716,7 +720,7 @@ impl<'a, 'c> Body<'a, 'c> {
                             .iter()
                             .map(|arg| match arg {
                                 Arg::Product(i) => products[*i],
-                                Arg::Unused(ty) => e.zero(e.float(ty).expect("checked")),
+                                Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
                                 Arg::Statistic | Arg::Column(_) => products[0],
                             })
                             .collect::<Vec<_>>();

@@ -202,7 +202,11 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                         step: format!("{name}_step"),
                         apply: format!("{name}_prologue"),
                         args: p.args.clone(),
-                        columns: p.columns.iter().map(|c| c.ty().element().print()).collect(),
+                        columns: p
+                            .columns
+                            .iter()
+                            .filter_map(|c| c.ty().element().scalar())
+                            .collect(),
                     };
                     (p.x, p.columns.clone(), Some(p.init), Some(spec))
                 }

@@ -121,11 +121,11 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
     if lhs == input || rhs == input {
         return None;
     }
-    let element = input.ty().element().print();
-    let element_bytes = crate::analysis::all_reduce::element_bytes(&element)?;
+    let element = input.ty().element();
+    let element_bytes = element.scalar()?.bytes()?;
     let plain = |v: Val| {
         let ty = v.ty();
-        ty.shape().len() == 2 && ty.has_identity_layout() && ty.element().print() == element
+        ty.shape().len() == 2 && ty.has_identity_layout() && ty.element() == element
     };
     if !plain(lhs) || !plain(rhs) || !plain(input) || !rhs.ty().has_static_shape() {
         return None;

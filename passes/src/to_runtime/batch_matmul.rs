@@ -10,6 +10,7 @@ use crate::PassError;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
 use crate::ir::builders::IntOp;
 use crate::ir::host::Host;
+use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};
 use symm_protocol::abi;
 
@@ -28,9 +29,12 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError
     if shape.len() != 3 {
         return Err(format!("needs 3-D operands; its {role} is {}", ty.print()).into());
     }
-    let element = ty.element().print();
-    let dtype = abi::DtypeCode::from_text(&element).ok_or_else(|| {
-        format!("has {role} of element type {element}; f32, f16 and bf16 are supported")
+    let element = ty.element();
+    let dtype = element.scalar().and_then(Scalar::dtype).ok_or_else(|| {
+        format!(
+            "has {role} of element type {}; f32, f16 and bf16 are supported",
+            element.print()
+        )
     })?;
     let Some((strides, offset)) = ty.strides_and_offset() else {
         return Err(format!("has a {role} without a strided layout: {}", ty.print()).into());

@@ -26,6 +26,7 @@
 use crate::PassError;
 use crate::ir::builders::{At, Builder, Cast, CmpI, memref_global};
 use crate::ir::host::{Declarations, Host, int_type};
+use crate::ir::scalar::Scalar;
 use crate::{
     ir::module::SymbolIndex,
     ir::{Op, Val, emit_remark},
@@ -307,23 +308,9 @@ fn key_kind(value: Val) -> Result<(), PassError> {
             .into())
         };
     }
-    match scalar_bits(&ty.print()) {
+    match ty.scalar().and_then(Scalar::key_bits) {
         Some(_) => Ok(()),
         None => Err(format!("is {}, which a graph's key cannot hold", ty.print()).into()),
-    }
-}
-
-/// Bits of a scalar type the key holds (index as 64).
-fn scalar_bits(text: &str) -> Option<u32> {
-    match text {
-        "index" | "!llvm.ptr" => Some(64),
-        "f16" | "bf16" => Some(16),
-        "f32" => Some(32),
-        "f64" => Some(64),
-        _ => text
-            .strip_prefix('i')
-            .and_then(|bits| bits.parse::<u32>().ok())
-            .filter(|bits| (1..=64).contains(bits)),
     }
 }
 
@@ -343,13 +330,13 @@ fn key_words(host: &mut Host, inputs: &[Val]) -> (Val, Val) {
             }
             continue;
         }
-        let text = ty.print();
-        let word = match text.as_str() {
-            "index" => host.cast(input, i64_ty),
-            "!llvm.ptr" => host.b.convert(Cast::PtrToInt, input, i64_ty),
+        let scalar = ty.scalar();
+        let word = match scalar {
+            Some(Scalar::Index) => host.cast(input, i64_ty),
+            Some(Scalar::Ptr) => host.b.convert(Cast::PtrToInt, input, i64_ty),
             _ => {
-                let bits = scalar_bits(&text).unwrap_or(64);
-                let int = if text.starts_with('i') {
+                let bits = scalar.and_then(Scalar::key_bits).unwrap_or(64);
+                let int = if matches!(scalar, Some(Scalar::Int(_))) {
                     input
                 } else {
                     host.b.convert(Cast::Bitcast, input, int_type(ctx, bits))

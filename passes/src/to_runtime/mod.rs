@@ -104,10 +104,9 @@ fn pool_id(name: &str) -> i64 {
     crate::ir::stable_id::fnv1a(name) as i64
 }
 
-/// The runtime's dtype code for an element type.
 /// The runtime's code for an element type (`symm_protocol::abi`).
-fn dtype_code(element: &str) -> Option<i64> {
-    symm_protocol::abi::DtypeCode::from_text(element).map(|code| code as i64)
+fn dtype_code(element: Ty) -> Option<i64> {
+    element.scalar()?.dtype().map(|code| code as i64)
 }
 
 /// State of one run over a module.
@@ -467,9 +466,13 @@ fn matrix(value: Val) -> Result<(Option<i64>, i64, i64), PassError> {
     let ty = value.ty();
     leading_only(ty)?;
     let shape = ty.shape();
-    let element = ty.element().print();
-    let code = dtype_code(&element)
-        .ok_or_else(|| format!("has element type {element}; f32, f16 and bf16 are supported"))?;
+    let element = ty.element();
+    let code = dtype_code(element).ok_or_else(|| {
+        format!(
+            "has element type {}; f32, f16 and bf16 are supported",
+            element.print()
+        )
+    })?;
     match shape.as_slice() {
         [rows, Some(columns)] => Ok((*rows, *columns, code)),
         _ => Err("needs 2-D operands".into()),

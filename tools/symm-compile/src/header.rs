@@ -33,10 +33,6 @@ struct Param {
     host: bool,
 }
 
-/// The memory space of host memory a function takes (the application's
-/// pinned memory; the header says so).
-use symm_passes::cudagraph::classify::HOST_MEMORY_SPACE as HOST_MEMORY;
-
 /// The C spelling of an MLIR type at the entry-point ABI, read from the
 /// type itself; the error says why it has none.
 fn c_type(ty: Type) -> Result<String, String> {
@@ -98,7 +94,7 @@ fn memref_c_type(memref: MemRefType) -> Result<String, String> {
         ));
     }
     if let Some(space) = memref.memory_space()
-        && symm_dialects::attribute_text(space.to_raw()) != HOST_MEMORY
+        && !symm_dialects::is_host_memory(space)
     {
         return Err(format!(
             "{text}: entry points take memrefs in the default memory space (device memory \
@@ -136,7 +132,7 @@ fn in_host_memory(ty: Type) -> bool {
     MemRefType::try_from(ty)
         .ok()
         .and_then(|memref| memref.memory_space())
-        .is_some_and(|space| symm_dialects::attribute_text(space.to_raw()) == HOST_MEMORY)
+        .is_some_and(symm_dialects::is_host_memory)
 }
 
 /// Whether a memref's leading size is dynamic (the call's token count).

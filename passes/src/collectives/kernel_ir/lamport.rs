@@ -72,7 +72,7 @@ impl<'c> Kernel<'_, 'c> {
         let mine = self.own(e, i);
         let is_sentinel = e.cmp(CmpiPredicate::Eq, e.bitcast(mine, bits), sentinel_bits);
         let sent = e.select(is_sentinel, e.zero(vector), mine);
-        let align = self.align(&self.spec.element);
+        let align = self.align(self.spec.element);
         for outbox in &lamport.outboxes {
             e.store(sent, e.gep(*outbox, i, vector), align);
         }
@@ -84,7 +84,7 @@ impl<'c> Kernel<'_, 'c> {
         let vector = self.vector(self.element);
         let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
         let sentinel = e.bitcast(sentinel_bits, vector);
-        let align = self.align(&self.spec.element);
+        let align = self.align(self.spec.element);
         let terms = lamport
             .inboxes
             .iter()

@@ -3,7 +3,7 @@
 //! alone, both over rows of any hidden size in 16-byte vectors.
 
 use super::{Kernel, THREADS};
-use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, MAX_BLOCKS, Reduction};
+use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, MAX_BLOCKS, Reduction, Scalar};
 use crate::collectives::emit::Emitter;
 use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
@@ -21,7 +21,7 @@ pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: b
     let spec = AllReduceKernel {
         algorithm: Algorithm::OneShot,
         reduction: Reduction::Sum,
-        element: "bf16".into(),
+        element: Scalar::Bf16,
         world,
         vector: NORM_VECTOR,
         epilogue: None,

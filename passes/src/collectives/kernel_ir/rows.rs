@@ -25,7 +25,7 @@
 
 use super::{Algorithm, Kernel, THREADS};
 use crate::PassError;
-use crate::analysis::all_reduce::{RowsEpilogue, element_bytes};
+use crate::analysis::all_reduce::{RowsEpilogue, Scalar};
 use crate::collectives::emit::Emitter;
 use crate::ir::Val;
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
@@ -39,17 +39,17 @@ pub(super) struct RowTypes<'c> {
 
 impl<'c> RowTypes<'c> {
     pub(super) fn new(e: &Emitter<'c>, spec: &RowsEpilogue) -> Result<Self, PassError> {
-        let float = |name: &str| {
-            e.float(name)
-                .ok_or_else(|| format!("no row epilogue of element type {name}"))
+        let float = |scalar: Scalar| {
+            e.float(scalar)
+                .ok_or_else(|| format!("no row epilogue of element type {scalar}"))
         };
         Ok(Self {
             spec: spec.clone(),
-            out_element: float(&spec.out_element)?,
+            out_element: float(spec.out_element)?,
             operands: spec
                 .operands
                 .iter()
-                .map(|operand| float(&operand.element))
+                .map(|operand| float(operand.element))
                 .collect::<Result<_, _>>()?,
         })
     }
@@ -234,7 +234,7 @@ impl<'c> Kernel<'_, 'c> {
         let narrow = self.vector(self.element);
         let f32 = Type::float32(e.ctx);
         let lanes = self.spec.vector;
-        let out_align = self.align(&self.spec.element);
+        let out_align = self.align(self.spec.element);
         let epilogue = |e: &Emitter<'c>, at: Val| {
             let reduced = value(e, at);
             let y = self.through_epilogue(e, at, reduced);
@@ -284,7 +284,7 @@ impl<'c> Kernel<'_, 'c> {
                         } else {
                             at
                         };
-                        let align = self.align(&operand.element);
+                        let align = self.align(operand.element);
                         let load = |e: &Emitter<'c>| e.load(e.gep(*ptr, position, ty), ty, align);
                         match h.inside {
                             None => load(e),
@@ -296,7 +296,7 @@ impl<'c> Kernel<'_, 'c> {
             .collect();
         let total = e.addf(args.init, e.block_sum(partial));
         let wide = self.vector(types.out_element);
-        let rows_align = self.spec.vector * element_bytes(&types.spec.out_element).unwrap_or(1);
+        let rows_align = self.spec.vector * types.spec.out_element.bytes().unwrap_or(1);
         for (((h, at), y), loaded) in held.iter().zip(ats).zip(ys).zip(operands) {
             let write = |e: &Emitter<'c>| {
                 let mut result = e.poison(wide);

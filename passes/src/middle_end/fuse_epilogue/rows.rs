@@ -22,7 +22,7 @@
 //! reads `out`, every refusal is a remark at the op it concerns.
 
 use crate::{
-    analysis::all_reduce::{ROW_BYTES_MAX, element_bytes},
+    analysis::all_reduce::{ROW_BYTES_MAX, Scalar},
     analysis::linalg::captures_only_constants,
     analysis::row_reduction::match_row_reduction,
     ir::builders::{
@@ -66,7 +66,10 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     // From here on the user wrote the chain: say why it stays apart.
     let refuse = |op: Op, why: &str| Err((op, why.to_owned()));
     let shape = out.ty().shape();
-    let row_bytes = match (shape.as_slice(), element_bytes(&out.ty().element().print())) {
+    let row_bytes = match (
+        shape.as_slice(),
+        out.ty().element().scalar().and_then(Scalar::bytes),
+    ) {
         ([_, Some(columns)], Some(bytes)) => *columns as u64 * bytes,
         _ => {
             return refuse(
@@ -86,13 +89,13 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     let Some(stat_alloc) = stat.def().filter(|op| op.is("memref.alloc")) else {
         return refuse(fill, "the row statistic is not a fresh allocation");
     };
-    if stat.ty().shape().len() != 1 || stat.ty().element().print() != "f32" {
+    if stat.ty().shape().len() != 1 || stat.ty().element().scalar() != Some(Scalar::F32) {
         return refuse(fill, "the row statistic is not a 1-D f32 buffer");
     }
     let init = fill
         .operand(0)
         .def()
-        .filter(|op| op.is("arith.constant") && op.result(0).ty().print() == "f32")
+        .filter(|op| op.is("arith.constant") && op.result(0).ty().scalar() == Some(Scalar::F32))
         .and_then(|op| op.attr("value"));
     let Some(init) = init else {
         return refuse(

@@ -125,6 +125,9 @@ fn is_terminator(op: Op) -> bool {
 }
 
 /// The pool a buffer belongs to: its allocator, or `None` for regular.
+/// The allocator as printed, which orders the pools the same way in every
+/// run (their globals are emitted in this order); the attribute itself
+/// travels beside it.
 type PoolKey = Option<String>;
 
 fn plan_function(
