@@ -118,3 +118,64 @@ impl Ty {
         Scalar::of(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Scalar;
+    use crate::ir::Ty;
+    use melior::ir::Type;
+
+    /// The scalar of the type written `text`, and it printed back.
+    fn read(text: &str) -> Option<(Scalar, String)> {
+        let context = symm_dialects::create_context();
+        let ty = Type::parse(&context, text).unwrap_or_else(|| panic!("{text} parses"));
+        Ty::from(ty).scalar().map(|s| (s, s.to_string()))
+    }
+
+    #[test]
+    fn reads_types_structurally_and_prints_them_as_mlir_does() {
+        for text in [
+            "f16",
+            "bf16",
+            "f32",
+            "f64",
+            "i1",
+            "i8",
+            "i32",
+            "i64",
+            "index",
+            "!llvm.ptr",
+        ] {
+            let (_, printed) = read(text).unwrap_or_else(|| panic!("{text} is a scalar"));
+            assert_eq!(printed, text);
+        }
+        assert_eq!(read("bf16").map(|(s, _)| s.bytes()), Some(Some(2)));
+        assert_eq!(read("i1").map(|(s, _)| s.bytes()), Some(None));
+        assert_eq!(read("i1").map(|(s, _)| s.key_bits()), Some(Some(1)));
+        assert_eq!(read("index").map(|(s, _)| s.key_bits()), Some(Some(64)));
+    }
+
+    #[test]
+    fn others_are_not_scalars() {
+        for text in [
+            "si32",
+            "ui8",
+            "f8E4M3FN",
+            "complex<f32>",
+            "vector<4xf32>",
+            "memref<4xf32>",
+            "!llvm.ptr<1>",
+        ] {
+            assert_eq!(read(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn dtype_codes_round_trip() {
+        use symm_protocol::abi::DtypeCode;
+        for code in [DtypeCode::F32, DtypeCode::F16, DtypeCode::Bf16] {
+            assert_eq!(Scalar::from(code).dtype(), Some(code));
+            assert_eq!(Scalar::from(code).to_string(), code.text());
+        }
+    }
+}
