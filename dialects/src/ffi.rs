@@ -38,6 +38,8 @@ unsafe extern "C" {
     pub fn mlirGetDialectHandle__cudagraph__() -> MlirDialectHandle;
 
     pub fn symmMemAttributeIsAAllocator(attr: MlirAttribute) -> bool;
+    /// `enum SymmOpKind` (symm-c/OpKind.h) of an operation.
+    pub fn symmOperationKind(op: MlirOperation) -> i32;
     pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,

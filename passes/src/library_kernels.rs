@@ -8,6 +8,7 @@
 use crate::PassError;
 use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, Push, THREADS};
 use crate::collectives::{emit::Emitter, kernel_ir};
+use crate::ir::op_kind::OpKind;
 use crate::ir::{Attr, Blk, Op, Val};
 use melior::{
     Context,
@@ -124,7 +125,7 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
     let mut binaries = std::collections::HashMap::new();
     let body = root.entry_block().ok_or("the library module has no body")?;
     for op in body.ops() {
-        if !op.is("gpu.binary") {
+        if !op.isa(OpKind::GpuBinary) {
             continue;
         }
         let name = op

@@ -5,6 +5,7 @@ use melior::{
     ir::{Module, Type, r#type::MemRefType},
 };
 use symm_dialects::create_context;
+use symm_passes::ir::op_kind::OpKind;
 use symm_passes::{GroupDecl, GroupTable, memref_byte_size};
 
 fn context() -> Context {
@@ -84,7 +85,7 @@ fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
     let ops = Op::from(module.as_operation()).walk();
     let find = |name: &str, nth: usize| {
         ops.iter()
-            .filter(|op| op.is(name))
+            .filter(|op| op.name() == name)
             .nth(nth)
             .copied()
             .expect("op present")
@@ -151,7 +152,7 @@ fn a_walk_erases_ops_holding_regions_through_the_rewriter() {
     let mut visited = Vec::new();
     walk_erasing(root, |op| {
         visited.push(op.name());
-        let outer_if = op.is("scf.if") && op.parent().is_some_and(|p| p.is("func.func"));
+        let outer_if = op.name() == "scf.if" && op.parent().is_some_and(|p| p.isa(OpKind::Func));
         if outer_if { Visit::Erase } else { Visit::Keep }
     });
     // Every op was visited once, each after what it holds, and the walk

@@ -11,6 +11,7 @@
 //! argument and refuses a larger one at run time, and kernels are chosen
 //! per call by the actual size.
 
+use crate::ir::op_kind::OpKind;
 use crate::ir::{Attr, Op, Ty};
 
 /// The function attribute declaring the bound.
@@ -18,7 +19,7 @@ pub const MAX_TOKENS_ATTR: &str = "symm_mem.max_tokens";
 
 /// The function `op` is in (`op` itself if it is one).
 pub fn enclosing_function(op: Op) -> Option<Op> {
-    std::iter::successors(Some(op), |o| o.parent()).find(|o| o.is("func.func"))
+    std::iter::successors(Some(op), |o| o.parent()).find(|o| o.isa(OpKind::Func))
 }
 
 /// The bound `function` declares on its dynamic sizes, if any (positive).

@@ -3,6 +3,7 @@
 //! move to the GPU on its own.
 
 use crate::PassError;
+use crate::ir::op_kind::OpKind;
 use crate::ir::{Attr, Blk, Op, Val};
 
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill
@@ -40,7 +41,7 @@ pub fn body(op: Op) -> Result<Blk, PassError> {
     if block.ops().iter().any(|o| o.num_regions() > 0) {
         return Err("has ops with regions in its body".into());
     }
-    if block.ops().iter().any(|o| o.is("linalg.index")) {
+    if block.ops().iter().any(|o| o.isa(OpKind::LinalgIndex)) {
         return Err("reads its loop indices (linalg.index)".into());
     }
     Ok(block)
@@ -50,7 +51,7 @@ pub fn body(op: Op) -> Result<Blk, PassError> {
 /// as written (no transpose or broadcast in its `indexing_maps`, if it has
 /// them: the parser gives them the default ones).
 pub fn has_default_maps(op: Op) -> bool {
-    let default_maps: &[&str] = if op.is("linalg.batch_matmul") {
+    let default_maps: &[&str] = if op.isa(OpKind::LinalgBatchMatmul) {
         &[
             "affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
             "(d0, d1, d2, d3) -> (d0, d3, d2)",
@@ -71,7 +72,7 @@ pub fn has_default_maps(op: Op) -> bool {
 /// Whether `value` is an `arith.constant` zero (integer or float, +0.0).
 pub fn is_zero_constant(value: Val) -> bool {
     value.def().is_some_and(|def| {
-        def.is("arith.constant")
+        def.isa(OpKind::Constant)
             && def.attr("value").is_some_and(|attr| {
                 let text = attr.print();
                 let number = text.split(':').next().unwrap_or("").trim();
@@ -87,7 +88,7 @@ pub fn captures_only_constants(generic: Op) -> Result<(), &'static str> {
         for operand in op.operands() {
             if let Some(def) = operand.def()
                 && !generic.is_ancestor_of(def)
-                && !def.is("arith.constant")
+                && !def.isa(OpKind::Constant)
             {
                 return Err("its body uses a value from outside that is not a constant");
             }

@@ -25,6 +25,7 @@ use crate::analysis::{
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
+use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};
 
@@ -120,10 +121,10 @@ pub struct Matching {
 /// Ops that may sit between a group's ops: no side effect on memory (and,
 /// before planning, deallocations).
 fn is_pure(op: Op, before_planning: bool) -> bool {
-    let name = op.name();
-    if before_planning && name == "memref.dealloc" {
+    if before_planning && op.isa(OpKind::MemrefDealloc) {
         return true;
     }
+    let name = op.name();
     name.starts_with("arith.")
         || name.starts_with("index.")
         || matches!(
@@ -168,7 +169,7 @@ fn previous_effect(op: Op, before_planning: bool) -> Option<Op> {
 
 /// Whether `op` is a `linalg.fill` of `buffer` with a zero constant.
 fn zero_fill_of(op: Op, buffer: Val) -> bool {
-    op.is("linalg.fill")
+    op.isa(OpKind::LinalgFill)
         && op.num_operands() == 2
         && op.operand(1) == buffer
         && is_zero_constant(op.operand(0))
@@ -177,10 +178,9 @@ fn zero_fill_of(op: Op, buffer: Val) -> bool {
 /// Whether every reader or writer of `value` is one of `ops` (sizes and
 /// deallocations aside).
 fn only_used_by(value: Val, ops: &[Op]) -> bool {
-    value
-        .uses()
-        .iter()
-        .all(|(user, _)| ops.contains(user) || user.is("memref.dim") || user.is("memref.dealloc"))
+    value.uses().iter().all(|(user, _)| {
+        ops.contains(user) || user.isa(OpKind::MemrefDim) || user.isa(OpKind::MemrefDealloc)
+    })
 }
 
 /// Whether `value` is a bf16 memref.
@@ -194,7 +194,7 @@ pub fn is_bf16(value: Val) -> bool {
 type Elementwise = (Vec<Val>, Vec<Vec<usize>>, Val);
 
 fn elementwise(op: Op) -> Result<Elementwise, PassError> {
-    if !op.is("linalg.generic") {
+    if !op.isa(OpKind::LinalgGeneric) {
         return Err("is not a linalg.generic".into());
     }
     let kinds = iterator_kinds(op).ok_or("has no iterator types")?;
@@ -224,7 +224,7 @@ fn elementwise(op: Op) -> Result<Elementwise, PassError> {
 /// to put the remark on). `Ok(None)`: not an anchor.
 pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, (Op, String)> {
     let before = m.before_planning;
-    if op.is("linalg.batch_matmul") {
+    if op.isa(OpKind::LinalgBatchMatmul) {
         if op.attr(OVERWRITES_ATTR).is_none() {
             return Err((
                 op,
@@ -236,7 +236,7 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, (Op, String)>
             matmul: op,
         }));
     }
-    if !op.is("linalg.matmul") || op.num_operands() != 3 {
+    if !op.isa(OpKind::LinalgMatmul) || op.num_operands() != 3 {
         return Ok(None);
     }
     let (a, g) = (op.operand(0), op.operand(2));
@@ -256,10 +256,10 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, (Op, String)>
     };
     // A pair: the sibling matmul and the epilogue.
     let sibling = next_effect(op, before)
-        .filter(|f| f.is("linalg.fill"))
+        .filter(|f| f.isa(OpKind::LinalgFill))
         .and_then(|fill1| {
             let matmul1 = next_effect(fill1, before)?;
-            (matmul1.is("linalg.matmul")
+            (matmul1.isa(OpKind::LinalgMatmul)
                 && matmul1.num_operands() == 3
                 && matmul1.operand(0) == a
                 && zero_fill_of(fill1, matmul1.operand(2)))
@@ -376,7 +376,7 @@ fn prologue_before(
     let Some(normalize) = previous_effect(first, before) else {
         return Ok(None);
     };
-    if !normalize.is("linalg.generic") || normalize.operands().last() != Some(&a) {
+    if !normalize.isa(OpKind::LinalgGeneric) || normalize.operands().last() != Some(&a) {
         return Ok(None);
     }
     let (inputs, dims, _) =
@@ -405,9 +405,9 @@ fn prologue_before(
             "the row statistic is not an f32 sum over one bf16 input".into(),
         ));
     }
-    let Some(fill) = previous_effect(reduction, before)
-        .filter(|f| f.is("linalg.fill") && f.num_operands() == 2 && f.operand(1) == statistic)
-    else {
+    let Some(fill) = previous_effect(reduction, before).filter(|f| {
+        f.isa(OpKind::LinalgFill) && f.num_operands() == 2 && f.operand(1) == statistic
+    }) else {
         return Err((
             reduction,
             "the row statistic is not filled right before it".into(),

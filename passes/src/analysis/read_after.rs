@@ -3,6 +3,7 @@
 //! whether a buffer is the function's own allocation (can the output be
 //! made symmetric, without a copy, so the push lands in the peers' outputs?).
 
+use crate::ir::op_kind::OpKind;
 use crate::ir::{Op, Val};
 
 /// Whether `value`'s memory may be used after `op` (which uses it): some
@@ -23,7 +24,7 @@ pub fn used_after(value: Val, op: Op) -> bool {
     // buffer afterwards, unless the buffer is made anew in that block.
     let in_function_body = block
         .parent_op()
-        .is_some_and(|parent| parent.is("func.func"));
+        .is_some_and(|parent| parent.isa(OpKind::Func));
     if !in_function_body && root_of(value).def().and_then(Op::block) != Some(block) {
         return true;
     }
@@ -67,6 +68,6 @@ pub fn root_of(mut value: Val) -> Val {
 /// symmetric memory without copying it.
 pub fn own_static_allocation(value: Val) -> bool {
     root_of(value).def().is_some_and(|def| {
-        (def.is("memref.alloc") || def.is("symm_mem.alloc")) && def.num_operands() == 0
+        (def.isa(OpKind::MemrefAlloc) || def.isa(OpKind::SymmAlloc)) && def.num_operands() == 0
     })
 }

@@ -5,6 +5,7 @@
 //! outputs. The graph then allocates it once, at capture, and every replay
 //! hands back the same address: no allocation per call.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::module::{SymbolIndex, defined_functions},
@@ -33,7 +34,7 @@ impl SymmPass for HoistAllocs {
             }
             let mut prior: Option<Op> = None;
             for op in blocks[0].ops() {
-                if op.is("cudagraph.launch") {
+                if op.isa(OpKind::GraphLaunch) {
                     prior = Some(op);
                 } else if let Some(launch) = prior
                     && written_by_fallback(op)
@@ -58,7 +59,7 @@ fn partition_of(launch: Op, symbols: &SymbolIndex) -> Option<Op> {
 /// A statically sized device allocation that a fallback op writes: the
 /// target of a copy, or a buffer handed to a call.
 fn written_by_fallback(op: Op) -> bool {
-    if !op.is("memref.alloc") || op.num_operands() != 0 {
+    if !op.isa(OpKind::MemrefAlloc) || op.num_operands() != 0 {
         return false;
     }
     let result = op.result(0);
@@ -68,7 +69,7 @@ fn written_by_fallback(op: Op) -> bool {
     result
         .uses()
         .into_iter()
-        .any(|(user, index)| (user.is("memref.copy") && index == 1) || user.is("func.call"))
+        .any(|(user, index)| (user.isa(OpKind::MemrefCopy) && index == 1) || user.isa(OpKind::Call))
 }
 
 /// Moves `alloc` into `partition` as a new last output; returns the new

@@ -8,6 +8,7 @@ use super::{
     classify::{classify, is_constant_like, verdict},
     runs::{DefUse, OpClass, Segment, segments, signature},
 };
+use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::builders::{At, Builder},
@@ -85,7 +86,7 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
     for (op, verdict) in ops.iter().zip(&verdicts) {
         // A free moved next to the host work after it splits nothing.
         if let Err(why) = verdict
-            && !op.is("memref.dealloc")
+            && !op.isa(OpKind::MemrefDealloc)
         {
             emit_remark(
                 op.loc(),
@@ -152,10 +153,11 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
 /// free only keeps it longer.
 fn sink_deallocs(ops: &[Op], terminator: Op, symbols: &SymbolIndex) {
     let stays_outside = |op: Op| {
-        op == terminator || (!op.is("memref.dealloc") && classify(op, symbols) == OpClass::Fallback)
+        op == terminator
+            || (!op.isa(OpKind::MemrefDealloc) && classify(op, symbols) == OpClass::Fallback)
     };
     for (at, &op) in ops.iter().enumerate() {
-        if !op.is("memref.dealloc") {
+        if !op.isa(OpKind::MemrefDealloc) {
             continue;
         }
         if let Some(&anchor) = ops[at + 1..].iter().find(|&&next| stays_outside(next)) {

@@ -6,6 +6,7 @@
 //! makes that a compile-time error at each calling op, naming the function
 //! and, for libdevice's, the `math` op it came from.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     gpu_codegen::libdevice,
@@ -77,21 +78,25 @@ pub fn unresolved_reason(name: &str, libdevice_linked: bool) -> Option<String> {
 }
 
 fn is_declaration(op: Op) -> bool {
-    op.is("llvm.func") && op.region_blocks(0).is_empty()
+    op.isa(OpKind::LlvmFunc) && op.region_blocks(0).is_empty()
 }
 
 impl SymmPass for CheckGpuSymbols {
     fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
         let linked = options.flag("libdevice");
         let mut failed = false;
-        for gpu_module in module.walk().into_iter().filter(|op| op.is("gpu.module")) {
+        for gpu_module in module
+            .walk()
+            .into_iter()
+            .filter(|op| op.isa(OpKind::GpuModule))
+        {
             let ops = gpu_module.walk();
             let declared: BTreeSet<String> = ops
                 .iter()
                 .filter(|op| is_declaration(**op))
                 .filter_map(|op| op.symbol_name())
                 .collect();
-            for call in ops.iter().filter(|op| op.is("llvm.call")) {
+            for call in ops.iter().filter(|op| op.isa(OpKind::LlvmCall)) {
                 let Some(callee) = call.attr("callee").and_then(Attr::symbol_or_string) else {
                     continue;
                 };

@@ -3,6 +3,7 @@
 //! launch and copying the generic's body into the kernel (taking it apart
 //! is `analysis::linalg`).
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     ir::builders::{At, Builder, Cast, IntOp},
     ir::{Blk, Op, Val, scalar::Scalar},
@@ -17,9 +18,9 @@ pub fn host_generics(function: Op) -> Vec<Op> {
     function
         .walk()
         .into_iter()
-        .filter(|op| op.is("linalg.generic"))
+        .filter(|op| op.isa(OpKind::LinalgGeneric))
         .filter(|op| {
-            !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.is("gpu.launch"))
+            !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.isa(OpKind::GpuLaunch))
         })
         .collect()
 }
@@ -67,7 +68,7 @@ impl Emit<'_> {
             if Some(body_op) == skip {
                 continue;
             }
-            if body_op.is("linalg.yield") {
+            if body_op.isa(OpKind::LinalgYield) {
                 yielded = body_op
                     .operands()
                     .into_iter()

@@ -22,6 +22,7 @@
 //! `arith.minnumf`. Other reductions keep the upstream lowering, with a
 //! remark saying why.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     analysis::linalg::iterator_kinds,
@@ -130,7 +131,7 @@ struct RowConsumer {
 
 /// The consumer of `r` at `next`, if it can join the reduction's kernel.
 fn match_consumer(r: &RowReduction, next: Op) -> Option<RowConsumer> {
-    if !next.is("linalg.generic") {
+    if !next.isa(OpKind::LinalgGeneric) {
         return None;
     }
     let elementwise = match_elementwise(next).ok().flatten()?;

@@ -6,6 +6,7 @@
 //! name here and nowhere else.
 
 use crate::ir::bridge::{self, attr as a, ty as t, value as v};
+use crate::ir::op_kind::OpKind;
 use crate::ir::{Attr, Blk, Ctx, Op, Ty, Val};
 use melior::{
     Context,
@@ -843,9 +844,9 @@ pub enum FusedAllReduce {
 impl FusedAllReduce {
     /// Which fused all-reduce `op` is, if it is one.
     pub fn of(op: Op) -> Option<Self> {
-        match op.name().as_str() {
-            "symm_mem.all_reduce_epilogue_out" => Some(Self::Epilogue),
-            "symm_mem.all_reduce_rows_out" => Some(Self::Rows),
+        match op.kind() {
+            OpKind::AllReduceEpilogueOut => Some(Self::Epilogue),
+            OpKind::AllReduceRowsOut => Some(Self::Rows),
             _ => None,
         }
     }

@@ -10,11 +10,13 @@ pub mod builders;
 pub mod host;
 pub mod memref_size;
 pub mod module;
+pub mod op_kind;
 pub mod rewrite;
 pub mod scalar;
 pub mod stable_id;
 pub mod text;
 
+use crate::ir::op_kind::OpKind;
 use mlir_sys::*;
 use std::ffi::CString;
 
@@ -131,9 +133,6 @@ impl Op {
     pub fn name(self) -> String {
         to_string(unsafe { mlirIdentifierStr(mlirOperationGetName(self.0)) })
     }
-    pub fn is(self, name: &str) -> bool {
-        self.name() == name
-    }
     pub fn loc(self) -> MlirLocation {
         unsafe { mlirOperationGetLocation(self.0) }
     }
@@ -184,13 +183,14 @@ impl Op {
     /// which touch no existing buffer.
     pub fn next_past_fresh(self) -> Option<Op> {
         std::iter::successors(self.next(), |op| op.next())
-            .find(|op| !op.is("memref.alloc") && !op.is("arith.constant"))
+            .find(|op| !op.isa(OpKind::MemrefAlloc) && !op.isa(OpKind::Constant))
     }
     /// The next op in the block past constants, allocations and views
     /// (planned buffers), none of which touches an existing buffer.
     pub fn next_past_views(self) -> Option<Op> {
-        std::iter::successors(self.next(), |op| op.next())
-            .find(|op| !(op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.view")))
+        std::iter::successors(self.next(), |op| op.next()).find(|op| {
+            !(op.isa(OpKind::Constant) || op.isa(OpKind::MemrefAlloc) || op.isa(OpKind::MemrefView))
+        })
     }
     pub fn num_regions(self) -> usize {
         unsafe { mlirOperationGetNumRegions(self.0) as usize }

@@ -1,6 +1,7 @@
 //! Module-level queries the passes share: functions, symbols, fresh names.
 
 use crate::ir::Op;
+use crate::ir::op_kind::OpKind;
 use std::collections::{HashMap, HashSet};
 
 /// The top-level ops of a module by symbol name, and fresh-name generation.
@@ -45,7 +46,7 @@ pub fn defined_functions(module: Op) -> Vec<Op> {
         .map(|block| block.ops())
         .unwrap_or_default()
         .into_iter()
-        .filter(|op| op.is("func.func") && op.entry_block().is_some())
+        .filter(|op| op.isa(OpKind::Func) && op.entry_block().is_some())
         .collect()
 }
 

@@ -27,6 +27,7 @@ mod tensor_core;
 
 use crate::PassError;
 use crate::analysis::matmul_groups::{Group, group_at, output_of};
+use crate::ir::op_kind::OpKind;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::builders::{Terminator, replace_terminator},
@@ -385,10 +386,10 @@ impl SymmPass for MatmulToGpu {
         let anchors: Vec<Op> = module
             .walk()
             .into_iter()
-            .filter(|op| op.is("linalg.matmul") || op.is("linalg.batch_matmul"))
+            .filter(|op| op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul))
             .filter(|op| {
                 !std::iter::successors(op.parent(), |p| p.parent())
-                    .any(|p| p.is("gpu.module") || p.is("gpu.launch"))
+                    .any(|p| p.isa(OpKind::GpuModule) || p.isa(OpKind::GpuLaunch))
             })
             .collect();
         let mut taken: Vec<Op> = Vec::new();
@@ -453,7 +454,7 @@ impl SymmPass for MatmulToGpu {
 /// function).
 fn site_of(planned: &Planned) -> i64 {
     let function = std::iter::successors(planned.group.ops()[0].parent(), |p| p.parent())
-        .find(|op| op.is("func.func"))
+        .find(|op| op.isa(OpKind::Func))
         .and_then(|f| f.symbol_name())
         .unwrap_or_default();
     let k = &planned.kernel;

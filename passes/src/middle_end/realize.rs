@@ -19,6 +19,7 @@
 //! (a custom op, seed 004) is served by running the call inside
 //! `symm_mem.with_allocator`. Each operand gets a remark naming its path.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
@@ -95,7 +96,7 @@ fn requirements(function: Op, symbols: &SymbolIndex) -> Vec<Requirement> {
             // straight into the peers' outputs when the output is symmetric
             // too; worth it only without a copy, i.e. for our own allocation.
             let last = op.num_operands() - 1;
-            if op.is("symm_mem.all_reduce_out")
+            if op.isa(OpKind::AllReduceOut)
                 && Algorithm::fixed_by(op) == Some(Algorithm::TwoShot)
                 && !used_after(op.operand(0), op)
                 && own_static_allocation(op.operand(last))
@@ -106,7 +107,7 @@ fn requirements(function: Op, symbols: &SymbolIndex) -> Vec<Requirement> {
                     allocator,
                 });
             }
-        } else if op.is("func.call")
+        } else if op.isa(OpKind::Call)
             && let Some(callee) = callee(op, symbols)
             && let Some(arg_attrs) = callee.attr("arg_attrs")
         {
@@ -192,7 +193,7 @@ impl State {
 
         let root = root_of(value);
         if let Some(def) = root.def() {
-            if def.is("memref.alloc")
+            if def.isa(OpKind::MemrefAlloc)
                 && def.num_operands() == root.ty().shape().iter().filter(|d| d.is_none()).count()
             {
                 retype_allocation(def, allocator);
@@ -204,7 +205,7 @@ impl State {
                 );
                 return Ok(());
             }
-            if def.is("func.call")
+            if def.isa(OpKind::Call)
                 && let Some(callee) = callee(def, &self.symbols)
                 && callee.attr(ALLOCATES_SYMMETRIC_ATTR).is_some()
                 && def
@@ -306,7 +307,7 @@ impl State {
         builder.copy(value, buffer);
         // The op may also write the operand (in place, or an external
         // collective): hand it the copy everywhere and copy back after.
-        let mut written = user.is("func.call");
+        let mut written = user.isa(OpKind::Call);
         for (index, other) in user.operands().into_iter().enumerate() {
             if other == value {
                 hand_over(user, index, buffer, value.ty());
@@ -403,10 +404,10 @@ fn run_under_allocator(call: Op, allocator: Attr) {
 /// users that need the old type get a cast back.
 fn propagate(value: Val, allocator: Attr) {
     for (user, index) in value.uses() {
-        if user.is("memref.dealloc") {
+        if user.isa(OpKind::MemrefDealloc) {
             Builder::before(user).symm_dealloc(value);
             user.erase();
-        } else if user.is_view_like() && index == 0 && !user.is("memref.memory_space_cast") {
+        } else if user.is_view_like() && index == 0 && !user.isa(OpKind::MemrefMemorySpaceCast) {
             for result in user.results() {
                 let ty = result.ty();
                 if ty.is_memref() && ty.memory_space().is_none() {

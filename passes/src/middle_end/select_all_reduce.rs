@@ -12,6 +12,7 @@
 //! H200, compiled: 12.9 vs 14.0 µs at 2 MB, even at 8 MB, 113.6 vs 109.1
 //! at 32 MB). Dynamic sizes stay `all_reduce`, for the runtime to choose.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
@@ -110,9 +111,9 @@ impl SymmPass for SelectAllReduce {
         let limits = Limits::from_options(options);
         let groups = function.parent().map(Op::group_table).unwrap_or_default();
         for op in function.walk() {
-            let out_form = match op.name().as_str() {
-                "symm_mem.all_reduce" => false,
-                "symm_mem.all_reduce_out" => true,
+            let out_form = match op.kind() {
+                OpKind::AllReduce => false,
+                OpKind::AllReduceOut => true,
                 _ => continue,
             };
             // An algorithm the program fixed stays.

@@ -28,6 +28,7 @@
 //! gain), 1.11-1.21x at 3584 and 4096, 1.12-1.15x at 7168 and 1.03-1.09x
 //! at 14336.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::builders::Builder,
@@ -87,28 +88,30 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
     }
     let input = all_reduce.operand(0);
     let alloc = input.def()?;
-    if !alloc.is("memref.alloc") {
+    if !alloc.isa(OpKind::MemrefAlloc) {
         return None;
     }
     // The input's readers and writers: the fill, the matmul, the
     // all-reduce, its dealloc.
     let (mut fill, mut matmul) = (None, None);
     for (user, _) in input.uses() {
-        match user.name().as_str() {
-            "linalg.fill" if user.num_operands() == 2 && user.operand(1) == input => {
+        match user.kind() {
+            OpKind::LinalgFill if user.num_operands() == 2 && user.operand(1) == input => {
                 fill = Some(user)
             }
-            "linalg.matmul" if user.num_operands() == 3 && user.operand(2) == input => {
+            OpKind::LinalgMatmul if user.num_operands() == 3 && user.operand(2) == input => {
                 matmul = Some(user)
             }
-            "memref.dealloc" | "memref.dim" => {}
+            OpKind::MemrefDealloc | OpKind::MemrefDim => {}
             _ if user == all_reduce => {}
             _ => return None,
         }
     }
     let (fill, matmul) = (fill?, matmul?);
     // Nothing that touches a buffer runs between them.
-    let quiet = |op: &Op| op.is("arith.constant") || op.is("memref.alloc") || op.is("memref.dim");
+    let quiet = |op: &Op| {
+        op.isa(OpKind::Constant) || op.isa(OpKind::MemrefAlloc) || op.isa(OpKind::MemrefDim)
+    };
     let next_busy = |op: Op| std::iter::successors(op.next(), |o| o.next()).find(|o| !quiet(o));
     if next_busy(fill) != Some(matmul)
         || next_busy(matmul) != Some(all_reduce)

@@ -3,6 +3,7 @@
 //! `memref.alloc`. The allocation is then visible to planning, which can
 //! reuse it across layers.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::builders::{Builder, all_gather_matmul_out, all_reduce_out},
@@ -28,9 +29,9 @@ enum Functional {
 
 impl Functional {
     fn of(op: Op) -> Option<Self> {
-        match op.name().as_str() {
-            "symm_mem.all_reduce" => Some(Self::AllReduce),
-            "symm_mem.all_gather_matmul" => Some(Self::AllGatherMatmul),
+        match op.kind() {
+            OpKind::AllReduce => Some(Self::AllReduce),
+            OpKind::AllGatherMatmul => Some(Self::AllGatherMatmul),
             _ => None,
         }
     }
@@ -56,7 +57,7 @@ impl SymmPass for ToDps {
 /// Sizes of the dynamic dimensions of the result, computed from operands.
 fn result_sizes(builder: &mut Builder, op: Op) -> Vec<Val> {
     let result = op.result(0).ty();
-    if !op.is("symm_mem.all_gather_matmul") {
+    if !op.isa(OpKind::AllGatherMatmul) {
         return builder.dynamic_sizes_of(op.operand(0), result);
     }
     // (world_size * rows of a) x (columns of b)

@@ -10,6 +10,7 @@ use crate::PassError;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
 use crate::ir::builders::IntOp;
 use crate::ir::host::Host;
+use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};
 use symm_protocol::abi;
@@ -84,7 +85,7 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError
 /// not cuBLAS's: it stays for the upstream GPU lowering (parallel loops),
 /// which ran every batched matmul before this one existed.
 pub fn left_to_loops(op: Op) -> bool {
-    op.is("linalg.batch_matmul") && !has_default_maps(op)
+    op.isa(OpKind::LinalgBatchMatmul) && !has_default_maps(op)
 }
 
 pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {

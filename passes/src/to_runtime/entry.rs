@@ -8,6 +8,7 @@
 use super::RUNTIME_HANDLE_ATTR;
 use crate::PassError;
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
+use crate::ir::op_kind::OpKind;
 use crate::{
     analysis::dynamic::{MAX_TOKENS_ATTR, max_tokens},
     ir::builders::At,
@@ -162,7 +163,7 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
     for ret in function
         .walk()
         .into_iter()
-        .filter(|op| op.is("func.return") && op.parent() == Some(function))
+        .filter(|op| op.isa(OpKind::Return) && op.parent() == Some(function))
     {
         for (index, value) in ret.operands().into_iter().enumerate() {
             if value.ty().is_memref() {

@@ -26,6 +26,7 @@
 use crate::PassError;
 use crate::ir::builders::{At, Builder, Cast, CmpI, memref_global};
 use crate::ir::host::{Declarations, Host, int_type};
+use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
 use crate::{
     ir::module::SymbolIndex,
@@ -46,7 +47,7 @@ pub(super) fn returns_values(function: Op) -> bool {
     function
         .walk()
         .iter()
-        .any(|op| op.is("func.return") && op.num_operands() > 0)
+        .any(|op| op.isa(OpKind::Return) && op.num_operands() > 0)
 }
 
 /// Ops that compute on the host what the partition's results are made of,
@@ -85,7 +86,7 @@ pub fn lower_launches(
     let launches: Vec<Op> = function
         .walk()
         .into_iter()
-        .filter(|op| op.is("cudagraph.launch"))
+        .filter(|op| op.isa(OpKind::GraphLaunch))
         .collect();
     for launch in launches {
         let callee = launch
@@ -203,7 +204,7 @@ impl Inlined {
         if let Some(alloc) = self
             .ops
             .iter()
-            .find(|op| op.is("memref.alloc") && !before.contains(op))
+            .find(|op| op.isa(OpKind::MemrefAlloc) && !before.contains(op))
         {
             return Some(format!(
                 "an allocation's size is computed by '{}' in the work",
@@ -246,7 +247,7 @@ impl Inlined {
         let mut buffers = 0;
         for &op in before {
             op.move_before(launch);
-            if op.is("memref.alloc") {
+            if op.isa(OpKind::MemrefAlloc) {
                 op.set_attr(GRAPH_MARKER_ATTR, ctx.symbol(marker));
                 op.set_attr(GRAPH_BUFFER_ATTR, ctx.i64(buffers));
                 buffers += 1;
@@ -267,14 +268,14 @@ impl Inlined {
         let allocs: Vec<Op> = before
             .iter()
             .copied()
-            .filter(|op| op.is("memref.alloc"))
+            .filter(|op| op.isa(OpKind::MemrefAlloc))
             .collect();
         self.finish(launch);
         // The key's buffers are the runtime's: nobody frees them, and a
         // caller gets a copy of its own.
         for alloc in &allocs {
             for (user, _) in alloc.result(0).uses() {
-                if user.is("memref.dealloc") {
+                if user.isa(OpKind::MemrefDealloc) {
                     user.erase();
                 }
             }
@@ -371,7 +372,7 @@ fn copy_out_returned(function: Op, buffers: &[Op]) {
     let returns: Vec<Op> = function
         .walk()
         .into_iter()
-        .filter(|op| op.is("func.return") && op.parent() == Some(function))
+        .filter(|op| op.isa(OpKind::Return) && op.parent() == Some(function))
         .collect();
     for ret in returns {
         for (index, value) in ret.operands().into_iter().enumerate() {

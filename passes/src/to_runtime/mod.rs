@@ -22,6 +22,7 @@ mod batch_matmul;
 mod entry;
 mod kernel_choice;
 use crate::PassError;
+use crate::ir::op_kind::OpKind;
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
@@ -206,7 +207,7 @@ impl Conversion {
         let work: Vec<Op> = fold_zero_fills(body_ops)
             .into_iter()
             .filter(|op| {
-                (op.is("func.return") && op.parent() == Some(function))
+                (op.isa(OpKind::Return) && op.parent() == Some(function))
                     || (lowers(&op.name()) && !batch_matmul::left_to_loops(*op))
             })
             .collect();
@@ -232,7 +233,7 @@ impl Conversion {
                 }
                 continue;
             }
-            if op.is("func.return") {
+            if op.isa(OpKind::Return) {
                 let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
                 let status = host.call_value(&abi::EXIT_ASYNC, &[]);
                 if asynchronous {
@@ -579,7 +580,8 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
     let mut pairs: Vec<(Op, Op)> = Vec::new();
     let mut seconds = std::collections::HashSet::new();
     for &first in ops {
-        if !first.is("linalg.matmul") || first.num_operands() != 3 || seconds.contains(&first) {
+        if !first.isa(OpKind::LinalgMatmul) || first.num_operands() != 3 || seconds.contains(&first)
+        {
             continue;
         }
         let Some(second) = first.next_past_views() else {
@@ -587,7 +589,7 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
         };
         let written = first.operand(2);
         let same_kind = |i: usize| first.operand(i).ty() == second.operand(i).ty();
-        if second.is("linalg.matmul")
+        if second.isa(OpKind::LinalgMatmul)
             && second.num_operands() == 3
             && second.attr("indexing_maps") == first.attr("indexing_maps")
             && second.operand(0) == first.operand(0)
@@ -617,7 +619,7 @@ fn sibling_matmuls(ops: &[Op]) -> Vec<(Op, Op)> {
 fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
     let mut folded = Vec::new();
     for &fill in &ops {
-        if !fill.is("linalg.fill") || fill.num_operands() != 2 || fill.num_results() != 0 {
+        if !fill.isa(OpKind::LinalgFill) || fill.num_operands() != 2 || fill.num_results() != 0 {
             continue;
         }
         if !is_zero_constant(fill.operand(0)) {
@@ -630,7 +632,7 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
         let next = fill.next_past_fresh();
         let overlaps = |operand: Val| views_of(operand, buffer) || views_of(buffer, operand);
         if let Some(matmul) = next
-            && matmul.is("linalg.matmul")
+            && matmul.isa(OpKind::LinalgMatmul)
             && matmul.num_operands() == 3
             && matmul.operand(2) == buffer
             && !overlaps(matmul.operand(0))
@@ -711,7 +713,7 @@ impl SymmPass for ConvertSymmMemToRuntime {
             failed: false,
         };
         for op in module.walk() {
-            if op.is("symm_mem.alloc") && op.result(0).ty().byte_size() == Some(0) {
+            if op.isa(OpKind::SymmAlloc) && op.result(0).ty().byte_size() == Some(0) {
                 let ty = op.result(0).ty().print();
                 conversion.error(
                     op,
@@ -719,7 +721,7 @@ impl SymmPass for ConvertSymmMemToRuntime {
                 );
             } else if let Some(why) = refusal(&op.name()) {
                 conversion.error(op, &format!("'{}' {why}", op.name()));
-            } else if op.is("func.call")
+            } else if op.isa(OpKind::Call)
                 && let Some(name) = op.attr("callee").and_then(|c| c.symbol_or_string())
                 && let Some(callee) = conversion.symbols.lookup(&name)
                 && callee.entry_block().is_some()
@@ -744,7 +746,7 @@ impl SymmPass for ConvertSymmMemToRuntime {
         // size it was compiled for, so groups of two sizes could never run.
         let mut first_world: Option<(i64, String)> = None;
         for group in module.entry_block().map(|b| b.ops()).unwrap_or_default() {
-            if !group.is("symm_mem.group") {
+            if !group.isa(OpKind::Group) {
                 continue;
             }
             let (Some(world), Some(name)) = (
@@ -786,7 +788,7 @@ impl SymmPass for ConvertSymmMemToRuntime {
             return Ok(());
         };
         for op in block.ops() {
-            if op.is("symm_mem.group") || op.is("symm_mem.global") {
+            if op.isa(OpKind::Group) || op.isa(OpKind::Global) {
                 op.erase();
             }
         }

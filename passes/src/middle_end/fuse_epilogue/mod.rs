@@ -17,6 +17,7 @@
 
 pub mod rows;
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
@@ -218,7 +219,7 @@ impl SymmPass for FuseEpilogue {
         let all_reduces: Vec<Op> = function
             .walk()
             .into_iter()
-            .filter(|op| op.is("symm_mem.all_reduce_out"))
+            .filter(|op| op.isa(OpKind::AllReduceOut))
             .collect();
         for all_reduce in all_reduces {
             let reduced = all_reduce.operand(1);
@@ -226,11 +227,11 @@ impl SymmPass for FuseEpilogue {
             // the two ops use.
             let generic = all_reduce
                 .next_past_fresh()
-                .filter(|op| op.is("linalg.generic"));
+                .filter(|op| op.isa(OpKind::LinalgGeneric));
             let Some(generic) = generic else {
                 continue;
             };
-            let Some(alloc) = reduced.def().filter(|op| op.is("memref.alloc")) else {
+            let Some(alloc) = reduced.def().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
                 continue;
             };
             let other_users: Vec<Op> = reduced
@@ -239,7 +240,10 @@ impl SymmPass for FuseEpilogue {
                 .map(|(user, _)| user)
                 .filter(|user| *user != all_reduce && *user != generic)
                 .collect();
-            if other_users.iter().any(|user| !user.is("memref.dealloc")) {
+            if other_users
+                .iter()
+                .any(|user| !user.isa(OpKind::MemrefDealloc))
+            {
                 continue;
             }
             let reads = match fusable(generic, reduced, None) {
@@ -269,7 +273,7 @@ impl SymmPass for FuseEpilogue {
             let epilogues: Vec<Op> = function
                 .walk()
                 .into_iter()
-                .filter(|op| op.is("symm_mem.all_reduce_epilogue_out"))
+                .filter(|op| op.isa(OpKind::AllReduceEpilogueOut))
                 .collect();
             for epilogue in epilogues {
                 match crate::middle_end::fuse_epilogue::rows::fuse_rows(epilogue) {

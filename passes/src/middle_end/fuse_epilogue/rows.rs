@@ -21,6 +21,7 @@
 //! `stat` must be used by nothing else (but deallocs). Once the reduction
 //! reads `out`, every refusal is a remark at the op it concerns.
 
+use crate::ir::op_kind::OpKind;
 use crate::{
     analysis::all_reduce::{ROW_BYTES_MAX, Scalar},
     analysis::linalg::captures_only_constants,
@@ -50,13 +51,16 @@ struct RowChain {
 fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     let operands = fused.operands();
     let out = operands[operands.len() - 1];
-    let Some(fill) = fused.next_past_fresh().filter(|op| op.is("linalg.fill")) else {
+    let Some(fill) = fused
+        .next_past_fresh()
+        .filter(|op| op.isa(OpKind::LinalgFill))
+    else {
         return Ok(None);
     };
     let stat = fill.operand(1);
     let Some(reduction) = fill
         .next_past_fresh()
-        .filter(|op| op.is("linalg.generic") && op.num_operands() == 2)
+        .filter(|op| op.isa(OpKind::LinalgGeneric) && op.num_operands() == 2)
     else {
         return Ok(None);
     };
@@ -86,7 +90,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
             ),
         );
     }
-    let Some(stat_alloc) = stat.def().filter(|op| op.is("memref.alloc")) else {
+    let Some(stat_alloc) = stat.def().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
         return refuse(fill, "the row statistic is not a fresh allocation");
     };
     if stat.ty().shape().len() != 1 || stat.ty().element().scalar() != Some(Scalar::F32) {
@@ -95,7 +99,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     let init = fill
         .operand(0)
         .def()
-        .filter(|op| op.is("arith.constant") && op.result(0).ty().scalar() == Some(Scalar::F32))
+        .filter(|op| op.isa(OpKind::Constant) && op.result(0).ty().scalar() == Some(Scalar::F32))
         .and_then(|op| op.attr("value"));
     let Some(init) = init else {
         return refuse(
@@ -127,7 +131,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     }
     let Some(consumer) = reduction
         .next_past_fresh()
-        .filter(|op| op.is("linalg.generic"))
+        .filter(|op| op.isa(OpKind::LinalgGeneric))
     else {
         return refuse(
             reduction,
@@ -147,7 +151,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
         if user == fill || user == reduction || user == consumer {
             continue;
         }
-        if !user.is("memref.dealloc") {
+        if !user.isa(OpKind::MemrefDealloc) {
             return refuse(
                 user,
                 "it reads the row statistic, which the fused kernel keeps in registers",

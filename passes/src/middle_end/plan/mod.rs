@@ -16,6 +16,7 @@
 mod liveness;
 mod offsets;
 
+use crate::ir::op_kind::OpKind;
 pub use liveness::Numbering;
 pub use offsets::{Interval, Placement, assign_offsets, lower_bound};
 
@@ -103,16 +104,17 @@ fn collect_uses(def: Op, numbering: &Numbering) -> Uses {
     let mut work = vec![def.result(0)];
     while let Some(value) = work.pop() {
         for (user, index) in value.uses() {
-            if user.is("memref.dealloc") || user.is("symm_mem.dealloc") {
+            if user.isa(OpKind::MemrefDealloc) || user.isa(OpKind::SymmDealloc) {
                 uses.deallocs.push(user);
                 continue;
             }
             uses.end = uses.end.max(numbering.use_end(def, user));
-            if user.is("func.return") {
+            if user.isa(OpKind::Return) {
                 uses.returned.push((user, index, value));
             } else if user.is_view_like() && index == 0 {
                 work.extend(user.results());
-            } else if is_terminator(user) || user.is("scf.for") || user.is("scf.while") {
+            } else if is_terminator(user) || user.isa(OpKind::ScfFor) || user.isa(OpKind::ScfWhile)
+            {
                 uses.escapes = Some(format!("it flows into {}", user.name()));
             }
         }
@@ -218,7 +220,7 @@ fn plan_function(
 fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> {
     let mut ends = HashMap::new();
     for op in function.walk() {
-        if !op.is("linalg.matmul") {
+        if !op.isa(OpKind::LinalgMatmul) {
             continue;
         }
         let mut matching = crate::analysis::matmul_groups::Matching {
@@ -252,14 +254,14 @@ fn pool_of(def: Op, bounded: bool) -> Option<(PoolKey, Option<Attr>)> {
     if !ty.is_memref() || !ty.has_identity_layout() {
         return None;
     }
-    match (def.name().as_str(), ty.memory_space()) {
-        ("symm_mem.alloc", Some(space)) => Some((Some(space.print()), Some(space))),
+    match (def.kind(), ty.memory_space()) {
+        (OpKind::SymmAlloc, Some(space)) => Some((Some(space.print()), Some(space))),
         // A memref.alloc in an allocator's space is a symmetric allocation
         // too, however it was written.
-        ("memref.alloc", Some(space)) if space.allocator().is_some() => {
+        (OpKind::MemrefAlloc, Some(space)) if space.allocator().is_some() => {
             Some((Some(space.print()), Some(space)))
         }
-        ("memref.alloc", None) => Some((None, None)),
+        (OpKind::MemrefAlloc, None) => Some((None, None)),
         _ => None,
     }
 }
@@ -268,13 +270,13 @@ fn pool_of(def: Op, bounded: bool) -> Option<(PoolKey, Option<Attr>)> {
 /// realize inserts) are copied into a fresh regular buffer before return.
 fn copy_out_returned_comm_buffers(function: Op) {
     for def in function.walk() {
-        if !def.is("symm_mem.alloc") {
+        if !def.isa(OpKind::SymmAlloc) {
             continue;
         }
         let mut work = vec![def.result(0)];
         while let Some(value) = work.pop() {
             for (user, index) in value.uses() {
-                if user.is("func.return") {
+                if user.isa(OpKind::Return) {
                     let mut builder = Builder::before(user);
                     let regular = value.ty().with_memory_space(None);
                     let sizes = builder.dynamic_sizes_of(value, regular);
@@ -337,7 +339,7 @@ fn rewrite_pool(
         None => {
             let pool = at_entry.alloc(pool_ty, &[], Some(alignment as i64));
             for block in function.region_blocks(0) {
-                if let Some(ret) = block.terminator().filter(|op| op.is("func.return")) {
+                if let Some(ret) = block.terminator().filter(|op| op.isa(OpKind::Return)) {
                     Builder::before(ret).dealloc(pool);
                 }
             }

@@ -1,0 +1,63 @@
+/*===- symm-c/OpKind.h - the ops the passes recognize -------------*- C -*-===*\
+|*                                                                            *|
+|* Which of the ops the Rust passes match on an operation is, answered by   *|
+|* the C++ op classes (a TypeID test), so that no pass compares op names.   *|
+|* The Rust mirror is passes/src/ir/op_kind.rs; its unit test checks every  *|
+|* value against this list.                                                  *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef SYMM_C_OPKIND_H
+#define SYMM_C_OPKIND_H
+
+#include "mlir-c/IR.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum SymmOpKind {
+  SYMM_OP_OTHER = 0,
+  SYMM_OP_MEMREF_ALLOC = 1, /* memref.alloc */
+  SYMM_OP_MEMREF_DEALLOC = 2, /* memref.dealloc */
+  SYMM_OP_MEMREF_COPY = 3, /* memref.copy */
+  SYMM_OP_MEMREF_DIM = 4, /* memref.dim */
+  SYMM_OP_MEMREF_VIEW = 5, /* memref.view */
+  SYMM_OP_MEMREF_MEMORY_SPACE_CAST = 6, /* memref.memory_space_cast */
+  SYMM_OP_FUNC = 7, /* func.func */
+  SYMM_OP_RETURN = 8, /* func.return */
+  SYMM_OP_CALL = 9, /* func.call */
+  SYMM_OP_LINALG_FILL = 10, /* linalg.fill */
+  SYMM_OP_LINALG_MATMUL = 11, /* linalg.matmul */
+  SYMM_OP_LINALG_BATCH_MATMUL = 12, /* linalg.batch_matmul */
+  SYMM_OP_LINALG_GENERIC = 13, /* linalg.generic */
+  SYMM_OP_LINALG_YIELD = 14, /* linalg.yield */
+  SYMM_OP_LINALG_INDEX = 15, /* linalg.index */
+  SYMM_OP_CONSTANT = 16, /* arith.constant */
+  SYMM_OP_SCF_FOR = 17, /* scf.for */
+  SYMM_OP_SCF_WHILE = 18, /* scf.while */
+  SYMM_OP_GPU_MODULE = 19, /* gpu.module */
+  SYMM_OP_GPU_LAUNCH = 20, /* gpu.launch */
+  SYMM_OP_GPU_BINARY = 21, /* gpu.binary */
+  SYMM_OP_LLVM_FUNC = 22, /* llvm.func */
+  SYMM_OP_LLVM_CALL = 23, /* llvm.call */
+  SYMM_OP_GRAPH_LAUNCH = 24, /* cudagraph.launch */
+  SYMM_OP_SYMM_ALLOC = 25, /* symm_mem.alloc */
+  SYMM_OP_SYMM_DEALLOC = 26, /* symm_mem.dealloc */
+  SYMM_OP_GROUP = 27, /* symm_mem.group */
+  SYMM_OP_GLOBAL = 28, /* symm_mem.global */
+  SYMM_OP_ALL_REDUCE = 29, /* symm_mem.all_reduce */
+  SYMM_OP_ALL_REDUCE_OUT = 30, /* symm_mem.all_reduce_out */
+  SYMM_OP_ALL_REDUCE_EPILOGUE_OUT = 31, /* symm_mem.all_reduce_epilogue_out */
+  SYMM_OP_ALL_REDUCE_ROWS_OUT = 32, /* symm_mem.all_reduce_rows_out */
+  SYMM_OP_ALL_GATHER_MATMUL = 33, /* symm_mem.all_gather_matmul */
+  SYMM_OP_ALL_GATHER_MATMUL_OUT = 34, /* symm_mem.all_gather_matmul_out */
+};
+
+/* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */
+MLIR_CAPI_EXPORTED int32_t symmOperationKind(MlirOperation op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMM_C_OPKIND_H */

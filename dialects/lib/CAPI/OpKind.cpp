@@ -1,0 +1,61 @@
+//===- OpKind.cpp - the ops the passes recognize --------------------------===//
+//
+// symmOperationKind: which of the ops the Rust passes match on an operation
+// is, by the op classes' TypeIDs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "symm-c/OpKind.h"
+#include "symm/Dialect/CudaGraph/CudaGraph.h"
+#include "symm/Dialect/SymmMem/SymmMem.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+int32_t symmOperationKind(MlirOperation op) {
+  return llvm::TypeSwitch<Operation *, int32_t>(unwrap(op))
+      .Case<memref::AllocOp>([](auto) { return SYMM_OP_MEMREF_ALLOC; })
+      .Case<memref::DeallocOp>([](auto) { return SYMM_OP_MEMREF_DEALLOC; })
+      .Case<memref::CopyOp>([](auto) { return SYMM_OP_MEMREF_COPY; })
+      .Case<memref::DimOp>([](auto) { return SYMM_OP_MEMREF_DIM; })
+      .Case<memref::ViewOp>([](auto) { return SYMM_OP_MEMREF_VIEW; })
+      .Case<memref::MemorySpaceCastOp>([](auto) { return SYMM_OP_MEMREF_MEMORY_SPACE_CAST; })
+      .Case<func::FuncOp>([](auto) { return SYMM_OP_FUNC; })
+      .Case<func::ReturnOp>([](auto) { return SYMM_OP_RETURN; })
+      .Case<func::CallOp>([](auto) { return SYMM_OP_CALL; })
+      .Case<linalg::FillOp>([](auto) { return SYMM_OP_LINALG_FILL; })
+      .Case<linalg::MatmulOp>([](auto) { return SYMM_OP_LINALG_MATMUL; })
+      .Case<linalg::BatchMatmulOp>([](auto) { return SYMM_OP_LINALG_BATCH_MATMUL; })
+      .Case<linalg::GenericOp>([](auto) { return SYMM_OP_LINALG_GENERIC; })
+      .Case<linalg::YieldOp>([](auto) { return SYMM_OP_LINALG_YIELD; })
+      .Case<linalg::IndexOp>([](auto) { return SYMM_OP_LINALG_INDEX; })
+      .Case<arith::ConstantOp>([](auto) { return SYMM_OP_CONSTANT; })
+      .Case<scf::ForOp>([](auto) { return SYMM_OP_SCF_FOR; })
+      .Case<scf::WhileOp>([](auto) { return SYMM_OP_SCF_WHILE; })
+      .Case<gpu::GPUModuleOp>([](auto) { return SYMM_OP_GPU_MODULE; })
+      .Case<gpu::LaunchOp>([](auto) { return SYMM_OP_GPU_LAUNCH; })
+      .Case<gpu::BinaryOp>([](auto) { return SYMM_OP_GPU_BINARY; })
+      .Case<LLVM::LLVMFuncOp>([](auto) { return SYMM_OP_LLVM_FUNC; })
+      .Case<LLVM::CallOp>([](auto) { return SYMM_OP_LLVM_CALL; })
+      .Case<symm::cudagraph::LaunchOp>([](auto) { return SYMM_OP_GRAPH_LAUNCH; })
+      .Case<symm::symm_mem::AllocOp>([](auto) { return SYMM_OP_SYMM_ALLOC; })
+      .Case<symm::symm_mem::DeallocOp>([](auto) { return SYMM_OP_SYMM_DEALLOC; })
+      .Case<symm::symm_mem::GroupOp>([](auto) { return SYMM_OP_GROUP; })
+      .Case<symm::symm_mem::GlobalOp>([](auto) { return SYMM_OP_GLOBAL; })
+      .Case<symm::symm_mem::AllReduceFnOp>([](auto) { return SYMM_OP_ALL_REDUCE; })
+      .Case<symm::symm_mem::AllReduceOutFnOp>([](auto) { return SYMM_OP_ALL_REDUCE_OUT; })
+      .Case<symm::symm_mem::AllReduceEpilogueOutOp>([](auto) { return SYMM_OP_ALL_REDUCE_EPILOGUE_OUT; })
+      .Case<symm::symm_mem::AllReduceRowsOutOp>([](auto) { return SYMM_OP_ALL_REDUCE_ROWS_OUT; })
+      .Case<symm::symm_mem::AllGatherMatmulOp>([](auto) { return SYMM_OP_ALL_GATHER_MATMUL; })
+      .Case<symm::symm_mem::AllGatherMatmulOutOp>([](auto) { return SYMM_OP_ALL_GATHER_MATMUL_OUT; })
+      .Default([](Operation *) { return SYMM_OP_OTHER; });
+}

@@ -1,0 +1,214 @@
+//! Which of the ops the passes match on an op is, answered by the C++ op
+//! classes (`symmOperationKind`, a TypeID test in `dialects/lib/CAPI/
+//! OpKind.cpp`), so that passes compare kinds, not names. The values
+//! mirror `enum SymmOpKind` in `symm-c/OpKind.h`; the unit test below
+//! checks each against the op it names.
+
+use super::Op;
+
+/// An op the passes recognize; `Other` for every other op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum OpKind {
+    Other = 0,
+    /// `memref.alloc`
+    MemrefAlloc = 1,
+    /// `memref.dealloc`
+    MemrefDealloc = 2,
+    /// `memref.copy`
+    MemrefCopy = 3,
+    /// `memref.dim`
+    MemrefDim = 4,
+    /// `memref.view`
+    MemrefView = 5,
+    /// `memref.memory_space_cast`
+    MemrefMemorySpaceCast = 6,
+    /// `func.func`
+    Func = 7,
+    /// `func.return`
+    Return = 8,
+    /// `func.call`
+    Call = 9,
+    /// `linalg.fill`
+    LinalgFill = 10,
+    /// `linalg.matmul`
+    LinalgMatmul = 11,
+    /// `linalg.batch_matmul`
+    LinalgBatchMatmul = 12,
+    /// `linalg.generic`
+    LinalgGeneric = 13,
+    /// `linalg.yield`
+    LinalgYield = 14,
+    /// `linalg.index`
+    LinalgIndex = 15,
+    /// `arith.constant`
+    Constant = 16,
+    /// `scf.for`
+    ScfFor = 17,
+    /// `scf.while`
+    ScfWhile = 18,
+    /// `gpu.module`
+    GpuModule = 19,
+    /// `gpu.launch`
+    GpuLaunch = 20,
+    /// `gpu.binary`
+    GpuBinary = 21,
+    /// `llvm.func`
+    LlvmFunc = 22,
+    /// `llvm.call`
+    LlvmCall = 23,
+    /// `cudagraph.launch`
+    GraphLaunch = 24,
+    /// `symm_mem.alloc`
+    SymmAlloc = 25,
+    /// `symm_mem.dealloc`
+    SymmDealloc = 26,
+    /// `symm_mem.group`
+    Group = 27,
+    /// `symm_mem.global`
+    Global = 28,
+    /// `symm_mem.all_reduce`
+    AllReduce = 29,
+    /// `symm_mem.all_reduce_out`
+    AllReduceOut = 30,
+    /// `symm_mem.all_reduce_epilogue_out`
+    AllReduceEpilogueOut = 31,
+    /// `symm_mem.all_reduce_rows_out`
+    AllReduceRowsOut = 32,
+    /// `symm_mem.all_gather_matmul`
+    AllGatherMatmul = 33,
+    /// `symm_mem.all_gather_matmul_out`
+    AllGatherMatmulOut = 34,
+}
+
+impl OpKind {
+    /// Every kind but `Other`, in code order.
+    const ALL: [OpKind; 34] = [
+        OpKind::MemrefAlloc,
+        OpKind::MemrefDealloc,
+        OpKind::MemrefCopy,
+        OpKind::MemrefDim,
+        OpKind::MemrefView,
+        OpKind::MemrefMemorySpaceCast,
+        OpKind::Func,
+        OpKind::Return,
+        OpKind::Call,
+        OpKind::LinalgFill,
+        OpKind::LinalgMatmul,
+        OpKind::LinalgBatchMatmul,
+        OpKind::LinalgGeneric,
+        OpKind::LinalgYield,
+        OpKind::LinalgIndex,
+        OpKind::Constant,
+        OpKind::ScfFor,
+        OpKind::ScfWhile,
+        OpKind::GpuModule,
+        OpKind::GpuLaunch,
+        OpKind::GpuBinary,
+        OpKind::LlvmFunc,
+        OpKind::LlvmCall,
+        OpKind::GraphLaunch,
+        OpKind::SymmAlloc,
+        OpKind::SymmDealloc,
+        OpKind::Group,
+        OpKind::Global,
+        OpKind::AllReduce,
+        OpKind::AllReduceOut,
+        OpKind::AllReduceEpilogueOut,
+        OpKind::AllReduceRowsOut,
+        OpKind::AllGatherMatmul,
+        OpKind::AllGatherMatmulOut,
+    ];
+
+    fn from_code(code: i32) -> Self {
+        usize::try_from(code)
+            .ok()
+            .and_then(|code| code.checked_sub(1))
+            .and_then(|index| Self::ALL.get(index).copied())
+            .unwrap_or(OpKind::Other)
+    }
+}
+
+impl Op {
+    /// Which of the recognized ops this is.
+    pub fn kind(self) -> OpKind {
+        // SAFETY: a kind test on a live operation.
+        OpKind::from_code(unsafe { symm_dialects::ffi::symmOperationKind(self.raw()) })
+    }
+
+    /// Whether this op is of `kind`.
+    pub fn isa(self, kind: OpKind) -> bool {
+        self.kind() == kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OpKind;
+    use crate::ir::bridge;
+    use melior::ir::{Location, operation::OperationBuilder};
+
+    /// The op each kind stands for, as its dialect names it.
+    const NAMES: [(OpKind, &str); 34] = [
+        (OpKind::MemrefAlloc, "memref.alloc"),
+        (OpKind::MemrefDealloc, "memref.dealloc"),
+        (OpKind::MemrefCopy, "memref.copy"),
+        (OpKind::MemrefDim, "memref.dim"),
+        (OpKind::MemrefView, "memref.view"),
+        (OpKind::MemrefMemorySpaceCast, "memref.memory_space_cast"),
+        (OpKind::Func, "func.func"),
+        (OpKind::Return, "func.return"),
+        (OpKind::Call, "func.call"),
+        (OpKind::LinalgFill, "linalg.fill"),
+        (OpKind::LinalgMatmul, "linalg.matmul"),
+        (OpKind::LinalgBatchMatmul, "linalg.batch_matmul"),
+        (OpKind::LinalgGeneric, "linalg.generic"),
+        (OpKind::LinalgYield, "linalg.yield"),
+        (OpKind::LinalgIndex, "linalg.index"),
+        (OpKind::Constant, "arith.constant"),
+        (OpKind::ScfFor, "scf.for"),
+        (OpKind::ScfWhile, "scf.while"),
+        (OpKind::GpuModule, "gpu.module"),
+        (OpKind::GpuLaunch, "gpu.launch"),
+        (OpKind::GpuBinary, "gpu.binary"),
+        (OpKind::LlvmFunc, "llvm.func"),
+        (OpKind::LlvmCall, "llvm.call"),
+        (OpKind::GraphLaunch, "cudagraph.launch"),
+        (OpKind::SymmAlloc, "symm_mem.alloc"),
+        (OpKind::SymmDealloc, "symm_mem.dealloc"),
+        (OpKind::Group, "symm_mem.group"),
+        (OpKind::Global, "symm_mem.global"),
+        (OpKind::AllReduce, "symm_mem.all_reduce"),
+        (OpKind::AllReduceOut, "symm_mem.all_reduce_out"),
+        (
+            OpKind::AllReduceEpilogueOut,
+            "symm_mem.all_reduce_epilogue_out",
+        ),
+        (OpKind::AllReduceRowsOut, "symm_mem.all_reduce_rows_out"),
+        (OpKind::AllGatherMatmul, "symm_mem.all_gather_matmul"),
+        (OpKind::AllGatherMatmulOut, "symm_mem.all_gather_matmul_out"),
+    ];
+
+    #[test]
+    fn every_kind_is_the_op_it_names() {
+        let context = symm_dialects::create_context();
+        let location = Location::unknown(&context);
+        for (kind, name) in NAMES {
+            // An op of that name, not verified: the kind test reads its
+            // registered class only.
+            let op = OperationBuilder::new(name, location)
+                .build()
+                .unwrap_or_else(|error| panic!("{name}: {error}"));
+            let op = bridge::adopt(op);
+            assert_eq!(op.kind(), kind, "{name}");
+            op.erase();
+        }
+        let other = bridge::adopt(
+            OperationBuilder::new("arith.addi", location)
+                .build()
+                .expect("an op"),
+        );
+        assert_eq!(other.kind(), OpKind::Other);
+        other.erase();
+    }
+}
