@@ -11,6 +11,7 @@ call and µs per layer call.
 """
 
 import itertools
+import os
 import sys
 from collections import defaultdict
 
@@ -57,7 +58,9 @@ def main():
     runtime = symm.Runtime()
     layer = symm.Layer(runtime, sys.argv[1], "llama_mlp")
 
-    for m in (1, 2048):
+    # PROFILE_TOKENS=1,16 picks the token counts (default 1 and 2048).
+    tokens = [int(t) for t in os.environ.get("PROFILE_TOKENS", "1,2048").split(",")]
+    for m in tokens:
         x = s.normal(m, D, std=1.0)
         out = torch.empty_like(x)
         buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
