@@ -70,7 +70,8 @@ def main():
             if P == 2:
                 ref = F.silu(ref) * (x.float() @ w[1].float())
             results = []
-            for W, U, S in itertools.product((4, 8, 16), (1, 2, 4), (1, 2, 3, 4, 6, 8, 12, 16)):
+            # U < 0: the permuted-K variant (A of two steps in one load).
+            for W, U, S in itertools.product((4, 8, 16), (1, 2, -1), (1, 2, 3, 4, 6, 8)):
                 if W // P < 1:
                     continue
                 stream = torch.cuda.current_stream().cuda_stream

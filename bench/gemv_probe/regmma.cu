@@ -27,7 +27,7 @@ __device__ __forceinline__ uint32_t word(const uint4 &v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-template <int W, int U, int P>
+template <int W, int U, int P, bool AV>
 __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
                                                  const uint4 *__restrict__ w0,
                                                  const uint4 *__restrict__ w1, void *out, int M,
@@ -64,6 +64,36 @@ __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
     }
   };
   int s = s0;
+  if (AV) {
+    // K permuted per pair of steps (32 rows at k0): lane q's logical pairs
+    // q and q + 4 of step h are physical rows k0 + 8q + 4h + {0,1} and
+    // {2,3}, for A and B alike, so a lane's A of both steps is one 16-byte
+    // load per row group, and its weight rows are 8 consecutive rows.
+    const uint4 *a128 = reinterpret_cast<const uint4 *>(a);
+    for (; s + 2 <= s1; s += 2) {
+      const int k0 = s * 16;
+      uint4 rows[8];
+#pragma unroll
+      for (int r = 0; r < 8; ++r)
+        rows[r] = __ldcs(wt + (size_t)(k0 + 8 * q + r) * ld + col / 8);
+      const uint4 zero = make_uint4(0, 0, 0, 0);
+      const uint4 alo = lo ? __ldg(a128 + (g * K + k0 + 8 * q) / 8) : zero;
+      const uint4 ahi = hi ? __ldg(a128 + ((g + 8) * K + k0 + 8 * q) / 8) : zero;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t a0 = h ? alo.z : alo.x, a2 = h ? alo.w : alo.y;
+        const uint32_t a1 = h ? ahi.z : ahi.x, a3 = h ? ahi.w : ahi.y;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const unsigned sel = (j & 1) ? 0x7632 : 0x5410;
+          uint32_t b0 = __byte_perm(word(rows[4 * h], j / 2), word(rows[4 * h + 1], j / 2), sel);
+          uint32_t b1 =
+              __byte_perm(word(rows[4 * h + 2], j / 2), word(rows[4 * h + 3], j / 2), sel);
+          mma(acc[j], a0, a1, a2, a3, b0, b1);
+        }
+      }
+    }
+  }
   for (; s + U <= s1; s += U) {
     uint4 rows[U][4];
 #pragma unroll
@@ -135,10 +165,10 @@ __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
   if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
 }
 
-template <int W, int U, int P>
+template <int W, int U, int P, bool AV>
 static int go(const void *a, const void *w0, const void *w1, void *out, int M, int K, int N, int S,
               float *ws, unsigned *cnt, cudaStream_t stream) {
-  auto f = regmma<W, U, P>;
+  auto f = regmma<W, U, P, AV>;
   const int smem = W * 32 * 32 * 4;
   static bool set = false;
   if (!set) {
@@ -152,7 +182,8 @@ static int go(const void *a, const void *w0, const void *w1, void *out, int M, i
 }
 
 #define CASE(W, U, P) \
-  if (w == W && u == U && p == P) return go<W, U, P>(a, w0, w1, out, M, K, N, S, ws, cnt, (cudaStream_t)stream);
+  if (w == W && u == U && p == P) return go<W, U, P, false>(a, w0, w1, out, M, K, N, S, ws, cnt, (cudaStream_t)stream); \
+  if (w == W && u == -U && p == P) return go<W, U, P, true>(a, w0, w1, out, M, K, N, S, ws, cnt, (cudaStream_t)stream);
 
 extern "C" int regmma_launch(int w, int u, int p, const void *a, const void *w0, const void *w1,
                              void *out, int M, int K, int N, int S, float *ws, unsigned *cnt,
@@ -165,7 +196,7 @@ extern "C" int regmma_launch(int w, int u, int p, const void *a, const void *w0,
 
 extern "C" int regmma_regs(int w, int u, int p) {
   cudaFuncAttributes at{};
-#define REGS(W, U, P) if (w == W && u == U && p == P) cudaFuncGetAttributes(&at, regmma<W, U, P>);
+#define REGS(W, U, P) if (w == W && u == U && p == P) cudaFuncGetAttributes(&at, regmma<W, U, P, false>);
   REGS(4, 1, 1) REGS(4, 2, 1) REGS(4, 4, 1) REGS(8, 1, 1) REGS(8, 2, 1) REGS(8, 4, 1)
   REGS(16, 1, 1) REGS(16, 2, 1) REGS(16, 4, 1) REGS(4, 1, 2) REGS(4, 2, 2) REGS(4, 4, 2)
   REGS(8, 1, 2) REGS(8, 2, 2) REGS(8, 4, 2) REGS(16, 1, 2) REGS(16, 2, 2) REGS(16, 4, 2)
