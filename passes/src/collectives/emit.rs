@@ -7,6 +7,7 @@
 //! Values are this crate's `ir::Val` handles (Copy, no lifetime), so that
 //! nested regions can use the values of the blocks around them freely.
 
+use crate::ir::builders::{GpuIndex, gpu_index};
 use crate::ir::scalar::Scalar;
 use crate::ir::{Blk, Op, Val};
 use melior::{
@@ -24,7 +25,7 @@ use melior::{
             DenseElementsAttribute, DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
             IntegerAttribute, StringAttribute, TypeAttribute,
         },
-        operation::{OperationBuilder, OperationMutLike},
+        operation::OperationMutLike,
         r#type::{FunctionType, IntegerType},
     },
 };
@@ -513,32 +514,22 @@ impl<'c> Emitter<'c> {
             ))
         }
     }
-    /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along x. Built
-    /// by name: melior's generated builders drop these ops' result, which
-    /// ODS leaves unnamed (`Results<(outs Index)>`), and yield ops with none.
-    fn index_op(&self, name: &str) -> Val {
-        self.index_op_along(name, "x")
-    }
-    fn index_op_along(&self, name: &str, axis: &str) -> Val {
-        let op = OperationBuilder::new(name, self.loc)
-            .add_attributes(&[(Identifier::new(self.ctx, "dimension"), self.dimension(axis))])
-            .add_results(&[self.index()])
-            .build()
-            .expect("a valid gpu index op");
-        self.one(op)
+    /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along `axis`.
+    fn index_op_along(&self, which: GpuIndex, axis: &str) -> Val {
+        self.one(gpu_index(self.ctx, self.loc, which, self.dimension(axis)))
     }
     pub fn thread_id(&self) -> Val {
-        self.index_op("gpu.thread_id")
+        self.index_op_along(GpuIndex::ThreadId, "x")
     }
     pub fn block_id(&self) -> Val {
-        self.index_op("gpu.block_id")
+        self.index_op_along(GpuIndex::BlockId, "x")
     }
     /// `gpu.block_id y`.
     pub fn block_id_y(&self) -> Val {
-        self.index_op_along("gpu.block_id", "y")
+        self.index_op_along(GpuIndex::BlockId, "y")
     }
     pub fn grid_dim(&self) -> Val {
-        self.index_op("gpu.grid_dim")
+        self.index_op_along(GpuIndex::GridDim, "x")
     }
     /// `gpu.all_reduce add %v uniform`: the sum of `v` over the block's
     /// threads, in every thread (convert-gpu-to-nvvm lowers it to warp

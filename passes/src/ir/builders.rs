@@ -927,3 +927,33 @@ pub fn fused_all_reduce(
     }
     op
 }
+
+/// The GPU index ops the kernels read.
+#[derive(Clone, Copy, Debug)]
+pub enum GpuIndex {
+    ThreadId,
+    BlockId,
+    GridDim,
+}
+
+/// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along `dimension`
+/// (a `#gpu<dim>` attribute), for melior-built kernels. By name: melior's
+/// generated builders drop these ops' result, which ODS leaves unnamed
+/// (`Results<(outs Index)>`), and yield ops with none.
+pub fn gpu_index<'c>(
+    context: &'c Context,
+    loc: Location<'c>,
+    which: GpuIndex,
+    dimension: melior::ir::Attribute<'c>,
+) -> Operation<'c> {
+    let name = match which {
+        GpuIndex::ThreadId => "gpu.thread_id",
+        GpuIndex::BlockId => "gpu.block_id",
+        GpuIndex::GridDim => "gpu.grid_dim",
+    };
+    OperationBuilder::new(name, loc)
+        .add_attributes(&[(melior::ir::Identifier::new(context, "dimension"), dimension)])
+        .add_results(&[Type::index(context)])
+        .build()
+        .expect("internal: a gpu index op")
+}
