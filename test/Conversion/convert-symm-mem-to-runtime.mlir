@@ -808,3 +808,60 @@ symm_mem.group @tp4 world_size(4)
 func.func @two_worlds(%out: memref<64xf32>) {
   return
 }
+
+// -----
+
+// Host code cannot dereference device pointers: a scalar or vector load or
+// store outside any kernel, on an entry point's buffer, an allocation or a
+// view of either, is refused at the op (it would fault at run time).
+func.func @host_store(%x: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c16 step %c1 {
+    // expected-error@+1 {{'memref.store' writes device memory from host code, which cannot dereference device pointers: compute it in a linalg op (it becomes a kernel) or in a gpu.launch, or keep the buffer in host memory (#cudagraph.host)}}
+    memref.store %one, %x[%i] : memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @host_load(%out: memref<f32, #cudagraph.host>) {
+  %c1 = arith.constant 1 : index
+  %buffer = memref.alloc() : memref<4x8xf32>
+  %row = memref.subview %buffer[1, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: 8>>
+  // expected-error@+1 {{'vector.load' reads device memory from host code}}
+  %v = vector.load %row[%c1] : memref<8xf32, strided<[1], offset: 8>>, vector<4xf32>
+  %s = vector.extract %v[0] : f32 from vector<4xf32>
+  memref.store %s, %out[] : memref<f32, #cudagraph.host>
+  memref.dealloc %buffer : memref<4x8xf32>
+  return
+}
+
+// -----
+
+// Host buffers, the stack and device memory touched only by kernels are
+// host code's to use.
+// (The host buffer's argument is rebuilt over its pointer, without the
+// memory space, like every entry-point memref.)
+// CHECK-LABEL: func.func @host_memory_is_fine_async
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<16xf32>
+// CHECK: %[[STACK:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: memref.store %{{.*}}, %[[STACK]][%{{.*}}] : memref<4xf32>
+// CHECK: gpu.launch
+func.func @host_memory_is_fine(%x: memref<16xf32, #cudagraph.host>, %d: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  memref.store %one, %x[%c0] : memref<16xf32, #cudagraph.host>
+  %stack = memref.alloca() : memref<4xf32>
+  memref.store %one, %stack[%c0] : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %one, %d[%tx] : memref<16xf32>
+    gpu.terminator
+  }
+  return
+}

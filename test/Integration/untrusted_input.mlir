@@ -97,11 +97,16 @@
 // PARALLEL: parallel.mlir:4:10: error: 'symm_mem.all_reduce' op is a collective, which every rank runs once per call, in order: {{.*}} not inside 'scf.parallel'
 // PARALLEL: symm-compile: {{.*}}parallel.mlir is not valid (see the errors above)
 
-// Host code the pipeline cannot lower (an affine.parallel that stores) is
-// an error at the op, with an error: line, not only a list.
+// Host code that writes device memory (an affine.parallel stays host code)
+// is refused at the store; host code the pipeline cannot lower at all (the
+// same loop on a host buffer) is an error at the op, with an error: line,
+// not only a list.
 // RUN: not %symm-compile %t/affine_parallel.mlir -o %t/p.o 2> %t/affine.txt
 // RUN: FileCheck %s --check-prefix=AFFINE < %t/affine.txt
-// AFFINE: affine_parallel.mlir:2:3: error: 'scf.parallel' is left after lowering
+// AFFINE: affine_parallel.mlir:3:5: error: 'affine.store' writes device memory from host code, which cannot dereference device pointers
+// RUN: not %symm-compile %t/affine_parallel_host.mlir -o %t/ph.o 2> %t/affine_host.txt
+// RUN: FileCheck %s --check-prefix=AFFINE-HOST < %t/affine_host.txt
+// AFFINE-HOST: affine_parallel_host.mlir:2:3: error: 'scf.parallel' is left after lowering
 
 // Deep nesting: the tools run MLIR on a 1 GiB stack with an alternate
 // signal stack, and refuse input nested deeper than 5,000 levels at the
@@ -240,6 +245,13 @@ func.func @f(%x: memref<64xf32>, %c0: index, %c1: index, %c4: index) {
 func.func @f(%a: memref<4xf32>, %v: f32) {
   affine.parallel (%i) = (0) to (4) {
     affine.store %v, %a[%i] : memref<4xf32>
+  }
+  return
+}
+//--- affine_parallel_host.mlir
+func.func @f(%a: memref<4xf32, #cudagraph.host>, %v: f32) {
+  affine.parallel (%i) = (0) to (4) {
+    affine.store %v, %a[%i] : memref<4xf32, #cudagraph.host>
   }
   return
 }

@@ -51,6 +51,20 @@ enum SymmOpKind {
   SYMM_OP_ALL_REDUCE_ROWS_OUT = 32, /* symm_mem.all_reduce_rows_out */
   SYMM_OP_ALL_GATHER_MATMUL = 33, /* symm_mem.all_gather_matmul */
   SYMM_OP_ALL_GATHER_MATMUL_OUT = 34, /* symm_mem.all_gather_matmul_out */
+  SYMM_OP_MEMREF_LOAD = 35, /* memref.load */
+  SYMM_OP_MEMREF_STORE = 36, /* memref.store */
+  SYMM_OP_MEMREF_ATOMIC_RMW = 37, /* memref.atomic_rmw */
+  SYMM_OP_MEMREF_GENERIC_ATOMIC_RMW = 38, /* memref.generic_atomic_rmw */
+  SYMM_OP_MEMREF_ALLOCA = 39, /* memref.alloca */
+  SYMM_OP_MEMREF_GET_GLOBAL = 40, /* memref.get_global */
+  SYMM_OP_VECTOR_LOAD = 41, /* vector.load */
+  SYMM_OP_VECTOR_STORE = 42, /* vector.store */
+  SYMM_OP_VECTOR_TRANSFER_READ = 43, /* vector.transfer_read */
+  SYMM_OP_VECTOR_TRANSFER_WRITE = 44, /* vector.transfer_write */
+  SYMM_OP_AFFINE_LOAD = 45, /* affine.load */
+  SYMM_OP_AFFINE_STORE = 46, /* affine.store */
+  SYMM_OP_SCF_PARALLEL = 47, /* scf.parallel */
+  SYMM_OP_SYMM_GET_GLOBAL = 48, /* symm_mem.get_global */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */

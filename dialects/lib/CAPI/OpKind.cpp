@@ -10,6 +10,7 @@
 #include "symm/Dialect/SymmMem/SymmMem.h"
 
 #include "mlir/CAPI/IR.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -57,5 +59,19 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<symm::symm_mem::AllReduceRowsOutOp>([](auto) { return SYMM_OP_ALL_REDUCE_ROWS_OUT; })
       .Case<symm::symm_mem::AllGatherMatmulOp>([](auto) { return SYMM_OP_ALL_GATHER_MATMUL; })
       .Case<symm::symm_mem::AllGatherMatmulOutOp>([](auto) { return SYMM_OP_ALL_GATHER_MATMUL_OUT; })
+      .Case<memref::LoadOp>([](auto) { return SYMM_OP_MEMREF_LOAD; })
+      .Case<memref::StoreOp>([](auto) { return SYMM_OP_MEMREF_STORE; })
+      .Case<memref::AtomicRMWOp>([](auto) { return SYMM_OP_MEMREF_ATOMIC_RMW; })
+      .Case<memref::GenericAtomicRMWOp>([](auto) { return SYMM_OP_MEMREF_GENERIC_ATOMIC_RMW; })
+      .Case<memref::AllocaOp>([](auto) { return SYMM_OP_MEMREF_ALLOCA; })
+      .Case<memref::GetGlobalOp>([](auto) { return SYMM_OP_MEMREF_GET_GLOBAL; })
+      .Case<vector::LoadOp>([](auto) { return SYMM_OP_VECTOR_LOAD; })
+      .Case<vector::StoreOp>([](auto) { return SYMM_OP_VECTOR_STORE; })
+      .Case<vector::TransferReadOp>([](auto) { return SYMM_OP_VECTOR_TRANSFER_READ; })
+      .Case<vector::TransferWriteOp>([](auto) { return SYMM_OP_VECTOR_TRANSFER_WRITE; })
+      .Case<affine::AffineLoadOp>([](auto) { return SYMM_OP_AFFINE_LOAD; })
+      .Case<affine::AffineStoreOp>([](auto) { return SYMM_OP_AFFINE_STORE; })
+      .Case<scf::ParallelOp>([](auto) { return SYMM_OP_SCF_PARALLEL; })
+      .Case<symm::symm_mem::GetGlobalOp>([](auto) { return SYMM_OP_SYMM_GET_GLOBAL; })
       .Default([](Operation *) { return SYMM_OP_OTHER; });
 }

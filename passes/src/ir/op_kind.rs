@@ -79,11 +79,39 @@ pub enum OpKind {
     AllGatherMatmul = 33,
     /// `symm_mem.all_gather_matmul_out`
     AllGatherMatmulOut = 34,
+    /// `memref.load`
+    MemrefLoad = 35,
+    /// `memref.store`
+    MemrefStore = 36,
+    /// `memref.atomic_rmw`
+    MemrefAtomicRmw = 37,
+    /// `memref.generic_atomic_rmw`
+    MemrefGenericAtomicRmw = 38,
+    /// `memref.alloca`
+    MemrefAlloca = 39,
+    /// `memref.get_global`
+    MemrefGetGlobal = 40,
+    /// `vector.load`
+    VectorLoad = 41,
+    /// `vector.store`
+    VectorStore = 42,
+    /// `vector.transfer_read`
+    VectorTransferRead = 43,
+    /// `vector.transfer_write`
+    VectorTransferWrite = 44,
+    /// `affine.load`
+    AffineLoad = 45,
+    /// `affine.store`
+    AffineStore = 46,
+    /// `scf.parallel`
+    ScfParallel = 47,
+    /// `symm_mem.get_global`
+    SymmGetGlobal = 48,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 34] = [
+    const ALL: [OpKind; 48] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -118,6 +146,20 @@ impl OpKind {
         OpKind::AllReduceRowsOut,
         OpKind::AllGatherMatmul,
         OpKind::AllGatherMatmulOut,
+        OpKind::MemrefLoad,
+        OpKind::MemrefStore,
+        OpKind::MemrefAtomicRmw,
+        OpKind::MemrefGenericAtomicRmw,
+        OpKind::MemrefAlloca,
+        OpKind::MemrefGetGlobal,
+        OpKind::VectorLoad,
+        OpKind::VectorStore,
+        OpKind::VectorTransferRead,
+        OpKind::VectorTransferWrite,
+        OpKind::AffineLoad,
+        OpKind::AffineStore,
+        OpKind::ScfParallel,
+        OpKind::SymmGetGlobal,
     ];
 
     fn from_code(code: i32) -> Self {
@@ -149,7 +191,7 @@ mod tests {
     use melior::ir::{Location, operation::OperationBuilder};
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 34] = [
+    const NAMES: [(OpKind, &str); 48] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -187,6 +229,20 @@ mod tests {
         (OpKind::AllReduceRowsOut, "symm_mem.all_reduce_rows_out"),
         (OpKind::AllGatherMatmul, "symm_mem.all_gather_matmul"),
         (OpKind::AllGatherMatmulOut, "symm_mem.all_gather_matmul_out"),
+        (OpKind::MemrefLoad, "memref.load"),
+        (OpKind::MemrefStore, "memref.store"),
+        (OpKind::MemrefAtomicRmw, "memref.atomic_rmw"),
+        (OpKind::MemrefGenericAtomicRmw, "memref.generic_atomic_rmw"),
+        (OpKind::MemrefAlloca, "memref.alloca"),
+        (OpKind::MemrefGetGlobal, "memref.get_global"),
+        (OpKind::VectorLoad, "vector.load"),
+        (OpKind::VectorStore, "vector.store"),
+        (OpKind::VectorTransferRead, "vector.transfer_read"),
+        (OpKind::VectorTransferWrite, "vector.transfer_write"),
+        (OpKind::AffineLoad, "affine.load"),
+        (OpKind::AffineStore, "affine.store"),
+        (OpKind::ScfParallel, "scf.parallel"),
+        (OpKind::SymmGetGlobal, "symm_mem.get_global"),
     ];
 
     #[test]

@@ -20,6 +20,7 @@
 
 mod batch_matmul;
 mod entry;
+mod host_access;
 mod kernel_choice;
 use crate::PassError;
 use crate::ir::op_kind::OpKind;
@@ -721,6 +722,8 @@ impl SymmPass for ConvertSymmMemToRuntime {
                 );
             } else if let Some(why) = refusal(&op.name()) {
                 conversion.error(op, &format!("'{}' {why}", op.name()));
+            } else if let Some(why) = host_access::refusal(op) {
+                conversion.error(op, &why);
             } else if op.isa(OpKind::Call)
                 && let Some(name) = op.attr("callee").and_then(|c| c.symbol_or_string())
                 && let Some(callee) = conversion.symbols.lookup(&name)
