@@ -865,3 +865,25 @@ func.func @host_memory_is_fine(%x: memref<16xf32, #cudagraph.host>, %d: memref<1
   }
   return
 }
+
+// -----
+
+// Sizes whose bytes no 64-bit count holds are refused at the op (the byte
+// count used to wrap).
+func.func @too_many_bytes(%x: memref<?x4611686018427387904xf32>, %y: memref<?x4611686018427387904xf32>)
+    attributes {symm_mem.max_tokens = 64 : i64} {
+  // expected-error@+1 {{'memref.copy' has more bytes than a 64-bit size holds (memref<?x4611686018427387904xf32>), which no device allocates}}
+  memref.copy %x, %y : memref<?x4611686018427387904xf32> to memref<?x4611686018427387904xf32>
+  return
+}
+
+// -----
+
+func.func @too_many_bytes_static(%x: memref<4611686018427387904x4xf32>) {
+  // expected-error@+1 {{'memref.alloc' has more bytes than a 64-bit size holds (memref<4611686018427387904x4xf32>), which no device allocates}}
+  %a = memref.alloc() : memref<4611686018427387904x4xf32>
+  // expected-error@+1 {{'memref.copy' has more bytes than a 64-bit size holds}}
+  memref.copy %x, %a : memref<4611686018427387904x4xf32> to memref<4611686018427387904x4xf32>
+  memref.dealloc %a : memref<4611686018427387904x4xf32>
+  return
+}

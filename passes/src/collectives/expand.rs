@@ -349,10 +349,10 @@ impl Expansion {
         kernel_element(roles.out.ty().element())?;
         let row_types = match &roles.rows {
             Some((rows_out, row_operands)) => {
-                if columns * element_bytes > kernels::ROW_BYTES_MAX {
+                if columns.saturating_mul(element_bytes) > kernels::ROW_BYTES_MAX {
                     return Err(format!(
                         "has rows of {} bytes; a fused row statistic takes rows of at most {} bytes",
-                        columns * element_bytes,
+                        columns.saturating_mul(element_bytes),
                         kernels::ROW_BYTES_MAX
                     ).into());
                 }

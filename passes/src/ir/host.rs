@@ -253,24 +253,35 @@ impl<'d> Host<'d> {
     /// Bytes of `memref` (static, or its leading size times the rest).
     pub fn byte_count(&mut self, memref: Val) -> Result<Val, PassError> {
         let ty = memref.ty();
-        if let Some(bytes) = ty.byte_size() {
-            return Ok(self.int(64, bytes as i64));
-        }
-        let shape = ty.shape();
-        let rest: Option<i64> = shape
-            .iter()
-            .skip(1)
-            .try_fold(1i64, |acc, d| d.map(|d| acc * d));
-        let (Some(rest), Some(element)) = (rest, ty.element_bytes()) else {
-            return Err(format!(
-                "has dynamic sizes beyond the leading dimension ({}), which the GPU lowering \
-                 does not support",
+        let Some(element) = ty.element_bytes() else {
+            return Err(format!("has elements of no fixed size ({})", ty.print()).into());
+        };
+        let too_many = || -> PassError {
+            format!(
+                "has more bytes than a 64-bit size holds ({}), which no device allocates",
                 ty.print()
             )
-            .into());
+            .into()
         };
+        if ty.has_static_shape() {
+            let bytes = ty.byte_size().and_then(|b| i64::try_from(b).ok());
+            return Ok(self.int(64, bytes.ok_or_else(too_many)?));
+        }
+        // Bytes of one leading index: the rest of the shape is static.
+        let mut row_bytes = element as i64;
+        for size in ty.shape().iter().skip(1) {
+            let Some(size) = size else {
+                return Err(format!(
+                    "has dynamic sizes beyond the leading dimension ({}), which the GPU \
+                     lowering does not support",
+                    ty.print()
+                )
+                .into());
+            };
+            row_bytes = row_bytes.checked_mul(*size).ok_or_else(too_many)?;
+        }
         let rows = self.dim_i64(memref, 0);
-        let row_bytes = self.int(64, rest * element as i64);
+        let row_bytes = self.int(64, row_bytes);
         Ok(self.arith(IntOp::Mul, rows, row_bytes))
     }
 

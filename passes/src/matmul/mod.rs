@@ -143,7 +143,8 @@ type Layout = (Vec<Option<i64>>, Vec<Option<i64>>);
 fn strides(value: crate::ir::Val) -> Option<Layout> {
     let ty = value.ty();
     let (strides, offset) = ty.strides_and_offset()?;
-    offset?;
+    // The host adds the offset's bytes to the address (launch::pointer).
+    offset?.checked_mul(i64::try_from(ty.element_bytes()?).ok()?)?;
     Some((ty.shape(), strides))
 }
 

@@ -134,7 +134,7 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
         return None;
     }
     let k = rhs.ty().shape()[0]?;
-    let slice_bytes = (k / slices.max(1)) as u64 * element_bytes;
+    let slice_bytes = ((k / slices.max(1)) as u64).checked_mul(element_bytes)?;
     if slices < 2 || k < min_k || k % slices != 0 || !slice_bytes.is_multiple_of(16) {
         return None;
     }

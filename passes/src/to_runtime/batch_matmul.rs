@@ -70,7 +70,10 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError
     let row_stride = stride(host, 1)?;
     let batch_stride = stride(host, 0)?;
     let base = host.address_of(value);
-    let shift = host.int(64, offset * dtype.bytes() as i64);
+    let shift = offset
+        .checked_mul(dtype.bytes() as i64)
+        .ok_or_else(|| format!("has a {role} at an offset of more bytes than 64 bits count"))?;
+    let shift = host.int(64, shift);
     let address = host.arith(IntOp::Add, base, shift);
     let ptr = host.int_to_ptr(address);
     Ok(Operand {

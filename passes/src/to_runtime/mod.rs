@@ -343,9 +343,24 @@ fn static_bytes(ty: Ty) -> Result<i64, PassError> {
         )
         .into());
     }
+    if !ty.has_static_shape() {
+        return Err("has a dynamic shape, which the GPU lowering does not support yet".into());
+    }
+    if ty.element_bytes().is_none() {
+        return Err(format!("has elements of no fixed size ({})", ty.print()).into());
+    }
     ty.byte_size()
-        .map(|b| b as i64)
-        .ok_or_else(|| "has a dynamic shape, which the GPU lowering does not support yet".into())
+        .and_then(|bytes| i64::try_from(bytes).ok())
+        .ok_or_else(|| too_many_bytes(ty))
+}
+
+/// The refusal of a buffer whose byte count no 64-bit size holds.
+fn too_many_bytes(ty: Ty) -> PassError {
+    format!(
+        "has more bytes than a 64-bit size holds ({}), which no device allocates",
+        ty.print()
+    )
+    .into()
 }
 
 fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<(), PassError> {
@@ -438,13 +453,12 @@ fn leading_only(ty: Ty) -> Result<(), PassError> {
 /// Bytes of one leading index of `ty` (a row).
 fn row_bytes(ty: Ty) -> Result<i64, PassError> {
     let element = ty.element_bytes().ok_or("has elements of no fixed size")? as i64;
-    Ok(ty
-        .shape()
+    ty.shape()
         .iter()
         .skip(1)
         .map(|d| d.unwrap_or(1))
-        .product::<i64>()
-        * element)
+        .try_fold(element, |acc, d| acc.checked_mul(d))
+        .ok_or_else(|| too_many_bytes(ty))
 }
 
 fn lower_copy(host: &mut Host, op: Op) -> Result<(), PassError> {

@@ -74,7 +74,7 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
         shape.as_slice(),
         out.ty().element().scalar().and_then(Scalar::bytes),
     ) {
-        ([_, Some(columns)], Some(bytes)) => *columns as u64 * bytes,
+        ([_, Some(columns)], Some(bytes)) => (*columns as u64).saturating_mul(bytes),
         _ => {
             return refuse(
                 reduction,
