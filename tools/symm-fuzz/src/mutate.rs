@@ -78,6 +78,9 @@ const DIMS: &[&str] = &[
     "3",
     "4096",
     "2147483648",
+    // Sizes whose bytes overflow 64 bits only once multiplied out.
+    "1152921504606846976",
+    "4611686018427387904",
     "9223372036854775807",
 ];
 const FRAGMENTS: &[&str] = &[
