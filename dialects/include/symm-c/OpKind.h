@@ -65,6 +65,13 @@ enum SymmOpKind {
   SYMM_OP_AFFINE_STORE = 46, /* affine.store */
   SYMM_OP_SCF_PARALLEL = 47, /* scf.parallel */
   SYMM_OP_SYMM_GET_GLOBAL = 48, /* symm_mem.get_global */
+  SYMM_OP_SYMM_RANK = 49, /* symm_mem.rank */
+  SYMM_OP_SYMM_WORLD_SIZE = 50, /* symm_mem.world_size */
+  SYMM_OP_SYMM_POOL_OF = 51, /* symm_mem.pool_of */
+  SYMM_OP_WITH_ALLOCATOR = 52, /* symm_mem.with_allocator */
+  SYMM_OP_KERNEL_ROUNDS = 53, /* symm_mem.kernel_rounds */
+  SYMM_OP_KERNEL_VARIANT = 54, /* symm_mem.kernel_variant */
+  SYMM_OP_KERNEL_VARIANT_END = 55, /* symm_mem.kernel_variant_end */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */

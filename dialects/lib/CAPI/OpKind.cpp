@@ -73,5 +73,12 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<affine::AffineStoreOp>([](auto) { return SYMM_OP_AFFINE_STORE; })
       .Case<scf::ParallelOp>([](auto) { return SYMM_OP_SCF_PARALLEL; })
       .Case<symm::symm_mem::GetGlobalOp>([](auto) { return SYMM_OP_SYMM_GET_GLOBAL; })
+      .Case<symm::symm_mem::RankOp>([](auto) { return SYMM_OP_SYMM_RANK; })
+      .Case<symm::symm_mem::WorldSizeOp>([](auto) { return SYMM_OP_SYMM_WORLD_SIZE; })
+      .Case<symm::symm_mem::PoolOfOp>([](auto) { return SYMM_OP_SYMM_POOL_OF; })
+      .Case<symm::symm_mem::WithAllocatorOp>([](auto) { return SYMM_OP_WITH_ALLOCATOR; })
+      .Case<symm::symm_mem::KernelRoundsOp>([](auto) { return SYMM_OP_KERNEL_ROUNDS; })
+      .Case<symm::symm_mem::KernelVariantOp>([](auto) { return SYMM_OP_KERNEL_VARIANT; })
+      .Case<symm::symm_mem::KernelVariantEndOp>([](auto) { return SYMM_OP_KERNEL_VARIANT_END; })
       .Default([](Operation *) { return SYMM_OP_OTHER; });
 }

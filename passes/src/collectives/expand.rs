@@ -19,6 +19,7 @@ use crate::PassError;
 use crate::analysis::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Push, Reduction, Scalar,
 };
+use crate::ir::op_kind::OpKind;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::read_after::used_after,
@@ -60,12 +61,10 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
 pub struct ExpandCollectives;
 
 /// The ops this pass expands.
-fn expands(name: &str) -> bool {
+fn expands(op: Op) -> bool {
     matches!(
-        name,
-        "symm_mem.all_reduce_out"
-            | "symm_mem.all_reduce_epilogue_out"
-            | "symm_mem.all_reduce_rows_out"
+        op.kind(),
+        OpKind::AllReduceOut | OpKind::AllReduceEpilogueOut | OpKind::AllReduceRowsOut
     )
 }
 
@@ -501,7 +500,7 @@ impl SymmPass for ExpandCollectives {
         let collectives: Vec<Op> = module
             .walk()
             .into_iter()
-            .filter(|op| expands(&op.name()))
+            .filter(|op| expands(*op))
             .collect();
         // Asked of every op first: each expansion inserts ops, which makes
         // the next order query in that block recompute the block's order

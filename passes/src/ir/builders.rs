@@ -779,30 +779,46 @@ pub fn cudagraph_launch(loc: MlirLocation, callee: Attr, operands: &[Val], resul
     })
 }
 
-/// `gpu.launch_func @kernel blocks(grid) threads(block) args(...)`, the
-/// kernel named by a nested symbol (`@module::@kernel`).
+/// `gpu.launch_func @kernel blocks(grid) threads(block) [dynamic shared
+/// memory] args(...)`, the kernel named by a nested symbol
+/// (`@module::@kernel`).
 pub fn gpu_launch_func(
     loc: MlirLocation,
     kernel: Attr,
-    grid: [Val; 3],
-    block: [Val; 3],
+    [grid, block]: [[Val; 3]; 2],
+    shared_bytes: Option<Val>,
     args: &[Val],
 ) -> Op {
+    // melior's builder appends operands in the order they are given, so
+    // they go in ODS order: the shared memory size before the arguments.
     let op = bridge::build_at(loc, |c, l| {
-        ods::gpu::LaunchFuncOperation::builder(c, l)
+        let launch = ods::gpu::LaunchFuncOperation::builder(c, l)
             .async_dependencies(&[])
             .grid_size_x(v(grid[0]))
             .grid_size_y(v(grid[1]))
             .grid_size_z(v(grid[2]))
             .block_size_x(v(block[0]))
             .block_size_y(v(block[1]))
-            .block_size_z(v(block[2]))
-            .kernel_operands(&values(args))
-            .kernel(a(kernel))
-            .build()
-            .into()
+            .block_size_z(v(block[2]));
+        match shared_bytes {
+            Some(bytes) => launch
+                .dynamic_shared_memory_size(v(bytes))
+                .kernel_operands(&values(args))
+                .kernel(a(kernel))
+                .build()
+                .into(),
+            None => launch
+                .kernel_operands(&values(args))
+                .kernel(a(kernel))
+                .build()
+                .into(),
+        }
     });
-    with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, args.len(), 0])
+    // The operand groups: no async dependencies, the grid and block sizes,
+    // no cluster, the dynamic shared memory size if any, the arguments, no
+    // async object.
+    let shared = usize::from(shared_bytes.is_some());
+    with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, shared, args.len(), 0])
 }
 
 /// `symm_mem.all_reduce_out input, out` with its reduction, group and (if

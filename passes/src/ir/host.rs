@@ -352,8 +352,13 @@ impl<'d> Host<'d> {
         let one = self.index(1);
         let grid = [grid, one, one];
         let symbol = ctx.nested_symbol(KERNEL_MODULE, &[kernel]);
-        let op =
-            crate::ir::builders::gpu_launch_func(self.b.loc, symbol, grid, [block, one, one], args);
+        let op = crate::ir::builders::gpu_launch_func(
+            self.b.loc,
+            symbol,
+            [grid, [block, one, one]],
+            None,
+            args,
+        );
         self.b.insert(op);
     }
 }

@@ -107,11 +107,25 @@ pub enum OpKind {
     ScfParallel = 47,
     /// `symm_mem.get_global`
     SymmGetGlobal = 48,
+    /// `symm_mem.rank`
+    SymmRank = 49,
+    /// `symm_mem.world_size`
+    SymmWorldSize = 50,
+    /// `symm_mem.pool_of`
+    SymmPoolOf = 51,
+    /// `symm_mem.with_allocator`
+    WithAllocator = 52,
+    /// `symm_mem.kernel_rounds`
+    KernelRounds = 53,
+    /// `symm_mem.kernel_variant`
+    KernelVariant = 54,
+    /// `symm_mem.kernel_variant_end`
+    KernelVariantEnd = 55,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 48] = [
+    const ALL: [OpKind; 55] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -160,6 +174,13 @@ impl OpKind {
         OpKind::AffineStore,
         OpKind::ScfParallel,
         OpKind::SymmGetGlobal,
+        OpKind::SymmRank,
+        OpKind::SymmWorldSize,
+        OpKind::SymmPoolOf,
+        OpKind::WithAllocator,
+        OpKind::KernelRounds,
+        OpKind::KernelVariant,
+        OpKind::KernelVariantEnd,
     ];
 
     fn from_code(code: i32) -> Self {
@@ -191,7 +212,7 @@ mod tests {
     use melior::ir::{Location, operation::OperationBuilder};
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 48] = [
+    const NAMES: [(OpKind, &str); 55] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -243,6 +264,13 @@ mod tests {
         (OpKind::AffineStore, "affine.store"),
         (OpKind::ScfParallel, "scf.parallel"),
         (OpKind::SymmGetGlobal, "symm_mem.get_global"),
+        (OpKind::SymmRank, "symm_mem.rank"),
+        (OpKind::SymmWorldSize, "symm_mem.world_size"),
+        (OpKind::SymmPoolOf, "symm_mem.pool_of"),
+        (OpKind::WithAllocator, "symm_mem.with_allocator"),
+        (OpKind::KernelRounds, "symm_mem.kernel_rounds"),
+        (OpKind::KernelVariant, "symm_mem.kernel_variant"),
+        (OpKind::KernelVariantEnd, "symm_mem.kernel_variant_end"),
     ];
 
     #[test]

@@ -9,29 +9,9 @@ use crate::collectives::emit::{Emitter, value};
 use crate::ir::{Blk, Val};
 use melior::{
     dialect::{ods, scf},
-    ir::{
-        Attribute, Block, Location, Region, RegionLike,
-        attribute::{AttributeLike, IntegerAttribute},
-        operation::OperationMutLike,
-    },
+    ir::{Block, Location, Region, RegionLike, attribute::IntegerAttribute},
 };
 use symm_dialects::symm_mem;
-
-/// `@symm_matmul_kernels::@name`.
-fn kernel_symbol<'c>(e: &Emitter<'c>, name: &str) -> Attribute<'c> {
-    let nested = melior::ir::attribute::FlatSymbolRefAttribute::new(e.ctx, name);
-    let root = melior::StringRef::new(KERNEL_MODULE);
-    let nested: [mlir_sys::MlirAttribute; 1] = [nested.to_raw()];
-    // SAFETY: a symbol reference of this context built from live attributes.
-    unsafe {
-        Attribute::from_raw(mlir_sys::mlirSymbolRefAttrGet(
-            e.ctx.to_raw(),
-            root.to_raw(),
-            1,
-            nested.as_ptr(),
-        ))
-    }
-}
 
 /// The address of `memref`'s first element as `!llvm.ptr`.
 fn pointer(e: &Emitter, memref: Val) -> Val {
@@ -152,27 +132,14 @@ fn launch(e: &Emitter, p: &Planned, m: Val) {
     let grid = [e.c_index(x as i64), e.c_index(y as i64), one];
     let block = [e.c_index(k.tile.threads() as i64), one, one];
     let shared = e.constant(e.int_type(32), k.tile.shared_bytes(k.weights) as i64);
-    let values = |vals: &[Val]| vals.iter().map(|v| value(*v)).collect::<Vec<_>>();
-    let mut op: melior::ir::Operation = ods::gpu::LaunchFuncOperation::builder(e.ctx, e.loc)
-        .async_dependencies(&[])
-        .grid_size_x(value(grid[0]))
-        .grid_size_y(value(grid[1]))
-        .grid_size_z(value(grid[2]))
-        .block_size_x(value(block[0]))
-        .block_size_y(value(block[1]))
-        .block_size_z(value(block[2]))
-        .dynamic_shared_memory_size(value(shared))
-        .kernel_operands(&values(&args))
-        .kernel(kernel_symbol(e, &k.name))
-        .build()
-        .into();
-    // The operand groups' sizes (the generated builder leaves them to us):
-    // no async dependencies, the grid and block sizes, no cluster, the
-    // dynamic shared memory size, the arguments, no async object.
-    let sizes: Vec<i32> = vec![0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, args.len() as i32, 0];
-    op.set_attribute(
-        "operandSegmentSizes",
-        melior::ir::attribute::DenseI32ArrayAttribute::new(e.ctx, &sizes).into(),
+    let kernel =
+        crate::ir::Ctx::of_location(e.loc.to_raw()).nested_symbol(KERNEL_MODULE, &[&k.name]);
+    let op = crate::ir::builders::gpu_launch_func(
+        e.loc.to_raw(),
+        kernel,
+        [grid, block],
+        Some(shared),
+        &args,
     );
-    e.push(op);
+    e.block.append(op);
 }

@@ -8,6 +8,7 @@
 use crate::PassError;
 use crate::ir::Op;
 use crate::ir::host::{Host, int_type};
+use crate::ir::op_kind::OpKind;
 use symm_protocol::abi;
 
 /// The op's integer attribute `name` as an i64 value.
@@ -24,14 +25,14 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
     let i64 = int_type(ctx, 64);
     let site = attribute(host, op, "site")?;
     let rows = host.cast(op.operand(0), i64);
-    match op.name().as_str() {
-        "symm_mem.kernel_rounds" => {
+    match op.kind() {
+        OpKind::KernelRounds => {
             let max_rows = attribute(host, op, "max_rows")?;
             let rounds = host.call_value(&abi::KERNEL_ROUNDS, &[site, rows, max_rows]);
             let index = host.cast(rounds, ctx.index_type());
             op.result(0).replace_all_uses_with(index);
         }
-        "symm_mem.kernel_variant" => {
+        OpKind::KernelVariant => {
             let round = host.cast(op.operand(1), i64);
             let max_rows = attribute(host, op, "max_rows")?;
             let chosen = host.call_value(&abi::KERNEL_VARIANT, &[site, rows, round, max_rows]);
@@ -39,11 +40,11 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
             let generated = host.b.cmpi(crate::ir::builders::CmpI::Ne, chosen, zero);
             op.result(0).replace_all_uses_with(generated);
         }
-        "symm_mem.kernel_variant_end" => {
+        OpKind::KernelVariantEnd => {
             let round = host.cast(op.operand(1), i64);
             host.call(&abi::KERNEL_VARIANT_END, &[site, rows, round]);
         }
-        other => return Err(format!("is not a kernel choice ({other})").into()),
+        _ => return Err(format!("is not a kernel choice ({})", op.name()).into()),
     }
     Ok(())
 }

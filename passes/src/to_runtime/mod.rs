@@ -62,18 +62,16 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ConvertSymmMemToRu
 pub struct ConvertSymmMemToRuntime;
 
 /// Ops whose presence means the program is not ready for this pass.
-fn refusal(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "symm_mem.alloc" | "symm_mem.dealloc" => {
+fn refusal(kind: OpKind) -> Option<&'static str> {
+    Some(match kind {
+        OpKind::SymmAlloc | OpKind::SymmDealloc => {
             "is not planned into a pool yet: run symm-mem-plan (or the symm-mem-middle-end pipeline) first"
         }
-        "symm_mem.all_reduce" | "symm_mem.all_gather_matmul" => {
+        OpKind::AllReduce | OpKind::AllGatherMatmul => {
             "allocates its result: run symm-mem-to-dps (or the symm-mem-middle-end pipeline) first"
         }
-        "symm_mem.with_allocator" => "must be realized first: run symm-mem-realize",
-        "symm_mem.all_reduce_out"
-        | "symm_mem.all_reduce_epilogue_out"
-        | "symm_mem.all_reduce_rows_out" => {
+        OpKind::WithAllocator => "must be realized first: run symm-mem-realize",
+        OpKind::AllReduceOut | OpKind::AllReduceEpilogueOut | OpKind::AllReduceRowsOut => {
             "must become kernels first: run symm-mem-expand-collectives"
         }
         _ => return None,
@@ -81,23 +79,23 @@ fn refusal(name: &str) -> Option<&'static str> {
 }
 
 /// Ops this pass rewrites in a function body.
-fn lowers(name: &str) -> bool {
+fn lowers(kind: OpKind) -> bool {
     matches!(
-        name,
-        "symm_mem.get_global"
-            | "symm_mem.all_gather_matmul_out"
-            | "symm_mem.rank"
-            | "symm_mem.world_size"
-            | "symm_mem.pool_of"
-            | "memref.alloc"
-            | "memref.dealloc"
-            | "memref.copy"
-            | "linalg.matmul"
-            | "linalg.batch_matmul"
-            | "cudagraph.launch"
-            | "symm_mem.kernel_rounds"
-            | "symm_mem.kernel_variant"
-            | "symm_mem.kernel_variant_end"
+        kind,
+        OpKind::SymmGetGlobal
+            | OpKind::AllGatherMatmulOut
+            | OpKind::SymmRank
+            | OpKind::SymmWorldSize
+            | OpKind::SymmPoolOf
+            | OpKind::MemrefAlloc
+            | OpKind::MemrefDealloc
+            | OpKind::MemrefCopy
+            | OpKind::LinalgMatmul
+            | OpKind::LinalgBatchMatmul
+            | OpKind::GraphLaunch
+            | OpKind::KernelRounds
+            | OpKind::KernelVariant
+            | OpKind::KernelVariantEnd
     )
 }
 
@@ -209,7 +207,7 @@ impl Conversion {
             .into_iter()
             .filter(|op| {
                 (op.isa(OpKind::Return) && op.parent() == Some(function))
-                    || (lowers(&op.name()) && !batch_matmul::left_to_loops(*op))
+                    || (lowers(op.kind()) && !batch_matmul::left_to_loops(*op))
             })
             .collect();
         // Each pair's second op, by the first.
@@ -279,35 +277,35 @@ impl Conversion {
         let world = self.groups.world_size_of(op);
         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
         let name = op.name();
-        let result = match name.as_str() {
-            "symm_mem.get_global" => lower_get_global(&mut host, op, &self.symbols),
-            "memref.alloc" => lower_alloc(&mut host, op),
-            "memref.dealloc" => {
+        let result = match op.kind() {
+            OpKind::SymmGetGlobal => lower_get_global(&mut host, op, &self.symbols),
+            OpKind::MemrefAlloc => lower_alloc(&mut host, op),
+            OpKind::MemrefDealloc => {
                 let ptr = host.ptr_of(op.operand(0));
                 host.call(&abi::FREE, &[ptr]);
                 Ok(())
             }
-            "memref.copy" => lower_copy(&mut host, op),
-            "linalg.matmul" => lower_matmul(&mut host, op),
-            "linalg.batch_matmul" => batch_matmul::lower(&mut host, op),
-            "symm_mem.kernel_rounds"
-            | "symm_mem.kernel_variant"
-            | "symm_mem.kernel_variant_end" => kernel_choice::lower(&mut host, op),
-            "symm_mem.all_gather_matmul_out" => lower_all_gather_matmul(&mut host, op),
-            "symm_mem.rank" => {
+            OpKind::MemrefCopy => lower_copy(&mut host, op),
+            OpKind::LinalgMatmul => lower_matmul(&mut host, op),
+            OpKind::LinalgBatchMatmul => batch_matmul::lower(&mut host, op),
+            OpKind::KernelRounds | OpKind::KernelVariant | OpKind::KernelVariantEnd => {
+                kernel_choice::lower(&mut host, op)
+            }
+            OpKind::AllGatherMatmulOut => lower_all_gather_matmul(&mut host, op),
+            OpKind::SymmRank => {
                 let rank = host.call_value(&abi::RANK, &[]);
                 let index_ty = host.b.ctx.index_type();
                 let index = host.b.convert(Cast::IndexCast, rank, index_ty);
                 op.result(0).replace_all_uses_with(index);
                 Ok(())
             }
-            "symm_mem.pool_of" => {
+            OpKind::SymmPoolOf => {
                 let buffer = host.ptr_of(op.operand(0));
                 let pool = pool_of_pointer(&mut host, buffer);
                 op.result(0).replace_all_uses_with(pool);
                 Ok(())
             }
-            "symm_mem.world_size" => match world {
+            OpKind::SymmWorldSize => match world {
                 Some(world) => {
                     let value = host.index(world as i64);
                     op.result(0).replace_all_uses_with(value);
@@ -315,8 +313,8 @@ impl Conversion {
                 }
                 None => Err("needs a group with a declared world_size".into()),
             },
-            other => Err(PassError::Build(format!(
-                "is not lowered by this pass ({other})"
+            _ => Err(PassError::Build(format!(
+                "is not lowered by this pass ({name})"
             ))),
         };
         match result {
@@ -566,7 +564,7 @@ fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), PassE
 /// entry point, which takes the runtime handle first).
 fn lowering_of(function: Op) -> Option<(bool, bool)> {
     let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
-    let converts = body_ops.iter().any(|op| lowers(&op.name()));
+    let converts = body_ops.iter().any(|op| lowers(op.kind()));
     let launches = body_ops.iter().any(|op| op.name().starts_with("linalg."));
     let takes_memrefs = function
         .entry_block()
@@ -734,7 +732,7 @@ impl SymmPass for ConvertSymmMemToRuntime {
                     op,
                     &format!("'symm_mem.alloc' allocates no bytes ({ty}); remove it"),
                 );
-            } else if let Some(why) = refusal(&op.name()) {
+            } else if let Some(why) = refusal(op.kind()) {
                 conversion.error(op, &format!("'{}' {why}", op.name()));
             } else if let Some(why) = host_access::refusal(op) {
                 conversion.error(op, &why);
