@@ -1,9 +1,11 @@
 //! Creation of the ops the passes insert, at an insertion point: each op
 //! one typed function, built with melior's ODS builders (and the ones
-//! `melior::dialect!` generates for `symm_mem`), so that passes name no op
-//! by string. The few ops melior's builders cannot make (a result type its
-//! generator takes for inferred, a linalg named op's body) are built by
-//! name here and nowhere else.
+//! `melior::dialect!` generates for `symm_mem` and `cudagraph`), so that
+//! passes name no op by string. The three ops melior's builders cannot
+//! make are built by name here and nowhere else: `memref.view` (its
+//! generator takes the result for inferred), the linalg named ops (their
+//! bodies are filled from the name) and the GPU index ops (their unnamed
+//! result is dropped).
 
 use crate::ir::bridge::{self, attr as a, ty as t, value as v};
 use crate::ir::op_kind::OpKind;
