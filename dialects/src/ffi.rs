@@ -22,6 +22,16 @@ pub struct SymmPassOption {
 
 pub type SymmPassRun = unsafe extern "C" fn(op: MlirOperation, options: MlirStringRef) -> bool;
 
+/// Whether an op must be converted (symm-c/Conversion.h).
+pub type SymmConversionIllegal =
+    unsafe extern "C" fn(op: MlirOperation, user: *mut std::ffi::c_void) -> bool;
+/// Rewrites an illegal op through the rewriter; false when it refuses it.
+pub type SymmConversionLower = unsafe extern "C" fn(
+    op: MlirOperation,
+    rewriter: mlir_sys::MlirRewriterBase,
+    user: *mut std::ffi::c_void,
+) -> bool;
+
 #[repr(C)]
 pub struct SymmPassInfo {
     pub argument: *const c_char,
@@ -40,6 +50,14 @@ unsafe extern "C" {
     pub fn symmMemAttributeIsAAllocator(attr: MlirAttribute) -> bool;
     /// `enum SymmOpKind` (symm-c/OpKind.h) of an operation.
     pub fn symmOperationKind(op: MlirOperation) -> i32;
+    /// MLIR's partial dialect conversion with the caller's legality and
+    /// rewrite (symm-c/Conversion.h).
+    pub fn symmApplyPartialConversion(
+        root: MlirOperation,
+        illegal: SymmConversionIllegal,
+        lower: SymmConversionLower,
+        user: *mut std::ffi::c_void,
+    ) -> mlir_sys::MlirLogicalResult;
     pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,

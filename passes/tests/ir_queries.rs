@@ -200,3 +200,87 @@ fn a_panic_in_a_visit_stops_the_walk_and_reaches_the_caller() {
     assert!(caught.is_err());
     assert_eq!(visits, 1, "the walk stops at the first panic");
 }
+
+/// MLIR's conversion driver with our legality and rewrite: the illegal ops
+/// are handed over, in order, each rewritten (here: a runtime-like call
+/// before it) and erased through the driver's rewriter; a refused op stays
+/// without a second diagnostic from the driver.
+#[test]
+fn the_conversion_driver_lowers_what_is_illegal_and_keeps_what_is_refused() {
+    use melior::ir::operation::OperationLike;
+    use symm_passes::ir::{
+        Op,
+        builders::{At, Builder},
+        convert::{Rewrite, convert},
+        op_kind::OpKind,
+    };
+
+    let context = context();
+    let module = Module::parse(
+        &context,
+        r#"
+        func.func @f(%a: memref<4xf32>, %b: memref<4xf32>, %flag: i1) {
+          %c0 = arith.constant 0 : index
+          memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+          scf.if %flag {
+            memref.copy %b, %a : memref<4xf32> to memref<4xf32>
+          }
+          %d = memref.dim %a, %c0 : memref<4xf32>
+          return
+        }
+        "#,
+    )
+    .expect("valid IR");
+    let root = Op::from(module.as_operation());
+    let copies: Vec<Op> = root
+        .walk()
+        .into_iter()
+        .filter(|op| op.isa(OpKind::MemrefCopy))
+        .collect();
+    assert_eq!(copies.len(), 2);
+    let (first, nested) = (copies[0], copies[1]);
+    let mut handed = Vec::new();
+    let lowered = convert(
+        root,
+        &|op| op.isa(OpKind::MemrefCopy),
+        &mut |op, rewriter| {
+            handed.push(op);
+            if op == nested {
+                return Rewrite::Refused;
+            }
+            // A stand-in for a runtime call: a constant before the op.
+            Builder::new(op.ctx(), op.loc(), At::Before(op)).index(42);
+            rewriter.erase(op);
+            Rewrite::Lowered
+        },
+    );
+    assert!(lowered);
+    assert_eq!(handed, vec![first, nested]);
+    let names: Vec<String> = root.walk().iter().map(|op| op.name()).collect();
+    assert_eq!(names.iter().filter(|n| *n == "memref.copy").count(), 1);
+    assert_eq!(names.iter().filter(|n| *n == "arith.constant").count(), 2);
+    assert!(module.as_operation().verify());
+}
+
+#[test]
+fn a_panic_in_a_conversion_reaches_the_caller() {
+    use melior::ir::operation::OperationLike;
+    use symm_passes::ir::{
+        Op,
+        convert::{Rewrite, convert},
+        op_kind::OpKind,
+    };
+
+    let context = context();
+    let module = Module::parse(&context, "func.func @f() {\n  return\n}").expect("valid IR");
+    let root = Op::from(module.as_operation());
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        convert(root, &|op| op.isa(OpKind::Return), &mut |_, _| {
+            panic!("a rewrite failed");
+            #[allow(unreachable_code)]
+            Rewrite::Refused
+        })
+    }));
+    assert!(caught.is_err());
+    assert!(module.as_operation().verify());
+}

@@ -7,6 +7,7 @@
 
 pub mod bridge;
 pub mod builders;
+pub mod convert;
 pub mod host;
 pub mod memref_size;
 pub mod module;

@@ -16,6 +16,12 @@
 //!   return. Comm-buffer memory spaces are dropped: pools are plain device
 //!   memory to the rest of the pipeline.
 //!
+//! The ops of a function body go through MLIR's dialect conversion driver
+//! (`ir::convert`, `applyPartialConversion` with pattern rollback off):
+//! the ops this pass lowers are illegal, each is rewritten into runtime
+//! calls before it and erased through the driver's rewriter, and the
+//! driver checks that none is left. Sibling matmuls (one batched call) and
+//! returns are lowered before it, with the function's entry and exit.
 //! What it cannot lower yet it names, with the op's location.
 
 mod batch_matmul;
@@ -30,6 +36,7 @@ mod graphs;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps, is_zero_constant};
 use crate::cudagraph::classify::is_host;
 use crate::ir::builders::IntOp;
+use crate::ir::convert::{Rewrite, convert};
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
@@ -216,6 +223,9 @@ impl Conversion {
             .map(|(first, second)| (second, first))
             .collect();
         let firsts: std::collections::HashSet<Op> = pairs.values().copied().collect();
+        // Sibling matmuls and returns are lowered here; every other op by
+        // the conversion below.
+        let mut converted = std::collections::HashSet::new();
         for op in work {
             if firsts.contains(&op) {
                 // Lowered with its sibling, and erased then.
@@ -241,8 +251,32 @@ impl Conversion {
                     host.call(&abi::EXIT, &[]);
                 }
             } else {
-                self.lower_op(op, runtime);
+                converted.insert(op);
             }
+        }
+        // MLIR's conversion driver: the ops chosen above are illegal, each
+        // is lowered to runtime calls before it and erased through the
+        // driver's rewriter; one this pass cannot lower is an error at the
+        // op and stays.
+        let lowered = convert(
+            function,
+            &|op| converted.contains(&op),
+            &mut |op, rewriter| match self.lower_op(op, runtime) {
+                Ok(()) => {
+                    rewriter.erase(op);
+                    Rewrite::Lowered
+                }
+                Err(message) => {
+                    self.error(op, &message);
+                    Rewrite::Refused
+                }
+            },
+        );
+        if !lowered && !self.failed {
+            self.error(
+                function,
+                "internal: the runtime conversion left ops it was to lower",
+            );
         }
         if asynchronous
             && let Err(message) = entry::split_async(function, &self.symbols, &mut self.decls)
@@ -273,7 +307,9 @@ impl Conversion {
         }
     }
 
-    fn lower_op(&mut self, op: Op, runtime: Val) {
+    /// Lowers `op` to runtime calls before it (the caller erases it), or
+    /// says why it cannot.
+    fn lower_op(&mut self, op: Op, runtime: Val) -> Result<(), String> {
         let world = self.groups.world_size_of(op);
         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
         let name = op.name();
@@ -317,10 +353,7 @@ impl Conversion {
                 "is not lowered by this pass ({name})"
             ))),
         };
-        match result {
-            Ok(()) => op.erase(),
-            Err(message) => self.error(op, &format!("'{name}' {message}")),
-        }
+        result.map_err(|message| format!("'{name}' {message}"))
     }
 }
 

@@ -1,0 +1,77 @@
+//===- Conversion.cpp - dialect conversion driven from Rust ---------------===//
+//
+// symmApplyPartialConversion: a ConversionTarget whose legality and a
+// pattern whose rewrite the caller supplies, run by MLIR's conversion
+// driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "symm-c/Conversion.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Rewrite.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace {
+
+/// What the target and the pattern share.
+struct Callbacks {
+  SymmConversionIllegal illegal;
+  SymmConversionLower lower;
+  void *user;
+  /// Ops the caller refused: legal from then on, so that the driver does
+  /// not report them again.
+  llvm::DenseSet<Operation *> refused;
+
+  bool isIllegal(Operation *op) {
+    return !refused.contains(op) && illegal(wrap(op), user);
+  }
+};
+
+/// Any illegal op, rewritten by the caller.
+struct CallbackPattern : ConversionPattern {
+  CallbackPattern(MLIRContext *context, Callbacks &callbacks)
+      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/1, context),
+        callbacks(callbacks) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value>,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!callbacks.isIllegal(op))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    if (callbacks.lower(wrap(op), wrap(static_cast<RewriterBase *>(&rewriter)),
+                        callbacks.user))
+      return success();
+    callbacks.refused.insert(op);
+    return failure();
+  }
+
+  Callbacks &callbacks;
+};
+
+} // namespace
+
+MlirLogicalResult symmApplyPartialConversion(MlirOperation root,
+                                             SymmConversionIllegal illegal,
+                                             SymmConversionLower lower,
+                                             void *user) {
+  Operation *op = unwrap(root);
+  MLIRContext *context = op->getContext();
+  Callbacks callbacks{illegal, lower, user, {}};
+  ConversionTarget target(*context);
+  target.markUnknownOpDynamicallyLegal(
+      [&](Operation *candidate) -> std::optional<bool> {
+        return !callbacks.isIllegal(candidate);
+      });
+  RewritePatternSet patterns(context);
+  patterns.add<CallbackPattern>(context, callbacks);
+  ConversionConfig config;
+  config.allowPatternRollback = false;
+  config.foldingMode = DialectConversionFoldingMode::Never;
+  return wrap(applyPartialConversion(op, target, std::move(patterns), config));
+}
