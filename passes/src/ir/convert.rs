@@ -8,6 +8,7 @@
 use super::Op;
 use mlir_sys::{MlirOperation, MlirRewriterBase, mlirRewriterBaseEraseOp};
 use std::any::Any;
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -33,17 +34,32 @@ pub enum Rewrite {
     Refused,
 }
 
+/// The rewrite of one illegal op.
+type LowerOne<'f> = dyn FnMut(Op, &mut Rewriter) -> Rewrite + 'f;
+
+/// What the callbacks share. The driver may ask for legality while a
+/// rewrite runs (its rewriter notifies it), so the state is only ever
+/// borrowed shared; the rewrite closure sits in a `RefCell`.
 struct State<'f> {
     illegal: &'f dyn Fn(Op) -> bool,
-    lower: &'f mut dyn FnMut(Op, &mut Rewriter) -> Rewrite,
-    panic: Option<Box<dyn Any + Send>>,
+    lower: RefCell<&'f mut LowerOne<'f>>,
+    panic: RefCell<Option<Box<dyn Any + Send>>>,
+}
+
+impl State<'_> {
+    fn panicked(&self) -> bool {
+        self.panic.borrow().is_some()
+    }
+    fn keep(&self, panic: Box<dyn Any + Send>) {
+        self.panic.borrow_mut().get_or_insert(panic);
+    }
 }
 
 unsafe extern "C" fn is_illegal(op: MlirOperation, user: *mut c_void) -> bool {
     // SAFETY: `user` is the `State` that `convert` passed, alive for the
-    // conversion; MLIR calls back on this thread, one call at a time.
-    let state = unsafe { &mut *user.cast::<State>() };
-    if state.panic.is_some() {
+    // conversion; MLIR calls back on this thread.
+    let state = unsafe { &*user.cast::<State>() };
+    if state.panicked() {
         return false;
     }
     // SAFETY: MLIR passes a live operation.
@@ -51,7 +67,7 @@ unsafe extern "C" fn is_illegal(op: MlirOperation, user: *mut c_void) -> bool {
     match catch_unwind(AssertUnwindSafe(|| (state.illegal)(op))) {
         Ok(illegal) => illegal,
         Err(panic) => {
-            state.panic = Some(panic);
+            state.keep(panic);
             false
         }
     }
@@ -63,17 +79,21 @@ unsafe extern "C" fn lower(
     user: *mut c_void,
 ) -> bool {
     // SAFETY: as in `is_illegal`.
-    let state = unsafe { &mut *user.cast::<State>() };
-    if state.panic.is_some() {
+    let state = unsafe { &*user.cast::<State>() };
+    if state.panicked() {
         return false;
     }
     // SAFETY: MLIR passes a live operation.
     let op = unsafe { Op::from_raw(op) };
     let mut rewriter = Rewriter(rewriter);
-    match catch_unwind(AssertUnwindSafe(|| (state.lower)(op, &mut rewriter))) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut lower = state.lower.borrow_mut();
+        (*lower)(op, &mut rewriter)
+    }));
+    match outcome {
         Ok(outcome) => outcome == Rewrite::Lowered,
         Err(panic) => {
-            state.panic = Some(panic);
+            state.keep(panic);
             false
         }
     }
@@ -88,10 +108,10 @@ pub fn convert(
     illegal: &dyn Fn(Op) -> bool,
     lower_one: &mut dyn FnMut(Op, &mut Rewriter) -> Rewrite,
 ) -> bool {
-    let mut state = State {
+    let state = State {
         illegal,
-        lower: lower_one,
-        panic: None,
+        lower: RefCell::new(lower_one),
+        panic: RefCell::new(None),
     };
     // SAFETY: a live root; the callbacks get `state`, which outlives the
     // call.
@@ -100,10 +120,10 @@ pub fn convert(
             root.raw(),
             is_illegal,
             lower,
-            (&raw mut state).cast::<c_void>(),
+            (&raw const state).cast_mut().cast::<c_void>(),
         )
     };
-    if let Some(panic) = state.panic.take() {
+    if let Some(panic) = state.panic.into_inner() {
         resume_unwind(panic);
     }
     result.value != 0
