@@ -33,7 +33,8 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::builders::Builder,
     ir::builders::{FusedAllReduce, FusedAttrs, fused_all_reduce},
-    ir::{Op, Val, emit_remark},
+    ir::convert::{Rewrite, Rewriter, convert},
+    ir::{Op, Val, emit_error, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SplitK>(
@@ -145,8 +146,14 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
 }
 
 /// Rebuilds `all_reduce` with `matmul` as its prologue, split into
-/// `slices` of K for up to `max_rows` rows, into a new `partials` buffer.
-fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
+/// `slices` of K for up to `max_rows` rows, into a new `partials` buffer;
+/// the old ops go through the conversion's rewriter.
+fn fold(
+    all_reduce: Op,
+    (fill, matmul): (Op, Op),
+    (slices, max_rows): (i64, i64),
+    rewriter: &mut Rewriter,
+) {
     let ctx = all_reduce.ctx();
     let mut b = Builder::before(all_reduce);
     let input = all_reduce.operand(0);
@@ -211,9 +218,9 @@ fn fold(all_reduce: Op, fill: Op, matmul: Op, slices: i64, max_rows: i64) {
         crate::ir::builders::At::After(folded),
     );
     after.dealloc(flat);
-    all_reduce.erase();
-    matmul.erase();
-    fill.erase();
+    rewriter.erase(all_reduce);
+    rewriter.erase(matmul);
+    rewriter.erase(fill);
 }
 
 impl SymmPass for SplitK {
@@ -226,15 +233,27 @@ impl SymmPass for SplitK {
         if policy.max_rows <= 0 {
             return Ok(());
         }
-        let candidates: Vec<Op> = function
-            .walk()
-            .into_iter()
-            .filter(|op| FusedAllReduce::of(*op).is_some())
-            .collect();
-        for all_reduce in candidates {
-            if let Some((fill, matmul)) = producer(all_reduce, policy) {
-                fold(all_reduce, fill, matmul, policy.slices, policy.max_rows);
-            }
+        // Through MLIR's conversion driver: a fused all-reduce whose input
+        // a foldable matmul produces is illegal, and its rewrite is the
+        // folded op (which is legal: its input has no producer left).
+        let foldable = |op: Op| FusedAllReduce::of(op).is_some() && producer(op, policy).is_some();
+        let folded = convert(
+            function,
+            &foldable,
+            &mut |all_reduce, rewriter| match producer(all_reduce, policy) {
+                Some(ops) => {
+                    fold(all_reduce, ops, (policy.slices, policy.max_rows), rewriter);
+                    Rewrite::Lowered
+                }
+                None => Rewrite::Refused,
+            },
+        );
+        if !folded {
+            emit_error(
+                function.loc(),
+                "internal: symm-mem-split-k left a fused all-reduce it was to fold",
+            );
+            return Err(PassFailed);
         }
         Ok(())
     }
