@@ -23,7 +23,8 @@ use crate::{
     analysis::all_reduce::Algorithm,
     analysis::linalg::{captures_only_constants, iterator_kinds},
     ir::builders::{Terminator, replace_terminator},
-    ir::{Attr, Ctx, Op, Val, emit_remark},
+    ir::convert::{Rewrite, convert},
+    ir::{Attr, Ctx, Op, Val, emit_error, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
@@ -213,61 +214,91 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     fused
 }
 
+/// An all-reduce's element-wise consumer that becomes its epilogue, and
+/// the intermediate buffer between them that goes.
+struct Fusion {
+    generic: Op,
+    alloc: Op,
+    deallocs: Vec<Op>,
+    /// The generic's inputs that read the reduced buffer.
+    reads: Vec<usize>,
+}
+
+/// The fusion of `all_reduce` with the generic right after it (fresh
+/// allocations and constants in between touch no buffer the two use), if
+/// there is one; why not, at the generic, when that generic cannot be its
+/// epilogue. Reads the IR only.
+fn fusion_of(all_reduce: Op) -> Result<Option<Fusion>, (Op, &'static str)> {
+    let reduced = all_reduce.operand(1);
+    let generic = all_reduce
+        .next_past_fresh()
+        .filter(|op| op.isa(OpKind::LinalgGeneric));
+    let Some(generic) = generic else {
+        return Ok(None);
+    };
+    let Some(alloc) = reduced.def().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
+        return Ok(None);
+    };
+    let deallocs: Vec<Op> = reduced
+        .uses()
+        .into_iter()
+        .map(|(user, _)| user)
+        .filter(|user| *user != all_reduce && *user != generic)
+        .collect();
+    if deallocs.iter().any(|user| !user.isa(OpKind::MemrefDealloc)) {
+        return Ok(None);
+    }
+    let reads = fusable(generic, reduced, None).map_err(|why| (generic, why))?;
+    Ok(Some(Fusion {
+        generic,
+        alloc,
+        deallocs,
+        reads: reads.reduced,
+    }))
+}
+
 impl SymmPass for FuseEpilogue {
     fn run(function: Op, options: &PassOptions) -> Result<(), PassFailed> {
-        // Chosen before rewriting: fusion erases ops a walk would visit.
-        let all_reduces: Vec<Op> = function
-            .walk()
-            .into_iter()
-            .filter(|op| op.isa(OpKind::AllReduceOut))
-            .collect();
-        for all_reduce in all_reduces {
-            let reduced = all_reduce.operand(1);
-            // Fresh allocations and constants in between touch no buffer
-            // the two ops use.
-            let generic = all_reduce
-                .next_past_fresh()
-                .filter(|op| op.isa(OpKind::LinalgGeneric));
-            let Some(generic) = generic else {
-                continue;
-            };
-            let Some(alloc) = reduced.def().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
-                continue;
-            };
-            let other_users: Vec<Op> = reduced
-                .uses()
-                .into_iter()
-                .map(|(user, _)| user)
-                .filter(|user| *user != all_reduce && *user != generic)
-                .collect();
-            if other_users
-                .iter()
-                .any(|user| !user.isa(OpKind::MemrefDealloc))
+        // Why a consumer stays apart, once per all-reduce.
+        for all_reduce in function.walk() {
+            if all_reduce.isa(OpKind::AllReduceOut)
+                && let Err((generic, why)) = fusion_of(all_reduce)
             {
-                continue;
+                emit_remark(
+                    generic.loc(),
+                    &format!("not fused into the all-reduce epilogue: {why}"),
+                );
             }
-            let reads = match fusable(generic, reduced, None) {
-                Ok(reads) => reads.reduced,
-                Err(why) => {
-                    emit_remark(
-                        generic.loc(),
-                        &format!("not fused into the all-reduce epilogue: {why}"),
-                    );
-                    continue;
-                }
+        }
+        // Through MLIR's conversion driver: an all-reduce with a fusion is
+        // illegal; its rewrite is the fused op, and the all-reduce, the
+        // generic and the intermediate buffer go through the rewriter.
+        let has_fusion =
+            |op: Op| op.isa(OpKind::AllReduceOut) && matches!(fusion_of(op), Ok(Some(_)));
+        let fused_all = convert(function, &has_fusion, &mut |all_reduce, rewriter| {
+            let Ok(Some(fusion)) = fusion_of(all_reduce) else {
+                return Rewrite::Refused;
             };
-            let fused = fuse(all_reduce, generic, &reads);
-            generic.insert_before(fused);
-            generic.erase();
-            all_reduce.erase();
-            for dealloc in other_users {
-                dealloc.erase();
+            let fused = fuse(all_reduce, fusion.generic, &fusion.reads);
+            fusion.generic.insert_before(fused);
+            rewriter.erase(fusion.generic);
+            rewriter.erase(all_reduce);
+            for dealloc in fusion.deallocs {
+                rewriter.erase(dealloc);
             }
-            alloc.erase();
+            rewriter.erase(fusion.alloc);
             emit_remark(
                 fused.loc(),
                 "fused the element-wise consumer into the all-reduce: one kernel, no intermediate buffer",
             );
+            Rewrite::Lowered
+        });
+        if !fused_all {
+            emit_error(
+                function.loc(),
+                "internal: symm-mem-fuse-epilogue left an all-reduce it was to fuse",
+            );
+            return Err(PassFailed);
         }
         if options.flag("fuse-rows") {
             let epilogues: Vec<Op> = function
