@@ -301,23 +301,37 @@ impl SymmPass for FuseEpilogue {
             return Err(PassFailed);
         }
         if options.flag("fuse-rows") {
-            let epilogues: Vec<Op> = function
-                .walk()
-                .into_iter()
-                .filter(|op| op.isa(OpKind::AllReduceEpilogueOut))
-                .collect();
-            for epilogue in epilogues {
-                match crate::middle_end::fuse_epilogue::rows::fuse_rows(epilogue) {
-                    Ok(Some(rows)) => emit_remark(
-                        rows.loc(),
-                        "fused the row statistic and its consumer into the all-reduce: one kernel reduces, applies the epilogue and normalizes each row",
-                    ),
-                    Ok(None) => {}
-                    Err((at, why)) => emit_remark(
+            // The same for the row chains after the fused ops.
+            for epilogue in function.walk() {
+                if epilogue.isa(OpKind::AllReduceEpilogueOut)
+                    && let Err((at, why)) = rows::match_chain(epilogue)
+                {
+                    emit_remark(
                         at.loc(),
                         &format!("not fused into the all-reduce's rows: {why}"),
-                    ),
+                    );
                 }
+            }
+            let has_chain = |op: Op| {
+                op.isa(OpKind::AllReduceEpilogueOut) && matches!(rows::match_chain(op), Ok(Some(_)))
+            };
+            let fused_all = convert(function, &has_chain, &mut |epilogue, rewriter| {
+                let Ok(Some(chain)) = rows::match_chain(epilogue) else {
+                    return Rewrite::Refused;
+                };
+                let rows = rows::fuse_rows(epilogue, chain, rewriter);
+                emit_remark(
+                    rows.loc(),
+                    "fused the row statistic and its consumer into the all-reduce: one kernel reduces, applies the epilogue and normalizes each row",
+                );
+                Rewrite::Lowered
+            });
+            if !fused_all {
+                emit_error(
+                    function.loc(),
+                    "internal: symm-mem-fuse-epilogue left a row chain it was to fuse",
+                );
+                return Err(PassFailed);
             }
         }
         Ok(())

@@ -29,12 +29,13 @@ use crate::{
     ir::builders::{
         FloatOp, FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce, replace_terminator,
     },
+    ir::convert::Rewriter,
     ir::{Attr, Op, Val},
     middle_end::fuse_epilogue::{copy_in_constants, fusable},
 };
 
 /// The ops after an epilogue op that join it.
-struct RowChain {
+pub(super) struct RowChain {
     fill: Op,
     init: Attr,
     reduction: Op,
@@ -48,7 +49,7 @@ struct RowChain {
 
 /// Why the chain after `fused` cannot join it (`Err`, with the op to
 /// blame), or `Ok(None)` when no row statistic of its output follows.
-fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
+pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     let operands = fused.operands();
     let out = operands[operands.len() - 1];
     let Some(fill) = fused
@@ -171,12 +172,9 @@ fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
     }))
 }
 
-/// Fuses the row chain after `fused` into it, if there is one: returns the
-/// new op, or why the chain stays apart (with the op to blame).
-pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
-    let Some(chain) = match_chain(fused)? else {
-        return Ok(None);
-    };
+/// Fuses `chain` (`match_chain`'s) into `fused`: returns the new op; the
+/// old ones go through the conversion's rewriter.
+pub(super) fn fuse_rows(fused: Op, chain: RowChain, rewriter: &mut Rewriter) -> Op {
     // The fused op's operands as they are (input, its matmul prologue if
     // any, epilogue operands, out), then the row operands and rows_out.
     let mut all = fused.operands();
@@ -237,12 +235,12 @@ pub fn fuse_rows(fused: Op) -> Result<Option<Op>, (Op, String)> {
     copy_in_constants(rows);
     chain.consumer.insert_before(rows);
     for op in [chain.consumer, chain.reduction, chain.fill] {
-        op.erase();
+        rewriter.erase(op);
     }
     for dealloc in chain.deallocs {
-        dealloc.erase();
+        rewriter.erase(dealloc);
     }
-    chain.stat_alloc.erase();
-    fused.erase();
-    Ok(Some(rows))
+    rewriter.erase(chain.stat_alloc);
+    rewriter.erase(fused);
+    rows
 }
