@@ -24,6 +24,7 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::dynamic::{bounded_bytes, max_tokens},
     ir::builders::{At, Builder},
+    ir::convert::{Rewrite, convert},
     ir::module::{SymbolIndex, defined_functions, sanitize},
     ir::text::plural,
     ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
@@ -206,8 +207,49 @@ fn plan_function(
     }
 
     let name = function.symbol_name().unwrap_or_default();
-    for (space, buffers) in pools.into_values() {
-        rewrite_pool(function, &name, space, &buffers, alignment, symbols);
+    // Each pool's buffer at its offset, then every planned allocation
+    // rewritten through MLIR's conversion driver: it is illegal, and its
+    // rewrite is a view of the pool (its deallocations go too).
+    let mut views: HashMap<Op, (Val, u64, &Buffer)> = HashMap::new();
+    let mut remarks = Vec::new();
+    let buffers: Vec<(Option<Attr>, Vec<Buffer>)> = pools.into_values().collect();
+    for (space, buffers) in &buffers {
+        if let Some((pool, offsets, remark)) =
+            place_pool(function, &name, *space, buffers, alignment, symbols)
+        {
+            for (buffer, offset) in buffers.iter().zip(offsets) {
+                views.insert(buffer.def, (pool, offset, buffer));
+            }
+            remarks.push(remark);
+        }
+    }
+    let planned = convert(
+        function,
+        &|op| views.contains_key(&op),
+        &mut |def, rewriter| {
+            let Some(&(pool, offset, buffer)) = views.get(&def) else {
+                return Rewrite::Refused;
+            };
+            // An allocation's operands are its dynamic sizes; the view keeps them.
+            let sizes = def.operands();
+            let view = Builder::before(def).view(pool, offset, buffer.ty, &sizes);
+            def.result(0).replace_all_uses_with(view);
+            for dealloc in &buffer.deallocs {
+                rewriter.erase(*dealloc);
+            }
+            rewriter.erase(def);
+            Rewrite::Lowered
+        },
+    );
+    if !planned {
+        emit_error(
+            function.loc(),
+            "internal: symm-mem-plan left an allocation it placed in a pool",
+        );
+        return Err(PassFailed);
+    }
+    for remark in remarks {
+        emit_remark(function.loc(), &remark);
     }
     Ok(())
 }
@@ -298,24 +340,26 @@ fn copy_out_returned_comm_buffers(function: Op) {
     }
 }
 
-fn rewrite_pool(
+/// Places `buffers` in one pool: builds the pool (a global of the
+/// allocator's space, or a regular allocation freed at every return) and
+/// returns it with each buffer's offset and the remark that describes it;
+/// `None` when nothing is placed.
+fn place_pool(
     function: Op,
     function_name: &str,
     space: Option<Attr>,
     buffers: &[Buffer],
     alignment: u64,
     symbols: &mut SymbolIndex,
-) {
+) -> Option<(Val, Vec<u64>, String)> {
     let intervals: Vec<Interval> = buffers.iter().map(|b| b.interval).collect();
     let placement = assign_offsets(&intervals, alignment);
     let bound = lower_bound(&intervals, alignment);
     if placement.pool_bytes == 0 {
-        return;
+        return None;
     }
     let ctx = function.ctx();
-    let Some(entry) = function.entry_block() else {
-        return;
-    };
+    let entry = function.entry_block()?;
     let pool_ty = pool_type(ctx, placement.pool_bytes, space);
     let mut at_entry = Builder::new(ctx, function.loc(), At::BlockStart(entry));
     let (pool, what) = match space {
@@ -346,28 +390,16 @@ fn rewrite_pool(
             (pool, "regular pool".to_owned())
         }
     };
-    for (buffer, offset) in buffers.iter().zip(&placement.offsets) {
-        // An allocation's operands are its dynamic sizes; the view keeps them.
-        let sizes = buffer.def.operands();
-        let view = Builder::before(buffer.def).view(pool, *offset, buffer.ty, &sizes);
-        buffer.def.result(0).replace_all_uses_with(view);
-        for dealloc in &buffer.deallocs {
-            dealloc.erase();
-        }
-        buffer.def.erase();
-    }
     let total: u64 = buffers.iter().map(|b| b.bytes).sum();
-    emit_remark(
-        function.loc(),
-        &format!(
-            "{what}: {} bytes for {} ({total} bytes if allocated apart), lower bound \
-             {bound} bytes ({:.2}x), {}",
-            placement.pool_bytes,
-            plural(buffers.len(), "buffer", "buffers"),
-            placement.pool_bytes as f64 / bound.max(1) as f64,
-            plural(placement.reuses, "reuse", "reuses"),
-        ),
+    let remark = format!(
+        "{what}: {} bytes for {} ({total} bytes if allocated apart), lower bound \
+         {bound} bytes ({:.2}x), {}",
+        placement.pool_bytes,
+        plural(buffers.len(), "buffer", "buffers"),
+        placement.pool_bytes as f64 / bound.max(1) as f64,
+        plural(placement.reuses, "reuse", "reuses"),
     );
+    Some((pool, placement.offsets, remark))
 }
 
 fn pool_type(ctx: Ctx, bytes: u64, space: Option<Attr>) -> Ty {
