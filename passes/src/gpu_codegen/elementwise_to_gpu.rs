@@ -202,35 +202,33 @@ pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
 /// their last dimension) is 16-byte aligned at each of its rows, and
 /// `last` (the extent of that dimension) a multiple of `lanes` (at most 8).
 pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, last: Val) -> Val {
-    let mut k = Emit { b: host };
-    let lanes = k.b.index(lanes as i64);
-    let rest = k.index_op(IntOp::RemU, last, lanes);
+    let lanes = host.index(lanes as i64);
+    let rest = host.int_op(IntOp::RemU, last, lanes);
     // OR of every byte address and outer stride: aligned when its low 4
     // bits are clear.
     let mut bits = rest;
     for value in values {
         let ty = value.ty();
         let rank = ty.shape().len();
-        let bytes =
-            k.b.index(ty.element_bytes().expect("checked by the match") as i64);
-        let metadata = k.b.strided_metadata(*value);
+        let bytes = host.index(ty.element_bytes().expect("checked by the match") as i64);
+        let metadata = host.strided_metadata(*value);
         let offset = metadata.result(1);
-        let pointer = k.b.aligned_pointer(*value);
-        let offset_bytes = k.index_op(IntOp::Mul, offset, bytes);
-        let address = k.index_op(IntOp::Add, pointer, offset_bytes);
-        bits = k.index_op(IntOp::Or, bits, address);
+        let pointer = host.aligned_pointer(*value);
+        let offset_bytes = host.int_op(IntOp::Mul, offset, bytes);
+        let address = host.int_op(IntOp::Add, pointer, offset_bytes);
+        bits = host.int_op(IntOp::Or, bits, address);
         for d in 0..rank.saturating_sub(1) {
             let stride = metadata.result(2 + rank + d);
-            let stride_bytes = k.index_op(IntOp::Mul, stride, bytes);
-            bits = k.index_op(IntOp::Or, bits, stride_bytes);
+            let stride_bytes = host.int_op(IntOp::Mul, stride, bytes);
+            bits = host.int_op(IntOp::Or, bits, stride_bytes);
         }
     }
     // The lane remainder is below 16 only when it is 0 (lanes <= 8), so
     // one mask checks it with the addresses: bits % 16 == 0.
-    let mask = k.b.index((VECTOR_BYTES - 1) as i64);
-    let low = k.index_op(IntOp::And, bits, mask);
-    let zero = k.b.index(0);
-    k.b.cmpi(CmpI::Eq, low, zero)
+    let mask = host.index((VECTOR_BYTES - 1) as i64);
+    let low = host.int_op(IntOp::And, bits, mask);
+    let zero = host.index(0);
+    host.cmpi(CmpI::Eq, low, zero)
 }
 
 /// `vector<lanes x element>` read from `memref` at `at` (16-byte aligned).
@@ -259,35 +257,33 @@ fn lower(op: Op, e: &Elementwise) {
     let condition = aligned(&mut host, e, *last);
     // The generic itself is the fallback.
     let mut host = linalg_gpu::unless_fallback(&mut host, condition, &[op]);
-    let mut h = Emit { b: &mut host };
 
     // Work: rows x vectors per row, one vector per thread.
-    let lanes = h.b.index(e.lanes as i64);
-    let per_row = h.index_op(IntOp::DivU, *last, lanes);
+    let lanes = host.index(e.lanes as i64);
+    let per_row = host.int_op(IntOp::DivU, *last, lanes);
     let mut vectors = per_row;
     for extent in outer {
-        vectors = h.index_op(IntOp::Mul, vectors, *extent);
+        vectors = host.int_op(IntOp::Mul, vectors, *extent);
     }
-    let threads = h.b.index(THREADS as i64);
-    let blocks = h.index_op(IntOp::CeilDivU, vectors, threads);
-    let launch = linalg_gpu::launch(h.b, blocks, threads);
+    let threads = host.index(THREADS as i64);
+    let blocks = host.int_op(IntOp::CeilDivU, vectors, threads);
+    let launch = linalg_gpu::launch(&mut host, blocks, threads);
 
     let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
-    let mut k = Emit { b: &mut kernel };
-    let first = k.index_op(IntOp::Mul, launch.block_x, launch.block_dim_x);
-    let id = k.index_op(IntOp::Add, first, launch.thread_x);
-    let inside = k.b.cmpi(CmpI::Ult, id, vectors);
-    let guard = k.b.if_then(inside, false);
-    k.b.gpu_terminator();
+    let first = kernel.int_op(IntOp::Mul, launch.block_x, launch.block_dim_x);
+    let id = kernel.int_op(IntOp::Add, first, launch.thread_x);
+    let inside = kernel.cmpi(CmpI::Ult, id, vectors);
+    let guard = kernel.if_then(inside, false);
+    kernel.gpu_terminator();
 
     let guard_yield = guard.region_blocks(0)[0]
         .terminator()
         .expect("built with its yield");
     let mut inner = Builder::new(ctx, loc, At::Before(guard_yield));
     let mut t = Emit { b: &mut inner };
-    let row = t.index_op(IntOp::DivU, id, per_row);
-    let vector_in_row = t.index_op(IntOp::RemU, id, per_row);
-    let column = t.index_op(IntOp::Mul, vector_in_row, lanes);
+    let row = t.b.int_op(IntOp::DivU, id, per_row);
+    let vector_in_row = t.b.int_op(IntOp::RemU, id, per_row);
+    let column = t.b.int_op(IntOp::Mul, vector_in_row, lanes);
     let mut loop_ids = linalg_gpu::unflatten(&mut t, row, outer);
     loop_ids.push(column);
     vector_step(&mut t, op, e, &loop_ids, &HashMap::new());
@@ -321,7 +317,7 @@ pub(crate) fn vector_step(
             (None, Access::Vector(dims)) => {
                 Loaded::Vector(vector_load(t, *input, &indices(dims), e.lanes))
             }
-            (None, Access::Broadcast(dims)) => Loaded::Scalar(t.load(*input, &indices(dims))),
+            (None, Access::Broadcast(dims)) => Loaded::Scalar(t.b.load(*input, &indices(dims))),
             (None, Access::Value) => Loaded::Scalar(*input),
         });
     }

@@ -35,12 +35,6 @@ impl Emit<'_> {
         let f32 = self.b.ctx.f32_type();
         self.b.float_constant(f32, f64::from(value))
     }
-    pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
-        self.b.load(memref, indices)
-    }
-    pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) {
-        self.b.store(value, memref, indices);
-    }
     /// `value` as f32 (extended from a 16-bit float).
     pub fn widened(&mut self, value: Val) -> Val {
         let f32 = self.b.ctx.f32_type();
@@ -49,10 +43,6 @@ impl Emit<'_> {
         } else {
             self.b.convert(Cast::ExtF, value, f32)
         }
-    }
-    /// Index arithmetic (`arith.muli`, `arith.divui`, ...) on two indices.
-    pub fn index_op(&mut self, op: IntOp, lhs: Val, rhs: Val) -> Val {
-        self.b.int_op(op, lhs, rhs)
     }
     /// Copies the body's ops except `skip` and its terminator, with
     /// `mapping` (block arguments to values) extended by each copy's
@@ -146,8 +136,8 @@ pub fn unflatten(e: &mut Emit, flat: Val, extents: &[Val]) -> Vec<Val> {
         if d == 0 {
             ids[d] = rest;
         } else {
-            ids[d] = e.index_op(IntOp::RemU, rest, extents[d]);
-            rest = e.index_op(IntOp::DivU, rest, extents[d]);
+            ids[d] = e.b.int_op(IntOp::RemU, rest, extents[d]);
+            rest = e.b.int_op(IntOp::DivU, rest, extents[d]);
         }
     }
     ids

@@ -212,8 +212,8 @@ fn row_total(
     } else {
         let lanes = k.b.index(lanes as i64);
         (
-            k.index_op(IntOp::Mul, launch.thread_x, lanes),
-            k.index_op(IntOp::Mul, launch.block_dim_x, lanes),
+            k.b.int_op(IntOp::Mul, launch.thread_x, lanes),
+            k.b.int_op(IntOp::Mul, launch.block_dim_x, lanes),
         )
     };
     let for_op = scf_for(loc, [start, columns, step], &[identity], &[f32]);
@@ -246,7 +246,7 @@ fn row_total(
                     Some(v) if v.spanning.contains(&i) => {
                         vector_load(&mut e, *input, &indices, v.lanes)
                     }
-                    _ => e.load(*input, &indices),
+                    _ => e.b.load(*input, &indices),
                 }
             })
             .collect();
@@ -352,10 +352,10 @@ fn reduction_kernel(
     let mut s = Emit { b: &mut store };
     let initial = match initial {
         Some(value) => value,
-        None => s.load(r.output, &row_ids),
+        None => s.b.load(r.output, &row_ids),
     };
     let result = row_result(&mut s, r, total, initial);
-    s.store(result, r.output, &row_ids);
+    s.b.store(result, r.output, &row_ids);
 }
 
 /// The reduction and its consumer `c` in one kernel: each block reduces
@@ -404,7 +404,7 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
     // Read before thread 0 stores the total over it.
     let initial = match fill {
         Some(value) => value,
-        None => k.load(r.output, &row_ids),
+        None => k.b.load(r.output, &row_ids),
     };
     let total = row_total(
         &mut k,
@@ -424,13 +424,13 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
             .terminator()
             .expect("built with its yield");
         let mut store = Builder::new(ctx, loc, At::Before(then_yield));
-        Emit { b: &mut store }.store(result, r.output, &row_ids);
+        store.store(result, r.output, &row_ids);
     }
     // The consumer over the row: vectors of `lanes` columns, strided by
     // the block.
     let lanes = k.b.index(e.lanes as i64);
-    let start = k.index_op(IntOp::Mul, launch.thread_x, lanes);
-    let step = k.index_op(IntOp::Mul, launch.block_dim_x, lanes);
+    let start = k.b.int_op(IntOp::Mul, launch.thread_x, lanes);
+    let step = k.b.int_op(IntOp::Mul, launch.block_dim_x, lanes);
     let for_op = scf_for(loc, [start, sizes.columns, step], &[], &[]);
     k.b.insert(for_op);
     k.b.gpu_terminator();

@@ -170,7 +170,7 @@ impl Builder {
     }
 
     /// The same, inserted; its only result.
-    fn put_one(
+    pub(crate) fn put_one(
         &mut self,
         build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>,
     ) -> Val {
@@ -674,38 +674,6 @@ pub fn gpu_launch(ctx: Ctx, loc: MlirLocation, grid: [Val; 3], block: [Val; 3]) 
             .into()
     });
     with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])
-}
-
-/// `symm_mem.all_reduce_epilogue_out` of `input`, the epilogue's
-/// operands and `out` (`operands` in that order), with an empty region
-/// for the epilogue.
-pub fn all_reduce_epilogue_out(
-    loc: MlirLocation,
-    operands: &[Val],
-    segments: Attr,
-    [reduction, group, algorithm]: [Attr; 3],
-) -> Op {
-    let (Some((input, rest)), Some(out)) = (operands.split_first(), operands.last()) else {
-        panic!("internal: an all-reduce epilogue has an input and an output");
-    };
-    let epilogue = &rest[..rest.len() - 1];
-    let op = bridge::build_at(loc, |c, l| {
-        let group = a(group).try_into().expect("internal: a group symbol");
-        symm_mem::all_reduce_epilogue_out(
-            c,
-            v(*input),
-            &values(epilogue),
-            v(*out),
-            Region::new(),
-            a(reduction),
-            group,
-            l,
-        )
-        .into()
-    });
-    op.set_attr("algorithm", algorithm);
-    op.set_attr("operandSegmentSizes", segments);
-    op
 }
 
 /// `symm_mem.yield operands...`.

@@ -4,7 +4,7 @@
 
 use crate::PassError;
 use crate::{
-    ir::bridge::{self, ty as t, value as v},
+    ir::bridge::{ty as t, value as v},
     ir::builders::{At, Builder, CmpI, IntOp, func_call, func_declaration},
     ir::{Ctx, Op, Ty, Val},
 };
@@ -73,18 +73,6 @@ impl<'d> Host<'d> {
         self.b.ctx
     }
 
-    /// Inserts the op melior's typed builders make; its only result.
-    fn put_one(
-        &mut self,
-        build: impl for<'c> FnOnce(
-            &'c melior::Context,
-            melior::ir::Location<'c>,
-        ) -> melior::ir::Operation<'c>,
-    ) -> Val {
-        let op = bridge::build(self.ctx(), self.b.loc, build);
-        self.b.insert(op).result(0)
-    }
-
     pub fn ptr(&self) -> Ty {
         ptr_type(self.ctx())
     }
@@ -142,7 +130,8 @@ impl<'d> Host<'d> {
     /// A null `!llvm.ptr`.
     pub fn null_ptr(&mut self) -> Val {
         let ptr = self.ptr();
-        self.put_one(|c, l| ods::llvm::mlir_zero(c, t(ptr), l).into())
+        self.b
+            .put_one(|c, l| ods::llvm::mlir_zero(c, t(ptr), l).into())
     }
 
     /// Builds after `op` from now on.
@@ -171,7 +160,8 @@ impl<'d> Host<'d> {
     /// An i64 address as a pointer.
     pub fn int_to_ptr(&mut self, address: Val) -> Val {
         let ptr = self.ptr();
-        self.put_one(|c, l| ods::llvm::inttoptr(c, t(ptr), v(address), l).into())
+        self.b
+            .put_one(|c, l| ods::llvm::inttoptr(c, t(ptr), v(address), l).into())
     }
 
     /// A memref of type `ty` over `ptr`: its LLVM descriptor, cast to the
@@ -191,7 +181,9 @@ impl<'d> Host<'d> {
             field_types.extend([array, array]);
         }
         let struct_ty = ctx.llvm_struct(&field_types);
-        let mut descriptor = self.put_one(|c, l| ods::llvm::mlir_poison(c, t(struct_ty), l).into());
+        let mut descriptor = self
+            .b
+            .put_one(|c, l| ods::llvm::mlir_poison(c, t(struct_ty), l).into());
         let mut strides = vec![1i64; rank];
         for dim in (0..rank.saturating_sub(1)).rev() {
             strides[dim] = strides[dim + 1] * shape[dim + 1].unwrap_or(1);
@@ -215,7 +207,7 @@ impl<'d> Host<'d> {
         }
         for (position, value) in fields {
             let container = descriptor;
-            descriptor = self.put_one(|c, l| {
+            descriptor = self.b.put_one(|c, l| {
                 let position = DenseI64ArrayAttribute::new(c, &position).into();
                 ods::llvm::insertvalue(c, t(struct_ty), v(container), v(value), position, l).into()
             });

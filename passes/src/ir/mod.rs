@@ -562,11 +562,11 @@ impl Attr {
     pub fn raw(self) -> MlirAttribute {
         self.0
     }
-    /// Decodes an `#symm_mem.allocator`.
     /// Whether this is `#cudagraph.host`, the memory space of host buffers.
     pub fn is_host_memory(self) -> bool {
-        unsafe { symm_dialects::ffi::cudaGraphAttributeIsAHostMemory(self.0) }
+        symm_dialects::is_host_memory(unsafe { melior::ir::Attribute::from_raw(self.0) })
     }
+    /// Decodes an `#symm_mem.allocator`.
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::from_attribute(unsafe { melior::ir::Attribute::from_raw(self.0) })
     }

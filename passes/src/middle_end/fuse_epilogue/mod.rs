@@ -22,9 +22,9 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
     analysis::linalg::{captures_only_constants, iterator_kinds},
-    ir::builders::{Terminator, replace_terminator},
+    ir::builders::{FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce, replace_terminator},
     ir::convert::{Rewrite, convert},
-    ir::{Attr, Ctx, Op, Val, emit_error, emit_remark},
+    ir::{Attr, Op, Val, emit_error, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
@@ -163,8 +163,8 @@ pub(crate) fn copy_in_constants(fused: Op) {
 
 /// `all_reduce_epilogue_out`'s `operandSegmentSizes` without a matmul
 /// prologue: input, no lhs, rhs or partials, the epilogue operands, out.
-fn epilogue_out_segments(ctx: Ctx, epilogue_operands: usize) -> Attr {
-    ctx.segment_sizes(&[1, 0, 0, 0, epilogue_operands, 1])
+fn epilogue_out_segments(epilogue_operands: usize) -> [usize; 6] {
+    [1, 0, 0, 0, epilogue_operands, 1]
 }
 
 fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
@@ -185,13 +185,21 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     let group = all_reduce
         .attr("group")
         .expect("all-reduce ops have a group");
-    let segments = epilogue_out_segments(ctx, fused_operands.len() - 2);
+    let segments = epilogue_out_segments(fused_operands.len() - 2);
     let algorithm = ctx.i32(Algorithm::fixed_by(all_reduce).map_or(0, Algorithm::code));
-    let fused = crate::ir::builders::all_reduce_epilogue_out(
+    let attrs = FusedAttrs {
+        reduction,
+        group,
+        algorithm: Some(algorithm),
+        row_init: None,
+        split_k_max_rows: None,
+    };
+    let fused = fused_all_reduce(
+        FusedAllReduce::Epilogue,
         all_reduce.loc(),
         &fused_operands,
-        segments,
-        [reduction, group, algorithm],
+        &segments,
+        &attrs,
     );
     fused.take_region_from(generic, 0);
     let body = fused.entry_block().expect("the generic's body moved here");
