@@ -121,8 +121,8 @@ struct Expansion {
     limits: Limits,
     decls: Declarations,
     kernels: BTreeMap<String, AllReduceKernel>,
-    /// Fused ops whose region (the index) becomes the named function.
-    epilogues: Vec<(String, Op, usize)>,
+    /// Fused ops whose region (the index) becomes the declared function.
+    epilogues: Vec<(EpilogueDecl, Op, usize)>,
     failed: bool,
 }
 
@@ -345,7 +345,7 @@ impl Expansion {
             .iter()
             .map(broadcast_of)
             .collect::<Result<_, _>>()?;
-        kernel_element(roles.out.ty().element())?;
+        let out_element = kernel_element(roles.out.ty().element())?;
         let row_types = match &roles.rows {
             Some((rows_out, row_operands)) => {
                 if columns.saturating_mul(element_bytes) > kernels::ROW_BYTES_MAX {
@@ -364,21 +364,41 @@ impl Expansion {
             None => None,
         };
         let fused = FusedAllReduce::of(op).is_some();
+        // The functions the fused op's regions become: the epilogue
+        // (input, epilogue operands -> out), and for a row statistic its
+        // step (out, f32 -> f32) and apply (out, f32, row operands ->
+        // rows_out).
+        let declare = |function: &str, elements: Vec<Scalar>, result: Scalar| EpilogueDecl {
+            function: function.to_owned(),
+            elements,
+            result,
+        };
         let epilogue = fused.then(|| {
             let function = format!("symm_epilogue_{}", self.epilogues.len());
-            self.epilogues.push((function.clone(), op, 0));
+            let elements = std::iter::once(element)
+                .chain(epilogue_types.iter().map(|(e, _)| *e))
+                .collect();
+            self.epilogues
+                .push((declare(&function, elements, out_element), op, 0));
             function
         });
-        let rows = row_types.map(|(operands, out_element)| {
+        let rows = row_types.map(|(operands, rows_element)| {
             let function = epilogue.as_deref().unwrap_or("symm_epilogue");
             let (step, apply) = (format!("{function}_step"), format!("{function}_apply"));
-            self.epilogues.push((step.clone(), op, 1));
-            self.epilogues.push((apply.clone(), op, 2));
+            let f32 = Scalar::F32;
+            let apply_elements = [out_element, f32]
+                .into_iter()
+                .chain(operands.iter().map(|(e, _)| *e))
+                .collect();
+            self.epilogues
+                .push((declare(&step, vec![out_element, f32], f32), op, 1));
+            self.epilogues
+                .push((declare(&apply, apply_elements, rows_element), op, 2));
             RowsFacts {
                 step,
                 apply,
                 operands,
-                out_element,
+                out_element: rows_element,
             }
         });
         let fixed = Algorithm::fixed_by(op);
@@ -415,35 +435,6 @@ impl Expansion {
         if self.kernels.is_empty() {
             return;
         }
-        let epilogues: Vec<EpilogueDecl> = self
-            .epilogues
-            .iter()
-            .map(|(function, op, region)| {
-                let roles = roles(*op);
-                // Checked when the op's facts were read (kernel_element).
-                let element = |v: &Val| v.ty().element().scalar().unwrap_or(Scalar::F32);
-                let out = element(&roles.out);
-                let f32 = Scalar::F32;
-                let (elements, result) = match (region, &roles.rows) {
-                    (1, _) => (vec![out, f32], f32),
-                    (2, Some((rows_out, operands))) => {
-                        let mut elements = vec![out, f32];
-                        elements.extend(operands.iter().map(element));
-                        (elements, element(rows_out))
-                    }
-                    _ => {
-                        let mut elements = vec![element(&roles.input)];
-                        elements.extend(roles.epilogue.iter().map(element));
-                        (elements, out)
-                    }
-                };
-                EpilogueDecl {
-                    function: function.clone(),
-                    elements,
-                    result,
-                }
-            })
-            .collect();
         let Some(block) = module.entry_block() else {
             return;
         };
@@ -455,7 +446,7 @@ impl Expansion {
             self.ctx,
             block,
             KERNEL_MODULE,
-            &epilogues,
+            self.epilogues.iter().map(|(decl, _, _)| decl),
             self.kernels.values(),
         ) {
             Ok(gpu_module) => gpu_module,
@@ -469,8 +460,8 @@ impl Expansion {
             .filter_map(|op| Some((op.symbol_name()?, op)))
             .collect();
         let mut fused = Vec::new();
-        for (function, op, region) in std::mem::take(&mut self.epilogues) {
-            if let Some(target) = functions.get(&function) {
+        for (decl, op, region) in std::mem::take(&mut self.epilogues) {
+            if let Some(target) = functions.get(&decl.function) {
                 target.take_region_at(0, op, region);
                 if let Some(body) = target.entry_block() {
                     replace_terminator(body, Terminator::Return);

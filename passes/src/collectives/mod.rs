@@ -35,7 +35,7 @@ pub fn emit_kernel_module<'k>(
     ctx: Ctx,
     parent: Blk,
     name: &str,
-    epilogues: &[EpilogueDecl],
+    epilogues: impl IntoIterator<Item = &'k EpilogueDecl>,
     kernels: impl IntoIterator<Item = &'k AllReduceKernel>,
 ) -> Result<Op, PassError> {
     emit_gpu_module(ctx, parent, name, |e| {

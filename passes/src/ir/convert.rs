@@ -128,3 +128,18 @@ pub fn convert(
     }
     result.value != 0
 }
+
+/// `convert` in a pass that must leave no illegal op: one left is a bug of
+/// the pass, reported at `root` as an internal error naming `left`.
+pub fn convert_all(
+    root: Op,
+    left: &str,
+    illegal: &dyn Fn(Op) -> bool,
+    lower_one: &mut dyn FnMut(Op, &mut Rewriter) -> Rewrite,
+) -> Result<(), crate::PassFailed> {
+    if convert(root, illegal, lower_one) {
+        return Ok(());
+    }
+    super::emit_error(root.loc(), &format!("internal: {left}"));
+    Err(crate::PassFailed)
+}

@@ -23,8 +23,8 @@ use crate::{
     analysis::all_reduce::Algorithm,
     analysis::linalg::{captures_only_constants, iterator_kinds},
     ir::builders::{FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce, replace_terminator},
-    ir::convert::{Rewrite, convert},
-    ir::{Attr, Op, Val, emit_error, emit_remark},
+    ir::convert::{Rewrite, convert_all},
+    ir::{Attr, Op, Val, emit_remark},
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<FuseEpilogue>(
@@ -283,7 +283,8 @@ impl SymmPass for FuseEpilogue {
         // generic and the intermediate buffer go through the rewriter.
         let has_fusion =
             |op: Op| op.isa(OpKind::AllReduceOut) && matches!(fusion_of(op), Ok(Some(_)));
-        let fused_all = convert(function, &has_fusion, &mut |all_reduce, rewriter| {
+        let left = "symm-mem-fuse-epilogue left an all-reduce it was to fuse";
+        convert_all(function, left, &has_fusion, &mut |all_reduce, rewriter| {
             let Ok(Some(fusion)) = fusion_of(all_reduce) else {
                 return Rewrite::Refused;
             };
@@ -300,14 +301,7 @@ impl SymmPass for FuseEpilogue {
                 "fused the element-wise consumer into the all-reduce: one kernel, no intermediate buffer",
             );
             Rewrite::Lowered
-        });
-        if !fused_all {
-            emit_error(
-                function.loc(),
-                "internal: symm-mem-fuse-epilogue left an all-reduce it was to fuse",
-            );
-            return Err(PassFailed);
-        }
+        })?;
         if options.flag("fuse-rows") {
             // The same for the row chains after the fused ops.
             for epilogue in function.walk() {
@@ -323,7 +317,8 @@ impl SymmPass for FuseEpilogue {
             let has_chain = |op: Op| {
                 op.isa(OpKind::AllReduceEpilogueOut) && matches!(rows::match_chain(op), Ok(Some(_)))
             };
-            let fused_all = convert(function, &has_chain, &mut |epilogue, rewriter| {
+            let left = "symm-mem-fuse-epilogue left a row chain it was to fuse";
+            convert_all(function, left, &has_chain, &mut |epilogue, rewriter| {
                 let Ok(Some(chain)) = rows::match_chain(epilogue) else {
                     return Rewrite::Refused;
                 };
@@ -333,14 +328,7 @@ impl SymmPass for FuseEpilogue {
                     "fused the row statistic and its consumer into the all-reduce: one kernel reduces, applies the epilogue and normalizes each row",
                 );
                 Rewrite::Lowered
-            });
-            if !fused_all {
-                emit_error(
-                    function.loc(),
-                    "internal: symm-mem-fuse-epilogue left a row chain it was to fuse",
-                );
-                return Err(PassFailed);
-            }
+            })?;
         }
         Ok(())
     }

@@ -24,7 +24,7 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::dynamic::{bounded_bytes, max_tokens},
     ir::builders::{At, Builder},
-    ir::convert::{Rewrite, convert},
+    ir::convert::{Rewrite, convert_all},
     ir::module::{SymbolIndex, defined_functions, sanitize},
     ir::text::plural,
     ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
@@ -223,8 +223,9 @@ fn plan_function(
             remarks.push(remark);
         }
     }
-    let planned = convert(
+    convert_all(
         function,
+        "symm-mem-plan left an allocation it placed in a pool",
         &|op| views.contains_key(&op),
         &mut |def, rewriter| {
             let Some(&(pool, offset, buffer)) = views.get(&def) else {
@@ -240,14 +241,7 @@ fn plan_function(
             rewriter.erase(def);
             Rewrite::Lowered
         },
-    );
-    if !planned {
-        emit_error(
-            function.loc(),
-            "internal: symm-mem-plan left an allocation it placed in a pool",
-        );
-        return Err(PassFailed);
-    }
+    )?;
     for remark in remarks {
         emit_remark(function.loc(), &remark);
     }
