@@ -43,6 +43,15 @@ pub struct Host<'d> {
     decls: &'d mut Declarations,
 }
 
+/// The refusal of a buffer whose byte count no 64-bit size holds.
+pub fn too_many_bytes(ty: Ty) -> PassError {
+    format!(
+        "has more bytes than a 64-bit size holds ({}), which no device allocates",
+        ty.print()
+    )
+    .into()
+}
+
 pub fn ptr_type(ctx: Ctx) -> Ty {
     ctx.llvm_ptr()
 }
@@ -248,13 +257,7 @@ impl<'d> Host<'d> {
         let Some(element) = ty.element_bytes() else {
             return Err(format!("has elements of no fixed size ({})", ty.print()).into());
         };
-        let too_many = || -> PassError {
-            format!(
-                "has more bytes than a 64-bit size holds ({}), which no device allocates",
-                ty.print()
-            )
-            .into()
-        };
+        let too_many = || too_many_bytes(ty);
         if ty.has_static_shape() {
             let bytes = ty.byte_size().and_then(|b| i64::try_from(b).ok());
             return Ok(self.int(64, bytes.ok_or_else(too_many)?));

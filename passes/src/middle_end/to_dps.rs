@@ -20,35 +20,19 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ToDps>(
     file!(),
 );
 
-/// The functional collectives, which have destination-passing forms.
-#[derive(Clone, Copy)]
-enum Functional {
-    AllReduce,
-    AllGatherMatmul,
-}
-
-impl Functional {
-    fn of(op: Op) -> Option<Self> {
-        match op.kind() {
-            OpKind::AllReduce => Some(Self::AllReduce),
-            OpKind::AllGatherMatmul => Some(Self::AllGatherMatmul),
-            _ => None,
-        }
-    }
-}
-
 pub struct ToDps;
 
 impl SymmPass for ToDps {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
         // The functional op goes once its out form took its uses: the walk
         // erases it through the rewriter, after every op it holds.
-        walk_erasing(function, |op| match Functional::of(op) {
-            Some(form) => {
-                rewrite(op, form);
+        walk_erasing(function, |op| match op.kind() {
+            // The functional collectives, which have out forms.
+            OpKind::AllReduce | OpKind::AllGatherMatmul => {
+                rewrite(op);
                 Visit::Erase
             }
-            None => Visit::Keep,
+            _ => Visit::Keep,
         });
         Ok(())
     }
@@ -76,29 +60,27 @@ fn result_sizes(builder: &mut Builder, op: Op) -> Vec<Val> {
     sizes
 }
 
-fn rewrite(op: Op, form: Functional) {
+/// `op` (an all-reduce or all-gather matmul) as its out form.
+fn rewrite(op: Op) {
     let mut builder = Builder::before(op);
     let result = op.result(0);
     let sizes = result_sizes(&mut builder, op);
     let out = builder.alloc(result.ty(), &sizes, None);
     let group = op.attr("group").expect("verified collectives have a group");
-    let new = match form {
-        Functional::AllReduce => {
-            let reduction = op
-                .attr("reduction")
-                .expect("verified all-reduces have a reduction");
-            all_reduce_out(
-                op.loc(),
-                op.operand(0),
-                out,
-                reduction,
-                group,
-                op.attr("algorithm"),
-            )
-        }
-        Functional::AllGatherMatmul => {
-            all_gather_matmul_out(op.loc(), [op.operand(0), op.operand(1)], out, group)
-        }
+    let new = if op.isa(OpKind::AllReduce) {
+        let reduction = op
+            .attr("reduction")
+            .expect("verified all-reduces have a reduction");
+        all_reduce_out(
+            op.loc(),
+            op.operand(0),
+            out,
+            reduction,
+            group,
+            op.attr("algorithm"),
+        )
+    } else {
+        all_gather_matmul_out(op.loc(), [op.operand(0), op.operand(1)], out, group)
     };
     builder.insert(new);
     result.replace_all_uses_with(out);

@@ -37,7 +37,7 @@ use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps, is_zero_constan
 use crate::cudagraph::classify::is_host;
 use crate::ir::builders::IntOp;
 use crate::ir::convert::{Rewrite, convert};
-use crate::ir::host::{Declarations, Host, int_type, ptr_type};
+use crate::ir::host::{Declarations, Host, int_type, ptr_type, too_many_bytes};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::builders::{At, Cast},
@@ -383,15 +383,6 @@ fn static_bytes(ty: Ty) -> Result<i64, PassError> {
     ty.byte_size()
         .and_then(|bytes| i64::try_from(bytes).ok())
         .ok_or_else(|| too_many_bytes(ty))
-}
-
-/// The refusal of a buffer whose byte count no 64-bit size holds.
-fn too_many_bytes(ty: Ty) -> PassError {
-    format!(
-        "has more bytes than a 64-bit size holds ({}), which no device allocates",
-        ty.print()
-    )
-    .into()
 }
 
 fn lower_get_global(host: &mut Host, op: Op, symbols: &SymbolIndex) -> Result<(), PassError> {
