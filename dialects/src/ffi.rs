@@ -25,10 +25,16 @@ pub type SymmPassRun = unsafe extern "C" fn(op: MlirOperation, options: MlirStri
 /// Whether an op must be converted (symm-c/Conversion.h).
 pub type SymmConversionIllegal =
     unsafe extern "C" fn(op: MlirOperation, user: *mut std::ffi::c_void) -> bool;
-/// Rewrites an illegal op through the rewriter; false when it refuses it.
+/// One conversion in progress (symm-c/Conversion.h).
+#[repr(C)]
+pub struct SymmConversion {
+    _private: [u8; 0],
+}
+/// Rewrites an illegal op, erasing through the conversion; false when it
+/// refuses it.
 pub type SymmConversionLower = unsafe extern "C" fn(
     op: MlirOperation,
-    rewriter: mlir_sys::MlirRewriterBase,
+    conversion: *mut SymmConversion,
     user: *mut std::ffi::c_void,
 ) -> bool;
 
@@ -58,6 +64,9 @@ unsafe extern "C" {
         lower: SymmConversionLower,
         user: *mut std::ffi::c_void,
     ) -> mlir_sys::MlirLogicalResult;
+    /// Erases an op for a conversion: out of the IR now, destroyed when the
+    /// conversion ends (symm-c/Conversion.h).
+    pub fn symmConversionEraseOp(conversion: *mut SymmConversion, op: MlirOperation) -> bool;
     pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,

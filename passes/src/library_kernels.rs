@@ -115,7 +115,10 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
         pass_manager.as_operation_pass_manager(),
         &format!(
             "builtin.module({})",
-            crate::registration::upstream_gpu_to_llvm(None)
+            crate::registration::upstream_gpu_to_llvm(
+                None,
+                crate::gpu_codegen::chip::Chip::DEFAULT,
+            )
         ),
     )
     .map_err(|error| PassError::Build(format!("the library pipeline does not parse: {error}")))?;

@@ -1,5 +1,6 @@
 //! Registers the Rust passes with MLIR's global pass registry, by name.
 
+use crate::gpu_codegen::chip::Chip;
 use crate::{
     PassDescriptor, collectives, cudagraph,
     gpu_codegen::{check_gpu_symbols, elementwise_to_gpu, rows_to_gpu},
@@ -38,14 +39,14 @@ pub static PASSES: &[&PassDescriptor] = &[
 /// The upstream half of `symm-to-llvm`, after `convert-symm-mem-to-runtime`:
 /// row reductions become a thread block per row (`symm-linalg-rows-to-gpu`),
 /// other linalg ops GPU kernels through parallel loops (256 threads along
-/// the last dimension); kernels are compiled to PTX for sm_90 by LLVM's
+/// the last dimension); kernels are compiled to PTX for `chip` by LLVM's
 /// NVPTX backend (no CUDA toolkit), with libdevice linked for the math ops
 /// when one is given; `symm-check-gpu-symbols` refuses, at the calling
 /// op's location, any call no library resolves. Memrefs are passed as
 /// descriptors everywhere (kernels need them for dynamic sizes); entry
 /// points take plain device pointers because convert-symm-mem-to-runtime
 /// rebuilt their memref arguments over pointers (and the token count).
-pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
+pub fn upstream_gpu_to_llvm(libdevice: Option<&str>, chip: Chip) -> String {
     let (link, linked) = match libdevice {
         Some(path) => (format!(" l={path}"), true),
         None => (String::new(), false),
@@ -55,13 +56,14 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>) -> String {
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
 gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,convert-scf-to-cf,\
 convert-nvvm-to-llvm,func.func(expand-strided-metadata),gpu.module(expand-strided-metadata),lower-affine,\
-convert-func-to-llvm,nvvm-attach-target{{chip=sm_90 features=+ptx80 O=3{link}}},\
+convert-func-to-llvm,nvvm-attach-target{{chip={chip} features={features} O=3{link}}},\
 convert-arith-to-llvm,\
 convert-index-to-llvm,llvm.func(canonicalize,cse),gpu.module(canonicalize,cse),\
 gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),\
 symm-check-gpu-symbols{{libdevice={linked}}},\
 gpu-to-llvm,\
-gpu-module-to-binary{{format=isa}},convert-math-to-llvm,llvm.func(canonicalize,cse),reconcile-unrealized-casts"
+gpu-module-to-binary{{format=isa}},convert-math-to-llvm,llvm.func(canonicalize,cse),reconcile-unrealized-casts",
+        features = chip.features(),
     )
 }
 
@@ -75,7 +77,7 @@ pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives,symm-linalg-matmul-to-gpu,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",
-        upstream_gpu_to_llvm(libdevice)
+        upstream_gpu_to_llvm(libdevice, Chip::DEFAULT)
     )
 }
 

@@ -262,6 +262,65 @@ fn the_conversion_driver_lowers_what_is_illegal_and_keeps_what_is_refused() {
     assert!(module.as_operation().verify());
 }
 
+/// A rewrite may erase ops the driver has not reached yet: a later illegal
+/// op, and an op nested in a region after the one being rewritten (the
+/// fused all-reduce erases its consumer and the consumer's terminator).
+/// The driver listed them before it started; they leave the IR at once
+/// and are destroyed only when the conversion ends, so the driver never
+/// reads freed memory (before this, it did: a crash under `--remarks`).
+#[test]
+fn a_rewrite_may_erase_ops_the_driver_has_yet_to_visit() {
+    use melior::ir::operation::OperationLike;
+    use symm_passes::ir::{
+        Op,
+        convert::{Rewrite, convert},
+        op_kind::OpKind,
+    };
+
+    let context = context();
+    let module = Module::parse(
+        &context,
+        r#"
+        func.func @f(%a: memref<4xf32>, %b: memref<4xf32>, %flag: i1) {
+          memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+          scf.if %flag {
+            memref.copy %b, %a : memref<4xf32> to memref<4xf32>
+          }
+          memref.copy %b, %a : memref<4xf32> to memref<4xf32>
+          return
+        }
+        "#,
+    )
+    .expect("valid IR");
+    let root = Op::from(module.as_operation());
+    let later: Vec<Op> = root
+        .walk()
+        .into_iter()
+        .filter(|op| op.name() == "scf.if" || op.isa(OpKind::MemrefCopy))
+        .skip(1)
+        .collect();
+    assert_eq!(later.len(), 3, "the scf.if, its copy, the last copy");
+    let mut handed = Vec::new();
+    let lowered = convert(
+        root,
+        &|op| op.isa(OpKind::MemrefCopy),
+        &mut |op, rewriter| {
+            handed.push(op);
+            // The first copy takes everything after it with it: the
+            // scf.if (with the copy nested in it) and the last copy.
+            rewriter.erase(later[0]);
+            rewriter.erase(later[2]);
+            rewriter.erase(op);
+            Rewrite::Lowered
+        },
+    );
+    assert!(lowered);
+    assert_eq!(handed.len(), 1, "erased ops are never handed over");
+    let names: Vec<String> = root.walk().iter().map(|op| op.name()).collect();
+    assert!(!names.iter().any(|n| n == "memref.copy" || n == "scf.if"));
+    assert!(module.as_operation().verify());
+}
+
 #[test]
 fn a_panic_in_a_conversion_reaches_the_caller() {
     use melior::ir::operation::OperationLike;

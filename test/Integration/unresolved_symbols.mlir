@@ -6,6 +6,9 @@
 // RUN: not %symm-compile %s -o %t/k.o --no-libdevice 2> %t/errors.txt
 // RUN: FileCheck %s < %t/errors.txt
 // RUN: not test -e %t/k.o
+// Each error once, though the kernel is compiled and checked per call.
+// RUN: grep -c "needs libdevice" %t/errors.txt | FileCheck %s --check-prefix=ONCE
+// ONCE: {{^2$}}
 // A libdevice path that does not exist is refused up front.
 // RUN: not %symm-compile %s -o %t/k.o --libdevice=%t/missing.bc 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: env SYMM_LIBDEVICE=%t/missing.bc not %symm-compile %s -o %t/k.o 2>&1 | FileCheck %s --check-prefix=ENV

@@ -17,14 +17,27 @@
 extern "C" {
 #endif
 
+/* One conversion in progress: what its rewrites erase through. */
+typedef struct SymmConversion SymmConversion;
+
 /* Whether `op` must be converted (is illegal). */
 typedef bool (*SymmConversionIllegal)(MlirOperation op, void *user);
 
-/* Rewrites illegal `op` before it (the rewriter's insertion point), then
- * erases it through `rewriter`: returns true. Returns false when it
- * refuses the op (having reported why); the op then stays, as legal. */
-typedef bool (*SymmConversionLower)(MlirOperation op, MlirRewriterBase rewriter,
-                                    void *user);
+/* Rewrites illegal `op` (new ops go before it), then erases it and the
+ * ops the rewrite made dead through symmConversionEraseOp: returns true.
+ * Returns false when it refuses the op (having reported why); the op then
+ * stays, as legal. */
+typedef bool (*SymmConversionLower)(MlirOperation op,
+                                    SymmConversion *conversion, void *user);
+
+/* Erases `op` for `conversion` (false, and nothing done, when its results
+ * still have uses): it
+ * leaves the IR at once (its operands' uses with it) and is destroyed when
+ * the conversion ends. The driver listed every op before it started, so an
+ * op erased before its turn (a consumer after the op being rewritten) is
+ * still visited: it must stay readable until then, and it is legal. */
+MLIR_CAPI_EXPORTED bool symmConversionEraseOp(SymmConversion *conversion,
+                                              MlirOperation op);
 
 /* applyPartialConversion on `root`: every op `illegal` names is rewritten
  * by `lower`; every other op is legal. Pattern rollback is off (the driver

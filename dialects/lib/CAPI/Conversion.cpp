@@ -16,21 +16,46 @@
 
 using namespace mlir;
 
-namespace {
-
 /// What the target and the pattern share.
-struct Callbacks {
+struct SymmConversion {
   SymmConversionIllegal illegal;
   SymmConversionLower lower;
   void *user;
   /// Ops the caller refused: legal from then on, so that the driver does
   /// not report them again.
   llvm::DenseSet<Operation *> refused;
+  /// Ops the rewrites erased, and the ops nested in them: out of the IR,
+  /// alive until the conversion ends (the driver's list still holds them),
+  /// and legal.
+  llvm::DenseSet<Operation *> erased;
+  std::vector<Operation *> toDestroy;
 
   bool isIllegal(Operation *op) {
-    return !refused.contains(op) && illegal(wrap(op), user);
+    return !refused.contains(op) && !erased.contains(op) &&
+           illegal(wrap(op), user);
+  }
+
+  bool erase(Operation *op) {
+    if (erased.contains(op))
+      return true;
+    if (!op->use_empty())
+      return false;
+    op->walk([&](Operation *nested) { erased.insert(nested); });
+    op->dropAllReferences();
+    op->remove();
+    toDestroy.push_back(op);
+    return true;
+  }
+
+  ~SymmConversion() {
+    for (Operation *op : toDestroy)
+      op->destroy();
   }
 };
+
+namespace {
+
+using Callbacks = SymmConversion;
 
 /// Any illegal op, rewritten by the caller.
 struct CallbackPattern : ConversionPattern {
@@ -44,8 +69,7 @@ struct CallbackPattern : ConversionPattern {
     if (!callbacks.isIllegal(op))
       return failure();
     rewriter.setInsertionPoint(op);
-    if (callbacks.lower(wrap(op), wrap(static_cast<RewriterBase *>(&rewriter)),
-                        callbacks.user))
+    if (callbacks.lower(wrap(op), &callbacks, callbacks.user))
       return success();
     callbacks.refused.insert(op);
     return failure();
@@ -62,7 +86,7 @@ MlirLogicalResult symmApplyPartialConversion(MlirOperation root,
                                              void *user) {
   Operation *op = unwrap(root);
   MLIRContext *context = op->getContext();
-  Callbacks callbacks{illegal, lower, user, {}};
+  Callbacks callbacks{illegal, lower, user, {}, {}, {}};
   ConversionTarget target(*context);
   target.markUnknownOpDynamicallyLegal(
       [&](Operation *candidate) -> std::optional<bool> {
@@ -74,4 +98,8 @@ MlirLogicalResult symmApplyPartialConversion(MlirOperation root,
   config.allowPatternRollback = false;
   config.foldingMode = DialectConversionFoldingMode::Never;
   return wrap(applyPartialConversion(op, target, std::move(patterns), config));
+}
+
+bool symmConversionEraseOp(SymmConversion *conversion, MlirOperation op) {
+  return conversion->erase(unwrap(op));
 }

@@ -3,6 +3,7 @@
 //! every call in a kernel resolves, libdevice and PTX.
 
 pub mod check_gpu_symbols;
+pub mod chip;
 pub mod elementwise_to_gpu;
 pub mod libdevice;
 pub mod linalg_gpu;

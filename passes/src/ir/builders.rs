@@ -708,7 +708,16 @@ pub enum Terminator {
 /// Replaces `block`'s terminator with `terminator` of the same operands
 /// (a region moving to a parent with another terminator).
 pub fn replace_terminator(block: Blk, terminator: Terminator) {
-    if let Some(old) = block.terminator() {
+    if let Some(old) = put_terminator(block, terminator) {
+        old.erase();
+    }
+}
+
+/// Puts `terminator` before `block`'s terminator, with its operands, and
+/// returns the old one, still in place, for the caller to erase (a
+/// conversion erases it through its rewriter).
+pub fn put_terminator(block: Blk, terminator: Terminator) -> Option<Op> {
+    block.terminator().map(|old| {
         let operands = old.operands();
         let new = bridge::build_at(old.loc(), |c, l| match terminator {
             Terminator::Return => ods::func::r#return(c, &values(&operands), l).into(),
@@ -720,8 +729,8 @@ pub fn replace_terminator(block: Blk, terminator: Terminator) {
             }
         });
         old.insert_before(new);
-        old.erase();
-    }
+        old
+    })
 }
 
 // Ops built on their own, for the caller to place.

@@ -5,23 +5,40 @@
 //! its `ConversionPatternRewriter`, and fails if an illegal op is left. An
 //! op the rewrite refuses (it reports why) stays, as legal.
 
-use super::Op;
-use mlir_sys::{MlirOperation, MlirRewriterBase, mlirRewriterBaseEraseOp};
+use super::builders::{Terminator, put_terminator};
+use super::{Blk, Op};
+use mlir_sys::MlirOperation;
 use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use symm_dialects::ffi::{SymmConversion, symmConversionEraseOp};
 
 /// The conversion's rewriter, for the rewrite of one op.
-pub struct Rewriter(MlirRewriterBase);
+pub struct Rewriter(*mut SymmConversion);
 
 impl Rewriter {
-    /// Erases `op` (its results must have no uses left) through the
-    /// driver, which then knows it is gone.
+    /// Erases `op` (its results must have no uses left): it leaves the IR
+    /// at once, and the conversion destroys it when it ends, so the
+    /// driver, whose list of ops may still hold it (a consumer after the
+    /// op being rewritten), never reads freed memory.
     pub fn erase(&mut self, op: Op) {
-        // SAFETY: the driver's live rewriter and a live op whose results
-        // have no uses.
-        unsafe { mlirRewriterBaseEraseOp(self.0, op.raw()) }
+        // SAFETY: the live conversion and a live op.
+        let erased = unsafe { symmConversionEraseOp(self.0, op.raw()) };
+        // A rewrite that erases a used op is a bug of the pass: the panic
+        // ends the conversion and becomes an internal error at the op.
+        assert!(
+            erased,
+            "internal: a rewrite erased an op whose results are still used"
+        );
+    }
+
+    /// `builders::replace_terminator`, erasing the old terminator through
+    /// the conversion (it may sit in a region the driver has yet to visit).
+    pub fn replace_terminator(&mut self, block: Blk, terminator: Terminator) {
+        if let Some(old) = put_terminator(block, terminator) {
+            self.erase(old);
+        }
     }
 }
 
@@ -75,7 +92,7 @@ unsafe extern "C" fn is_illegal(op: MlirOperation, user: *mut c_void) -> bool {
 
 unsafe extern "C" fn lower(
     op: MlirOperation,
-    rewriter: MlirRewriterBase,
+    conversion: *mut SymmConversion,
     user: *mut c_void,
 ) -> bool {
     // SAFETY: as in `is_illegal`.
@@ -85,7 +102,7 @@ unsafe extern "C" fn lower(
     }
     // SAFETY: MLIR passes a live operation.
     let op = unsafe { Op::from_raw(op) };
-    let mut rewriter = Rewriter(rewriter);
+    let mut rewriter = Rewriter(conversion);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut lower = state.lower.borrow_mut();
         (*lower)(op, &mut rewriter)

@@ -3,6 +3,7 @@
 
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
+pub use symm_passes::gpu_codegen::chip::Chip;
 
 /// Extra outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -28,6 +29,7 @@ pub enum Libdevice {
 /// What symm-compile was asked to do.
 #[derive(Debug)]
 pub struct Args {
+    /// The program's path, or `-`: standard input.
     pub input: String,
     pub output: PathBuf,
     pub emit: Vec<Emit>,
@@ -45,6 +47,17 @@ pub struct Args {
     pub verbose: bool,
     /// Verify the IR after every pass, not only the input and the result.
     pub verify_each: bool,
+    /// Print the passes' remarks (what fused, what was chosen and why).
+    pub remarks: bool,
+    /// The GPU the kernels are compiled for.
+    pub chip: Chip,
+}
+
+impl Args {
+    /// Whether the program comes from standard input (`-`).
+    pub fn from_stdin(&self) -> bool {
+        self.input == "-"
+    }
 }
 
 #[derive(Parser, Debug)]
@@ -60,7 +73,8 @@ pub struct Args {
                   without one, a kernel that needs it is a compile error."
 )]
 struct Cli {
-    /// The program (MLIR with symm_mem collectives).
+    /// The program (MLIR with symm_mem collectives); `-` reads it from
+    /// standard input (then -o is required).
     #[arg(value_name = "INPUT.mlir")]
     input: String,
     /// The object to write; the header goes beside it (OUTPUT.h). Default:
@@ -123,15 +137,31 @@ struct Cli {
     /// lowered result.
     #[arg(long)]
     verify_each: bool,
+    /// Print the passes' remarks on stderr: which all-reduce each
+    /// collective became, what fused into it, which matmuls got generated
+    /// kernels, and why something did not.
+    #[arg(long)]
+    remarks: bool,
+    /// The GPU to compile the kernels for (sm_80, sm_86, sm_89, sm_90,
+    /// sm_90a, sm_100, sm_100a, sm_120, ...).
+    #[arg(long, value_name = "CHIP", default_value = "sm_90", value_parser = Chip::parse)]
+    chip: Chip,
 }
 
 /// `args` without the program name; a clap error (its `exit` prints it
 /// and exits 0 for --help/--version, 2 otherwise).
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Error> {
     let cli = Cli::try_parse_from(std::iter::once("symm-compile".to_owned()).chain(args))?;
-    let output = cli
-        .output
-        .unwrap_or_else(|| PathBuf::from(&cli.input).with_extension("o"));
+    let output = match cli.output {
+        Some(output) => output,
+        None if cli.input == "-" => {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "reading the program from standard input (-) needs -o OUTPUT.o\n",
+            ));
+        }
+        None => PathBuf::from(&cli.input).with_extension("o"),
+    };
     let libdevice = match (cli.libdevice, cli.no_libdevice) {
         (_, true) => Libdevice::Off,
         (Some(path), false) => Libdevice::Path(path),
@@ -161,6 +191,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         libdevice,
         verbose: cli.verbose,
         verify_each: cli.verify_each,
+        remarks: cli.remarks,
+        chip: cli.chip,
     })
 }
 
@@ -199,6 +231,12 @@ mod tests {
         assert_eq!(plain.output, PathBuf::from("a.o"));
         assert!(plain.cuda_graphs && plain.fuse_epilogue && plain.fuse_rows);
         assert!(!plain.verbose && parse_strs(&["a.mlir", "-v"]).unwrap().verbose);
+        assert!(!plain.remarks && parse_strs(&["a.mlir", "--remarks"]).unwrap().remarks);
+        assert_eq!(plain.chip, Chip::DEFAULT);
+        let chip = parse_strs(&["a.mlir", "--chip=sm_100a"]).unwrap().chip;
+        assert_eq!(chip.name(), "sm_100a");
+        let stdin = parse_strs(&["-", "-o", "x.o"]).unwrap();
+        assert!(stdin.from_stdin() && stdin.output == PathBuf::from("x.o"));
     }
 
     #[test]
@@ -213,6 +251,11 @@ mod tests {
             kind(&["a.mlir", "--libdevice=x", "--no-libdevice"]),
             ErrorKind::ArgumentConflict
         );
+        assert_eq!(
+            kind(&["a.mlir", "--chip=sm_75"]),
+            ErrorKind::ValueValidation
+        );
+        assert_eq!(kind(&["-"]), ErrorKind::MissingRequiredArgument);
         assert_eq!(kind(&["--help"]), ErrorKind::DisplayHelp);
         assert_eq!(kind(&["--version"]), ErrorKind::DisplayVersion);
     }

@@ -21,7 +21,7 @@ use melior::{
     ir::{BlockLike, Module, RegionLike, operation::OperationLike},
     pass::PassManager,
 };
-use std::{ffi::CString, path::Path};
+use std::{cell::RefCell, collections::HashSet, ffi::CString, io::Read, path::Path};
 use symm_passes::{
     gpu_codegen::{libdevice, ptx},
     registration::upstream_gpu_to_llvm,
@@ -62,7 +62,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         } else {
             0
         },
-        upstream = upstream_gpu_to_llvm(libdevice),
+        upstream = upstream_gpu_to_llvm(libdevice, args.chip),
     )
 }
 
@@ -82,12 +82,16 @@ fn crashed(message: &str) -> ! {
 /// crash of MLIR or LLVM ends the process, whose state it left undefined.
 pub fn compile(args: &Args) -> Result<(), String> {
     let mut phases = Phases::new(args.verbose);
+    let source = Source::read(&args.input)?;
     symm_dialects::recovery::enable_recovery();
     symm_passes::register_passes();
+    // Declared before the context, so that it outlives the context's
+    // diagnostic handler.
+    let printer = Printer::new(source.name.clone(), args.remarks);
     let context = symm_dialects::create_context();
     // Crash recovery sees faults on this thread only.
     context.enable_multi_threading(false);
-    print_diagnostics(&context, &args.input);
+    printer.attach(&context);
 
     let libdevice = match &args.libdevice {
         Libdevice::Search => libdevice::find(None).map_err(|e| e.to_string())?,
@@ -96,7 +100,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
     };
     let libdevice = libdevice.as_ref().and_then(|p| p.to_str());
 
-    let module = parse(&context, &args.input)?;
+    let module = parse(&context, &source)?;
     phases.done("parse");
     let entries = header::entry_points(&module)?;
     phases.done("read the entry points");
@@ -127,13 +131,13 @@ pub fn compile(args: &Args) -> Result<(), String> {
         symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
             "{}: internal error: MLIR crashed while compiling it ({}); it is a bug that the \
              input triggers: please report it with the input",
-            args.input,
+            source.name,
             symm_dialects::recovery::last_crash()
         )),
         _ => {
             return Err(format!(
                 "{} does not compile (see the errors above)",
-                args.input
+                source.name
             ));
         }
     }
@@ -143,7 +147,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
         return Err(format!(
             "{}: internal error: the pipeline produced IR that is not valid (the errors \
              above); it is a bug that the input triggers: please report it with the input",
-            args.input
+            source.name
         ));
     }
     check_lowered(&module)?;
@@ -153,7 +157,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
     let header_path = stem.with_extension("h");
     write(
         &header_path,
-        &header::render(&args.input, &entries, &header::lowered_entries(&module)),
+        &header::render(&source.name, &entries, &header::lowered_entries(&module)),
     )?;
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
@@ -233,25 +237,59 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Parses `path` with file locations, so diagnostics point into it; a
-/// crash of MLIR's parser is an error at the line that makes it crash.
-fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
-    if !Path::new(path).is_file() {
-        return Err(format!("{path}: no such file"));
+/// The program's text and the name its diagnostics give it: the path, or
+/// `<stdin>` for `-`.
+struct Source {
+    name: String,
+    text: Vec<u8>,
+}
+
+impl Source {
+    fn read(input: &str) -> Result<Source, String> {
+        if input == "-" {
+            let mut text = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut text)
+                .map_err(|e| format!("cannot read the program from standard input: {e}"))?;
+            return Ok(Source {
+                name: "<stdin>".into(),
+                text,
+            });
+        }
+        if !Path::new(input).is_file() {
+            return Err(format!("{input}: no such file"));
+        }
+        let text = std::fs::read(input).map_err(|e| format!("cannot read {input}: {e}"))?;
+        Ok(Source {
+            name: input.to_owned(),
+            text,
+        })
     }
+}
+
+fn string_ref(text: &[u8]) -> mlir_sys::MlirStringRef {
+    mlir_sys::MlirStringRef {
+        data: text.as_ptr().cast(),
+        length: text.len(),
+    }
+}
+
+/// Parses `source` with file locations under its name, so diagnostics
+/// point into it; a crash of MLIR's parser is an error at the line that
+/// makes it crash.
+fn parse<'c>(context: &'c Context, source: &Source) -> Result<Module<'c>, String> {
     let mut raw = mlir_sys::MlirModule {
         ptr: std::ptr::null_mut(),
     };
     let mut crash_line = 0;
-    // SAFETY: a live context, a path that outlives the call, out-pointers
-    // to locals.
+    let name = &source.name;
+    // SAFETY: a live context, text and name that outlive the call,
+    // out-pointers to locals.
     let status = unsafe {
-        symm_dialects::ffi::symmParseFileRecovering(
+        symm_dialects::ffi::symmParseSourceRecovering(
             context.to_raw(),
-            mlir_sys::MlirStringRef {
-                data: path.as_ptr().cast(),
-                length: path.len(),
-            },
+            string_ref(&source.text),
+            string_ref(name.as_bytes()),
             &mut raw,
             &mut crash_line,
         )
@@ -262,20 +300,20 @@ fn parse<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, String> {
             Ok(unsafe { Module::from_raw(raw) })
         }
         symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
-            "{path}:{}:1: error: internal error in the MLIR parser ({}) on this line; it is an \
+            "{name}:{}:1: error: internal error in the MLIR parser ({}) on this line; it is an \
              MLIR bug that the input triggers: please report it with the input",
             crash_line.max(1),
             symm_dialects::recovery::last_crash()
         )),
         symm_dialects::ffi::SYMM_RUN_INVALID => {
-            Err(format!("{path} is not valid (see the errors above)"))
+            Err(format!("{name} is not valid (see the errors above)"))
         }
         // MLIR 22's parser can free an operation and write to it while it
         // cleans up after some errors (test/Integration/untrusted_input.mlir,
         // block_twice); tearing the context down afterwards then crashed
         // about one run in five. The input is rejected either way: end
         // without the teardown.
-        _ => crashed(&format!("{path} does not parse (see the errors above)")),
+        _ => crashed(&format!("{name} does not parse (see the errors above)")),
     }
 }
 
@@ -330,49 +368,78 @@ fn collect_leftovers<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, out: &mut Vec<
     }
 }
 
-/// Prints diagnostics as `file:line:col: error: message`. Messages and
+/// Prints diagnostics as `file:line:col: error: message`, each distinct
+/// one once (a check that fires at every call of the same function, at
+/// the same op, says so once), and remarks only when asked. Messages and
 /// locations may hold any bytes the input did (they quote it): they are
 /// printed lossily, never trusted to be UTF-8. A diagnostic without a
 /// location (an upstream pass that emits one at `UnknownLoc`) is printed at
-/// `input`, the file it came from, never at "unknown".
-fn print_diagnostics(context: &Context, input: &String) {
-    // SAFETY: a live context; the handler reads `input`, which outlives
-    // the context (both belong to `compile`, the input to its caller).
-    unsafe {
-        mlir_sys::mlirContextAttachDiagnosticHandler(
-            context.to_raw(),
-            Some(print_diagnostic),
-            (input as *const String).cast_mut().cast(),
-            None,
-        );
+/// the input, never at "unknown".
+struct Printer {
+    input: String,
+    remarks: bool,
+    printed: RefCell<HashSet<String>>,
+}
+
+impl Printer {
+    fn new(input: String, remarks: bool) -> Self {
+        Self {
+            input,
+            remarks,
+            printed: RefCell::new(HashSet::new()),
+        }
+    }
+
+    /// Makes this the context's diagnostic handler; it must outlive the
+    /// context.
+    fn attach(&self, context: &Context) {
+        // SAFETY: a live context; the handler reads `self`, which the
+        // caller keeps alive longer than the context.
+        unsafe {
+            mlir_sys::mlirContextAttachDiagnosticHandler(
+                context.to_raw(),
+                Some(print_diagnostic),
+                (self as *const Printer).cast_mut().cast(),
+                None,
+            );
+        }
+    }
+
+    fn print(&self, severity: &str, location: &str, message: &str) {
+        let location = if location == "unknown" || location.is_empty() {
+            self.input.as_str()
+        } else {
+            location
+        };
+        let line = format!("{location}: {severity}: {message}");
+        if self.printed.borrow_mut().insert(line.clone()) {
+            eprintln!("{line}");
+        }
     }
 }
 
 unsafe extern "C" fn print_diagnostic(
     diagnostic: mlir_sys::MlirDiagnostic,
-    input: *mut std::ffi::c_void,
+    printer: *mut std::ffi::c_void,
 ) -> mlir_sys::MlirLogicalResult {
     use mlir_sys::{
         MlirDiagnosticSeverity_MlirDiagnosticError as ERROR,
         MlirDiagnosticSeverity_MlirDiagnosticNote as NOTE,
+        MlirDiagnosticSeverity_MlirDiagnosticRemark as REMARK,
         MlirDiagnosticSeverity_MlirDiagnosticWarning as WARNING,
     };
+    // SAFETY: `printer` is the Printer that attached this handler, alive
+    // as long as the context.
+    let printer = unsafe { &*printer.cast::<Printer>() };
     // SAFETY: MLIR passes a live diagnostic for the duration of the call.
     let severity = match unsafe { mlir_sys::mlirDiagnosticGetSeverity(diagnostic) } {
         ERROR => "error",
         WARNING => "warning",
         NOTE => "note",
+        REMARK if printer.remarks => "remark",
         _ => return mlir_sys::MlirLogicalResult { value: 1 },
     };
     let (location, message) = symm_dialects::diagnostic_text(diagnostic);
-    let location = location::plain(&location);
-    let location = if location == "unknown" || location.is_empty() {
-        // SAFETY: `input` is the String print_diagnostics attached, alive
-        // as long as the context.
-        unsafe { &*input.cast::<String>() }.as_str()
-    } else {
-        location.as_str()
-    };
-    eprintln!("{location}: {severity}: {message}");
+    printer.print(severity, &location::plain(&location), &message);
     mlir_sys::MlirLogicalResult { value: 1 }
 }

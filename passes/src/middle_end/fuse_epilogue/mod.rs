@@ -22,8 +22,8 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
     analysis::linalg::{captures_only_constants, iterator_kinds},
-    ir::builders::{FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce, replace_terminator},
-    ir::convert::{Rewrite, convert_all},
+    ir::builders::{FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce},
+    ir::convert::{Rewrite, Rewriter, convert_all},
     ir::{Attr, Op, Val, emit_remark},
 };
 
@@ -167,7 +167,7 @@ fn epilogue_out_segments(epilogue_operands: usize) -> [usize; 6] {
     [1, 0, 0, 0, epilogue_operands, 1]
 }
 
-fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
+fn fuse(all_reduce: Op, generic: Op, reads: &[usize], rewriter: &mut Rewriter) -> Op {
     let ctx = all_reduce.ctx();
     let reduced = all_reduce.operand(1);
     let operands = generic.operands();
@@ -218,7 +218,7 @@ fn fuse(all_reduce: Op, generic: Op, reads: &[usize]) -> Op {
     // Constants from outside are copied in (fusable checked there are no
     // other captures).
     copy_in_constants(fused);
-    replace_terminator(body, Terminator::EpilogueYield);
+    rewriter.replace_terminator(body, Terminator::EpilogueYield);
     fused
 }
 
@@ -288,7 +288,7 @@ impl SymmPass for FuseEpilogue {
             let Ok(Some(fusion)) = fusion_of(all_reduce) else {
                 return Rewrite::Refused;
             };
-            let fused = fuse(all_reduce, fusion.generic, &fusion.reads);
+            let fused = fuse(all_reduce, fusion.generic, &fusion.reads, rewriter);
             fusion.generic.insert_before(fused);
             rewriter.erase(fusion.generic);
             rewriter.erase(all_reduce);

@@ -26,9 +26,7 @@ use crate::{
     analysis::all_reduce::{ROW_BYTES_MAX, Scalar},
     analysis::linalg::captures_only_constants,
     analysis::row_reduction::match_row_reduction,
-    ir::builders::{
-        FloatOp, FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce, replace_terminator,
-    },
+    ir::builders::{FloatOp, FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce},
     ir::convert::Rewriter,
     ir::{Attr, Op, Val},
     middle_end::fuse_epilogue::{copy_in_constants, fusable},
@@ -205,7 +203,7 @@ pub(super) fn fuse_rows(fused: Op, chain: RowChain, rewriter: &mut Rewriter) -> 
     rows.take_region_at(2, chain.consumer, 0);
     // The step's block is already (element, accumulator).
     let step = rows.region_blocks(1)[0];
-    replace_terminator(step, Terminator::EpilogueYield);
+    rewriter.replace_terminator(step, Terminator::EpilogueYield);
     // The apply's: (out's element, the row total, row operands...), from
     // the consumer's (inputs..., output).
     let apply = rows.region_blocks(2)[0];
@@ -231,7 +229,7 @@ pub(super) fn fuse_rows(fused: Op, chain: RowChain, rewriter: &mut Rewriter) -> 
     for index in dead.into_iter().rev() {
         apply.erase_arg(index);
     }
-    replace_terminator(apply, Terminator::EpilogueYield);
+    rewriter.replace_terminator(apply, Terminator::EpilogueYield);
     copy_in_constants(rows);
     chain.consumer.insert_before(rows);
     for op in [chain.consumer, chain.reduction, chain.fill] {

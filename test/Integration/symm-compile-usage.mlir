@@ -1,0 +1,72 @@
+// symm-compile as a user drives it from a shell: the program from
+// standard input (`-`), the passes' remarks on request, the target GPU,
+// and a closed pipe that ends the tools quietly.
+//
+// REQUIRES: symm-compile
+// RUN: rm -rf %t && mkdir -p %t
+
+// `-` reads the program from stdin; diagnostics and the header name it
+// <stdin>, and -o is required (there is no input name to derive it from).
+// RUN: cat %s | %symm-compile - -o %t/stdin.o --remarks 2> %t/stdin.err
+// RUN: test -f %t/stdin.o && FileCheck %s --check-prefix=HEADER < %t/stdin.h
+// RUN: FileCheck %s --check-prefix=STDIN < %t/stdin.err
+// HEADER: <stdin>
+// HEADER: int32_t layer_async(
+// STDIN: <stdin>:{{[0-9]+}}:10: remark: fused the element-wise consumer into the all-reduce
+// RUN: not %symm-compile - < %s 2>&1 | FileCheck %s --check-prefix=NEEDS-O
+// NEEDS-O: error: reading the program from standard input (-) needs -o OUTPUT.o
+// RUN: echo 'func.func @f(' | not %symm-compile - -o %t/bad.o 2>&1 | FileCheck %s --check-prefix=BAD-STDIN
+// BAD-STDIN: <stdin>:1:14: error: expected non-function type
+// BAD-STDIN: symm-compile: <stdin> does not parse
+// IR that parses but fails its verifier "is not valid".
+// RUN: echo 'func.func @f() -> i32 { return }' | not %symm-compile - -o %t/bad.o 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: <stdin>:1:25: error: 'func.return' op has 0 operands, but enclosing function (@f) returns 1
+// INVALID: symm-compile: <stdin> is not valid (see the errors above)
+
+// Remarks only when asked: which all-reduce, what fused, the pools.
+// RUN: %symm-compile %s -o %t/quiet.o 2>&1 | count 0
+// RUN: %symm-compile %s -o %t/loud.o --remarks 2>&1 | FileCheck %s --check-prefix=REMARKS
+// REMARKS-DAG: symm-compile-usage.mlir:{{[0-9]+}}:10: remark: fused the element-wise consumer into the all-reduce
+// REMARKS-DAG: remark: cudagraph-partition: @layer
+
+// --chip sets the kernels' target and PTX version; an unknown chip is a
+// usage error naming the ones there are.
+// RUN: %symm-compile %s -o %t/b.o --chip=sm_100a --emit=ptx
+// RUN: FileCheck %s --check-prefix=CHIP < %t/b.ptx
+// CHIP: .version 8.6
+// CHIP: .target sm_100a
+// RUN: %symm-compile %s -o %t/h.o --emit=ptx
+// RUN: FileCheck %s --check-prefix=DEFAULT-CHIP < %t/h.ptx
+// DEFAULT-CHIP: .target sm_90
+// RUN: not %symm-compile %s --chip=sm_75 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
+// BAD-CHIP: error: invalid value 'sm_75' for '--chip <CHIP>': unknown chip 'sm_75': symm compiles for sm_80, {{.*}}sm_90a
+
+// A reader that stops early (head) ends the tools with status 0 or 141
+// (SIGPIPE), and no message.
+// RUN: %python %S/Inputs/closed_pipe.py %symm-compile --help
+// RUN: %python %S/Inputs/closed_pipe.py symm-opt --help
+// RUN: %python %S/Inputs/closed_pipe.py symm-opt %s
+
+symm_mem.group @tp world_size(2)
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+
+func.func @layer(%x: memref<16x64xbf16>, %w: memref<64x128xbf16>,
+                 %y: memref<16x128xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %partial = memref.alloc() : memref<16x128xbf16>
+  linalg.fill ins(%zero : bf16) outs(%partial : memref<16x128xbf16>)
+  linalg.matmul ins(%x, %w : memref<16x64xbf16>, memref<64x128xbf16>)
+                outs(%partial : memref<16x128xbf16>)
+  %sum = symm_mem.all_reduce sum %partial group @tp
+      : memref<16x128xbf16> -> memref<16x128xbf16>
+  linalg.generic {indexing_maps = [#map, #map],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%sum : memref<16x128xbf16>) outs(%y : memref<16x128xbf16>) {
+  ^bb0(%s: bf16, %out: bf16):
+    %relu = arith.maximumf %s, %zero : bf16
+    linalg.yield %relu : bf16
+  }
+  memref.dealloc %partial : memref<16x128xbf16>
+  return
+}
