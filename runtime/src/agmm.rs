@@ -114,7 +114,7 @@ impl Matmul {
                 }
             }
             None => {
-                log::debug!("matmul pair: weights and outputs not at one stride; two GEMMs");
+                tracing::debug!("matmul pair: weights and outputs not at one stride; two GEMMs");
             }
         }
         self.two_gemms(dtype, a, [[b0, c0], [b1, c1]], shape, beta, stream)
@@ -161,7 +161,7 @@ impl Matmul {
         let scratch = match DeviceBuffer::new(2 * elements * bytes) {
             Ok(scratch) => scratch,
             Err(error) => {
-                log::warn!(
+                tracing::warn!(
                     "matmul pair {m}x{k} @ 2 x {k}x{n}: no scratch to measure it ({error}); \
                      one batched GEMM"
                 );
@@ -199,7 +199,7 @@ impl Matmul {
             }
         }
         let way = faster(batched_us, two_us);
-        log::info!(
+        tracing::info!(
             "matmul pair {m}x{k} @ 2 x {k}x{n} {}: batched {batched_us:.1} us, two GEMMs \
              {two_us:.1} us: {way:?}",
             dtype.text()

@@ -144,7 +144,7 @@ impl Collectives {
     pub fn for_group(group: &mut Group, timeout: Duration) -> Result<Self> {
         let mut collectives = Self::new(timeout)?;
         if !group.peer_access {
-            log::info!("no peer access between the ranks: all-reduces go through NCCL");
+            tracing::info!("no peer access between the ranks: all-reduces go through NCCL");
             collectives.nccl = Some(NcclComm::init(group)?);
         }
         Ok(collectives)
@@ -250,7 +250,7 @@ impl Collectives {
         };
         let blocks =
             grid_blocks(per_rank, variant.threads() as usize, variant.most_blocks()) as u32;
-        log::debug!(
+        tracing::debug!(
             "all-reduce of {} B on '{}': {} ({} blocks)",
             bytes,
             input.id,

@@ -146,7 +146,7 @@ impl Group {
         let forced = std::env::var("SYMM_FORCE_NCCL").is_ok_and(|v| v == "1");
         let peer_access = !forced && hosts.iter().all(|h| h == host.as_bytes());
         store.barrier("join", config.rank, config.world_size, config.timeout)?;
-        log::info!(
+        tracing::info!(
             "joined group of {} ranks at {} in {:.1} ms; peer access: {}",
             config.world_size,
             config.store,

@@ -171,7 +171,7 @@ impl KernelChoices {
             times.push((*round, f64::from(start.elapsed_ms(end)?) * 1000.0));
         }
         let (way, generated, library) = faster(&times);
-        log::info!(
+        tracing::info!(
             "matmul site {site:#x}, {rows} rows: generated kernel {generated:.1} us, library (cuBLAS) {library:.1} us: takes the {}",
             match way {
                 Way::Generated => "generated kernel",

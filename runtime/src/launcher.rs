@@ -124,6 +124,7 @@ pub fn launch(spec: &LaunchSpec) -> Result<i32> {
             // Never NVLink multicast (shared hosts).
             .env("NCCL_NVLS_ENABLE", "0")
             .env("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+            .env(crate::logging::LAUNCH_PREFIXES, "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -18,7 +18,7 @@ pub mod group;
 pub mod kernel_choice;
 pub mod launcher;
 pub mod library;
-pub mod logging;
+pub use symm_log as logging;
 pub mod mgpu;
 pub mod nccl;
 pub mod pair_choice;

@@ -237,7 +237,7 @@ impl SymmetricBuffer {
         group
             .store
             .barrier(&format!("alloc/{id}/ready"), rank, world, timeout)?;
-        log::info!(
+        tracing::info!(
             "symmetric buffer '{id}': {bytes} B of data, 2 staging slots of {staging_slot} B, \
              Lamport regions of {lamport_region} B, signal pad; {mapped_bytes} B mapped per rank, \
              {} ranks{}",

@@ -237,21 +237,37 @@ fn symm_log_shows_the_rendezvous_and_nothing_prints_by_default() {
         "{}",
         text(&quiet.stderr)
     );
+    // One rank prefix per line: the launcher's.
     let (loud, _) = launch(2, &["rendezvous"], &[("SYMM_LOG", "info")]);
     assert!(loud.status.success());
     let stderr = text(&loud.stderr);
     for rank in 0..2 {
         assert!(
             stderr.contains(&format!(
-                "[rank {rank}] [symm rank {rank}] info: joined group of 2 ranks at 127.0.0.1:"
+                "[rank {rank}] [symm] info: joined group of 2 ranks at 127.0.0.1:"
             )),
             "{stderr}"
         );
     }
-    let (bad, _) = launch(1, &["rendezvous"], &[("SYMM_LOG", "loud")]);
+    // RUST_LOG's syntax: per-module filters, and RUST_LOG itself.
+    let (module, _) = launch(
+        1,
+        &["rendezvous"],
+        &[("SYMM_LOG", "symm_runtime::group=info")],
+    );
+    assert!(text(&module.stderr).contains("info: joined group"));
+    let (other, _) = launch(
+        1,
+        &["rendezvous"],
+        &[("SYMM_LOG", "symm_runtime::collectives=info")],
+    );
+    assert!(!text(&other.stderr).contains("joined group"));
+    let (rust_log, _) = launch(1, &["rendezvous"], &[("RUST_LOG", "info")]);
+    assert!(text(&rust_log.stderr).contains("info: joined group"));
+    let (bad, _) = launch(1, &["rendezvous"], &[("SYMM_LOG", "symm_runtime=loud")]);
     assert!(bad.status.success());
     assert!(
-        text(&bad.stderr).contains("SYMM_LOG=loud is not a level"),
+        text(&bad.stderr).contains("SYMM_LOG=symm_runtime=loud is not a log filter"),
         "{}",
         text(&bad.stderr)
     );

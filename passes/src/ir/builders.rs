@@ -717,7 +717,7 @@ pub fn replace_terminator(block: Blk, terminator: Terminator) {
 /// returns the old one, still in place, for the caller to erase (a
 /// conversion erases it through its rewriter).
 pub fn put_terminator(block: Blk, terminator: Terminator) -> Option<Op> {
-    block.terminator().map(|old| {
+    block.terminator().inspect(|old| {
         let operands = old.operands();
         let new = bridge::build_at(old.loc(), |c, l| match terminator {
             Terminator::Return => ods::func::r#return(c, &values(&operands), l).into(),
@@ -729,7 +729,6 @@ pub fn put_terminator(block: Blk, terminator: Terminator) -> Option<Op> {
             }
         });
         old.insert_before(new);
-        old
     })
 }
 

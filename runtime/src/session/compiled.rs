@@ -47,7 +47,9 @@ impl Drop for CompiledState {
     fn drop(&mut self) {
         let (captures, replays) = (self.graphs.captures(), self.graphs.replays());
         if captures > 0 {
-            log::info!("CUDA graphs of compiled functions: {captures} captured, {replays} replays");
+            tracing::info!(
+                "CUDA graphs of compiled functions: {captures} captured, {replays} replays"
+            );
         }
     }
 }
@@ -306,11 +308,11 @@ impl Session {
         }
         match stepped.step {
             Step::Run => {
-                log::debug!("compiled partition {id:#x}: eager run");
+                tracing::debug!("compiled partition {id:#x}: eager run");
                 Ok(true)
             }
             Step::Capture => {
-                log::info!(
+                tracing::info!(
                     "compiled partition {id:#x}: capturing a CUDA graph ({} graphs captured so far)",
                     self.compiled.graphs.captures()
                 );
@@ -318,7 +320,7 @@ impl Session {
                 Ok(true)
             }
             Step::Replay(index) => {
-                log::debug!("compiled partition {id:#x}: replaying graph {index}");
+                tracing::debug!("compiled partition {id:#x}: replaying graph {index}");
                 let graph =
                     self.compiled.graphs.graph(id, index).ok_or_else(|| {
                         Error::InvalidArgument("a cached graph disappeared".into())
@@ -341,7 +343,7 @@ impl Session {
             bytes,
             |buffer| buffer.bytes,
             |bytes| {
-                log::debug!("partition buffer #{index}: {bytes} B");
+                tracing::debug!("partition buffer #{index}: {bytes} B");
                 if capturing {
                     // Under the application's own capture (thread-local
                     // mode), an allocation must say it is not captured.
@@ -419,7 +421,7 @@ impl Session {
         let local = buffer.local();
         let pool = Pool::new(buffer, &self.collectives)?;
         self.compiled.globals.insert(id, pool);
-        log::info!("compiled program's symmetric pool {id:016x}: {bytes} B");
+        tracing::info!("compiled program's symmetric pool {id:016x}: {bytes} B");
         Ok(local)
     }
 

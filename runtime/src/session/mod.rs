@@ -73,7 +73,7 @@ fn gpu_sharers(group: &mut Group, device: &Device) -> Result<Vec<usize>> {
     if sharing.first().is_some_and(|&first| first > rank) {
         let mut ranks = vec![rank];
         ranks.extend(&sharing);
-        log::warn!(
+        tracing::warn!(
             "ranks {ranks:?} share GPU {} (LOCAL_RANK {}): their kernels take turns on it, so \
              every wait on a peer costs a turn and collectives run orders of magnitude slower. \
              Give each rank its own GPU (LOCAL_RANK, CUDA_VISIBLE_DEVICES) unless this is a \

@@ -236,7 +236,7 @@ mod tests {
         let chip = parse_strs(&["a.mlir", "--chip=sm_100a"]).unwrap().chip;
         assert_eq!(chip.name(), "sm_100a");
         let stdin = parse_strs(&["-", "-o", "x.o"]).unwrap();
-        assert!(stdin.from_stdin() && stdin.output == PathBuf::from("x.o"));
+        assert!(stdin.from_stdin() && stdin.output == std::path::Path::new("x.o"));
     }
 
     #[test]

@@ -113,6 +113,7 @@ pub fn compile(args: &Args) -> Result<(), String> {
     // below; verifying the whole module after each of ~40 passes was a
     // third of the compile time (bench/compile_time).
     pass_manager.enable_verifier(args.verify_each);
+    tracing::debug!("pipeline: {pipeline}");
     if args.verbose {
         eprintln!("symm-compile: pipeline: {pipeline}");
         // MLIR prints the pass timings when the pass manager goes.
@@ -208,12 +209,10 @@ impl Phases {
     }
 
     fn done(&mut self, phase: &str) {
+        let ms = self.start.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!("{phase}: {ms:.1} ms");
         if self.verbose {
-            let elapsed = self.start.elapsed();
-            eprintln!(
-                "symm-compile: {phase}: {:.1} ms",
-                elapsed.as_secs_f64() * 1e3
-            );
+            eprintln!("symm-compile: {phase}: {ms:.1} ms");
         }
         self.start = std::time::Instant::now();
     }

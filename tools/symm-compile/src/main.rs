@@ -9,6 +9,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // SYMM_LOG=debug (RUST_LOG's syntax) traces the phases and the pipeline.
+    symm_log::init();
     let args = match symm_compile::args::parse(std::env::args().skip(1)) {
         Ok(args) => args,
         // Help and version to stdout with status 0; errors with the usage, 2.
