@@ -15,7 +15,10 @@ stem=${LAYER_NAME:-$(basename "$program" .mlir)}
 mkdir -p "$out"
 # shellcheck disable=SC2086 # the flags are words
 "$runtime/symm-compile" "$program" -o "$out/$stem.o" ${SYMM_COMPILE_FLAGS:-}
-cp "$runtime/libsymm_runtime.so" "$out/"
+# The runtime under its SONAME (what the layer records) and the link name.
+soname=$(readelf -d "$runtime/libsymm_runtime.so" | sed -n 's/.*soname: \[\(.*\)\]/\1/p')
+cp "$runtime/libsymm_runtime.so" "$out/${soname:?libsymm_runtime.so has no SONAME}"
+cp "$runtime/libsymm_runtime.so" "$out/libsymm_runtime.so" # a copy: device carries drop links
 c++ -shared -o "$out/lib$stem.so" "$out/$stem.o" -L"$out" -lsymm_runtime -Wl,-rpath,'$ORIGIN'
 rm "$out/$stem.o"
 echo "built $out/lib$stem.so (entry points: $out/$stem.h)"

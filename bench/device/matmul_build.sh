@@ -21,7 +21,9 @@ export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
 cargo build -q --release -p symm-compile -p symm-runtime -p symm-opt
 mkdir -p "$out/src" "$out/layers"
 cp $release/{symm-launch,symm-gpu-tests} "$out/"
-cp $release/libsymm_runtime.so "$out/layers/"
+soname=$(readelf -d $release/libsymm_runtime.so | sed -n 's/.*soname: \[\(.*\)\]/\1/p')
+cp $release/libsymm_runtime.so "$out/layers/$soname"
+cp $release/libsymm_runtime.so "$out/layers/" # a copy: carries drop links
 # The MLP block at hidden D, MLP width F, world size 1.
 widths() { # D F mlir
   sed -e 's/world_size(2)/world_size(1)/' -e "s/4096/$1/g" -e "s/7168/$2/g" examples/llama_mlp.mlir > "$3"

@@ -13,7 +13,9 @@ export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
 cargo build -q --release -p symm-compile -p symm-runtime
 mkdir -p "$out/src" "$out/layers"
 cp $release/symm-launch "$out/"
-cp $release/libsymm_runtime.so "$out/layers/"
+soname=$(readelf -d $release/libsymm_runtime.so | sed -n 's/.*soname: \[\(.*\)\]/\1/p')
+cp $release/libsymm_runtime.so "$out/layers/$soname"
+cp $release/libsymm_runtime.so "$out/layers/" # a copy: carries drop links
 for w in ${WIDTHS:-4096x14336 4096x7168}; do
   sed -e 's/world_size(2)/world_size(1)/' -e "s/4096/${w%x*}/g" -e "s/7168/${w#*x}/g" \
     examples/llama_mlp.mlir > "$out/src/mlp_$w.mlir"

@@ -17,10 +17,41 @@ fn shared_library_dir() -> PathBuf {
         .status()
         .expect("cargo runs");
     assert!(built.success(), "building libsymm_runtime failed");
-    std::env::current_exe()
+    let dir = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent()?.parent().map(PathBuf::from))
-        .expect("the test runs from target/<profile>/deps")
+        .expect("the test runs from target/<profile>/deps");
+    // Programs record the SONAME (runtime/build.rs), which cargo does not
+    // create: link it to the library, as an install does.
+    let soname = soname(&dir.join("libsymm_runtime.so"));
+    let link = dir.join(&soname);
+    if std::fs::read_link(&link).is_err() {
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("libsymm_runtime.so", &link).expect("links the SONAME");
+    }
+    dir
+}
+
+/// The SONAME `library` carries (readelf -d).
+fn soname(library: &std::path::Path) -> String {
+    let dynamic = Command::new("readelf")
+        .arg("-d")
+        .arg(library)
+        .output()
+        .expect("readelf runs");
+    let text = String::from_utf8_lossy(&dynamic.stdout);
+    text.lines()
+        .find_map(|line| line.split("soname: [").nth(1))
+        .and_then(|rest| rest.split(']').next())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("{} has no SONAME:\n{text}", library.display()))
+}
+
+#[test]
+fn the_shared_runtime_has_a_soname() {
+    let dir = shared_library_dir();
+    let name = soname(&dir.join("libsymm_runtime.so"));
+    assert!(name.starts_with("libsymm_runtime.so."), "{name}");
 }
 
 /// Compiles `source` (relative to the runtime crate) with `compiler` and

@@ -21,7 +21,30 @@
 
 // pkg-config gives the flags and the link line the README's c++ line has.
 // RUN: env PKG_CONFIG_PATH=%t/prefix/lib/pkgconfig pkg-config --cflags --libs symm | FileCheck %s --check-prefix=PC
-// PC: -I{{.*}}prefix/include {{.*}}prefix/lib/libsymm_runtime.a -lpthread -ldl -lm
+// PC: -I{{.*}}prefix/lib/pkgconfig/../../include {{.*}}prefix/lib/pkgconfig/../../lib/libsymm_runtime.a -lpthread -ldl -lm
+
+// The shared runtime has a SONAME, installed as a link to the versioned
+// file; an app linked to it records that name, not a path.
+// RUN: %python -c "import os, re, subprocess, sys; lib = sys.argv[1]; d = subprocess.run(['readelf', '-d', os.path.join(lib, 'libsymm_runtime.so')], capture_output=True, text=True).stdout; name = re.search(r'soname: \[(.*)\]', d).group(1); print(name); assert os.path.islink(os.path.join(lib, name)) and os.path.realpath(os.path.join(lib, 'libsymm_runtime.so')) == os.path.realpath(os.path.join(lib, name))" %t/prefix/lib | FileCheck %s --check-prefix=SONAME
+// SONAME: libsymm_runtime.so.{{[0-9]+(\.[0-9]+)?$}}
+
+// The internal C++ archives are not installed: only the package.
+// RUN: ls %t/prefix/lib | FileCheck %s --check-prefix=LIBS --implicit-check-not=Symm --implicit-check-not=CudaGraph
+// LIBS: cmake
+// LIBS: libsymm_runtime.a
+
+// An out-of-tree project: find_package with a version, static and shared.
+// RUN: cmake -S %S/Inputs/cmake_consumer -B %t/consumer -G Ninja -DCMAKE_PREFIX_PATH=%t/prefix -DWANT=0.1 > %t/consumer.log
+// RUN: cmake --build %t/consumer >> %t/consumer.log
+// RUN: env -u RANK %t/consumer/consumer_static | FileCheck %s --check-prefix=RUNS
+// RUN: env -u RANK %t/consumer/consumer_shared | FileCheck %s --check-prefix=RUNS
+// RUNS: symm_init refused: environment: RANK is not set
+// RUN: readelf -d %t/consumer/consumer_shared | FileCheck %s --check-prefix=NEEDED
+// NEEDED: (NEEDED) Shared library: [libsymm_runtime.so.{{[0-9.]+}}]
+// While 0.x, another minor version is not compatible, nor a major one.
+// RUN: not cmake -S %S/Inputs/cmake_consumer -B %t/old -G Ninja -DCMAKE_PREFIX_PATH=%t/prefix -DWANT=0.0 2>&1 | FileCheck %s --check-prefix=OLD
+// OLD: Could not find a configuration file for package "symm" that is compatible
+// RUN: not cmake -S %S/Inputs/cmake_consumer -B %t/new -G Ninja -DCMAKE_PREFIX_PATH=%t/prefix -DWANT=1.0 2>&1 | FileCheck %s --check-prefix=OLD
 
 // The installed compiler runs from the prefix and finds its libdevice there.
 // RUN: %t/prefix/bin/symm-compile --version | FileCheck %s --check-prefix=VERSION
