@@ -25,33 +25,15 @@ const F: usize = 14336;
 const MAX_TOKENS: usize = 2048;
 const LAYERS: usize = 8;
 
-unsafe extern "C" {
-    /// From llama_mlp.o (see the generated llama_mlp.h): the runtime handle
-    /// (a `Session`), the token count, x, the RMSNorm weight, this rank's
-    /// gate, up and down shards, out; bf16 as u16, row-major.
-    fn llama_mlp(
-        runtime: *mut c_void,
-        tokens: i64,
-        x: *mut u16,
-        norm: *mut u16,
-        gate: *mut u16,
-        up: *mut u16,
-        down: *mut u16,
-        out: *mut u16,
-    );
-    /// The same, enqueued on `stream` (null: the runtime's) without waiting;
-    /// 0, or -1 when the call failed (`Session::compiled_status` says why).
-    fn llama_mlp_async(
-        runtime: *mut c_void,
-        stream: *mut c_void,
-        tokens: i64,
-        x: *mut u16,
-        norm: *mut u16,
-        gate: *mut u16,
-        up: *mut u16,
-        down: *mut u16,
-        out: *mut u16,
-    ) -> i32;
+/// From llama_mlp.o (build.rs compiles examples/llama_mlp.mlir; symm-compile
+/// writes these declarations beside the C header, llama_mlp.h): the runtime
+/// handle (a `Session`), the token count, x, the RMSNorm weight, this
+/// rank's gate, up and down shards, out; bf16 as u16, row-major. The
+/// `_async` form enqueues on `stream` (null: the runtime's) without waiting
+/// and returns 0, or -1 when the call failed (`Session::compiled_status`
+/// says why).
+mod layer {
+    include!(concat!(env!("OUT_DIR"), "/llama_mlp.rs"));
 }
 
 fn read<T: Copy + Default>(path: &str, count: usize, offset: usize) -> Result<Vec<T>> {
@@ -145,7 +127,7 @@ fn run() -> Result<bool> {
     // SAFETY (both): the arguments match llama_mlp.h: the live runtime
     // handle, the token count, and device buffers of at least that many rows.
     let layer = |m: usize, input: *mut u16, output: *mut u16| unsafe {
-        llama_mlp(
+        layer::llama_mlp(
             runtime,
             m as i64,
             input,
@@ -158,7 +140,7 @@ fn run() -> Result<bool> {
     };
     let layer_async = |m: usize, input: *mut u16, output: *mut u16| -> Result<()> {
         let status = unsafe {
-            llama_mlp_async(
+            layer::llama_mlp_async(
                 runtime,
                 std::ptr::null_mut(),
                 m as i64,

@@ -21,21 +21,12 @@ const D: usize = 256;
 const F: usize = 1024;
 const LAYERS: usize = 2;
 
-unsafe extern "C" {
-    /// From tp_mlp.o (see the generated tp_mlp.h): the runtime handle (a
-    /// `Session`, opaque to C), then x, (w1 shard, w2 shard, bias) per
-    /// layer, out; f32, row-major.
-    fn tp_mlp(
-        runtime: *mut c_void,
-        x: *mut f32,
-        w1_0: *mut f32,
-        w2_0: *mut f32,
-        b_0: *mut f32,
-        w1_1: *mut f32,
-        w2_1: *mut f32,
-        b_1: *mut f32,
-        out: *mut f32,
-    );
+/// From tp_mlp.o (build.rs compiles examples/tp_mlp.mlir; symm-compile
+/// writes these declarations beside the C header, tp_mlp.h): the runtime
+/// handle (a `Session`, opaque to C), then x, (w1 shard, w2 shard, bias)
+/// per layer, out; f32, row-major.
+mod layer {
+    include!(concat!(env!("OUT_DIR"), "/tp_mlp.rs"));
 }
 
 /// The same pseudo-random values on every rank (and in the C++ example).
@@ -138,7 +129,7 @@ fn run() -> Result<bool> {
         // SAFETY: the arguments match tp_mlp.h: the live runtime handle and
         // device buffers of the declared shapes, alive across the call.
         unsafe {
-            tp_mlp(
+            layer::tp_mlp(
                 runtime,
                 p(&dx),
                 p(&weights[0][0]),

@@ -5,9 +5,9 @@
 // exits 0; the device machine runs it (bench/results/*issue12*).
 // REQUIRES: symm-compile, rustc
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/llama_mlp.o
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/llama_mlp.o --emit=rust
 // RUN: ar rcs %t/libllama_mlp.a %t/llama_mlp.o
-// RUN: %rustc-symm-runtime %examples/rust/llama_mlp.rs -L native=%t -l static=llama_mlp -o %t/llama_mlp
+// RUN: env OUT_DIR=%t %rustc-symm-runtime %examples/rust/llama_mlp.rs -L native=%t -l static=llama_mlp -o %t/llama_mlp
 // RUN: llvm-nm %t/llama_mlp | FileCheck %s
 // RUN: env -u RANK %t/llama_mlp %t > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt

@@ -5,10 +5,10 @@
 // so and exits 0; on the device machine it runs under symm-launch.
 // REQUIRES: symm-compile, rustc
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %symm-compile %examples/tp_mlp.mlir -o %t/tp_mlp.o
+// RUN: %symm-compile %examples/tp_mlp.mlir -o %t/tp_mlp.o --emit=rust
 // RUN: llvm-readelf -S %t/tp_mlp.o | FileCheck %s --check-prefix=SECTIONS
 // RUN: ar rcs %t/libtp_mlp.a %t/tp_mlp.o
-// RUN: %rustc-symm-runtime %examples/rust/tp_mlp.rs -L native=%t -l static=tp_mlp -o %t/tp_mlp
+// RUN: env OUT_DIR=%t %rustc-symm-runtime %examples/rust/tp_mlp.rs -L native=%t -l static=tp_mlp -o %t/tp_mlp
 // RUN: llvm-nm %t/tp_mlp | FileCheck %s --check-prefix=SYMBOLS
 // RUN: env -u RANK %t/tp_mlp > %t/run.txt 2>&1 || true
 // RUN: FileCheck %s --check-prefix=START < %t/run.txt

@@ -1,6 +1,7 @@
 //! `symm-build`: compiles symm MLIR programs from a crate's `build.rs` and
 //! links them into its binaries, so that `cargo build` builds an app that
-//! calls compiled layers with no hand steps (as `cc` does for C).
+//! calls compiled layers with no hand steps (as `cc` does for C, or
+//! `prost-build` with protoc).
 //!
 //! In `build.rs`'s `main`:
 //!
@@ -11,21 +12,35 @@
 //!     .expect("the layers compile");
 //! ```
 //!
-//! Each file becomes `OUT_DIR/<stem>.o` and its C header `OUT_DIR/<stem>.h`
-//! (the entry points to declare in an `extern "C"` block), compiled in
-//! this process by symm-compile's library with its default options plus
-//! `flag`s. Each object becomes a static library `symm_<stem>` that the
-//! package links (`cargo:rustc-link-lib=static=...`); the package depends
-//! on `symm-runtime`, which provides the runtime the objects call. Cargo
-//! reruns the script when a file changes.
+//! and in the crate, for each program `NAME.mlir`:
+//!
+//! ```ignore
+//! mod layer {
+//!     include!(concat!(env!("OUT_DIR"), "/tp_mlp.rs"));
+//! }
+//! // unsafe { layer::tp_mlp_async(&mut session as *mut _ as *mut _, stream, ...) }
+//! ```
+//!
+//! Each file becomes `OUT_DIR/<stem>.o`, its C header `<stem>.h` and its
+//! Rust declarations `<stem>.rs` (generated from the same entry points as
+//! the header; including them also links `symm_runtime`, which the objects
+//! call, so the crate needs it as a dependency and nothing else). Each
+//! object becomes a static library `symm_<stem>` that the package links.
+//! Cargo reruns the script when a file changes.
+//!
+//! The compiler is the `symm-compile` executable: `$SYMM_COMPILE`, else
+//! the first on `PATH` (`./dev install --prefix P` puts it in `P/bin`). So
+//! an app's build needs no LLVM or MLIR. With the `in-process` feature
+//! (what symm's own workspace uses) symm-compile's library runs in the
+//! build script instead, which links MLIR 22.
 //!
 //! A program that does not compile is an `Err` naming it, after its
-//! diagnostics on stderr (cargo shows them); one that does not even parse
-//! ends the build script with status 1, as symm-compile does, since MLIR's
-//! parser may leave the process's state damaged.
+//! diagnostics on stderr (cargo shows them).
 
 use std::path::{Path, PathBuf};
-use symm_compile::args;
+
+/// Names the compiler executable (default: `symm-compile` on `PATH`).
+pub const SYMM_COMPILE: &str = "SYMM_COMPILE";
 
 /// What to compile.
 #[derive(Debug, Default)]
@@ -47,7 +62,7 @@ impl Build {
         self
     }
 
-    /// Adds a symm-compile flag (`--no-fuse-epilogue`, `--one-shot-max-bytes=N`, ...).
+    /// Adds a symm-compile flag (`--no-fuse-epilogue`, `--chip=sm_100a`, ...).
     pub fn flag(&mut self, flag: impl Into<String>) -> &mut Self {
         self.flags.push(flag.into());
         self
@@ -70,6 +85,7 @@ impl Build {
                 )?),
             };
         std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+        println!("cargo:rerun-if-env-changed={SYMM_COMPILE}");
         let mut objects = Vec::new();
         for file in &self.files {
             println!("cargo:rerun-if-changed={}", file.display());
@@ -81,10 +97,10 @@ impl Build {
                 file.display().to_string(),
                 "-o".to_owned(),
                 object.display().to_string(),
+                "--emit=rust".to_owned(),
             ];
             command_line.extend(self.flags.iter().cloned());
-            let args = args::parse(command_line).map_err(|e| e.to_string())?;
-            symm_compile::compile(&args)
+            run_compiler(command_line)
                 .map_err(|message| format!("symm-compile {}: {message}", file.display()))?;
             // As a static library of its own, which rustc places before the
             // runtime's rlib on the link line (an object after it would
@@ -97,6 +113,47 @@ impl Build {
         println!("cargo:rustc-link-search=native={}", out_dir.display());
         Ok(objects)
     }
+}
+
+/// symm-compile's library, in this process.
+#[cfg(feature = "in-process")]
+fn run_compiler(command_line: Vec<String>) -> Result<(), String> {
+    let args = symm_compile::args::parse(command_line).map_err(|e| e.to_string())?;
+    symm_compile::compile(&args)
+}
+
+/// The symm-compile executable (`$SYMM_COMPILE`, else `PATH`'s).
+#[cfg(not(feature = "in-process"))]
+fn run_compiler(command_line: Vec<String>) -> Result<(), String> {
+    let compiler = std::env::var_os(SYMM_COMPILE).unwrap_or_else(|| "symm-compile".into());
+    run_executable(&compiler, &command_line)
+}
+
+/// Runs `compiler` with `command_line`, passing its diagnostics on.
+#[cfg_attr(feature = "in-process", allow(dead_code))]
+fn run_executable(compiler: &std::ffi::OsStr, command_line: &[String]) -> Result<(), String> {
+    let output = std::process::Command::new(compiler)
+        .args(command_line)
+        .output()
+        .map_err(|error| {
+            format!(
+                "cannot run {} ({error}): install symm's tools (./dev install --prefix P, then \
+                 put P/bin on PATH) or set {SYMM_COMPILE} to the symm-compile executable",
+                Path::new(&compiler).display()
+            )
+        })?;
+    // Its diagnostics, for cargo to show.
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    if output.status.success() {
+        return Ok(());
+    }
+    let last = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .trim_start_matches("symm-compile: ")
+        .to_owned();
+    Err(format!("{last} ({})", output.status))
 }
 
 /// `ar crs archive object` (`$AR` if set).
@@ -120,6 +177,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_missing_compiler_says_what_to_install_or_set() {
+        let error = run_executable("/nonexistent/symm-compile".as_ref(), &[]).unwrap_err();
+        assert!(
+            error.contains("cannot run /nonexistent/symm-compile"),
+            "{error}"
+        );
+        assert!(
+            error.contains("./dev install") && error.contains(SYMM_COMPILE),
+            "{error}"
+        );
+    }
+
+    /// With the library in this process (the executable's runs are the
+    /// out-of-tree lit test's, test/Integration/cargo_consumer.mlir).
+    #[cfg(feature = "in-process")]
+    #[test]
     fn compiles_a_program_into_an_object_and_its_header() {
         let dir = std::env::temp_dir().join(format!("symm-build-test-{}", std::process::id()));
         let program = dir.join("scale.mlir");
@@ -137,9 +210,12 @@ mod tests {
         assert!(dir.join("libsymm_scale.a").is_file());
         let header = std::fs::read_to_string(dir.join("scale.h")).unwrap();
         assert!(header.contains("scale("), "{header}");
+        let rust = std::fs::read_to_string(dir.join("scale.rs")).unwrap();
+        assert!(rust.contains("pub fn scale(") && rust.contains("use symm_runtime as _;"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    #[cfg(feature = "in-process")]
     #[test]
     fn a_program_that_does_not_compile_is_an_error() {
         let dir = std::env::temp_dir().join(format!("symm-build-bad-{}", std::process::id()));

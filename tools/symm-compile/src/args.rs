@@ -14,6 +14,8 @@ pub enum Emit {
     Ptx,
     /// OUTPUT.llvm.mlir: the lowered module.
     Mlir,
+    /// OUTPUT.rs: the entry points as Rust declarations (`include!` them).
+    Rust,
 }
 
 /// Which libdevice to link.

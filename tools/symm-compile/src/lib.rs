@@ -160,6 +160,12 @@ pub fn compile(args: &Args) -> Result<(), String> {
         &header_path,
         &header::render(&source.name, &entries, &header::lowered_entries(&module)),
     )?;
+    if args.emit.contains(&Emit::Rust) {
+        write(
+            &stem.with_extension("rs"),
+            &header::render_rust(&source.name, &entries, &header::lowered_entries(&module)),
+        )?;
+    }
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
     }
