@@ -67,6 +67,8 @@ unsafe extern "C" {
     /// Erases an op for a conversion: out of the IR now, destroyed when the
     /// conversion ends (symm-c/Conversion.h).
     pub fn symmConversionEraseOp(conversion: *mut SymmConversion, op: MlirOperation) -> bool;
+    /// Whether an op may write the memref `value` (symm-c/Effects.h).
+    pub fn symmValueMayBeWritten(value: mlir_sys::MlirValue) -> bool;
     pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,

@@ -1,148 +1,37 @@
-"""Calls a compiled symm layer from PyTorch.
+"""symm from PyTorch: compiled layers as torch custom ops.
 
-A layer is the shared library of a compiled program (symm-compile's
-object linked against libsymm_runtime.so, see python/build_layer.sh); its
-asynchronous entry point runs on torch's current CUDA stream, on the
-tensors' device memory, so it takes the place of the torch code it
-replaces in a model (on torch's legacy default stream, which CUDA graphs
-cannot capture, it runs on a side stream ordered after and before torch's
-work):
+    import symm, torch
+    layer = symm.compile("examples/llama_mlp.mlir")      # or symm.load(".so", ".json")
+    layer.llama_mlp(x, norm, w_gate, w_up, w_down, out)   # arguments in the header's order
 
-    import torch, torch.distributed as dist, symm
-    dist.init_process_group("nccl")                 # under torchrun
-    runtime = symm.Runtime()                        # its own store port
-    layer = symm.Layer(runtime, "libllama_mlp.so", "llama_mlp")
-    layer(tokens, x, norm, w_gate, w_up, w_down, out)   # header order
+`symm.compile` runs symm-compile (`$SYMM_COMPILE`, else `PATH`) and links
+the object into a shared library against the runtime this package
+bundles. Each entry point becomes the torch op
+`torch.ops.symm.<library>_<entry>`: its real implementation enqueues the
+compiled entry point on torch's current CUDA stream, and its fake one
+checks the shapes, so a model calling it compiles with
+`torch.compile(fullgraph=True)` and runs in CUDA graphs. Arguments are
+checked first: a wrong count or type raises `TypeError`, a wrong dtype
+`TypeError`, a wrong shape, device or layout `ValueError`, each naming the
+argument. A failure of the runtime raises `SymmError` with its message.
 
-Arguments go in the order of the generated header (after the runtime
-and the stream): Python ints as int64, tensors as device pointers. A
-tensor must be contiguous and on this rank's CUDA device; a failure of the
-layer raises `SymmError` with the runtime's message.
+The runtime joins beside torch.distributed when it is initialized (one
+rank per process, under torchrun or symm-launch); `symm.runtime()` is the
+process's, made at the first call. `Runtime` and `Layer` are the
+lower-level ctypes interface.
 """
 
-import ctypes
-import os
-import socket
+from .compiler import compile, load
+from .library import Library
+from .runtime import Layer, Runtime, SymmError, runtime, runtime_library_path
 
-import torch
-
-__all__ = ["Runtime", "Layer", "SymmError"]
-
-
-class SymmError(RuntimeError):
-    """A failure the runtime reported (symm_last_error)."""
-
-
-def _runtime_library(path=None):
-    path = path or os.environ.get("SYMM_RUNTIME_LIB", "libsymm_runtime.so")
-    # Global, so that the layers' libraries resolve their symm_rt_* calls.
-    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
-
-
-def _store_port():
-    """A port for the runtime's store that every rank agrees on: rank 0
-    picks a free one and torch.distributed broadcasts it, so it never
-    clashes with torch's own store on MASTER_PORT."""
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        return None
-    port = [_free_port() if dist.get_rank() == 0 else None]
-    dist.broadcast_object_list(port, src=0)
-    return port[0]
-
-
-class Runtime:
-    """symm's runtime for this rank (symm_init), joined beside
-    torch.distributed when it is initialized."""
-
-    def __init__(self, library=None):
-        self.lib = _runtime_library(library)
-        self.lib.symm_last_error.restype = ctypes.c_char_p
-        self.lib.symm_init.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
-        self.lib.symm_finalize.argtypes = [ctypes.c_void_p]
-        port = _store_port()
-        if port is not None:
-            os.environ["SYMM_STORE_PORT"] = str(port)
-        # The runtime uses the device torch uses for this rank.
-        if torch.cuda.is_available():
-            torch.cuda.init()
-        handle = ctypes.c_void_p()
-        if self.lib.symm_init(ctypes.byref(handle)) != 0:
-            raise SymmError(self.last_error())
-        self.handle = handle
-
-    def last_error(self):
-        message = self.lib.symm_last_error()
-        return message.decode(errors="replace") if message else "unknown error"
-
-    def close(self):
-        if getattr(self, "handle", None):
-            self.lib.symm_finalize(self.handle)
-            self.handle = None
-
-    def __del__(self):
-        self.close()
-
-
-class Layer:
-    """The asynchronous entry point `entry`_async of a layer's library."""
-
-    def __init__(self, runtime, library, entry):
-        self.runtime = runtime
-        self.lib = ctypes.CDLL(library)
-        try:
-            self.function = getattr(self.lib, f"{entry}_async")
-        except AttributeError as error:
-            raise SymmError(f"{library} has no entry point {entry}_async") from error
-        self.function.restype = ctypes.c_int32
-        self.entry = entry
-
-    def __call__(self, *args):
-        device = torch.cuda.current_device()
-        converted = []
-        for index, arg in enumerate(args):
-            if isinstance(arg, torch.Tensor):
-                if not arg.is_cuda or arg.device.index != device:
-                    raise SymmError(f"{self.entry}: argument {index} is not on cuda:{device}")
-                if not arg.is_contiguous():
-                    raise SymmError(f"{self.entry}: argument {index} is not contiguous")
-                converted.append(ctypes.c_void_p(arg.data_ptr()))
-            elif isinstance(arg, int):
-                converted.append(ctypes.c_int64(arg))
-            else:
-                raise SymmError(
-                    f"{self.entry}: argument {index} is a {type(arg).__name__}, "
-                    "not a tensor or an int"
-                )
-        current = torch.cuda.current_stream()
-        if current.cuda_stream != 0:
-            self._run(current, converted)
-            return
-        # torch's default stream is the legacy default stream, which cannot
-        # be captured into the layer's CUDA graphs: run on a side stream,
-        # after torch's work so far and before what follows.
-        side = self._side_stream(device)
-        side.wait_stream(current)
-        self._run(side, converted)
-        current.wait_stream(side)
-        for arg in args:
-            if isinstance(arg, torch.Tensor):
-                arg.record_stream(side)
-
-    def _side_stream(self, device):
-        streams = self.__dict__.setdefault("_streams", {})
-        if device not in streams:
-            streams[device] = torch.cuda.Stream(device=device)
-        return streams[device]
-
-    def _run(self, stream, converted):
-        status = self.function(self.runtime.handle, ctypes.c_void_p(stream.cuda_stream), *converted)
-        if status != 0:
-            raise SymmError(f"{self.entry}: {self.runtime.last_error()}")
+__all__ = [
+    "compile",
+    "load",
+    "Library",
+    "Layer",
+    "Runtime",
+    "SymmError",
+    "runtime",
+    "runtime_library_path",
+]

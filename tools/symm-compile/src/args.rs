@@ -16,6 +16,9 @@ pub enum Emit {
     Mlir,
     /// OUTPUT.rs: the entry points as Rust declarations (`include!` them).
     Rust,
+    /// OUTPUT.json: the entry points' arguments (shapes, element types,
+    /// which buffers they write), for the Python package.
+    Signature,
 }
 
 /// Which libdevice to link.

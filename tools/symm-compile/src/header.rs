@@ -6,7 +6,7 @@
 
 use crate::c_names;
 use melior::ir::{
-    AttributeLike, BlockLike, Module, RegionLike, Type, TypeLike,
+    AttributeLike, BlockLike, Module, RegionLike, Type, TypeLike, ValueLike,
     attribute::TypeAttribute,
     operation::OperationLike,
     r#type::{DimSize, FunctionType, IntegerType, MemRefType, ShapedTypeLike},
@@ -23,14 +23,40 @@ pub struct Entry {
     result: Option<String>,
     /// It takes memrefs of dynamic leading size, so the token count too.
     dynamic: bool,
+    /// The largest token count (`symm_mem.max_tokens`), when it says.
+    max_tokens: Option<i64>,
 }
 
-/// One parameter: its C type, its MLIR type (for the comment), and
-/// whether it is host memory.
+/// One parameter: its C type, its MLIR type (for the comment), whether it
+/// is host memory, and for a memref its element type, shape (-1: the
+/// dynamic leading size) and whether the function may write it.
 struct Param {
     c: String,
     mlir: String,
     host: bool,
+    memref: Option<Buffer>,
+}
+
+/// A memref parameter, as the signature file describes it.
+struct Buffer {
+    element: String,
+    shape: Vec<i64>,
+    written: bool,
+}
+
+/// The element type and shape of a memref type (`None` for a scalar).
+fn buffer_of(ty: Type) -> Option<(String, Vec<i64>)> {
+    let memref = MemRefType::try_from(ty).ok()?;
+    let shape = (0..memref.rank())
+        .map(|dim| match memref.dim_size(dim) {
+            Ok(DimSize::Static(size)) => i64::try_from(size).unwrap_or(-1),
+            _ => -1,
+        })
+        .collect();
+    Some((
+        symm_dialects::type_text(memref.element().to_raw()),
+        shape,
+    ))
 }
 
 /// The C spelling of an MLIR type at the entry-point ABI, read from the
@@ -214,15 +240,25 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
             .ok_or_else(|| located(format!("@{name}: a function without a function type")))?;
         let mut params = Vec::new();
         let mut dynamic = false;
+        let body = op.region(0).ok().and_then(|r| r.first_block());
         for index in 0..signature.input_count() {
             let ty = signature.input(index).map_err(|e| located(e.to_string()))?;
             dynamic |= dynamic_leading(ty);
             let c =
                 c_type(ty).map_err(|e| located(format!("@{name}: argument #{index} is {e}")))?;
+            let written = body
+                .and_then(|b| b.argument(index).ok())
+                // SAFETY: a live block argument.
+                .is_some_and(|arg| unsafe { symm_dialects::ffi::symmValueMayBeWritten(arg.to_raw()) });
             params.push(Param {
                 c,
                 mlir: symm_dialects::type_text(ty.to_raw()),
                 host: in_host_memory(ty),
+                memref: buffer_of(ty).map(|(element, shape)| Buffer {
+                    element,
+                    shape,
+                    written,
+                }),
             });
         }
         let result = match signature.result_count() {
@@ -237,6 +273,11 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
                 )));
             }
         };
+        let max_tokens = op
+            .attribute("symm_mem.max_tokens")
+            .ok()
+            .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok())
+            .map(|a| a.value());
         entries.push((
             location,
             Entry {
@@ -244,6 +285,7 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
                 params,
                 result,
                 dynamic,
+                max_tokens,
             },
         ));
     }
@@ -463,6 +505,82 @@ pub fn render_rust(input: &str, entries: &[Entry], lowered: &Lowered) -> String 
     }
     out.push_str("}\n");
     out
+}
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The signature file (`--emit=signature`, OUTPUT.json): the same entry
+/// points as the header, for tools that call them without a C compiler
+/// (the Python package checks arguments and gives torch the shapes of its
+/// custom ops from it). Each argument is a buffer (its element type, its
+/// shape with -1 for the dynamic leading size, whether the function may
+/// write it, whether it is host memory) or a scalar (its C type).
+pub fn render_signature(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
+    let mut functions = Vec::new();
+    for entry in entries {
+        let args: Vec<String> = entry
+            .params
+            .iter()
+            .enumerate()
+            .map(|(index, param)| match &param.memref {
+                Some(buffer) => format!(
+                    "{{\"name\": \"arg{index}\", \"kind\": \"buffer\", \"element\": {}, \
+                     \"shape\": [{}], \"written\": {}, \"host\": {}, \"mlir\": {}}}",
+                    json_string(&buffer.element),
+                    buffer
+                        .shape
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    buffer.written,
+                    param.host,
+                    json_string(&param.mlir)
+                ),
+                None => format!(
+                    "{{\"name\": \"arg{index}\", \"kind\": \"scalar\", \"c\": {}, \"mlir\": {}}}",
+                    json_string(param.c.trim()),
+                    json_string(&param.mlir)
+                ),
+            })
+            .collect();
+        functions.push(format!(
+            "    {{\"name\": {}, \"runtime\": {}, \"async\": {}, \"tokens\": {}, \
+             \"max_tokens\": {}, \"result\": {},\n     \"args\": [\n      {}]}}",
+            json_string(&entry.name),
+            lowered.with_runtime.contains(&entry.name)
+                || lowered.asynchronous.contains(&entry.name),
+            lowered.asynchronous.contains(&entry.name),
+            entry.dynamic,
+            entry
+                .max_tokens
+                .map_or("null".to_owned(), |m| m.to_string()),
+            entry
+                .result
+                .as_ref()
+                .map_or("null".to_owned(), |c| json_string(c.trim())),
+            args.join(",\n      ")
+        ));
+    }
+    format!(
+        "{{\"generator\": \"symm-compile\", \"version\": {}, \"source\": {},\n \"entry_points\": [\n{}\n ]}}\n",
+        json_string(env!("CARGO_PKG_VERSION")),
+        json_string(input),
+        functions.join(",\n")
+    )
 }
 
 #[cfg(test)]

@@ -166,6 +166,12 @@ pub fn compile(args: &Args) -> Result<(), String> {
             &header::render_rust(&source.name, &entries, &header::lowered_entries(&module)),
         )?;
     }
+    if args.emit.contains(&Emit::Signature) {
+        write(
+            &stem.with_extension("json"),
+            &header::render_signature(&source.name, &entries, &header::lowered_entries(&module)),
+        )?;
+    }
     if args.emit.contains(&Emit::Mlir) {
         write(&stem.with_extension("llvm.mlir"), &lowered)?;
     }

@@ -1,0 +1,25 @@
+/*===- symm-c/Effects.h - what an op does to a buffer -------------*- C -*-===*\
+|*                                                                            *|
+|* Whether any op may write a memref value, read from the ops' memory-effect *|
+|* interfaces (an entry point's header says which buffers it writes).        *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef SYMM_C_EFFECTS_H
+#define SYMM_C_EFFECTS_H
+
+#include "mlir-c/IR.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether an op may write the memory `value` (a memref) refers to: a use
+ * with a write effect on it, through views of it (view-like ops), or by an
+ * op that does not describe its effects (a call). */
+MLIR_CAPI_EXPORTED bool symmValueMayBeWritten(MlirValue value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMM_C_EFFECTS_H */
