@@ -13,10 +13,14 @@ same torch.compile.
         build/layers/libllama_mlp.so build/layers/llama_mlp.json
 
 Every rank draws the full weights alike and keeps its shard (gate and up
-columns, down rows), so the reference needs no communication; with one
-rank, the pure-torch model is the same block without the all-reduce and
-the two are timed (ranks sharing a GPU only check). Exit status 1 if a
-check fails.
+columns, down rows), so the reference needs no communication. With a GPU
+per rank the pure-torch model (its all-reduce torch's functional NCCL
+collective, which torch.compile traces) is checked and timed too: the wall
+time per call (which, for a CUDA-graph replay driven from Python, is
+mostly the CPU's) and the GPU time per call (the kernels' total in a
+profile; with several ranks it includes the time a collective waits for
+its peer). Ranks sharing a GPU only check. Exit status 1 if a check
+fails. TOKENS=1,16 picks the token counts.
 """
 
 import os
@@ -27,7 +31,7 @@ import torch
 import symm
 
 D, EPS, VOCAB = 4096, 1e-5, 1024
-TOKENS = [1, 16, 128]
+TOKENS = [int(t) for t in os.environ.get("TOKENS", "1,16,128").split(",")]
 ITERS, WARMUP = 100, 20
 
 
@@ -51,18 +55,25 @@ class SymmModel(torch.nn.Module):
 
 
 class TorchModel(torch.nn.Module):
-    """The same model in torch, one rank (no all-reduce)."""
+    """The same model in torch: its shard of the block, the partial sums
+    all-reduced by NCCL (torch's functional collective, which
+    torch.compile traces) when there are several ranks."""
 
-    def __init__(self, embedding, norm, gate, up, down, final_norm):
+    def __init__(self, embedding, norm, gate, up, down, final_norm, group=None):
         super().__init__()
         self.embedding, self.norm, self.final_norm = embedding, norm, final_norm
         self.gate, self.up, self.down = gate, up, down
+        self.group = group
 
     def forward(self, ids):
         x = self.embedding[ids]
         h = rmsnorm(x, self.norm)
-        out = x + (torch.nn.functional.silu(h @ self.gate) * (h @ self.up)) @ self.down
-        return rmsnorm(out, self.final_norm)
+        partial = (torch.nn.functional.silu(h @ self.gate) * (h @ self.up)) @ self.down
+        if self.group is not None:
+            import torch.distributed._functional_collectives as funcol
+
+            partial = funcol.all_reduce(partial, "sum", self.group)
+        return rmsnorm(x + partial, self.final_norm)
 
 
 def reference(ids, embedding, norm, gate, up, down, final_norm):
@@ -71,6 +82,20 @@ def reference(ids, embedding, norm, gate, up, down, final_norm):
     h = rmsnorm(x, norm).float()
     out = (x + (torch.nn.functional.silu(h @ gate.float()) * (h @ up.float())) @ down.float())
     return rmsnorm(out.to(torch.bfloat16), final_norm).float()
+
+
+def gpu_us(run, arg, calls=20):
+    """GPU time per call: the kernels' total in a profile of `calls` calls
+    (the wall time per call of a CUDA-graph replay from Python can be the
+    CPU's, not the GPU's)."""
+    run(arg)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            run(arg)
+        torch.cuda.synchronize()
+    total = sum(e.self_device_time_total for e in prof.key_averages())
+    return total / calls
 
 
 def time_us(run, arg):
@@ -91,6 +116,15 @@ def main():
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+    # One GPU per rank: the torch model all-reduces through NCCL and both
+    # are timed. Ranks sharing a GPU only check (NCCL refuses them).
+    own_gpus = torch.cuda.device_count() >= world
+    group = None
+    if world > 1 and own_gpus:
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
+        group = dist.group.WORLD
     layer = symm.load(library, signature)
     shard = layer.llama_mlp.spec.args[2].shape[1]
     F = shard * world
@@ -112,8 +146,9 @@ def main():
         fullgraph=True, mode="reduce-overhead",
     )
     theirs = torch.compile(
-        TorchModel(embedding, norm, *mine, final_norm), fullgraph=True, mode="reduce-overhead"
+        TorchModel(embedding, norm, *mine, final_norm, group), fullgraph=True, mode="reduce-overhead"
     )
+    timed = world == 1 or own_gpus
     failed = False
     for m in TOKENS:
         ids = torch.randint(0, VOCAB, (m,), generator=g, device="cuda")
@@ -124,18 +159,43 @@ def main():
         ok = error < 2e-2
         failed |= not ok
         line = f"{'PASS' if ok else 'FAIL'} rank {rank} M={m}: rel L2 vs torch's f32 reference {error:.2e}"
-        if world == 1:
-            torch_error = ((theirs(ids).float() - want).norm() / want.norm()).item()
+        if timed:
+            for _ in range(3):
+                theirs_out = theirs(ids).float().clone()
+            torch_error = ((theirs_out - want).norm() / want.norm()).item()
             t_ours, t_theirs = time_us(ours, ids), time_us(theirs, ids)
+            g_ours, g_theirs = gpu_us(ours, ids), gpu_us(theirs, ids)
             line += (
                 f" (torch.compile model {torch_error:.2e}); per call, both torch.compile "
-                f"reduce-overhead: symm model {t_ours:.1f} us, torch model {t_theirs:.1f} us, "
-                f"torch / symm {t_theirs / t_ours:.2f}x"
+                f"reduce-overhead: wall symm {t_ours:.1f} us, torch {t_theirs:.1f} us "
+                f"({t_theirs / t_ours:.2f}x); GPU symm {g_ours:.1f} us, torch {g_theirs:.1f} us "
+                f"({g_theirs / g_ours:.2f}x)"
             )
         print(line, flush=True)
+    skips = dict(torch._dynamo.utils.counters["inductor"])
+    skips = {k: v for k, v in skips.items() if "cudagraph" in k}
+    print(f"rank {rank}: inductor's CUDA-graph counters {skips}", flush=True)
+    if os.environ.get("PROFILE") and timed:
+        for model, name in ((ours, "symm"), (theirs, "torch")):
+            ids = torch.randint(0, VOCAB, (16,), generator=g, device="cuda")
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                for _ in range(10):
+                    model(ids)
+                torch.cuda.synchronize()
+            print(f"== {name} model, M=16, 10 calls", flush=True)
+            print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12), flush=True)
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     print(f"rank {rank}: torch.compile made {graphs} graphs for {2 * len(TOKENS)} shapes "
           "(fullgraph: no graph break)", flush=True)
+    torch.cuda.synchronize()
+    symm.runtime().close()
+    if group is not None:
+        # torch 2.11's destroy_process_group hangs once the torch model's
+        # all-reduce sits in a CUDA graph of cudagraph trees (measured on 2x
+        # H200; a plain NCCL all-reduce destroys fine): the process ends
+        # without it.
+        sys.stdout.flush()
+        os._exit(1 if failed else 0)
     sys.exit(1 if failed else 0)
 
 

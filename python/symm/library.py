@@ -47,12 +47,12 @@ class Entry:
         return getattr(torch.ops.symm, self.op_name)
 
     def __call__(self, *args):
-        # While torch.compile traces, the tensors are fake and their devices
-        # are the op's real implementation's to check.
-        if torch.compiler.is_compiling() or _fake(args):
-            device = None
-        else:
-            device = torch.cuda.current_device() if torch.cuda.is_available() else -1
+        # While torch.compile traces, the op's fake implementation checks
+        # the arguments (checking here too would only add guards to every
+        # call of the compiled model) and its real one their devices.
+        if torch.compiler.is_compiling():
+            return self.op(*args)
+        device = None if _fake(args) else (torch.cuda.current_device() if torch.cuda.is_available() else -1)
         self.spec.check(args, device=device)
         return self.op(*args)
 
