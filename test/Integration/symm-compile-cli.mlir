@@ -18,7 +18,7 @@
 
 // RUN: not %symm-compile %s --emit=asm 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: error: invalid value 'asm' for '--emit <KINDS>'
-// EMIT: [possible values: llvm, ptx, mlir, rust]
+// EMIT: [possible values: llvm, ptx, mlir, rust, signature]
 
 // RUN: not %symm-compile %s --libdevice=x --no-libdevice 2>&1 | FileCheck %s --check-prefix=CONFLICT
 // CONFLICT: error: the argument '--libdevice <PATH>' cannot be used with '--no-libdevice'
