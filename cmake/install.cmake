@@ -18,7 +18,7 @@ set(_from "${SYMM_INSTALL_FROM}")
 foreach(_built symm-compile symm-opt symm-launch libsymm_runtime.a libsymm_runtime.so)
   if(NOT EXISTS "${_from}/${_built}")
     message(FATAL_ERROR "SYMM_INSTALL_FROM: ${_from}/${_built} is not built "
-                        "(cargo build --release -p symm-compile -p symm-opt -p symm-runtime)")
+                        "(cargo build --release -p symm-compile -p symm-opt -p symm-runtime-clib -p symm-runtime --features symm-runtime/launcher)")
   endif()
 endforeach()
 

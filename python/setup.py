@@ -2,7 +2,7 @@
 
 `pip install ./python` takes the library from $SYMM_RUNTIME_LIB when set,
 else builds it from the checkout this folder sits in (`cargo build
---release -p symm-runtime`; the runtime needs no CUDA to build, it loads
+--release -p symm-runtime-clib`; the runtime needs no CUDA to build, it loads
 the driver at run time). It is installed as symm/lib/<its SONAME>, the
 name the layers that `symm.compile` links record, with a copy as
 libsymm_runtime.so.
@@ -43,7 +43,7 @@ def _runtime_library():
             "libsymm_runtime.so, or install from a symm checkout (cargo builds it)"
         )
     subprocess.run(
-        ["cargo", "build", "--release", "-p", "symm-runtime"], cwd=REPO, check=True
+        ["cargo", "build", "--release", "-p", "symm-runtime-clib"], cwd=REPO, check=True
     )
     return REPO / "target" / "release" / "libsymm_runtime.so"
 

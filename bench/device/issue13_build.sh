@@ -32,7 +32,7 @@ $release/symm-compile "$out/src/ar/allreduce.mlir" -o "$out/src/ar/ar.o"
 link "$out/src/ar/ar.o" bench/compiled/allreduce_bench.cpp "$out/compiled_ar" $release -DALGORITHM=ir
 $before/symm-compile "$out/src/ar_before/allreduce.mlir" -o "$out/src/ar_before/ar.o"
 link "$out/src/ar_before/ar.o" bench/compiled/allreduce_bench.cpp "$out/compiled_ar_before" $before -DALGORITHM=text
-cargo build -q --release -p symm-runtime --features symm-runtime/launcher --bin symm-allreduce-bench
+cargo build -q --release -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher --bin symm-allreduce-bench
 cp $release/symm-allreduce-bench "$out/"
 rm -rf "$out/src/"*/*.o
 mkdir -p "$out/anchors" && cp ../shared/anchors/*.py "$out/anchors/"

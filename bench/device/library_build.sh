@@ -16,7 +16,7 @@ before=${2:?usage: library_build.sh DIR BEFORE_WORKTREE}
 sed 's/library::{Algorithm, Dtype, ReduceOp}/kernels::{Algorithm, Dtype, ReduceOp}/' \
   bench/allreduce/main.rs > "$before/bench/allreduce/main.rs"
 (cd "$before" && CARGO_TARGET_DIR="$before/target" cargo build -q --release \
-  -p symm-compile -p symm-runtime --features symm-runtime/launcher --bin symm-compile --bin symm-allreduce-bench)
+  -p symm-compile -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher --bin symm-compile --bin symm-allreduce-bench)
 bench/device/issue13_build.sh "$out" "$before/target/release"
 cp "$before/target/release/symm-allreduce-bench" "$out/symm-allreduce-bench-before"
 # What the device run does not use (the carried folder's limit is 64 MiB).

@@ -7,7 +7,7 @@
 # (SYMM_LAMPORT_MAX_BYTES=0, the staged one-shot), the compiled all-reduce
 # and torch's anchor, interleaved twice.
 #
-#   cargo build --release -p symm-runtime --features symm-runtime/launcher -p symm-bench --bins; copy
+#   cargo build --release -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher -p symm-bench --bins; copy
 #   symm-gpu-tests, symm-allreduce-bench, symm-launch into target/l23, the
 #   compiled all-reduce benchmark as compiled_ar_t128
 #   (bench/device/lamport_threads_h200x2.sh), cp -r ../shared/anchors

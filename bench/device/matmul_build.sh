@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: matmul_build.sh DIR}
 release=target/release
 export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
-cargo build -q --release -p symm-compile -p symm-runtime --features symm-runtime/launcher -p symm-opt
+cargo build -q --release -p symm-compile -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher -p symm-opt
 mkdir -p "$out/src" "$out/layers"
 cp $release/{symm-launch,symm-gpu-tests} "$out/"
 soname=$(readelf -d $release/libsymm_runtime.so | sed -n 's/.*soname: \[\(.*\)\]/\1/p')

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: matmul_sweep_build.sh DIR}
 release=target/release
 export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
-cargo build -q --release -p symm-compile -p symm-runtime --features symm-runtime/launcher
+cargo build -q --release -p symm-compile -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher
 mkdir -p "$out/src" "$out/layers"
 cp $release/symm-launch "$out/"
 soname=$(readelf -d $release/libsymm_runtime.so | sed -n 's/.*soname: \[\(.*\)\]/\1/p')

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: scale_build_x8.sh DIR}
 release=target/release
-cargo build -q --release -p symm-compile -p symm-runtime --features symm-runtime/launcher
+cargo build -q --release -p symm-compile -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher
 mkdir -p "$out/src" "$out/py" "$out/anchors"
 cp $release/{symm-launch,symm-gpu-tests,symm-allreduce-bench,symm-agmm-bench} "$out/"
 python3 bench/compiled/gen_allreduce.py 8 > "$out/src/allreduce_w8.mlir"

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: splitk_build_h200.sh DIR}
 release=target/release
 export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
-cargo build -q --release -p symm-compile -p symm-runtime --features symm-runtime/launcher
+cargo build -q --release -p symm-compile -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher
 mkdir -p "$out/src"
 cp $release/{symm-launch,symm-gpu-tests} "$out/"
 layers=${LAYERS:-llama_mlp llama_attn_out llama_decoder}

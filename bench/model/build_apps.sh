@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: build_apps.sh DIR}
-cargo build -q --release -p symm-compile -p symm-runtime --features symm-runtime/launcher
+cargo build -q --release -p symm-compile -p symm-runtime -p symm-runtime-clib --features symm-runtime/launcher
 mkdir -p "$out/src"
 compile=target/release/symm-compile
 link() { # object app binary [defines...]

@@ -3,7 +3,7 @@
 
 use std::{path::PathBuf, process::Command};
 
-/// Builds libsymm_runtime (`cargo test` builds the rlib only) and returns
+/// Builds libsymm_runtime.so (the symm-runtime-clib package's) and returns
 /// the folder it is in: target/<profile>, the parent of this test's deps/.
 fn shared_library_dir() -> PathBuf {
     let profile = if cfg!(debug_assertions) {
@@ -12,7 +12,7 @@ fn shared_library_dir() -> PathBuf {
         vec!["--release"]
     };
     let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "-p", "symm-runtime", "--lib"])
+        .args(["build", "-p", "symm-runtime-clib"])
         .args(profile)
         .status()
         .expect("cargo runs");

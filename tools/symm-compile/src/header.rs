@@ -53,10 +53,7 @@ fn buffer_of(ty: Type) -> Option<(String, Vec<i64>)> {
             _ => -1,
         })
         .collect();
-    Some((
-        symm_dialects::type_text(memref.element().to_raw()),
-        shape,
-    ))
+    Some((symm_dialects::type_text(memref.element().to_raw()), shape))
 }
 
 /// The C spelling of an MLIR type at the entry-point ABI, read from the
@@ -249,7 +246,9 @@ pub fn entry_points(module: &Module) -> Result<Vec<Entry>, String> {
             let written = body
                 .and_then(|b| b.argument(index).ok())
                 // SAFETY: a live block argument.
-                .is_some_and(|arg| unsafe { symm_dialects::ffi::symmValueMayBeWritten(arg.to_raw()) });
+                .is_some_and(|arg| unsafe {
+                    symm_dialects::ffi::symmValueMayBeWritten(arg.to_raw())
+                });
             params.push(Param {
                 c,
                 mlir: symm_dialects::type_text(ty.to_raw()),

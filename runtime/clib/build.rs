@@ -1,4 +1,4 @@
-//! Gives libsymm_runtime.so its SONAME, so that programs linked against it
+//! Gives libsymm_runtime.so (this package's cdylib) its SONAME, so that programs linked against it
 //! record the name, not the path they found it at: `libsymm_runtime.so.M`,
 //! or `libsymm_runtime.so.0.N` while the version is 0.x (where a minor
 //! version may break the ABI). cmake/install.cmake installs the library
