@@ -311,6 +311,27 @@ fn check_async_names(entries: &[(String, Entry)]) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `entry` has an asynchronous form, and the parameters before its
+/// own: the runtime handle (when it takes one) and the token count (when
+/// it takes memrefs of dynamic leading size), spelled `runtime` and
+/// `tokens` in the caller's language.
+fn leading_params(
+    entry: &Entry,
+    lowered: &Lowered,
+    runtime: &str,
+    tokens: &str,
+) -> (bool, Vec<String>) {
+    let asynchronous = lowered.asynchronous.contains(&entry.name);
+    let mut params = Vec::new();
+    if asynchronous || lowered.with_runtime.contains(&entry.name) {
+        params.push(runtime.to_owned());
+    }
+    if entry.dynamic {
+        params.push(tokens.to_owned());
+    }
+    (asynchronous, params)
+}
+
 /// The header text; the functions named in `lowered.with_runtime` take the
 /// runtime handle first, and those in `lowered.asynchronous` get their
 /// asynchronous entry point declared too.
@@ -344,14 +365,12 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
          #ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n"
     );
     for entry in entries {
-        let asynchronous = lowered.asynchronous.contains(&entry.name);
-        let mut params: Vec<String> = Vec::new();
-        if asynchronous || lowered.with_runtime.contains(&entry.name) {
-            params.push("symm_runtime *runtime".into());
-        }
-        if entry.dynamic {
-            params.push("int64_t tokens /* the leading size of the ?x memrefs */".into());
-        }
+        let (asynchronous, mut params) = leading_params(
+            entry,
+            lowered,
+            "symm_runtime *runtime",
+            "int64_t tokens /* the leading size of the ?x memrefs */",
+        );
         for (index, param) in entry.params.iter().enumerate() {
             let host = if param.host {
                 ": host memory, pinned (cudaHostAlloc, symm_host_alloc)"
@@ -464,14 +483,12 @@ pub fn render_rust(input: &str, entries: &[Entry], lowered: &Lowered) -> String 
          #[allow(dead_code, clippy::too_many_arguments)]\nunsafe extern \"C\" {{\n"
     );
     for entry in entries {
-        let asynchronous = lowered.asynchronous.contains(&entry.name);
-        let mut params: Vec<String> = Vec::new();
-        if asynchronous || lowered.with_runtime.contains(&entry.name) {
-            params.push("runtime: *mut ::core::ffi::c_void".into());
-        }
-        if entry.dynamic {
-            params.push("tokens: i64 /* the leading size of the ?x memrefs */".into());
-        }
+        let (asynchronous, mut params) = leading_params(
+            entry,
+            lowered,
+            "runtime: *mut ::core::ffi::c_void",
+            "tokens: i64 /* the leading size of the ?x memrefs */",
+        );
         for (index, param) in entry.params.iter().enumerate() {
             let host = if param.host {
                 ", pinned host memory"
