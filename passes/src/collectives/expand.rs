@@ -19,7 +19,10 @@ use crate::PassError;
 use crate::analysis::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Push, Reduction, Scalar,
 };
+use crate::ir::convert::{Rewrite, convert};
 use crate::ir::op_kind::OpKind;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::read_after::used_after,
@@ -136,13 +139,17 @@ impl Expansion {
     /// `gpu.launch_func` behind a byte-count dispatch, taking the input's
     /// pool (`symm_mem.pool_of`), the pointers and the vector count.
     /// Expands `op`; `input_read_after`: whether its input may be read
-    /// after it (`used_after`, asked before any expansion).
-    fn expand_all_reduce(&mut self, op: Op, input_read_after: bool) {
+    /// after it (`used_after`, asked before any expansion). False when it
+    /// cannot (the error is at the op, which stays).
+    fn expand_all_reduce(&mut self, op: Op, input_read_after: bool) -> bool {
         let name = op.name();
         let roles = roles(op);
         let facts = match self.all_reduce_facts(op, &roles, input_read_after) {
             Ok(facts) => facts,
-            Err(message) => return self.error(op, &format!("'{name}' {message}")),
+            Err(message) => {
+                self.error(op, &format!("'{name}' {message}"));
+                return false;
+            }
         };
         let segments = facts.segments(self.limits);
         let (input, out) = (roles.input, roles.out);
@@ -240,14 +247,13 @@ impl Expansion {
         };
         host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
         if let Some(message) = prologue_error {
-            return self.error(op, &format!("'{name}' {message}"));
+            self.error(op, &format!("'{name}' {message}"));
+            return false;
         }
         for segment in segments {
             self.kernels.insert(segment.kernel.name(), segment.kernel);
         }
-        if FusedAllReduce::of(op).is_none() {
-            op.erase();
-        }
+        true
     }
 
     /// What decides an all-reduce's kernels, read once per op.
@@ -497,12 +503,33 @@ impl SymmPass for ExpandCollectives {
         // the next order query in that block recompute the block's order
         // (O(n) each, O(n^2) in all). Expansions add uses only before
         // their own op, so the answers do not change.
-        let read_after: Vec<bool> = collectives
+        let read_after: HashMap<Op, bool> = collectives
             .iter()
-            .map(|&op| used_after(roles(op).input, op))
+            .map(|&op| (op, used_after(roles(op).input, op)))
             .collect();
-        for (op, read_after) in collectives.into_iter().zip(read_after) {
-            expansion.expand_all_reduce(op, read_after);
+        // Through MLIR's conversion driver: each collective is illegal
+        // until expanded; a plain one is then erased through the driver, a
+        // fused one stays (legal) until its epilogue region has moved into
+        // its kernel (emit_kernels).
+        let expanded: RefCell<HashSet<Op>> = RefCell::new(HashSet::new());
+        let illegal = |op: Op| read_after.contains_key(&op) && !expanded.borrow().contains(&op);
+        let converted = convert(module, &illegal, &mut |op, rewriter| {
+            if !expansion.expand_all_reduce(op, read_after[&op]) {
+                return Rewrite::Refused;
+            }
+            if FusedAllReduce::of(op).is_none() {
+                rewriter.erase(op);
+            } else {
+                expanded.borrow_mut().insert(op);
+            }
+            Rewrite::Lowered
+        });
+        if !converted && !expansion.failed {
+            emit_error(
+                module.loc(),
+                "internal: symm-mem-expand-collectives left a collective it was to expand",
+            );
+            return Err(PassFailed);
         }
         if expansion.failed {
             return Err(PassFailed);
