@@ -21,8 +21,6 @@ use crate::analysis::all_reduce::{
 };
 use crate::ir::convert::{Rewrite, convert};
 use crate::ir::op_kind::OpKind;
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     analysis::read_after::used_after,
@@ -31,7 +29,9 @@ use crate::{
     ir::{Attr, Ctx, Op, Ty, Val, emit_error},
     middle_end::select_all_reduce::Limits,
 };
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>(
     c"symm-mem-expand-collectives",

@@ -20,8 +20,9 @@
 //! (`ir::convert`, `applyPartialConversion` with pattern rollback off):
 //! the ops this pass lowers are illegal, each is rewritten into runtime
 //! calls before it and erased through the driver's rewriter, and the
-//! driver checks that none is left. Sibling matmuls (one batched call) and
-//! returns are lowered before it, with the function's entry and exit.
+//! driver checks that none is left; sibling matmuls become one batched call
+//! at the second, which erases the first too. Returns are lowered before
+//! it, with the function's entry and exit.
 //! What it cannot lower yet it names, with the op's location.
 
 mod batch_matmul;
@@ -223,23 +224,11 @@ impl Conversion {
             .map(|(first, second)| (second, first))
             .collect();
         let firsts: std::collections::HashSet<Op> = pairs.values().copied().collect();
-        // Sibling matmuls and returns are lowered here; every other op by
-        // the conversion below.
+        // Returns are lowered here; every other op by the conversion below
+        // (a sibling pair by its second matmul, the first legal until then).
         let mut converted = std::collections::HashSet::new();
         for op in work {
             if firsts.contains(&op) {
-                // Lowered with its sibling, and erased then.
-                continue;
-            }
-            if let Some(first) = pairs.get(&op) {
-                let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
-                match lower_matmul_pair(&mut host, *first, op) {
-                    Ok(()) => {
-                        first.erase();
-                        op.erase();
-                    }
-                    Err(message) => self.error(op, &format!("'linalg.matmul' {message}")),
-                }
                 continue;
             }
             if op.isa(OpKind::Return) {
@@ -261,14 +250,25 @@ impl Conversion {
         let lowered = convert(
             function,
             &|op| converted.contains(&op),
-            &mut |op, rewriter| match self.lower_op(op, runtime) {
-                Ok(()) => {
-                    rewriter.erase(op);
-                    Rewrite::Lowered
-                }
-                Err(message) => {
-                    self.error(op, &message);
-                    Rewrite::Refused
+            &mut |op, rewriter| {
+                let lowered = match pairs.get(&op) {
+                    Some(&first) => {
+                        let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
+                        lower_matmul_pair(&mut host, first, op)
+                            .map(|()| rewriter.erase(first))
+                            .map_err(|message| format!("'linalg.matmul' {message}"))
+                    }
+                    None => self.lower_op(op, runtime),
+                };
+                match lowered {
+                    Ok(()) => {
+                        rewriter.erase(op);
+                        Rewrite::Lowered
+                    }
+                    Err(message) => {
+                        self.error(op, &message);
+                        Rewrite::Refused
+                    }
                 }
             },
         );
