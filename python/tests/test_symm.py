@@ -169,5 +169,30 @@ class Arguments(unittest.TestCase):
             self.scale(self.x, self.w, self.y)
 
 
+class Scalars(unittest.TestCase):
+    """Scalar arguments: in the op's schema by their type, checked by it."""
+
+    @classmethod
+    def setUpClass(cls):
+        out = tempfile.mkdtemp(prefix="symm-test-")
+        cls.library = symm.compile(os.path.join(HERE, "data", "scalars.mlir"), out_dir=out, name="test_scalars")
+
+    def test_schema(self):
+        schema = str(torch.ops.symm.test_scalars_axpn.default._schema)
+        self.assertIn("Tensor arg0, float arg1, int arg2, Tensor(a!) arg3", schema)
+
+    def test_scalar_types(self):
+        x = torch.zeros(64)
+        with self.assertRaisesRegex(TypeError, "argument arg2 .* must be int, got float"):
+            self.library.axpn(x, 2.0, 1.5, x.clone())
+        with self.assertRaisesRegex(TypeError, "argument arg2 .* must be int, got bool"):
+            self.library.axpn(x, 2.0, True, x.clone())
+        with self.assertRaisesRegex(TypeError, "argument arg1 .* must be float, got str"):
+            self.library.axpn(x, "2", 1, x.clone())
+        # An int is a float; the call then fails only where the tensors are.
+        with self.assertRaisesRegex(ValueError, "must be on a CUDA device"):
+            self.library.axpn(x, 2, 1, x.clone())
+
+
 if __name__ == "__main__":
     unittest.main()
