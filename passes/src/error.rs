@@ -32,6 +32,19 @@ impl fmt::Display for PassError {
 
 impl std::error::Error for PassError {}
 
+impl PassError {
+    /// The same failure, its text after the op's quoted name (`'linalg.matmul' has ...`).
+    pub fn of_op(self, name: &str) -> PassError {
+        let at = |why: String| format!("'{name}' {why}");
+        match self {
+            PassError::Unsupported(why) => PassError::Unsupported(at(why)),
+            PassError::BadOption(why) => PassError::BadOption(at(why)),
+            PassError::File(why) => PassError::File(at(why)),
+            PassError::Build(why) => PassError::Build(at(why)),
+        }
+    }
+}
+
 /// A refusal's reason, the common case: `?` on a `&str` or `String` reason.
 impl From<&str> for PassError {
     fn from(why: &str) -> Self {
@@ -56,6 +69,10 @@ mod tests {
             PassError::Unsupported("has more than one output".into())
         );
         assert_eq!(refusal.to_string(), "has more than one output");
+        assert_eq!(
+            PassError::Build("cannot be built".into()).of_op("linalg.matmul"),
+            PassError::Build("'linalg.matmul' cannot be built".into())
+        );
         let option = PassError::BadOption("max-rows = 7: a multiple of 16".into());
         assert_eq!(option.to_string(), "max-rows = 7: a multiple of 16");
     }

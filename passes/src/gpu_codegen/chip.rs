@@ -1,6 +1,7 @@
 //! The GPU a program is compiled for (`symm-compile --chip`): its NVPTX
 //! processor name and the PTX version its kernels are written in.
 
+use crate::PassError;
 use std::fmt;
 
 /// A target the kernels can be compiled for: NVIDIA's compute capability
@@ -38,17 +39,17 @@ impl Chip {
     pub const DEFAULT: Chip = Chip::new("sm_90", 78);
 
     /// The chip `name` names, or a message listing the ones there are.
-    pub fn parse(name: &str) -> Result<Chip, String> {
+    pub fn parse(name: &str) -> Result<Chip, PassError> {
         CHIPS
             .iter()
             .copied()
             .find(|chip| chip.name == name)
             .ok_or_else(|| {
                 let known: Vec<&str> = CHIPS.iter().map(|c| c.name).collect();
-                format!(
+                PassError::BadOption(format!(
                     "unknown chip '{name}': symm compiles for {} (compute capability 8.0 and up)",
                     known.join(", ")
-                )
+                ))
             })
     }
 
@@ -80,7 +81,7 @@ mod tests {
         assert_eq!(Chip::parse("sm_90a").unwrap().features(), "+ptx80");
         assert_eq!(Chip::parse("sm_100a").unwrap().features(), "+ptx86");
         assert_eq!(Chip::parse("sm_80").unwrap().features(), "+ptx80");
-        let error = Chip::parse("sm_75").unwrap_err();
+        let error = Chip::parse("sm_75").unwrap_err().to_string();
         assert!(error.contains("unknown chip 'sm_75'") && error.contains("sm_90a"));
         assert!(Chip::parse("").is_err() && Chip::parse("SM_90").is_err());
     }

@@ -256,7 +256,7 @@ impl Conversion {
                         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
                         lower_matmul_pair(&mut host, first, op)
                             .map(|()| rewriter.erase(first))
-                            .map_err(|message| format!("'linalg.matmul' {message}"))
+                            .map_err(|error| error.of_op("linalg.matmul"))
                     }
                     None => self.lower_op(op, runtime),
                 };
@@ -265,8 +265,8 @@ impl Conversion {
                         rewriter.erase(op);
                         Rewrite::Lowered
                     }
-                    Err(message) => {
-                        self.error(op, &message);
+                    Err(error) => {
+                        self.error(op, &error.to_string());
                         Rewrite::Refused
                     }
                 }
@@ -309,7 +309,7 @@ impl Conversion {
 
     /// Lowers `op` to runtime calls before it (the caller erases it), or
     /// says why it cannot.
-    fn lower_op(&mut self, op: Op, runtime: Val) -> Result<(), String> {
+    fn lower_op(&mut self, op: Op, runtime: Val) -> Result<(), PassError> {
         let world = self.groups.world_size_of(op);
         let mut host = Host::new(At::Before(op), op, runtime, &mut self.decls);
         let name = op.name();
@@ -353,7 +353,7 @@ impl Conversion {
                 "is not lowered by this pass ({name})"
             ))),
         };
-        result.map_err(|message| format!("'{name}' {message}"))
+        result.map_err(|error| error.of_op(&name))
     }
 }
 
