@@ -21,7 +21,10 @@ fn check_blas(status: cublas::cublasStatus_t, what: &str) -> Result<()> {
     if status == cublas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Cuda(format!("cuBLAS {what} failed: {status:?}")))
+        Err(Error::Cublas {
+            what: what.to_owned(),
+            status,
+        })
     }
 }
 

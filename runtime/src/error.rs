@@ -37,6 +37,18 @@ pub enum Error {
         what: String,
         status: cudarc::driver::sys::CUresult,
     },
+    /// A cuBLAS call that failed, with its status as a value.
+    #[error("CUDA: cuBLAS {what} failed: {status:?}")]
+    Cublas {
+        what: String,
+        status: cudarc::cublas::sys::cublasStatus_t,
+    },
+    /// An NCCL call that failed, with its status as a value.
+    #[error("CUDA: NCCL {what} failed: {status:?}")]
+    Nccl {
+        what: String,
+        status: cudarc::nccl::sys::ncclResult_t,
+    },
     /// An error with advice on what to do about it; the error itself (and
     /// its driver status, if any) stays a value.
     #[error("{source} ({hint})")]
@@ -80,3 +92,33 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::{cublas::sys::cublasStatus_t, nccl::sys::ncclResult_t};
+
+    #[test]
+    fn library_statuses_stay_values_and_read_as_before() {
+        let blas = Error::Cublas {
+            what: "cublasGemmEx".into(),
+            status: cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
+        };
+        assert_eq!(
+            blas.to_string(),
+            "CUDA: cuBLAS cublasGemmEx failed: CUBLAS_STATUS_NOT_SUPPORTED"
+        );
+        let nccl = Error::Nccl {
+            what: "ncclAllReduce".into(),
+            status: ncclResult_t::ncclRemoteError,
+        };
+        assert!(matches!(
+            nccl,
+            Error::Nccl {
+                status: ncclResult_t::ncclRemoteError,
+                ..
+            }
+        ));
+        assert_eq!(nccl.driver_status(), None);
+    }
+}

@@ -14,7 +14,10 @@ fn check(status: sys::ncclResult_t, what: &str) -> Result<()> {
     if status == sys::ncclResult_t::ncclSuccess {
         Ok(())
     } else {
-        Err(Error::Cuda(format!("NCCL {what} failed: {status:?}")))
+        Err(Error::Nccl {
+            what: what.to_owned(),
+            status,
+        })
     }
 }
 
