@@ -22,6 +22,46 @@ pub fn enable_recovery() {
     unsafe { ffi::symmEnableRecovery(memory_limit_bytes()) }
 }
 
+/// What parsing under crash recovery gave (`parse_source`).
+pub struct Parsed {
+    /// `ffi::SYMM_RUN_OK`, `_INVALID` (parsed, the verifier refused it),
+    /// `_FAILED` (did not parse) or `_CRASHED` (MLIR's parser crashed).
+    pub status: i32,
+    /// The module when the status is `SYMM_RUN_OK` (else null), owned by
+    /// the caller.
+    pub module: mlir_sys::MlirModule,
+    /// The input line the parser crashed on (`SYMM_RUN_CRASHED`), else 0.
+    pub crash_line: i32,
+}
+
+/// Parses `text` (any bytes) as a module named `name` in its diagnostics'
+/// locations, then verifies it, with crashes of MLIR recovered.
+pub fn parse_source(context: mlir_sys::MlirContext, text: &[u8], name: &str) -> Parsed {
+    let bytes = |b: &[u8]| mlir_sys::MlirStringRef {
+        data: b.as_ptr().cast(),
+        length: b.len(),
+    };
+    let mut parsed = Parsed {
+        status: ffi::SYMM_RUN_FAILED,
+        module: mlir_sys::MlirModule {
+            ptr: std::ptr::null_mut(),
+        },
+        crash_line: 0,
+    };
+    // SAFETY: the caller's live context; the text and name outlive the
+    // call; out-pointers to the fields of a local.
+    parsed.status = unsafe {
+        ffi::symmParseSourceRecovering(
+            context,
+            bytes(text),
+            bytes(name.as_bytes()),
+            &mut parsed.module,
+            &mut parsed.crash_line,
+        )
+    };
+    parsed
+}
+
 /// What the last recovered crash was.
 pub fn last_crash() -> String {
     // SAFETY: a string owned by the C++ side, valid until the next crash.

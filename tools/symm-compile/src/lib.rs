@@ -278,42 +278,21 @@ impl Source {
     }
 }
 
-fn string_ref(text: &[u8]) -> mlir_sys::MlirStringRef {
-    mlir_sys::MlirStringRef {
-        data: text.as_ptr().cast(),
-        length: text.len(),
-    }
-}
-
 /// Parses `source` with file locations under its name, so diagnostics
 /// point into it; a crash of MLIR's parser is an error at the line that
 /// makes it crash.
 fn parse<'c>(context: &'c Context, source: &Source) -> Result<Module<'c>, String> {
-    let mut raw = mlir_sys::MlirModule {
-        ptr: std::ptr::null_mut(),
-    };
-    let mut crash_line = 0;
     let name = &source.name;
-    // SAFETY: a live context, text and name that outlive the call,
-    // out-pointers to locals.
-    let status = unsafe {
-        symm_dialects::ffi::symmParseSourceRecovering(
-            context.to_raw(),
-            string_ref(&source.text),
-            string_ref(name.as_bytes()),
-            &mut raw,
-            &mut crash_line,
-        )
-    };
-    match status {
-        symm_dialects::ffi::SYMM_RUN_OK if !raw.ptr.is_null() => {
+    let parsed = symm_dialects::recovery::parse_source(context.to_raw(), &source.text, name);
+    match parsed.status {
+        symm_dialects::ffi::SYMM_RUN_OK if !parsed.module.ptr.is_null() => {
             // SAFETY: a fresh module owned by nobody else.
-            Ok(unsafe { Module::from_raw(raw) })
+            Ok(unsafe { Module::from_raw(parsed.module) })
         }
         symm_dialects::ffi::SYMM_RUN_CRASHED => crashed(&format!(
             "{name}:{}:1: error: internal error in the MLIR parser ({}) on this line; it is an \
              MLIR bug that the input triggers: please report it with the input",
-            crash_line.max(1),
+            parsed.crash_line.max(1),
             symm_dialects::recovery::last_crash()
         )),
         symm_dialects::ffi::SYMM_RUN_INVALID => {

@@ -218,40 +218,20 @@ fn run_in_process(input: &[u8], index: usize, tally: &mut Tally) -> Outcome {
             None,
         );
     }
-    let mut raw = mlir_sys::MlirModule {
-        ptr: std::ptr::null_mut(),
-    };
-    let mut crash_line = 0;
-    let name = "fuzz.mlir";
-    // SAFETY: a live context; the input and name outlive the call.
-    let status = unsafe {
-        ffi::symmParseSourceRecovering(
-            context.to_raw(),
-            mlir_sys::MlirStringRef {
-                data: input.as_ptr().cast(),
-                length: input.len(),
-            },
-            mlir_sys::MlirStringRef {
-                data: name.as_ptr().cast(),
-                length: name.len(),
-            },
-            &mut raw,
-            &mut crash_line,
-        )
-    };
-    if status == ffi::SYMM_RUN_CRASHED {
+    let parsed = symm_dialects::recovery::parse_source(context.to_raw(), input, "fuzz.mlir");
+    if parsed.status == ffi::SYMM_RUN_CRASHED {
         // What the crash left must not be destroyed (Recovery.h).
         std::mem::forget(internal);
         std::mem::forget(context);
         return Outcome::UpstreamParserCrash;
     }
-    if status != ffi::SYMM_RUN_OK || raw.ptr.is_null() {
+    if parsed.status != ffi::SYMM_RUN_OK || parsed.module.ptr.is_null() {
         return Outcome::Fine;
     }
     tally.parsed += 1;
     tally.runs[index] += 1;
     // SAFETY: a fresh module owned by nobody else.
-    let module = unsafe { melior::ir::Module::from_raw(raw) };
+    let module = unsafe { melior::ir::Module::from_raw(parsed.module) };
     let (_, pipeline) = PIPELINES[index];
     let mut ok = true;
     if !pipeline.is_empty() {
