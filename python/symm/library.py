@@ -8,7 +8,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 from . import signature
-from .runtime import SymmError, _runtime_library, runtime
+from .runtime import SymmError, _runtime_library, on_torch_stream, runtime
 
 _C_SCALARS = {
     "float": ctypes.c_float,
@@ -69,20 +69,12 @@ class Entry:
             else:
                 converted.append(ctypes.c_void_p(value.data_ptr()))
         handle = self.library.runtime().handle
-        current = torch.cuda.current_stream()
-        if current.cuda_stream != 0:
-            self._enqueue(handle, current, converted)
-            return
-        # torch's default stream is the legacy default stream, which cannot
-        # be captured into the layer's CUDA graphs: run on a side stream,
-        # after torch's work so far and before what follows.
-        side = self.library.side_stream(device)
-        side.wait_stream(current)
-        self._enqueue(handle, side, converted)
-        current.wait_stream(side)
-        for value in args:
-            if isinstance(value, torch.Tensor):
-                value.record_stream(side)
+        on_torch_stream(
+            lambda stream: self._enqueue(handle, stream, converted),
+            device,
+            args,
+            self.library.side_streams,
+        )
 
     def _enqueue(self, handle, stream, converted):
         status = self.function(handle, ctypes.c_void_p(stream.cuda_stream), *converted)
@@ -104,7 +96,8 @@ class Library:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise ValueError(f"library name {self.name!r} is not an identifier: pass name=")
         self._runtime = process_runtime
-        self._streams = {}
+        # Side streams by device, for torch's legacy default stream.
+        self.side_streams = {}
         # The runtime first and global, so the layer's symm_rt_* calls resolve.
         _runtime_library()
         self.lib = ctypes.CDLL(self.path)
@@ -130,11 +123,6 @@ class Library:
         if self._runtime is None:
             self._runtime = runtime()
         return self._runtime
-
-    def side_stream(self, device):
-        if device not in self._streams:
-            self._streams[device] = torch.cuda.Stream(device=device)
-        return self._streams[device]
 
 
 def _stem(path):

@@ -102,6 +102,27 @@ class Runtime:
         self.close()
 
 
+def on_torch_stream(enqueue, device, args, side_streams):
+    """Calls `enqueue(stream)` with torch's current stream on `device`.
+    torch's default stream is the legacy default stream, which cannot be
+    captured into a layer's CUDA graphs: then it enqueues on a side stream
+    (kept in `side_streams` by device), after torch's work so far and before
+    what follows, and the tensors among `args` are recorded on it."""
+    current = torch.cuda.current_stream()
+    if current.cuda_stream != 0:
+        enqueue(current)
+        return
+    if device not in side_streams:
+        side_streams[device] = torch.cuda.Stream(device=device)
+    side = side_streams[device]
+    side.wait_stream(current)
+    enqueue(side)
+    current.wait_stream(side)
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            arg.record_stream(side)
+
+
 class Layer:
     """The asynchronous entry point `entry`_async of a layer's library."""
 
@@ -114,6 +135,8 @@ class Layer:
             raise SymmError(f"{library} has no entry point {entry}_async") from error
         self.function.restype = ctypes.c_int32
         self.entry = entry
+        # Side streams by device, for torch's legacy default stream.
+        self.side_streams = {}
 
     def __call__(self, *args):
         device = torch.cuda.current_device()
@@ -132,26 +155,9 @@ class Layer:
                     f"{self.entry}: argument {index} is a {type(arg).__name__}, "
                     "not a tensor or an int"
                 )
-        current = torch.cuda.current_stream()
-        if current.cuda_stream != 0:
-            self._run(current, converted)
-            return
-        # torch's default stream is the legacy default stream, which cannot
-        # be captured into the layer's CUDA graphs: run on a side stream,
-        # after torch's work so far and before what follows.
-        side = self._side_stream(device)
-        side.wait_stream(current)
-        self._run(side, converted)
-        current.wait_stream(side)
-        for arg in args:
-            if isinstance(arg, torch.Tensor):
-                arg.record_stream(side)
-
-    def _side_stream(self, device):
-        streams = self.__dict__.setdefault("_streams", {})
-        if device not in streams:
-            streams[device] = torch.cuda.Stream(device=device)
-        return streams[device]
+        on_torch_stream(
+            lambda stream: self._run(stream, converted), device, args, self.side_streams
+        )
 
     def _run(self, stream, converted):
         status = self.function(self.runtime.handle, ctypes.c_void_p(stream.cuda_stream), *converted)
