@@ -143,14 +143,14 @@ def _register(entry):
             f"torch.ops.symm.{entry.op_name} is already {previous.library.path}'s: "
             "give this library another name (name=...)"
         )
-    holder = _REGISTERED.setdefault(qualified, entry)
+    _REGISTERED[qualified] = entry
     torch.library.define(qualified, entry.spec.schema())
 
     def real(*args):
-        holder.run(*args)
+        entry.run(*args)
 
     def fake(*args):
-        holder.spec.check(args)
+        entry.spec.check(args)
 
     torch.library.impl(qualified, "CUDA", real)
     torch.library.register_fake(qualified, fake)
