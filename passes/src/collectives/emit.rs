@@ -451,12 +451,7 @@ impl<'c> Emitter<'c> {
 
     /// `scf.if condition` with no results and no else; `then` fills it.
     pub fn when(&self, condition: Val, then: impl FnOnce(&Self)) {
-        let block = Block::new(&[]);
-        let inner = self.into_block(Blk::from(&block));
-        then(&inner);
-        inner.push(scf::r#yield(&[], self.loc));
-        let then_region = Region::new();
-        then_region.append_block(block);
+        let then_region = self.region_filled(then);
         self.push(scf::r#if(
             value(condition),
             &[],
@@ -464,6 +459,31 @@ impl<'c> Emitter<'c> {
             Region::new(),
             self.loc,
         ));
+    }
+
+    /// `scf.if condition` with no results: `then` fills its then-region,
+    /// `otherwise` its else-region.
+    pub fn if_else(&self, condition: Val, then: impl FnOnce(&Self), otherwise: impl FnOnce(&Self)) {
+        let then_region = self.region_filled(then);
+        let else_region = self.region_filled(otherwise);
+        self.push(scf::r#if(
+            value(condition),
+            &[],
+            then_region,
+            else_region,
+            self.loc,
+        ));
+    }
+
+    /// A one-block region that `fill` fills, ending in an empty yield.
+    fn region_filled(&self, fill: impl FnOnce(&Self)) -> Region<'c> {
+        let block = Block::new(&[]);
+        let inner = self.into_block(Blk::from(&block));
+        fill(&inner);
+        inner.push(scf::r#yield(&[], self.loc));
+        let region = Region::new();
+        region.append_block(block);
+        region
     }
 
     /// `scf.if condition -> ty`: `then`'s value where `condition` holds,

@@ -216,7 +216,7 @@ impl SkinnyMatmul {
 
     /// The kernel's parameters: a, the weights, out, m (i64), then with a
     /// prologue the statistic's initial value (f32) and the column operands.
-    fn parameters<'c>(&self, e: &Emitter<'c>) -> Vec<Type<'c>> {
+    pub(super) fn parameters<'c>(&self, e: &Emitter<'c>) -> Vec<Type<'c>> {
         let mut parameters = vec![e.ptr(); 2 + self.weights as usize];
         parameters.push(e.i64());
         if let Some(prologue) = &self.prologue {

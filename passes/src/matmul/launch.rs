@@ -81,7 +81,23 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
         // The kernel's branch.
         let then_block = Block::new(&[]);
         let then = e.into_block(Blk::from(&then_block));
-        launch(&then, p, m);
+        let args = arguments(&then, p, m);
+        match p.gemv {
+            // One row takes the GEMV, more the tensor-core kernel.
+            Some(gemv) => {
+                let one_row = then.cmp(
+                    melior::dialect::arith::CmpiPredicate::Ule,
+                    args[p.weights.len() + 2],
+                    then.c64(super::gemv::GemvTile::ROWS as i64),
+                );
+                then.if_else(
+                    one_row,
+                    |e| launch(e, p, &args, Kernel::Gemv(gemv)),
+                    |e| launch(e, p, &args, Kernel::TensorCore),
+                );
+            }
+            None => launch(&then, p, &args, Kernel::TensorCore),
+        }
         then.push(scf::r#yield(&[], loc));
         // The library's branch: the group's ops move here.
         let else_block = Block::new(&[]);
@@ -115,10 +131,15 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
     }
 }
 
-/// `gpu.launch_func` of the planned kernel on its grid, with its dynamic
-/// shared memory.
-fn launch(e: &Emitter, p: &Planned, m: Val) {
-    let k = &p.kernel;
+/// Which of a group's generated kernels a launch runs.
+#[derive(Clone, Copy)]
+enum Kernel {
+    TensorCore,
+    Gemv(super::gemv::GemvTile),
+}
+
+/// The kernels' arguments (both kernels of a group take the same).
+fn arguments(e: &Emitter, p: &Planned, m: Val) -> Vec<Val> {
     let mut args = vec![pointer(e, p.a)];
     args.extend(p.weights.iter().map(|w| pointer(e, *w)));
     args.push(pointer(e, p.out));
@@ -127,19 +148,38 @@ fn launch(e: &Emitter, p: &Planned, m: Val) {
         args.push(init);
     }
     args.extend(p.columns.iter().map(|c| pointer(e, *c)));
-    let (x, y) = k.grid();
+    args
+}
+
+/// `gpu.launch_func` of one of the planned kernels on its grid, with its
+/// dynamic shared memory.
+fn launch(e: &Emitter, p: &Planned, args: &[Val], which: Kernel) {
+    let k = &p.kernel;
+    let (name, (x, y), threads, shared) = match which {
+        Kernel::TensorCore => (
+            k.name.clone(),
+            k.grid(),
+            k.tile.threads(),
+            k.tile.shared_bytes(k.weights),
+        ),
+        Kernel::Gemv(tile) => (
+            k.gemv_name(),
+            k.gemv_grid(tile),
+            tile.threads(k.weights),
+            tile.shared_bytes(k.k, k.weights),
+        ),
+    };
     let one = e.c_index(1);
     let grid = [e.c_index(x as i64), e.c_index(y as i64), one];
-    let block = [e.c_index(k.tile.threads() as i64), one, one];
-    let shared = e.constant(e.int_type(32), k.tile.shared_bytes(k.weights) as i64);
-    let kernel =
-        crate::ir::Ctx::of_location(e.loc.to_raw()).nested_symbol(KERNEL_MODULE, &[&k.name]);
+    let block = [e.c_index(threads as i64), one, one];
+    let shared = e.constant(e.int_type(32), shared as i64);
+    let kernel = crate::ir::Ctx::of_location(e.loc.to_raw()).nested_symbol(KERNEL_MODULE, &[&name]);
     let op = crate::ir::builders::gpu_launch_func(
         e.loc.to_raw(),
         kernel,
         [grid, block],
         Some(shared),
-        &args,
+        args,
     );
     e.block.append(op);
 }

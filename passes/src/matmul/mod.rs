@@ -20,7 +20,13 @@
 //! CUDA-graph capture and keeps the faster (`SYMM_MATMUL` forces either);
 //! rows above `max-rows` take the library. A remark names every group
 //! and what fused into it, or why a matmul keeps the library.
+//!
+//! A call of one row (decode at one token) runs a second generated kernel
+//! in the kernel's branch, a GEMV on the CUDA cores that streams the
+//! weight into registers (`gemv`), with the same fusions; the measured
+//! choice at one row is between it and cuBLAS.
 
+pub mod gemv;
 pub mod kernel;
 mod launch;
 mod tensor_core;
@@ -33,6 +39,7 @@ use crate::{
     ir::builders::{Terminator, replace_terminator},
     ir::{Blk, Op, emit_error, emit_remark},
 };
+use gemv::GemvTile;
 use kernel::{Epilogue, Output, Prologue, SkinnyMatmul, Tile};
 use tensor_core::TensorCore;
 
@@ -72,6 +79,30 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             OptionKind::Int64,
             c"0",
         ),
+        PassOption::new(
+            c"gemv",
+            c"Calls of one row run the streaming GEMV kernel in the generated branch",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
+            c"gemv-columns",
+            c"The GEMV's columns of each weight per block (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"gemv-k-groups",
+            c"The GEMV's threads splitting K per column piece (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"gemv-unroll",
+            c"The GEMV's weight loads in flight per thread (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
     ],
     file!(),
 );
@@ -96,6 +127,39 @@ struct Planned {
     functions: Vec<(String, Op)>,
     columns: Vec<crate::ir::Val>,
     init: Option<crate::ir::Val>,
+    /// The GEMV kernel for calls of one row, where it can run.
+    gemv: Option<GemvTile>,
+}
+
+/// The GEMV tilings of the pair kernels and the single-matmul kernels
+/// (`None`: the GEMV is off).
+fn gemv_tiles_from(options: &PassOptions) -> Result<Option<[GemvTile; 2]>, PassError> {
+    if !options.flag("gemv") {
+        return Ok(None);
+    }
+    let with_options = |default: GemvTile| -> Result<GemvTile, PassError> {
+        let mut tile = default;
+        for (name, field) in [
+            ("gemv-columns", &mut tile.columns),
+            ("gemv-k-groups", &mut tile.k_groups),
+            ("gemv-unroll", &mut tile.unroll),
+        ] {
+            match options.int(name).unwrap_or(0) {
+                0 => {}
+                v if v > 0 => *field = v as u64,
+                v => {
+                    return Err(PassError::BadOption(format!(
+                        "{name} = {v} must be positive"
+                    )));
+                }
+            }
+        }
+        Ok(tile)
+    };
+    Ok(Some([
+        with_options(GemvTile::PAIR)?,
+        with_options(GemvTile::SINGLE)?,
+    ]))
 }
 
 /// The tilings of the pair kernels and the single-matmul kernels, and the
@@ -243,6 +307,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 functions,
                 columns,
                 init,
+                gemv: None,
                 group,
             })
         }
@@ -324,6 +389,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 functions: Vec::new(),
                 columns: Vec::new(),
                 init: None,
+                gemv: None,
                 group,
             })
         }
@@ -350,8 +416,16 @@ fn describe(planned: &Planned) -> String {
         Group::Single { .. } => format!("matmul {}x{}", k.k, k.n),
     };
     let (x, y) = k.grid();
+    let gemv = planned.gemv.map_or(String::new(), |g| {
+        let (gx, gy) = k.gemv_grid(g);
+        format!(
+            " (one row: the GEMV @{}, {gx}x{gy} blocks of {} threads)",
+            k.gemv_name(),
+            g.threads(k.weights)
+        )
+    });
     format!(
-        "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows), chosen against cuBLAS by measurement for up to {} rows",
+        "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows){gemv}, chosen against cuBLAS by measurement for up to {} rows",
         k.name,
         k.tile.threads(),
         k.tile.shared_bytes(k.weights),
@@ -376,7 +450,23 @@ impl SymmPass for MatmulToGpu {
         if max_rows == 0 {
             return Ok(());
         }
-        if let Some(problem) = pair_tile.problem(2).or_else(|| single_tile.problem(1)) {
+        let gemv_tiles = match gemv_tiles_from(options) {
+            Ok(t) => t,
+            Err(message) => {
+                emit_error(
+                    module.loc(),
+                    &format!("symm-linalg-matmul-to-gpu: {message}"),
+                );
+                return Err(PassFailed);
+            }
+        };
+        let gemv_problem = gemv_tiles
+            .and_then(|[pair, single]| pair.tiling_problem(2).or_else(|| single.tiling_problem(1)));
+        if let Some(problem) = pair_tile
+            .problem(2)
+            .or_else(|| single_tile.problem(1))
+            .or(gemv_problem)
+        {
             emit_error(
                 module.loc(),
                 &format!("symm-linalg-matmul-to-gpu: {problem}"),
@@ -406,12 +496,23 @@ impl SymmPass for MatmulToGpu {
             }
             match found {
                 Ok(Some(group)) => {
-                    let tile = match group {
-                        Group::Pair { .. } => pair_tile,
-                        Group::Single { .. } => single_tile,
+                    let (tile, gemv) = match group {
+                        Group::Pair { .. } => (pair_tile, gemv_tiles.map(|t| t[0])),
+                        Group::Single { .. } => (single_tile, gemv_tiles.map(|t| t[1])),
                     };
                     match plan(group, planned.len(), tile) {
-                        Ok(p) => {
+                        Ok(mut p) => {
+                            p.gemv =
+                                gemv.and_then(|g| match g.problem(p.kernel.k, p.kernel.weights) {
+                                    None => Some(g),
+                                    Some(why) => {
+                                        emit_remark(
+                                            p.group.ops()[0].loc(),
+                                            &format!("no GEMV for one row: {why}"),
+                                        );
+                                        None
+                                    }
+                                });
                             taken.extend(p.group.ops());
                             planned.push(p);
                         }
@@ -495,6 +596,9 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
         }
         for p in planned {
             p.kernel.build(e, e.block)?;
+            if let Some(gemv) = p.gemv {
+                p.kernel.build_gemv(e, e.block, gemv)?;
+            }
         }
         Ok(())
     })?;

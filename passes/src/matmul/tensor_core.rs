@@ -56,6 +56,13 @@ pub trait TensorCore<'c> {
     /// `ldmatrix.sync.aligned.m8n8.x4.trans.b16`: four 8x8 matrices of
     /// 16-bit elements, transposed, as four i32 registers.
     fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4];
+    /// 16 bytes of global memory read once, as `ty` (a 16-byte vector):
+    /// `ld.global.L1::no_allocate.v4.b32`, one PTX instruction (no op
+    /// upstream carries this cache hint, and NVPTX drops `nontemporal`).
+    /// Kept out of L1, the streamed weight leaves its room to the loads in
+    /// flight: 30.8 against 32.7 µs for the probe's GEMV pair
+    /// (bench/gemv_probe/fma_gemv.cu, LOAD_MODE).
+    fn load_streaming_16(&self, ptr: Val, ty: Type<'c>) -> Val;
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: returns the
     /// four f32 accumulators.
     fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4];
@@ -178,6 +185,29 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
             IntegerAttribute::new(IntegerType::new(self.ctx, 1).into(), 1).into(),
         );
         self.push(op);
+    }
+
+    fn load_streaming_16(&self, ptr: Val, ty: Type<'c>) -> Val {
+        let i32 = self.i32();
+        let result = llvm::r#type::r#struct(self.ctx, &[i32, i32, i32, i32], false);
+        let global = self.to_global(ptr);
+        let loaded = self.one(
+            ods::llvm::InlineAsmOperationBuilder::new(self.ctx, self.loc)
+                .res(result)
+                .operands(&[value(global)])
+                .asm_string(StringAttribute::new(
+                    self.ctx,
+                    "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];",
+                ))
+                .constraints(StringAttribute::new(self.ctx, "=r,=r,=r,=r,l"))
+                .build()
+                .into(),
+        );
+        let mut words = self.zero(self.vector(4, i32));
+        for i in 0..4 {
+            words = self.insert(words, self.member(loaded, i, i32), i as u64);
+        }
+        self.reinterpret(words, ty)
     }
 
     fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4] {

@@ -4,7 +4,13 @@
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{max-rows=24})' 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{bk=48})' 2>&1 | FileCheck %s --check-prefix=BK
 // ROWS: error: symm-linalg-matmul-to-gpu: max-rows = 24: the generated kernels take a multiple of 16 rows, at most 64
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-columns=12})' 2>&1 | FileCheck %s --check-prefix=GEMV-COLUMNS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-k-groups=128})' 2>&1 | FileCheck %s --check-prefix=GEMV-THREADS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-unroll=-1})' 2>&1 | FileCheck %s --check-prefix=GEMV-UNROLL
 // BK: error: symm-linalg-matmul-to-gpu: bk = 48 is not a multiple of 16 x 16 warps
+// GEMV-COLUMNS: error: symm-linalg-matmul-to-gpu: gemv-columns = 12 is not a positive multiple of 8
+// GEMV-THREADS: error: symm-linalg-matmul-to-gpu: the GEMV's 64 columns x 128 k-groups make 2048 threads per block for 2 weight(s) (whole warps, at most 1024)
+// GEMV-UNROLL: error: symm-linalg-matmul-to-gpu: gemv-unroll = -1 must be positive
 
 func.func @accumulates(%a: memref<?x4096xbf16>, %w: memref<4096x4096xbf16>, %c: memref<?x4096xbf16>) {
   // expected-remark@+1 {{keeps cuBLAS: adds to its output (no zero fill right before it); the generated kernel overwrites}}
@@ -136,5 +142,18 @@ func.func @symm_matmul_kernels(%a: memref<?x4096xbf16>, %w: memref<4096x4096xbf1
   %zero = arith.constant 0.0 : bf16
   linalg.fill ins(%zero : bf16) outs(%c : memref<?x4096xbf16>)
   linalg.matmul ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) outs(%c : memref<?x4096xbf16>)
+  return
+}
+
+// -----
+
+// A row too long for the GEMV's shared memory: the tensor-core kernel
+// still takes the matmul, for one row too.
+func.func @gemv_row_too_long(%a: memref<?x65536xbf16>, %w: memref<65536x64xbf16>, %c: memref<?x64xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  // expected-remark@+2 {{no GEMV for one row: a row of K = 65536 does not fit in shared memory as f32}}
+  // expected-remark@+1 {{matmul 65536x64: generated kernel @symm_matmul_0 (1x1 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows), chosen}}
+  linalg.fill ins(%zero : bf16) outs(%c : memref<?x64xbf16>)
+  linalg.matmul ins(%a, %w : memref<?x65536xbf16>, memref<65536x64xbf16>) outs(%c : memref<?x64xbf16>)
   return
 }

@@ -46,6 +46,10 @@ pub struct Args {
     pub split_k_max_rows: u64,
     pub matmul_max_rows: u64,
     pub matmul_tile: [u64; 4],
+    /// The one-row GEMV's tiling (columns, k-groups, loads in flight; 0:
+    /// each kind's default), or `None` when it is off.
+    pub matmul_gemv: Option<[u64; 3]>,
+    pub split_k_slices: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
     /// Print the pipeline, each phase's time and MLIR's pass timings.
@@ -125,6 +129,19 @@ struct Cli {
     /// each kind's default).
     #[arg(long, value_name = "BN,BK,STAGES,WARPS", value_delimiter = ',', default_values_t = [0, 0, 0, 0])]
     matmul_tile: Vec<u64>,
+    /// The generated GEMV that calls of one row run (instead of the
+    /// tensor-core kernel): columns of each weight per block, threads
+    /// splitting K per column piece, weight loads in flight per thread (0:
+    /// each kind's default).
+    #[arg(long, value_name = "COLUMNS,K_GROUPS,UNROLL", value_delimiter = ',', default_values_t = [0, 0, 0])]
+    matmul_gemv: Vec<u64>,
+    /// Calls of one row run the tensor-core kernel too (no GEMV).
+    #[arg(long)]
+    no_matmul_gemv: bool,
+    /// The split-K slices of a matmul that only an all-reduce reads (see
+    /// --split-k-max-rows).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    split_k_slices: u64,
     /// Never capture entry points into CUDA graphs.
     #[arg(long)]
     no_cuda_graphs: bool,
@@ -192,6 +209,17 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
                 ));
             }
         },
+        matmul_gemv: match (cli.no_matmul_gemv, &cli.matmul_gemv[..]) {
+            (true, _) => None,
+            (false, [columns, k_groups, unroll]) => Some([*columns, *k_groups, *unroll]),
+            _ => {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::WrongNumberOfValues,
+                    "--matmul-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL\n",
+                ));
+            }
+        },
+        split_k_slices: cli.split_k_slices,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
         verbose: cli.verbose,

@@ -42,11 +42,11 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
-         symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k}}}),\
+         symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps}}},gpu.module(inline),\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
@@ -57,6 +57,13 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         bk = args.matmul_tile[1],
         stages = args.matmul_tile[2],
         warps = args.matmul_tile[3],
+        gemv = match args.matmul_gemv {
+            Some([columns, k_groups, unroll]) => format!(
+                "gemv=true gemv-columns={columns} gemv-k-groups={k_groups} gemv-unroll={unroll}"
+            ),
+            None => "gemv=false".to_owned(),
+        },
+        slices = args.split_k_slices,
         split_k = if args.fuse_epilogue {
             args.split_k_max_rows
         } else {
