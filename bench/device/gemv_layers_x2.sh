@@ -17,6 +17,9 @@ OUT=${OUT:-/tmp}
 nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/stream_read bench/floor/stream_read.cu
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  # Registers and spills of the generated matmul kernels (if the layer
+  # embeds machine code; PTX-only modules list nothing).
+  cuobjdump -res-usage "$B/layers/libllama_mlp.so" 2>&1 | grep -A1 'symm_matmul' | head -20
   CUDA_VISIBLE_DEVICES=0 run timeout 200 /tmp/stream_read 176160768 117440512 58720256
 } 2>&1 | tee "$OUT/floor.log"
 OUT=$OUT bash "$(dirname "$0")/matmul_layers_x2.sh" "$B"
