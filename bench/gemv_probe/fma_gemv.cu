@@ -20,6 +20,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
 
 #include <algorithm>
 #include <cmath>
@@ -146,6 +147,107 @@ __global__ void __launch_bounds__((2 * CG / 8) * KG) pair(const __nv_bfloat16 *_
     us *= inv[m];
     act[size_t(m) * F + blockIdx.x * CG + c] = __float2bfloat16(gs / (1.f + __expf(-gs)) * us);
   }
+}
+
+// The pair with K split over a cluster of C blocks: block r of a cluster
+// takes rows r, r + C, ... of each k-group's stride (k = (i * KG + g) * C + r),
+// the blocks' k-group sums meet in block 0's shared memory through
+// distributed shared memory, and block 0 writes the epilogue.
+template <int M, int CG, int KG, int U, int C>
+__global__ void __launch_bounds__((2 * CG / 8) * KG) pair_cluster(
+    const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ g,
+    const uint4 *__restrict__ wg, const uint4 *__restrict__ wu, __nv_bfloat16 *__restrict__ act) {
+  namespace cg = cooperative_groups;
+  constexpr int PIECES = 2 * CG / 8, ROWS = D / KG / C;
+  static_assert(ROWS % U == 0, "rows per thread");
+  extern __shared__ float smem[];
+  float *xn = smem;
+  float *red = smem + M * D;  // [KG][M][2*CG], then block 0 adds the others
+  __shared__ float stat[M][32];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = int(cluster.block_rank());
+  const int t = threadIdx.x, piece = t % PIECES, kg = t / PIECES;
+  const bool up = piece >= CG / 8;
+  const uint4 *w = up ? wu : wg;
+  const int tile = blockIdx.x / C;
+  const int col8 = tile * (CG / 8) + (up ? piece - CG / 8 : piece);
+  const int ld = F / 8;
+  auto row_of = [&](int i) { return (i * KG + kg) * C + rank; };
+  uint4 buf[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) buf[u] = LOADW(w + size_t(row_of(u)) * ld + col8);
+  const int nt = blockDim.x;
+  for (int m = 0; m < M; ++m) {
+    float s = 0.f;
+    for (int i = t; i < D; i += nt) {
+      float v = __bfloat162float(x[m * D + i]);
+      xn[m * D + i] = v * __bfloat162float(g[i]);
+      s += v * v;
+    }
+    for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(~0u, s, o);
+    if (t % 32 == 0) stat[m][t / 32] = s;
+  }
+  __syncthreads();
+  float inv[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    float s = 0.f;
+    for (int i = 0; i < nt / 32; ++i) s += stat[m][i];
+    inv[m] = rsqrtf(s / D + 1e-5f);
+  }
+  float acc[M][8];
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[m][j] = 0.f;
+  for (int r = 0; r < ROWS; r += U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float f[8];
+      unpack(buf[u], f);
+      if (r + U + u < ROWS) buf[u] = LOADW(w + size_t(row_of(r + U + u)) * ld + col8);
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        float a = xn[m * D + row_of(r + u)];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[m][j] = fmaf(a, f[j], acc[m][j]);
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) red[(kg * M + m) * 2 * CG + piece * 8 + j] = acc[m][j];
+  __syncthreads();
+  // Each block first folds its own k-groups (columns x M sums), then the
+  // cluster's blocks meet in block 0.
+  float *folded = red;  // reuse: [M][2*CG] at the start
+  float mine[2] = {0.f, 0.f};
+  const int outs = M * 2 * CG;
+  for (int o = t, n = 0; o < outs && n < 2; o += nt, ++n) {
+    int m = o / (2 * CG), c = o % (2 * CG);
+    float s = 0.f;
+    for (int k = 0; k < KG; ++k) s += red[(k * M + m) * 2 * CG + c];
+    mine[n] = s;
+  }
+  __syncthreads();
+  for (int o = t, n = 0; o < outs && n < 2; o += nt, ++n) folded[o] = mine[n];
+  cluster.sync();
+  if (rank == 0) {
+    for (int o = t; o < M * CG; o += nt) {
+      int m = o / CG, c = o % CG;
+      float gs = 0.f, us = 0.f;
+      for (int b = 0; b < C; ++b) {
+        float *remote = cluster.map_shared_rank(folded, b);
+        gs += remote[m * 2 * CG + c];
+        us += remote[m * 2 * CG + CG + c];
+      }
+      gs *= inv[m];
+      us *= inv[m];
+      act[size_t(m) * F + tile * CG + c] = __float2bfloat16(gs / (1.f + __expf(-gs)) * us);
+    }
+  }
+  cluster.sync();
 }
 
 // Down: act [M, F] x Wd [F, D] -> S slices [S][M][D] f32. Block: CG columns,
@@ -330,6 +432,37 @@ static void run_pair(Bufs &b, const std::vector<float> &ref) {
               M, CG, KG, U, F / CG, threads, us, 2.0 * D * F * 2 / us / 1e6, e);
 }
 
+
+template <int M, int CG, int KG, int U, int C>
+static void run_pair_cluster(Bufs &b, const std::vector<float> &ref) {
+  constexpr int threads = (2 * CG / 8) * KG;
+  size_t smem = (size_t(M) * D + size_t(KG) * M * 2 * CG) * 4;
+  auto k = pair_cluster<M, CG, KG, U, C>;
+  CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  auto launch = [&](int c) {
+    const uint4 *wg = reinterpret_cast<const uint4 *>(b.wgu[c]);
+    const uint4 *wu = reinterpret_cast<const uint4 *>(b.wgu[c] + size_t(D) * F);
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(F / CG * C);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = b.s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = C;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    CHECK(cudaLaunchKernelEx(&config, k, b.x, b.g, wg, wu, b.act));
+  };
+  float us = time_graph(b, launch);
+  CHECK(cudaGetLastError());
+  double e = rel_err(to_host_bf16(b.act, size_t(M) * F), ref);
+  std::printf("  pairC M=%-2d CG=%-3d KG=%-3d U=%-2d C=%d blocks=%4d threads=%4d  %7.2f us  %5.2f TB/s  rel %.1e\n",
+              M, CG, KG, U, C, F / CG * C, threads, us, 2.0 * D * F * 2 / us / 1e6, e);
+}
+
 template <int M, int CG, int KG, int U, int S>
 static void run_down(Bufs &b, const std::vector<float> &ref) {
   constexpr int threads = (CG / 8) * KG;
@@ -367,13 +500,15 @@ static void sweep(Bufs &b) {
   float t_down = time_graph(b, [&](int c) { cublas_down<M>(b, c, b.act_ref, b.slices_ref); });
   std::printf("M=%d cuBLAS: down, 2 split-K slices %7.2f us  %5.2f TB/s\n", M, t_down,
               1.0 * D * F * 2 / t_down / 1e6);
-  run_pair<M, 16, 32, 8>(b, act_ref);
-  run_pair<M, 16, 64, 8>(b, act_ref);
-  run_pair<M, 32, 32, 8>(b, act_ref);
-  run_pair<M, 32, 64, 4>(b, act_ref);
-  run_pair<M, 32, 64, 8>(b, act_ref);
+  run_pair<M, 64, 64, 4>(b, act_ref);
   run_pair<M, 64, 32, 8>(b, act_ref);
-  run_pair<M, 16, 64, 16>(b, act_ref);
+  run_pair_cluster<M, 64, 32, 4, 2>(b, act_ref);
+  run_pair_cluster<M, 64, 32, 2, 2>(b, act_ref);
+  run_pair_cluster<M, 64, 16, 8, 2>(b, act_ref);
+  run_pair_cluster<M, 64, 16, 4, 4>(b, act_ref);
+  run_pair_cluster<M, 64, 32, 2, 4>(b, act_ref);
+  run_pair_cluster<M, 64, 16, 2, 8>(b, act_ref);
+  run_pair_cluster<M, 32, 32, 4, 2>(b, act_ref);
   run_down<M, 64, 32, 8, 4>(b, down_ref);
   run_down<M, 64, 64, 4, 4>(b, down_ref);
   run_down<M, 32, 32, 8, 4>(b, down_ref);
