@@ -3,7 +3,8 @@
 # size 1 and widths D x F (WIDTHS, default 4096x7168; 4096x2048 makes the
 # down projection the decoder's o_proj shape, K = 2048, N = 4096) built
 # with --matmul-gemv COLUMNS,K_GROUPS,UNROLL (both kinds), the per-kernel
-# profile at M = 1, generated way forced, and the library's way.
+# profile at M = 1 (TOKENS=2,4 for others), generated way forced, and the
+# library's way.
 #   (here)   WIDTHS="4096x7168 4096x2048" bench/device/gemv_sweep.sh build DIR C,K,U ...
 #   (device) bash bench/device/gemv_sweep.sh run DIR
 set -uo pipefail
@@ -38,6 +39,6 @@ for lib in "$out"/layers/libmlp_*.so; do
     echo "== $(basename "$lib") $way"
     SYMM_MATMUL=$way SYMM_RUNTIME_LIB=$out/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
       timeout 120 "$out/symm-launch" -n 1 python3 bench/model/matmul_check.py "$lib" "${w%x*}" "${w#*x}" \
-      --tokens 1 --profile 1
+      --tokens "${TOKENS:-1}" --profile "${TOKENS:-1}"
   done
 done

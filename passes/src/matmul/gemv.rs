@@ -1,12 +1,13 @@
-//! The streaming kernel for a single row of `a` (decode at one token): the
-//! same matmul as `kernel` (`out = a @ w`, or a pair's
+//! The streaming kernels for a few rows of `a` (decode at 1 to 4 tokens):
+//! the same matmul as `kernel` (`out = a @ w`, or a pair's
 //! `epilogue(a @ w0, a @ w1)` with the row-norm prologue), as a GEMV on
-//! the CUDA cores instead of the tensor cores.
+//! the CUDA cores instead of the tensor cores, one kernel for calls of one
+//! row and one for up to `rows` rows (each thread keeps every row's sums).
 //!
 //! At one row the tensor-core kernel wastes 15 of its 16 rows and stages
 //! the weight through shared memory. Here each thread streams 16-byte
 //! pieces of the weight straight into registers, `unroll` loads in flight,
-//! and multiplies them by the row of `a`, which the block keeps in shared
+//! and multiplies them by the rows of `a`, which the block keeps in shared
 //! memory as f32 (after the prologue, rounded to bf16 as the separate kernel
 //! rounds it). A block owns `columns` columns of every weight over the whole
 //! K range of its split-K slice: its threads are `pieces x k_groups`, piece
@@ -42,6 +43,8 @@ pub struct GemvTile {
     pub k_groups: u64,
     /// Loads in flight per thread.
     pub unroll: u64,
+    /// Rows of `a` the kernel takes (calls of up to this many rows).
+    pub rows: u64,
 }
 
 impl GemvTile {
@@ -52,14 +55,28 @@ impl GemvTile {
         columns: 64,
         k_groups: 64,
         unroll: 4,
+        rows: 1,
     };
     pub const SINGLE: GemvTile = GemvTile {
         columns: 64,
         k_groups: 64,
         unroll: 2,
+        rows: 1,
     };
-    /// Rows of `a` the kernel takes.
-    pub const ROWS: u64 = 1;
+    /// The same for calls of 2 to 4 rows, each thread with 4 rows'
+    /// accumulators (the sweep's fastest at M = 2 and 4).
+    pub const PAIR_FEW: GemvTile = GemvTile {
+        columns: 64,
+        k_groups: 32,
+        unroll: 8,
+        rows: 4,
+    };
+    pub const SINGLE_FEW: GemvTile = GemvTile {
+        columns: 64,
+        k_groups: 64,
+        unroll: 4,
+        rows: 4,
+    };
 
     fn pieces(&self, weights: u64) -> u64 {
         weights * self.columns / PIECE
@@ -67,10 +84,10 @@ impl GemvTile {
     pub fn threads(&self, weights: u64) -> u64 {
         self.pieces(weights) * self.k_groups
     }
-    /// Shared memory: the row of `a` (f32), the k-groups' sums, the row
-    /// statistic.
+    /// Shared memory: the rows of `a` (f32), the k-groups' sums, the row
+    /// statistics.
     pub fn shared_bytes(&self, k: u64, weights: u64) -> u64 {
-        Self::ROWS * k * 4 + self.k_groups * Self::ROWS * weights * self.columns * 4 + 4
+        self.rows * k * 4 + self.k_groups * self.rows * weights * self.columns * 4 + self.rows * 4
     }
     /// Why this tiling cannot run for `weights` weights at any K (`None`:
     /// it can): an error in the options that set it.
@@ -81,8 +98,8 @@ impl GemvTile {
                 self.columns
             ));
         }
-        if self.k_groups == 0 || self.unroll == 0 {
-            return Some("a GEMV needs k-groups and loads in flight".into());
+        if self.k_groups == 0 || self.unroll == 0 || self.rows == 0 {
+            return Some("a GEMV needs k-groups, loads in flight and rows".into());
         }
         let threads = self.threads(weights);
         if threads > 1024 || !threads.is_multiple_of(32) {
@@ -102,7 +119,8 @@ impl GemvTile {
         }
         if self.shared_bytes(k, weights) > super::kernel::MAX_SHARED {
             return Some(format!(
-                "a row of K = {k} does not fit in shared memory as f32"
+                "{} row(s) of K = {k} do not fit in shared memory as f32",
+                self.rows
             ));
         }
         None
@@ -110,9 +128,9 @@ impl GemvTile {
 }
 
 impl SkinnyMatmul {
-    /// The GEMV kernel's name.
-    pub fn gemv_name(&self) -> String {
-        format!("{}_gemv", self.name)
+    /// The name of the GEMV kernel for up to `rows` rows.
+    pub fn gemv_name(&self, tile: GemvTile) -> String {
+        format!("{}_gemv{}", self.name, tile.rows)
     }
 
     /// Blocks of the GEMV along x (column tiles) and y (slices).
@@ -134,7 +152,7 @@ impl SkinnyMatmul {
         let parameters = self.parameters(e);
         e.kernel(
             module,
-            &self.gemv_name(),
+            &self.gemv_name(tile),
             &parameters,
             (
                 tile.threads(self.weights),
@@ -195,10 +213,11 @@ impl Gemv<'_, '_> {
         let out = e.gep(arg(1 + weights), out_slice, e.int_type(8));
         let shared = e.dynamic_shared();
         let row_of_a = shared;
-        let sums = e.byte_offset(shared, self.c(GemvTile::ROWS * k.k * 4));
-        let statistic = e.byte_offset(
+        let rows = tile.rows;
+        let sums = e.byte_offset(shared, self.c(rows * k.k * 4));
+        let statistics = e.byte_offset(
             sums,
-            self.c(tile.k_groups * GemvTile::ROWS * k.weights * tile.columns * 4),
+            self.c(tile.k_groups * rows * k.weights * tile.columns * 4),
         );
 
         // Row i of this thread is i * k_groups + group; a thread has
@@ -234,9 +253,9 @@ impl Gemv<'_, '_> {
         };
         // The first loads are in flight while the row of `a` is prepared.
         let first: Vec<Val> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();
-        self.prepare_row(m, a, row_of_a, statistic, threads);
+        self.prepare_rows(m, a, row_of_a, statistics, threads);
 
-        let accumulators = GemvTile::ROWS * PIECE;
+        let accumulators = rows * PIECE;
         let mut inits = vec![e.zero(e.vector(accumulators, f32))];
         inits.extend(first);
         let carried = e.for_range_carrying_many(
@@ -250,28 +269,31 @@ impl Gemv<'_, '_> {
                     let piece = carried[1 + u as usize];
                     next.push(load_piece(e, e.add(i, self.c(tile.unroll))));
                     let row = e.add(e.mul(i, self.c(tile.k_groups)), group);
-                    let a_value = if exact {
-                        self.shared_f32(e, row_of_a, row)
-                    } else {
-                        let inside = e.cmp(CmpiPredicate::Ult, row, self.c(k.k));
-                        let clamped = e.min(row, self.c(k.k - 1));
-                        let v = self.shared_f32(e, row_of_a, clamped);
-                        e.select(inside, v, e.cf32(0.0))
-                    };
                     let wide = e.extf(piece, e.vector(PIECE, f32));
-                    for lane in 0..PIECE {
-                        let w = e.extract(wide, lane);
-                        let sum = e.one(
-                            ods::math::fma(
-                                e.ctx,
-                                value(a_value),
-                                value(w),
-                                value(e.extract(acc, lane)),
-                                e.loc,
-                            )
-                            .into(),
-                        );
-                        acc = e.insert(acc, sum, lane);
+                    for r in 0..rows {
+                        let a_value = if exact {
+                            self.shared_f32(e, row_of_a, e.add(row, self.c(r * k.k)))
+                        } else {
+                            let inside = e.cmp(CmpiPredicate::Ult, row, self.c(k.k));
+                            let clamped = e.min(row, self.c(k.k - 1));
+                            let v = self.shared_f32(e, row_of_a, e.add(clamped, self.c(r * k.k)));
+                            e.select(inside, v, e.cf32(0.0))
+                        };
+                        for lane in 0..PIECE {
+                            let w = e.extract(wide, lane);
+                            let at = r * PIECE + lane;
+                            let sum = e.one(
+                                ods::math::fma(
+                                    e.ctx,
+                                    value(a_value),
+                                    value(w),
+                                    value(e.extract(acc, at)),
+                                    e.loc,
+                                )
+                                .into(),
+                            );
+                            acc = e.insert(acc, sum, at);
+                        }
                     }
                 }
                 let mut out = vec![acc];
@@ -282,14 +304,14 @@ impl Gemv<'_, '_> {
         self.finish(m, out, n0, piece, group, sums, carried[0]);
     }
 
-    /// `a`'s row in shared memory as f32: through the prologue (its row
-    /// statistic reduced by the block first) when there is one.
-    fn prepare_row(&self, m: Val, a: Val, row_of_a: Val, statistic: Val, threads: u64) {
+    /// The rows of `a` in shared memory as f32 (row r at r * K): through
+    /// the prologue (each row's statistic reduced by the block first) when
+    /// there is one. Rows past `m` are zero.
+    fn prepare_rows(&self, m: Val, a: Val, row_of_a: Val, statistics: Val, threads: u64) {
         let (e, k) = (self.e, self.k);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
         let tid = e.cast(e.thread_id(), e.i64());
-        let present = e.cmp(CmpiPredicate::Ult, self.c(0), m);
         // The kernel's parameters (closures below get their own blocks).
         let init = k
             .prologue
@@ -300,54 +322,71 @@ impl Gemv<'_, '_> {
                 .map(|i| e.block.arg(4 + k.weights as usize + i))
                 .collect()
         });
-        let statistic_value = k.prologue.as_ref().zip(init).map(|(prologue, init)| {
-            let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
-            let partial =
-                e.for_range_carrying(tid, vectors, self.c(threads), e.cf32(0.0), |e, v, acc| {
-                    let at = e.mul(v, self.c(PIECE));
-                    let vector = e.load(e.gep(a, at, bf16), e.vector(PIECE, bf16), 16);
-                    let mut acc = acc;
-                    for lane in 0..PIECE {
-                        let x = e.extract(vector, lane);
-                        acc = e.call(&prologue.step, &[x, acc], f32);
-                    }
-                    acc
-                });
-            let total = e.block_sum(partial);
-            let value = e.addf(init, total);
-            let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
-            e.when(first, |e| e.store(value, statistic, 4));
-            e.sync_threads();
-            e.load(statistic, f32, 4)
-        });
-        let elements = e.select(present, self.c(k.k), self.c(0));
-        e.for_range(tid, elements, self.c(threads), |e, index| {
-            let x = e.load(e.gep(a, index, bf16), bf16, 2);
-            let element = match (&k.prologue, statistic_value) {
-                (Some(prologue), Some(statistic)) => {
-                    let args = prologue
-                        .args
-                        .iter()
-                        .map(|arg| match arg {
-                            Arg::Product(_) => x,
-                            Arg::Statistic => statistic,
-                            Arg::Column(i) => {
-                                let scalar = prologue.columns[*i];
-                                let ty = e.float(scalar).expect("checked");
-                                let operand = column_operands[*i];
-                                let align = if scalar == Scalar::F32 { 4 } else { 2 };
-                                e.load(e.gep(operand, index, ty), ty, align)
+        for r in 0..self.tile.rows {
+            let present = e.cmp(CmpiPredicate::Ult, self.c(r), m);
+            let row = e.gep(a, self.c(r * k.lda), bf16);
+            let statistic_at = e.byte_offset(statistics, self.c(r * 4));
+            let statistic_value = k.prologue.as_ref().zip(init).map(|(prologue, init)| {
+                let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
+                let partial = e.for_range_carrying(
+                    tid,
+                    vectors,
+                    self.c(threads),
+                    e.cf32(0.0),
+                    |e, v, acc| {
+                        let at = e.mul(v, self.c(PIECE));
+                        let vector = e.load(e.gep(row, at, bf16), e.vector(PIECE, bf16), 16);
+                        let mut acc = acc;
+                        for lane in 0..PIECE {
+                            let x = e.extract(vector, lane);
+                            acc = e.call(&prologue.step, &[x, acc], f32);
+                        }
+                        acc
+                    },
+                );
+                let total = e.block_sum(partial);
+                let value = e.addf(init, total);
+                let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
+                e.when(first, |e| e.store(value, statistic_at, 4));
+                e.sync_threads();
+                e.load(statistic_at, f32, 4)
+            });
+            e.for_range(tid, self.c(k.k), self.c(threads), |e, index| {
+                let element = e.choose(
+                    present,
+                    f32,
+                    |e| {
+                        let x = e.load(e.gep(row, index, bf16), bf16, 2);
+                        let element = match (&k.prologue, statistic_value) {
+                            (Some(prologue), Some(statistic)) => {
+                                let args = prologue
+                                    .args
+                                    .iter()
+                                    .map(|arg| match arg {
+                                        Arg::Product(_) => x,
+                                        Arg::Statistic => statistic,
+                                        Arg::Column(i) => {
+                                            let scalar = prologue.columns[*i];
+                                            let ty = e.float(scalar).expect("checked");
+                                            let operand = column_operands[*i];
+                                            let align = if scalar == Scalar::F32 { 4 } else { 2 };
+                                            e.load(e.gep(operand, index, ty), ty, align)
+                                        }
+                                        Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
+                                    })
+                                    .collect::<Vec<_>>();
+                                e.call(&prologue.apply, &args, bf16)
                             }
-                            Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
-                        })
-                        .collect::<Vec<_>>();
-                    e.call(&prologue.apply, &args, bf16)
-                }
-                _ => x,
-            };
-            let at = e.byte_offset(row_of_a, e.mul(index, self.c(4)));
-            e.store(e.extf(element, f32), at, 4);
-        });
+                            _ => x,
+                        };
+                        e.extf(element, f32)
+                    },
+                    |e| e.cf32(0.0),
+                );
+                let at = e.add(index, self.c(r * k.k));
+                e.store(element, e.byte_offset(row_of_a, e.mul(at, self.c(4))), 4);
+            });
+        }
         e.sync_threads();
     }
 
@@ -356,35 +395,46 @@ impl Gemv<'_, '_> {
     }
 
     /// The k-groups' sums meet in shared memory; each thread then writes
-    /// whole elements of the block's columns.
+    /// whole elements of the block's columns, row by row.
     #[allow(clippy::too_many_arguments)]
     fn finish(&self, m: Val, out: Val, n0: Val, piece: Val, group: Val, sums: Val, acc: Val) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let f32 = e.f32();
+        let rows = tile.rows;
         let width = k.weights * tile.columns;
-        let slot = |e: &Emitter, group: Val, column: Val| {
-            let at = e.add(e.mul(group, self.c(width)), column);
+        // Sum (group, row, column) of the block.
+        let slot = |e: &Emitter, group: Val, row: Val, column: Val| {
+            let at = e.add(
+                e.mul(e.add(e.mul(group, self.c(rows)), row), self.c(width)),
+                column,
+            );
             e.byte_offset(sums, e.mul(at, self.c(4)))
         };
-        for lane in 0..PIECE {
-            let column = e.add(e.mul(piece, self.c(PIECE)), self.c(lane));
-            e.store(e.extract(acc, lane), slot(e, group, column), 4);
+        for r in 0..rows {
+            for lane in 0..PIECE {
+                let column = e.add(e.mul(piece, self.c(PIECE)), self.c(lane));
+                let v = e.extract(acc, r * PIECE + lane);
+                e.store(v, slot(e, group, self.c(r), column), 4);
+            }
         }
         e.sync_threads();
         let tid = e.cast(e.thread_id(), e.i64());
         let threads = self.c(tile.threads(k.weights));
-        e.for_range(tid, self.c(tile.columns), threads, |e, column| {
+        let elements = self.c(rows * tile.columns);
+        e.for_range(tid, elements, threads, |e, index| {
+            let row = e.div(index, self.c(tile.columns));
+            let column = e.rem(index, self.c(tile.columns));
             let inside = e.and(
-                e.cmp(CmpiPredicate::Ult, self.c(0), m),
+                e.cmp(CmpiPredicate::Ult, row, m),
                 e.cmp(CmpiPredicate::Ult, e.add(n0, column), self.c(k.n)),
             );
             e.when(inside, |e| {
                 let products: Vec<Val> = (0..k.weights)
                     .map(|j| {
                         let column = e.add(column, self.c(j * tile.columns));
-                        let mut sum = e.load(slot(e, self.c(0), column), f32, 4);
+                        let mut sum = e.load(slot(e, self.c(0), row, column), f32, 4);
                         for g in 1..tile.k_groups {
-                            sum = e.addf(sum, e.load(slot(e, self.c(g), column), f32, 4));
+                            sum = e.addf(sum, e.load(slot(e, self.c(g), row, column), f32, 4));
                         }
                         sum
                     })
@@ -409,8 +459,8 @@ impl Gemv<'_, '_> {
                     (None, Output::F32) => products[0],
                 };
                 let bytes = k.output.bytes();
-                let at = e.mul(e.add(n0, column), self.c(bytes));
-                e.store(result, e.byte_offset(out, at), bytes);
+                let at = e.add(e.mul(row, self.c(k.n)), e.add(n0, column));
+                e.store(result, e.byte_offset(out, e.mul(at, self.c(bytes))), bytes);
             });
         });
     }
@@ -426,6 +476,10 @@ mod tests {
         assert_eq!(GemvTile::SINGLE.problem(3584, 1), None);
         assert_eq!(GemvTile::PAIR.threads(2), 1024);
         assert_eq!(GemvTile::SINGLE.threads(1), 512);
+        assert_eq!(GemvTile::PAIR_FEW.problem(4096, 2), None);
+        assert_eq!(GemvTile::SINGLE_FEW.problem(3584, 1), None);
+        // Four rows of a 16K-wide K do not fit.
+        assert!(GemvTile::SINGLE_FEW.problem(14336, 1).is_some());
     }
 
     #[test]

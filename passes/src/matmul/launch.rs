@@ -82,22 +82,7 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
         let then_block = Block::new(&[]);
         let then = e.into_block(Blk::from(&then_block));
         let args = arguments(&then, p, m);
-        match p.gemv {
-            // One row takes the GEMV, more the tensor-core kernel.
-            Some(gemv) => {
-                let one_row = then.cmp(
-                    melior::dialect::arith::CmpiPredicate::Ule,
-                    args[p.weights.len() + 2],
-                    then.c64(super::gemv::GemvTile::ROWS as i64),
-                );
-                then.if_else(
-                    one_row,
-                    |e| launch(e, p, &args, Kernel::Gemv(gemv)),
-                    |e| launch(e, p, &args, Kernel::TensorCore),
-                );
-            }
-            None => launch(&then, p, &args, Kernel::TensorCore),
-        }
+        choose_kernel(&then, p, &args, &p.gemv);
         then.push(scf::r#yield(&[], loc));
         // The library's branch: the group's ops move here.
         let else_block = Block::new(&[]);
@@ -138,7 +123,26 @@ enum Kernel {
     Gemv(super::gemv::GemvTile),
 }
 
-/// The kernels' arguments (both kernels of a group take the same).
+/// Launches the first GEMV of `gemvs` (ordered by rows) that takes the
+/// call's row count, else the tensor-core kernel.
+fn choose_kernel(e: &Emitter, p: &Planned, args: &[Val], gemvs: &[super::gemv::GemvTile]) {
+    let Some((gemv, rest)) = gemvs.split_first() else {
+        launch(e, p, args, Kernel::TensorCore);
+        return;
+    };
+    let fits = e.cmp(
+        melior::dialect::arith::CmpiPredicate::Ule,
+        args[p.weights.len() + 2],
+        e.c64(gemv.rows as i64),
+    );
+    e.if_else(
+        fits,
+        |e| launch(e, p, args, Kernel::Gemv(*gemv)),
+        |e| choose_kernel(e, p, args, rest),
+    );
+}
+
+/// The kernels' arguments (every kernel of a group takes the same).
 fn arguments(e: &Emitter, p: &Planned, m: Val) -> Vec<Val> {
     let mut args = vec![pointer(e, p.a)];
     args.extend(p.weights.iter().map(|w| pointer(e, *w)));
@@ -163,7 +167,7 @@ fn launch(e: &Emitter, p: &Planned, args: &[Val], which: Kernel) {
             k.tile.shared_bytes(k.weights),
         ),
         Kernel::Gemv(tile) => (
-            k.gemv_name(),
+            k.gemv_name(tile),
             k.gemv_grid(tile),
             tile.threads(k.weights),
             tile.shared_bytes(k.k, k.weights),

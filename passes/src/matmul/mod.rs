@@ -21,10 +21,10 @@
 //! rows above `max-rows` take the library. A remark names every group
 //! and what fused into it, or why a matmul keeps the library.
 //!
-//! A call of one row (decode at one token) runs a second generated kernel
-//! in the kernel's branch, a GEMV on the CUDA cores that streams the
-//! weight into registers (`gemv`), with the same fusions; the measured
-//! choice at one row is between it and cuBLAS.
+//! Calls of one row (decode at one token), and of 2 to `gemv-max-rows`,
+//! run other generated kernels in the kernel's branch: GEMVs on the CUDA
+//! cores that stream the weight into registers (`gemv`), with the same
+//! fusions; the measured choice at those rows is between them and cuBLAS.
 
 pub mod gemv;
 pub mod kernel;
@@ -86,6 +86,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"gemv-max-rows",
+            c"Calls of 2 up to this many rows run a GEMV for that many rows (1: only one-row calls take a GEMV)",
+            OptionKind::Int64,
+            c"4",
+        ),
+        PassOption::new(
             c"gemv-columns",
             c"The GEMV's columns of each weight per block (0: the default of each kind)",
             OptionKind::Int64,
@@ -127,15 +133,21 @@ struct Planned {
     functions: Vec<(String, Op)>,
     columns: Vec<crate::ir::Val>,
     init: Option<crate::ir::Val>,
-    /// The GEMV kernel for calls of one row, where it can run.
-    gemv: Option<GemvTile>,
+    /// The GEMV kernels, by rows, where they can run.
+    gemv: Vec<GemvTile>,
 }
 
-/// The GEMV tilings of the pair kernels and the single-matmul kernels
-/// (`None`: the GEMV is off).
-fn gemv_tiles_from(options: &PassOptions) -> Result<Option<[GemvTile; 2]>, PassError> {
+/// The GEMV tilings of the pair kernels and of the single-matmul kernels,
+/// each ordered by rows (empty: the GEMV is off).
+fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassError> {
     if !options.flag("gemv") {
-        return Ok(None);
+        return Ok([Vec::new(), Vec::new()]);
+    }
+    let max_rows = options.int("gemv-max-rows").unwrap_or(4);
+    if !(1..=16).contains(&max_rows) {
+        return Err(PassError::BadOption(format!(
+            "gemv-max-rows = {max_rows}: a GEMV takes 1 to 16 rows"
+        )));
     }
     let with_options = |default: GemvTile| -> Result<GemvTile, PassError> {
         let mut tile = default;
@@ -156,10 +168,20 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<Option<[GemvTile; 2]>, PassE
         }
         Ok(tile)
     };
-    Ok(Some([
-        with_options(GemvTile::PAIR)?,
-        with_options(GemvTile::SINGLE)?,
-    ]))
+    let kinds = |one: GemvTile, few: GemvTile| -> Result<Vec<GemvTile>, PassError> {
+        let mut tiles = vec![with_options(one)?];
+        if max_rows > 1 {
+            tiles.push(with_options(GemvTile {
+                rows: max_rows as u64,
+                ..few
+            })?);
+        }
+        Ok(tiles)
+    };
+    Ok([
+        kinds(GemvTile::PAIR, GemvTile::PAIR_FEW)?,
+        kinds(GemvTile::SINGLE, GemvTile::SINGLE_FEW)?,
+    ])
 }
 
 /// The tilings of the pair kernels and the single-matmul kernels, and the
@@ -307,7 +329,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 functions,
                 columns,
                 init,
-                gemv: None,
+                gemv: Vec::new(),
                 group,
             })
         }
@@ -389,7 +411,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 functions: Vec::new(),
                 columns: Vec::new(),
                 init: None,
-                gemv: None,
+                gemv: Vec::new(),
                 group,
             })
         }
@@ -416,14 +438,19 @@ fn describe(planned: &Planned) -> String {
         Group::Single { .. } => format!("matmul {}x{}", k.k, k.n),
     };
     let (x, y) = k.grid();
-    let gemv = planned.gemv.map_or(String::new(), |g| {
-        let (gx, gy) = k.gemv_grid(g);
-        format!(
-            " (one row: the GEMV @{}, {gx}x{gy} blocks of {} threads)",
-            k.gemv_name(),
-            g.threads(k.weights)
-        )
-    });
+    let gemv: String = planned
+        .gemv
+        .iter()
+        .map(|g| {
+            let (gx, gy) = k.gemv_grid(*g);
+            format!(
+                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads)",
+                g.rows,
+                k.gemv_name(*g),
+                g.threads(k.weights)
+            )
+        })
+        .collect();
     format!(
         "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows){gemv}, chosen against cuBLAS by measurement for up to {} rows",
         k.name,
@@ -460,8 +487,11 @@ impl SymmPass for MatmulToGpu {
                 return Err(PassFailed);
             }
         };
-        let gemv_problem = gemv_tiles
-            .and_then(|[pair, single]| pair.tiling_problem(2).or_else(|| single.tiling_problem(1)));
+        let gemv_problem = gemv_tiles[0]
+            .iter()
+            .map(|t| t.tiling_problem(2))
+            .chain(gemv_tiles[1].iter().map(|t| t.tiling_problem(1)))
+            .find_map(|problem| problem);
         if let Some(problem) = pair_tile
             .problem(2)
             .or_else(|| single_tile.problem(1))
@@ -496,23 +526,21 @@ impl SymmPass for MatmulToGpu {
             }
             match found {
                 Ok(Some(group)) => {
-                    let (tile, gemv) = match group {
-                        Group::Pair { .. } => (pair_tile, gemv_tiles.map(|t| t[0])),
-                        Group::Single { .. } => (single_tile, gemv_tiles.map(|t| t[1])),
+                    let (tile, gemvs) = match group {
+                        Group::Pair { .. } => (pair_tile, &gemv_tiles[0]),
+                        Group::Single { .. } => (single_tile, &gemv_tiles[1]),
                     };
                     match plan(group, planned.len(), tile) {
                         Ok(mut p) => {
-                            p.gemv =
-                                gemv.and_then(|g| match g.problem(p.kernel.k, p.kernel.weights) {
-                                    None => Some(g),
-                                    Some(why) => {
-                                        emit_remark(
-                                            p.group.ops()[0].loc(),
-                                            &format!("no GEMV for one row: {why}"),
-                                        );
-                                        None
-                                    }
-                                });
+                            for gemv in gemvs {
+                                match gemv.problem(p.kernel.k, p.kernel.weights) {
+                                    None => p.gemv.push(*gemv),
+                                    Some(why) => emit_remark(
+                                        p.group.ops()[0].loc(),
+                                        &format!("no GEMV for up to {} row(s): {why}", gemv.rows),
+                                    ),
+                                }
+                            }
                             taken.extend(p.group.ops());
                             planned.push(p);
                         }
@@ -596,8 +624,8 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
         }
         for p in planned {
             p.kernel.build(e, e.block)?;
-            if let Some(gemv) = p.gemv {
-                p.kernel.build_gemv(e, e.block, gemv)?;
+            for gemv in &p.gemv {
+                p.kernel.build_gemv(e, e.block, *gemv)?;
             }
         }
         Ok(())

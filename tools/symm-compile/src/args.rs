@@ -49,6 +49,7 @@ pub struct Args {
     /// The one-row GEMV's tiling (columns, k-groups, loads in flight; 0:
     /// each kind's default), or `None` when it is off.
     pub matmul_gemv: Option<[u64; 3]>,
+    pub matmul_gemv_max_rows: u64,
     pub split_k_slices: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
@@ -129,13 +130,17 @@ struct Cli {
     /// each kind's default).
     #[arg(long, value_name = "BN,BK,STAGES,WARPS", value_delimiter = ',', default_values_t = [0, 0, 0, 0])]
     matmul_tile: Vec<u64>,
-    /// The generated GEMV that calls of one row run (instead of the
+    /// The generated GEMVs that calls of few rows run (instead of the
     /// tensor-core kernel): columns of each weight per block, threads
     /// splitting K per column piece, weight loads in flight per thread (0:
     /// each kind's default).
     #[arg(long, value_name = "COLUMNS,K_GROUPS,UNROLL", value_delimiter = ',', default_values_t = [0, 0, 0])]
     matmul_gemv: Vec<u64>,
-    /// Calls of one row run the tensor-core kernel too (no GEMV).
+    /// Calls of 2 up to this many rows run a GEMV for that many rows too
+    /// (1: only calls of one row take a GEMV).
+    #[arg(long, value_name = "ROWS", default_value_t = 4)]
+    matmul_gemv_max_rows: u64,
+    /// Calls of few rows run the tensor-core kernel too (no GEMV).
     #[arg(long)]
     no_matmul_gemv: bool,
     /// The split-K slices of a matmul that only an all-reduce reads (see
@@ -219,6 +224,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
                 ));
             }
         },
+        matmul_gemv_max_rows: cli.matmul_gemv_max_rows,
         split_k_slices: cli.split_k_slices,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,

@@ -59,7 +59,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         warps = args.matmul_tile[3],
         gemv = match args.matmul_gemv {
             Some([columns, k_groups, unroll]) => format!(
-                "gemv=true gemv-columns={columns} gemv-k-groups={k_groups} gemv-unroll={unroll}"
+                "gemv=true gemv-max-rows={} gemv-columns={columns} gemv-k-groups={k_groups} gemv-unroll={unroll}",
+                args.matmul_gemv_max_rows
             ),
             None => "gemv=false".to_owned(),
         },
