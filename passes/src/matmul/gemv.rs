@@ -23,7 +23,7 @@
 //! 44.5 µs for the norm kernel, cuBLAS's batched pair and the SiLU kernel
 //! in the same process; 64 columns per block read faster than 32 or 16.
 
-use super::kernel::{Arg, Output, SkinnyMatmul};
+use super::kernel::SkinnyMatmul;
 use super::tensor_core::TensorCore;
 use crate::PassError;
 use crate::collectives::emit::{Emitter, value};
@@ -359,23 +359,7 @@ impl Gemv<'_, '_> {
                         let x = e.load(e.gep(row, index, bf16), bf16, 2);
                         let element = match (&k.prologue, statistic_value) {
                             (Some(prologue), Some(statistic)) => {
-                                let args = prologue
-                                    .args
-                                    .iter()
-                                    .map(|arg| match arg {
-                                        Arg::Product(_) => x,
-                                        Arg::Statistic => statistic,
-                                        Arg::Column(i) => {
-                                            let scalar = prologue.columns[*i];
-                                            let ty = e.float(scalar).expect("checked");
-                                            let operand = column_operands[*i];
-                                            let align = if scalar == Scalar::F32 { 4 } else { 2 };
-                                            e.load(e.gep(operand, index, ty), ty, align)
-                                        }
-                                        Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
-                                    })
-                                    .collect::<Vec<_>>();
-                                e.call(&prologue.apply, &args, bf16)
+                                prologue.element(e, x, statistic, &column_operands, index)
                             }
                             _ => x,
                         };
@@ -439,25 +423,7 @@ impl Gemv<'_, '_> {
                         sum
                     })
                     .collect();
-                let bf16 = e.float(Scalar::Bf16).expect("bf16");
-                let result = match (&k.epilogue, k.output) {
-                    (Some(epilogue), _) => {
-                        let rounded: Vec<Val> =
-                            products.iter().map(|p| e.truncf(*p, bf16)).collect();
-                        let args = epilogue
-                            .args
-                            .iter()
-                            .map(|arg| match arg {
-                                Arg::Product(i) => rounded[*i],
-                                Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
-                                Arg::Statistic | Arg::Column(_) => rounded[0],
-                            })
-                            .collect::<Vec<_>>();
-                        e.call(&epilogue.function, &args, bf16)
-                    }
-                    (None, Output::Bf16) => e.truncf(products[0], bf16),
-                    (None, Output::F32) => products[0],
-                };
+                let result = k.output_element(e, &products);
                 let bytes = k.output.bytes();
                 let at = e.add(e.mul(row, self.c(k.n)), e.add(n0, column));
                 e.store(result, e.byte_offset(out, e.mul(at, self.c(bytes))), bytes);

@@ -150,6 +150,36 @@ pub struct Prologue {
     pub columns: Vec<Scalar>,
 }
 
+impl Prologue {
+    /// The element function at column `column` of `a`: `x` through it,
+    /// with the row's statistic and the column operands' elements there.
+    pub(super) fn element(
+        &self,
+        e: &Emitter,
+        x: Val,
+        statistic: Val,
+        column_operands: &[Val],
+        column: Val,
+    ) -> Val {
+        let args = self
+            .args
+            .iter()
+            .map(|arg| match arg {
+                Arg::Product(_) => x,
+                Arg::Statistic => statistic,
+                Arg::Column(i) => {
+                    let scalar = self.columns[*i];
+                    let ty = e.float(scalar).expect("checked");
+                    let align = if scalar == Scalar::F32 { 4 } else { 2 };
+                    e.load(e.gep(column_operands[*i], column, ty), ty, align)
+                }
+                Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
+            })
+            .collect::<Vec<_>>();
+        e.call(&self.apply, &args, e.float(Scalar::Bf16).expect("bf16"))
+    }
+}
+
 /// The epilogue: an element function of the products, returning the
 /// output's element.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -181,6 +211,30 @@ pub struct SkinnyMatmul {
 }
 
 impl SkinnyMatmul {
+    /// An output element from its f32 sums (one per weight): through the
+    /// epilogue, the products rounded to bf16 first as the library's way
+    /// stores them; else the sum in the output's type.
+    pub(super) fn output_element(&self, e: &Emitter, sums: &[Val]) -> Val {
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        match (&self.epilogue, self.output) {
+            (Some(epilogue), _) => {
+                let products: Vec<Val> = sums.iter().map(|s| e.truncf(*s, bf16)).collect();
+                let args = epilogue
+                    .args
+                    .iter()
+                    .map(|arg| match arg {
+                        Arg::Product(i) => products[*i],
+                        Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
+                        Arg::Statistic | Arg::Column(_) => products[0],
+                    })
+                    .collect::<Vec<_>>();
+                e.call(&epilogue.function, &args, bf16)
+            }
+            (None, Output::Bf16) => e.truncf(sums[0], bf16),
+            (None, Output::F32) => sums[0],
+        }
+    }
+
     /// Why the kernel cannot take these sizes (`None`: it can).
     pub fn problem(&self) -> Option<String> {
         if let Some(problem) = self.tile.problem(self.weights) {
@@ -520,26 +574,7 @@ impl<'a, 'c> Body<'a, 'c> {
                         for (lane, element) in elements.iter_mut().enumerate() {
                             let x = e.extract(pair, lane as u64);
                             let col = e.add(column, self.c(lane as u64));
-                            let args = prologue
-                                .args
-                                .iter()
-                                .map(|arg| match arg {
-                                    Arg::Product(_) => x,
-                                    Arg::Statistic => statistic,
-                                    Arg::Column(i) => {
-                                        let ty = e.float(prologue.columns[*i]).expect("checked");
-                                        let ptr = e.gep(t.column_operands[*i], col, ty);
-                                        let align = if prologue.columns[*i] == Scalar::F32 {
-                                            4
-                                        } else {
-                                            2
-                                        };
-                                        e.load(ptr, ty, align)
-                                    }
-                                    Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
-                                })
-                                .collect::<Vec<_>>();
-                            *element = e.call(&prologue.apply, &args, bf16);
+                            *element = prologue.element(e, x, statistic, &t.column_operands, col);
                         }
                         e.pack(elements[0], elements[1])
                     }
@@ -711,24 +746,7 @@ impl<'a, 'c> Body<'a, 'c> {
                         sum
                     })
                     .collect::<Vec<_>>();
-                let bf16 = e.float(Scalar::Bf16).expect("bf16");
-                let result = match (&k.epilogue, k.output) {
-                    (Some(epilogue), _) => {
-                        let products: Vec<Val> = sums.iter().map(|s| e.truncf(*s, bf16)).collect();
-                        let args = epilogue
-                            .args
-                            .iter()
-                            .map(|arg| match arg {
-                                Arg::Product(i) => products[*i],
-                                Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
-                                Arg::Statistic | Arg::Column(_) => products[0],
-                            })
-                            .collect::<Vec<_>>();
-                        e.call(&epilogue.function, &args, bf16)
-                    }
-                    (None, Output::Bf16) => e.truncf(sums[0], bf16),
-                    (None, Output::F32) => sums[0],
-                };
+                let result = k.output_element(e, &sums);
                 let at = e.add(e.mul(row, self.c(k.n)), e.add(t.n0, column));
                 let bytes = k.output.bytes();
                 let ptr = e.byte_offset(t.out, e.mul(at, self.c(bytes)));

@@ -137,6 +137,26 @@ struct Planned {
     gemv: Vec<GemvTile>,
 }
 
+/// Sets each field whose option is positive (0 keeps the default; a
+/// negative value is an error).
+fn override_fields<const N: usize>(
+    options: &PassOptions,
+    fields: [(&str, &mut u64); N],
+) -> Result<(), PassError> {
+    for (name, field) in fields {
+        match options.int(name).unwrap_or(0) {
+            0 => {}
+            v if v > 0 => *field = v as u64,
+            v => {
+                return Err(PassError::BadOption(format!(
+                    "{name} = {v} must be positive"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The GEMV tilings of the pair kernels and of the single-matmul kernels,
 /// each ordered by rows (empty: the GEMV is off).
 fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassError> {
@@ -151,21 +171,14 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
     }
     let with_options = |default: GemvTile| -> Result<GemvTile, PassError> {
         let mut tile = default;
-        for (name, field) in [
-            ("gemv-columns", &mut tile.columns),
-            ("gemv-k-groups", &mut tile.k_groups),
-            ("gemv-unroll", &mut tile.unroll),
-        ] {
-            match options.int(name).unwrap_or(0) {
-                0 => {}
-                v if v > 0 => *field = v as u64,
-                v => {
-                    return Err(PassError::BadOption(format!(
-                        "{name} = {v} must be positive"
-                    )));
-                }
-            }
-        }
+        override_fields(
+            options,
+            [
+                ("gemv-columns", &mut tile.columns),
+                ("gemv-k-groups", &mut tile.k_groups),
+                ("gemv-unroll", &mut tile.unroll),
+            ],
+        )?;
         Ok(tile)
     };
     let kinds = |one: GemvTile, few: GemvTile| -> Result<Vec<GemvTile>, PassError> {
@@ -197,22 +210,15 @@ fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), PassError> {
     let m_tiles = (max_rows as u64 / 16).max(1);
     let with_options = |default: Tile| -> Result<Tile, PassError> {
         let mut tile = Tile { m_tiles, ..default };
-        for (name, field) in [
-            ("bn", &mut tile.bn),
-            ("bk", &mut tile.bk),
-            ("stages", &mut tile.stages),
-            ("warps", &mut tile.warps),
-        ] {
-            match get(name, 0) {
-                0 => {}
-                v if v > 0 => *field = v as u64,
-                v => {
-                    return Err(PassError::BadOption(format!(
-                        "{name} = {v} must be positive"
-                    )));
-                }
-            }
-        }
+        override_fields(
+            options,
+            [
+                ("bn", &mut tile.bn),
+                ("bk", &mut tile.bk),
+                ("stages", &mut tile.stages),
+                ("warps", &mut tile.warps),
+            ],
+        )?;
         Ok(tile)
     };
     Ok((
