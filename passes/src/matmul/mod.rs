@@ -470,7 +470,8 @@ fn describe(planned: &Planned) -> String {
 
 impl SymmPass for MatmulToGpu {
     fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
-        let ([pair_tile, single_tile], max_rows) = match tile_from(options) {
+        let tilings = tile_from(options).and_then(|t| Ok((t, gemv_tiles_from(options)?)));
+        let (([pair_tile, single_tile], max_rows), gemv_tiles) = match tilings {
             Ok(t) => t,
             Err(message) => {
                 emit_error(
@@ -483,16 +484,6 @@ impl SymmPass for MatmulToGpu {
         if max_rows == 0 {
             return Ok(());
         }
-        let gemv_tiles = match gemv_tiles_from(options) {
-            Ok(t) => t,
-            Err(message) => {
-                emit_error(
-                    module.loc(),
-                    &format!("symm-linalg-matmul-to-gpu: {message}"),
-                );
-                return Err(PassFailed);
-            }
-        };
         let gemv_problem = gemv_tiles[0]
             .iter()
             .map(|t| t.tiling_problem(2))
