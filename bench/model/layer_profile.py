@@ -18,7 +18,7 @@ from collections import defaultdict
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, schedule
 
 import llama_tp
 import symm
@@ -51,6 +51,16 @@ def kernel_times(prof):
             spans.append((event.time_range.start, event.time_range.end))
     spans.sort()
     return totals, counts, spans
+
+
+def host_barrier(key):
+    """Waits until every rank reached this point, through the process
+    group's store: no GPU work, so nothing shows up in a profile."""
+    store = dist.distributed_c10d._get_default_store()
+    world = dist.get_world_size()
+    store.add(f"layer_profile/{key}", 1)
+    while int(store.add(f"layer_profile/{key}", 0)) < world:
+        pass
 
 
 def main():
@@ -86,10 +96,23 @@ def main():
                 run()
             torch.cuda.synchronize()
             dist.barrier()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                run()
-                torch.cuda.synchronize()
-            totals, counts, spans = kernel_times(prof)
+            # The profiler starts in its own time on each rank, and its first
+            # traced kernels run late: a first (warm-up) step is traced and
+            # dropped, and each step starts with the ranks lined up on the
+            # CPU only (no kernel of the barrier's own). Otherwise a late rank
+            # shows up as all-reduce time on the other.
+            traced = []
+            with profile(
+                activities=[ProfilerActivity.CUDA],
+                schedule=schedule(wait=0, warmup=1, active=1),
+                on_trace_ready=lambda prof: traced.append(kernel_times(prof)),
+            ) as prof:
+                for step in range(2):
+                    host_barrier(f"{m}/{name}/{step}")
+                    run()
+                    torch.cuda.synchronize()
+                    prof.step()
+            totals, counts, spans = traced[-1]
             # Wall time from the first kernel's start to the last one's end,
             # and the part of it no kernel ran (launch gaps, host waits).
             busy, reach = 0.0, None
