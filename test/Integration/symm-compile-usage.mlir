@@ -41,6 +41,22 @@
 // RUN: not %symm-compile %s --chip=sm_75 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
 // BAD-CHIP: error: invalid value 'sm_75' for '--chip <CHIP>': unknown chip 'sm_75': symm compiles for sm_80, {{.*}}sm_90a
 
+// The generated matmuls' options: counts, then tilings the pass refuses.
+// RUN: not %symm-compile %s -o %t/g.o --matmul-gemv=64,32 2>&1 | FileCheck %s --check-prefix=GEMV-COUNT
+// GEMV-COUNT: error: --matmul-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL
+// RUN: not %symm-compile %s -o %t/g.o --matmul-tile=64,256 2>&1 | FileCheck %s --check-prefix=TILE-COUNT
+// TILE-COUNT: error: --matmul-tile takes four numbers: BN,BK,STAGES,WARPS
+// RUN: not %symm-compile %s -o %t/g.o --matmul-gemv=12,0,0 2>&1 | FileCheck %s --check-prefix=GEMV-TILING
+// GEMV-TILING: error: symm-linalg-matmul-to-gpu: gemv-columns = 12 is not a positive multiple of 8
+// RUN: not %symm-compile %s -o %t/g.o --matmul-gemv-max-rows=0 2>&1 | FileCheck %s --check-prefix=GEMV-ROWS
+// GEMV-ROWS: error: symm-linalg-matmul-to-gpu: gemv-max-rows = 0: a GEMV takes 1 to 16 rows
+// RUN: %symm-compile %s -o %t/g.o --remarks 2>&1 | FileCheck %s --check-prefix=GEMVS
+// RUN: %symm-compile %s -o %t/g.o --remarks --matmul-gemv-max-rows=1 2>&1 | FileCheck %s --check-prefix=ONE-GEMV
+// RUN: %symm-compile %s -o %t/g.o --remarks --no-matmul-gemv 2>&1 | FileCheck %s --check-prefix=NO-GEMV
+// GEMVS: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 2x1 blocks of 512 threads), chosen
+// ONE-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads), chosen
+// NO-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 ({{[^()]*}}), chosen
+
 // A reader that stops early (head) ends the tools with status 0 or 141
 // (SIGPIPE), and no message.
 // RUN: %python %S/Inputs/closed_pipe.py %symm-compile --help

@@ -279,6 +279,29 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_matmul_options() {
+        let plain = parse_strs(&["a.mlir"]).unwrap();
+        assert_eq!(plain.matmul_gemv, Some([0, 0, 0]));
+        assert_eq!(plain.matmul_gemv_max_rows, 4);
+        assert_eq!(plain.split_k_slices, 2);
+        assert_eq!(plain.matmul_tile, [0, 0, 0, 0]);
+        let set = parse_strs(&[
+            "a.mlir",
+            "--matmul-gemv=64,32,8",
+            "--matmul-gemv-max-rows=2",
+            "--split-k-slices=4",
+            "--matmul-tile=32,128,3,8",
+        ])
+        .unwrap();
+        assert_eq!(set.matmul_gemv, Some([64, 32, 8]));
+        assert_eq!(set.matmul_gemv_max_rows, 2);
+        assert_eq!(set.split_k_slices, 4);
+        assert_eq!(set.matmul_tile, [32, 128, 3, 8]);
+        let off = parse_strs(&["a.mlir", "--no-matmul-gemv"]).unwrap();
+        assert_eq!(off.matmul_gemv, None);
+    }
+
+    #[test]
     fn rejects_bad_input() {
         let kind = |args: &[&str]| parse_strs(args).unwrap_err().kind();
         assert_eq!(kind(&[]), ErrorKind::MissingRequiredArgument);
@@ -295,6 +318,18 @@ mod tests {
             ErrorKind::ValueValidation
         );
         assert_eq!(kind(&["-"]), ErrorKind::MissingRequiredArgument);
+        assert_eq!(
+            kind(&["a.mlir", "--matmul-tile=64,256"]),
+            ErrorKind::WrongNumberOfValues
+        );
+        assert_eq!(
+            kind(&["a.mlir", "--matmul-gemv=64,32"]),
+            ErrorKind::WrongNumberOfValues
+        );
+        assert_eq!(
+            kind(&["a.mlir", "--matmul-gemv=64,x,8"]),
+            ErrorKind::ValueValidation
+        );
         assert_eq!(kind(&["--help"]), ErrorKind::DisplayHelp);
         assert_eq!(kind(&["--version"]), ErrorKind::DisplayVersion);
     }
