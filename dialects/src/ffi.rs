@@ -56,6 +56,8 @@ unsafe extern "C" {
     pub fn symmMemAttributeIsAAllocator(attr: MlirAttribute) -> bool;
     /// `enum SymmOpKind` (symm-c/OpKind.h) of an operation.
     pub fn symmOperationKind(op: MlirOperation) -> i32;
+    /// `enum SymmOpDialect` (symm-c/OpKind.h) of an operation.
+    pub fn symmOperationDialect(op: MlirOperation) -> i32;
     /// MLIR's partial dialect conversion with the caller's legality and
     /// rewrite (symm-c/Conversion.h).
     pub fn symmApplyPartialConversion(

@@ -72,10 +72,33 @@ enum SymmOpKind {
   SYMM_OP_KERNEL_ROUNDS = 53, /* symm_mem.kernel_rounds */
   SYMM_OP_KERNEL_VARIANT = 54, /* symm_mem.kernel_variant */
   SYMM_OP_KERNEL_VARIANT_END = 55, /* symm_mem.kernel_variant_end */
+  SYMM_OP_MEMREF_SUBVIEW = 56, /* memref.subview */
+  SYMM_OP_MEMREF_CAST = 57, /* memref.cast */
+  SYMM_OP_MEMREF_REINTERPRET_CAST = 58, /* memref.reinterpret_cast */
+  SYMM_OP_MEMREF_COLLAPSE_SHAPE = 59, /* memref.collapse_shape */
+  SYMM_OP_MEMREF_EXPAND_SHAPE = 60, /* memref.expand_shape */
+  SYMM_OP_MEMREF_PREFETCH = 61, /* memref.prefetch */
+  SYMM_OP_MEMREF_EXTRACT_STRIDED_METADATA = 62, /* memref.extract_strided_metadata */
+  SYMM_OP_MEMREF_EXTRACT_ALIGNED_POINTER_AS_INDEX = 63, /* memref.extract_aligned_pointer_as_index */
+  SYMM_OP_AFFINE_APPLY = 64, /* affine.apply */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */
 MLIR_CAPI_EXPORTED int32_t symmOperationKind(MlirOperation op);
+
+/* The dialects whose ops the passes treat as families. */
+enum SymmOpDialect {
+  SYMM_DIALECT_OTHER = 0,
+  SYMM_DIALECT_LINALG = 1,
+  SYMM_DIALECT_SYMM_MEM = 2,
+  SYMM_DIALECT_ARITH = 3,
+  SYMM_DIALECT_INDEX = 4,
+};
+
+/* The SymmOpDialect of `op`, from its registered name's dialect namespace
+   compared with the dialect classes' own (SYMM_DIALECT_OTHER for every
+   other dialect). */
+MLIR_CAPI_EXPORTED int32_t symmOperationDialect(MlirOperation op);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -80,5 +81,27 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<symm::symm_mem::KernelRoundsOp>([](auto) { return SYMM_OP_KERNEL_ROUNDS; })
       .Case<symm::symm_mem::KernelVariantOp>([](auto) { return SYMM_OP_KERNEL_VARIANT; })
       .Case<symm::symm_mem::KernelVariantEndOp>([](auto) { return SYMM_OP_KERNEL_VARIANT_END; })
+      .Case<memref::SubViewOp>([](auto) { return SYMM_OP_MEMREF_SUBVIEW; })
+      .Case<memref::CastOp>([](auto) { return SYMM_OP_MEMREF_CAST; })
+      .Case<memref::ReinterpretCastOp>([](auto) { return SYMM_OP_MEMREF_REINTERPRET_CAST; })
+      .Case<memref::CollapseShapeOp>([](auto) { return SYMM_OP_MEMREF_COLLAPSE_SHAPE; })
+      .Case<memref::ExpandShapeOp>([](auto) { return SYMM_OP_MEMREF_EXPAND_SHAPE; })
+      .Case<memref::PrefetchOp>([](auto) { return SYMM_OP_MEMREF_PREFETCH; })
+      .Case<memref::ExtractStridedMetadataOp>([](auto) { return SYMM_OP_MEMREF_EXTRACT_STRIDED_METADATA; })
+      .Case<memref::ExtractAlignedPointerAsIndexOp>([](auto) { return SYMM_OP_MEMREF_EXTRACT_ALIGNED_POINTER_AS_INDEX; })
+      .Case<affine::AffineApplyOp>([](auto) { return SYMM_OP_AFFINE_APPLY; })
       .Default([](Operation *) { return SYMM_OP_OTHER; });
+}
+
+int32_t symmOperationDialect(MlirOperation op) {
+  llvm::StringRef space = unwrap(op)->getName().getDialectNamespace();
+  if (space == linalg::LinalgDialect::getDialectNamespace())
+    return SYMM_DIALECT_LINALG;
+  if (space == symm::symm_mem::SymmMemDialect::getDialectNamespace())
+    return SYMM_DIALECT_SYMM_MEM;
+  if (space == arith::ArithDialect::getDialectNamespace())
+    return SYMM_DIALECT_ARITH;
+  if (space == index::IndexDialect::getDialectNamespace())
+    return SYMM_DIALECT_INDEX;
+  return SYMM_DIALECT_OTHER;
 }

@@ -25,7 +25,7 @@ use crate::analysis::{
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
-use crate::ir::op_kind::OpKind;
+use crate::ir::op_kind::{OpDialect, OpKind};
 use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};
 
@@ -124,22 +124,20 @@ fn is_pure(op: Op, before_planning: bool) -> bool {
     if before_planning && op.isa(OpKind::MemrefDealloc) {
         return true;
     }
-    let name = op.name();
-    name.starts_with("arith.")
-        || name.starts_with("index.")
+    matches!(op.dialect(), OpDialect::Arith | OpDialect::Index)
         || matches!(
-            name.as_str(),
-            "memref.view"
-                | "memref.dim"
-                | "memref.alloc"
-                | "memref.subview"
-                | "memref.cast"
-                | "memref.reinterpret_cast"
-                | "memref.expand_shape"
-                | "memref.collapse_shape"
-                | "memref.extract_aligned_pointer_as_index"
-                | "symm_mem.pool_of"
-                | "symm_mem.get_global"
+            op.kind(),
+            OpKind::MemrefView
+                | OpKind::MemrefDim
+                | OpKind::MemrefAlloc
+                | OpKind::MemrefSubview
+                | OpKind::MemrefCast
+                | OpKind::MemrefReinterpretCast
+                | OpKind::MemrefExpandShape
+                | OpKind::MemrefCollapseShape
+                | OpKind::MemrefExtractAlignedPointerAsIndex
+                | OpKind::SymmPoolOf
+                | OpKind::SymmGetGlobal
         )
 }
 

@@ -11,6 +11,7 @@
 
 use super::runs::OpClass;
 use crate::PassError;
+use crate::ir::op_kind::{OpDialect, OpKind};
 use crate::{ir::Op, ir::module::SymbolIndex};
 
 /// Ops that compute a value fixed for the life of the process: they can be
@@ -19,12 +20,12 @@ pub fn is_constant_like(op: Op) -> bool {
     op.num_operands() == 0
         && op.num_regions() == 0
         && matches!(
-            op.name().as_str(),
-            "arith.constant"
-                | "symm_mem.get_global"
-                | "symm_mem.rank"
-                | "symm_mem.world_size"
-                | "memref.get_global"
+            op.kind(),
+            OpKind::Constant
+                | OpKind::SymmGetGlobal
+                | OpKind::SymmRank
+                | OpKind::SymmWorldSize
+                | OpKind::MemrefGetGlobal
         )
 }
 
@@ -45,10 +46,10 @@ pub fn is_host(ty: crate::ir::Ty) -> bool {
 
 /// Pure arithmetic on host scalars (`arith`, `index`, `affine.apply`).
 pub fn is_host_scalar_math(op: Op) -> bool {
-    let name = op.name();
     op.num_regions() == 0
         && op.num_results() > 0
-        && (name.starts_with("arith.") || name.starts_with("index.") || name == "affine.apply")
+        && (matches!(op.dialect(), OpDialect::Arith | OpDialect::Index)
+            || op.isa(OpKind::AffineApply))
 }
 
 /// Allocations, sizes and views: the host's descriptors of device memory,
@@ -56,16 +57,16 @@ pub fn is_host_scalar_math(op: Op) -> bool {
 pub fn is_buffer_bookkeeping(op: Op) -> bool {
     op.num_regions() == 0
         && matches!(
-            op.name().as_str(),
-            "memref.alloc"
-                | "memref.dim"
-                | "memref.view"
-                | "memref.subview"
-                | "memref.cast"
-                | "memref.reinterpret_cast"
-                | "memref.collapse_shape"
-                | "memref.expand_shape"
-                | "memref.memory_space_cast"
+            op.kind(),
+            OpKind::MemrefAlloc
+                | OpKind::MemrefDim
+                | OpKind::MemrefView
+                | OpKind::MemrefSubview
+                | OpKind::MemrefCast
+                | OpKind::MemrefReinterpretCast
+                | OpKind::MemrefCollapseShape
+                | OpKind::MemrefExpandShape
+                | OpKind::MemrefMemorySpaceCast
         )
 }
 
@@ -86,24 +87,24 @@ pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
     if is_constant_like(op) {
         return Ok(OpClass::Capturable { work: false });
     }
-    if name.starts_with("linalg.") {
+    if op.dialect() == OpDialect::Linalg {
         return Ok(OpClass::Capturable { work: true });
     }
-    if name.starts_with("symm_mem.") && op.symmetric_operands().is_some() {
+    if op.dialect() == OpDialect::SymmMem && op.symmetric_operands().is_some() {
         return Ok(OpClass::Capturable { work: true });
     }
-    match name.as_str() {
-        "memref.copy" => Ok(OpClass::Capturable { work: true }),
+    match op.kind() {
+        OpKind::MemrefCopy => Ok(OpClass::Capturable { work: true }),
         // Host arithmetic, sizes, allocations and views: what they compute
         // follows from the partition's inputs, which key its graph (a
         // graph per token count), so a partition may hold them.
         _ if is_host_scalar_math(op) || is_buffer_bookkeeping(op) => {
             Ok(OpClass::Capturable { work: false })
         }
-        "memref.dealloc" => {
+        OpKind::MemrefDealloc => {
             Err("'memref.dealloc' frees a buffer the graph did not allocate".into())
         }
-        "func.call" => {
+        OpKind::Call => {
             let callee = op
                 .attr("callee")
                 .and_then(|callee| callee.symbol_or_string())
@@ -117,8 +118,10 @@ pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
                 Err(format!("it calls @{callee}, which is not marked cudagraph.capturable").into())
             }
         }
-        "cudagraph.launch" => Err("'cudagraph.launch' runs a partition, a graph of its own".into()),
-        "symm_mem.alloc" => {
+        OpKind::GraphLaunch => {
+            Err("'cudagraph.launch' runs a partition, a graph of its own".into())
+        }
+        OpKind::SymmAlloc => {
             Err("'symm_mem.alloc' allocates collectively, a rendezvous with every peer".into())
         }
         _ => Err(format!("'{name}' runs on the host").into()),

@@ -121,11 +121,29 @@ pub enum OpKind {
     KernelVariant = 54,
     /// `symm_mem.kernel_variant_end`
     KernelVariantEnd = 55,
+    /// `memref.subview`
+    MemrefSubview = 56,
+    /// `memref.cast`
+    MemrefCast = 57,
+    /// `memref.reinterpret_cast`
+    MemrefReinterpretCast = 58,
+    /// `memref.collapse_shape`
+    MemrefCollapseShape = 59,
+    /// `memref.expand_shape`
+    MemrefExpandShape = 60,
+    /// `memref.prefetch`
+    MemrefPrefetch = 61,
+    /// `memref.extract_strided_metadata`
+    MemrefExtractStridedMetadata = 62,
+    /// `memref.extract_aligned_pointer_as_index`
+    MemrefExtractAlignedPointerAsIndex = 63,
+    /// `affine.apply`
+    AffineApply = 64,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 55] = [
+    const ALL: [OpKind; 64] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -181,6 +199,15 @@ impl OpKind {
         OpKind::KernelRounds,
         OpKind::KernelVariant,
         OpKind::KernelVariantEnd,
+        OpKind::MemrefSubview,
+        OpKind::MemrefCast,
+        OpKind::MemrefReinterpretCast,
+        OpKind::MemrefCollapseShape,
+        OpKind::MemrefExpandShape,
+        OpKind::MemrefPrefetch,
+        OpKind::MemrefExtractStridedMetadata,
+        OpKind::MemrefExtractAlignedPointerAsIndex,
+        OpKind::AffineApply,
     ];
 
     fn from_code(code: i32) -> Self {
@@ -192,7 +219,42 @@ impl OpKind {
     }
 }
 
+/// The dialects whose ops the passes treat as families (`Other` for every
+/// other), answered by `symmOperationDialect` from the dialect classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpDialect {
+    Other,
+    Linalg,
+    SymmMem,
+    Arith,
+    Index,
+}
+
+impl OpDialect {
+    /// The family of a live operation given by its C handle (for passes
+    /// written on melior's references).
+    pub fn of_raw(op: mlir_sys::MlirOperation) -> Self {
+        // SAFETY: a name query on an operation the caller holds alive.
+        Self::from_code(unsafe { symm_dialects::ffi::symmOperationDialect(op) })
+    }
+
+    fn from_code(code: i32) -> Self {
+        match code {
+            1 => OpDialect::Linalg,
+            2 => OpDialect::SymmMem,
+            3 => OpDialect::Arith,
+            4 => OpDialect::Index,
+            _ => OpDialect::Other,
+        }
+    }
+}
+
 impl Op {
+    /// Which of the family dialects this op belongs to.
+    pub fn dialect(self) -> OpDialect {
+        OpDialect::of_raw(self.raw())
+    }
+
     /// Which of the recognized ops this is.
     pub fn kind(self) -> OpKind {
         // SAFETY: a kind test on a live operation.
@@ -212,7 +274,7 @@ mod tests {
     use melior::ir::{Location, operation::OperationBuilder};
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 55] = [
+    const NAMES: [(OpKind, &str); 64] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -271,6 +333,21 @@ mod tests {
         (OpKind::KernelRounds, "symm_mem.kernel_rounds"),
         (OpKind::KernelVariant, "symm_mem.kernel_variant"),
         (OpKind::KernelVariantEnd, "symm_mem.kernel_variant_end"),
+        (OpKind::MemrefSubview, "memref.subview"),
+        (OpKind::MemrefCast, "memref.cast"),
+        (OpKind::MemrefReinterpretCast, "memref.reinterpret_cast"),
+        (OpKind::MemrefCollapseShape, "memref.collapse_shape"),
+        (OpKind::MemrefExpandShape, "memref.expand_shape"),
+        (OpKind::MemrefPrefetch, "memref.prefetch"),
+        (
+            OpKind::MemrefExtractStridedMetadata,
+            "memref.extract_strided_metadata",
+        ),
+        (
+            OpKind::MemrefExtractAlignedPointerAsIndex,
+            "memref.extract_aligned_pointer_as_index",
+        ),
+        (OpKind::AffineApply, "affine.apply"),
     ];
 
     #[test]
@@ -293,6 +370,21 @@ mod tests {
                 .expect("an op"),
         );
         assert_eq!(other.kind(), OpKind::Other);
+        assert_eq!(other.dialect(), super::OpDialect::Arith);
         other.erase();
+        for (name, dialect) in [
+            ("linalg.fill", super::OpDialect::Linalg),
+            ("symm_mem.rank", super::OpDialect::SymmMem),
+            ("index.add", super::OpDialect::Index),
+            ("memref.alloc", super::OpDialect::Other),
+        ] {
+            let op = bridge::adopt(
+                OperationBuilder::new(name, location)
+                    .build()
+                    .expect("an op"),
+            );
+            assert_eq!(op.dialect(), dialect, "{name}");
+            op.erase();
+        }
     }
 }

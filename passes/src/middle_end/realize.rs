@@ -19,7 +19,7 @@
 //! (a custom op, seed 004) is served by running the call inside
 //! `symm_mem.with_allocator`. Each operand gets a remark naming its path.
 
-use crate::ir::op_kind::OpKind;
+use crate::ir::op_kind::{OpDialect, OpKind};
 use crate::{
     GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
     analysis::all_reduce::Algorithm,
@@ -331,23 +331,23 @@ impl State {
 }
 
 /// Ops that take a memref in any memory space, so a retyped buffer can flow
-/// into them unchanged.
+/// into them unchanged: linalg and symm_mem ops, vector transfers, and the
+/// memref and affine accesses, copies and queries.
 fn accepts_any_memory_space(op: Op) -> bool {
-    let name = op.name();
-    name.starts_with("linalg.")
-        || name.starts_with("symm_mem.")
-        || name.starts_with("vector.transfer_")
+    matches!(op.dialect(), OpDialect::Linalg | OpDialect::SymmMem)
         || matches!(
-            name.as_str(),
-            "memref.load"
-                | "memref.store"
-                | "memref.copy"
-                | "memref.dim"
-                | "memref.atomic_rmw"
-                | "memref.prefetch"
-                | "memref.extract_strided_metadata"
-                | "affine.load"
-                | "affine.store"
+            op.kind(),
+            OpKind::VectorTransferRead
+                | OpKind::VectorTransferWrite
+                | OpKind::MemrefLoad
+                | OpKind::MemrefStore
+                | OpKind::MemrefCopy
+                | OpKind::MemrefDim
+                | OpKind::MemrefAtomicRmw
+                | OpKind::MemrefPrefetch
+                | OpKind::MemrefExtractStridedMetadata
+                | OpKind::AffineLoad
+                | OpKind::AffineStore
         )
 }
 

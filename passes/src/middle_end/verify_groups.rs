@@ -208,7 +208,8 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
                     .is_ok_and(|operand| Allocator::of_type(operand.r#type()).is_none());
                 pending.push((group.clone(), waiting, at));
             }
-        } else if name.starts_with("symm_mem.")
+        } else if crate::ir::op_kind::OpDialect::of_raw(op.to_raw())
+            == crate::ir::op_kind::OpDialect::SymmMem
             && let Some(group) = op
                 .attribute("group")
                 .ok()

@@ -30,7 +30,7 @@ mod entry;
 mod host_access;
 mod kernel_choice;
 use crate::PassError;
-use crate::ir::op_kind::OpKind;
+use crate::ir::op_kind::{OpDialect, OpKind};
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
 use symm_protocol::abi::{self, RuntimeCall};
 mod graphs;
@@ -589,7 +589,7 @@ fn lower_matmul_pair(host: &mut Host, first: Op, second: Op) -> Result<(), PassE
 fn lowering_of(function: Op) -> Option<(bool, bool)> {
     let body_ops: Vec<Op> = function.walk().into_iter().skip(1).collect();
     let converts = body_ops.iter().any(|op| lowers(op.kind()));
-    let launches = body_ops.iter().any(|op| op.name().starts_with("linalg."));
+    let launches = body_ops.iter().any(|op| op.dialect() == OpDialect::Linalg);
     let takes_memrefs = function
         .entry_block()
         .is_some_and(|b| (0..b.num_args()).any(|i| b.arg(i).ty().is_memref()));
