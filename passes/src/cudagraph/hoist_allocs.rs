@@ -8,6 +8,7 @@
 use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
+    ir::convert::{Rewrite, Rewriter, convert_all},
     ir::module::{SymbolIndex, defined_functions},
     ir::{Op, Ty, emit_remark},
 };
@@ -28,24 +29,47 @@ impl SymmPass for HoistAllocs {
     fn run(module: Op, _options: &PassOptions) -> Result<(), PassFailed> {
         let symbols = SymbolIndex::new(module);
         for function in defined_functions(module) {
-            let blocks = function.region_blocks(0);
-            if function.attr("cudagraph.partition").is_some() || blocks.len() != 1 {
+            if function.attr("cudagraph.partition").is_some()
+                || function.region_blocks(0).len() != 1
+            {
                 continue;
             }
-            let mut prior: Option<Op> = None;
-            for op in blocks[0].ops() {
-                if op.isa(OpKind::GraphLaunch) {
-                    prior = Some(op);
-                } else if let Some(launch) = prior
-                    && written_by_fallback(op)
-                    && let Some(partition) = partition_of(launch, &symbols)
-                {
-                    prior = Some(hoist(op, launch, partition));
-                }
-            }
+            // Through the conversion driver: an allocation to hoist is
+            // illegal, and its rewrite erases the launch before it (and the
+            // partition's old return) through the driver's rewriter, so no
+            // erased op is visited again. The allocations go in program
+            // order: each one's launch is the nearest before it, which the
+            // hoist of an earlier one may have replaced.
+            convert_all(
+                function,
+                "cudagraph-hoist-allocs left an allocation it could hoist",
+                &|op| hoist_target(op, &symbols).is_some(),
+                &mut |alloc, rewriter| match hoist_target(alloc, &symbols) {
+                    Some((launch, partition)) => {
+                        hoist(alloc, launch, partition, rewriter);
+                        Rewrite::Lowered
+                    }
+                    None => Rewrite::Refused,
+                },
+            )?;
         }
         Ok(())
     }
+}
+
+/// Where `op` would move: the nearest launch before it in its block (the
+/// function's body) and that launch's partition, when `op` is an
+/// allocation a fallback op writes.
+fn hoist_target(op: Op, symbols: &SymbolIndex) -> Option<(Op, Op)> {
+    if !written_by_fallback(op) || !op.parent().is_some_and(|parent| parent.isa(OpKind::Func)) {
+        return None;
+    }
+    let first = op.block()?.first_op();
+    let launch = std::iter::successors(first, |before| before.next())
+        .take_while(|before| *before != op)
+        .filter(|before| before.isa(OpKind::GraphLaunch))
+        .last()?;
+    Some((launch, partition_of(launch, symbols)?))
 }
 
 /// The partition a launch runs, if it has a body to hoist into (a user may
@@ -72,9 +96,9 @@ fn written_by_fallback(op: Op) -> bool {
         .any(|(user, index)| (user.isa(OpKind::MemrefCopy) && index == 1) || user.isa(OpKind::Call))
 }
 
-/// Moves `alloc` into `partition` as a new last output; returns the new
-/// launch, which replaces `launch`.
-fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
+/// Moves `alloc` into `partition` as a new last output; a new launch
+/// replaces `launch`. The ops it replaces go through `rewriter`.
+fn hoist(alloc: Op, launch: Op, partition: Op, rewriter: &mut Rewriter) {
     let ctx = partition.ctx();
     let body = partition.entry_block().expect("partitions have a body");
     let ret = body.terminator().expect("partitions end in func.return");
@@ -84,7 +108,7 @@ fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
     let mut outputs = ret.operands();
     outputs.push(buffer);
     ret.insert_before(crate::ir::builders::func_return(ret.loc(), &outputs));
-    ret.erase();
+    rewriter.erase(ret);
 
     let (inputs, mut results) = partition
         .attr("function_type")
@@ -112,7 +136,7 @@ fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
     for (old, new) in launch.results().into_iter().zip(new_launch.results()) {
         old.replace_all_uses_with(new);
     }
-    launch.erase();
+    rewriter.erase(launch);
     let hoisted_result = new_launch.result(output);
     for (user, index) in buffer.uses() {
         if !partition.is_ancestor_of(user) {
@@ -127,5 +151,4 @@ fn hoist(alloc: Op, launch: Op, partition: Op) -> Op {
             callee.print()
         ),
     );
-    new_launch
 }
