@@ -12,6 +12,7 @@ use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     ir::builders::{At, Builder},
+    ir::convert::{Rewrite, convert_all},
     ir::module::{SymbolIndex, defined_functions, sanitize},
     ir::{Attr, Op, Ty, Val, emit_remark, emit_warning},
 };
@@ -38,13 +39,13 @@ impl SymmPass for Partition {
             {
                 continue;
             }
-            partition_function(function, &mut symbols);
+            partition_function(function, &mut symbols)?;
         }
         Ok(())
     }
 }
 
-fn partition_function(function: Op, symbols: &mut SymbolIndex) {
+fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), PassFailed> {
     let name = function.symbol_name().unwrap_or_default();
     let blocks = function.region_blocks(0);
     if blocks.len() != 1 {
@@ -56,10 +57,10 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
                 blocks.len()
             ),
         );
-        return;
+        return Ok(());
     }
     let Some(terminator) = blocks[0].terminator() else {
-        return;
+        return Ok(());
     };
     sink_deallocs(&blocks[0].ops(), terminator, symbols);
     let mut ops = blocks[0].ops();
@@ -125,14 +126,20 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
         last = partition;
         index += 1;
     }
-    // Constants that only partitions read were cloned there.
-    for op in ops.into_iter().filter(|&op| is_constant_like(op)) {
-        if op.result(0).uses().is_empty() {
-            op.erase();
-        }
-    }
+    // Constants that only partitions read were cloned there; the
+    // function's copies go through the conversion driver's rewriter.
+    let body = blocks[0];
+    convert_all(
+        function,
+        "cudagraph-partition left a constant only its partitions read",
+        &|op| is_constant_like(op) && op.block() == Some(body) && op.result(0).uses().is_empty(),
+        &mut |op, rewriter| {
+            rewriter.erase(op);
+            Rewrite::Lowered
+        },
+    )?;
     if index == 0 {
-        return;
+        return Ok(());
     }
     let message = if whole {
         format!("cudagraph-partition: @{name} is capturable as a whole: one CUDA-graph partition")
@@ -144,6 +151,7 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) {
         )
     };
     emit_remark(function.loc(), &message);
+    Ok(())
 }
 
 /// Moves each `memref.dealloc` (a free, which a graph cannot take for a
