@@ -50,7 +50,7 @@ pub struct GemvTile {
 impl GemvTile {
     /// The pair's and the single matmul's tilings: the fastest of a sweep
     /// of the generated kernels at the TP-2 Llama-3-8B shapes on one H200
-    /// (bench/results/2026-11-26-gemv-h200.md).
+    /// (bench/results/2026-11-26-gemv-h200x2.md).
     pub const PAIR: GemvTile = GemvTile {
         columns: 64,
         k_groups: 64,
@@ -84,10 +84,18 @@ impl GemvTile {
     pub fn threads(&self, weights: u64) -> u64 {
         self.pieces(weights) * self.k_groups
     }
-    /// Shared memory: the rows of `a` (f32), the k-groups' sums, the row
-    /// statistics.
+    /// Shared memory, in this order: the rows of `a` (f32), the k-groups'
+    /// sums (f32), the row statistics (f32). Where the sums start:
+    fn sums_offset(&self, k: u64) -> u64 {
+        self.rows * k * 4
+    }
+    /// Where the row statistics start.
+    fn statistics_offset(&self, k: u64, weights: u64) -> u64 {
+        self.sums_offset(k) + self.k_groups * self.rows * weights * self.columns * 4
+    }
+    /// The shared memory a block takes.
     pub fn shared_bytes(&self, k: u64, weights: u64) -> u64 {
-        self.rows * k * 4 + self.k_groups * self.rows * weights * self.columns * 4 + self.rows * 4
+        self.statistics_offset(k, weights) + self.rows * 4
     }
     /// Why this tiling cannot run for `weights` weights at any K (`None`:
     /// it can): an error in the options that set it.
@@ -211,14 +219,10 @@ impl Gemv<'_, '_> {
         };
         let out_slice = e.mul(e.mul(slice, m), self.c(k.n * k.output.bytes()));
         let out = e.gep(arg(1 + weights), out_slice, e.int_type(8));
-        let shared = e.dynamic_shared();
-        let row_of_a = shared;
+        let row_of_a = e.dynamic_shared();
         let rows = tile.rows;
-        let sums = e.byte_offset(shared, self.c(rows * k.k * 4));
-        let statistics = e.byte_offset(
-            sums,
-            self.c(tile.k_groups * rows * k.weights * tile.columns * 4),
-        );
+        let sums = e.byte_offset(row_of_a, self.c(tile.sums_offset(k.k)));
+        let statistics = e.byte_offset(row_of_a, self.c(tile.statistics_offset(k.k, k.weights)));
 
         // Row i of this thread is i * k_groups + group; a thread has
         // `per_thread` of them, consumed `unroll` at a time.
@@ -270,14 +274,18 @@ impl Gemv<'_, '_> {
                     next.push(load_piece(e, e.add(i, self.c(tile.unroll))));
                     let row = e.add(e.mul(i, self.c(tile.k_groups)), group);
                     let wide = e.extf(piece, e.vector(PIECE, f32));
+                    // Past K (guarded path only) the row's `a` reads as 0.
+                    let (read_row, inside) = if exact {
+                        (row, None)
+                    } else {
+                        let inside = e.cmp(CmpiPredicate::Ult, row, self.c(k.k));
+                        (e.min(row, self.c(k.k - 1)), Some(inside))
+                    };
                     for r in 0..rows {
-                        let a_value = if exact {
-                            self.shared_f32(e, row_of_a, e.add(row, self.c(r * k.k)))
-                        } else {
-                            let inside = e.cmp(CmpiPredicate::Ult, row, self.c(k.k));
-                            let clamped = e.min(row, self.c(k.k - 1));
-                            let v = self.shared_f32(e, row_of_a, e.add(clamped, self.c(r * k.k)));
-                            e.select(inside, v, e.cf32(0.0))
+                        let v = self.shared_f32(e, row_of_a, e.add(read_row, self.c(r * k.k)));
+                        let a_value = match inside {
+                            Some(inside) => e.select(inside, v, e.cf32(0.0)),
+                            None => v,
                         };
                         for lane in 0..PIECE {
                             let w = e.extract(wide, lane);

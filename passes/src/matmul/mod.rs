@@ -81,7 +81,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"gemv",
-            c"Calls of one row run the streaming GEMV kernel in the generated branch",
+            c"Calls of few rows run streaming GEMV kernels in the generated branch (see gemv-max-rows)",
             OptionKind::Bool,
             c"true",
         ),

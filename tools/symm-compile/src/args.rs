@@ -46,8 +46,8 @@ pub struct Args {
     pub split_k_max_rows: u64,
     pub matmul_max_rows: u64,
     pub matmul_tile: [u64; 4],
-    /// The one-row GEMV's tiling (columns, k-groups, loads in flight; 0:
-    /// each kind's default), or `None` when it is off.
+    /// The GEMVs' tiling (columns, k-groups, loads in flight; 0: each
+    /// kind's default), or `None` when they are off.
     pub matmul_gemv: Option<[u64; 3]>,
     pub matmul_gemv_max_rows: u64,
     pub split_k_slices: u64,
