@@ -96,6 +96,8 @@ unsafe extern "C" {
     /// `#gpu<all_reduce_op NAME>`, or a null attribute (symm-c/Gpu.h).
     pub fn symmGpuAllReduceOperationAttrGet(ctx: MlirContext, name: MlirStringRef)
     -> MlirAttribute;
+    /// `#gpu<shuffle_mode xor>` (symm-c/Gpu.h).
+    pub fn symmGpuShuffleXorAttrGet(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.load_cache_modifier<cg>`.
     pub fn symmNvvmCacheGlobalGet(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.ld_st_matrix_elt_type<b16>`.

@@ -50,11 +50,21 @@
 // GEMV-TILING: error: symm-linalg-matmul-to-gpu: gemv-columns = 12 is not a positive multiple of 8
 // RUN: not %symm-compile %s -o %t/g.o --matmul-gemv-max-rows=0 2>&1 | FileCheck %s --check-prefix=GEMV-ROWS
 // GEMV-ROWS: error: symm-linalg-matmul-to-gpu: gemv-max-rows = 0: a GEMV takes 1 to 16 rows
+// RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=64,16 2>&1 | FileCheck %s --check-prefix=MMA-COUNT
+// MMA-COUNT: error: --matmul-mma-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL
+// RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=96,0,0 2>&1 | FileCheck %s --check-prefix=MMA-TILING
+// MMA-TILING: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 96 is not a multiple of 64 (a warp's columns)
+// RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv-rows=4 2>&1 | FileCheck %s --check-prefix=MMA-ROWS
+// MMA-ROWS: error: symm-linalg-matmul-to-gpu: mma-gemv-rows = 4: the tensor-core GEMV takes 8 or 16 rows
 // RUN: %symm-compile %s -o %t/g.o --remarks 2>&1 | FileCheck %s --check-prefix=GEMVS
-// RUN: %symm-compile %s -o %t/g.o --remarks --matmul-gemv-max-rows=1 2>&1 | FileCheck %s --check-prefix=ONE-GEMV
-// RUN: %symm-compile %s -o %t/g.o --remarks --no-matmul-gemv 2>&1 | FileCheck %s --check-prefix=NO-GEMV
-// GEMVS: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 2x1 blocks of 512 threads), chosen
+// RUN: %symm-compile %s -o %t/g.o --remarks --matmul-gemv-max-rows=4 2>&1 | FileCheck %s --check-prefix=FEW-GEMV
+// RUN: %symm-compile %s -o %t/g.o --remarks --no-matmul-mma-gemv 2>&1 | FileCheck %s --check-prefix=ONE-GEMV
+// RUN: %symm-compile %s -o %t/g.o --remarks --matmul-mma-gemv=128,2,4 --matmul-mma-gemv-rows=8 2>&1 | FileCheck %s --check-prefix=MMA-SET
+// RUN: %symm-compile %s -o %t/g.o --remarks --no-matmul-gemv --no-matmul-mma-gemv 2>&1 | FileCheck %s --check-prefix=NO-GEMV
+// GEMVS: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 2x1 blocks of 512 threads), chosen
+// FEW-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 2x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 2x1 blocks of 512 threads), chosen
 // ONE-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads), chosen
+// MMA-SET: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma8, 1x1 blocks of 128 threads), chosen
 // NO-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 ({{[^()]*}}), chosen
 
 // A reader that stops early (head) ends the tools with status 0 or 141

@@ -30,10 +30,22 @@
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: math.fma
 // CHECK: func.call @symm_matmul_0_epilogue
-// The GEMV for up to 4 rows: 4 rows' statistics and sums, 8 loads in flight.
-// CHECK: gpu.func @symm_matmul_0_gemv4(
-// CHECK-COUNT-4: gpu.all_reduce add
-// CHECK: scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// The GEMV on the tensor cores for 2 to 16 rows: two 16-row steps of the
+// weight in flight (four 16-byte loads a lane each) while one warp per row
+// reduces its statistic (shuffles) and the block stages the normalized rows
+// as bf16; then per step, eight mma.sync of the lane's pieces, packed in
+// pairs of rows, against the A fragment from shared memory.
+// CHECK: gpu.func @symm_matmul_0_mma16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
+// CHECK-COUNT-8: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK: func.call @symm_matmul_0_step
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32 : f32
+// CHECK: func.call @symm_matmul_0_prologue
+// CHECK: %[[LOOP:.*]]:9 = scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
+// CHECK-COUNT-8: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: llvm.store %[[LOOP]]#0, %{{.*}} {alignment = 16 : i64} : vector<32xf32>, !llvm.ptr<3>
+// CHECK: func.call @symm_matmul_0_epilogue
 // CHECK-LABEL: func.func @gate_up
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[WG:.*]]: memref<4096x7168xbf16>, %[[WU:.*]]: memref<4096x7168xbf16>, %[[ACT:.*]]: memref<?x7168xbf16>)
 // CHECK: memref.dim %[[X]]
@@ -47,15 +59,15 @@
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[WU]]
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[ACT]]
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[NORM]]
-// One row takes the one-row GEMV, up to 4 the other, more the tensor-core
-// kernel.
+// One row takes the one-row GEMV, up to 16 the tensor-core GEMV, more
+// the tensor-core kernel.
 // CHECK: %[[ONE_ROW:.*]] = arith.cmpi ule, %[[ROWS:.*]], %c1_i64 : i64
 // CHECK: scf.if %[[ONE_ROW]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
 // CHECK: } else {
-// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c4_i64 : i64
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c16_i64 : i64
 // CHECK: scf.if %[[FEW]] {
-// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv4 blocks
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks
 // CHECK: } else {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
 // CHECK: } else {
@@ -80,7 +92,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
   %eps = arith.constant 1.0e-5 : f32
   %hidden = arith.constant 4096.0 : f32
   %sum_sq = memref.alloc(%m) : memref<?xf32>
-  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 112x1 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads)}}
   linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {
@@ -146,6 +158,15 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
 // CHECK-NOT: func.call
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>)
+// Its tensor-core GEMV reads the rows of `a` from global memory (no
+// prologue to stage them through), zero past the call's rows.
+// CHECK: gpu.func @symm_matmul_0_mma16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK: scf.if %{{.*}} -> (vector<2xi32>) {
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<2xi32>
+// CHECK: } else {
+// CHECK-COUNT-8: nvvm.mma.sync
 // CHECK-LABEL: func.func @slices
 // CHECK-SAME: (%[[A:.*]]: memref<?x7168xbf16>, %[[W:.*]]: memref<7168x4096xbf16>, %[[P:.*]]: memref<2x?x4096xf32>)
 // CHECK: %[[AS:.*]] = memref.reinterpret_cast %[[A]]
@@ -153,7 +174,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: %[[M:.*]] = memref.dim %[[AS]], %{{.*}} : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
 // CHECK-NEXT: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
-// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv4 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: } else {
 // CHECK-NEXT: linalg.batch_matmul {symm.overwrites} ins(%[[AS]], %[[WS]]
@@ -164,7 +185,7 @@ func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memre
       : memref<?x7168xbf16> to memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
   %ws = memref.reinterpret_cast %w to offset: [0], sizes: [2, 3584, 4096], strides: [14680064, 4096, 1]
       : memref<7168x4096xbf16> to memref<2x3584x4096xbf16>
-  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (64x2 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 64x2 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (64x2 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 64x2 blocks of 512 threads)}}
   linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
       outs(%p : memref<2x?x4096xf32>)
   return

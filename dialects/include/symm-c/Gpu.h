@@ -23,6 +23,9 @@ symmGpuAllReduceOperationAttrGet(MlirContext ctx, MlirStringRef name);
 MLIR_CAPI_EXPORTED MlirAttribute symmGpuDimensionAttrGet(MlirContext ctx,
                                                          int32_t axis);
 
+/* `#gpu<shuffle_mode xor>`: lane i takes the value of lane i ^ offset. */
+MLIR_CAPI_EXPORTED MlirAttribute symmGpuShuffleXorAttrGet(MlirContext ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,3 +23,8 @@ MlirAttribute symmGpuDimensionAttrGet(MlirContext ctx, int32_t axis) {
   return wrap(Attribute(gpu::DimensionAttr::get(
       unwrap(ctx), static_cast<gpu::Dimension>(axis))));
 }
+
+MlirAttribute symmGpuShuffleXorAttrGet(MlirContext ctx) {
+  return wrap(Attribute(
+      gpu::ShuffleModeAttr::get(unwrap(ctx), gpu::ShuffleMode::XOR)));
+}

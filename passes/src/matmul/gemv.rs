@@ -1,8 +1,9 @@
-//! The streaming kernels for a few rows of `a` (decode at 1 to 4 tokens):
-//! the same matmul as `kernel` (`out = a @ w`, or a pair's
-//! `epilogue(a @ w0, a @ w1)` with the row-norm prologue), as a GEMV on
-//! the CUDA cores instead of the tensor cores, one kernel for calls of one
-//! row and one for up to `rows` rows (each thread keeps every row's sums).
+//! The streaming kernels for a few rows of `a` (decode): the same matmul
+//! as `kernel` (`out = a @ w`, or a pair's `epilogue(a @ w0, a @ w1)` with
+//! the row-norm prologue), as a GEMV on the CUDA cores instead of the
+//! tensor cores, for calls of one row, or of up to `rows` rows (each thread
+//! keeps every row's sums). Their tilings (`GemvTile`) also describe the
+//! GEMV on the tensor cores (`gemv_mma`), which shares the output stage.
 //!
 //! At one row the tensor-core kernel wastes 15 of its 16 rows and stages
 //! the weight through shared memory. Here each thread streams 16-byte
@@ -32,18 +33,34 @@ use crate::ir::{Blk, Val};
 use melior::dialect::{arith::CmpiPredicate, ods};
 
 /// Elements of bf16 in a 16-byte piece.
-const PIECE: u64 = 8;
+pub(super) const PIECE: u64 = 8;
+/// Columns of one warp of the tensor-core GEMV (8 pieces, one per lane
+/// group of an `mma` fragment).
+pub(super) const MMA_COLUMNS: u64 = 64;
+
+/// Which units multiply: each thread's f32 FMAs, or the warps' `mma.sync`
+/// (`gemv_mma`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    CudaCores,
+    TensorCores,
+}
 
 /// The GEMV's tiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemvTile {
-    /// Columns of each weight per block (a multiple of 8).
+    pub engine: Engine,
+    /// Columns of each weight per block (a multiple of 8; of 64 on the
+    /// tensor cores, a warp's columns).
     pub columns: u64,
-    /// Threads that split each column piece's K range.
+    /// Threads (warps on the tensor cores) that split each column piece's
+    /// K range.
     pub k_groups: u64,
-    /// Loads in flight per thread.
+    /// Loads in flight per thread (16-row steps of four loads on the
+    /// tensor cores).
     pub unroll: u64,
-    /// Rows of `a` the kernel takes (calls of up to this many rows).
+    /// Rows of `a` the kernel takes (calls of up to this many rows; 8 or
+    /// 16 on the tensor cores).
     pub rows: u64,
 }
 
@@ -52,12 +69,14 @@ impl GemvTile {
     /// of the generated kernels at the TP-2 Llama-3-8B shapes on one H200
     /// (bench/results/2026-11-26-gemv-h200x2.md).
     pub const PAIR: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
         columns: 64,
         k_groups: 64,
         unroll: 4,
         rows: 1,
     };
     pub const SINGLE: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
         columns: 64,
         k_groups: 64,
         unroll: 2,
@@ -66,36 +85,86 @@ impl GemvTile {
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
     pub const PAIR_FEW: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
         columns: 64,
         k_groups: 32,
         unroll: 8,
         rows: 4,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
         columns: 64,
         k_groups: 64,
         unroll: 4,
         rows: 4,
     };
 
+    /// The same on the tensor cores, for calls of 5 to 16 rows (and the
+    /// tilings of a first sweep: bench/results/2026-11-26-mma-gemv-h200.md).
+    pub const PAIR_MMA: GemvTile = GemvTile {
+        engine: Engine::TensorCores,
+        columns: 64,
+        k_groups: 8,
+        unroll: 2,
+        rows: 16,
+    };
+    pub const SINGLE_MMA: GemvTile = GemvTile {
+        engine: Engine::TensorCores,
+        columns: 64,
+        k_groups: 16,
+        unroll: 2,
+        rows: 16,
+    };
+
     fn pieces(&self, weights: u64) -> u64 {
         weights * self.columns / PIECE
     }
     pub fn threads(&self, weights: u64) -> u64 {
-        self.pieces(weights) * self.k_groups
+        match self.engine {
+            Engine::CudaCores => self.pieces(weights) * self.k_groups,
+            Engine::TensorCores => {
+                weights * (self.columns / MMA_COLUMNS) * self.k_groups * super::kernel::WARP
+            }
+        }
     }
-    /// Shared memory, in this order: the rows of `a` (f32), the k-groups'
-    /// sums (f32), the row statistics (f32). Where the sums start:
-    fn sums_offset(&self, k: u64) -> u64 {
-        self.rows * k * 4
+    /// Bytes between two rows of `a` that the tensor-core GEMV stages in
+    /// shared memory (bf16 rows of K, a multiple of 16, padded to 128
+    /// bytes and then by 32, so that the eight rows of a fragment's loads
+    /// fall in different banks).
+    pub(super) fn staged_row_stride(k: u64) -> u64 {
+        (k * 2).next_multiple_of(128) + 32
+    }
+    /// Shared memory: on the CUDA cores the rows of `a` (f32), then the
+    /// k-groups' sums (f32), then the row statistics (f32). On the tensor
+    /// cores the sums start at 0: with a prologue they take the place of
+    /// the rows of `a` (bf16, normalized once by the block) once the loop
+    /// is done; without one `a` is read from global memory. Where the
+    /// sums start:
+    fn sums_offset(&self, shape: &GemvShape) -> u64 {
+        match self.engine {
+            Engine::CudaCores => self.rows * shape.k * 4,
+            Engine::TensorCores => 0,
+        }
+    }
+    fn sums_bytes(&self, weights: u64) -> u64 {
+        match self.engine {
+            Engine::CudaCores => self.k_groups * self.rows * weights * self.columns * 4,
+            Engine::TensorCores => self.threads(weights) * super::gemv_mma::LANE_WORDS * 4,
+        }
     }
     /// Where the row statistics start.
-    fn statistics_offset(&self, k: u64, weights: u64) -> u64 {
-        self.sums_offset(k) + self.k_groups * self.rows * weights * self.columns * 4
+    pub(super) fn statistics_offset(&self, shape: &GemvShape) -> u64 {
+        let sums_end = self.sums_offset(shape) + self.sums_bytes(shape.weights);
+        match self.engine {
+            Engine::TensorCores if shape.staged => {
+                sums_end.max(self.rows * Self::staged_row_stride(shape.k))
+            }
+            _ => sums_end,
+        }
     }
     /// The shared memory a block takes.
-    pub fn shared_bytes(&self, k: u64, weights: u64) -> u64 {
-        self.statistics_offset(k, weights) + self.rows * 4
+    pub fn shared_bytes(&self, shape: &GemvShape) -> u64 {
+        self.statistics_offset(shape) + self.rows * 4
     }
     /// Why this tiling cannot run for `weights` weights at any K (`None`:
     /// it can): an error in the options that set it.
@@ -109,6 +178,20 @@ impl GemvTile {
         if self.k_groups == 0 || self.unroll == 0 || self.rows == 0 {
             return Some("a GEMV needs k-groups, loads in flight and rows".into());
         }
+        if self.engine == Engine::TensorCores {
+            if !self.columns.is_multiple_of(MMA_COLUMNS) {
+                return Some(format!(
+                    "mma-gemv-columns = {} is not a multiple of 64 (a warp's columns)",
+                    self.columns
+                ));
+            }
+            if self.rows != 8 && self.rows != 16 {
+                return Some(format!(
+                    "the tensor-core GEMV takes 8 or 16 rows, not {}",
+                    self.rows
+                ));
+            }
+        }
         let threads = self.threads(weights);
         if threads > 1024 || !threads.is_multiple_of(32) {
             return Some(format!(
@@ -121,24 +204,57 @@ impl GemvTile {
 
     /// Why this tiling cannot run `k` rows of `weights` weights (`None`:
     /// it can).
-    pub fn problem(&self, k: u64, weights: u64) -> Option<String> {
+    pub fn problem(&self, shape: &GemvShape) -> Option<String> {
+        let (k, weights) = (shape.k, shape.weights);
         if let Some(problem) = self.tiling_problem(weights) {
             return Some(problem);
         }
-        if self.shared_bytes(k, weights) > super::kernel::MAX_SHARED {
-            return Some(format!(
-                "{} row(s) of K = {k} do not fit in shared memory as f32",
-                self.rows
-            ));
+        if self.shared_bytes(shape) > super::kernel::MAX_SHARED {
+            return Some(match self.engine {
+                Engine::CudaCores => {
+                    format!(
+                        "{} row(s) of K = {k} do not fit in shared memory as f32",
+                        self.rows
+                    )
+                }
+                Engine::TensorCores => format!(
+                    "{} row(s) of K = {k} as bf16 or the sums do not fit in shared memory",
+                    self.rows
+                ),
+            });
         }
         None
     }
 }
 
+/// What a GEMV's shared memory depends on beyond its tiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemvShape {
+    /// K of one slice.
+    pub k: u64,
+    pub weights: u64,
+    /// Whether the rows of `a` go through a prologue (the tensor-core
+    /// GEMV then stages them in shared memory).
+    pub staged: bool,
+}
+
 impl SkinnyMatmul {
+    /// The sizes its GEMVs' shared memory depends on.
+    pub fn gemv_shape(&self) -> GemvShape {
+        GemvShape {
+            k: self.k,
+            weights: self.weights,
+            staged: self.prologue.is_some(),
+        }
+    }
+
     /// The name of the GEMV kernel for up to `rows` rows.
     pub fn gemv_name(&self, tile: GemvTile) -> String {
-        format!("{}_gemv{}", self.name, tile.rows)
+        let kind = match tile.engine {
+            Engine::CudaCores => "gemv",
+            Engine::TensorCores => "mma",
+        };
+        format!("{}_{kind}{}", self.name, tile.rows)
     }
 
     /// Blocks of the GEMV along x (column tiles) and y (slices).
@@ -149,10 +265,7 @@ impl SkinnyMatmul {
     /// Appends the GEMV kernel (same parameters as the tensor-core
     /// kernel's) to `module`.
     pub fn build_gemv(&self, e: &Emitter, module: Blk, tile: GemvTile) -> Result<(), PassError> {
-        if let Some(problem) = self
-            .problem()
-            .or_else(|| tile.problem(self.k, self.weights))
-        {
+        if let Some(problem) = self.problem().or_else(|| tile.problem(&self.gemv_shape())) {
             return Err(PassError::Build(format!(
                 "no GEMV kernel for this matmul: {problem}"
             )));
@@ -167,33 +280,71 @@ impl SkinnyMatmul {
                 symm_protocol::TWO_SHOT_MAX_BLOCKS as u64,
             ),
             |body| {
-                Gemv {
+                let gemv = Gemv {
                     k: self,
                     tile,
                     e: body,
+                };
+                match tile.engine {
+                    Engine::CudaCores => gemv.emit(),
+                    Engine::TensorCores => gemv.emit_mma(),
                 }
-                .emit()
             },
         );
         Ok(())
     }
 }
 
-struct Gemv<'a, 'c> {
-    k: &'a SkinnyMatmul,
-    tile: GemvTile,
-    e: &'a Emitter<'c>,
+/// A kernel's operands at its block's split-K slice.
+pub(super) struct Operands {
+    /// The call's rows (i64).
+    pub m: Val,
+    pub a: Val,
+    pub out: Val,
+    pub weights: Vec<Val>,
+}
+
+pub(super) struct Gemv<'a, 'c> {
+    pub(super) k: &'a SkinnyMatmul,
+    pub(super) tile: GemvTile,
+    pub(super) e: &'a Emitter<'c>,
 }
 
 impl Gemv<'_, '_> {
-    fn c(&self, number: u64) -> Val {
+    pub(super) fn c(&self, number: u64) -> Val {
         self.e.c64(number as i64)
+    }
+
+    /// The call's operands at this block's split-K slice (`gpu.block_id
+    /// y`): each moves by its slice stride.
+    pub(super) fn operands(&self) -> Operands {
+        let (e, k) = (self.e, self.k);
+        let arg = |i: usize| e.block.arg(i);
+        let weights = k.weights as usize;
+        let slice = e.cast(e.block_id_y(), e.i64());
+        let m = arg(2 + weights);
+        let a = e.gep(arg(0), e.mul(slice, self.c(k.a_slice)), e.int_type(16));
+        let out_slice = e.mul(e.mul(slice, m), self.c(k.n * k.output.bytes()));
+        let out = e.gep(arg(1 + weights), out_slice, e.int_type(8));
+        let weights = (0..weights)
+            .map(|j| e.gep(arg(1 + j), e.mul(slice, self.c(k.w_slice)), e.int_type(16)))
+            .collect();
+        Operands { m, a, out, weights }
+    }
+
+    /// The weight `which` (an i64: 0, or 1 for a pair's second) of
+    /// `weights`.
+    pub(super) fn weight_of(&self, weights: &[Val], which: Val) -> Val {
+        let e = self.e;
+        if weights.len() == 1 {
+            return weights[0];
+        }
+        let second = e.cmp(CmpiPredicate::Ne, which, self.c(0));
+        e.select(second, weights[1], weights[0])
     }
 
     fn emit(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
-        let arg = |i: usize| e.block.arg(i);
-        let weights = k.weights as usize;
         let i64 = e.i64();
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
@@ -206,23 +357,13 @@ impl Gemv<'_, '_> {
         let which = e.div(piece, self.c(per_weight));
         let n0 = e.mul(e.cast(e.block_id(), i64), self.c(tile.columns));
         let column = e.add(n0, e.mul(e.rem(piece, self.c(per_weight)), self.c(PIECE)));
-        let slice = e.cast(e.block_id_y(), i64);
-        let m = arg(2 + weights);
-        let a = e.gep(arg(0), e.mul(slice, self.c(k.a_slice)), e.int_type(16));
-        let weight_of =
-            |j: usize| e.gep(arg(1 + j), e.mul(slice, self.c(k.w_slice)), e.int_type(16));
-        let weight = if weights == 1 {
-            weight_of(0)
-        } else {
-            let second = e.cmp(CmpiPredicate::Ne, which, self.c(0));
-            e.select(second, weight_of(1), weight_of(0))
-        };
-        let out_slice = e.mul(e.mul(slice, m), self.c(k.n * k.output.bytes()));
-        let out = e.gep(arg(1 + weights), out_slice, e.int_type(8));
+        let Operands { m, a, out, weights } = self.operands();
+        let weight = self.weight_of(&weights, which);
         let row_of_a = e.dynamic_shared();
         let rows = tile.rows;
-        let sums = e.byte_offset(row_of_a, self.c(tile.sums_offset(k.k)));
-        let statistics = e.byte_offset(row_of_a, self.c(tile.statistics_offset(k.k, k.weights)));
+        let shape = k.gemv_shape();
+        let sums = e.byte_offset(row_of_a, self.c(tile.sums_offset(&shape)));
+        let statistics = e.byte_offset(row_of_a, self.c(tile.statistics_offset(&shape)));
 
         // Row i of this thread is i * k_groups + group; a thread has
         // `per_thread` of them, consumed `unroll` at a time.
@@ -390,29 +531,51 @@ impl Gemv<'_, '_> {
     /// whole elements of the block's columns, row by row.
     #[allow(clippy::too_many_arguments)]
     fn finish(&self, m: Val, out: Val, n0: Val, piece: Val, group: Val, sums: Val, acc: Val) {
-        let (e, k, tile) = (self.e, self.k, self.tile);
-        let f32 = e.f32();
-        let rows = tile.rows;
-        let width = k.weights * tile.columns;
-        // Sum (group, row, column) of the block.
-        let slot = |e: &Emitter, group: Val, row: Val, column: Val| {
-            let at = e.add(
-                e.mul(e.add(e.mul(group, self.c(rows)), row), self.c(width)),
-                column,
-            );
-            e.byte_offset(sums, e.mul(at, self.c(4)))
-        };
-        for r in 0..rows {
+        let e = self.e;
+        for r in 0..self.tile.rows {
             for lane in 0..PIECE {
                 let column = e.add(e.mul(piece, self.c(PIECE)), self.c(lane));
                 let v = e.extract(acc, r * PIECE + lane);
-                e.store(v, slot(e, group, self.c(r), column), 4);
+                e.store(v, self.sum_slot(e, sums, group, self.c(r), column), 4);
             }
         }
         e.sync_threads();
+        self.write_out(m, out, n0, sums);
+    }
+
+    /// Where the sum of k-group `group`, row `row` and column `column` of
+    /// the block (the second weight's columns after the first's) sits.
+    pub(super) fn sum_slot(
+        &self,
+        e: &Emitter,
+        sums: Val,
+        group: Val,
+        row: Val,
+        column: Val,
+    ) -> Val {
+        if self.tile.engine == Engine::TensorCores {
+            return self.mma_sum_slot(e, sums, group, row, column);
+        }
+        let width = self.k.weights * self.tile.columns;
+        let at = e.add(
+            e.mul(
+                e.add(e.mul(group, self.c(self.tile.rows)), row),
+                self.c(width),
+            ),
+            column,
+        );
+        e.byte_offset(sums, e.mul(at, self.c(4)))
+    }
+
+    /// Each thread writes whole elements of the block's columns, row by
+    /// row: the k-groups' sums (in shared memory, all stored) added up,
+    /// through the epilogue when there is one.
+    pub(super) fn write_out(&self, m: Val, out: Val, n0: Val, sums: Val) {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let f32 = e.f32();
         let tid = e.cast(e.thread_id(), e.i64());
         let threads = self.c(tile.threads(k.weights));
-        let elements = self.c(rows * tile.columns);
+        let elements = self.c(tile.rows * tile.columns);
         e.for_range(tid, elements, threads, |e, index| {
             let row = e.div(index, self.c(tile.columns));
             let column = e.rem(index, self.c(tile.columns));
@@ -424,9 +587,10 @@ impl Gemv<'_, '_> {
                 let products: Vec<Val> = (0..k.weights)
                     .map(|j| {
                         let column = e.add(column, self.c(j * tile.columns));
-                        let mut sum = e.load(slot(e, self.c(0), row, column), f32, 4);
+                        let slot = |g: u64| self.sum_slot(e, sums, self.c(g), row, column);
+                        let mut sum = e.load(slot(0), f32, 4);
                         for g in 1..tile.k_groups {
-                            sum = e.addf(sum, e.load(slot(e, self.c(g), row, column), f32, 4));
+                            sum = e.addf(sum, e.load(slot(g), f32, 4));
                         }
                         sum
                     })
@@ -444,16 +608,24 @@ impl Gemv<'_, '_> {
 mod tests {
     use super::*;
 
+    fn shape(k: u64, weights: u64) -> GemvShape {
+        GemvShape {
+            k,
+            weights,
+            staged: weights == 2,
+        }
+    }
+
     #[test]
     fn the_default_tilings_fit_llama_shapes() {
-        assert_eq!(GemvTile::PAIR.problem(4096, 2), None);
-        assert_eq!(GemvTile::SINGLE.problem(3584, 1), None);
+        assert_eq!(GemvTile::PAIR.problem(&shape(4096, 2)), None);
+        assert_eq!(GemvTile::SINGLE.problem(&shape(3584, 1)), None);
         assert_eq!(GemvTile::PAIR.threads(2), 1024);
         assert_eq!(GemvTile::SINGLE.threads(1), 512);
-        assert_eq!(GemvTile::PAIR_FEW.problem(4096, 2), None);
-        assert_eq!(GemvTile::SINGLE_FEW.problem(3584, 1), None);
+        assert_eq!(GemvTile::PAIR_FEW.problem(&shape(4096, 2)), None);
+        assert_eq!(GemvTile::SINGLE_FEW.problem(&shape(3584, 1)), None);
         // Four rows of a 16K-wide K do not fit.
-        assert!(GemvTile::SINGLE_FEW.problem(14336, 1).is_some());
+        assert!(GemvTile::SINGLE_FEW.problem(&shape(14336, 1)).is_some());
     }
 
     #[test]
@@ -462,16 +634,24 @@ mod tests {
             columns: 12,
             ..GemvTile::PAIR
         };
-        assert!(odd.problem(4096, 2).unwrap().contains("multiple of 8"));
+        assert!(
+            odd.problem(&shape(4096, 2))
+                .unwrap()
+                .contains("multiple of 8")
+        );
         assert!(odd.tiling_problem(1).is_some());
         let wide = GemvTile {
             k_groups: 256,
             ..GemvTile::PAIR
         };
-        assert!(wide.problem(4096, 2).unwrap().contains("at most 1024"));
+        assert!(
+            wide.problem(&shape(4096, 2))
+                .unwrap()
+                .contains("at most 1024")
+        );
         assert!(
             GemvTile::SINGLE
-                .problem(1 << 20, 1)
+                .problem(&shape(1 << 20, 1))
                 .unwrap()
                 .contains("shared memory")
         );

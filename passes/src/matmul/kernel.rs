@@ -40,12 +40,12 @@ use melior::{
 };
 
 /// Threads of a warp.
-const WARP: u64 = 32;
+pub(super) const WARP: u64 = 32;
 /// Bytes of one bf16 element.
 const BF16: u64 = 2;
 /// Rows of one `mma.sync` (m16n8k16) tile, and its K step.
 const MMA_M: u64 = 16;
-const MMA_K: u64 = 16;
+pub(super) const MMA_K: u64 = 16;
 const MMA_N: u64 = 8;
 /// Bytes that pad each weight row in shared memory: 8 rows of an
 /// `ldmatrix` then fall in different banks.

@@ -170,7 +170,7 @@ fn launch(e: &Emitter, p: &Planned, args: &[Val], which: Kernel) {
             k.gemv_name(tile),
             k.gemv_grid(tile),
             tile.threads(k.weights),
-            tile.shared_bytes(k.k, k.weights),
+            tile.shared_bytes(&k.gemv_shape()),
         ),
     };
     let one = e.c_index(1);

@@ -21,12 +21,16 @@
 //! rows above `max-rows` take the library. A remark names every group
 //! and what fused into it, or why a matmul keeps the library.
 //!
-//! Calls of one row (decode at one token), and of 2 to `gemv-max-rows`,
-//! run other generated kernels in the kernel's branch: GEMVs on the CUDA
-//! cores that stream the weight into registers (`gemv`), with the same
-//! fusions; the measured choice at those rows is between them and cuBLAS.
+//! Calls of one row (decode at one token) run another generated kernel in
+//! the kernel's branch: a GEMV on the CUDA cores that streams the weight
+//! into registers (`gemv`; also for 2 to `gemv-max-rows` rows when that
+//! is set above 1); calls of up to `mma-gemv-rows` rows a GEMV that streams
+//! it the same way into `mma.sync` on the tensor cores (`gemv_mma`). Both
+//! carry the same fusions; the measured choice at those rows is between
+//! them and cuBLAS.
 
 pub mod gemv;
+mod gemv_mma;
 pub mod kernel;
 mod launch;
 mod tensor_core;
@@ -87,9 +91,9 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"gemv-max-rows",
-            c"Calls of 2 up to this many rows run a GEMV for that many rows (1: only one-row calls take a GEMV)",
+            c"Calls of 2 up to this many rows run a CUDA-core GEMV for that many rows too (1: only one-row calls take one; the tensor-core GEMV reads faster from 2 rows)",
             OptionKind::Int64,
-            c"4",
+            c"1",
         ),
         PassOption::new(
             c"gemv-columns",
@@ -106,6 +110,36 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         PassOption::new(
             c"gemv-unroll",
             c"The GEMV's weight loads in flight per thread (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"mma-gemv",
+            c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
+            c"mma-gemv-rows",
+            c"Rows the tensor-core GEMV takes (8 or 16)",
+            OptionKind::Int64,
+            c"16",
+        ),
+        PassOption::new(
+            c"mma-gemv-columns",
+            c"The tensor-core GEMV's columns of each weight per block, a multiple of 64 (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"mma-gemv-k-groups",
+            c"The tensor-core GEMV's warps splitting K per 64 columns (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"mma-gemv-unroll",
+            c"The tensor-core GEMV's 16-row steps in flight per warp (0: the default of each kind)",
             OptionKind::Int64,
             c"0",
         ),
@@ -158,42 +192,63 @@ fn override_fields<const N: usize>(
 }
 
 /// The GEMV tilings of the pair kernels and of the single-matmul kernels,
-/// each ordered by rows (empty: the GEMV is off).
+/// each ordered by rows (empty: the GEMVs are off): the CUDA-core GEMVs
+/// (`gemv-*` options), then the tensor-core one (`mma-gemv-*`).
 fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassError> {
-    if !options.flag("gemv") {
-        return Ok([Vec::new(), Vec::new()]);
-    }
-    let max_rows = options.int("gemv-max-rows").unwrap_or(4);
+    let max_rows = options.int("gemv-max-rows").unwrap_or(1);
     if !(1..=16).contains(&max_rows) {
         return Err(PassError::BadOption(format!(
             "gemv-max-rows = {max_rows}: a GEMV takes 1 to 16 rows"
         )));
     }
-    let with_options = |default: GemvTile| -> Result<GemvTile, PassError> {
+    let mma_rows = options.int("mma-gemv-rows").unwrap_or(16);
+    if mma_rows != 8 && mma_rows != 16 {
+        return Err(PassError::BadOption(format!(
+            "mma-gemv-rows = {mma_rows}: the tensor-core GEMV takes 8 or 16 rows"
+        )));
+    }
+    let with_options = |default: GemvTile, prefix: &str| -> Result<GemvTile, PassError> {
         let mut tile = default;
+        let [columns, k_groups, unroll] =
+            ["columns", "k-groups", "unroll"].map(|field| format!("{prefix}-{field}"));
         override_fields(
             options,
             [
-                ("gemv-columns", &mut tile.columns),
-                ("gemv-k-groups", &mut tile.k_groups),
-                ("gemv-unroll", &mut tile.unroll),
+                (columns.as_str(), &mut tile.columns),
+                (k_groups.as_str(), &mut tile.k_groups),
+                (unroll.as_str(), &mut tile.unroll),
             ],
         )?;
         Ok(tile)
     };
-    let kinds = |one: GemvTile, few: GemvTile| -> Result<Vec<GemvTile>, PassError> {
-        let mut tiles = vec![with_options(one)?];
-        if max_rows > 1 {
-            tiles.push(with_options(GemvTile {
-                rows: max_rows as u64,
-                ..few
-            })?);
+    let kinds = |one: GemvTile, few: GemvTile, mma: GemvTile| -> Result<Vec<GemvTile>, PassError> {
+        let mut tiles = Vec::new();
+        if options.flag("gemv") {
+            tiles.push(with_options(one, "gemv")?);
+            if max_rows > 1 {
+                tiles.push(with_options(
+                    GemvTile {
+                        rows: max_rows as u64,
+                        ..few
+                    },
+                    "gemv",
+                )?);
+            }
+        }
+        if options.flag("mma-gemv") {
+            tiles.push(with_options(
+                GemvTile {
+                    rows: mma_rows as u64,
+                    ..mma
+                },
+                "mma-gemv",
+            )?);
         }
         Ok(tiles)
     };
     Ok([
-        kinds(GemvTile::PAIR, GemvTile::PAIR_FEW)?,
-        kinds(GemvTile::SINGLE, GemvTile::SINGLE_FEW)?,
+        kinds(GemvTile::PAIR, GemvTile::PAIR_FEW, GemvTile::PAIR_MMA)?,
+        kinds(GemvTile::SINGLE, GemvTile::SINGLE_FEW, GemvTile::SINGLE_MMA)?,
     ])
 }
 
@@ -530,7 +585,7 @@ impl SymmPass for MatmulToGpu {
                     match plan(group, planned.len(), tile) {
                         Ok(mut p) => {
                             for gemv in gemvs {
-                                match gemv.problem(p.kernel.k, p.kernel.weights) {
+                                match gemv.problem(&p.kernel.gemv_shape()) {
                                     None => p.gemv.push(*gemv),
                                     Some(why) => emit_remark(
                                         p.group.ops()[0].loc(),

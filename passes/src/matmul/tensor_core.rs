@@ -68,6 +68,9 @@ pub trait TensorCore<'c> {
     fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4];
     /// `bar.warp.sync 0xffffffff`: the warp's lanes meet.
     fn sync_warp(&self);
+    /// The sum of an f32 over the warp's 32 lanes, in every lane
+    /// (`gpu.shuffle xor` by 16, 8, 4, 2 and 1). Every lane must reach it.
+    fn warp_sum(&self, v: Val) -> Val;
     /// Member `index` of an LLVM struct.
     fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val;
     /// Two 16-bit floats packed into an i32 (lane 0 in the low half).
@@ -261,6 +264,31 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     fn sync_warp(&self) {
         let mask = self.c32(-1);
         self.push(nvvm::bar_warp_sync(self.ctx, value(mask), self.loc).into());
+    }
+
+    fn warp_sum(&self, v: Val) -> Val {
+        // SAFETY: an attribute of this context from the C API.
+        let xor = attribute(unsafe { ffi::symmGpuShuffleXorAttrGet(self.ctx.to_raw()) });
+        let width = self.c32(32);
+        let mut sum = v;
+        for offset in [16, 8, 4, 2, 1] {
+            let offset = self.c32(offset);
+            let other = self.one(
+                ods::gpu::shuffle(
+                    self.ctx,
+                    self.f32(),
+                    IntegerType::new(self.ctx, 1).into(),
+                    value(sum),
+                    value(offset),
+                    value(width),
+                    xor,
+                    self.loc,
+                )
+                .into(),
+            );
+            sum = self.addf(sum, other);
+        }
+        sum
     }
 
     fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val {

@@ -8,11 +8,19 @@
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-k-groups=128})' 2>&1 | FileCheck %s --check-prefix=GEMV-THREADS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-unroll=-1})' 2>&1 | FileCheck %s --check-prefix=GEMV-UNROLL
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-max-rows=0})' 2>&1 | FileCheck %s --check-prefix=GEMV-ROWS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-rows=12})' 2>&1 | FileCheck %s --check-prefix=MMA-ROWS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-columns=96})' 2>&1 | FileCheck %s --check-prefix=MMA-COLUMNS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-k-groups=64})' 2>&1 | FileCheck %s --check-prefix=MMA-THREADS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-unroll=-2})' 2>&1 | FileCheck %s --check-prefix=MMA-UNROLL
 // BK: error: symm-linalg-matmul-to-gpu: bk = 48 is not a multiple of 16 x 16 warps
 // GEMV-COLUMNS: error: symm-linalg-matmul-to-gpu: gemv-columns = 12 is not a positive multiple of 8
 // GEMV-THREADS: error: symm-linalg-matmul-to-gpu: the GEMV's 64 columns x 128 k-groups make 2048 threads per block for 2 weight(s) (whole warps, at most 1024)
 // GEMV-UNROLL: error: symm-linalg-matmul-to-gpu: gemv-unroll = -1 must be positive
 // GEMV-ROWS: error: symm-linalg-matmul-to-gpu: gemv-max-rows = 0: a GEMV takes 1 to 16 rows
+// MMA-ROWS: error: symm-linalg-matmul-to-gpu: mma-gemv-rows = 12: the tensor-core GEMV takes 8 or 16 rows
+// MMA-COLUMNS: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 96 is not a multiple of 64 (a warp's columns)
+// MMA-THREADS: error: symm-linalg-matmul-to-gpu: the GEMV's 64 columns x 64 k-groups make 4096 threads per block for 2 weight(s) (whole warps, at most 1024)
+// MMA-UNROLL: error: symm-linalg-matmul-to-gpu: mma-gemv-unroll = -2 must be positive
 
 func.func @accumulates(%a: memref<?x4096xbf16>, %w: memref<4096x4096xbf16>, %c: memref<?x4096xbf16>) {
   // expected-remark@+1 {{keeps cuBLAS: adds to its output (no zero fill right before it); the generated kernel overwrites}}
@@ -149,13 +157,13 @@ func.func @symm_matmul_kernels(%a: memref<?x4096xbf16>, %w: memref<4096x4096xbf1
 
 // -----
 
-// Rows too long for the GEMVs' shared memory: the tensor-core kernel
-// still takes the matmul, for one row too.
+// Rows too long for the CUDA-core GEMV's shared memory: the tensor-core
+// kernel takes one-row calls too, and the tensor-core GEMV, which reads
+// rows without a prologue from global memory, 2 to 16 rows.
 func.func @gemv_row_too_long(%a: memref<?x65536xbf16>, %w: memref<65536x64xbf16>, %c: memref<?x64xbf16>) {
   %zero = arith.constant 0.0 : bf16
-  // expected-remark@+3 {{no GEMV for up to 1 row(s): 1 row(s) of K = 65536 do not fit in shared memory as f32}}
-  // expected-remark@+2 {{no GEMV for up to 4 row(s): 4 row(s) of K = 65536 do not fit in shared memory as f32}}
-  // expected-remark@+1 {{matmul 65536x64: generated kernel @symm_matmul_0 (1x1 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows), chosen}}
+  // expected-remark@+2 {{no GEMV for up to 1 row(s): 1 row(s) of K = 65536 do not fit in shared memory as f32}}
+  // expected-remark@+1 {{matmul 65536x64: generated kernel @symm_matmul_0 (1x1 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 1x1 blocks of 512 threads), chosen}}
   linalg.fill ins(%zero : bf16) outs(%c : memref<?x64xbf16>)
   linalg.matmul ins(%a, %w : memref<?x65536xbf16>, memref<65536x64xbf16>) outs(%c : memref<?x64xbf16>)
   return

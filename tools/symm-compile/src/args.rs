@@ -50,6 +50,10 @@ pub struct Args {
     /// kind's default), or `None` when they are off.
     pub matmul_gemv: Option<[u64; 3]>,
     pub matmul_gemv_max_rows: u64,
+    /// The tensor-core GEMV's tiling (columns, k-groups, steps in flight;
+    /// 0: each kind's default), or `None` when it is off.
+    pub matmul_mma_gemv: Option<[u64; 3]>,
+    pub matmul_mma_gemv_rows: u64,
     pub split_k_slices: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
@@ -136,13 +140,27 @@ struct Cli {
     /// each kind's default).
     #[arg(long, value_name = "COLUMNS,K_GROUPS,UNROLL", value_delimiter = ',', default_values_t = [0, 0, 0])]
     matmul_gemv: Vec<u64>,
-    /// Calls of 2 up to this many rows run a GEMV for that many rows too
-    /// (1: only calls of one row take a GEMV).
-    #[arg(long, value_name = "ROWS", default_value_t = 4)]
+    /// Calls of 2 up to this many rows run a CUDA-core GEMV for that many
+    /// rows too (1: only calls of one row take one; from 2 rows the
+    /// tensor-core GEMV reads faster).
+    #[arg(long, value_name = "ROWS", default_value_t = 1)]
     matmul_gemv_max_rows: u64,
     /// Calls of few rows run the tensor-core kernel too (no GEMV).
     #[arg(long)]
     no_matmul_gemv: bool,
+    /// The GEMV on the tensor cores that calls of more rows than the
+    /// GEMVs above take run, up to --matmul-mma-gemv-rows: columns of each
+    /// weight per block (a multiple of 64), warps splitting K per 64
+    /// columns, 16-row steps in flight per warp (0: each kind's default).
+    #[arg(long, value_name = "COLUMNS,K_GROUPS,UNROLL", value_delimiter = ',', default_values_t = [0, 0, 0])]
+    matmul_mma_gemv: Vec<u64>,
+    /// Rows the tensor-core GEMV takes (8 or 16).
+    #[arg(long, value_name = "ROWS", default_value_t = 16)]
+    matmul_mma_gemv_rows: u64,
+    /// No tensor-core GEMV: calls of more rows than the GEMVs above take
+    /// run the tensor-core kernel.
+    #[arg(long)]
+    no_matmul_mma_gemv: bool,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -214,17 +232,14 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
                 ));
             }
         },
-        matmul_gemv: match (cli.no_matmul_gemv, &cli.matmul_gemv[..]) {
-            (true, _) => None,
-            (false, [columns, k_groups, unroll]) => Some([*columns, *k_groups, *unroll]),
-            _ => {
-                return Err(clap::Error::raw(
-                    clap::error::ErrorKind::WrongNumberOfValues,
-                    "--matmul-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL\n",
-                ));
-            }
-        },
+        matmul_gemv: tiling(cli.no_matmul_gemv, &cli.matmul_gemv, "--matmul-gemv")?,
         matmul_gemv_max_rows: cli.matmul_gemv_max_rows,
+        matmul_mma_gemv: tiling(
+            cli.no_matmul_mma_gemv,
+            &cli.matmul_mma_gemv,
+            "--matmul-mma-gemv",
+        )?,
+        matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
         split_k_slices: cli.split_k_slices,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
@@ -233,6 +248,18 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         remarks: cli.remarks,
         chip: cli.chip,
     })
+}
+
+/// A GEMV's tiling flag: three numbers, or `None` when `off`.
+fn tiling(off: bool, values: &[u64], flag: &str) -> Result<Option<[u64; 3]>, clap::Error> {
+    match (off, values) {
+        (true, _) => Ok(None),
+        (false, [columns, k_groups, unroll]) => Ok(Some([*columns, *k_groups, *unroll])),
+        _ => Err(clap::Error::raw(
+            clap::error::ErrorKind::WrongNumberOfValues,
+            format!("{flag} takes three numbers: COLUMNS,K_GROUPS,UNROLL\n"),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -282,7 +309,7 @@ mod tests {
     fn reads_the_matmul_options() {
         let plain = parse_strs(&["a.mlir"]).unwrap();
         assert_eq!(plain.matmul_gemv, Some([0, 0, 0]));
-        assert_eq!(plain.matmul_gemv_max_rows, 4);
+        assert_eq!(plain.matmul_gemv_max_rows, 1);
         assert_eq!(plain.split_k_slices, 2);
         assert_eq!(plain.matmul_tile, [0, 0, 0, 0]);
         let set = parse_strs(&[
@@ -299,6 +326,19 @@ mod tests {
         assert_eq!(set.matmul_tile, [32, 128, 3, 8]);
         let off = parse_strs(&["a.mlir", "--no-matmul-gemv"]).unwrap();
         assert_eq!(off.matmul_gemv, None);
+        assert_eq!(off.matmul_mma_gemv, Some([0, 0, 0]));
+        assert_eq!(plain.matmul_mma_gemv_rows, 16);
+        let mma = parse_strs(&[
+            "a.mlir",
+            "--matmul-mma-gemv=128,8,2",
+            "--matmul-mma-gemv-rows=8",
+        ])
+        .unwrap();
+        assert_eq!(mma.matmul_mma_gemv, Some([128, 8, 2]));
+        assert_eq!(mma.matmul_mma_gemv_rows, 8);
+        let mma_off = parse_strs(&["a.mlir", "--no-matmul-mma-gemv"]).unwrap();
+        assert_eq!(mma_off.matmul_mma_gemv, None);
+        assert_eq!(mma_off.matmul_gemv, Some([0, 0, 0]));
     }
 
     #[test]
@@ -329,6 +369,10 @@ mod tests {
         assert_eq!(
             kind(&["a.mlir", "--matmul-gemv=64,x,8"]),
             ErrorKind::ValueValidation
+        );
+        assert_eq!(
+            kind(&["a.mlir", "--matmul-mma-gemv=64,16,1,2"]),
+            ErrorKind::WrongNumberOfValues
         );
         assert_eq!(kind(&["--help"]), ErrorKind::DisplayHelp);
         assert_eq!(kind(&["--version"]), ErrorKind::DisplayVersion);

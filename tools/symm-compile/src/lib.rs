@@ -63,6 +63,12 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
                 args.matmul_gemv_max_rows
             ),
             None => "gemv=false".to_owned(),
+        } + &match args.matmul_mma_gemv {
+            Some([columns, k_groups, unroll]) => format!(
+                " mma-gemv=true mma-gemv-rows={} mma-gemv-columns={columns} mma-gemv-k-groups={k_groups} mma-gemv-unroll={unroll}",
+                args.matmul_mma_gemv_rows
+            ),
+            None => " mma-gemv=false".to_owned(),
         },
         slices = args.split_k_slices,
         split_k = if args.fuse_epilogue {

@@ -1,0 +1,522 @@
+//! The GEMV on the tensor cores, for calls of 5 to 16 rows: the same
+//! matmul as the CUDA-core GEMV (`gemv`), and the same way through memory
+//! (each lane streams 16-byte pieces of the weight straight into its
+//! registers, `ld.global.L1::no_allocate`, never through shared memory),
+//! but the products come from `mma.sync` m16n8k16, so sixteen rows cost
+//! what one does. On the CUDA cores each row of `a` costs eight FMAs per
+//! weight element loaded; at 16 rows those, not the bytes, set the time.
+//!
+//! A warp owns 64 columns of one weight (a column tile) and every
+//! `k_groups`-th 16-row step of its slice's K range. In a step, lane
+//! `(g, t)` (`g = lane / 4`, `t = lane % 4`) loads the piece of columns
+//! [8g, 8g + 8) of the rows 4t, 4t + 1, 4t + 2 and 4t + 3: the warp reads
+//! sixteen whole rows of 128 bytes. The `mma`'s K order is free as long as
+//! both operands agree, so the lane's four rows are the fragment's k
+//! indices 2t, 2t + 1, 2t + 8 and 2t + 9; and its eight columns are column
+//! g of eight `mma`s, the i-th taking column 8g + i. The weight thus needs
+//! no shuffle between lanes: each B register packs two of the lane's rows
+//! at one column. The A fragment (rows g and g + 8 of `a`, the same four
+//! k) is one 8-byte load per row from shared memory, where the block keeps
+//! `a` as bf16 after the fused prologue (its row statistics reduced one
+//! warp per row), zero past K and past the call's rows.
+//!
+//! After the loop the warps' accumulators meet in the shared memory the
+//! rows of `a` took, and each thread writes whole output elements through
+//! the epilogue, as in `gemv`.
+
+use super::gemv::{Gemv, GemvTile, MMA_COLUMNS, Operands, PIECE};
+use super::kernel::{MMA_K, WARP};
+use super::tensor_core::TensorCore;
+use crate::collectives::emit::Emitter;
+use crate::ir::Val;
+use crate::ir::scalar::Scalar;
+use melior::dialect::arith::CmpiPredicate;
+
+/// Weight rows a lane loads per 16-row step (its four k of the fragment),
+/// and the lanes that share a piece's columns.
+const ROWS_PER_LANE: u64 = 4;
+/// `mma`s per step: one per column of a lane's piece.
+const MMAS: u64 = PIECE;
+/// f32 accumulators of one `mma` per lane.
+const PER_MMA: u64 = 4;
+/// Rows of one `mma` half (the A fragment's rows g and g + 8).
+const HALF: u64 = 8;
+/// Pieces of `a` a thread loads at once while the rows are prepared.
+const BATCH: u64 = 4;
+/// Words of the sums a lane takes: its 32 accumulators, padded so that
+/// the 16-byte stores of eight lanes fall in different banks.
+pub(super) const LANE_WORDS: u64 = MMAS * PER_MMA + 4;
+
+impl Gemv<'_, '_> {
+    pub(super) fn emit_mma(&self) {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let i64 = e.i64();
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let i32 = TensorCore::i32(e);
+        let tid = e.cast(e.thread_id(), i64);
+        let warp = e.div(tid, self.c(WARP));
+        let lane = e.rem(tid, self.c(WARP));
+        let group = e.div(lane, self.c(ROWS_PER_LANE));
+        let quad = e.rem(lane, self.c(ROWS_PER_LANE));
+        let per_weight = tile.columns / MMA_COLUMNS;
+        let tiles = k.weights * per_weight;
+        let column_tile = e.rem(warp, self.c(tiles));
+        let k_group = e.div(warp, self.c(tiles));
+        let which = e.div(column_tile, self.c(per_weight));
+        let n0 = e.mul(e.cast(e.block_id(), i64), self.c(tile.columns));
+        let tile_start = e.mul(e.rem(column_tile, self.c(per_weight)), self.c(MMA_COLUMNS));
+        let column = e.add(e.add(n0, tile_start), e.mul(group, self.c(PIECE)));
+        let Operands { m, a, out, weights } = self.operands();
+        let weight = self.weight_of(&weights, which);
+        let shared = e.dynamic_shared();
+        let statistics = e.byte_offset(shared, self.c(tile.statistics_offset(&k.gemv_shape())));
+
+        // Step i of this warp is i * k_groups + k_group (K is a multiple
+        // of 16: `SkinnyMatmul::problem`).
+        let steps = k.k / MMA_K;
+        let per_warp = steps.div_ceil(tile.k_groups);
+        let iterations = per_warp.div_ceil(tile.unroll);
+        let exact = k.k.is_multiple_of(MMA_K * tile.k_groups * tile.unroll)
+            && k.n.is_multiple_of(tile.columns);
+        let step_of = |e: &Emitter, i: Val| e.add(e.mul(i, self.c(tile.k_groups)), k_group);
+        let piece_ty = e.vector(PIECE, bf16);
+        // The lane's piece of row `r` of `step` (zero past K and N).
+        let load_piece = |e: &Emitter, step: Val, r: u64| -> Val {
+            let row = e.add(
+                e.mul(step, self.c(MMA_K)),
+                e.add(e.mul(quad, self.c(ROWS_PER_LANE)), self.c(r)),
+            );
+            if exact {
+                // Past the last step a load is clamped to the last row and
+                // never used.
+                let row = e.min(row, self.c(k.k - 1));
+                let at = e.add(e.mul(row, self.c(k.n)), column);
+                return e.load_streaming_16(e.gep(weight, at, bf16), piece_ty);
+            }
+            let inside = e.and(
+                e.cmp(CmpiPredicate::Ult, row, self.c(k.k)),
+                e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
+            );
+            e.choose(
+                inside,
+                piece_ty,
+                |e| {
+                    let at = e.add(e.mul(row, self.c(k.n)), column);
+                    e.load_streaming_16(e.gep(weight, at, bf16), piece_ty)
+                },
+                |e| e.zero(piece_ty),
+            )
+        };
+        let load_step = |e: &Emitter, i: Val| -> Vec<Val> {
+            let step = step_of(e, i);
+            (0..ROWS_PER_LANE).map(|r| load_piece(e, step, r)).collect()
+        };
+        // The first steps are in flight while the rows of `a` are staged.
+        let mut inits = vec![e.zero(e.vector(MMAS * PER_MMA, e.f32()))];
+        for u in 0..tile.unroll {
+            inits.extend(load_step(e, self.c(u)));
+        }
+        let rows = self.fragment_rows(m, a, group, shared, statistics);
+        let carried = e.for_range_carrying_many(
+            (self.c(0), self.c(iterations), self.c(1)),
+            &inits,
+            |e, iteration, carried| {
+                let mut acc = carried[0];
+                let mut next = Vec::with_capacity((tile.unroll * ROWS_PER_LANE) as usize);
+                for u in 0..tile.unroll {
+                    let i = e.add(e.mul(iteration, self.c(tile.unroll)), self.c(u));
+                    let first = 1 + (u * ROWS_PER_LANE) as usize;
+                    let pieces = &carried[first..first + ROWS_PER_LANE as usize];
+                    next.extend(load_step(e, e.add(i, self.c(tile.unroll))));
+                    let step = step_of(e, i);
+                    let at = e.add(
+                        e.mul(step, self.c(MMA_K)),
+                        e.mul(quad, self.c(ROWS_PER_LANE)),
+                    );
+                    // Past the last step (guarded path only) `a` reads as 0,
+                    // from the row's last columns.
+                    let inside = (!exact).then(|| e.cmp(CmpiPredicate::Ult, step, self.c(steps)));
+                    let at = if exact {
+                        at
+                    } else {
+                        e.min(at, self.c(k.k - ROWS_PER_LANE))
+                    };
+                    let low = rows[0].words(self, e, at, inside);
+                    let high = match &rows.get(1) {
+                        Some(row) => row.words(self, e, at, inside),
+                        None => e.zero(e.vector(2, i32)),
+                    };
+                    let a_fragment = [
+                        e.extract(low, 0),
+                        e.extract(high, 0),
+                        e.extract(low, 1),
+                        e.extract(high, 1),
+                    ];
+                    for j in 0..MMAS {
+                        let w = |r: usize| e.extract(pieces[r], j);
+                        let b = [e.pack(w(0), w(1)), e.pack(w(2), w(3))];
+                        let c = std::array::from_fn(|q| e.extract(acc, j * PER_MMA + q as u64));
+                        let d = e.mma_bf16(a_fragment, b, c);
+                        for (q, v) in d.into_iter().enumerate() {
+                            acc = e.insert(acc, v, j * PER_MMA + q as u64);
+                        }
+                    }
+                }
+                let mut out = vec![acc];
+                out.extend(next);
+                out
+            },
+        );
+
+        // Each lane's 32 sums in a row of their own (`mma_sum_slot`), where
+        // the staged rows of `a` were.
+        if k.prologue.is_some() {
+            e.sync_threads();
+        }
+        let lane_sums = self.lane_sums(e, shared, k_group, column_tile, lane);
+        e.store(carried[0], lane_sums, 16);
+        e.sync_threads();
+        self.write_out(m, out, n0, shared);
+    }
+
+    /// Where lane `lane` of the warp of k-group `k_group` and column tile
+    /// `column_tile` keeps its accumulators.
+    fn lane_sums(&self, e: &Emitter, sums: Val, k_group: Val, column_tile: Val, lane: Val) -> Val {
+        let tiles = self.k.weights * self.tile.columns / MMA_COLUMNS;
+        let warp = e.add(e.mul(k_group, self.c(tiles)), column_tile);
+        let at = e.add(e.mul(warp, self.c(WARP)), lane);
+        e.byte_offset(sums, e.mul(at, self.c(LANE_WORDS * 4)))
+    }
+
+    /// Where the sum of k-group `group` at row `row` and column `column` of
+    /// the block (the second weight's columns after the first's) sits: the
+    /// accumulator `4 j + q` of the lane that held it, where the block's
+    /// column 64 tile + 8 (2t + h) + j is column 2t + h of `mma` j, and row
+    /// g + 8 half is row g (+ 8) of it, in accumulator q = 2 half + h (the
+    /// IR form of `accumulator_of`, which the tests check against the
+    /// `mma`'s layout).
+    pub(super) fn mma_sum_slot(
+        &self,
+        e: &Emitter,
+        sums: Val,
+        group: Val,
+        row: Val,
+        column: Val,
+    ) -> Val {
+        let column_tile = e.div(column, self.c(MMA_COLUMNS));
+        let in_tile = e.rem(column, self.c(MMA_COLUMNS));
+        let j = e.rem(in_tile, self.c(PIECE));
+        let mma_column = e.div(in_tile, self.c(PIECE));
+        let t = e.div(mma_column, self.c(2));
+        let h = e.rem(mma_column, self.c(2));
+        let g = e.rem(row, self.c(HALF));
+        let half = e.div(row, self.c(HALF));
+        let lane = e.add(e.mul(g, self.c(ROWS_PER_LANE)), t);
+        let q = e.add(e.mul(half, self.c(2)), h);
+        let index = e.add(e.mul(j, self.c(PER_MMA)), q);
+        let base = self.lane_sums(e, sums, group, column_tile, lane);
+        e.byte_offset(base, e.mul(index, self.c(4)))
+    }
+
+    /// The lane's rows of `a` in the A fragment (g, and g + 8 for 16
+    /// rows): staged in shared memory through the prologue when there is
+    /// one (`stage_rows`), else read from global memory.
+    fn fragment_rows(
+        &self,
+        m: Val,
+        a: Val,
+        group: Val,
+        shared: Val,
+        statistics: Val,
+    ) -> Vec<FragmentRow> {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let stride = GemvTile::staged_row_stride(k.k);
+        if k.prologue.is_some() {
+            self.stage_rows(m, a, shared, statistics);
+        }
+        let halves = if tile.rows > HALF { 2 } else { 1 };
+        (0..halves)
+            .map(|half| {
+                let r = e.add(group, self.c(half * HALF));
+                if k.prologue.is_some() {
+                    FragmentRow::Staged(e.byte_offset(shared, e.mul(r, self.c(stride))))
+                } else {
+                    FragmentRow::Global {
+                        start: e.gep(a, e.mul(r, self.c(k.lda)), bf16),
+                        present: e.cmp(CmpiPredicate::Ult, r, m),
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The rows of `a` in shared memory as bf16 through the prologue, each
+    /// row's statistic reduced by one warp first (row r at r x the stride;
+    /// rows past `m` zero).
+    fn stage_rows(&self, m: Val, a: Val, shared: Val, statistics: Val) {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let Some(prologue) = &k.prologue else {
+            return;
+        };
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let f32 = e.f32();
+        let threads = tile.threads(k.weights);
+        let tid = e.cast(e.thread_id(), e.i64());
+        let warp = e.div(tid, self.c(WARP));
+        let lane = e.rem(tid, self.c(WARP));
+        // The kernel's parameters (closures below get their own blocks).
+        let init = e.block.arg(3 + k.weights as usize);
+        let column_operands: Vec<Val> = (0..prologue.columns.len())
+            .map(|i| e.block.arg(4 + k.weights as usize + i))
+            .collect();
+        let row_of = |e: &Emitter, r: Val| e.gep(a, e.mul(r, self.c(k.lda)), bf16);
+        let statistic_at = |e: &Emitter, r: Val| e.byte_offset(statistics, e.mul(r, self.c(4)));
+        let vector_ty = e.vector(PIECE, bf16);
+        // Warp w reduces rows w, w + warps, ... (the prologue reads rows in
+        // 16-byte vectors: `SkinnyMatmul::problem`).
+        e.for_range(warp, self.c(tile.rows), self.c(threads / WARP), |e, r| {
+            let present = e.cmp(CmpiPredicate::Ult, r, m);
+            let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
+            let row = row_of(e, r);
+            // `BATCH` loads in flight before the first is summed.
+            let partial = e.for_range_carrying(
+                lane,
+                vectors,
+                self.c(WARP * BATCH),
+                e.cf32(0.0),
+                |e, first, acc| {
+                    let loaded: Vec<(Val, Val)> = (0..BATCH)
+                        .map(|p| {
+                            let v = e.add(first, self.c(p * WARP));
+                            let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
+                            let at = e.mul(v, self.c(PIECE));
+                            let vector = e.choose(
+                                inside,
+                                vector_ty,
+                                |e| e.load(e.gep(row, at, bf16), vector_ty, 16),
+                                |e| e.zero(vector_ty),
+                            );
+                            (inside, vector)
+                        })
+                        .collect();
+                    let mut acc = acc;
+                    for (inside, vector) in loaded {
+                        let mut sum = acc;
+                        for l in 0..PIECE {
+                            sum = e.call(&prologue.step, &[e.extract(vector, l), sum], f32);
+                        }
+                        acc = e.select(inside, sum, acc);
+                    }
+                    acc
+                },
+            );
+            let value = e.addf(init, e.warp_sum(partial));
+            let first = e.cmp(CmpiPredicate::Eq, lane, self.c(0));
+            e.when(first, |e| e.store(value, statistic_at(e, r), 4));
+        });
+        e.sync_threads();
+        // The elements in 16-byte pieces, `BATCH` per thread at a time so
+        // that their loads are all in flight before the first is used.
+        let per_row = k.k / PIECE;
+        let total = tile.rows * per_row;
+        let stride = GemvTile::staged_row_stride(k.k);
+        e.for_range(tid, self.c(total), self.c(threads * BATCH), |e, first| {
+            let pieces: Vec<(Val, Val, Val, Val)> = (0..BATCH)
+                .map(|p| {
+                    let index = e.add(first, self.c(p * threads));
+                    let r = e.div(index, self.c(per_row));
+                    let start = e.mul(e.rem(index, self.c(per_row)), self.c(PIECE));
+                    let inside = e.and(
+                        e.cmp(CmpiPredicate::Ult, index, self.c(total)),
+                        e.cmp(CmpiPredicate::Ult, r, m),
+                    );
+                    let loaded = e.choose(
+                        inside,
+                        vector_ty,
+                        |e| e.load(e.gep(row_of(e, r), start, bf16), vector_ty, 16),
+                        |e| e.zero(vector_ty),
+                    );
+                    (index, r, start, loaded)
+                })
+                .collect();
+            for (index, r, start, loaded) in pieces {
+                let statistic = e.load(statistic_at(e, r), f32, 4);
+                let mut applied = loaded;
+                for l in 0..PIECE {
+                    let column = e.add(start, self.c(l));
+                    let x = e.extract(loaded, l);
+                    let y = prologue.element(e, x, statistic, &column_operands, column);
+                    applied = e.insert(applied, y, l);
+                }
+                let present = e.cmp(CmpiPredicate::Ult, r, m);
+                let elements = e.select(present, applied, e.zero(vector_ty));
+                let exists = e.cmp(CmpiPredicate::Ult, index, self.c(total));
+                e.when(exists, |e| {
+                    let offset = e.add(e.mul(r, self.c(stride)), e.mul(start, self.c(2)));
+                    e.store(elements, e.byte_offset(shared, offset), 16);
+                });
+            }
+        });
+        e.sync_threads();
+    }
+}
+
+/// One of a lane's rows of `a` in the A fragment.
+enum FragmentRow {
+    /// Staged in shared memory (zero past the call's rows).
+    Staged(Val),
+    /// In global memory; `present`: whether the call has the row.
+    Global { start: Val, present: Val },
+}
+
+impl FragmentRow {
+    /// Four elements of the row at column `at`, packed as two words; zero
+    /// where the call has no such row or where `inside` is false.
+    fn words(&self, gemv: &Gemv, e: &Emitter, at: Val, inside: Option<Val>) -> Val {
+        let k = gemv.k;
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let words = e.vector(2, TensorCore::i32(e));
+        let zero_outside = |v: Val| match inside {
+            Some(inside) => e.select(inside, v, e.zero(words)),
+            None => v,
+        };
+        let (start, present) = match *self {
+            FragmentRow::Staged(start) => {
+                let loaded = e.load(e.byte_offset(start, e.mul(at, gemv.c(2))), words, 8);
+                return zero_outside(loaded);
+            }
+            FragmentRow::Global { start, present } => (start, present),
+        };
+        let read = match inside {
+            Some(inside) => e.and(present, inside),
+            None => present,
+        };
+        // 8-byte loads where the rows allow (K is a multiple of 16 and `at`
+        // of 4), else element by element.
+        let aligned =
+            k.lda.is_multiple_of(ROWS_PER_LANE) && k.a_slice.is_multiple_of(ROWS_PER_LANE);
+        let four = e.vector(ROWS_PER_LANE, bf16);
+        e.choose(
+            read,
+            words,
+            |e| {
+                if aligned {
+                    return e.load(e.gep(start, at, bf16), words, 8);
+                }
+                let mut x = e.zero(four);
+                for l in 0..ROWS_PER_LANE {
+                    let at = e.add(at, gemv.c(l));
+                    x = e.insert(x, e.load(e.gep(start, at, bf16), bf16, 2), l);
+                }
+                e.reinterpret(x, words)
+            },
+            |e| e.zero(words),
+        )
+    }
+}
+
+/// Where accumulator `index` (`4 j + q`) of lane `lane` of a warp lands in
+/// its 16 x 64 tile of the output, as `(row, column)`: `mma` j's row g (+ 8
+/// for q >= 2) and column 2t + q % 2, which holds the tile's column
+/// 8 (2t + q % 2) + j (lane (g, t) loaded columns [8g, 8g + 8) and gave the
+/// `mma`s their column g).
+#[cfg(test)]
+fn accumulator_position(lane: u64, index: u64) -> (u64, u64) {
+    let (g, t) = (lane / ROWS_PER_LANE, lane % ROWS_PER_LANE);
+    let (j, q) = (index / PER_MMA, index % PER_MMA);
+    (g + HALF * (q / 2), PIECE * (2 * t + q % 2) + j)
+}
+
+/// The inverse, which `mma_sum_slot` builds as IR: the lane and the
+/// accumulator that hold `(row, column)` of the tile.
+#[cfg(test)]
+fn accumulator_of(row: u64, column: u64) -> (u64, u64) {
+    let (j, mma_column) = (column % PIECE, column / PIECE);
+    let (t, h) = (mma_column / 2, mma_column % 2);
+    let (g, half) = (row % HALF, row / HALF);
+    (g * ROWS_PER_LANE + t, j * PER_MMA + half * 2 + h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matmul::gemv::GemvShape;
+
+    #[test]
+    fn every_accumulator_has_one_place_in_the_tile() {
+        let mut seen = std::collections::HashSet::new();
+        for lane in 0..WARP {
+            for index in 0..MMAS * PER_MMA {
+                let (row, column) = accumulator_position(lane, index);
+                assert!(row < 2 * HALF && column < MMA_COLUMNS);
+                assert!(seen.insert((row, column)), "({row}, {column}) twice");
+                assert_eq!(accumulator_of(row, column), (lane, index));
+            }
+        }
+        assert_eq!(seen.len() as u64, 2 * HALF * MMA_COLUMNS);
+        // A lane's accumulators fit the row of the sums it stores them in.
+        const { assert!(MMAS * PER_MMA <= LANE_WORDS) };
+    }
+
+    #[test]
+    fn the_tensor_core_tilings_fit_llama_shapes() {
+        let pair = GemvShape {
+            k: 4096,
+            weights: 2,
+            staged: true,
+        };
+        let single = GemvShape {
+            k: 3584,
+            weights: 1,
+            staged: false,
+        };
+        assert_eq!(GemvTile::PAIR_MMA.problem(&pair), None);
+        assert_eq!(GemvTile::SINGLE_MMA.problem(&single), None);
+        assert_eq!(GemvTile::PAIR_MMA.threads(2), 512);
+        assert_eq!(GemvTile::SINGLE_MMA.threads(1), 512);
+        // Staged rows of 16K columns do not fit; read from global memory
+        // (no prologue) they need no room.
+        let long = GemvShape { k: 16384, ..pair };
+        assert!(
+            GemvTile::PAIR_MMA
+                .problem(&long)
+                .unwrap()
+                .contains("as bf16")
+        );
+        let long_single = GemvShape {
+            k: 1 << 20,
+            ..single
+        };
+        assert_eq!(GemvTile::SINGLE_MMA.problem(&long_single), None);
+        // The staged rows' stride puts a fragment's eight rows in
+        // different banks: 8 words apart modulo the 32 banks.
+        for k in [1024, 2064, 3584, 4096, 5120] {
+            assert_eq!(GemvTile::staged_row_stride(k) / 4 % 32, 8, "K = {k}");
+        }
+    }
+
+    #[test]
+    fn tensor_core_tilings_that_cannot_run_are_refused() {
+        let rows = GemvTile {
+            rows: 12,
+            ..GemvTile::PAIR_MMA
+        };
+        assert!(rows.tiling_problem(2).unwrap().contains("8 or 16 rows"));
+        let columns = GemvTile {
+            columns: 96,
+            ..GemvTile::PAIR_MMA
+        };
+        assert!(
+            columns
+                .tiling_problem(1)
+                .unwrap()
+                .contains("multiple of 64")
+        );
+        let wide = GemvTile {
+            k_groups: 32,
+            ..GemvTile::PAIR_MMA
+        };
+        assert!(wide.tiling_problem(2).unwrap().contains("at most 1024"));
+    }
+}
