@@ -100,6 +100,8 @@ unsafe extern "C" {
     pub fn symmGpuShuffleXorAttrGet(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.load_cache_modifier<cg>`.
     pub fn symmNvvmCacheGlobalGet(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.grid_dep_action<wait>`, or `<launch_dependents>`.
+    pub fn symmNvvmGridDepActionGet(ctx: MlirContext, launch_dependents: bool) -> MlirAttribute;
     /// `#nvvm.ld_st_matrix_elt_type<b16>`.
     pub fn symmNvvmLdMatrixB16Get(ctx: MlirContext) -> MlirAttribute;
     /// Drops the allocator memory space from every memref type in `op` and

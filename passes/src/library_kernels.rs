@@ -118,6 +118,7 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
             crate::registration::upstream_gpu_to_llvm(
                 None,
                 crate::gpu_codegen::chip::Chip::DEFAULT,
+                false,
             )
         ),
     )
@@ -164,16 +165,20 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), PassError> {
         }
         Kernel::RmsNorm => kernel_ir::build_rms_norm(e, module),
         // Both run one block.
-        Kernel::Barrier => e.kernel(module, name, &[e.pool()], (THREADS, 1), |k| {
-            k.barrier(k.block.arg(0), k.block_id())
-        }),
-        Kernel::BarrierTest => e.kernel(
-            module,
-            name,
-            &[e.pool(), e.ptr(), e.ptr(), e.i64()],
-            (THREADS, 1),
-            barrier_test,
-        ),
+        Kernel::Barrier => {
+            e.kernel(module, name, &[e.pool()], (THREADS, 1), |k| {
+                k.barrier(k.block.arg(0), k.block_id())
+            });
+        }
+        Kernel::BarrierTest => {
+            e.kernel(
+                module,
+                name,
+                &[e.pool(), e.ptr(), e.ptr(), e.i64()],
+                (THREADS, 1),
+                barrier_test,
+            );
+        }
     }
     Ok(())
 }

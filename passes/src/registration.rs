@@ -3,7 +3,7 @@
 use crate::gpu_codegen::chip::Chip;
 use crate::{
     PassDescriptor, collectives, cudagraph,
-    gpu_codegen::{check_gpu_symbols, elementwise_to_gpu, rows_to_gpu},
+    gpu_codegen::{check_gpu_symbols, elementwise_to_gpu, rows_to_gpu, wait_for_prior_grids},
     matmul,
     middle_end::{fuse_epilogue, plan, realize, select_all_reduce, split_k, to_dps, verify_groups},
     to_runtime,
@@ -33,6 +33,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     // gpu_codegen
     &rows_to_gpu::DESCRIPTOR,
     &elementwise_to_gpu::DESCRIPTOR,
+    &wait_for_prior_grids::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
 ];
 
@@ -46,7 +47,13 @@ pub static PASSES: &[&PassDescriptor] = &[
 /// descriptors everywhere (kernels need them for dynamic sizes); entry
 /// points take plain device pointers because convert-symm-mem-to-runtime
 /// rebuilt their memref arguments over pointers (and the token count).
-pub fn upstream_gpu_to_llvm(libdevice: Option<&str>, chip: Chip) -> String {
+///
+/// With `programmatic`, every kernel waits for the grids before it first
+/// (`symm-wait-for-prior-grids`), so that the runtime may launch compiled
+/// programs' kernels programmatically; it needs a chip with
+/// `griddepcontrol` (`Chip::has_grid_dependency`). The library kernels,
+/// which the runtime launches the ordinary way, go without.
+pub fn upstream_gpu_to_llvm(libdevice: Option<&str>, chip: Chip, programmatic: bool) -> String {
     let (link, linked) = match libdevice {
         Some(path) => (format!(" l={path}"), true),
         None => (String::new(), false),
@@ -54,7 +61,7 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>, chip: Chip) -> String {
     format!(
         "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,symm-linalg-elementwise-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
-gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,convert-symm-mem-to-nvvm,convert-scf-to-cf,\
+gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,{wait}convert-symm-mem-to-nvvm,convert-scf-to-cf,\
 convert-nvvm-to-llvm,func.func(expand-strided-metadata),gpu.module(expand-strided-metadata),lower-affine,\
 convert-func-to-llvm,nvvm-attach-target{{chip={chip} features={features} O=3{link}}},\
 convert-arith-to-llvm,\
@@ -64,6 +71,11 @@ symm-check-gpu-symbols{{libdevice={linked}}},\
 gpu-to-llvm,\
 gpu-module-to-binary{{format=isa}},convert-math-to-llvm,llvm.func(canonicalize,cse),reconcile-unrealized-casts",
         features = chip.features(),
+        wait = if programmatic && chip.has_grid_dependency() {
+            "symm-wait-for-prior-grids,"
+        } else {
+            ""
+        },
     )
 }
 
@@ -77,7 +89,7 @@ pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives,symm-linalg-matmul-to-gpu,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",
-        upstream_gpu_to_llvm(libdevice, Chip::DEFAULT)
+        upstream_gpu_to_llvm(libdevice, Chip::DEFAULT, true)
     )
 }
 

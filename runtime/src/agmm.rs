@@ -297,6 +297,9 @@ impl Matmul {
                 cublas::cublasSetStream_v2(self.handle, stream.cast()),
                 "cublasSetStream",
             )?;
+            // Whatever cuBLAS enqueued, the next compiled kernel launches
+            // the ordinary way (programmatic_launch).
+            crate::programmatic_launch::after_library_kernel();
             check_blas(
                 cublas::cublasGemmStridedBatchedEx(
                     self.handle,

@@ -22,6 +22,7 @@ pub use symm_log as logging;
 pub mod mgpu;
 pub mod nccl;
 pub mod pair_choice;
+pub mod programmatic_launch;
 pub mod session;
 pub mod store;
 pub mod symmetric;

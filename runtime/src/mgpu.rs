@@ -142,6 +142,7 @@ pub unsafe extern "C" fn mgpuModuleUnload(module: sys::CUmodule) {
     if module.is_null() {
         return;
     }
+    crate::programmatic_launch::forget(module);
     // SAFETY: a module from mgpuModuleLoad.
     let status = unsafe { sys::cuModuleUnload(module) };
     // Global destructors run after the driver has shut down at exit; the
@@ -209,17 +210,39 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
             return;
         }
     }
+    let (grid, block) = (
+        [grid_x as u32, grid_y as u32, grid_z as u32],
+        [block_x as u32, block_y as u32, block_z as u32],
+    );
+    let follows_library = crate::programmatic_launch::follows_library_kernel();
+    // SAFETY: the lowering passes a live function.
+    if !follows_library && unsafe { crate::programmatic_launch::allowed(function) } {
+        // SAFETY: as below; the module's kernels wait for prior grids.
+        let status = unsafe {
+            crate::programmatic_launch::launch(
+                function,
+                grid,
+                block,
+                shared_memory as u32,
+                stream,
+                params,
+                extra,
+            )
+        };
+        report(status, "cuLaunchKernelEx (programmatic dependent launch)");
+        return;
+    }
     // SAFETY: the lowering passes a live function and matching params.
     report(
         unsafe {
             sys::cuLaunchKernel(
                 function,
-                grid_x as u32,
-                grid_y as u32,
-                grid_z as u32,
-                block_x as u32,
-                block_y as u32,
-                block_z as u32,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
                 shared_memory as u32,
                 stream,
                 params,

@@ -38,6 +38,19 @@
 // RUN: %symm-compile %s -o %t/h.o --emit=ptx
 // RUN: FileCheck %s --check-prefix=DEFAULT-CHIP < %t/h.ptx
 // DEFAULT-CHIP: .target sm_90
+// On sm_90 and up every kernel waits for the grids before it first, the
+// GEMVs let the next grid launch after their loop, and the module carries
+// the marker the runtime reads (symm-wait-for-prior-grids); sm_80 has no
+// griddepcontrol, and its kernels none of it.
+// DEFAULT-CHIP: .global .align 1 .u8 symm_waits_for_prior_grids = 1;
+// DEFAULT-CHIP: .entry symm_matmul_0_gemv1(
+// DEFAULT-CHIP: griddepcontrol.wait;
+// DEFAULT-CHIP: griddepcontrol.launch_dependents;
+// RUN: %symm-compile %s -o %t/a.o --chip=sm_80 --emit=ptx
+// RUN: FileCheck %s --check-prefix=SM80 < %t/a.ptx
+// SM80: .target sm_80
+// SM80-NOT: griddepcontrol
+// SM80-NOT: symm_waits_for_prior_grids
 // RUN: not %symm-compile %s --chip=sm_75 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
 // BAD-CHIP: error: invalid value 'sm_75' for '--chip <CHIP>': unknown chip 'sm_75': symm compiles for sm_80, {{.*}}sm_90a
 

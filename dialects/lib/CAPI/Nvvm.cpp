@@ -35,3 +35,9 @@ MlirAttribute symmNvvmCacheGlobalGet(MlirContext ctx) {
   return wrap(Attribute(NVVM::LoadCacheModifierKindAttr::get(
       unwrap(ctx), NVVM::LoadCacheModifierKind::CG)));
 }
+
+MlirAttribute symmNvvmGridDepActionGet(MlirContext ctx, bool launchDependents) {
+  return wrap(Attribute(NVVM::GridDepActionKindAttr::get(
+      unwrap(ctx), launchDependents ? NVVM::GridDepActionKind::launch_dependents
+                                    : NVVM::GridDepActionKind::wait)));
+}

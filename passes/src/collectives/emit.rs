@@ -592,6 +592,22 @@ impl<'c> Emitter<'c> {
             self.loc,
         ))
     }
+    /// `griddepcontrol.wait` (`launch_dependents` false): the grids before
+    /// this one in the stream have completed and their memory is visible.
+    /// A no-op unless the launch was programmatic (see
+    /// `symm-wait-for-prior-grids`). `griddepcontrol.launch_dependents`
+    /// (true): the next grid may be scheduled once every block of this one
+    /// got here or exited.
+    pub fn grid_dependency(&self, launch_dependents: bool) -> Op {
+        // SAFETY: an attribute of this context from our C API.
+        let kind = unsafe {
+            Attribute::from_raw(symm_dialects::ffi::symmNvvmGridDepActionGet(
+                self.ctx.to_raw(),
+                launch_dependents,
+            ))
+        };
+        self.push(symm_dialects::nvvm::griddepcontrol(self.ctx, kind, self.loc).into())
+    }
     /// `gpu.barrier`: the block's threads meet.
     pub fn sync_threads(&self) {
         self.push(ods::gpu::barrier(self.ctx, self.loc).into());
@@ -609,7 +625,7 @@ impl<'c> Emitter<'c> {
         parameters: &[Type<'c>],
         (threads, most_blocks): (u64, u64),
         fill: impl FnOnce(&Self),
-    ) {
+    ) -> Op {
         let entry = Block::new(
             &parameters
                 .iter()
@@ -648,7 +664,7 @@ impl<'c> Emitter<'c> {
             "nvvm.minctasm",
             IntegerAttribute::new(self.int_type(32), i64::from(per_sm)).into(),
         );
-        self.into_block(module).push(func);
+        self.into_block(module).push(func)
     }
 
     // symm_mem device ops.

@@ -57,6 +57,12 @@ impl Chip {
         self.name
     }
 
+    /// Whether kernels can wait for the grids before them
+    /// (`griddepcontrol`, programmatic dependent launch): sm_90 and up.
+    pub fn has_grid_dependency(&self) -> bool {
+        !self.name.starts_with("sm_8")
+    }
+
     /// The `features` of `nvvm-attach-target`: the PTX version, never
     /// below 8.0, which every kernel symm writes is valid in (the driver
     /// JIT-compiles PTX, so a newer version costs nothing on a newer GPU).
@@ -74,6 +80,13 @@ impl fmt::Display for Chip {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grid_dependency_starts_at_sm_90() {
+        let has = |name| Chip::parse(name).unwrap().has_grid_dependency();
+        assert!(!has("sm_80") && !has("sm_86") && !has("sm_89"));
+        assert!(has("sm_90") && has("sm_90a") && has("sm_100a") && has("sm_120"));
+    }
 
     #[test]
     fn parses_known_chips_and_refuses_others() {

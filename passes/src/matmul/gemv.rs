@@ -450,7 +450,18 @@ impl Gemv<'_, '_> {
                 out
             },
         );
+        self.let_next_grid_launch();
         self.finish(m, out, n0, piece, group, sums, carried[0]);
+    }
+
+    /// With `grid_dependency`: the next grid may launch once every block
+    /// streamed its weight. Its blocks then become resident on the SMs
+    /// this grid leaves free and wait there for it to complete
+    /// (`symm-wait-for-prior-grids` put the wait first in every kernel).
+    pub(super) fn let_next_grid_launch(&self) {
+        if self.k.grid_dependency {
+            self.e.grid_dependency(true);
+        }
     }
 
     /// The rows of `a` in shared memory as f32 (row r at r * K): through

@@ -168,6 +168,7 @@ impl Gemv<'_, '_> {
             },
         );
 
+        self.let_next_grid_launch();
         // Each lane's 32 sums in a row of their own (`mma_sum_slot`), where
         // the staged rows of `a` were.
         if k.prologue.is_some() {

@@ -208,6 +208,10 @@ pub struct SkinnyMatmul {
     pub prologue: Option<Prologue>,
     pub epilogue: Option<Epilogue>,
     pub tile: Tile,
+    /// Whether the GEMVs let the next grid launch once their loop is done
+    /// (`griddepcontrol.launch_dependents`, sm_90 and up; see
+    /// `symm-wait-for-prior-grids`).
+    pub grid_dependency: bool,
 }
 
 impl SkinnyMatmul {
@@ -774,6 +778,7 @@ mod tests {
             prologue: None,
             epilogue: None,
             tile,
+            grid_dependency: false,
         }
     }
 

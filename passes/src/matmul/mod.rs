@@ -114,6 +114,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"0",
         ),
         PassOption::new(
+            c"launch-dependents",
+            c"The GEMVs let the next grid launch once their loop is done (griddepcontrol.launch_dependents, sm_90 and up; see symm-wait-for-prior-grids)",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
             c"mma-gemv",
             c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
             OptionKind::Bool,
@@ -377,6 +383,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                     args: epilogue_args.clone(),
                 }),
                 tile,
+                grid_dependency: false,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -459,6 +466,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 prologue: None,
                 epilogue: None,
                 tile,
+                grid_dependency: false,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -584,6 +592,7 @@ impl SymmPass for MatmulToGpu {
                     };
                     match plan(group, planned.len(), tile) {
                         Ok(mut p) => {
+                            p.kernel.grid_dependency = options.flag("launch-dependents");
                             for gemv in gemvs {
                                 match gemv.problem(&p.kernel.gemv_shape()) {
                                     None => p.gemv.push(*gemv),

@@ -29,6 +29,12 @@
 pub mod abi;
 pub mod library;
 
+/// The device global whose presence in a compiled program's GPU module
+/// says that every kernel in it waits for the grids before it
+/// (`griddepcontrol.wait`, put there by `symm-wait-for-prior-grids`), so
+/// that the runtime may launch them with programmatic dependent launch.
+pub const WAITS_FOR_PRIOR_GRIDS: &str = "symm_waits_for_prior_grids";
+
 /// Most ranks a group can have for the signal-pad kernels (one NVLink domain).
 pub const MAX_WORLD: usize = 8;
 /// Most thread blocks of a signal-pad kernel, i.e. channels of a pad.
