@@ -315,6 +315,40 @@ impl Gemv<'_, '_> {
         self.e.c64(number as i64)
     }
 
+    /// The 16-byte piece of `weight` at `(row, column)`, streamed past L1.
+    /// With an `exact` tiling every column is inside and a row past K
+    /// (loads one step ahead of the last) is clamped to the last row, its
+    /// piece never used; otherwise a piece past K or N reads as zero.
+    pub(super) fn weight_piece(
+        &self,
+        e: &Emitter,
+        weight: Val,
+        (row, column): (Val, Val),
+        exact: bool,
+    ) -> Val {
+        let k = self.k;
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let piece_ty = e.vector(PIECE, bf16);
+        if exact {
+            let row = e.min(row, self.c(k.k - 1));
+            let at = e.add(e.mul(row, self.c(k.n)), column);
+            return e.load_streaming_16(e.gep(weight, at, bf16), piece_ty);
+        }
+        let inside = e.and(
+            e.cmp(CmpiPredicate::Ult, row, self.c(k.k)),
+            e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
+        );
+        e.choose(
+            inside,
+            piece_ty,
+            |e| {
+                let at = e.add(e.mul(row, self.c(k.n)), column);
+                e.load_streaming_16(e.gep(weight, at, bf16), piece_ty)
+            },
+            |e| e.zero(piece_ty),
+        )
+    }
+
     /// The call's operands at this block's split-K slice (`gpu.block_id
     /// y`): each moves by its slice stride.
     pub(super) fn operands(&self) -> Operands {
@@ -346,7 +380,6 @@ impl Gemv<'_, '_> {
     fn emit(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let i64 = e.i64();
-        let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
         let pieces = tile.pieces(k.weights);
         let per_weight = tile.columns / PIECE;
@@ -371,30 +404,10 @@ impl Gemv<'_, '_> {
         let iterations = per_thread.div_ceil(tile.unroll);
         let exact =
             k.k.is_multiple_of(tile.k_groups * tile.unroll) && k.n.is_multiple_of(tile.columns);
-        let piece_ty = e.vector(PIECE, bf16);
         // The piece of row `i` (zero past K and N).
         let load_piece = |e: &Emitter, i: Val| -> Val {
             let row = e.add(e.mul(i, self.c(tile.k_groups)), group);
-            if exact {
-                // Past the last iteration a load is clamped to the last
-                // row and never used.
-                let row = e.min(row, self.c(k.k - 1));
-                let at = e.add(e.mul(row, self.c(k.n)), column);
-                return e.load_streaming_16(e.gep(weight, at, bf16), piece_ty);
-            }
-            let inside = e.and(
-                e.cmp(CmpiPredicate::Ult, row, self.c(k.k)),
-                e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
-            );
-            e.choose(
-                inside,
-                piece_ty,
-                |e| {
-                    let at = e.add(e.mul(row, self.c(k.n)), column);
-                    e.load_streaming_16(e.gep(weight, at, bf16), piece_ty)
-                },
-                |e| e.zero(piece_ty),
-            )
+            self.weight_piece(e, weight, (row, column), exact)
         };
         // The first loads are in flight while the row of `a` is prepared.
         let first: Vec<Val> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();

@@ -51,7 +51,6 @@ impl Gemv<'_, '_> {
     pub(super) fn emit_mma(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let i64 = e.i64();
-        let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let i32 = TensorCore::i32(e);
         let tid = e.cast(e.thread_id(), i64);
         let warp = e.div(tid, self.c(WARP));
@@ -79,33 +78,13 @@ impl Gemv<'_, '_> {
         let exact = k.k.is_multiple_of(MMA_K * tile.k_groups * tile.unroll)
             && k.n.is_multiple_of(tile.columns);
         let step_of = |e: &Emitter, i: Val| e.add(e.mul(i, self.c(tile.k_groups)), k_group);
-        let piece_ty = e.vector(PIECE, bf16);
         // The lane's piece of row `r` of `step` (zero past K and N).
         let load_piece = |e: &Emitter, step: Val, r: u64| -> Val {
             let row = e.add(
                 e.mul(step, self.c(MMA_K)),
                 e.add(e.mul(quad, self.c(ROWS_PER_LANE)), self.c(r)),
             );
-            if exact {
-                // Past the last step a load is clamped to the last row and
-                // never used.
-                let row = e.min(row, self.c(k.k - 1));
-                let at = e.add(e.mul(row, self.c(k.n)), column);
-                return e.load_streaming_16(e.gep(weight, at, bf16), piece_ty);
-            }
-            let inside = e.and(
-                e.cmp(CmpiPredicate::Ult, row, self.c(k.k)),
-                e.cmp(CmpiPredicate::Ult, column, self.c(k.n)),
-            );
-            e.choose(
-                inside,
-                piece_ty,
-                |e| {
-                    let at = e.add(e.mul(row, self.c(k.n)), column);
-                    e.load_streaming_16(e.gep(weight, at, bf16), piece_ty)
-                },
-                |e| e.zero(piece_ty),
-            )
+            self.weight_piece(e, weight, (row, column), exact)
         };
         let load_step = |e: &Emitter, i: Val| -> Vec<Val> {
             let step = step_of(e, i);
@@ -494,6 +473,45 @@ mod tests {
         // different banks: 8 words apart modulo the 32 banks.
         for k in [1024, 2064, 3584, 4096, 5120] {
             assert_eq!(GemvTile::staged_row_stride(k) / 4 % 32, 8, "K = {k}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the tiling and shape, an accepted tensor-core GEMV's
+        /// regions fit its shared memory and do not overlap: the staged
+        /// rows (with a prologue) and the sums both start at 0 (the sums
+        /// take the rows' place after the loop), and the statistics follow
+        /// both.
+        #[test]
+        fn accepted_layouts_fit_and_keep_the_statistics_apart(
+            per_weight in 1u64..4,
+            k_groups in 1u64..40,
+            unroll in 1u64..5,
+            sixteen in proptest::bool::ANY,
+            k_steps in 1u64..1200,
+            weights in 1u64..3,
+            staged in proptest::bool::ANY,
+        ) {
+            let tile = GemvTile {
+                engine: super::super::gemv::Engine::TensorCores,
+                columns: per_weight * MMA_COLUMNS,
+                k_groups,
+                unroll,
+                rows: if sixteen { 16 } else { 8 },
+            };
+            let shape = GemvShape { k: k_steps * MMA_K, weights, staged };
+            if tile.problem(&shape).is_none() {
+                let statistics = tile.statistics_offset(&shape);
+                let sums = tile.threads(weights) * LANE_WORDS * 4;
+                proptest::prop_assert!(statistics >= sums);
+                if staged {
+                    let rows = tile.rows * GemvTile::staged_row_stride(shape.k);
+                    proptest::prop_assert!(statistics >= rows);
+                }
+                proptest::prop_assert!(tile.shared_bytes(&shape) <= super::super::kernel::MAX_SHARED);
+                proptest::prop_assert!(tile.threads(weights) <= 1024);
+                proptest::prop_assert_eq!(tile.threads(weights) % WARP, 0);
+            }
         }
     }
 
