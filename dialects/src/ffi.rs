@@ -66,6 +66,9 @@ unsafe extern "C" {
         lower: SymmConversionLower,
         user: *mut std::ffi::c_void,
     ) -> mlir_sys::MlirLogicalResult;
+    /// Tells the conversion's driver that the running rewrite updated its
+    /// root in place (symm-c/Conversion.h).
+    pub fn symmConversionUpdatedInPlace(conversion: *mut SymmConversion, op: MlirOperation);
     /// Erases an op for a conversion: out of the IR now, destroyed when the
     /// conversion ends (symm-c/Conversion.h).
     pub fn symmConversionEraseOp(conversion: *mut SymmConversion, op: MlirOperation) -> bool;

@@ -24,7 +24,8 @@ typedef struct SymmConversion SymmConversion;
 typedef bool (*SymmConversionIllegal)(MlirOperation op, void *user);
 
 /* Rewrites illegal `op` (new ops go before it), then erases it and the
- * ops the rewrite made dead through symmConversionEraseOp: returns true.
+ * ops the rewrite made dead through symmConversionEraseOp, or keeps it,
+ * updated in place (symmConversionUpdatedInPlace): returns true.
  * Returns false when it refuses the op (having reported why); the op then
  * stays, as legal. */
 typedef bool (*SymmConversionLower)(MlirOperation op,
@@ -38,6 +39,12 @@ typedef bool (*SymmConversionLower)(MlirOperation op,
  * still visited: it must stay readable until then, and it is legal. */
 MLIR_CAPI_EXPORTED bool symmConversionEraseOp(SymmConversion *conversion,
                                               MlirOperation op);
+
+/* Tells `conversion`'s driver that the rewrite running now updated `op`
+ * (its root, which it keeps) in place; the driver then checks that it is
+ * legal. */
+MLIR_CAPI_EXPORTED void symmConversionUpdatedInPlace(SymmConversion *conversion,
+                                                     MlirOperation op);
 
 /* applyPartialConversion on `root`: every op `illegal` names is rewritten
  * by `lower`; every other op is legal. Pattern rollback is off (the driver

@@ -29,6 +29,8 @@ struct SymmConversion {
   /// and legal.
   llvm::DenseSet<Operation *> erased;
   std::vector<Operation *> toDestroy;
+  /// The rewriter of the rewrite running now (null between rewrites).
+  ConversionPatternRewriter *rewriter = nullptr;
 
   bool isIllegal(Operation *op) {
     return !refused.contains(op) && !erased.contains(op) &&
@@ -69,7 +71,10 @@ struct CallbackPattern : ConversionPattern {
     if (!callbacks.isIllegal(op))
       return failure();
     rewriter.setInsertionPoint(op);
-    if (callbacks.lower(wrap(op), &callbacks, callbacks.user))
+    callbacks.rewriter = &rewriter;
+    bool lowered = callbacks.lower(wrap(op), &callbacks, callbacks.user);
+    callbacks.rewriter = nullptr;
+    if (lowered)
       return success();
     callbacks.refused.insert(op);
     return failure();
@@ -102,4 +107,10 @@ MlirLogicalResult symmApplyPartialConversion(MlirOperation root,
 
 bool symmConversionEraseOp(SymmConversion *conversion, MlirOperation op) {
   return conversion->erase(unwrap(op));
+}
+
+void symmConversionUpdatedInPlace(SymmConversion *conversion,
+                                  MlirOperation op) {
+  if (conversion->rewriter)
+    conversion->rewriter->modifyOpInPlace(unwrap(op), [] {});
 }

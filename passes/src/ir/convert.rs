@@ -12,7 +12,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use symm_dialects::ffi::{SymmConversion, symmConversionEraseOp};
+use symm_dialects::ffi::{SymmConversion, symmConversionEraseOp, symmConversionUpdatedInPlace};
 
 /// The conversion's rewriter, for the rewrite of one op.
 pub struct Rewriter(*mut SymmConversion);
@@ -33,6 +33,13 @@ impl Rewriter {
         );
     }
 
+    /// Tells the driver that the rewrite kept its root `op`, updated in
+    /// place (its operands); the driver then checks that it is legal.
+    pub fn updated_in_place(&mut self, op: Op) {
+        // SAFETY: the live conversion and a live op.
+        unsafe { symmConversionUpdatedInPlace(self.0, op.raw()) }
+    }
+
     /// `builders::replace_terminator`, erasing the old terminator through
     /// the conversion (it may sit in a region the driver has yet to visit).
     pub fn replace_terminator(&mut self, block: Blk, terminator: Terminator) {
@@ -45,7 +52,8 @@ impl Rewriter {
 /// What a rewrite did with its op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rewrite {
-    /// Rewritten and erased through the rewriter.
+    /// Rewritten: erased through the rewriter, or kept and updated in
+    /// place (`Rewriter::updated_in_place`).
     Lowered,
     /// Left as it is; the rewrite reported why.
     Refused,

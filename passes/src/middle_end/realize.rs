@@ -25,6 +25,7 @@ use crate::{
     analysis::all_reduce::Algorithm,
     analysis::read_after::{own_static_allocation, root_of, used_after},
     ir::builders::{At, Builder, symm_yield},
+    ir::convert::{Rewrite, Rewriter, convert},
     ir::module::{SymbolIndex, defined_functions, sanitize},
     ir::{Attr, Ctx, Op, Ty, Val, emit_error, emit_remark},
 };
@@ -54,9 +55,7 @@ impl SymmPass for Realize {
         };
         let mut ok = true;
         for function in defined_functions(module) {
-            for requirement in requirements(function, &state.symbols) {
-                ok &= state.realize(function, &requirement).is_ok();
-            }
+            ok &= state.realize_function(function).is_ok();
         }
         if ok { Ok(()) } else { Err(PassFailed) }
     }
@@ -148,7 +147,60 @@ fn comm_type(ty: Ty, allocator: Attr) -> Option<Ty> {
 }
 
 impl State {
-    fn realize(&mut self, function: Op, requirement: &Requirement) -> Result<(), PassFailed> {
+    /// Through MLIR's conversion driver: an op with operands that must be
+    /// in symmetric memory is illegal until its rewrite has realized each
+    /// of them in turn and kept the op, updated in place (a call's operand
+    /// may end as a cast back to the type its callee takes, so the types
+    /// alone do not say it is done). The allocations and deallocations a
+    /// rewrite replaces go through the rewriter, so that no erased op is
+    /// visited again. An op whose operand cannot be realized (the error
+    /// says why) is refused.
+    fn realize_function(&mut self, function: Op) -> Result<(), PassFailed> {
+        let mut pending: HashMap<Op, Vec<Requirement>> = HashMap::new();
+        for requirement in requirements(function, &self.symbols) {
+            pending
+                .entry(requirement.user)
+                .or_default()
+                .push(requirement);
+        }
+        let realized_ops = std::cell::RefCell::new(std::collections::HashSet::new());
+        let unrealized = |op: Op| pending.contains_key(&op) && !realized_ops.borrow().contains(&op);
+        let mut failed = false;
+        let converted = convert(function, &unrealized, &mut |user, rewriter| {
+            let Some(requirements) = pending.get(&user) else {
+                return Rewrite::Refused;
+            };
+            realized_ops.borrow_mut().insert(user);
+            let mut realized = true;
+            for requirement in requirements {
+                realized &= self.realize(function, requirement, rewriter).is_ok();
+            }
+            if !realized {
+                failed = true;
+                return Rewrite::Refused;
+            }
+            rewriter.updated_in_place(user);
+            Rewrite::Lowered
+        });
+        if failed {
+            return Err(PassFailed);
+        }
+        if !converted {
+            emit_error(
+                function.loc(),
+                "internal: symm-mem-realize left an operand it was to place in symmetric memory",
+            );
+            return Err(PassFailed);
+        }
+        Ok(())
+    }
+
+    fn realize(
+        &mut self,
+        function: Op,
+        requirement: &Requirement,
+        rewriter: &mut Rewriter,
+    ) -> Result<(), PassFailed> {
         let Requirement {
             user,
             operand,
@@ -196,7 +248,7 @@ impl State {
             if def.isa(OpKind::MemrefAlloc)
                 && def.num_operands() == root.ty().shape().iter().filter(|d| d.is_none()).count()
             {
-                retype_allocation(def, allocator);
+                retype_allocation(def, allocator, rewriter);
                 emit_remark(
                     user.loc(),
                     &format!(
@@ -214,7 +266,7 @@ impl State {
                     .all(|r| r.ty().is_memref() && r.ty().memory_space().is_none())
             {
                 let name = callee.symbol_name().unwrap_or_default();
-                run_under_allocator(def, allocator);
+                run_under_allocator(def, allocator, rewriter);
                 emit_remark(
                     user.loc(),
                     &format!(
@@ -368,19 +420,19 @@ fn hand_over(user: Op, index: usize, buffer: Val, original: Ty) {
 }
 
 /// Path 1: `memref.alloc` becomes `symm_mem.alloc` of the same shape.
-fn retype_allocation(alloc: Op, allocator: Attr) {
+fn retype_allocation(alloc: Op, allocator: Attr, rewriter: &mut Rewriter) {
     let old = alloc.result(0);
     let ty = old.ty().with_memory_space(Some(allocator));
     let sizes = alloc.operands();
     let new = Builder::before(alloc).symm_alloc(ty, &sizes);
     old.replace_all_uses_with(new);
-    alloc.erase();
-    propagate(new, allocator);
+    rewriter.erase(alloc);
+    propagate(new, allocator, rewriter);
 }
 
 /// Seed 004's custom-op path: the call moves into a `with_allocator` region
 /// whose results are the call's, typed in the allocator's memory space.
-fn run_under_allocator(call: Op, allocator: Attr) {
+fn run_under_allocator(call: Op, allocator: Attr, rewriter: &mut Rewriter) {
     let types: Vec<Ty> = call
         .results()
         .iter()
@@ -395,24 +447,24 @@ fn run_under_allocator(call: Op, allocator: Attr) {
     body.append(call);
     body.append(symm_yield(call.loc(), &call.results()));
     for result in region_op.results() {
-        propagate(result, allocator);
+        propagate(result, allocator, rewriter);
     }
 }
 
 /// Fixes the users of a buffer whose type just moved into `allocator`'s
 /// memory space: views follow, deallocations become `symm_mem.dealloc`, and
 /// users that need the old type get a cast back.
-fn propagate(value: Val, allocator: Attr) {
+fn propagate(value: Val, allocator: Attr, rewriter: &mut Rewriter) {
     for (user, index) in value.uses() {
         if user.isa(OpKind::MemrefDealloc) {
             Builder::before(user).symm_dealloc(value);
-            user.erase();
+            rewriter.erase(user);
         } else if user.is_view_like() && index == 0 && !user.isa(OpKind::MemrefMemorySpaceCast) {
             for result in user.results() {
                 let ty = result.ty();
                 if ty.is_memref() && ty.memory_space().is_none() {
                     result.set_ty(ty.with_memory_space(Some(allocator)));
-                    propagate(result, allocator);
+                    propagate(result, allocator, rewriter);
                 }
             }
         } else if !accepts_any_memory_space(user) {
