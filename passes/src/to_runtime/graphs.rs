@@ -25,6 +25,7 @@
 
 use crate::PassError;
 use crate::ir::builders::{At, Builder, Cast, CmpI, memref_global};
+use crate::ir::convert::{Rewrite, Rewriter, convert};
 use crate::ir::host::{Declarations, Host, int_type};
 use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
@@ -76,6 +77,11 @@ pub fn marker_ptr(host: &mut Host, name: &str) -> Val {
 /// Lowers every `cudagraph.launch` in `function` (an entry point whose
 /// runtime handle is `runtime`). With `graphs` off, partitions run inline,
 /// eagerly. Errors name the launch.
+///
+/// Through MLIR's conversion driver: every launch is illegal, and its
+/// rewrite inlines the partition's body and erases the launch, and the
+/// frees of the graph's buffers, through the rewriter (the copy of the
+/// body it takes apart was never in the IR the driver walks).
 pub fn lower_launches(
     function: Op,
     runtime: Val,
@@ -83,52 +89,83 @@ pub fn lower_launches(
     decls: &mut Declarations,
     graphs: bool,
 ) -> Result<(), (Op, String)> {
-    let launches: Vec<Op> = function
-        .walk()
-        .into_iter()
-        .filter(|op| op.isa(OpKind::GraphLaunch))
-        .collect();
-    for launch in launches {
-        let callee = launch
-            .attr("callee")
-            .and_then(|c| c.symbol_or_string())
-            .unwrap_or_default();
-        let partition = symbols
-            .lookup(&callee)
-            .filter(|p| p.entry_block().is_some())
-            .ok_or_else(|| {
-                (
-                    launch,
-                    format!(
-                        "'cudagraph.launch' runs @{callee}, which is not a function with a body \
-                         in this module"
-                    ),
-                )
-            })?;
-        let body = Inlined::new(launch, partition);
-        let why_eager = if graphs {
-            body.why_not_captured(launch)
-        } else {
-            Some("CUDA graphs are off (cuda-graphs=false)".to_owned())
-        };
-        match why_eager {
-            Some(why) => {
-                if graphs {
-                    emit_remark(
-                        launch.loc(),
-                        &format!("partition @{callee} runs eagerly, without a CUDA graph: {why}"),
-                    );
-                }
-                body.inline_eagerly(launch);
+    let mut failure = None;
+    let is_launch = |op: Op| op.isa(OpKind::GraphLaunch);
+    let converted = convert(
+        function,
+        &is_launch,
+        &mut |launch, rewriter| match lower_launch(
+            function,
+            launch,
+            runtime,
+            (symbols, decls),
+            graphs,
+            rewriter,
+        ) {
+            Ok(()) => Rewrite::Lowered,
+            Err(message) => {
+                failure.get_or_insert((launch, message));
+                Rewrite::Refused
             }
-            None => {
-                let marker = symbols.fresh(&format!(
-                    "__symm_graph_{}",
-                    function.symbol_name().unwrap_or_default()
-                ));
-                let mut host = Host::new(At::Before(launch), launch, runtime, decls);
-                body.inline_as_graph(&mut host, function, launch, &marker);
+        },
+    );
+    if let Some(failure) = failure {
+        return Err(failure);
+    }
+    if !converted {
+        return Err((
+            function,
+            "internal: convert-symm-mem-to-runtime left a cudagraph.launch".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// One launch: its partition's body inline, as a graph or eagerly.
+fn lower_launch(
+    function: Op,
+    launch: Op,
+    runtime: Val,
+    (symbols, decls): (&mut SymbolIndex, &mut Declarations),
+    graphs: bool,
+    rewriter: &mut Rewriter,
+) -> Result<(), String> {
+    let callee = launch
+        .attr("callee")
+        .and_then(|c| c.symbol_or_string())
+        .unwrap_or_default();
+    let partition = symbols
+        .lookup(&callee)
+        .filter(|p| p.entry_block().is_some())
+        .ok_or_else(|| {
+            format!(
+                "'cudagraph.launch' runs @{callee}, which is not a function with a body \
+                 in this module"
+            )
+        })?;
+    let body = Inlined::new(launch, partition);
+    let why_eager = if graphs {
+        body.why_not_captured(launch)
+    } else {
+        Some("CUDA graphs are off (cuda-graphs=false)".to_owned())
+    };
+    match why_eager {
+        Some(why) => {
+            if graphs {
+                emit_remark(
+                    launch.loc(),
+                    &format!("partition @{callee} runs eagerly, without a CUDA graph: {why}"),
+                );
             }
+            body.inline_eagerly(launch, rewriter);
+        }
+        None => {
+            let marker = symbols.fresh(&format!(
+                "__symm_graph_{}",
+                function.symbol_name().unwrap_or_default()
+            ));
+            let mut host = Host::new(At::Before(launch), launch, runtime, decls);
+            body.inline_as_graph(&mut host, function, launch, &marker, rewriter);
         }
     }
     Ok(())
@@ -225,16 +262,23 @@ impl Inlined {
         None
     }
 
-    fn inline_eagerly(self, launch: Op) {
+    fn inline_eagerly(self, launch: Op, rewriter: &mut Rewriter) {
         for &op in &self.ops {
             op.move_before(launch);
         }
-        self.finish(launch);
+        self.finish(launch, rewriter);
     }
 
     /// `symm_rt_graph_begin(marker, key)`, the buffers and views before
     /// the graph, then `scf.if` (run) { work; `symm_rt_graph_end` }.
-    fn inline_as_graph(self, host: &mut Host, function: Op, launch: Op, marker: &str) {
+    fn inline_as_graph(
+        self,
+        host: &mut Host,
+        function: Op,
+        launch: Op,
+        marker: &str,
+        rewriter: &mut Rewriter,
+    ) {
         let ctx = host.b.ctx;
         let loc = launch.loc();
         let (marker_ty, uninitialized) = (marker_type(ctx), ctx.unit());
@@ -270,25 +314,26 @@ impl Inlined {
             .copied()
             .filter(|op| op.isa(OpKind::MemrefAlloc))
             .collect();
-        self.finish(launch);
+        self.finish(launch, rewriter);
         // The key's buffers are the runtime's: nobody frees them, and a
         // caller gets a copy of its own.
         for alloc in &allocs {
             for (user, _) in alloc.result(0).uses() {
                 if user.isa(OpKind::MemrefDealloc) {
-                    user.erase();
+                    rewriter.erase(user);
                 }
             }
         }
         copy_out_returned(function, &allocs);
     }
 
-    /// The launch's results are the body's; the launch and the copy go.
-    fn finish(self, launch: Op) {
+    /// The launch's results are the body's; the launch goes through the
+    /// rewriter, and the emptied copy, which was never in the IR, at once.
+    fn finish(self, launch: Op, rewriter: &mut Rewriter) {
         for (result, value) in launch.results().into_iter().zip(&self.results) {
             result.replace_all_uses_with(*value);
         }
-        launch.erase();
+        rewriter.erase(launch);
         self.copy.erase();
     }
 }
