@@ -99,7 +99,7 @@ impl GemvTile {
         rows: 4,
     };
 
-    /// The same on the tensor cores, for calls of 5 to 16 rows (and the
+    /// The same on the tensor cores, for calls of 2 to 16 rows (and the
     /// tilings of a first sweep: bench/results/2026-11-26-mma-gemv-h200.md).
     pub const PAIR_MMA: GemvTile = GemvTile {
         engine: Engine::TensorCores,
