@@ -52,6 +52,22 @@ impl<'c> Emitter<'c> {
     }
 
     /// The same context and location, appending to `block`.
+    /// Builds ops with an emitter at `loc_of`'s location, into a detached
+    /// block, and moves them before `before` once `build` is done (so that
+    /// what they are built from is never half in place).
+    pub(crate) fn build_before(before: Op, loc_of: Op, build: impl FnOnce(&Emitter)) {
+        let context = crate::ir::bridge::context(loc_of.ctx());
+        // SAFETY: used only within this call.
+        let context = unsafe { context.to_ref() };
+        // SAFETY: a live location of the module.
+        let loc = unsafe { Location::from_raw(loc_of.loc()) };
+        let staging = Block::new(&[]);
+        build(&Emitter::new(context, loc, Blk::from(&staging)));
+        for op in Blk::from(&staging).ops() {
+            op.move_before(before);
+        }
+    }
+
     pub fn into_block(&self, block: Blk) -> Self {
         Self { block, ..*self }
     }

@@ -25,7 +25,6 @@ use crate::{
 use melior::{
     dialect::{llvm, ods},
     ir::{
-        Block, Location,
         attribute::{IntegerAttribute, StringAttribute},
         operation::OperationMutLike,
         r#type::IntegerType,
@@ -75,34 +74,15 @@ impl SymmPass for WaitForPriorGrids {
     }
 }
 
-/// Builds ops with an `Emitter` on a detached block at `at`'s location and
-/// hands them to `place`.
-fn staged(at: Op, build: impl FnOnce(&Emitter), place: impl Fn(Op)) {
-    let context = crate::ir::bridge::context(at.ctx());
-    // SAFETY: used only within this call.
-    let context = unsafe { context.to_ref() };
-    // SAFETY: a live location of the module.
-    let loc = unsafe { Location::from_raw(at.loc()) };
-    let staging = Block::new(&[]);
-    build(&Emitter::new(context, loc, Blk::from(&staging)));
-    for op in Blk::from(&staging).ops() {
-        place(op);
-    }
-}
-
 /// `griddepcontrol.wait` as the first op of the kernel's entry block
 /// (which holds at least its `gpu.return`).
 fn wait_first(kernel: Op, entry: Blk) {
     let Some(first) = entry.first_op() else {
         return;
     };
-    staged(
-        kernel,
-        |e| {
-            e.grid_dependency(false);
-        },
-        |op| op.move_before(first),
-    );
+    Emitter::build_before(first, kernel, |e| {
+        e.grid_dependency(false);
+    });
 }
 
 /// The marker global (an i8 of 1, external so that it stays in the PTX)
@@ -111,26 +91,22 @@ fn mark(gpu_module: Op, contents: Blk) {
     let Some(first) = contents.first_op() else {
         return;
     };
-    staged(
-        gpu_module,
-        |e| {
-            let i8: melior::ir::Type = IntegerType::new(e.ctx, 8).into();
-            let mut global: melior::ir::Operation = ods::llvm::mlir_global(
-                e.ctx,
-                melior::ir::Region::new(),
-                melior::ir::attribute::TypeAttribute::new(i8),
-                StringAttribute::new(e.ctx, symm_protocol::WAITS_FOR_PRIOR_GRIDS),
-                llvm::attributes::linkage(e.ctx, llvm::attributes::Linkage::External),
-                e.loc,
-            )
-            .into();
-            global.set_attribute("value", IntegerAttribute::new(i8, 1).into());
-            global.set_attribute(
-                "addr_space",
-                IntegerAttribute::new(e.int_type(32), 1).into(),
-            );
-            e.push(global);
-        },
-        |op| op.move_before(first),
-    );
+    Emitter::build_before(first, gpu_module, |e| {
+        let i8: melior::ir::Type = IntegerType::new(e.ctx, 8).into();
+        let mut global: melior::ir::Operation = ods::llvm::mlir_global(
+            e.ctx,
+            melior::ir::Region::new(),
+            melior::ir::attribute::TypeAttribute::new(i8),
+            StringAttribute::new(e.ctx, symm_protocol::WAITS_FOR_PRIOR_GRIDS),
+            llvm::attributes::linkage(e.ctx, llvm::attributes::Linkage::External),
+            e.loc,
+        )
+        .into();
+        global.set_attribute("value", IntegerAttribute::new(i8, 1).into());
+        global.set_attribute(
+            "addr_space",
+            IntegerAttribute::new(e.int_type(32), 1).into(),
+        );
+        e.push(global);
+    });
 }

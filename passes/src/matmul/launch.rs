@@ -9,7 +9,7 @@ use crate::collectives::emit::{Emitter, value};
 use crate::ir::{Blk, Val};
 use melior::{
     dialect::{ods, scf},
-    ir::{Block, Location, Region, RegionLike, attribute::IntegerAttribute},
+    ir::{Block, Region, RegionLike, attribute::IntegerAttribute},
 };
 use symm_dialects::symm_mem;
 
@@ -49,64 +49,57 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
     let Some(after) = last.next() else {
         return;
     };
-    let ctx = last.ctx();
-    let context = crate::ir::bridge::context(ctx);
-    // SAFETY: used only within this call.
-    let context = unsafe { context.to_ref() };
-    // SAFETY: a live location of the module.
-    let loc = unsafe { Location::from_raw(ops[0].loc()) };
-    let staging = Block::new(&[]);
-    let e = Emitter::new(context, loc, Blk::from(&staging));
-    let i64 = e.i64();
-    let site_attr = IntegerAttribute::new(i64, site);
-    let max_attr = IntegerAttribute::new(i64, max_rows as i64);
-    let m = rows(&e, p.a, p.rows_dim);
-    let rounds = e.one(
-        symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc).into(),
-    );
     let mut library_block = None;
-    e.for_range(e.c_index(0), rounds, e.c_index(1), |e, round| {
-        let generated = e.one(
-            symm_mem::kernel_variant(
-                context,
-                e.int_type(1),
-                value(m),
-                value(round),
-                site_attr,
-                max_attr,
+    Emitter::build_before(after, ops[0], |e| {
+        let (context, loc) = (e.ctx, e.loc);
+        let i64 = e.i64();
+        let site_attr = IntegerAttribute::new(i64, site);
+        let max_attr = IntegerAttribute::new(i64, max_rows as i64);
+        let m = rows(e, p.a, p.rows_dim);
+        let rounds = e.one(
+            symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc).into(),
+        );
+        e.for_range(e.c_index(0), rounds, e.c_index(1), |e, round| {
+            let generated = e.one(
+                symm_mem::kernel_variant(
+                    context,
+                    e.int_type(1),
+                    value(m),
+                    value(round),
+                    site_attr,
+                    max_attr,
+                    loc,
+                )
+                .into(),
+            );
+            // The kernel's branch.
+            let then_block = Block::new(&[]);
+            let then = e.into_block(Blk::from(&then_block));
+            let args = arguments(&then, p, m);
+            choose_kernel(&then, p, &args, &p.gemv);
+            then.push(scf::r#yield(&[], loc));
+            // The library's branch: the group's ops move here.
+            let else_block = Block::new(&[]);
+            let otherwise = Blk::from(&else_block);
+            e.into_block(otherwise).push(scf::r#yield(&[], loc));
+            library_block = Some(otherwise);
+            let then_region = Region::new();
+            then_region.append_block(then_block);
+            let else_region = Region::new();
+            else_region.append_block(else_block);
+            e.push(scf::r#if(
+                value(generated),
+                &[],
+                then_region,
+                else_region,
                 loc,
-            )
-            .into(),
-        );
-        // The kernel's branch.
-        let then_block = Block::new(&[]);
-        let then = e.into_block(Blk::from(&then_block));
-        let args = arguments(&then, p, m);
-        choose_kernel(&then, p, &args, &p.gemv);
-        then.push(scf::r#yield(&[], loc));
-        // The library's branch: the group's ops move here.
-        let else_block = Block::new(&[]);
-        let otherwise = Blk::from(&else_block);
-        e.into_block(otherwise).push(scf::r#yield(&[], loc));
-        library_block = Some(otherwise);
-        let then_region = Region::new();
-        then_region.append_block(then_block);
-        let else_region = Region::new();
-        else_region.append_block(else_block);
-        e.push(scf::r#if(
-            value(generated),
-            &[],
-            then_region,
-            else_region,
-            loc,
-        ));
-        e.push(
-            symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc).into(),
-        );
+            ));
+            e.push(
+                symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc)
+                    .into(),
+            );
+        });
     });
-    for op in Blk::from(&staging).ops() {
-        op.move_before(after);
-    }
     if let Some(library) = library_block
         && let Some(end) = library.terminator()
     {
