@@ -9,7 +9,9 @@
 #   bench/device/shared_gpu_build.sh target/gN
 #   (device) bash bench/device/shared_gpu_checks.sh target/gN [WORLDS] [SECTIONS]
 #
-# WORLDS: "2 4 8" unless given; SECTIONS: "apps tests errors" unless given
+# TOKENS (the apps' token counts) overrides the defaults below; with
+# SYMM_MATMUL=generated the apps run the generated matmuls at every
+# shard width. WORLDS: "2 4 8" unless given; SECTIONS: "apps tests errors" unless given
 # (errors: at world 2, whatever WORLDS says: the apps that must fail
 # with a clear message, dead and late peers, mismatched programs, the Rust
 # and partitioned apps, the custom reduce-scatter, compute-sanitizer). symm-gpu-tests skips barrier-100k by itself when
@@ -25,10 +27,12 @@ OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=20
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 16 33 64 65 128 129 2048 --partitioned
+  refs=$(echo 1 16 33 64 65 128 129 2048 ${TOKENS//,/ } | tr ' ' '\n' | sort -nu | tr '\n' ' ')
+  run python3 bench/model/reference.py --out /tmp/ref --m $refs --partitioned
   for world in $worlds; do
     tokens=1,16,33,64,65,128,129,2048
     [ "$world" = 8 ] && tokens=1,33,129,2048
+    tokens=${TOKENS:-$tokens}
     if want apps; then
       for layer in llama_mlp llama_attn_out llama_decoder; do
         run timeout 240 "$B/symm-launch" -n "$world" --gpus 1 "$B/w$world/$layer" /tmp/ref \

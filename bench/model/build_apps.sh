@@ -35,12 +35,11 @@ cp "$out/src/llama_mlp/llama_mlp.h" "$out/src/llama_mlp/llama_mlp.o" "$bad/"
 sed -i 's/\.target sm_90/.target sm_99/' "$bad/llama_mlp.o"
 grep -q 'target sm_99' "$bad/llama_mlp.o"
 link "$bad/llama_mlp.o" examples/cpp/llama_mlp.cpp "$out/llama_mlp_bad_ptx"
-# The Rust twin of the llama_mlp app, linked as cargo would.
-ar rcs "$out/src/llama_mlp/libllama_mlp.a" "$out/src/llama_mlp/llama_mlp.o"
-rustc --edition 2024 --crate-type bin -C opt-level=3 -C strip=symbols \
-  --extern symm_runtime=target/release/libsymm_runtime.rlib -L dependency=target/release/deps \
-  examples/rust/llama_mlp.rs -L native="$out/src/llama_mlp" -l static=llama_mlp \
-  -o "$out/llama_mlp_rust"
+# The Rust twin of the llama_mlp app, built by cargo as a user builds it
+# (examples/rust: build.rs compiles the layer with symm-build).
+cargo build -q --release -p symm-examples --bin llama_mlp
+cp target/release/llama_mlp "$out/llama_mlp_rust"
+strip "$out/llama_mlp_rust"
 # Softmax and LayerNorm rows against a host reference.
 mkdir -p "$out/src/row_ops"
 $compile bench/compiled/row_ops.mlir -o "$out/src/row_ops/row_ops.o"
