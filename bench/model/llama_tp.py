@@ -18,8 +18,24 @@ def rmsnorm(x, weight):
     return torch.nn.functional.rms_norm(x, (D,), weight, EPS)
 
 
+def compile_every_shape():
+    """The benches compile one lambda per torch variant, and dynamo keys its
+    cache by code object: every (variant, token count) is a recompilation
+    of the same code. Past `recompile_limit` (8 by default) dynamo runs the
+    function uncompiled, silently, so from the ninth shape on the
+    "torch.compile" figures were eager torch in a CUDA graph (the runs of
+    2026-11-25 and 2026-11-26 with more than two token counts). Raise the
+    limit, and make a hit an error, so that an eager figure can never pass
+    for Inductor's."""
+    config = torch._dynamo.config
+    config.recompile_limit = 1024
+    config.accumulated_recompile_limit = 8192
+    config.fail_on_recompile_limit_hit = True
+
+
 def setup():
     """Joins torch.distributed (NCCL) and draws this rank's shards."""
+    compile_every_shape()
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
