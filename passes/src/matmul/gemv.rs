@@ -34,6 +34,9 @@ use melior::dialect::{arith::CmpiPredicate, ods};
 
 /// Elements of bf16 in a 16-byte piece.
 pub(super) const PIECE: u64 = 8;
+/// The most 16-byte vectors of a row of `a` a thread holds in registers
+/// while the rows are prepared (`Gemv::rows_fit_registers`).
+const HELD_VECTORS: u64 = 4;
 /// Columns of one warp of the tensor-core GEMV (8 pieces, one per lane
 /// group of an `mma` fragment).
 pub(super) const MMA_COLUMNS: u64 = 64;
@@ -481,11 +484,94 @@ impl Gemv<'_, '_> {
     /// the prologue (each row's statistic reduced by the block first) when
     /// there is one. Rows past `m` are zero.
     fn prepare_rows(&self, m: Val, a: Val, row_of_a: Val, statistics: Val, threads: u64) {
+        if self.rows_fit_registers(threads) {
+            self.prepare_rows_held(m, a, row_of_a, threads);
+        } else {
+            self.prepare_rows_looped(m, a, row_of_a, statistics, threads);
+        }
+    }
+
+    /// Whether every thread can hold its share of a row of `a` in
+    /// registers as 16-byte vectors (at most `HELD_VECTORS`), loaded at
+    /// once: the row then costs one trip to memory, not one per pass.
+    fn rows_fit_registers(&self, threads: u64) -> bool {
+        let k = self.k;
+        k.k.is_multiple_of(PIECE)
+            && k.lda.is_multiple_of(PIECE)
+            && k.a_slice.is_multiple_of(PIECE)
+            && (k.k / PIECE).div_ceil(threads) <= HELD_VECTORS
+    }
+
+    /// `prepare_rows` with each thread's vectors of the row loaded at once
+    /// and kept: the statistic's block sum and the prologue's elements
+    /// both come from those registers, so the row is read from memory
+    /// once, in one round of loads, while the weight's first pieces are in
+    /// flight.
+    fn prepare_rows_held(&self, m: Val, a: Val, row_of_a: Val, threads: u64) {
         let (e, k) = (self.e, self.k);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
         let tid = e.cast(e.thread_id(), e.i64());
-        // The kernel's parameters (closures below get their own blocks).
+        let (init, column_operands) = self.prologue_parameters();
+        let vectors = k.k / PIECE;
+        let held = vectors.div_ceil(threads);
+        let bf16_vector = e.vector(PIECE, bf16);
+        for r in 0..self.tile.rows {
+            let present = e.cmp(CmpiPredicate::Ult, self.c(r), m);
+            let row = e.gep(a, self.c(r * k.lda), bf16);
+            let loaded: Vec<(Val, Val, Val)> = (0..held)
+                .map(|j| {
+                    let v = e.add(tid, self.c(j * threads));
+                    let exists = e.cmp(CmpiPredicate::Ult, v, self.c(vectors));
+                    let inside = e.and(exists, present);
+                    let at = e.mul(v, self.c(PIECE));
+                    let vector = e.choose(
+                        inside,
+                        bf16_vector,
+                        |e| e.load(e.gep(row, at, bf16), bf16_vector, 16),
+                        |e| e.zero(bf16_vector),
+                    );
+                    (v, exists, vector)
+                })
+                .collect();
+            let statistic = k.prologue.as_ref().zip(init).map(|(prologue, init)| {
+                let mut partial = e.cf32(0.0);
+                for (_, exists, vector) in &loaded {
+                    // Vectors past the row are zero, but the step need not
+                    // ignore zeros (it may not be a plain sum of x).
+                    let mut sum = partial;
+                    for lane in 0..PIECE {
+                        sum = e.call(&prologue.step, &[e.extract(*vector, lane), sum], f32);
+                    }
+                    partial = e.select(*exists, sum, partial);
+                }
+                let partial = e.select(present, partial, e.cf32(0.0));
+                e.addf(init, e.block_sum(partial))
+            });
+            for (v, exists, vector) in loaded {
+                let mut elements = vector;
+                if let (Some(prologue), Some(statistic)) = (&k.prologue, statistic) {
+                    for lane in 0..PIECE {
+                        let column = e.add(e.mul(v, self.c(PIECE)), self.c(lane));
+                        let x = e.extract(vector, lane);
+                        let y = prologue.element(e, x, statistic, &column_operands, column);
+                        elements = e.insert(elements, y, lane);
+                    }
+                }
+                let wide = e.extf(elements, e.vector(PIECE, f32));
+                let wide = e.select(present, wide, e.zero(e.vector(PIECE, f32)));
+                e.when(exists, |e| {
+                    let at = e.add(e.mul(v, self.c(PIECE)), self.c(r * k.k));
+                    e.store(wide, e.byte_offset(row_of_a, e.mul(at, self.c(4))), 16);
+                });
+            }
+        }
+        e.sync_threads();
+    }
+
+    /// The prologue's init value and column operands (kernel parameters).
+    fn prologue_parameters(&self) -> (Option<Val>, Vec<Val>) {
+        let (e, k) = (self.e, self.k);
         let init = k
             .prologue
             .as_ref()
@@ -495,6 +581,18 @@ impl Gemv<'_, '_> {
                 .map(|i| e.block.arg(4 + k.weights as usize + i))
                 .collect()
         });
+        (init, column_operands)
+    }
+
+    /// `prepare_rows` for rows too long to hold (or not in 16-byte
+    /// vectors): the statistic in one pass over the row, the elements in
+    /// a second, element by element.
+    fn prepare_rows_looped(&self, m: Val, a: Val, row_of_a: Val, statistics: Val, threads: u64) {
+        let (e, k) = (self.e, self.k);
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let f32 = e.f32();
+        let tid = e.cast(e.thread_id(), e.i64());
+        let (init, column_operands) = self.prologue_parameters();
         for r in 0..self.tile.rows {
             let present = e.cmp(CmpiPredicate::Ult, self.c(r), m);
             let row = e.gep(a, self.c(r * k.lda), bf16);

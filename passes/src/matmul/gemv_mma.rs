@@ -43,8 +43,10 @@ const MMAS: u64 = PIECE;
 const PER_MMA: u64 = 4;
 /// Rows of one `mma` half (the A fragment's rows g and g + 8).
 const HALF: u64 = 8;
-/// Pieces of `a` a thread loads at once while the rows are prepared.
-const BATCH: u64 = 4;
+/// The most pieces of `a` a thread loads at once while the rows are
+/// prepared: each round of loads is a trip to memory while the weight's
+/// stream waits, so a row takes as few rounds as these registers allow.
+const MAX_BATCH: u64 = 16;
 /// Words of the sums a lane takes: its 32 accumulators, padded so that
 /// the 16-byte stores of eight lanes fall in different banks.
 pub(super) const LANE_WORDS: u64 = MMAS * PER_MMA + 4;
@@ -261,14 +263,15 @@ impl Gemv<'_, '_> {
             let present = e.cmp(CmpiPredicate::Ult, r, m);
             let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
             let row = row_of(e, r);
-            // `BATCH` loads in flight before the first is summed.
+            // `batch` loads in flight before the first is summed.
+            let batch = (k.k / PIECE).div_ceil(WARP).clamp(1, MAX_BATCH);
             let partial = e.for_range_carrying(
                 lane,
                 vectors,
-                self.c(WARP * BATCH),
+                self.c(WARP * batch),
                 e.cf32(0.0),
                 |e, first, acc| {
-                    let loaded: Vec<(Val, Val)> = (0..BATCH)
+                    let loaded: Vec<(Val, Val)> = (0..batch)
                         .map(|p| {
                             let v = e.add(first, self.c(p * WARP));
                             let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
@@ -298,13 +301,14 @@ impl Gemv<'_, '_> {
             e.when(first, |e| e.store(value, statistic_at(e, r), 4));
         });
         e.sync_threads();
-        // The elements in 16-byte pieces, `BATCH` per thread at a time so
+        // The elements in 16-byte pieces, `batch` per thread at a time so
         // that their loads are all in flight before the first is used.
         let per_row = k.k / PIECE;
         let total = tile.rows * per_row;
         let stride = GemvTile::staged_row_stride(k.k);
-        e.for_range(tid, self.c(total), self.c(threads * BATCH), |e, first| {
-            let pieces: Vec<(Val, Val, Val, Val)> = (0..BATCH)
+        let batch = total.div_ceil(threads).clamp(1, MAX_BATCH);
+        e.for_range(tid, self.c(total), self.c(threads * batch), |e, first| {
+            let pieces: Vec<(Val, Val, Val, Val)> = (0..batch)
                 .map(|p| {
                     let index = e.add(first, self.c(p * threads));
                     let r = e.div(index, self.c(per_row));
