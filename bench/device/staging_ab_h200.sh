@@ -8,6 +8,8 @@
 # alternating order; registers and spills of the new PTX (ptxas -v).
 #
 #   (here)   target/ab: libmlp_{old,new8,new16}.so, ptx_new{8,16}.ptx
+#            (VARIANTS picks others: later, "old held lanes", where held is
+#            new16 and lanes adds the shared output elements)
 #   (device) bash bench/device/staging_ab_h200.sh target/ab
 set -uo pipefail
 B=${1:?usage: staging_ab_h200.sh BUILD_DIR}
@@ -19,13 +21,13 @@ py() { SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=p
 {
   for ptx in "$B"/ptx_*.ptx; do
     echo "== $ptx"
-    ptxas -v -arch=sm_90a "$ptx" -o /dev/null 2>&1 | grep -A2 -E "symm_matmul_[01]_(mma16|gemv1)'" | grep -E "Compiling|registers|spill"
+    ptxas -v -arch=sm_90a "$ptx" -o /dev/null 2>&1 | grep -A3 -E "function 'symm_matmul_[01]_(mma16|gemv1)'"
   done
 } 2>&1 | tee "$OUT/resources.log"
 {
   for round in 1 2; do
-    order="old new8 new16"
-    [ $round = 2 ] && order="new16 new8 old"
+    order=${VARIANTS:-old new8 new16}
+    [ $round = 2 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
     for v in $order; do
       echo "== round $round: $v"
       py "$L/libmlp_$v.so" 4096 7168 --tokens 1,2,5,16 --profile 1,2,4,8,16
