@@ -18,11 +18,14 @@ pub fn host_generics(function: Op) -> Vec<Op> {
     function
         .walk()
         .into_iter()
-        .filter(|op| op.isa(OpKind::LinalgGeneric))
-        .filter(|op| {
-            !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.isa(OpKind::GpuLaunch))
-        })
+        .filter(|op| is_host_generic(*op))
         .collect()
+}
+
+/// Whether `op` is a `linalg.generic` outside any `gpu.launch`.
+pub fn is_host_generic(op: Op) -> bool {
+    op.isa(OpKind::LinalgGeneric)
+        && !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.isa(OpKind::GpuLaunch))
 }
 
 /// Builds ops at one point with one location.

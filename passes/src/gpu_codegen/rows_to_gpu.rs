@@ -33,6 +33,7 @@ use crate::{
     },
     gpu_codegen::linalg_gpu::{self, Emit, Launch},
     ir::builders::{At, Builder, Cast, CmpI, IntOp, gpu_all_reduce, scf_for},
+    ir::convert::{Rewrite, Rewriter, convert_all},
     ir::{Op, Val, emit_remark, scalar::Scalar},
 };
 use std::collections::HashMap;
@@ -294,7 +295,13 @@ fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
 /// and inputs that allow it, the kernel reads its rows a 16-byte vector at
 /// a time where the host finds them aligned, and a scalar at a time
 /// otherwise (two kernels under `scf.if`).
-fn lower(op: Op, r: &RowReduction, initial: Option<Val>, vectorize: bool) {
+fn lower(
+    op: Op,
+    r: &RowReduction,
+    initial: Option<Val>,
+    vectorize: bool,
+    rewriter: &mut Rewriter,
+) {
     let ctx = op.ctx();
     let loc = op.loc();
     let mut host = Builder::new(ctx, loc, At::Before(op));
@@ -313,7 +320,7 @@ fn lower(op: Op, r: &RowReduction, initial: Option<Val>, vectorize: bool) {
         }
         None => reduction_kernel(&mut host, op, r, &sizes, initial, None),
     }
-    op.erase();
+    rewriter.erase(op);
 }
 
 /// The reduction's kernel at the host builder's point: a block per row,
@@ -364,7 +371,13 @@ fn reduction_kernel(
 /// a register. Guarded on the host by the consumer's alignment and its
 /// sizes matching the reduction's; otherwise (and for views at odd
 /// offsets) the two run apart as before.
-fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
+fn lower_fused(
+    op: Op,
+    r: &RowReduction,
+    fill: Option<Val>,
+    c: &RowConsumer,
+    rewriter: &mut Rewriter,
+) {
     let ctx = op.ctx();
     let loc = op.loc();
     let e = &c.elementwise;
@@ -446,45 +459,71 @@ fn lower_fused(op: Op, r: &RowReduction, fill: Option<Val>, c: &RowConsumer) {
 
     // The apart version in the else branch (erases the reduction); only
     // its scalar kernel, since the fused one did not apply.
-    lower(op, r, fill, false);
+    lower(op, r, fill, false, rewriter);
+}
+
+/// The fill of `output` right before `op` in its block (past fresh
+/// allocations and constants): the reduction then starts from its value.
+fn fill_before(op: Op, output: Val) -> Option<Op> {
+    let mut before = None;
+    for other in op.block()?.ops() {
+        if other == op {
+            break;
+        }
+        if !(other.isa(OpKind::MemrefAlloc) || other.isa(OpKind::Constant)) {
+            before = Some(other);
+        }
+    }
+    before.filter(|fill| {
+        fill.isa(OpKind::LinalgGeneric) && fill_value(*fill).is_some() && fill.operand(1) == output
+    })
+}
+
+/// A row reduction on the host (a `linalg.generic` outside any kernel)
+/// that this pass lowers.
+fn is_host_reduction(op: Op) -> bool {
+    linalg_gpu::is_host_generic(op) && matches!(match_row_reduction(op), Ok(Some(_)))
 }
 
 impl SymmPass for RowsToGpu {
     fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        // The last fill seen (never an op this loop erased).
-        let mut last_fill: Option<Op> = None;
+        // The reductions that stay say why (a walk that changes nothing).
         for op in linalg_gpu::host_generics(function) {
-            if fill_value(op).is_some() {
-                last_fill = Some(op);
-                continue;
-            }
-            match match_row_reduction(op) {
-                Ok(Some(reduction)) => {
-                    // A fill of the output right before (past fresh
-                    // allocations): start from its value, one kernel less.
-                    let fill = last_fill.take().filter(|fill| {
-                        fill.next_past_fresh() == Some(op) && fill.operand(1) == reduction.output
-                    });
-                    let initial = fill.and_then(fill_value);
-                    match op
-                        .next_past_views()
-                        .and_then(|next| match_consumer(&reduction, next))
-                    {
-                        Some(consumer) => lower_fused(op, &reduction, initial, &consumer),
-                        None => lower(op, &reduction, initial, true),
-                    }
-                    if let Some(fill) = fill {
-                        fill.erase();
-                    }
-                }
-                Ok(None) => {}
-                Err(why) => emit_remark(
+            if let Err(why) = match_row_reduction(op) {
+                emit_remark(
                     op.loc(),
                     &format!("row reduction kept on one thread per row: it {why}"),
-                ),
+                );
             }
         }
-        Ok(())
+        // The rest through the conversion driver: each reduction's rewrite
+        // erases it (and the fill it starts from) through the rewriter, so
+        // no op is visited after it is gone.
+        convert_all(
+            function,
+            "a row reduction was left on the host",
+            &is_host_reduction,
+            &mut |op, rewriter| {
+                let Ok(Some(reduction)) = match_row_reduction(op) else {
+                    return Rewrite::Refused;
+                };
+                // A fill of the output right before: start from its value,
+                // one kernel less.
+                let fill = fill_before(op, reduction.output);
+                let initial = fill.and_then(fill_value);
+                match op
+                    .next_past_views()
+                    .and_then(|next| match_consumer(&reduction, next))
+                {
+                    Some(consumer) => lower_fused(op, &reduction, initial, &consumer, rewriter),
+                    None => lower(op, &reduction, initial, true, rewriter),
+                }
+                if let Some(fill) = fill {
+                    rewriter.erase(fill);
+                }
+                Rewrite::Lowered
+            },
+        )
     }
 }
 
