@@ -27,7 +27,8 @@ OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=20
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
-  refs=$(echo 1 16 33 64 65 128 129 2048 ${TOKENS//,/ } | tr ' ' '\n' | sort -nu | tr '\n' ' ')
+  extra=${TOKENS:-}
+  refs=$(echo 1 16 33 64 65 128 129 2048 ${extra//,/ } | tr ' ' '\n' | sort -nu | tr '\n' ' ')
   run python3 bench/model/reference.py --out /tmp/ref --m $refs --partitioned
   for world in $worlds; do
     tokens=1,16,33,64,65,128,129,2048
