@@ -453,38 +453,56 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// the epilogue when there is one: its function runs per lane on the
     /// reduced element and the operands' elements.
     fn store(&self, e: &Emitter<'c>, i: Val, value: Val) {
+        let operands = self.epilogue_operands(e, i);
+        self.store_with(e, i, value, &operands);
+    }
+
+    /// `store` with the epilogue's operands loaded already
+    /// (`epilogue_operands`), for a kernel that loads them before it
+    /// waits for its peers.
+    fn store_with(&self, e: &Emitter<'c>, i: Val, value: Val, operands: &[Val]) {
         let vector = self.vector(self.element);
-        let result = self.through_epilogue(e, i, value);
+        let result = self.apply_epilogue(e, value, operands);
         let at = e.gep(self.out, i, vector);
         e.store(result, at, self.align(self.spec.element));
     }
 
-    /// `value` (the reduced vector `i`) through the epilogue, if there is
-    /// one: its function runs per lane on the reduced element and the
-    /// operands' elements.
-    fn through_epilogue(&self, e: &Emitter<'c>, i: Val, value: Val) -> Val {
-        let vector = self.vector(self.element);
-        let mut result = value;
-        if let Some(epilogue) = &self.spec.epilogue {
-            let mut operands = Vec::new();
-            for (index, operand) in epilogue.operands.iter().enumerate() {
+    /// The epilogue's operands' vectors `i` (none without an epilogue).
+    /// They are the caller's data, ready before the kernel: a kernel may
+    /// load them before its exchange, so that their latency hides behind
+    /// the wait for its peers.
+    fn epilogue_operands(&self, e: &Emitter<'c>, i: Val) -> Vec<Val> {
+        let Some(epilogue) = &self.spec.epilogue else {
+            return Vec::new();
+        };
+        epilogue
+            .operands
+            .iter()
+            .enumerate()
+            .map(|(index, operand)| {
                 let ty = self.vector(self.epilogue_types[index]);
                 let position = match operand.broadcast_row_vectors {
                     Some(row) => e.rem(i, e.c64(row as i64)),
                     None => i,
                 };
                 let at = e.gep(self.epilogue_args[index], position, ty);
-                operands.push(e.load(at, ty, self.align(operand.element)));
-            }
-            let mut lanes = e.poison(vector);
-            for lane in 0..self.spec.vector {
-                let mut args = vec![e.extract(value, lane)];
-                args.extend(operands.iter().map(|v| e.extract(*v, lane)));
-                let y = e.call(&epilogue.function, &args, self.element);
-                lanes = e.insert(lanes, y, lane);
-            }
-            result = lanes;
+                e.load(at, ty, self.align(operand.element))
+            })
+            .collect()
+    }
+
+    /// `value` through the epilogue with its operands' vectors.
+    fn apply_epilogue(&self, e: &Emitter<'c>, value: Val, operands: &[Val]) -> Val {
+        let Some(epilogue) = &self.spec.epilogue else {
+            return value;
+        };
+        let mut lanes = e.poison(self.vector(self.element));
+        for lane in 0..self.spec.vector {
+            let mut args = vec![e.extract(value, lane)];
+            args.extend(operands.iter().map(|v| e.extract(*v, lane)));
+            let y = e.call(&epilogue.function, &args, self.element);
+            lanes = e.insert(lanes, y, lane);
         }
-        result
+        lanes
     }
 }

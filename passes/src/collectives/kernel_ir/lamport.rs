@@ -33,10 +33,13 @@ impl<'c> Kernel<'_, 'c> {
         let e = self.e;
         let lamport = self.lamport_call();
         e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
+            // The epilogue's operands (a residual) load while the peers'
+            // vectors travel, not after they arrived.
+            let operands = self.epilogue_operands(e, i);
             self.lamport_send(e, &lamport, i);
             let terms = self.lamport_receive(e, &lamport, i);
             let reduced = self.combine(e, terms);
-            self.store(e, i, reduced);
+            self.store_with(e, i, reduced, &operands);
         });
         self.lamport_end(&lamport);
     }

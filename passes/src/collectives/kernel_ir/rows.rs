@@ -236,8 +236,11 @@ impl<'c> Kernel<'_, 'c> {
         let lanes = self.spec.vector;
         let out_align = self.align(self.spec.element);
         let epilogue = |e: &Emitter<'c>, at: Val| {
+            // The epilogue's operands (a residual) load before the
+            // exchange, so that they are not waited for after it.
+            let operands = self.epilogue_operands(e, at);
             let reduced = value(e, at);
-            let y = self.through_epilogue(e, at, reduced);
+            let y = self.apply_epilogue(e, reduced, &operands);
             e.store(y, e.gep(self.out, at, narrow), out_align);
             y
         };
