@@ -477,9 +477,7 @@ impl Expansion {
                 fused.push(op);
             }
         }
-        for op in fused {
-            op.erase();
-        }
+        crate::ir::rewrite::erase_collected(module, &fused);
     }
 }
 

@@ -709,7 +709,7 @@ pub enum Terminator {
 /// (a region moving to a parent with another terminator).
 pub fn replace_terminator(block: Blk, terminator: Terminator) {
     if let Some(old) = put_terminator(block, terminator) {
-        old.erase();
+        super::rewrite::erase(old);
     }
 }
 

@@ -302,8 +302,15 @@ impl Op {
     pub fn remove_from_parent(self) {
         unsafe { mlirOperationRemoveFromParent(self.0) }
     }
-    /// Erases the op; it must have no uses left.
-    pub fn erase(self) {
+    /// Destroys an op that was never put into the IR (a clone whose
+    /// region moved elsewhere, an op built for a test). An op in a block
+    /// leaves through a rewriter instead (`rewrite::erase`,
+    /// `rewrite::erase_collected`, a conversion's `Rewriter::erase`).
+    pub fn destroy_detached(self) {
+        assert!(
+            self.block().is_none(),
+            "internal: destroy_detached on an op inside a block"
+        );
         unsafe { mlirOperationDestroy(self.0) }
     }
     pub fn print(self) -> String {

@@ -362,7 +362,7 @@ mod tests {
                 .unwrap_or_else(|error| panic!("{name}: {error}"));
             let op = bridge::adopt(op);
             assert_eq!(op.kind(), kind, "{name}");
-            op.erase();
+            op.destroy_detached();
         }
         let other = bridge::adopt(
             OperationBuilder::new("arith.addi", location)
@@ -371,7 +371,7 @@ mod tests {
         );
         assert_eq!(other.kind(), OpKind::Other);
         assert_eq!(other.dialect(), super::OpDialect::Arith);
-        other.erase();
+        other.destroy_detached();
         for (name, dialect) in [
             ("linalg.fill", super::OpDialect::Linalg),
             ("symm_mem.rank", super::OpDialect::SymmMem),
@@ -384,7 +384,7 @@ mod tests {
                     .expect("an op"),
             );
             assert_eq!(op.dialect(), dialect, "{name}");
-            op.erase();
+            op.destroy_detached();
         }
     }
 }

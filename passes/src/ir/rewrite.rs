@@ -10,6 +10,7 @@
 
 use super::Op;
 use mlir_sys::*;
+use std::collections::HashSet;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -93,5 +94,108 @@ pub fn walk_erasing(root: Op, mut visit: impl FnMut(Op) -> Visit) {
     }
     if let Some(panic) = walk.panic.take() {
         resume_unwind(panic);
+    }
+}
+
+/// Erases `ops`, collected earlier in the pass, through MLIR's post-order
+/// walk of `root` and its rewriter: an op is erased when the walk reaches
+/// it, after the ops its regions hold, so an op nested in another of them
+/// is never touched after its parent freed it. Their results must have no
+/// uses left (symbols, ops without results).
+pub fn erase_collected(root: Op, ops: &[Op]) {
+    let doomed: HashSet<Op> = ops.iter().copied().collect();
+    if doomed.is_empty() {
+        return;
+    }
+    walk_erasing(root, |op| {
+        if doomed.contains(&op) {
+            Visit::Erase
+        } else {
+            Visit::Keep
+        }
+    });
+}
+
+/// Erases `op` (in the IR, its results without uses) through MLIR's
+/// rewriter, as a pattern would: the one way a pass body takes an op out
+/// of the IR outside a conversion or a walk.
+pub fn erase(op: Op) {
+    Rewriter::new(op).erase(op);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::op_kind::OpKind;
+    use melior::ir::{Module, operation::OperationLike};
+
+    /// A function whose `scf.for` holds a `memref.store`, and a second
+    /// store after it.
+    const NESTED: &str = r#"
+      func.func @f(%m: memref<4xf32>, %v: f32, %i: index) {
+        scf.for %j = %i to %i step %i {
+          memref.store %v, %m[%j] : memref<4xf32>
+        }
+        memref.store %v, %m[%i] : memref<4xf32>
+        return
+      }
+    "#;
+
+    fn count(root: Op, kind: OpKind) -> usize {
+        root.walk().into_iter().filter(|op| op.isa(kind)).count()
+    }
+
+    #[test]
+    fn erasing_a_parent_and_its_child_touches_neither_after_it_is_gone() {
+        let context = symm_dialects::create_context();
+        let module = Module::parse(&context, NESTED).expect("parses");
+        // SAFETY: the module's live operation.
+        let root = unsafe { Op::from_raw(module.as_operation().to_raw()) };
+        // The child listed after its parent, as a walk lists them: erasing
+        // them in list order would free the child with its parent first.
+        let doomed: Vec<Op> = root
+            .walk()
+            .into_iter()
+            .filter(|op| op.isa(OpKind::ScfFor) || op.isa(OpKind::MemrefStore))
+            .take(2)
+            .collect();
+        assert!(doomed[0].isa(OpKind::ScfFor) && doomed[1].isa(OpKind::MemrefStore));
+        erase_collected(root, &doomed);
+        assert_eq!(count(root, OpKind::ScfFor), 0);
+        // The second store, not collected, stays.
+        assert_eq!(count(root, OpKind::MemrefStore), 1);
+        assert!(module.as_operation().verify());
+    }
+
+    #[test]
+    fn erase_takes_one_op_out_through_the_rewriter() {
+        let context = symm_dialects::create_context();
+        let module = Module::parse(&context, NESTED).expect("parses");
+        // SAFETY: the module's live operation.
+        let root = unsafe { Op::from_raw(module.as_operation().to_raw()) };
+        let last_store = root
+            .walk()
+            .into_iter()
+            .filter(|op| op.isa(OpKind::MemrefStore))
+            .last()
+            .expect("a store");
+        erase(last_store);
+        assert_eq!(count(root, OpKind::MemrefStore), 1);
+        assert!(module.as_operation().verify());
+    }
+
+    #[test]
+    #[should_panic(expected = "destroy_detached on an op inside a block")]
+    fn only_detached_ops_are_destroyed_directly() {
+        let context = symm_dialects::create_context();
+        let module = Module::parse(&context, NESTED).expect("parses");
+        // SAFETY: the module's live operation.
+        let root = unsafe { Op::from_raw(module.as_operation().to_raw()) };
+        let store = root
+            .walk()
+            .into_iter()
+            .find(|op| op.isa(OpKind::MemrefStore))
+            .expect("a store");
+        store.destroy_detached();
     }
 }

@@ -698,7 +698,7 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
         // Its body's constants come along (groups.rs let only constants in).
         crate::middle_end::fuse_epilogue::copy_in_constants(copy);
         function.take_region_at(0, copy, 0);
-        copy.erase();
+        copy.destroy_detached();
         if let Some(entry) = function.entry_block() {
             replace_terminator(entry, Terminator::Return);
         }

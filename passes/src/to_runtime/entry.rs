@@ -28,7 +28,7 @@ pub const ASYNC_SUFFIX: &str = "_async";
 pub fn return_status(ret: Op, status: Val) {
     let new = crate::ir::builders::func_return(ret.loc(), &[status]);
     ret.insert_before(new);
-    ret.erase();
+    crate::ir::rewrite::erase(ret);
 }
 
 /// Renames lowered `function` (runtime and stream first, returning the

@@ -334,7 +334,7 @@ impl Inlined {
             result.replace_all_uses_with(*value);
         }
         rewriter.erase(launch);
-        self.copy.erase();
+        self.copy.destroy_detached();
     }
 }
 

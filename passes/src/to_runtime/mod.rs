@@ -687,8 +687,8 @@ fn fold_zero_fills(ops: Vec<Op>) -> Vec<Op> {
             !folded_set.contains(op) && !op.parent().is_some_and(|p| folded_set.contains(&p))
         })
         .collect();
-    for fill in &folded {
-        fill.erase();
+    for fill in folded {
+        crate::ir::rewrite::erase(fill);
     }
     kept
 }
@@ -820,17 +820,16 @@ impl SymmPass for ConvertSymmMemToRuntime {
             return Err(PassFailed);
         }
         // Every launch ran its partition's body in place.
-        for partition in partitions {
-            partition.erase();
-        }
+        crate::ir::rewrite::erase_collected(module, &partitions);
         let Some(block) = module.entry_block() else {
             return Ok(());
         };
-        for op in block.ops() {
-            if op.isa(OpKind::Group) || op.isa(OpKind::Global) {
-                op.erase();
-            }
-        }
+        let declarations: Vec<Op> = block
+            .ops()
+            .into_iter()
+            .filter(|op| op.isa(OpKind::Group) || op.isa(OpKind::Global))
+            .collect();
+        crate::ir::rewrite::erase_collected(module, &declarations);
         // Comm buffers become plain device memory, in every function (helpers
         // included): a type conversion drops the `#symm_mem.allocator` memory
         // space (C++, DialectConversion).
