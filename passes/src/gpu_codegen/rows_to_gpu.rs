@@ -295,13 +295,7 @@ fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
 /// and inputs that allow it, the kernel reads its rows a 16-byte vector at
 /// a time where the host finds them aligned, and a scalar at a time
 /// otherwise (two kernels under `scf.if`).
-fn lower(
-    op: Op,
-    r: &RowReduction,
-    initial: Option<Val>,
-    vectorize: bool,
-    rewriter: &mut Rewriter,
-) {
+fn lower(op: Op, r: &RowReduction, initial: Option<Val>, vectorize: bool, rewriter: &mut Rewriter) {
     let ctx = op.ctx();
     let loc = op.loc();
     let mut host = Builder::new(ctx, loc, At::Before(op));
