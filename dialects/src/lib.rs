@@ -4,6 +4,7 @@
 //! (the allocator attribute, the symmetric-operand interface, remarks).
 
 mod allocator;
+pub mod attributes;
 mod diagnostics;
 pub mod ffi;
 mod interfaces;

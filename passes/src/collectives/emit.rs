@@ -59,8 +59,7 @@ impl<'c> Emitter<'c> {
         let context = crate::ir::bridge::context(loc_of.ctx());
         // SAFETY: used only within this call.
         let context = unsafe { context.to_ref() };
-        // SAFETY: a live location of the module.
-        let loc = unsafe { Location::from_raw(loc_of.loc()) };
+        let loc = crate::ir::bridge::location(loc_of);
         let staging = Block::new(&[]);
         build(&Emitter::new(context, loc, Blk::from(&staging)));
         for op in Blk::from(&staging).ops() {
@@ -99,8 +98,7 @@ impl<'c> Emitter<'c> {
         llvm::r#type::pointer(self.ctx, 0)
     }
     pub fn pool(&self) -> Type<'c> {
-        // SAFETY: a type of this context.
-        unsafe { Type::from_raw(symm_dialects::ffi::symmMemPoolTypeGet(self.ctx.to_raw())) }
+        symm_dialects::attributes::pool_type(self.ctx)
     }
     /// `f32`, `f16` or `bf16`.
     pub fn float(&self, scalar: Scalar) -> Option<Type<'c>> {
@@ -332,9 +330,7 @@ impl<'c> Emitter<'c> {
     }
     /// The element type of a vector value.
     fn element_type(&self, vector: Val) -> Type<'c> {
-        let ty = crate::ir::Ty::from(value(vector).r#type()).element();
-        // SAFETY: a type of this context.
-        unsafe { Type::from_raw(ty.raw()) }
+        crate::ir::bridge::ty(crate::ir::Ty::from(value(vector).r#type()).element())
     }
     /// `llvm.mlir.zero`: zero of any type (all lanes of a vector).
     pub fn zero(&self, ty: Type<'c>) -> Val {
@@ -541,14 +537,8 @@ impl<'c> Emitter<'c> {
             "y" => 1,
             _ => 2,
         };
-        // SAFETY: an attribute of this context from our C API (the gpu
-        // dialect's dimension enum has none upstream).
-        unsafe {
-            Attribute::from_raw(symm_dialects::ffi::symmGpuDimensionAttrGet(
-                self.ctx.to_raw(),
-                index,
-            ))
-        }
+        // Our C API's (the gpu dialect's dimension enum has none upstream).
+        symm_dialects::attributes::gpu_dimension(self.ctx, index)
     }
     /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along `axis`.
     fn index_op_along(&self, which: GpuIndex, axis: &str) -> Val {
@@ -573,17 +563,9 @@ impl<'c> Emitter<'c> {
     pub fn block_sum(&self, v: Val) -> Val {
         let mut op: Operation =
             ods::gpu::all_reduce(self.ctx, value(v), Region::new(), self.loc).into();
-        // SAFETY: an attribute of this context from our C API (the
-        // reduction enum has none upstream); `add` is one of its cases.
-        let add = unsafe {
-            Attribute::from_raw(symm_dialects::ffi::symmGpuAllReduceOperationAttrGet(
-                self.ctx.to_raw(),
-                mlir_sys::MlirStringRef {
-                    data: c"add".as_ptr(),
-                    length: 3,
-                },
-            ))
-        };
+        // Our C API's (the reduction enum has none upstream).
+        let add = symm_dialects::attributes::gpu_all_reduce_operation(self.ctx, "add")
+            .expect("`add` is a case of the gpu reduction enum");
         op.set_attribute("op", add);
         op.set_attribute("uniform", Attribute::unit(self.ctx));
         self.one(op)
@@ -615,13 +597,7 @@ impl<'c> Emitter<'c> {
     /// (true): the next grid may be scheduled once every block of this one
     /// got here or exited.
     pub fn grid_dependency(&self, launch_dependents: bool) -> Op {
-        // SAFETY: an attribute of this context from our C API.
-        let kind = unsafe {
-            Attribute::from_raw(symm_dialects::ffi::symmNvvmGridDepActionGet(
-                self.ctx.to_raw(),
-                launch_dependents,
-            ))
-        };
+        let kind = symm_dialects::attributes::nvvm_grid_dep_action(self.ctx, launch_dependents);
         self.push(symm_dialects::nvvm::griddepcontrol(self.ctx, kind, self.loc).into())
     }
     /// `gpu.barrier`: the block's threads meet.

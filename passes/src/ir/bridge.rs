@@ -6,8 +6,8 @@ use super::{Attr, Blk, Ctx, Op, Ty, Val};
 use melior::{
     ContextRef,
     ir::{
-        Attribute, AttributeLike, Block, BlockLike, BlockRef, Operation, OperationRef, Type,
-        TypeLike, Value, ValueLike,
+        Attribute, AttributeLike, Block, BlockLike, BlockRef, Location, Operation, OperationRef,
+        Type, TypeLike, Value, ValueLike,
     },
 };
 
@@ -81,6 +81,13 @@ pub fn operation<'c, 'a>(op: Op) -> OperationRef<'c, 'a> {
 pub fn context<'c>(ctx: Ctx) -> ContextRef<'c> {
     // SAFETY: the context of the module being compiled, alive for the pass.
     unsafe { ContextRef::from_raw(ctx.raw()) }
+}
+
+/// The location of one of our operations, as melior's.
+pub fn location<'c>(op: Op) -> Location<'c> {
+    // SAFETY: `op` is live; its location is the context's, which outlives
+    // the pass.
+    unsafe { Location::from_raw(op.loc()) }
 }
 
 /// A melior type for one of ours.

@@ -671,12 +671,11 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
         for p in planned {
             for (function, generic) in &p.functions {
                 let block = crate::analysis::linalg::body(*generic)?;
-                // SAFETY (both): types of this context.
                 let inputs: Vec<_> = (0..block.num_args())
-                    .map(|i| unsafe { melior::ir::Type::from_raw(block.arg(i).ty().raw()) })
+                    .map(|i| crate::ir::bridge::ty(block.arg(i).ty()))
                     .collect();
                 let yielded = block.terminator().ok_or("a generic without a terminator")?;
-                let result = unsafe { melior::ir::Type::from_raw(yielded.operand(0).ty().raw()) };
+                let result = crate::ir::bridge::ty(yielded.operand(0).ty());
                 moved.push((
                     e.declare_private_function(function, &inputs, result),
                     *generic,

@@ -11,7 +11,7 @@ use crate::ir::Val;
 use melior::{
     dialect::{llvm, ods},
     ir::{
-        Attribute, Region, Type, ValueLike,
+        Region, Type, ValueLike,
         attribute::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute,
             IntegerAttribute, StringAttribute, TypeAttribute,
@@ -20,7 +20,7 @@ use melior::{
         r#type::IntegerType,
     },
 };
-use symm_dialects::{ffi, nvvm};
+use symm_dialects::{attributes, nvvm};
 
 /// LLVM's address spaces for NVPTX.
 const GLOBAL: u32 = 1;
@@ -77,11 +77,6 @@ pub trait TensorCore<'c> {
     fn pack(&self, low: Val, high: Val) -> Val;
     /// `llvm.bitcast`.
     fn reinterpret(&self, v: Val, to: Type<'c>) -> Val;
-}
-
-fn attribute<'c>(raw: mlir_sys::MlirAttribute) -> Attribute<'c> {
-    // SAFETY: the C API returned an attribute of the emitter's context.
-    unsafe { Attribute::from_raw(raw) }
 }
 
 impl<'c> TensorCore<'c> for Emitter<'c> {
@@ -168,8 +163,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
 
     fn async_copy_16(&self, dst: Val, src: Val, valid: Val) {
         let src = self.to_global(src);
-        // SAFETY: an attribute of this context from the C API.
-        let cg = attribute(unsafe { ffi::symmNvvmCacheGlobalGet(self.ctx.to_raw()) });
+        let cg = attributes::nvvm_cache_global(self.ctx);
         let op = nvvm::CpAsyncOperation::builder(self.ctx, self.loc)
             .dst(value(dst))
             .src(value(src))
@@ -216,10 +210,9 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4] {
         let i32 = self.i32();
         let result = llvm::r#type::r#struct(self.ctx, &[i32, i32, i32, i32], false);
-        // SAFETY (all four): attributes of this context from the C API.
-        let layout = attribute(unsafe { ffi::symmNvvmMmaLayoutGet(self.ctx.to_raw(), true) });
-        let shape = attribute(unsafe { ffi::symmNvvmLdMatrixShape8x8Get(self.ctx.to_raw()) });
-        let element = attribute(unsafe { ffi::symmNvvmLdMatrixB16Get(self.ctx.to_raw()) });
+        let layout = attributes::nvvm_mma_layout(self.ctx, true);
+        let shape = attributes::nvvm_ld_matrix_shape_8x8(self.ctx);
+        let element = attributes::nvvm_ld_matrix_b16(self.ctx);
         let loaded = self.one(
             nvvm::ldmatrix(
                 self.ctx,
@@ -242,12 +235,10 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         let a: Vec<_> = a.iter().map(|v| value(*v)).collect();
         let b: Vec<_> = b.iter().map(|v| value(*v)).collect();
         let c: Vec<_> = c.iter().map(|v| value(*v)).collect();
-        let raw = self.ctx.to_raw();
-        // SAFETY (all): attributes of this context from the C API.
-        let shape = attribute(unsafe { ffi::symmNvvmMmaShapeGet(raw, 16, 8, 16) });
-        let row = attribute(unsafe { ffi::symmNvvmMmaLayoutGet(raw, false) });
-        let col = attribute(unsafe { ffi::symmNvvmMmaLayoutGet(raw, true) });
-        let bf16 = attribute(unsafe { ffi::symmNvvmMmaTypeBf16Get(raw) });
+        let shape = attributes::nvvm_mma_shape(self.ctx, 16, 8, 16);
+        let row = attributes::nvvm_mma_layout(self.ctx, false);
+        let col = attributes::nvvm_mma_layout(self.ctx, true);
+        let bf16 = attributes::nvvm_mma_type_bf16(self.ctx);
         let mut op: melior::ir::Operation =
             nvvm::mma_sync(self.ctx, result, &a, &b, &c, shape, row, col, self.loc).into();
         // A, B and C's operand counts (the builder leaves them to us).
@@ -267,8 +258,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     }
 
     fn warp_sum(&self, v: Val) -> Val {
-        // SAFETY: an attribute of this context from the C API.
-        let xor = attribute(unsafe { ffi::symmGpuShuffleXorAttrGet(self.ctx.to_raw()) });
+        let xor = attributes::gpu_shuffle_xor(self.ctx);
         let width = self.c32(32);
         let mut sum = v;
         for offset in [16, 8, 4, 2, 1] {
