@@ -515,7 +515,6 @@ impl Gemv<'_, '_> {
         let (init, column_operands) = self.prologue_parameters();
         let vectors = k.k / PIECE;
         let held = vectors.div_ceil(threads);
-        let bf16_vector = e.vector(PIECE, bf16);
         for r in 0..self.tile.rows {
             let present = e.cmp(CmpiPredicate::Ult, self.c(r), m);
             let row = e.gep(a, self.c(r * k.lda), bf16);
@@ -525,13 +524,7 @@ impl Gemv<'_, '_> {
                     let exists = e.cmp(CmpiPredicate::Ult, v, self.c(vectors));
                     let inside = e.and(exists, present);
                     let at = e.mul(v, self.c(PIECE));
-                    let vector = e.choose(
-                        inside,
-                        bf16_vector,
-                        |e| e.load(e.gep(row, at, bf16), bf16_vector, 16),
-                        |e| e.zero(bf16_vector),
-                    );
-                    (v, exists, vector)
+                    (v, exists, row_piece(e, row, at, inside))
                 })
                 .collect();
             let statistic = k.prologue.as_ref().zip(init).map(|(prologue, init)| {
@@ -724,6 +717,19 @@ impl Gemv<'_, '_> {
             });
         });
     }
+}
+
+/// The 16-byte piece of a row of `a` (bf16) at element `at`, or zero where
+/// `inside` is false (past the row, or a row the call does not have).
+pub(super) fn row_piece(e: &Emitter, row: Val, at: Val, inside: Val) -> Val {
+    let bf16 = e.float(Scalar::Bf16).expect("bf16");
+    let piece = e.vector(PIECE, bf16);
+    e.choose(
+        inside,
+        piece,
+        |e| e.load(e.gep(row, at, bf16), piece, 16),
+        |e| e.zero(piece),
+    )
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 //! rows of `a` took, and each thread writes whole output elements through
 //! the epilogue, as in `gemv`.
 
-use super::gemv::{Gemv, GemvTile, MMA_COLUMNS, Operands, PIECE};
+use super::gemv::{Gemv, GemvTile, MMA_COLUMNS, Operands, PIECE, row_piece};
 use super::kernel::{MMA_K, WARP};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::Emitter;
@@ -276,13 +276,7 @@ impl Gemv<'_, '_> {
                             let v = e.add(first, self.c(p * WARP));
                             let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
                             let at = e.mul(v, self.c(PIECE));
-                            let vector = e.choose(
-                                inside,
-                                vector_ty,
-                                |e| e.load(e.gep(row, at, bf16), vector_ty, 16),
-                                |e| e.zero(vector_ty),
-                            );
-                            (inside, vector)
+                            (inside, row_piece(e, row, at, inside))
                         })
                         .collect();
                     let mut acc = acc;
