@@ -88,7 +88,7 @@ pub fn lower_launches(
     symbols: &mut SymbolIndex,
     decls: &mut Declarations,
     graphs: bool,
-) -> Result<(), (Op, String)> {
+) -> Result<(), (Op, PassError)> {
     let mut failure = None;
     let is_launch = |op: Op| op.isa(OpKind::GraphLaunch);
     let converted = convert(
@@ -115,7 +115,9 @@ pub fn lower_launches(
     if !converted {
         return Err((
             function,
-            "internal: convert-symm-mem-to-runtime left a cudagraph.launch".to_owned(),
+            PassError::Build(
+                "internal: convert-symm-mem-to-runtime left a cudagraph.launch".to_owned(),
+            ),
         ));
     }
     Ok(())
@@ -129,7 +131,7 @@ fn lower_launch(
     (symbols, decls): (&mut SymbolIndex, &mut Declarations),
     graphs: bool,
     rewriter: &mut Rewriter,
-) -> Result<(), String> {
+) -> Result<(), PassError> {
     let callee = launch
         .attr("callee")
         .and_then(|c| c.symbol_or_string())
@@ -138,10 +140,10 @@ fn lower_launch(
         .lookup(&callee)
         .filter(|p| p.entry_block().is_some())
         .ok_or_else(|| {
-            format!(
+            PassError::Unsupported(format!(
                 "'cudagraph.launch' runs @{callee}, which is not a function with a body \
                  in this module"
-            )
+            ))
         })?;
     let body = Inlined::new(launch, partition);
     let why_eager = if graphs {

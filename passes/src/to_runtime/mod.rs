@@ -179,7 +179,7 @@ impl Conversion {
             &mut self.decls,
             self.cuda_graphs,
         ) {
-            self.error(op, &message);
+            self.error(op, &message.to_string());
             return;
         }
         // Its partitions are graphs now; what the mark told callers at
