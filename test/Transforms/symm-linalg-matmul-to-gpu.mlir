@@ -23,10 +23,20 @@
 // The one-row GEMV of the same group: same parameters; the row statistic
 // (a block sum) and the normalized row in shared memory before the weight
 // streams in by 16-byte loads that skip L1, 4 in flight, into f32 FMAs.
+// Each thread loads its piece of the row once (16 bytes) and takes both
+// the statistic and the normalized elements from it (stored as 8 f32).
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
 // CHECK-COUNT-4: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK: %[[PIECE:.*]] = scf.if %{{.*}} -> (vector<8xbf16>) {
+// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK: func.call @symm_matmul_0_step
 // CHECK: gpu.all_reduce add
+// CHECK: llvm.extractelement %[[PIECE]]
 // CHECK: func.call @symm_matmul_0_prologue
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf32>, !llvm.ptr<3>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: math.fma
 // CHECK: func.call @symm_matmul_0_epilogue
@@ -154,9 +164,12 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
 // CHECK: nvvm.mma.sync
 // Its one-row GEMV reads a slice's 3584 rows 2 at a time per thread, no
-// prologue.
+// prologue; its row of `a` in 16-byte pieces, one per thread.
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
 // CHECK-NOT: func.call
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-NOT: func.call
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf32>, !llvm.ptr<3>
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>)
 // Its tensor-core GEMV reads the rows of `a` from global memory (no
 // prologue to stage them through), zero past the call's rows.
