@@ -3,7 +3,8 @@
 # GEMV and programmatic dependent launch on): the MLP block at four widths
 # against torch's f32 reference at every dispatch edge (forced generated,
 # and measured), the C++ Llama apps at world size 1 and at TP 2 with both
-# ranks on the GPU, and compute-sanitizer memcheck.
+# ranks on the GPU, and compute-sanitizer memcheck and racecheck at M = 1, 2
+# and 16.
 #
 #   (here)   MMA_TILINGS=" " bench/device/mma_gemv_build.sh target/mg
 #   (device) bash bench/device/final_checks_h200.sh target/mg
@@ -31,9 +32,15 @@ py() { SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
   done
 } 2>&1 | tee "$OUT/apps.log"
 {
-  for w in 4096x7168 2064x1000; do
-    SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-      run timeout 200 compute-sanitizer --tool memcheck --target-processes all --kernel-name kns=symm_matmul \
-      "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 2,16
+  # memcheck at every width (M = 1: the one-row GEMV's held rows, K = 2064
+  # and 5120 included), racecheck where the tool itself works (it fails
+  # on its own at 2064/1000, as in every earlier session).
+  for tool in memcheck racecheck; do
+    for w in 4096x7168 5120x1728 2064x1000; do
+      [ $tool = racecheck ] && [ $w = 2064x1000 ] && continue
+      SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
+        run timeout 250 compute-sanitizer --tool $tool --target-processes all --kernel-name kns=symm_matmul \
+        "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,16
+    done
   done
 } 2>&1 | tee "$OUT/sanitizer.log"
