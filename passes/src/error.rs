@@ -5,6 +5,11 @@
 
 use std::fmt;
 
+/// Why an op keeps a slower way (the library's kernel, an unfused
+/// consumer): the op the remark goes to, and the reason, worded to follow
+/// it (`PassError::Unsupported`).
+pub type Refusal = (crate::ir::Op, PassError);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PassError {
     /// The op is a form this pass does not take (its shape, types,

@@ -17,7 +17,6 @@
 //! sizes, constants, allocations) may sit. Every refusal is a remark at
 //! the op that says why the library keeps it.
 
-use crate::PassError;
 use crate::analysis::{
     linalg::{
         OVERWRITES_ATTR, buffer_maps, captures_only_constants, is_zero_constant, iterator_kinds,
@@ -28,6 +27,7 @@ use crate::ir::builders::FloatOp;
 use crate::ir::op_kind::{OpDialect, OpKind};
 use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};
+use crate::{PassError, Refusal};
 
 /// What the output is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,7 +114,7 @@ impl Group {
 /// one already, a deallocation between its ops aside).
 #[derive(Default)]
 pub struct Matching {
-    pub notes: Vec<(Op, String)>,
+    pub notes: Vec<Refusal>,
     pub before_planning: bool,
 }
 
@@ -220,7 +220,7 @@ fn elementwise(op: Op) -> Result<Elementwise, PassError> {
 
 /// The group at `op` (a matmul), or why there is none (`Err`, with the op
 /// to put the remark on). `Ok(None)`: not an anchor.
-pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, (Op, String)> {
+pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
     let before = m.before_planning;
     if op.isa(OpKind::LinalgBatchMatmul) {
         if op.attr(OVERWRITES_ATTR).is_none() {
@@ -292,7 +292,7 @@ fn pair_after(
     matmul1: Op,
     (a, g): (Val, Val),
     m: &mut Matching,
-) -> Result<Group, (Op, String)> {
+) -> Result<Group, Refusal> {
     let before = m.before_planning;
     let u = matmul1.operand(2);
     let epilogue = next_effect(matmul1, before).ok_or((
@@ -302,7 +302,7 @@ fn pair_after(
     let (inputs, dims, _out) = elementwise(epilogue).map_err(|why| {
         (
             epilogue,
-            format!("not fused as the matmul pair's epilogue: it {why}"),
+            format!("not fused as the matmul pair's epilogue: it {why}").into(),
         )
     })?;
     if inputs.len() != 2 || dims.iter().any(|d| d != &[0, 1]) {
@@ -348,7 +348,7 @@ fn pair_after(
         Err((at, why)) => {
             m.notes.push((
                 at,
-                format!("not fused as the matmul pair's prologue: {why}"),
+                format!("not fused as the matmul pair's prologue: {why}").into(),
             ));
             None
         }
@@ -370,7 +370,7 @@ fn prologue_before(
     a: Val,
     matmuls: &[Op],
     before: bool,
-) -> Result<Option<PrologueOps>, (Op, String)> {
+) -> Result<Option<PrologueOps>, Refusal> {
     let Some(normalize) = previous_effect(first, before) else {
         return Ok(None);
     };
@@ -378,15 +378,14 @@ fn prologue_before(
         return Ok(None);
     }
     let (inputs, dims, _) =
-        elementwise(normalize).map_err(|why| (normalize, format!("it {why}")))?;
+        elementwise(normalize).map_err(|why| (normalize, format!("it {why}").into()))?;
     let Some(reduction) = previous_effect(normalize, before) else {
         return Ok(None);
     };
-    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why.to_string()))?
-    else {
+    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
         return Ok(None);
     };
-    captures_only_constants(reduction).map_err(|why| (reduction, why.to_owned()))?;
+    captures_only_constants(reduction).map_err(|why| (reduction, why.into()))?;
     if r.combiner.op != FloatOp::Add {
         return Err((reduction, "the row statistic is not a sum".into()));
     }
@@ -426,7 +425,7 @@ fn prologue_before(
                 if !matches!(element.scalar(), Some(Scalar::Bf16 | Scalar::F32)) {
                     return Err((
                         normalize,
-                        format!("a column operand of type {}", element.print()),
+                        format!("a column operand of type {}", element.print()).into(),
                     ));
                 }
                 args.push(Arg::Column(columns.len()));

@@ -302,7 +302,7 @@ fn strides(value: crate::ir::Val) -> Option<Layout> {
 }
 
 /// The kernel for `group`, or why it has none.
-fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)> {
+fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, crate::Refusal> {
     let name = format!("symm_matmul_{index}");
     match &group {
         Group::Pair {
@@ -321,7 +321,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
                 .operands()
                 .last()
                 .expect("an elementwise generic has an output");
-            let refuse = |why: &str| Err((matmuls[0], format!("keeps cuBLAS: {why}")));
+            let refuse = |why: &str| Err((matmuls[0], format!("keeps cuBLAS: {why}").into()));
             let (Some((a_shape, _)), Some((w_shape, _))) = (strides(a), strides(w0)) else {
                 return refuse("an operand without a strided layout at a static offset");
             };
@@ -404,7 +404,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, (Op, String)>
         Group::Single { matmul, .. } => {
             let op = *matmul;
             let (a, w, c) = (op.operand(0), op.operand(1), op.operand(2));
-            let refuse = |why: &str| Err((op, format!("keeps cuBLAS: {why}")));
+            let refuse = |why: &str| Err((op, format!("keeps cuBLAS: {why}").into()));
             let (Some((a_shape, a_strides)), Some((w_shape, w_strides))) = (strides(a), strides(w))
             else {
                 return refuse("an operand without a strided layout at a static offset");
@@ -582,7 +582,7 @@ impl SymmPass for MatmulToGpu {
             let mut matching = crate::analysis::matmul_groups::Matching::default();
             let found = group_at(op, &mut matching);
             for (at, why) in matching.notes {
-                emit_remark(at.loc(), &why);
+                emit_remark(at.loc(), &why.to_string());
             }
             match found {
                 Ok(Some(group)) => {
@@ -605,7 +605,7 @@ impl SymmPass for MatmulToGpu {
                             taken.extend(p.group.ops());
                             planned.push(p);
                         }
-                        Err((at, why)) => emit_remark(at.loc(), &why),
+                        Err((at, why)) => emit_remark(at.loc(), &why.to_string()),
                     }
                 }
                 Ok(None) => {}

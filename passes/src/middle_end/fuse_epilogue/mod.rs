@@ -236,7 +236,7 @@ struct Fusion {
 /// allocations and constants in between touch no buffer the two use), if
 /// there is one; why not, at the generic, when that generic cannot be its
 /// epilogue. Reads the IR only.
-fn fusion_of(all_reduce: Op) -> Result<Option<Fusion>, (Op, &'static str)> {
+fn fusion_of(all_reduce: Op) -> Result<Option<Fusion>, crate::Refusal> {
     let reduced = all_reduce.operand(1);
     let generic = all_reduce
         .next_past_fresh()
@@ -256,7 +256,7 @@ fn fusion_of(all_reduce: Op) -> Result<Option<Fusion>, (Op, &'static str)> {
     if deallocs.iter().any(|user| !user.isa(OpKind::MemrefDealloc)) {
         return Ok(None);
     }
-    let reads = fusable(generic, reduced, None).map_err(|why| (generic, why))?;
+    let reads = fusable(generic, reduced, None).map_err(|why| (generic, why.into()))?;
     Ok(Some(Fusion {
         generic,
         alloc,

@@ -47,7 +47,7 @@ pub(super) struct RowChain {
 
 /// Why the chain after `fused` cannot join it (`Err`, with the op to
 /// blame), or `Ok(None)` when no row statistic of its output follows.
-pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
+pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, crate::Refusal> {
     let operands = fused.operands();
     let out = operands[operands.len() - 1];
     let Some(fill) = fused
@@ -67,7 +67,7 @@ pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, (Op, String)> {
         return Ok(None);
     }
     // From here on the user wrote the chain: say why it stays apart.
-    let refuse = |op: Op, why: &str| Err((op, why.to_owned()));
+    let refuse = |op: Op, why: &str| Err((op, why.into()));
     let shape = out.ty().shape();
     let row_bytes = match (
         shape.as_slice(),
