@@ -51,7 +51,6 @@ impl<'c> Emitter<'c> {
         Self { ctx, loc, block }
     }
 
-    /// The same context and location, appending to `block`.
     /// Builds ops with an emitter at `loc_of`'s location, into a detached
     /// block, and moves them before `before` once `build` is done (so that
     /// what they are built from is never half in place).
@@ -67,6 +66,7 @@ impl<'c> Emitter<'c> {
         }
     }
 
+    /// The same context and location, appending to `block`.
     pub fn into_block(&self, block: Blk) -> Self {
         Self { block, ..*self }
     }
