@@ -459,17 +459,11 @@ fn lower_fused(
 /// The fill of `output` right before `op` in its block (past fresh
 /// allocations and constants): the reduction then starts from its value.
 fn fill_before(op: Op, output: Val) -> Option<Op> {
-    let mut before = None;
-    for other in op.block()?.ops() {
-        if other == op {
-            break;
-        }
-        if !(other.isa(OpKind::MemrefAlloc) || other.isa(OpKind::Constant)) {
-            before = Some(other);
-        }
-    }
-    before.filter(|fill| {
-        fill.isa(OpKind::LinalgGeneric) && fill_value(*fill).is_some() && fill.operand(1) == output
+    op.block()?.ops().into_iter().find(|fill| {
+        fill.next_past_fresh() == Some(op)
+            && fill.isa(OpKind::LinalgGeneric)
+            && fill_value(*fill).is_some()
+            && fill.operand(1) == output
     })
 }
 
