@@ -301,8 +301,14 @@ fn strides(value: crate::ir::Val) -> Option<Layout> {
     Some((ty.shape(), strides))
 }
 
-/// The kernel for `group`, or why it has none.
-fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, crate::Refusal> {
+/// The kernel for `group`, or why it has none; its GEMVs let the next grid
+/// launch early with `grid_dependency` (`launch-dependents`).
+fn plan(
+    group: Group,
+    index: usize,
+    tile: Tile,
+    grid_dependency: bool,
+) -> Result<Planned, crate::Refusal> {
     let name = format!("symm_matmul_{index}");
     match &group {
         Group::Pair {
@@ -383,7 +389,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, crate::Refusa
                     args: epilogue_args.clone(),
                 }),
                 tile,
-                grid_dependency: false,
+                grid_dependency,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -466,7 +472,7 @@ fn plan(group: Group, index: usize, tile: Tile) -> Result<Planned, crate::Refusa
                 prologue: None,
                 epilogue: None,
                 tile,
-                grid_dependency: false,
+                grid_dependency,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -573,6 +579,7 @@ impl SymmPass for MatmulToGpu {
                     .any(|p| p.isa(OpKind::GpuModule) || p.isa(OpKind::GpuLaunch))
             })
             .collect();
+        let launch_dependents = options.flag("launch-dependents");
         let mut taken: Vec<Op> = Vec::new();
         let mut planned = Vec::new();
         for op in anchors {
@@ -590,9 +597,8 @@ impl SymmPass for MatmulToGpu {
                         Group::Pair { .. } => (pair_tile, &gemv_tiles[0]),
                         Group::Single { .. } => (single_tile, &gemv_tiles[1]),
                     };
-                    match plan(group, planned.len(), tile) {
+                    match plan(group, planned.len(), tile, launch_dependents) {
                         Ok(mut p) => {
-                            p.kernel.grid_dependency = options.flag("launch-dependents");
                             for gemv in gemvs {
                                 match gemv.problem(&p.kernel.gemv_shape()) {
                                     None => p.gemv.push(*gemv),
