@@ -5,9 +5,11 @@
 # 16) against the build before (old), one H200, world size 1, the MLP
 # block 4096/7168 with the generated kernels forced: checks, the
 # per-kernel profile and the wall per call in a CUDA graph, twice in
-# alternating order; registers and spills of the new PTX (ptxas -v).
+# alternating order. (Its first version also ran ptxas -v on the PTX that
+# --emit ptx writes, which holds every GPU module in one file: ptxas
+# refused it, and resources.log stayed empty; dropped.)
 #
-#   (here)   target/ab: libmlp_{old,new8,new16}.so, ptx_new{8,16}.ptx
+#   (here)   target/ab: libmlp_{old,new8,new16}.so
 #            (VARIANTS picks others: later, "old held lanes", where held is
 #            new16 and lanes adds the shared output elements)
 #   (device) bash bench/device/staging_ab_h200.sh target/ab
@@ -18,12 +20,6 @@ OUT=${OUT:-/tmp}
 L=$B/layers
 py() { SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
   timeout 150 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
-{
-  for ptx in "$B"/ptx_*.ptx; do
-    echo "== $ptx"
-    ptxas -v -arch=sm_90a "$ptx" -o /dev/null 2>&1 | grep -A3 -E "function 'symm_matmul_[01]_(mma16|gemv1)'"
-  done
-} 2>&1 | tee "$OUT/resources.log"
 {
   for round in 1 2; do
     order=${VARIANTS:-old new8 new16}
