@@ -12,6 +12,12 @@ and the relative L2 error below 1e-2 (examples/cpp/llama_common.h's
 tolerances), called twice (the first call of a count measures the two
 ways, the second runs the chosen one) and in a CUDA graph of ours.
 
+With --misalign: each operand in turn (x, the norm weight, the three
+weights, the output) sits 2 bytes past a 16-byte boundary, as a view into a
+larger tensor may. The kernels move 16-byte vectors, so the call must be
+refused with an error that names the argument (not fault in a kernel), and
+the next call, with aligned operands, must still be right.
+
 With --profile M,...: the per-kernel µs of one call in a CUDA graph of 20
 calls (torch.profiler), with the weight bytes and the TB/s each matmul
 kernel reads them at (gate+up: 2 D F bf16; down: F D bf16).
@@ -63,6 +69,7 @@ def main():
     parser.add_argument("--tokens", default="1,2,7,15,16,17,33,64,100,128,129,256")
     parser.add_argument("--profile", default="")
     parser.add_argument("--entry", default="llama_mlp")
+    parser.add_argument("--misalign", action="store_true")
     args = parser.parse_args()
     D, F = args.D, args.F
     torch.cuda.set_device(0)
@@ -70,6 +77,14 @@ def main():
 
     def normal(*shape, std):
         return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
+
+    def misplaced(t):
+        """A copy of `t` one element past a 16-byte boundary."""
+        storage = torch.empty(t.numel() + 8, dtype=t.dtype, device=t.device)
+        view = storage[1 : 1 + t.numel()].view(t.shape)
+        view.copy_(t)
+        assert view.data_ptr() % 16 == 2
+        return view
 
     norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
     w_gate, w_up = normal(D, F, std=D**-0.5), normal(D, F, std=D**-0.5)
@@ -82,6 +97,21 @@ def main():
         for m in [int(t) for t in args.tokens.split(",") if t]:
             x = normal(m, D, std=1.0)
             want = reference(x, norm, w_gate, w_up, w_down)
+            if args.misalign:
+                operands = [x, norm, w_gate, w_up, w_down, torch.empty_like(x)]
+                for index in range(len(operands)):
+                    moved = list(operands)
+                    moved[index] = misplaced(moved[index])
+                    try:
+                        layer(m, *moved)
+                        torch.cuda.synchronize()
+                        refused = None
+                    except symm.SymmError as error:
+                        refused = str(error)
+                    ok = refused is not None and f"argument #{index} " in refused
+                    failed |= not ok
+                    print(f"{'PASS' if ok else 'FAIL'} D={D} F={F} M={m}: operand {index} "
+                          f"2 bytes off 16: {refused or 'not refused'}", flush=True)
             results = []
             for call in range(3):
                 out = torch.full((m, D), float("nan"), dtype=torch.bfloat16, device="cuda")

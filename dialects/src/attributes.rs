@@ -67,6 +67,14 @@ pub fn nvvm_cache_global(context: &Context) -> Attribute<'_> {
     })
 }
 
+/// `#nvvm.prefetch_cache_level<L2>`.
+pub fn nvvm_prefetch_l2(context: &Context) -> Attribute<'_> {
+    // SAFETY: a live context.
+    adopt(context, unsafe {
+        ffi::symmNvvmPrefetchL2Get(context.to_raw())
+    })
+}
+
 /// `#nvvm.shape<m, n, k>`.
 pub fn nvvm_mma_shape(context: &Context, m: i32, n: i32, k: i32) -> Attribute<'_> {
     // SAFETY: a live context.

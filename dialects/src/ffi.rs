@@ -74,6 +74,10 @@ unsafe extern "C" {
     pub fn symmConversionEraseOp(conversion: *mut SymmConversion, op: MlirOperation) -> bool;
     /// Whether an op may write the memref `value` (symm-c/Effects.h).
     pub fn symmValueMayBeWritten(value: mlir_sys::MlirValue) -> bool;
+    /// Whether an op touches no memory and holds no regions (symm-c/Effects.h).
+    pub fn symmOpIsEffectFreeValue(op: MlirOperation) -> bool;
+    /// Whether an op is `nvvm.prefetch` to L2 (symm-c/Effects.h).
+    pub fn symmOpIsL2Prefetch(op: MlirOperation) -> bool;
     pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,
@@ -103,6 +107,8 @@ unsafe extern "C" {
     pub fn symmGpuShuffleXorAttrGet(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.load_cache_modifier<cg>`.
     pub fn symmNvvmCacheGlobalGet(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.prefetch_cache_level<L2>`.
+    pub fn symmNvvmPrefetchL2Get(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.grid_dep_action<wait>`, or `<launch_dependents>`.
     pub fn symmNvvmGridDepActionGet(ctx: MlirContext, launch_dependents: bool) -> MlirAttribute;
     /// `#nvvm.ld_st_matrix_elt_type<b16>`.

@@ -199,7 +199,9 @@ inline std::vector<size_t> token_counts(int argc, char **argv) {
 // Plants `fault` into one call of `layer(async, tokens, input)` (which
 // returns the asynchronous entry point's status) and reports what stopped
 // it: "sync" and "async" pass an unmapped input (a kernel faults),
-// "too-many-tokens" asks for more tokens than the program takes. Returns
+// "too-many-tokens" asks for more tokens than the program takes,
+// "misaligned" passes the input 2 bytes past its start (off the 16-byte
+// boundary the kernels' vectors need) to the asynchronous entry. Returns
 // the exit status: 1 when the failure was reported (the synchronizing entry
 // point exits by itself), 2 when it went unnoticed.
 inline int plant(symm_runtime *rt, const std::string &fault,
@@ -214,8 +216,12 @@ inline int plant(symm_runtime *rt, const std::string &fault,
   } else if (fault == "async") {
     status = layer(true, 16, unmapped());
     if (status == 0) status = symm_stream_synchronize(rt, nullptr);
+  } else if (fault == "misaligned") {
+    status = layer(true, 16, input + 1);
+    if (status == 0) status = symm_stream_synchronize(rt, nullptr);
   } else {
-    std::fprintf(stderr, "unknown fault '%s' (sync, async, too-many-tokens)\n", fault.c_str());
+    std::fprintf(stderr, "unknown fault '%s' (sync, async, too-many-tokens, misaligned)\n",
+                 fault.c_str());
     return 2;
   }
   if (status != 0) {

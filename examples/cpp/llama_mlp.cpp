@@ -12,7 +12,7 @@
 //   c++ -O2 -std=c++17 -I runtime/include -I . examples/cpp/llama_mlp.cpp llama_mlp.o
 //       target/release/libsymm_runtime.a -lpthread -ldl -lm -o llama_mlp
 //   symm-launch -n 2 ./llama_mlp DIR [--tokens=1,16,128,2048] [--iterations=N]
-//                                    [--plant-fault=sync|async|too-many-tokens]
+//                                    [--plant-fault=sync|async|too-many-tokens|misaligned]
 //
 // Exit status 1 on a failed check (or a planted fault, by design).
 #include "llama_mlp.h"
@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
   symm_runtime *rt = join();
   if (dir.empty()) {
     std::fprintf(stderr, "usage: llama_mlp DIR [--tokens=M,...] [--iterations=N] "
-                         "[--plant-fault=sync|async|too-many-tokens]\n");
+                         "[--plant-fault=sync|async|too-many-tokens|misaligned]\n");
     return 2;
   }
   const int rank = symm_rank(rt), world = symm_world_size(rt);

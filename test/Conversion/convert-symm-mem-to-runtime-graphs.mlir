@@ -52,7 +52,11 @@ func.func @graphed(%out: memref<32x32xf32>) {
 func.func private @on_host(memref<16xf32, #cudagraph.host>)
 // CHECK-LABEL: func.func @roundtrip
 // CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[X:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[H:[^:]*]]: !llvm.ptr) -> !llvm.ptr
-// CHECK: %[[GO0:.*]] = call @symm_rt_graph_begin(%[[RT]], %[[M0:[^,]*]], %{{.*}}, %c2_i64)
+// Each buffer argument must start on a 16-byte boundary.
+// CHECK: call @symm_rt_check_aligned(%[[RT]], %[[X]], %c0_i64{{[_0-9]*}}, %[[SIXTEEN:c16_i64[_0-9]*]])
+// CHECK: call @symm_rt_check_aligned(%[[RT]], %[[W]], %c1_i64{{[_0-9]*}}, %{{c16_i64[_0-9]*}})
+// CHECK: call @symm_rt_check_aligned(%[[RT]], %[[H]], %c2_i64{{[_0-9]*}}, %{{c16_i64[_0-9]*}})
+// CHECK: %[[GO0:.*]] = call @symm_rt_graph_begin(%[[RT]], %[[M0:[^,]*]], %{{.*}}, %c2_i64{{[_0-9]*}})
 // CHECK: call @symm_rt_graph_buffer(%[[RT]], %{{.*}}, %c0_i64{{.*}}, %c64_i64{{.*}})
 // CHECK: call @symm_rt_graph_buffer(%[[RT]], %{{.*}}, %c1_i64{{.*}}, %c64_i64{{.*}})
 // CHECK: scf.if

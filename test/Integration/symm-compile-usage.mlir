@@ -43,13 +43,22 @@
 // the marker the runtime reads (symm-wait-for-prior-grids); sm_80 has no
 // griddepcontrol, and its kernels none of it.
 // DEFAULT-CHIP: .global .align 1 .u8 symm_waits_for_prior_grids = 1;
+// A single matmul's GEMV prefetches its weight's first lines into L2
+// before it waits (--no-matmul-prefetch: not); sm_80 prefetches nothing.
 // DEFAULT-CHIP: .entry symm_matmul_0_gemv1(
+// DEFAULT-CHIP: prefetch.global.L2
 // DEFAULT-CHIP: griddepcontrol.wait;
 // DEFAULT-CHIP: griddepcontrol.launch_dependents;
+// RUN: %symm-compile %s -o %t/n.o --emit=ptx --no-matmul-prefetch
+// RUN: FileCheck %s --check-prefix=NO-PREFETCH < %t/n.ptx
+// NO-PREFETCH: .entry symm_matmul_0_gemv1(
+// NO-PREFETCH-NOT: prefetch
+// NO-PREFETCH: griddepcontrol.wait;
 // RUN: %symm-compile %s -o %t/a.o --chip=sm_80 --emit=ptx
 // RUN: FileCheck %s --check-prefix=SM80 < %t/a.ptx
 // SM80: .target sm_80
 // SM80-NOT: griddepcontrol
+// SM80-NOT: prefetch
 // SM80-NOT: symm_waits_for_prior_grids
 // RUN: not %symm-compile %s --chip=sm_75 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
 // BAD-CHIP: error: invalid value 'sm_75' for '--chip <CHIP>': unknown chip 'sm_75': symm compiles for sm_80, {{.*}}sm_90a

@@ -25,7 +25,9 @@
 // streams in by 16-byte loads that skip L1, 4 in flight, into f32 FMAs.
 // Each thread loads its piece of the row once (16 bytes) and takes both
 // the statistic and the normalized elements from it (stored as 8 f32).
+// The pair prefetches nothing (its prefetches measured slower).
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
+// CHECK-NOT: nvvm.prefetch
 // CHECK-COUNT-4: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
 // CHECK: %[[PIECE:.*]] = scf.if %{{.*}} -> (vector<8xbf16>) {
 // CHECK-NEXT: llvm.getelementptr
@@ -60,15 +62,29 @@
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[WG:.*]]: memref<4096x7168xbf16>, %[[WU:.*]]: memref<4096x7168xbf16>, %[[ACT:.*]]: memref<?x7168xbf16>)
 // CHECK: memref.dim %[[X]]
 // CHECK: %[[M:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x4096xbf16>
-// CHECK-NEXT: %[[ROUNDS:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
-// CHECK: scf.for %[[ROUND:.*]] = %{{.*}} to %[[ROUNDS]] step %{{.*}} {
-// CHECK: %[[GENERATED:.*]] = symm_mem.kernel_variant site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]]) max_rows(16)
-// CHECK: scf.if %[[GENERATED]] {
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[X]]
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[WG]]
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[WU]]
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[ACT]]
 // CHECK-DAG: memref.extract_aligned_pointer_as_index %[[NORM]]
+// The kernels move 16-byte vectors: a call whose operands are not all
+// 16-byte aligned takes the library's branch, and is not measured.
+// CHECK: %[[LOW:.*]] = arith.andi %{{.*}}, %c15_i64 : i64
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[LOW]], %c0_i64 : i64
+// CHECK-NEXT: %[[ROUNDS:.*]] = scf.if %[[ALIGNED]] -> (index) {
+// CHECK-NEXT: %[[MEASURED:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
+// CHECK-NEXT: scf.yield %[[MEASURED]] : index
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[ONCE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: scf.yield %[[ONCE]] : index
+// CHECK: scf.for %[[ROUND:.*]] = %{{.*}} to %[[ROUNDS]] step %{{.*}} {
+// CHECK-NEXT: %[[GENERATED:.*]] = scf.if %[[ALIGNED]] -> (i1) {
+// CHECK-NEXT: %[[WAY:.*]] = symm_mem.kernel_variant site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]]) max_rows(16)
+// CHECK-NEXT: scf.yield %[[WAY]] : i1
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[LIBRARY:.*]] = arith.constant false
+// CHECK-NEXT: scf.yield %[[LIBRARY]] : i1
+// CHECK: scf.if %[[GENERATED]] {
 // One row takes the one-row GEMV, up to 16 the tensor-core GEMV, more
 // the tensor-core kernel.
 // CHECK: %[[ONE_ROW:.*]] = arith.cmpi ule, %[[ROWS:.*]], %c1_i64 : i64
@@ -90,7 +106,8 @@
 // CHECK: linalg.matmul ins(%{{.*}}, %[[WU]]
 // CHECK: linalg.generic
 // CHECK: }
-// CHECK: symm_mem.kernel_variant_end site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]])
+// CHECK: scf.if %[[ALIGNED]] {
+// CHECK-NEXT: symm_mem.kernel_variant_end site({{[0-9]+}}) rows(%[[M]]) round(%[[ROUND]])
 func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
                    %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
                    %act: memref<?x7168xbf16>) {
@@ -164,8 +181,12 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
 // CHECK: nvvm.mma.sync
 // Its one-row GEMV reads a slice's 3584 rows 2 at a time per thread, no
-// prologue; its row of `a` in 16-byte pieces, one per thread.
+// prologue; its row of `a` in 16-byte pieces, one per thread. First, the
+// lines of each thread's first 16 rows go towards L2 (two prefetches a
+// thread; symm-wait-for-prior-grids puts its wait after them).
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
+// CHECK-COUNT-2: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
 // CHECK-NOT: func.call
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
 // CHECK-NOT: func.call
@@ -173,7 +194,10 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>)
 // Its tensor-core GEMV reads the rows of `a` from global memory (no
 // prologue to stage them through), zero past the call's rows.
+// Its first 8 steps' lines go towards L2 first (4 prefetches a lane).
 // CHECK: gpu.func @symm_matmul_0_mma16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64) kernel
+// CHECK-COUNT-4: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
 // CHECK-NOT: gpu.shuffle
 // CHECK: scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: scf.if %{{.*}} -> (vector<2xi32>) {
@@ -185,7 +209,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // CHECK: %[[AS:.*]] = memref.reinterpret_cast %[[A]]
 // CHECK: %[[WS:.*]] = memref.reinterpret_cast %[[W]]
 // CHECK: %[[M:.*]] = memref.dim %[[AS]], %{{.*}} : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
-// CHECK-NEXT: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
+// CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}})

@@ -18,6 +18,15 @@ extern "C" {
  * op that does not describe its effects (a call). */
 MLIR_CAPI_EXPORTED bool symmValueMayBeWritten(MlirValue value);
 
+/* Whether `op` neither touches memory nor holds regions, by its
+ * memory-effect interface (an inline asm counts as touching memory, whatever
+ * it declares: its text may load). */
+MLIR_CAPI_EXPORTED bool symmOpIsEffectFreeValue(MlirOperation op);
+
+/* Whether `op` is `nvvm.prefetch` to L2: a hint that moves a line into L2
+ * and yields no value, so no value can depend on when it runs. */
+MLIR_CAPI_EXPORTED bool symmOpIsL2Prefetch(MlirOperation op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,9 @@ MLIR_CAPI_EXPORTED MlirAttribute symmNvvmCacheGlobalGet(MlirContext ctx);
 /* `#nvvm.ld_st_matrix_elt_type<b16>`. */
 MLIR_CAPI_EXPORTED MlirAttribute symmNvvmLdMatrixB16Get(MlirContext ctx);
 
+/* `#nvvm.prefetch_cache_level<L2>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmPrefetchL2Get(MlirContext ctx);
+
 /* `#nvvm.grid_dep_action<wait>`, or `<launch_dependents>`. */
 MLIR_CAPI_EXPORTED MlirAttribute symmNvvmGridDepActionGet(MlirContext ctx,
                                                           bool launchDependents);

@@ -3,6 +3,8 @@
 #include "symm-c/Effects.h"
 
 #include "mlir/CAPI/IR.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -50,4 +52,16 @@ bool symmValueMayBeWritten(MlirValue root) {
     }
   }
   return false;
+}
+
+bool symmOpIsEffectFreeValue(MlirOperation raw) {
+  Operation *op = unwrap(raw);
+  return op->getNumRegions() == 0 && !isa<LLVM::InlineAsmOp>(op) &&
+         isMemoryEffectFree(op);
+}
+
+bool symmOpIsL2Prefetch(MlirOperation raw) {
+  auto prefetch = dyn_cast<NVVM::PrefetchOp>(unwrap(raw));
+  return prefetch && prefetch.getCacheLevel() == NVVM::PrefetchCacheLevel::L2 &&
+         !prefetch.getTensormap();
 }

@@ -36,6 +36,11 @@ MlirAttribute symmNvvmCacheGlobalGet(MlirContext ctx) {
       unwrap(ctx), NVVM::LoadCacheModifierKind::CG)));
 }
 
+MlirAttribute symmNvvmPrefetchL2Get(MlirContext ctx) {
+  return wrap(Attribute(NVVM::PrefetchCacheLevelAttr::get(
+      unwrap(ctx), NVVM::PrefetchCacheLevel::L2)));
+}
+
 MlirAttribute symmNvvmGridDepActionGet(MlirContext ctx, bool launchDependents) {
   return wrap(Attribute(NVVM::GridDepActionKindAttr::get(
       unwrap(ctx), launchDependents ? NVVM::GridDepActionKind::launch_dependents

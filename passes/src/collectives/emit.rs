@@ -176,6 +176,9 @@ impl<'c> Emitter<'c> {
     pub fn and(&self, a: Val, b: Val) -> Val {
         self.one(arith::andi(value(a), value(b), self.loc))
     }
+    pub fn or(&self, a: Val, b: Val) -> Val {
+        self.one(arith::ori(value(a), value(b), self.loc))
+    }
     pub fn cmp(&self, predicate: CmpiPredicate, a: Val, b: Val) -> Val {
         self.one(arith::cmpi(
             self.ctx,

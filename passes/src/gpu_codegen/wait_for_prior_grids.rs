@@ -6,10 +6,14 @@
 //! kernel's blocks may be scheduled while the grid before it drains, and
 //! its launch and ramp overlap that grid's tail instead of following it.
 //!
-//! The wait is each kernel's first op, so nothing a kernel does precedes
-//! it: every memory access keeps the stream's order, exactly as with an
-//! ordinary launch, whichever grid came before (ours, cuBLAS's, the
-//! user's). What changes is only when the blocks get resident: kernels
+//! The wait precedes every memory access of the kernel, so each keeps the
+//! stream's order, exactly as with an ordinary launch, whichever grid came
+//! before (ours, cuBLAS's, the user's). Only L2 prefetches may come before
+//! it (with the arithmetic that computes their addresses), when a kernel
+//! opens with them: a prefetch yields no value and L2 is where the prior
+//! grid's writes land, so no value read later can depend on it; the
+//! generated GEMVs start their weight's first lines towards L2 that way
+//! while the grid before them drains. What changes is only when the blocks get resident: kernels
 //! that signal `griddepcontrol.launch_dependents` (the generated GEMVs,
 //! once their loop is done) let the next grid's blocks be placed and wait
 //! while they finish. The pass runs only for chips with `griddepcontrol`
@@ -74,12 +78,37 @@ impl SymmPass for WaitForPriorGrids {
     }
 }
 
-/// `griddepcontrol.wait` as the first op of the kernel's entry block
-/// (which holds at least its `gpu.return`).
+/// Whether `op` touches no memory and holds no regions.
+fn is_effect_free_value(op: Op) -> bool {
+    // SAFETY: a live op.
+    unsafe { symm_dialects::ffi::symmOpIsEffectFreeValue(op.raw()) }
+}
+
+/// Whether `op` is an L2 prefetch.
+fn is_l2_prefetch(op: Op) -> bool {
+    // SAFETY: a live op.
+    unsafe { symm_dialects::ffi::symmOpIsL2Prefetch(op.raw()) }
+}
+
+/// `griddepcontrol.wait` first in the kernel's entry block (which holds at
+/// least its `gpu.return`), or right after the L2 prefetches it opens
+/// with: the op after the last prefetch of the entry's leading run of
+/// prefetches and effect-free ops.
 fn wait_first(kernel: Op, entry: Blk) {
-    let Some(first) = entry.first_op() else {
+    let Some(mut first) = entry.first_op() else {
         return;
     };
+    let mut op = Some(first);
+    while let Some(current) = op {
+        let prefetch = is_l2_prefetch(current);
+        if !prefetch && !is_effect_free_value(current) {
+            break;
+        }
+        op = current.next();
+        if prefetch && let Some(next) = op {
+            first = next;
+        }
+    }
     Emitter::build_before(first, kernel, |e| {
         e.grid_dependency(false);
     });

@@ -65,6 +65,15 @@ pub struct GemvTile {
     /// Rows of `a` the kernel takes (calls of up to this many rows; 8 or
     /// 16 on the tensor cores).
     pub rows: u64,
+    /// The thread's first loads (16-row steps on the tensor cores) whose
+    /// lines the kernel prefetches into L2 before it waits for the grids
+    /// before it (`symm-wait-for-prior-grids`): launched early, the kernel
+    /// starts its weight's stream while the grid before it drains. On one
+    /// H200 the single matmuls gain (the down projection after the pair,
+    /// M = 1: 16.6 to 14.4 µs of its kernel, the block 45.6 to 44.3 µs);
+    /// the pairs lose (M = 2..16: 0.7-1.5 µs), so they take none
+    /// (bench/results/2026-11-26-session7-prefetch-h200.md).
+    pub prefetch: u64,
 }
 
 impl GemvTile {
@@ -77,6 +86,7 @@ impl GemvTile {
         k_groups: 64,
         unroll: 4,
         rows: 1,
+        prefetch: 0,
     };
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -84,6 +94,7 @@ impl GemvTile {
         k_groups: 64,
         unroll: 2,
         rows: 1,
+        prefetch: 16,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -93,6 +104,7 @@ impl GemvTile {
         k_groups: 32,
         unroll: 8,
         rows: 4,
+        prefetch: 0,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -100,6 +112,7 @@ impl GemvTile {
         k_groups: 64,
         unroll: 4,
         rows: 4,
+        prefetch: 0,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -110,6 +123,7 @@ impl GemvTile {
         k_groups: 8,
         unroll: 2,
         rows: 16,
+        prefetch: 0,
     };
     pub const SINGLE_MMA: GemvTile = GemvTile {
         engine: Engine::TensorCores,
@@ -117,6 +131,7 @@ impl GemvTile {
         k_groups: 16,
         unroll: 2,
         rows: 16,
+        prefetch: 8,
     };
 
     fn pieces(&self, weights: u64) -> u64 {
@@ -352,6 +367,25 @@ impl Gemv<'_, '_> {
         )
     }
 
+    /// The tiling's prefetched loads where the kernel is launched early
+    /// (`grid_dependency`: sm_90 and up); none elsewhere, where it would
+    /// only delay the loads themselves.
+    pub(super) fn prefetch(&self) -> u64 {
+        if self.k.grid_dependency {
+            self.tile.prefetch
+        } else {
+            0
+        }
+    }
+
+    /// Prefetches into L2 the line of `weight` that holds `(row, column)`
+    /// (both inside the weight).
+    pub(super) fn prefetch_weight(&self, e: &Emitter, weight: Val, row: Val, column: Val) {
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let at = e.add(e.mul(row, self.c(self.k.n)), column);
+        e.prefetch_l2(e.gep(weight, at, bf16));
+    }
+
     /// The call's operands at this block's split-K slice (`gpu.block_id
     /// y`): each moves by its slice stride.
     pub(super) fn operands(&self) -> Operands {
@@ -412,6 +446,24 @@ impl Gemv<'_, '_> {
             let row = e.add(e.mul(i, self.c(tile.k_groups)), group);
             self.weight_piece(e, weight, (row, column), exact)
         };
+        // The lines of the first `prefetch` rows towards L2, before the
+        // wait for the grids before (no value depends on them). A line
+        // holds the pieces of 8 threads: thread q of a line (its piece
+        // within it) prefetches row i = 8 j + q of the thread's rows.
+        let per_line = MMA_COLUMNS / PIECE;
+        let q = e.rem(piece, self.c(per_line));
+        let line = e.min(
+            e.sub(column, e.mul(q, self.c(PIECE))),
+            self.c(k.n.saturating_sub(PIECE)),
+        );
+        for j in 0..self.prefetch().div_ceil(per_line) {
+            let i = e.add(self.c(j * per_line), q);
+            let row = e.min(
+                e.add(e.mul(i, self.c(tile.k_groups)), group),
+                self.c(k.k - 1),
+            );
+            self.prefetch_weight(e, weight, row, line);
+        }
         // The first loads are in flight while the row of `a` is prepared.
         let first: Vec<Val> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();
         self.prepare_rows(m, a, row_of_a, statistics, threads);

@@ -8,13 +8,13 @@ use super::{KERNEL_MODULE, Planned};
 use crate::collectives::emit::{Emitter, value};
 use crate::ir::{Blk, Val};
 use melior::{
-    dialect::{ods, scf},
+    dialect::{arith::CmpiPredicate, ods, scf},
     ir::{Block, Region, RegionLike, attribute::IntegerAttribute},
 };
 use symm_dialects::symm_mem;
 
-/// The address of `memref`'s first element as `!llvm.ptr`.
-fn pointer(e: &Emitter, memref: Val) -> Val {
+/// The address of `memref`'s first element as an i64.
+fn address(e: &Emitter, memref: Val) -> Val {
     let index = e.one(
         ods::memref::extract_aligned_pointer_as_index(e.ctx, e.index(), value(memref), e.loc)
             .into(),
@@ -26,7 +26,25 @@ fn pointer(e: &Emitter, memref: Val) -> Val {
     {
         address = e.add(address, e.c64(offset * bytes as i64));
     }
+    address
+}
+
+/// An address as `!llvm.ptr`.
+fn pointer(e: &Emitter, address: Val) -> Val {
     e.one(ods::llvm::inttoptr(e.ctx, e.ptr(), value(address), e.loc).into())
+}
+
+/// Whether every address is a multiple of `symm_protocol::VECTOR_ALIGNMENT`
+/// (an i1).
+fn all_aligned(e: &Emitter, addresses: &[Val]) -> Val {
+    let Some((first, rest)) = addresses.split_first() else {
+        return e.constant(e.int_type(1), 1);
+    };
+    let any = rest.iter().fold(*first, |any, a| e.or(any, *a));
+    // The entry point checks its arguments; a view inside the program may
+    // still start mid-vector.
+    let low = e.and(any, e.c64(symm_protocol::VECTOR_ALIGNMENT as i64 - 1));
+    e.cmp(CmpiPredicate::Eq, low, e.c64(0))
 }
 
 /// `memref.dim %memref, dim` as an index.
@@ -40,7 +58,9 @@ fn rows(e: &Emitter, memref: Val, dim: usize) -> Val {
 }
 
 /// Replaces the group's ops with the measured choice between the kernel
-/// and themselves.
+/// and themselves. A call whose operands are not all 16-byte aligned (a
+/// view that starts mid-vector) runs the library's branch without
+/// measuring: the kernels' vector loads would fault on it.
 pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
     let ops = p.group.ops();
     let Some(last) = ops.last().copied() else {
@@ -56,26 +76,42 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
         let site_attr = IntegerAttribute::new(i64, site);
         let max_attr = IntegerAttribute::new(i64, max_rows as i64);
         let m = rows(e, p.a, p.rows_dim);
-        let rounds = e.one(
-            symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc).into(),
+        let (args, addresses) = arguments(e, p, m);
+        let aligned = all_aligned(e, &addresses);
+        let rounds = e.choose(
+            aligned,
+            e.index(),
+            |e| {
+                e.one(
+                    symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc)
+                        .into(),
+                )
+            },
+            |e| e.c_index(1),
         );
         e.for_range(e.c_index(0), rounds, e.c_index(1), |e, round| {
-            let generated = e.one(
-                symm_mem::kernel_variant(
-                    context,
-                    e.int_type(1),
-                    value(m),
-                    value(round),
-                    site_attr,
-                    max_attr,
-                    loc,
-                )
-                .into(),
+            let generated = e.choose(
+                aligned,
+                e.int_type(1),
+                |e| {
+                    e.one(
+                        symm_mem::kernel_variant(
+                            context,
+                            e.int_type(1),
+                            value(m),
+                            value(round),
+                            site_attr,
+                            max_attr,
+                            loc,
+                        )
+                        .into(),
+                    )
+                },
+                |e| e.constant(e.int_type(1), 0),
             );
             // The kernel's branch.
             let then_block = Block::new(&[]);
             let then = e.into_block(Blk::from(&then_block));
-            let args = arguments(&then, p, m);
             choose_kernel(&then, p, &args, &p.gemv);
             then.push(scf::r#yield(&[], loc));
             // The library's branch: the group's ops move here.
@@ -94,10 +130,12 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
                 else_region,
                 loc,
             ));
-            e.push(
-                symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc)
-                    .into(),
-            );
+            e.when(aligned, |e| {
+                e.push(
+                    symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc)
+                        .into(),
+                );
+            });
         });
     });
     if let Some(library) = library_block
@@ -135,17 +173,25 @@ fn choose_kernel(e: &Emitter, p: &Planned, args: &[Val], gemvs: &[super::gemv::G
     );
 }
 
-/// The kernels' arguments (every kernel of a group takes the same).
-fn arguments(e: &Emitter, p: &Planned, m: Val) -> Vec<Val> {
-    let mut args = vec![pointer(e, p.a)];
-    args.extend(p.weights.iter().map(|w| pointer(e, *w)));
-    args.push(pointer(e, p.out));
+/// The kernels' arguments (every kernel of a group takes the same), and
+/// the addresses of the memrefs among them.
+fn arguments(e: &Emitter, p: &Planned, m: Val) -> (Vec<Val>, Vec<Val>) {
+    let a = address(e, p.a);
+    let weights: Vec<Val> = p.weights.iter().map(|w| address(e, *w)).collect();
+    let out = address(e, p.out);
+    let columns: Vec<Val> = p.columns.iter().map(|c| address(e, *c)).collect();
+    let mut args = vec![pointer(e, a)];
+    args.extend(weights.iter().map(|w| pointer(e, *w)));
+    args.push(pointer(e, out));
     args.push(e.cast(m, e.i64()));
     if let Some(init) = p.init {
         args.push(init);
     }
-    args.extend(p.columns.iter().map(|c| pointer(e, *c)));
-    args
+    args.extend(columns.iter().map(|c| pointer(e, *c)));
+    let mut addresses = vec![a, out];
+    addresses.extend(weights);
+    addresses.extend(columns);
+    (args, addresses)
 }
 
 /// `gpu.launch_func` of one of the planned kernels on its grid, with its

@@ -120,6 +120,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"prefetch",
+            c"With launch-dependents, the single matmuls' GEMVs prefetch their weight's first lines into L2 before they wait for the grids before them",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
             c"mma-gemv",
             c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
             OptionKind::Bool,
@@ -226,6 +232,14 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
             ],
         )?;
         Ok(tile)
+    };
+    let prefetch = options.flag("prefetch");
+    let with_options = |default: GemvTile, prefix: &str| -> Result<GemvTile, PassError> {
+        let tile = with_options(default, prefix)?;
+        Ok(GemvTile {
+            prefetch: if prefetch { tile.prefetch } else { 0 },
+            ..tile
+        })
     };
     let kinds = |one: GemvTile, few: GemvTile, mma: GemvTile| -> Result<Vec<GemvTile>, PassError> {
         let mut tiles = Vec::new();
@@ -527,7 +541,7 @@ fn describe(planned: &Planned) -> String {
         })
         .collect();
     format!(
-        "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows){gemv}, chosen against cuBLAS by measurement for up to {} rows",
+        "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows){gemv}, chosen against cuBLAS by measurement for up to {} rows whose operands are 16-byte aligned (others take cuBLAS)",
         k.name,
         k.tile.threads(),
         k.tile.shared_bytes(k.weights),

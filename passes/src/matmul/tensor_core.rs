@@ -63,6 +63,9 @@ pub trait TensorCore<'c> {
     /// flight: 30.8 against 32.7 µs for the probe's GEMV pair
     /// (bench/gemv_probe/fma_gemv.cu, LOAD_MODE).
     fn load_streaming_16(&self, ptr: Val, ty: Type<'c>) -> Val;
+    /// `prefetch.global.L2`: the line holding global `ptr` moves into L2,
+    /// with no register waiting for it.
+    fn prefetch_l2(&self, ptr: Val);
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: returns the
     /// four f32 accumulators.
     fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4];
@@ -205,6 +208,15 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
             words = self.insert(words, self.member(loaded, i, i32), i as u64);
         }
         self.reinterpret(words, ty)
+    }
+
+    fn prefetch_l2(&self, ptr: Val) {
+        let global = self.to_global(ptr);
+        let op = nvvm::PrefetchOperation::builder(self.ctx, self.loc)
+            .addr(value(global))
+            .cache_level(attributes::nvvm_prefetch_l2(self.ctx))
+            .build();
+        self.push(op.into());
     }
 
     fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4] {

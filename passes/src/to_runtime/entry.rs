@@ -96,7 +96,10 @@ pub fn split_async(
 /// the argument. Memrefs of dynamic leading size (the token count) share
 /// one `index` argument before them (inserted at `first`), checked against
 /// the bound the function declares, so each becomes a memref of that many
-/// rows. A memref the function returns is returned as its pointer too.
+/// rows. Each pointer is checked to start on a `VECTOR_ALIGNMENT` boundary
+/// (the kernels move 16-byte vectors): a view that starts mid-vector is an
+/// error of the call, not a misaligned-address fault in a kernel. A memref
+/// the function returns is returned as its pointer too.
 pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), PassError> {
     let Some(entry) = function.entry_block() else {
         return Ok(());
@@ -144,6 +147,9 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
         let ty = arg.ty();
         let uses = arg.uses();
         arg.set_ty(ptr);
+        let index = host.int(64, (i - first) as i64);
+        let alignment = host.int(64, symm_protocol::VECTOR_ALIGNMENT as i64);
+        host.call(&abi::CHECK_ALIGNED, &[arg, index, alignment]);
         let sizes: Vec<Val> = if ty.has_static_shape() {
             Vec::new()
         } else {

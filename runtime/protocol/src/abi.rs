@@ -136,6 +136,8 @@ runtime_calls! {
     CHECK_WORLD = "symm_rt_check_world"(Ptr, I64);
     /// The call's token count against the function's bound.
     CHECK_TOKENS = "symm_rt_check_tokens"(Ptr, I64, I64);
+    /// A buffer argument's address (argument index, alignment in bytes).
+    CHECK_ALIGNED = "symm_rt_check_aligned"(Ptr, Ptr, I64, I64);
     ALLOC = "symm_rt_alloc"(Ptr, I64) -> Ptr;
     FREE = "symm_rt_free"(Ptr, Ptr);
     COPY = "symm_rt_copy"(Ptr, Ptr, Ptr, I64);

@@ -35,6 +35,13 @@ pub mod library;
 /// that the runtime may launch them with programmatic dependent launch.
 pub const WAITS_FOR_PRIOR_GRIDS: &str = "symm_waits_for_prior_grids";
 
+/// The alignment, in bytes, of every buffer a compiled program takes: its
+/// kernels (the generated matmuls, the collectives, the row kernels) move
+/// 16-byte vectors. An entry point refuses an argument off this boundary,
+/// and a generated matmul whose operands are off it (a view inside the
+/// program) runs the library's kernels instead.
+pub const VECTOR_ALIGNMENT: u64 = 16;
+
 /// Most ranks a group can have for the signal-pad kernels (one NVLink domain).
 pub const MAX_WORLD: usize = 8;
 /// Most thread blocks of a signal-pad kernel, i.e. channels of a pad.

@@ -251,6 +251,20 @@ pub unsafe extern "C" fn symm_rt_check_tokens(runtime: *mut SymmRuntime, tokens:
     })
 }
 
+/// Checks that buffer argument `index` starts on an `alignment`-byte
+/// boundary.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_check_aligned(
+    runtime: *mut SymmRuntime,
+    pointer: *mut c_void,
+    index: i64,
+    alignment: i64,
+) {
+    run("checking the arguments", runtime, |s| {
+        s.check_aligned(address(pointer), index, alignment)
+    })
+}
+
 /// Regular device memory, ordered on the runtime's stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_alloc(runtime: *mut SymmRuntime, bytes: i64) -> *mut c_void {
@@ -539,6 +553,10 @@ mod abi_tests {
             (
                 "symm_rt_check_tokens",
                 of(symm_rt_check_tokens as unsafe extern "C" fn(_, _, _)),
+            ),
+            (
+                "symm_rt_check_aligned",
+                of(symm_rt_check_aligned as unsafe extern "C" fn(_, _, _, _)),
             ),
             (
                 "symm_rt_alloc",

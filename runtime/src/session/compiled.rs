@@ -255,6 +255,22 @@ impl Session {
         Ok(())
     }
 
+    /// Checks that buffer argument `index` of a call (counted as in the
+    /// entry point's signature, from 0) starts on an `alignment`-byte
+    /// boundary.
+    pub fn check_aligned(&self, address: u64, index: i64, alignment: i64) -> Result<()> {
+        let alignment = u64::try_from(alignment).unwrap_or(1).max(1);
+        if address.is_multiple_of(alignment) {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "buffer argument #{index} is at {address:#x}, which is not a multiple of \
+             {alignment} bytes: the compiled program's kernels move {alignment}-byte vectors, \
+             so every buffer must start on such a boundary (pass a copy of a view that starts \
+             inside a row)"
+        )))
+    }
+
     /// Checks a call's token count against the largest the program was
     /// compiled for, and (once per count) that every rank passes it.
     pub fn check_tokens(&mut self, tokens: i64, max: i64) -> Result<()> {

@@ -54,6 +54,8 @@ pub struct Args {
     /// 0: each kind's default), or `None` when it is off.
     pub matmul_mma_gemv: Option<[u64; 3]>,
     pub matmul_mma_gemv_rows: u64,
+    /// The single matmuls' GEMVs prefetch their first weight lines.
+    pub matmul_prefetch: bool,
     pub split_k_slices: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
@@ -161,6 +163,10 @@ struct Cli {
     /// run the tensor-core kernel.
     #[arg(long)]
     no_matmul_mma_gemv: bool,
+    /// The single matmuls' GEMVs do not prefetch their weight's first lines
+    /// into L2 before waiting for the grid before them (sm_90 and up).
+    #[arg(long)]
+    no_matmul_prefetch: bool,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -240,6 +246,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
             "--matmul-mma-gemv",
         )?,
         matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
+        matmul_prefetch: !cli.no_matmul_prefetch,
         split_k_slices: cli.split_k_slices,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,

@@ -46,11 +46,12 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} {gemv}}},gpu.module(inline),\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         waits = args.chip.has_grid_dependency(),
+        prefetch = args.matmul_prefetch,
         lamport = args.lamport_max_bytes,
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,
