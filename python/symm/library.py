@@ -79,7 +79,7 @@ class Entry:
     def _enqueue(self, handle, stream, converted):
         status = self.function(handle, ctypes.c_void_p(stream.cuda_stream), *converted)
         if status != 0:
-            raise SymmError(f"{self.spec.name}: {self.library.runtime().last_error()}")
+            raise SymmError(f"{self.spec.name}: {self.library.runtime().take_failure()}")
 
 
 def _fake(args):

@@ -78,6 +78,8 @@ class Runtime:
         self.lib.symm_last_error.restype = ctypes.c_char_p
         self.lib.symm_init.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
         self.lib.symm_finalize.argtypes = [ctypes.c_void_p]
+        self.lib.symm_status.argtypes = [ctypes.c_void_p]
+        self.lib.symm_status.restype = ctypes.c_int
         port = _store_port()
         if port is not None:
             os.environ["SYMM_STORE_PORT"] = str(port)
@@ -92,6 +94,14 @@ class Runtime:
     def last_error(self):
         message = self.lib.symm_last_error()
         return message.decode(errors="replace") if message else "unknown error"
+
+    def take_failure(self):
+        """The message of the asynchronous call that just failed, taken from
+        the runtime (symm_status): the exception that carries it reports it,
+        and the next call runs again, as after a C caller's symm_status."""
+        message = self.last_error()
+        self.lib.symm_status(self.handle)
+        return message
 
     def close(self):
         if getattr(self, "handle", None):
@@ -162,7 +172,7 @@ class Layer:
     def _run(self, stream, converted):
         status = self.function(self.runtime.handle, ctypes.c_void_p(stream.cuda_stream), *converted)
         if status != 0:
-            raise SymmError(f"{self.entry}: {self.runtime.last_error()}")
+            raise SymmError(f"{self.entry}: {self.runtime.take_failure()}")
 
 
 _PROCESS_RUNTIME = None

@@ -7,11 +7,20 @@
 //! pays at decode sizes; cuBLAS wins as the rows grow. So each (site, row
 //! count) is timed on its first call outside a CUDA-graph capture (the
 //! compiled entry points run a row count's first call eagerly): the site's
-//! work runs `ROUNDS` times, taking turns, with events around each round,
-//! and the faster way is kept for the process (the first round of each way
-//! warms up and is not counted). The work overwrites its outputs from its
-//! inputs, so the extra rounds change nothing. `SYMM_LOG=info` prints each
-//! decision.
+//! work runs `ROUNDS` times, in blocks of `REPEATS` back-to-back rounds of
+//! one way, the ways taking turns, with events around each block; the
+//! faster way is kept for the process (the first block of each way warms
+//! up and is not counted). A block times a way as the layer runs it, after
+//! other work: a generated GEMV is launched while the kernel before it
+//! drains and prefetches its first weight lines meanwhile
+//! (`symm-wait-for-prior-grids`), which a round timed alone between two
+//! events cannot show (on 2x H200 the down projection at 4 to 16 rows was
+//! timed slower than cuBLAS that way and ran the layer 3.7-4.1 µs faster:
+//! bench/results/2026-11-26-session7-h200.md). The work overwrites its
+//! outputs from its inputs, so the extra rounds change nothing. The ranks
+//! then share their times and each way counts at its slowest rank's (a
+//! tensor-parallel layer waits for the slowest), so every rank takes the
+//! same way. `SYMM_LOG=info` prints each decision.
 //!
 //! `SYMM_MATMUL=generated` or `=library` forces a way (reproducible runs,
 //! no measurement); `=measured` is the default.
@@ -33,9 +42,13 @@ pub type Policy = Choice<Way>;
 
 pub const POLICY_ENV: &str = "SYMM_MATMUL";
 
-/// Rounds of a measurement: the ways take turns, the generated one first.
-pub const ROUNDS: i64 = 8;
-/// Rounds at the start that only warm up.
+/// Back-to-back rounds of one way, timed together.
+pub const REPEATS: i64 = 3;
+/// Blocks of a measurement: the ways take turns, the generated one first.
+const BLOCKS: i64 = 6;
+/// Rounds of a measurement.
+pub const ROUNDS: i64 = BLOCKS * REPEATS;
+/// Blocks at the start that only warm up.
 const WARM_UP: i64 = 2;
 
 /// The ways' names in `SYMM_MATMUL`.
@@ -47,50 +60,86 @@ impl Policy {
     }
 }
 
-/// The way of round `round` while measuring.
-pub fn way_of_round(round: i64) -> Way {
-    if round % 2 == 0 {
+/// The way of block `block` while measuring.
+pub fn way_of_block(block: i64) -> Way {
+    if block % 2 == 0 {
         Way::Generated
     } else {
         Way::Library
     }
 }
 
-/// How much faster than the library the generated kernel must measure to
-/// be taken. The rounds run eagerly, launches included, while the calls
-/// that follow mostly replay CUDA graphs: near a tie the order can flip
-/// there. On 2x H200 a 4-row down projection measured 19.4 against 19.7 µs
-/// eagerly and ran 18.3 against cuBLAS's 16.5 in a graph
-/// (bench/results/2026-11-26-gemv-h200x2.md); a tie goes to the library.
+/// The way of round `round` while measuring.
+pub fn way_of_round(round: i64) -> Way {
+    way_of_block(round / REPEATS)
+}
+
+/// How much faster than the library the generated tensor-core kernel (calls
+/// of more than `GEMV_MAX_ROWS` rows) must measure to be taken. The rounds
+/// run eagerly, launches included, while the calls that follow mostly
+/// replay CUDA graphs: near a tie the order can flip there; a tie goes to
+/// the library.
 pub const GENERATED_MARGIN: f64 = 0.03;
 
-/// The faster way from the rounds' times (µs, per round index), the warm-up
-/// rounds left out: the generated kernel only when it is faster by
-/// `GENERATED_MARGIN`; the library when a way has no time.
-pub fn faster(times: &[(i64, f64)]) -> (Way, f64, f64) {
+/// How much slower than the library a generated GEMV (calls of up to
+/// `GEMV_MAX_ROWS` rows) may measure and still be taken. In the layer it
+/// launches while the kernel before it drains and prefetches its first
+/// weight lines meanwhile; timed in blocks of its own launches that gain
+/// is mostly hidden (its blocks fill the SMs the next launch would take).
+/// On 2x H200 the down projection at 16 rows measured 18.5-18.7 against
+/// cuBLAS's 18.1-18.4 µs (1-3% slower, from process to process) and ran
+/// the MLP block in 53.5-55.5 against 57.0-59.0 µs with cuBLAS
+/// (bench/results/2026-11-26-session7-h200.md); o_proj (K = 2048), which
+/// follows no GEMV, measured 9-45% slower and keeps cuBLAS.
+pub const EARLY_LAUNCH_CREDIT: f64 = 0.05;
+
+/// Each way's best time (µs per round) from the blocks' times (per block
+/// index), the warm-up blocks left out; infinite for a way without one.
+pub fn best_times(times: &[(i64, f64)]) -> (f64, f64) {
     let best = |way: Way| {
         times
             .iter()
-            .filter(|(round, _)| *round >= WARM_UP && way_of_round(*round) == way)
+            .filter(|(block, _)| *block >= WARM_UP && way_of_block(*block) == way)
             .map(|(_, us)| *us)
             .fold(f64::INFINITY, f64::min)
     };
-    let (generated, library) = (best(Way::Generated), best(Way::Library));
-    let way = if generated < library * (1.0 - GENERATED_MARGIN) {
+    (best(Way::Generated), best(Way::Library))
+}
+
+/// The way to take from the ways' times at `rows` rows: a generated GEMV
+/// unless it is slower by `EARLY_LAUNCH_CREDIT`, the tensor-core kernel
+/// only when it is faster by `GENERATED_MARGIN`; the library when a way
+/// has no time.
+pub fn faster(generated: f64, library: f64, rows: i64) -> Way {
+    let gemv = u64::try_from(rows).is_ok_and(|rows| rows <= symm_protocol::GEMV_MAX_ROWS);
+    let factor = if gemv {
+        1.0 + EARLY_LAUNCH_CREDIT
+    } else {
+        1.0 - GENERATED_MARGIN
+    };
+    if generated < library * factor {
         Way::Generated
     } else {
         Way::Library
-    };
-    (way, generated, library)
+    }
+}
+
+/// A site's measurement, done on this rank: its best times (µs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timed {
+    pub site: i64,
+    pub rows: i64,
+    pub generated: f64,
+    pub library: f64,
 }
 
 type Key = (i64, i64);
 
-/// A site being measured: the round in progress and the times so far.
+/// A site being measured: the block in progress and the times so far.
 #[derive(Default)]
 struct Measuring {
     started: Option<(i64, Event)>,
-    rounds: Vec<(i64, Event, Event)>,
+    blocks: Vec<(i64, Event, Event)>,
 }
 
 /// The policy and what each (site, rows) decided.
@@ -141,9 +190,11 @@ impl KernelChoices {
             return Ok(way);
         }
         if let Some(measuring) = self.measuring.get_mut(&(site, rows)) {
-            let start = Event::new()?;
-            start.record(stream)?;
-            measuring.started = Some((round, start));
+            if round % REPEATS == 0 {
+                let start = Event::new()?;
+                start.record(stream)?;
+                measuring.started = Some((round / REPEATS, start));
+            }
             return Ok(way_of_round(round));
         }
         Ok(self
@@ -153,42 +204,72 @@ impl KernelChoices {
             .unwrap_or(Way::Library))
     }
 
-    /// Ends `round`'s timing; after the last round, decides.
-    pub fn variant_end(&mut self, (site, rows): Key, round: i64, stream: &Stream) -> Result<()> {
+    /// Ends `round`; at the end of its block, the block's timing; after
+    /// the last round, this rank's times, for `decide` once the ranks
+    /// shared them.
+    pub fn variant_end(
+        &mut self,
+        (site, rows): Key,
+        round: i64,
+        stream: &Stream,
+    ) -> Result<Option<Timed>> {
         let Some(measuring) = self.measuring.get_mut(&(site, rows)) else {
-            return Ok(());
+            return Ok(None);
         };
+        if round % REPEATS != REPEATS - 1 {
+            return Ok(None);
+        }
         let Some((started, start)) = measuring.started.take() else {
-            return Ok(());
+            return Ok(None);
         };
-        if started != round {
+        if started != round / REPEATS {
             return Err(Error::InvalidArgument(format!(
-                "matmul site {site:#x}: round {round} ended, but round {started} started"
+                "matmul site {site:#x}: round {round} ended block {}, but block {started} started",
+                round / REPEATS
             )));
         }
         let end = Event::new()?;
         end.record(stream)?;
-        measuring.rounds.push((round, start, end));
+        measuring.blocks.push((started, start, end));
         if round + 1 < ROUNDS {
-            return Ok(());
+            return Ok(None);
         }
         let Some(measuring) = self.measuring.remove(&(site, rows)) else {
-            return Ok(());
+            return Ok(None);
         };
         let mut times = Vec::new();
-        for (round, start, end) in &measuring.rounds {
-            times.push((*round, f64::from(start.elapsed_ms(end)?) * 1000.0));
+        for (block, start, end) in &measuring.blocks {
+            let us = f64::from(start.elapsed_ms(end)?) * 1000.0;
+            times.push((*block, us / REPEATS as f64));
         }
-        let (way, generated, library) = faster(&times);
+        let (generated, library) = best_times(&times);
+        Ok(Some(Timed {
+            site,
+            rows,
+            generated,
+            library,
+        }))
+    }
+
+    /// Decides a measured site from its times (each way's slowest over the
+    /// ranks, `ranks` of them).
+    pub fn decide(&mut self, timed: Timed, ranks: usize) -> Way {
+        let Timed {
+            site,
+            rows,
+            generated,
+            library,
+        } = timed;
+        let way = faster(generated, library, rows);
         tracing::info!(
-            "matmul site {site:#x}, {rows} rows: generated kernel {generated:.1} us, library (cuBLAS) {library:.1} us: takes the {}",
+            "matmul site {site:#x}, {rows} rows: generated kernel {generated:.1} us, library (cuBLAS) {library:.1} us (the slowest of {ranks} rank(s)): takes the {}",
             match way {
                 Way::Generated => "generated kernel",
                 Way::Library => "library",
             }
         );
         self.decided.insert((site, rows), way);
-        Ok(())
+        way
     }
 }
 
@@ -214,8 +295,26 @@ mod tests {
     }
 
     #[test]
+    fn rounds_run_in_blocks_of_one_way() {
+        let ways: Vec<Way> = (0..ROUNDS).map(way_of_round).collect();
+        for (block, rounds) in ways.chunks(REPEATS as usize).enumerate() {
+            let way = way_of_block(block as i64);
+            assert!(
+                rounds.iter().all(|w| *w == way),
+                "block {block}: {rounds:?}"
+            );
+        }
+        assert_eq!(way_of_round(0), Way::Generated);
+        assert_eq!(way_of_round(REPEATS), Way::Library);
+        // Each way has timed blocks after its warm-up.
+        for way in [Way::Generated, Way::Library] {
+            assert!((WARM_UP..BLOCKS).any(|b| way_of_block(b) == way));
+        }
+    }
+
+    #[test]
     fn the_faster_way_wins_without_its_warm_up() {
-        // Round 0 (generated, warm-up) is slow and must not count.
+        // Block 0 (generated, warm-up) is slow and must not count.
         let times = [
             (0, 900.0),
             (1, 60.0),
@@ -224,18 +323,39 @@ mod tests {
             (4, 47.0),
             (5, 59.0),
         ];
-        let (way, generated, library) = faster(&times);
-        assert_eq!(way, Way::Generated);
+        let (generated, library) = best_times(&times);
         assert_eq!((generated, library), (45.0, 59.0));
-        let (way, ..) = faster(&[(0, 1.0), (1, 2.0), (2, 70.0), (3, 60.0)]);
-        assert_eq!(way, Way::Library);
-        // No timed round of a way: the library.
-        assert_eq!(faster(&[(0, 1.0), (1, 2.0)]).0, Way::Library);
-        // Within the margin, a tie: the library.
-        let near = [(0, 1.0), (1, 1.0), (2, 19.4), (3, 19.7)];
-        assert_eq!(faster(&near).0, Way::Library);
-        let clear = [(0, 1.0), (1, 1.0), (2, 19.0), (3, 19.7)];
-        assert_eq!(faster(&clear).0, Way::Generated);
+        assert_eq!(faster(generated, library, 32), Way::Generated);
+        let (generated, library) = best_times(&[(0, 1.0), (1, 2.0), (2, 70.0), (3, 60.0)]);
+        assert_eq!(faster(generated, library, 32), Way::Library);
+        assert_eq!(faster(generated, library, 4), Way::Library);
+        // No timed block of a way: the library.
+        let (generated, library) = best_times(&[(0, 1.0), (1, 2.0)]);
+        assert_eq!(faster(generated, library, 4), Way::Library);
+        // Near a tie: the tensor-core kernel (more than 16 rows) must win by
+        // the margin; a GEMV (up to 16 rows) keeps its credit.
+        assert_eq!(faster(19.4, 19.7, 32), Way::Library);
+        assert_eq!(faster(19.0, 19.7, 32), Way::Generated);
+        assert_eq!(faster(18.6, 18.4, 16), Way::Generated);
+        assert_eq!(faster(18.6, 18.4, 17), Way::Library);
+        assert_eq!(faster(9.4, 7.2, 4), Way::Library);
+    }
+
+    #[test]
+    fn a_decision_is_kept_for_its_site_and_rows() {
+        let mut choices = KernelChoices {
+            policy: Some(Policy::Measured),
+            ..KernelChoices::default()
+        };
+        let timed = Timed {
+            site: 7,
+            rows: 4,
+            generated: 17.0,
+            library: 18.5,
+        };
+        assert_eq!(choices.decide(timed, 2), Way::Generated);
+        assert_eq!(choices.rounds(7, 4, 16, false).unwrap(), 1);
+        assert_eq!(choices.decided.get(&(7, 4)), Some(&Way::Generated));
     }
 
     #[test]

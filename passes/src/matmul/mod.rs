@@ -213,7 +213,9 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
             "gemv-max-rows = {max_rows}: a GEMV takes 1 to 16 rows"
         )));
     }
-    let mma_rows = options.int("mma-gemv-rows").unwrap_or(16);
+    let mma_rows = options
+        .int("mma-gemv-rows")
+        .unwrap_or(symm_protocol::GEMV_MAX_ROWS as i64);
     if mma_rows != 8 && mma_rows != 16 {
         return Err(PassError::BadOption(format!(
             "mma-gemv-rows = {mma_rows}: the tensor-core GEMV takes 8 or 16 rows"

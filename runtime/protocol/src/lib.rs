@@ -42,6 +42,13 @@ pub const WAITS_FOR_PRIOR_GRIDS: &str = "symm_waits_for_prior_grids";
 /// program) runs the library's kernels instead.
 pub const VECTOR_ALIGNMENT: u64 = 16;
 
+/// Calls of up to this many rows run a generated matmul as a GEMV (the
+/// one-row GEMV, then the tensor-core GEMV): the default of
+/// `symm-linalg-matmul-to-gpu`'s `mma-gemv-rows`. Those GEMVs launch while
+/// the grid before them drains (programmatic dependent launch), which the
+/// runtime's measured choice credits them for.
+pub const GEMV_MAX_ROWS: u64 = 16;
+
 /// Most ranks a group can have for the signal-pad kernels (one NVLink domain).
 pub const MAX_WORLD: usize = 8;
 /// Most thread blocks of a signal-pad kernel, i.e. channels of a pad.

@@ -676,11 +676,48 @@ impl Session {
         Ok(way == Way::Generated)
     }
 
-    /// Ends round `round` of a measured choice.
+    /// Ends round `round` of a measured choice; after the last, the ranks
+    /// share their times and decide together (each way at its slowest
+    /// rank's time), so that every rank takes the same way.
     pub fn kernel_variant_end(&mut self, site: i64, rows: i64, round: i64) -> Result<()> {
         let stream = self.active_stream();
-        self.compiled
+        let Some(mine) = self
+            .compiled
             .kernels
-            .variant_end((site, rows), round, &stream)
+            .variant_end((site, rows), round, &stream)?
+        else {
+            return Ok(());
+        };
+        let (rank, world, timeout) = (
+            self.group.rank(),
+            self.group.world_size(),
+            self.group.config.timeout,
+        );
+        let mut bytes = mine.generated.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&mine.library.to_le_bytes());
+        let parts = self.group.store.all_gather(
+            &format!("kernel-choice/{site:x}/{rows}"),
+            rank,
+            world,
+            &bytes,
+            timeout,
+        )?;
+        let mut slowest = mine;
+        for (other, part) in parts.iter().enumerate() {
+            let time = |at: usize| {
+                part.get(at..at + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(f64::from_le_bytes)
+                    .ok_or_else(|| {
+                        Error::Store(format!(
+                            "rank {other} sent malformed kernel times for matmul site {site:#x}"
+                        ))
+                    })
+            };
+            slowest.generated = slowest.generated.max(time(0)?);
+            slowest.library = slowest.library.max(time(8)?);
+        }
+        self.compiled.kernels.decide(slowest, world);
+        Ok(())
     }
 }
