@@ -104,24 +104,14 @@ pub unsafe extern "C" fn symm_rt_enter_async(runtime: *mut SymmRuntime, stream: 
 /// message is kept for `symm_status` and is `symm_last_error()` now).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_exit_async(runtime: *mut SymmRuntime) -> i32 {
-    let failure = compiled_call::end();
-    let outermost = !compiled_call::in_call();
     // SAFETY: the compiled function passes the handle its caller gave it.
-    let mut session = unsafe { runtime.as_mut() };
-    if outermost {
-        match session.as_deref_mut() {
-            Some(session) => session.leave_async(),
-            None => crate::mgpu::set_current_stream(std::ptr::null_mut()),
+    match Session::exit_async(unsafe { runtime.as_mut() }) {
+        None => 0,
+        Some(failure) => {
+            super::set_last_error(&failure);
+            -1
         }
     }
-    let Some(failure) = failure else {
-        return 0;
-    };
-    if let Some(session) = session {
-        session.keep_failure(&failure);
-    }
-    super::set_last_error(&failure);
-    -1
 }
 
 /// Ends a call of a synchronizing entry point, after its asynchronous body

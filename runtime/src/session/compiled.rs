@@ -222,6 +222,26 @@ impl Session {
         self.compiled.call_stream = None;
     }
 
+    /// Ends an asynchronous call (`symm_rt_exit_async`; `session` is None
+    /// when the caller passed no runtime): the outermost call leaves its
+    /// stream, and a failure in the call is kept for `symm_status`.
+    /// Returns the failure's message.
+    pub fn exit_async(session: Option<&mut Session>) -> Option<String> {
+        let failure = crate::compiled_call::end();
+        let mut session = session;
+        if !crate::compiled_call::in_call() {
+            match session.as_deref_mut() {
+                Some(session) => session.leave_async(),
+                None => crate::mgpu::set_current_stream(std::ptr::null_mut()),
+            }
+        }
+        let failure = failure?;
+        if let Some(session) = session {
+            session.keep_failure(&failure);
+        }
+        Some(failure)
+    }
+
     /// Keeps an asynchronous call's failure for `symm_status` (the first
     /// one stays).
     pub fn keep_failure(&mut self, failure: &str) {
