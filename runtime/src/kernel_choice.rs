@@ -133,6 +133,37 @@ pub struct Timed {
     pub library: f64,
 }
 
+impl Timed {
+    /// The two times as the ranks exchange them (little-endian f64s).
+    pub fn to_bytes(self) -> Vec<u8> {
+        let mut bytes = self.generated.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&self.library.to_le_bytes());
+        bytes
+    }
+
+    /// Each way's slowest time over this rank's and the ranks' `parts`
+    /// (`to_bytes` of each, in rank order).
+    pub fn slowest_of(self, parts: &[Vec<u8>]) -> Result<Timed> {
+        let mut slowest = self;
+        for (rank, part) in parts.iter().enumerate() {
+            let time = |at: usize| {
+                part.get(at..at + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(f64::from_le_bytes)
+                    .ok_or_else(|| {
+                        Error::Store(format!(
+                            "rank {rank} sent malformed kernel times for matmul site {:#x}",
+                            self.site
+                        ))
+                    })
+            };
+            slowest.generated = slowest.generated.max(time(0)?);
+            slowest.library = slowest.library.max(time(8)?);
+        }
+        Ok(slowest)
+    }
+}
+
 type Key = (i64, i64);
 
 /// A site being measured: the block in progress and the times so far.
@@ -339,6 +370,25 @@ mod tests {
         assert_eq!(faster(18.6, 18.4, 16), Way::Generated);
         assert_eq!(faster(18.6, 18.4, 17), Way::Library);
         assert_eq!(faster(9.4, 7.2, 4), Way::Library);
+    }
+
+    #[test]
+    fn the_ranks_decide_on_each_ways_slowest_time() {
+        let timed = |generated, library| Timed {
+            site: 7,
+            rows: 16,
+            generated,
+            library,
+        };
+        let mine = timed(18.5, 18.4);
+        let parts = vec![mine.to_bytes(), timed(18.9, 18.1).to_bytes()];
+        let slowest = mine.slowest_of(&parts).unwrap();
+        assert_eq!((slowest.generated, slowest.library), (18.9, 18.4));
+        // A way one rank could not time counts as never faster.
+        let parts = vec![mine.to_bytes(), timed(f64::INFINITY, 18.0).to_bytes()];
+        assert_eq!(mine.slowest_of(&parts).unwrap().generated, f64::INFINITY);
+        let error = mine.slowest_of(&[vec![1, 2, 3]]).unwrap_err().to_string();
+        assert!(error.contains("rank 0 sent malformed"), "{error}");
     }
 
     #[test]

@@ -279,16 +279,7 @@ impl Session {
     /// entry point's signature, from 0) starts on an `alignment`-byte
     /// boundary.
     pub fn check_aligned(&self, address: u64, index: i64, alignment: i64) -> Result<()> {
-        let alignment = u64::try_from(alignment).unwrap_or(1).max(1);
-        if address.is_multiple_of(alignment) {
-            return Ok(());
-        }
-        Err(Error::InvalidArgument(format!(
-            "buffer argument #{index} is at {address:#x}, which is not a multiple of \
-             {alignment} bytes: the compiled program's kernels move {alignment}-byte vectors, \
-             so every buffer must start on such a boundary (pass a copy of a view that starts \
-             inside a row)"
-        )))
+        aligned(address, index, alignment)
     }
 
     /// Checks a call's token count against the largest the program was
@@ -713,31 +704,48 @@ impl Session {
             self.group.world_size(),
             self.group.config.timeout,
         );
-        let mut bytes = mine.generated.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&mine.library.to_le_bytes());
         let parts = self.group.store.all_gather(
             &format!("kernel-choice/{site:x}/{rows}"),
             rank,
             world,
-            &bytes,
+            &mine.to_bytes(),
             timeout,
         )?;
-        let mut slowest = mine;
-        for (other, part) in parts.iter().enumerate() {
-            let time = |at: usize| {
-                part.get(at..at + 8)
-                    .and_then(|b| b.try_into().ok())
-                    .map(f64::from_le_bytes)
-                    .ok_or_else(|| {
-                        Error::Store(format!(
-                            "rank {other} sent malformed kernel times for matmul site {site:#x}"
-                        ))
-                    })
-            };
-            slowest.generated = slowest.generated.max(time(0)?);
-            slowest.library = slowest.library.max(time(8)?);
-        }
+        let slowest = mine.slowest_of(&parts)?;
         self.compiled.kernels.decide(slowest, world);
         Ok(())
+    }
+}
+
+/// Ok when `address` (of buffer argument `index`) is a multiple of
+/// `alignment` bytes; else the error the call fails with.
+pub fn aligned(address: u64, index: i64, alignment: i64) -> Result<()> {
+    let alignment = u64::try_from(alignment).unwrap_or(1).max(1);
+    if address.is_multiple_of(alignment) {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "buffer argument #{index} is at {address:#x}, which is not a multiple of {alignment} \
+         bytes: the compiled program's kernels move {alignment}-byte vectors, so every buffer \
+         must start on such a boundary (pass a copy of a view that starts inside a row)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aligned;
+
+    #[test]
+    fn a_buffer_off_the_boundary_is_refused_by_its_argument_index() {
+        assert!(aligned(0x7f00_0000_a000, 0, 16).is_ok());
+        assert!(aligned(0, 5, 16).is_ok());
+        let error = aligned(0x7f00_0000_a002, 3, 16).unwrap_err().to_string();
+        assert!(
+            error.contains("buffer argument #3 is at 0x7f000000a002")
+                && error.contains("not a multiple of 16 bytes"),
+            "{error}"
+        );
+        // A nonsensical alignment checks nothing rather than dividing by 0.
+        assert!(aligned(3, 0, 0).is_ok());
     }
 }
