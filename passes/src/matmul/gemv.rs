@@ -72,7 +72,7 @@ pub struct GemvTile {
     /// H200 the single matmuls gain (the down projection after the pair,
     /// M = 1: 16.6 to 14.4 µs of its kernel, the block 45.6 to 44.3 µs);
     /// the pairs lose (M = 2..16: 0.7-1.5 µs), so they take none
-    /// (bench/results/2026-11-26-session7-prefetch-h200.md).
+    /// (bench/results/2026-11-26-session7-h200.md).
     pub prefetch: u64,
 }
 
@@ -451,18 +451,21 @@ impl Gemv<'_, '_> {
         // holds the pieces of 8 threads: thread q of a line (its piece
         // within it) prefetches row i = 8 j + q of the thread's rows.
         let per_line = MMA_COLUMNS / PIECE;
-        let q = e.rem(piece, self.c(per_line));
-        let line = e.min(
-            e.sub(column, e.mul(q, self.c(PIECE))),
-            self.c(k.n.saturating_sub(PIECE)),
-        );
-        for j in 0..self.prefetch().div_ceil(per_line) {
-            let i = e.add(self.c(j * per_line), q);
-            let row = e.min(
-                e.add(e.mul(i, self.c(tile.k_groups)), group),
-                self.c(k.k - 1),
+        let prefetches = self.prefetch().div_ceil(per_line);
+        if prefetches > 0 {
+            let q = e.rem(piece, self.c(per_line));
+            let line = e.min(
+                e.sub(column, e.mul(q, self.c(PIECE))),
+                self.c(k.n.saturating_sub(PIECE)),
             );
-            self.prefetch_weight(e, weight, row, line);
+            for j in 0..prefetches {
+                let i = e.add(self.c(j * per_line), q);
+                let row = e.min(
+                    e.add(e.mul(i, self.c(tile.k_groups)), group),
+                    self.c(k.k - 1),
+                );
+                self.prefetch_weight(e, weight, row, line);
+            }
         }
         // The first loads are in flight while the row of `a` is prepared.
         let first: Vec<Val> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();

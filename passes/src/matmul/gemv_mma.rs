@@ -97,13 +97,16 @@ impl Gemv<'_, '_> {
         // The lines of the first `prefetch` steps towards L2, before the
         // wait for the grids before (no value depends on them): lane l
         // takes row l % 16 of step 2 j + l / 16.
-        let line = e.rem(lane, self.c(MMA_K));
-        let half = e.div(lane, self.c(MMA_K));
-        let first_column = e.min(e.add(n0, tile_start), self.c(k.n.saturating_sub(PIECE)));
-        for j in 0..self.prefetch().div_ceil(2) {
-            let step = step_of(e, e.add(self.c(2 * j), half));
-            let row = e.min(e.add(e.mul(step, self.c(MMA_K)), line), self.c(k.k - 1));
-            self.prefetch_weight(e, weight, row, first_column);
+        let prefetches = self.prefetch().div_ceil(2);
+        if prefetches > 0 {
+            let line = e.rem(lane, self.c(MMA_K));
+            let half = e.div(lane, self.c(MMA_K));
+            let first_column = e.min(e.add(n0, tile_start), self.c(k.n.saturating_sub(PIECE)));
+            for j in 0..prefetches {
+                let step = step_of(e, e.add(self.c(2 * j), half));
+                let row = e.min(e.add(e.mul(step, self.c(MMA_K)), line), self.c(k.k - 1));
+                self.prefetch_weight(e, weight, row, first_column);
+            }
         }
         // The first steps are in flight while the rows of `a` are staged.
         let mut inits = vec![e.zero(e.vector(MMAS * PER_MMA, e.f32()))];
