@@ -704,16 +704,35 @@ impl Session {
             self.group.world_size(),
             self.group.config.timeout,
         );
-        let parts = self.group.store.all_gather(
-            &format!("kernel-choice/{site:x}/{rows}"),
-            rank,
-            world,
-            &mine.to_bytes(),
-            timeout,
-        )?;
+        let parts = self
+            .group
+            .store
+            .all_gather(
+                &format!("kernel-choice/{site:x}/{rows}"),
+                rank,
+                world,
+                &mine.to_bytes(),
+                timeout,
+            )
+            .map_err(|error| unshared_timings(error, site, rows))?;
         let slowest = mine.slowest_of(&parts)?;
         self.compiled.kernels.decide(slowest, world);
         Ok(())
+    }
+}
+
+/// The error of ranks that did not share their timings of a matmul site
+/// (a store timeout says which), in the words of its likely causes.
+fn unshared_timings(error: Error, site: i64, rows: i64) -> Error {
+    match error {
+        Error::RendezvousTimeout {
+            missing, seconds, ..
+        } => Error::InvalidArgument(format!(
+            "rank(s) {missing:?} did not share their timings of matmul site {site:#x} at {rows} \
+             rows within {seconds:.1} s: every rank must run the same program with the same \
+             SYMM_MATMUL (a rank that forces a way never measures), or a peer is dead or hung"
+        )),
+        other => other,
     }
 }
 
@@ -733,7 +752,25 @@ pub fn aligned(address: u64, index: i64, alignment: i64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::aligned;
+    use super::{aligned, unshared_timings};
+    use crate::error::Error;
+
+    #[test]
+    fn ranks_that_never_share_their_timings_are_named() {
+        let timeout = Error::RendezvousTimeout {
+            key: "kernel-choice/7/16".into(),
+            missing: vec![1],
+            seconds: 20.0,
+        };
+        let error = unshared_timings(timeout, 7, 16).to_string();
+        assert!(
+            error.contains("rank(s) [1] did not share their timings of matmul site 0x7 at 16 rows")
+                && error.contains("SYMM_MATMUL"),
+            "{error}"
+        );
+        let other = unshared_timings(Error::Store("closed".into()), 7, 16).to_string();
+        assert!(other.contains("closed"), "{other}");
+    }
 
     #[test]
     fn a_buffer_off_the_boundary_is_refused_by_its_argument_index() {
