@@ -82,15 +82,19 @@ pub fn way_of_round(round: i64) -> Way {
 pub const GENERATED_MARGIN: f64 = 0.03;
 
 /// How much slower than the library a generated GEMV (calls of up to
-/// `GEMV_MAX_ROWS` rows) may measure and still be taken. In the layer it
-/// launches while the kernel before it drains and prefetches its first
-/// weight lines meanwhile; timed in blocks of its own launches that gain
-/// is mostly hidden (its blocks fill the SMs the next launch would take).
+/// `GEMV_MAX_ROWS` rows) may measure and still be taken where its input
+/// comes from a generated GEMV launched just before it (`after_gemv`, as
+/// the down projection after the gate/up pair). There it launches while
+/// that kernel drains and prefetches its first weight lines meanwhile;
+/// timed in blocks of its own launches that gain is mostly hidden (its
+/// blocks fill the SMs the next launch would take).
 /// On 2x H200 the down projection at 16 rows measured 18.5-18.7 against
 /// cuBLAS's 18.1-18.4 µs (1-3% slower, from process to process) and ran
 /// the MLP block in 53.5-55.5 against 57.0-59.0 µs with cuBLAS
 /// (bench/results/2026-11-26-session7-h200.md); o_proj (K = 2048), which
-/// follows no GEMV, measured 9-45% slower and keeps cuBLAS.
+/// follows no GEMV, measured 9-45% slower, and at 8 rows 3% slower, where
+/// the credit took it and the decoder ran 65.3 against 61.7-64.4 µs: a
+/// site after no GEMV gets no credit.
 pub const EARLY_LAUNCH_CREDIT: f64 = 0.05;
 
 /// Each way's best time (µs per round) from the blocks' times (per block
@@ -107,12 +111,12 @@ pub fn best_times(times: &[(i64, f64)]) -> (f64, f64) {
 }
 
 /// The way to take from the ways' times at `rows` rows: a generated GEMV
-/// unless it is slower by `EARLY_LAUNCH_CREDIT`, the tensor-core kernel
-/// only when it is faster by `GENERATED_MARGIN`; the library when a way
-/// has no time.
-pub fn faster(generated: f64, library: f64, rows: i64) -> Way {
+/// after a GEMV (`after_gemv`) unless it is slower by
+/// `EARLY_LAUNCH_CREDIT`, any other generated kernel only when it is
+/// faster by `GENERATED_MARGIN`; the library when a way has no time.
+pub fn faster(generated: f64, library: f64, rows: i64, after_gemv: bool) -> Way {
     let gemv = u64::try_from(rows).is_ok_and(|rows| rows <= symm_protocol::GEMV_MAX_ROWS);
-    let factor = if gemv {
+    let factor = if gemv && after_gemv {
         1.0 + EARLY_LAUNCH_CREDIT
     } else {
         1.0 - GENERATED_MARGIN
@@ -131,6 +135,8 @@ pub struct Timed {
     pub rows: i64,
     pub generated: f64,
     pub library: f64,
+    /// The site's input comes from a generated GEMV launched just before.
+    pub after_gemv: bool,
 }
 
 impl Timed {
@@ -171,6 +177,7 @@ type Key = (i64, i64);
 struct Measuring {
     started: Option<(i64, Event)>,
     blocks: Vec<(i64, Event, Event)>,
+    after_gemv: bool,
 }
 
 /// The policy and what each (site, rows) decided.
@@ -191,8 +198,16 @@ impl KernelChoices {
         Ok(policy)
     }
 
-    /// Rounds to run at `site` for `rows` rows.
-    pub fn rounds(&mut self, site: i64, rows: i64, max_rows: i64, capturing: bool) -> Result<i64> {
+    /// Rounds to run at `site` for `rows` rows (`after_gemv`: its input
+    /// comes from a generated GEMV launched just before).
+    pub fn rounds(
+        &mut self,
+        site: i64,
+        rows: i64,
+        max_rows: i64,
+        capturing: bool,
+        after_gemv: bool,
+    ) -> Result<i64> {
         if rows <= 0 || rows > max_rows {
             return Ok(1);
         }
@@ -200,7 +215,13 @@ impl KernelChoices {
             && !capturing
             && !self.decided.contains_key(&(site, rows));
         if measure {
-            self.measuring.insert((site, rows), Measuring::default());
+            self.measuring.insert(
+                (site, rows),
+                Measuring {
+                    after_gemv,
+                    ..Measuring::default()
+                },
+            );
             return Ok(ROUNDS);
         }
         Ok(1)
@@ -279,6 +300,7 @@ impl KernelChoices {
             rows,
             generated,
             library,
+            after_gemv: measuring.after_gemv,
         }))
     }
 
@@ -290,8 +312,9 @@ impl KernelChoices {
             rows,
             generated,
             library,
+            after_gemv,
         } = timed;
-        let way = faster(generated, library, rows);
+        let way = faster(generated, library, rows, after_gemv);
         tracing::info!(
             "matmul site {site:#x}, {rows} rows: generated kernel {generated:.1} us, library (cuBLAS) {library:.1} us (the slowest of {ranks} rank(s)): takes the {}",
             match way {
@@ -356,20 +379,23 @@ mod tests {
         ];
         let (generated, library) = best_times(&times);
         assert_eq!((generated, library), (45.0, 59.0));
-        assert_eq!(faster(generated, library, 32), Way::Generated);
+        assert_eq!(faster(generated, library, 32, false), Way::Generated);
         let (generated, library) = best_times(&[(0, 1.0), (1, 2.0), (2, 70.0), (3, 60.0)]);
-        assert_eq!(faster(generated, library, 32), Way::Library);
-        assert_eq!(faster(generated, library, 4), Way::Library);
+        assert_eq!(faster(generated, library, 32, false), Way::Library);
+        assert_eq!(faster(generated, library, 4, true), Way::Library);
         // No timed block of a way: the library.
         let (generated, library) = best_times(&[(0, 1.0), (1, 2.0)]);
-        assert_eq!(faster(generated, library, 4), Way::Library);
-        // Near a tie: the tensor-core kernel (more than 16 rows) must win by
-        // the margin; a GEMV (up to 16 rows) keeps its credit.
-        assert_eq!(faster(19.4, 19.7, 32), Way::Library);
-        assert_eq!(faster(19.0, 19.7, 32), Way::Generated);
-        assert_eq!(faster(18.6, 18.4, 16), Way::Generated);
-        assert_eq!(faster(18.6, 18.4, 17), Way::Library);
-        assert_eq!(faster(9.4, 7.2, 4), Way::Library);
+        assert_eq!(faster(generated, library, 4, true), Way::Library);
+        // Near a tie: the tensor-core kernel (more than 16 rows), and a GEMV
+        // after no GEMV, must win by the margin; a GEMV after a GEMV (up to
+        // 16 rows) keeps its credit.
+        assert_eq!(faster(19.4, 19.7, 32, true), Way::Library);
+        assert_eq!(faster(19.0, 19.7, 32, false), Way::Generated);
+        assert_eq!(faster(18.6, 18.4, 16, true), Way::Generated);
+        assert_eq!(faster(18.6, 18.4, 16, false), Way::Library);
+        assert_eq!(faster(18.6, 18.4, 17, true), Way::Library);
+        assert_eq!(faster(9.8, 9.5, 8, false), Way::Library);
+        assert_eq!(faster(9.4, 7.2, 4, true), Way::Library);
     }
 
     #[test]
@@ -379,6 +405,7 @@ mod tests {
             rows: 16,
             generated,
             library,
+            after_gemv: true,
         };
         let mine = timed(18.5, 18.4);
         let parts = vec![mine.to_bytes(), timed(18.9, 18.1).to_bytes()];
@@ -402,9 +429,10 @@ mod tests {
             rows: 4,
             generated: 17.0,
             library: 18.5,
+            after_gemv: false,
         };
         assert_eq!(choices.decide(timed, 2), Way::Generated);
-        assert_eq!(choices.rounds(7, 4, 16, false).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 4, 16, false, false).unwrap(), 1);
         assert_eq!(choices.decided.get(&(7, 4)), Some(&Way::Generated));
     }
 
@@ -414,9 +442,9 @@ mod tests {
             policy: Some(Policy::Measured),
             ..KernelChoices::default()
         };
-        assert_eq!(choices.rounds(7, 17, 16, false).unwrap(), 1);
-        assert_eq!(choices.rounds(7, 0, 16, false).unwrap(), 1);
-        assert_eq!(choices.rounds(7, 16, 16, true).unwrap(), 1);
-        assert_eq!(choices.rounds(7, 16, 16, false).unwrap(), ROUNDS);
+        assert_eq!(choices.rounds(7, 17, 16, false, false).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 0, 16, false, false).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 16, 16, true, false).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 16, 16, false, false).unwrap(), ROUNDS);
     }
 }

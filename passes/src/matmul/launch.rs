@@ -9,7 +9,10 @@ use crate::collectives::emit::{Emitter, value};
 use crate::ir::{Blk, Val};
 use melior::{
     dialect::{arith::CmpiPredicate, ods, scf},
-    ir::{Block, Region, RegionLike, attribute::IntegerAttribute},
+    ir::{
+        Attribute, Block, Region, RegionLike, attribute::IntegerAttribute,
+        operation::OperationMutLike,
+    },
 };
 use symm_dialects::symm_mem;
 
@@ -60,8 +63,10 @@ fn rows(e: &Emitter, memref: Val, dim: usize) -> Val {
 /// Replaces the group's ops with the measured choice between the kernel
 /// and themselves. A call whose operands are not all 16-byte aligned (a
 /// view that starts mid-vector) runs the library's branch without
-/// measuring: the kernels' vector loads would fault on it.
-pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
+/// measuring: the kernels' vector loads would fault on it. `after_gemv`:
+/// the group's input is another group's output, whose GEMV runs just
+/// before it (`symm_mem.kernel_rounds ... after_gemv`).
+pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64, after_gemv: bool) {
     let ops = p.group.ops();
     let Some(last) = ops.last().copied() else {
         return;
@@ -82,10 +87,13 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64) {
             aligned,
             e.index(),
             |e| {
-                e.one(
+                let mut rounds: melior::ir::Operation =
                     symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc)
-                        .into(),
-                )
+                        .into();
+                if after_gemv {
+                    rounds.set_attribute("after_gemv", Attribute::unit(context));
+                }
+                e.one(rounds)
             },
             |e| e.c_index(1),
         );

@@ -653,11 +653,23 @@ impl SymmPass for MatmulToGpu {
         }
         for p in &planned {
             emit_remark(p.group.ops()[0].loc(), &describe(p));
-            launch::dispatch(p, site_of(p), p.kernel.tile.rows());
+            launch::dispatch(p, site_of(p), p.kernel.tile.rows(), after_gemv(p, &planned));
         }
         module.set_attr("gpu.container_module", module.ctx().unit());
         Ok(())
     }
+}
+
+/// Whether `p` reads (a view of) what another planned group with GEMVs
+/// writes: that group's GEMV then runs just before `p`'s, which launches
+/// while it drains (the runtime's measured choice credits that).
+fn after_gemv(p: &Planned, planned: &[Planned]) -> bool {
+    let input = crate::analysis::read_after::root_of(p.a);
+    planned.iter().any(|q| {
+        !std::ptr::eq(q, p)
+            && !q.gemv.is_empty()
+            && crate::analysis::read_after::root_of(q.out) == input
+    })
 }
 
 /// A site id for the runtime's table of choices: FNV-1a of the function

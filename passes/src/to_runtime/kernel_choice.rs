@@ -28,7 +28,8 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
     match op.kind() {
         OpKind::KernelRounds => {
             let max_rows = attribute(host, op, "max_rows")?;
-            let rounds = host.call_value(&abi::KERNEL_ROUNDS, &[site, rows, max_rows]);
+            let after_gemv = host.int(64, i64::from(op.attr("after_gemv").is_some()));
+            let rounds = host.call_value(&abi::KERNEL_ROUNDS, &[site, rows, max_rows, after_gemv]);
             let index = host.cast(rounds, ctx.index_type());
             op.result(0).replace_all_uses_with(index);
         }

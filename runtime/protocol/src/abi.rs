@@ -156,8 +156,10 @@ runtime_calls! {
         Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I64, I64, I64, I64, I64, I64, I64, I32, I32, I32
     );
     /// Rounds of a measured choice between a generated kernel and the
-    /// library (site, rows, max rows): 1 once decided, more while timing.
-    KERNEL_ROUNDS = "symm_rt_kernel_rounds"(Ptr, I64, I64, I64) -> I64;
+    /// library (site, rows, max rows, 1 where the site's input comes from a
+    /// generated GEMV launched just before): 1 once decided, more while
+    /// timing.
+    KERNEL_ROUNDS = "symm_rt_kernel_rounds"(Ptr, I64, I64, I64, I64) -> I64;
     /// 1 where the round runs the generated kernel (site, rows, round, max
     /// rows); starts the round's timing while measuring.
     KERNEL_VARIANT = "symm_rt_kernel_variant"(Ptr, I64, I64, I64, I64) -> I32;

@@ -404,9 +404,10 @@ pub unsafe extern "C" fn symm_rt_kernel_rounds(
     site: i64,
     rows: i64,
     max_rows: i64,
+    after_gemv: i64,
 ) -> i64 {
     run("choosing a matmul's kernel", runtime, |s| {
-        s.kernel_rounds(site, rows, max_rows)
+        s.kernel_rounds(site, rows, max_rows, after_gemv != 0)
     })
 }
 
@@ -583,7 +584,7 @@ mod abi_tests {
             ),
             (
                 "symm_rt_kernel_rounds",
-                of(symm_rt_kernel_rounds as unsafe extern "C" fn(_, _, _, _) -> _),
+                of(symm_rt_kernel_rounds as unsafe extern "C" fn(_, _, _, _, _) -> _),
             ),
             (
                 "symm_rt_kernel_variant",

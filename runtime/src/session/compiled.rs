@@ -664,11 +664,17 @@ impl Session {
 
     /// Rounds to run a measured choice between a generated kernel and the
     /// library: 1 once decided, more while timing.
-    pub fn kernel_rounds(&mut self, site: i64, rows: i64, max_rows: i64) -> Result<i64> {
+    pub fn kernel_rounds(
+        &mut self,
+        site: i64,
+        rows: i64,
+        max_rows: i64,
+        after_gemv: bool,
+    ) -> Result<i64> {
         let capturing = self.active_stream().is_capturing()?;
         self.compiled
             .kernels
-            .rounds(site, rows, max_rows, capturing)
+            .rounds(site, rows, max_rows, capturing, after_gemv)
     }
 
     /// Whether round `round` runs the generated kernel.
