@@ -210,6 +210,14 @@ impl Group {
         self.config.world_size
     }
 
+    /// Every rank's `value` under `key`, in rank order, through the store
+    /// within the group's timeout (a rank that never publishes is named in
+    /// the error).
+    pub fn all_gather(&mut self, key: &str, value: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let (rank, world, timeout) = (self.rank(), self.world_size(), self.config.timeout);
+        self.store.all_gather(key, rank, world, value, timeout)
+    }
+
     pub fn peers(&self) -> Vec<usize> {
         (0..self.world_size())
             .filter(|&r| r != self.rank())
@@ -240,14 +248,8 @@ impl Drop for Group {
 /// sizes and fails on every rank, naming a rank that disagrees, rather than
 /// letting a mismatched allocation hang or corrupt memory later.
 pub fn agree_on_size(group: &mut Group, id: &str, bytes: u64) -> Result<()> {
-    let (rank, world, timeout) = (group.rank(), group.world_size(), group.config.timeout);
-    let parts = group.store.all_gather(
-        &format!("size/{id}"),
-        rank,
-        world,
-        &bytes.to_le_bytes(),
-        timeout,
-    )?;
+    let rank = group.rank();
+    let parts = group.all_gather(&format!("size/{id}"), &bytes.to_le_bytes())?;
     for (other, part) in parts.iter().enumerate() {
         let theirs = part
             .as_slice()

@@ -26,13 +26,7 @@ fn run(mode: &str, arg: Option<usize>) -> symm_runtime::Result<()> {
     let (rank, world) = (group.rank(), group.world_size());
     match mode {
         "rendezvous" | "skip-rank" => {
-            let parts = group.store.all_gather(
-                "ranks",
-                rank,
-                world,
-                rank.to_string().as_bytes(),
-                group.config.timeout,
-            )?;
+            let parts = group.all_gather("ranks", rank.to_string().as_bytes())?;
             let seen: Vec<String> = parts
                 .iter()
                 .map(|p| String::from_utf8_lossy(p).into_owned())

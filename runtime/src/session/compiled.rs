@@ -705,24 +705,14 @@ impl Session {
         else {
             return Ok(());
         };
-        let (rank, world, timeout) = (
-            self.group.rank(),
-            self.group.world_size(),
-            self.group.config.timeout,
-        );
         let parts = self
             .group
-            .store
-            .all_gather(
-                &format!("kernel-choice/{site:x}/{rows}"),
-                rank,
-                world,
-                &mine.to_bytes(),
-                timeout,
-            )
+            .all_gather(&format!("kernel-choice/{site:x}/{rows}"), &mine.to_bytes())
             .map_err(|error| unshared_timings(error, site, rows))?;
         let slowest = mine.slowest_of(&parts)?;
-        self.compiled.kernels.decide(slowest, world);
+        self.compiled
+            .kernels
+            .decide(slowest, self.group.world_size());
         Ok(())
     }
 }

@@ -64,11 +64,8 @@ impl Session {
 /// host, from the join, and the same device UUID, gathered here). The
 /// lowest rank of each shared GPU warns once.
 fn gpu_sharers(group: &mut Group, device: &Device) -> Result<Vec<usize>> {
-    let (rank, world) = (group.rank(), group.world_size());
-    let uuids =
-        group
-            .store
-            .all_gather("gpu", rank, world, &device.uuid()?, group.config.timeout)?;
+    let rank = group.rank();
+    let uuids = group.all_gather("gpu", &device.uuid()?)?;
     let sharing = same_gpu(&group.hosts, &uuids, rank);
     if sharing.first().is_some_and(|&first| first > rank) {
         let mut ranks = vec![rank];
