@@ -221,8 +221,12 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
             "mma-gemv-rows = {mma_rows}: the tensor-core GEMV takes 8 or 16 rows"
         )));
     }
+    let prefetch = options.flag("prefetch");
     let with_options = |default: GemvTile, prefix: &str| -> Result<GemvTile, PassError> {
         let mut tile = default;
+        if !prefetch {
+            tile.prefetch = 0;
+        }
         let [columns, k_groups, unroll] =
             ["columns", "k-groups", "unroll"].map(|field| format!("{prefix}-{field}"));
         override_fields(
@@ -234,14 +238,6 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
             ],
         )?;
         Ok(tile)
-    };
-    let prefetch = options.flag("prefetch");
-    let with_options = |default: GemvTile, prefix: &str| -> Result<GemvTile, PassError> {
-        let tile = with_options(default, prefix)?;
-        Ok(GemvTile {
-            prefetch: if prefetch { tile.prefetch } else { 0 },
-            ..tile
-        })
     };
     let kinds = |one: GemvTile, few: GemvTile, mma: GemvTile| -> Result<Vec<GemvTile>, PassError> {
         let mut tiles = Vec::new();

@@ -142,13 +142,13 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
     };
     let shift = usize::from(dynamic);
     let memrefs_converted = !memrefs.is_empty();
+    let alignment = host.int(64, symm_protocol::VECTOR_ALIGNMENT as i64);
     for i in memrefs {
         let arg = entry.arg(i + shift);
         let ty = arg.ty();
         let uses = arg.uses();
         arg.set_ty(ptr);
         let index = host.int(64, (i - first) as i64);
-        let alignment = host.int(64, symm_protocol::VECTOR_ALIGNMENT as i64);
         host.call(&abi::CHECK_ALIGNED, &[arg, index, alignment]);
         let sizes: Vec<Val> = if ty.has_static_shape() {
             Vec::new()

@@ -15,7 +15,10 @@ use super::SymmRuntime;
 use crate::{
     Error, Result, compiled_call,
     cuda::CUdeviceptr,
-    session::{Session, compiled::size},
+    session::{
+        Session,
+        compiled::{self, size},
+    },
 };
 use std::{
     ffi::c_void,
@@ -250,8 +253,8 @@ pub unsafe extern "C" fn symm_rt_check_aligned(
     index: i64,
     alignment: i64,
 ) {
-    run("checking the arguments", runtime, |s| {
-        s.check_aligned(address(pointer), index, alignment)
+    run("checking the arguments", runtime, |_| {
+        compiled::check_aligned(address(pointer), index, alignment)
     })
 }
 

@@ -275,13 +275,6 @@ impl Session {
         Ok(())
     }
 
-    /// Checks that buffer argument `index` of a call (counted as in the
-    /// entry point's signature, from 0) starts on an `alignment`-byte
-    /// boundary.
-    pub fn check_aligned(&self, address: u64, index: i64, alignment: i64) -> Result<()> {
-        aligned(address, index, alignment)
-    }
-
     /// Checks a call's token count against the largest the program was
     /// compiled for, and (once per count) that every rank passes it.
     pub fn check_tokens(&mut self, tokens: i64, max: i64) -> Result<()> {
@@ -732,9 +725,10 @@ fn unshared_timings(error: Error, site: i64, rows: i64) -> Error {
     }
 }
 
-/// Ok when `address` (of buffer argument `index`) is a multiple of
-/// `alignment` bytes; else the error the call fails with.
-pub fn aligned(address: u64, index: i64, alignment: i64) -> Result<()> {
+/// Ok when `address`, of buffer argument `index` of a call (counted as in
+/// the entry point's signature, from 0), is a multiple of `alignment`
+/// bytes; else the error the call fails with.
+pub fn check_aligned(address: u64, index: i64, alignment: i64) -> Result<()> {
     let alignment = u64::try_from(alignment).unwrap_or(1).max(1);
     if address.is_multiple_of(alignment) {
         return Ok(());
@@ -748,7 +742,7 @@ pub fn aligned(address: u64, index: i64, alignment: i64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{aligned, unshared_timings};
+    use super::{check_aligned, unshared_timings};
     use crate::error::Error;
 
     #[test]
@@ -770,15 +764,17 @@ mod tests {
 
     #[test]
     fn a_buffer_off_the_boundary_is_refused_by_its_argument_index() {
-        assert!(aligned(0x7f00_0000_a000, 0, 16).is_ok());
-        assert!(aligned(0, 5, 16).is_ok());
-        let error = aligned(0x7f00_0000_a002, 3, 16).unwrap_err().to_string();
+        assert!(check_aligned(0x7f00_0000_a000, 0, 16).is_ok());
+        assert!(check_aligned(0, 5, 16).is_ok());
+        let error = check_aligned(0x7f00_0000_a002, 3, 16)
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("buffer argument #3 is at 0x7f000000a002")
                 && error.contains("not a multiple of 16 bytes"),
             "{error}"
         );
         // A nonsensical alignment checks nothing rather than dividing by 0.
-        assert!(aligned(3, 0, 0).is_ok());
+        assert!(check_aligned(3, 0, 0).is_ok());
     }
 }
