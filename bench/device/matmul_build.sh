@@ -13,6 +13,7 @@
 #     widths) and 2 (the shipped examples, run with ranks sharing a GPU).
 #
 #   bench/device/matmul_build.sh target/mN
+# LAYER_FLAGS adds symm-compile options to every layer and app.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: matmul_build.sh DIR}
@@ -31,7 +32,8 @@ widths() { # D F mlir
 layer() { # name mlir [symm-compile flags...]
   local name=$1 mlir=$2
   shift 2
-  $release/symm-compile "$mlir" -o "$out/src/$name.o" "$@"
+  # shellcheck disable=SC2086 # the flags are words
+  $release/symm-compile "$mlir" -o "$out/src/$name.o" "$@" ${LAYER_FLAGS:-}
   c++ -shared -o "$out/layers/lib$name.so" "$out/src/$name.o" -L"$out/layers" -lsymm_runtime \
     -Wl,-rpath,'$ORIGIN'
 }
@@ -47,7 +49,8 @@ for layer in llama_mlp llama_decoder; do
     mlir=examples/$layer.mlir
     [[ $world == w1 ]] && mlir=$out/src/${layer}_w1.mlir
     mkdir -p "$out/src/$world"
-    $release/symm-compile "$mlir" -o "$out/src/$world/$layer.o"
+    # shellcheck disable=SC2086 # the flags are words
+    $release/symm-compile "$mlir" -o "$out/src/$world/$layer.o" ${LAYER_FLAGS:-}
     c++ -O2 -std=c++17 -I runtime/include -I "$out/src/$world" -I examples/cpp "examples/cpp/$layer.cpp" \
       "$out/src/$world/$layer.o" $release/libsymm_runtime.a -lpthread -ldl -lm -o "$out/${layer}_$world"
   done

@@ -26,5 +26,6 @@ pub mod programmatic_launch;
 pub mod session;
 pub mod store;
 pub mod symmetric;
+pub mod tensor_maps;
 
 pub use error::{Error, Result};

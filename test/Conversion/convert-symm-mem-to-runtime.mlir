@@ -901,3 +901,36 @@ func.func @measured(%m: index) -> (index, index) {
   %after = symm_mem.kernel_rounds site(4) rows(%m) max_rows(16) after_gemv
   return %first, %after : index, index
 }
+
+// -----
+
+// A TMA descriptor asks the runtime with the matrix's address, rows,
+// columns, row stride and box: a stack of split-K slices that follow each
+// other as one matrix of all their rows, a stack with a gap between its
+// slices as no rows (the runtime then has none, and the kernel's caller
+// takes another way).
+// CHECK-LABEL: func.func @tensor_maps
+// CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr
+// CHECK: memref.subview
+// CHECK: %[[ROWS:.*]] = arith.constant 4096 : i64
+// CHECK: %[[W:.*]] = llvm.inttoptr
+// CHECK: %[[COLUMNS:.*]] = arith.constant 7168 : i64
+// CHECK: %[[STRIDE:.*]] = arith.constant 7168 : i64
+// CHECK: %[[BOX_ROWS:.*]] = arith.constant 64 : i64
+// CHECK: %[[BOX_COLUMNS:.*]] = arith.constant 64 : i64
+// CHECK: call @symm_rt_tensor_map(%[[RT]], %[[W]], %[[ROWS]], %[[COLUMNS]], %[[STRIDE]], %[[BOX_ROWS]], %[[BOX_COLUMNS]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64) -> i64
+// CHECK: %[[SLICES:.*]] = arith.constant 2 : i64
+// CHECK: %[[SLICE_ROWS:.*]] = arith.constant 3584 : i64
+// CHECK: %[[STACKED:.*]] = arith.muli %[[SLICES]], %[[SLICE_ROWS]] : i64
+// CHECK: call @symm_rt_tensor_map(%[[RT]], %{{.*}}, %[[STACKED]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[NONE:.*]] = arith.constant 0 : i64
+// CHECK: call @symm_rt_tensor_map(%[[RT]], %{{.*}}, %[[NONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+func.func @tensor_maps(%w: memref<4096x7168xbf16>, %slices: memref<2x3584x4096xbf16>,
+                       %big: memref<2x4096x4096xbf16>) -> (i64, i64, i64) {
+  %gapped = memref.subview %big[0, 0, 0] [2, 3584, 4096] [1, 1, 1]
+      : memref<2x4096x4096xbf16> to memref<2x3584x4096xbf16, strided<[16777216, 4096, 1]>>
+  %d = symm_mem.tensor_map %w box(64 x 64) : memref<4096x7168xbf16>
+  %s = symm_mem.tensor_map %slices box(128 x 64) : memref<2x3584x4096xbf16>
+  %g = symm_mem.tensor_map %gapped box(128 x 64) : memref<2x3584x4096xbf16, strided<[16777216, 4096, 1]>>
+  return %d, %s, %g : i64, i64, i64
+}

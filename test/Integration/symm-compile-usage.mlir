@@ -76,6 +76,22 @@
 // MMA-COUNT: error: --matmul-mma-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL
 // RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=96,0,0 2>&1 | FileCheck %s --check-prefix=MMA-TILING
 // MMA-TILING: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 96 is not a multiple of 64 (a warp's columns)
+// RUN: not %symm-compile %s -o %t/g.o --matmul-tma-gemv=4,4 2>&1 | FileCheck %s --check-prefix=TMA-COUNT
+// TMA-COUNT: error: --matmul-tma-gemv takes three numbers: K_GROUPS,STAGES,STAGE_ROWS
+// RUN: not %symm-compile %s -o %t/g.o --matmul-tma-gemv=4,4,48 2>&1 | FileCheck %s --check-prefix=TMA-TILING
+// TMA-TILING: error: symm-linalg-matmul-to-gpu: a TMA stage of 48 rows: 16 to 256, whole 16-row steps for each of the 4 k-groups
+// The TMA GEMV is opt-in (--matmul-tma-gemv, sm_90 and up).
+// RUN: %symm-compile %s -o %t/t.o --emit=ptx --matmul-tma-gemv
+// RUN: FileCheck %s --check-prefix=TMA < %t/t.ptx
+// TMA: .entry symm_matmul_0_tma16(
+// TMA: prefetch.tensormap
+// TMA: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// TMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// RUN: %symm-compile %s -o %t/d.o --emit=ptx
+// RUN: FileCheck %s --check-prefix=NO-TMA < %t/d.ptx
+// RUN: %symm-compile %s -o %t/t80.o --emit=ptx --matmul-tma-gemv --chip=sm_80
+// RUN: FileCheck %s --check-prefix=NO-TMA < %t/t80.ptx
+// NO-TMA-NOT: cp.async.bulk.tensor
 // RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv-rows=4 2>&1 | FileCheck %s --check-prefix=MMA-ROWS
 // MMA-ROWS: error: symm-linalg-matmul-to-gpu: mma-gemv-rows = 4: the tensor-core GEMV takes 8 or 16 rows
 // RUN: %symm-compile %s -o %t/g.o --remarks 2>&1 | FileCheck %s --check-prefix=GEMVS

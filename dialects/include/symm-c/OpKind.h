@@ -81,6 +81,7 @@ enum SymmOpKind {
   SYMM_OP_MEMREF_EXTRACT_STRIDED_METADATA = 62, /* memref.extract_strided_metadata */
   SYMM_OP_MEMREF_EXTRACT_ALIGNED_POINTER_AS_INDEX = 63, /* memref.extract_aligned_pointer_as_index */
   SYMM_OP_AFFINE_APPLY = 64, /* affine.apply */
+  SYMM_OP_TENSOR_MAP = 65, /* symm_mem.tensor_map */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */

@@ -81,6 +81,7 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<symm::symm_mem::KernelRoundsOp>([](auto) { return SYMM_OP_KERNEL_ROUNDS; })
       .Case<symm::symm_mem::KernelVariantOp>([](auto) { return SYMM_OP_KERNEL_VARIANT; })
       .Case<symm::symm_mem::KernelVariantEndOp>([](auto) { return SYMM_OP_KERNEL_VARIANT_END; })
+      .Case<symm::symm_mem::TensorMapOp>([](auto) { return SYMM_OP_TENSOR_MAP; })
       .Case<memref::SubViewOp>([](auto) { return SYMM_OP_MEMREF_SUBVIEW; })
       .Case<memref::CastOp>([](auto) { return SYMM_OP_MEMREF_CAST; })
       .Case<memref::ReinterpretCastOp>([](auto) { return SYMM_OP_MEMREF_REINTERPRET_CAST; })

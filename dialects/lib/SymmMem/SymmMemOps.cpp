@@ -710,3 +710,29 @@ SYMM_MEM_DEVICE_OP(WaitCounterOp)
 SYMM_MEM_DEVICE_OP(EpochOp)
 SYMM_MEM_DEVICE_OP(SetEpochOp)
 #undef SYMM_MEM_DEVICE_OP
+
+//===----------------------------------------------------------------------===//
+// TMA descriptors
+//===----------------------------------------------------------------------===//
+
+/// The descriptor's limits (CUDA's `cuTensorMapEncodeTiled` with the
+/// 128-byte swizzle): a box of at most 256 rows whose row is whole 16-byte
+/// pieces and at most 128 bytes, of a matrix (or stack of them) whose rows
+/// are contiguous.
+LogicalResult TensorMapOp::verify() {
+  int64_t rows = getBoxRows(), columns = getBoxColumns();
+  if (rows < 1 || rows > 256)
+    return emitOpError() << "box of " << rows
+                         << " rows: a TMA box has 1 to 256 rows";
+  if (columns < 8 || columns > 64 || columns % 8 != 0)
+    return emitOpError() << "box of " << columns
+                         << " columns: with the 128-byte swizzle a box row is "
+                            "8 to 64 bf16 elements, a multiple of 8";
+  auto type = llvm::cast<MemRefType>(getSource().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return emitOpError() << "source " << type
+                         << " must have contiguous rows (unit inner stride)";
+  return success();
+}

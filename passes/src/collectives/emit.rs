@@ -179,6 +179,9 @@ impl<'c> Emitter<'c> {
     pub fn or(&self, a: Val, b: Val) -> Val {
         self.one(arith::ori(value(a), value(b), self.loc))
     }
+    pub fn xor(&self, a: Val, b: Val) -> Val {
+        self.one(arith::xori(value(a), value(b), self.loc))
+    }
     pub fn cmp(&self, predicate: CmpiPredicate, a: Val, b: Val) -> Val {
         self.one(arith::cmpi(
             self.ctx,

@@ -139,11 +139,13 @@ pub enum OpKind {
     MemrefExtractAlignedPointerAsIndex = 63,
     /// `affine.apply`
     AffineApply = 64,
+    /// `symm_mem.tensor_map`
+    TensorMap = 65,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 64] = [
+    const ALL: [OpKind; 65] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -208,6 +210,7 @@ impl OpKind {
         OpKind::MemrefExtractStridedMetadata,
         OpKind::MemrefExtractAlignedPointerAsIndex,
         OpKind::AffineApply,
+        OpKind::TensorMap,
     ];
 
     fn from_code(code: i32) -> Self {
@@ -274,7 +277,7 @@ mod tests {
     use melior::ir::{Location, operation::OperationBuilder};
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 64] = [
+    const NAMES: [(OpKind, &str); 65] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -348,6 +351,7 @@ mod tests {
             "memref.extract_aligned_pointer_as_index",
         ),
         (OpKind::AffineApply, "affine.apply"),
+        (OpKind::TensorMap, "symm_mem.tensor_map"),
     ];
 
     #[test]

@@ -41,12 +41,14 @@ const HELD_VECTORS: u64 = 4;
 /// group of an `mma` fragment).
 pub(super) const MMA_COLUMNS: u64 = 64;
 
-/// Which units multiply: each thread's f32 FMAs, or the warps' `mma.sync`
-/// (`gemv_mma`).
+/// Which units multiply: each thread's f32 FMAs, the warps' `mma.sync`
+/// on weight streamed into registers (`gemv_mma`), or `mma.sync` on weight
+/// that the TMA streams through shared memory (`gemv_tma`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
     CudaCores,
     TensorCores,
+    Tma,
 }
 
 /// The GEMV's tiling.
@@ -60,8 +62,11 @@ pub struct GemvTile {
     /// K range.
     pub k_groups: u64,
     /// Loads in flight per thread (16-row steps of four loads on the
-    /// tensor cores).
+    /// tensor cores; the ring's stages with the TMA).
     pub unroll: u64,
+    /// With the TMA: the weight rows of a stage (a multiple of 16 k-groups'
+    /// steps); 0 for the other engines.
+    pub stage_rows: u64,
     /// Rows of `a` the kernel takes (calls of up to this many rows; 8 or
     /// 16 on the tensor cores).
     pub rows: u64,
@@ -72,7 +77,8 @@ pub struct GemvTile {
     /// H200 the single matmuls gain (the down projection after the pair,
     /// M = 1: 16.6 to 14.4 µs of its kernel, the block 45.6 to 44.3 µs);
     /// the pairs lose (M = 2..16: 0.7-1.5 µs), so they take none
-    /// (bench/results/2026-11-26-session7-h200.md).
+    /// (bench/results/2026-11-26-session7-h200.md). With the TMA: weight
+    /// rows of the block's columns, one line each.
     pub prefetch: u64,
 }
 
@@ -87,6 +93,7 @@ impl GemvTile {
         unroll: 4,
         rows: 1,
         prefetch: 0,
+        stage_rows: 0,
     };
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -95,6 +102,7 @@ impl GemvTile {
         unroll: 2,
         rows: 1,
         prefetch: 16,
+        stage_rows: 0,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -105,6 +113,7 @@ impl GemvTile {
         unroll: 8,
         rows: 4,
         prefetch: 0,
+        stage_rows: 0,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -113,6 +122,7 @@ impl GemvTile {
         unroll: 4,
         rows: 4,
         prefetch: 0,
+        stage_rows: 0,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -124,6 +134,7 @@ impl GemvTile {
         unroll: 2,
         rows: 16,
         prefetch: 0,
+        stage_rows: 0,
     };
     pub const SINGLE_MMA: GemvTile = GemvTile {
         engine: Engine::TensorCores,
@@ -132,6 +143,24 @@ impl GemvTile {
         unroll: 2,
         rows: 16,
         prefetch: 8,
+        stage_rows: 0,
+    };
+
+    /// The single matmul's GEMV with the weight streamed by the TMA
+    /// (`gemv_tma`), for calls of 2 to 16 rows where the runtime has the
+    /// weight's descriptor: 4 stages of 128 rows (a probe's best was 4 of
+    /// 256, bench/results/2026-11-26-tma-probe-h200.md; here the staged
+    /// rows of `a` share the memory). On one H200 the Llama-3-8B down
+    /// projection's two split-K slices at 2 and 16 rows take 16.6-17.8 µs
+    /// against 18.4-19.8 for `mma16` (bench/results/2026-11-26-tma-gemv-h200.md).
+    pub const SINGLE_TMA: GemvTile = GemvTile {
+        engine: Engine::Tma,
+        columns: 64,
+        k_groups: 4,
+        unroll: 4,
+        rows: 16,
+        prefetch: 512,
+        stage_rows: 128,
     };
 
     fn pieces(&self, weights: u64) -> u64 {
@@ -143,6 +172,7 @@ impl GemvTile {
             Engine::TensorCores => {
                 weights * (self.columns / MMA_COLUMNS) * self.k_groups * super::kernel::WARP
             }
+            Engine::Tma => (super::gemv_tma::consumer_warps(self) + 1) * super::kernel::WARP,
         }
     }
     /// Bytes between two rows of `a` that the tensor-core GEMV stages in
@@ -161,12 +191,14 @@ impl GemvTile {
     fn sums_offset(&self, shape: &GemvShape) -> u64 {
         match self.engine {
             Engine::CudaCores => self.rows * shape.k * 4,
-            Engine::TensorCores => 0,
+            Engine::TensorCores | Engine::Tma => 0,
         }
     }
     fn sums_bytes(&self, weights: u64) -> u64 {
         match self.engine {
-            Engine::CudaCores => self.k_groups * self.rows * weights * self.columns * 4,
+            Engine::CudaCores | Engine::Tma => {
+                self.k_groups * self.rows * weights * self.columns * 4
+            }
             Engine::TensorCores => self.threads(weights) * super::gemv_mma::LANE_WORDS * 4,
         }
     }
@@ -177,6 +209,9 @@ impl GemvTile {
             Engine::TensorCores if shape.staged => {
                 sums_end.max(self.rows * Self::staged_row_stride(shape.k))
             }
+            Engine::Tma => super::gemv_tma::RingLayout::of(self, shape)
+                .end
+                .max(sums_end),
             _ => sums_end,
         }
     }
@@ -196,7 +231,11 @@ impl GemvTile {
         if self.k_groups == 0 || self.unroll == 0 || self.rows == 0 {
             return Some("a GEMV needs k-groups, loads in flight and rows".into());
         }
-        if self.engine == Engine::TensorCores {
+        if self.engine == Engine::Tma {
+            if let Some(problem) = super::gemv_tma::tiling_problem(self) {
+                return Some(problem);
+            }
+        } else if self.engine == Engine::TensorCores {
             if !self.columns.is_multiple_of(MMA_COLUMNS) {
                 return Some(format!(
                     "mma-gemv-columns = {} is not a multiple of 64 (a warp's columns)",
@@ -235,8 +274,8 @@ impl GemvTile {
                         self.rows
                     )
                 }
-                Engine::TensorCores => format!(
-                    "{} row(s) of K = {k} as bf16 or the sums do not fit in shared memory",
+                Engine::TensorCores | Engine::Tma => format!(
+                    "{} row(s) of K = {k} as bf16, the sums or the weight's stages do not fit in shared memory",
                     self.rows
                 ),
             });
@@ -271,8 +310,18 @@ impl SkinnyMatmul {
         let kind = match tile.engine {
             Engine::CudaCores => "gemv",
             Engine::TensorCores => "mma",
+            Engine::Tma => "tma",
         };
         format!("{}_{kind}{}", self.name, tile.rows)
+    }
+
+    /// Why GEMV `tile` cannot run this matmul (`None`: it can).
+    pub fn gemv_problem(&self, tile: GemvTile) -> Option<String> {
+        tile.problem(&self.gemv_shape()).or_else(|| {
+            (tile.engine == Engine::Tma)
+                .then(|| super::gemv_tma::matmul_problem(self, tile))
+                .flatten()
+        })
     }
 
     /// Blocks of the GEMV along x (column tiles) and y (slices).
@@ -283,12 +332,16 @@ impl SkinnyMatmul {
     /// Appends the GEMV kernel (same parameters as the tensor-core
     /// kernel's) to `module`.
     pub fn build_gemv(&self, e: &Emitter, module: Blk, tile: GemvTile) -> Result<(), PassError> {
-        if let Some(problem) = self.problem().or_else(|| tile.problem(&self.gemv_shape())) {
+        if let Some(problem) = self.problem().or_else(|| self.gemv_problem(tile)) {
             return Err(PassError::Build(format!(
                 "no GEMV kernel for this matmul: {problem}"
             )));
         }
-        let parameters = self.parameters(e);
+        let mut parameters = self.parameters(e);
+        if tile.engine == Engine::Tma {
+            // The weights' TMA descriptors (device addresses).
+            parameters.extend(std::iter::repeat_n(e.i64(), self.weights as usize));
+        }
         e.kernel(
             module,
             &self.gemv_name(tile),
@@ -306,6 +359,7 @@ impl SkinnyMatmul {
                 match tile.engine {
                     Engine::CudaCores => gemv.emit(),
                     Engine::TensorCores => gemv.emit_mma(),
+                    Engine::Tma => gemv.emit_tma(),
                 }
             },
         );
@@ -618,7 +672,7 @@ impl Gemv<'_, '_> {
     }
 
     /// The prologue's init value and column operands (kernel parameters).
-    fn prologue_parameters(&self) -> (Option<Val>, Vec<Val>) {
+    pub(super) fn prologue_parameters(&self) -> (Option<Val>, Vec<Val>) {
         let (e, k) = (self.e, self.k);
         let init = k
             .prologue
@@ -726,6 +780,7 @@ impl Gemv<'_, '_> {
         if self.tile.engine == Engine::TensorCores {
             return self.mma_sum_slot(e, sums, group, row, column);
         }
+        // The CUDA cores' and the TMA GEMV's: plain f32 rows per k-group.
         let width = self.k.weights * self.tile.columns;
         let at = e.add(
             e.mul(

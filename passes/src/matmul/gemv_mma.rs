@@ -219,7 +219,7 @@ impl Gemv<'_, '_> {
     /// The lane's rows of `a` in the A fragment (g, and g + 8 for 16
     /// rows): staged in shared memory through the prologue when there is
     /// one (`stage_rows`), else read from global memory.
-    fn fragment_rows(
+    pub(super) fn fragment_rows(
         &self,
         m: Val,
         a: Val,
@@ -230,14 +230,15 @@ impl Gemv<'_, '_> {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let stride = GemvTile::staged_row_stride(k.k);
-        if k.prologue.is_some() {
+        let staged = self.stages_rows();
+        if staged {
             self.stage_rows(m, a, shared, statistics);
         }
         let halves = if tile.rows > HALF { 2 } else { 1 };
         (0..halves)
             .map(|half| {
                 let r = e.add(group, self.c(half * HALF));
-                if k.prologue.is_some() {
+                if staged {
                     FragmentRow::Staged(e.byte_offset(shared, e.mul(r, self.c(stride))))
                 } else {
                     FragmentRow::Global {
@@ -249,14 +250,18 @@ impl Gemv<'_, '_> {
             .collect()
     }
 
-    /// The rows of `a` in shared memory as bf16 through the prologue, each
-    /// row's statistic reduced by one warp first (row r at r x the stride;
-    /// rows past `m` zero).
+    /// Whether the kernel stages the rows of `a` in shared memory: through
+    /// the prologue when there is one, and always with the TMA (whose
+    /// consumers would otherwise wait on global memory for every step).
+    fn stages_rows(&self) -> bool {
+        self.k.prologue.is_some() || self.tile.engine == super::gemv::Engine::Tma
+    }
+
+    /// The rows of `a` in shared memory as bf16, through the prologue when
+    /// there is one, each row's statistic reduced by one warp first (row r
+    /// at r x the stride; rows past `m` zero).
     fn stage_rows(&self, m: Val, a: Val, shared: Val, statistics: Val) {
         let (e, k, tile) = (self.e, self.k, self.tile);
-        let Some(prologue) = &k.prologue else {
-            return;
-        };
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
         let threads = tile.threads(k.weights);
@@ -264,51 +269,50 @@ impl Gemv<'_, '_> {
         let warp = e.div(tid, self.c(WARP));
         let lane = e.rem(tid, self.c(WARP));
         // The kernel's parameters (closures below get their own blocks).
-        let init = e.block.arg(3 + k.weights as usize);
-        let column_operands: Vec<Val> = (0..prologue.columns.len())
-            .map(|i| e.block.arg(4 + k.weights as usize + i))
-            .collect();
+        let (init, column_operands) = self.prologue_parameters();
         let row_of = |e: &Emitter, r: Val| e.gep(a, e.mul(r, self.c(k.lda)), bf16);
         let statistic_at = |e: &Emitter, r: Val| e.byte_offset(statistics, e.mul(r, self.c(4)));
         let vector_ty = e.vector(PIECE, bf16);
         // Warp w reduces rows w, w + warps, ... (the prologue reads rows in
         // 16-byte vectors: `SkinnyMatmul::problem`).
-        e.for_range(warp, self.c(tile.rows), self.c(threads / WARP), |e, r| {
-            let present = e.cmp(CmpiPredicate::Ult, r, m);
-            let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
-            let row = row_of(e, r);
-            // `batch` loads in flight before the first is summed.
-            let batch = (k.k / PIECE).div_ceil(WARP).clamp(1, MAX_BATCH);
-            let partial = e.for_range_carrying(
-                lane,
-                vectors,
-                self.c(WARP * batch),
-                e.cf32(0.0),
-                |e, first, acc| {
-                    let loaded: Vec<(Val, Val)> = (0..batch)
-                        .map(|p| {
-                            let v = e.add(first, self.c(p * WARP));
-                            let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
-                            let at = e.mul(v, self.c(PIECE));
-                            (inside, row_piece(e, row, at, inside))
-                        })
-                        .collect();
-                    let mut acc = acc;
-                    for (inside, vector) in loaded {
-                        let mut sum = acc;
-                        for l in 0..PIECE {
-                            sum = e.call(&prologue.step, &[e.extract(vector, l), sum], f32);
+        if let (Some(prologue), Some(init)) = (&k.prologue, init) {
+            e.for_range(warp, self.c(tile.rows), self.c(threads / WARP), |e, r| {
+                let present = e.cmp(CmpiPredicate::Ult, r, m);
+                let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
+                let row = row_of(e, r);
+                // `batch` loads in flight before the first is summed.
+                let batch = (k.k / PIECE).div_ceil(WARP).clamp(1, MAX_BATCH);
+                let partial = e.for_range_carrying(
+                    lane,
+                    vectors,
+                    self.c(WARP * batch),
+                    e.cf32(0.0),
+                    |e, first, acc| {
+                        let loaded: Vec<(Val, Val)> = (0..batch)
+                            .map(|p| {
+                                let v = e.add(first, self.c(p * WARP));
+                                let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
+                                let at = e.mul(v, self.c(PIECE));
+                                (inside, row_piece(e, row, at, inside))
+                            })
+                            .collect();
+                        let mut acc = acc;
+                        for (inside, vector) in loaded {
+                            let mut sum = acc;
+                            for l in 0..PIECE {
+                                sum = e.call(&prologue.step, &[e.extract(vector, l), sum], f32);
+                            }
+                            acc = e.select(inside, sum, acc);
                         }
-                        acc = e.select(inside, sum, acc);
-                    }
-                    acc
-                },
-            );
-            let value = e.addf(init, e.warp_sum(partial));
-            let first = e.cmp(CmpiPredicate::Eq, lane, self.c(0));
-            e.when(first, |e| e.store(value, statistic_at(e, r), 4));
-        });
-        e.sync_threads();
+                        acc
+                    },
+                );
+                let value = e.addf(init, e.warp_sum(partial));
+                let first = e.cmp(CmpiPredicate::Eq, lane, self.c(0));
+                e.when(first, |e| e.store(value, statistic_at(e, r), 4));
+            });
+            e.sync_threads();
+        }
         // The elements in 16-byte pieces, `batch` per thread at a time so
         // that their loads are all in flight before the first is used.
         let per_row = k.k / PIECE;
@@ -335,13 +339,15 @@ impl Gemv<'_, '_> {
                 })
                 .collect();
             for (index, r, start, loaded) in pieces {
-                let statistic = e.load(statistic_at(e, r), f32, 4);
                 let mut applied = loaded;
-                for l in 0..PIECE {
-                    let column = e.add(start, self.c(l));
-                    let x = e.extract(loaded, l);
-                    let y = prologue.element(e, x, statistic, &column_operands, column);
-                    applied = e.insert(applied, y, l);
+                if let Some(prologue) = &k.prologue {
+                    let statistic = e.load(statistic_at(e, r), f32, 4);
+                    for l in 0..PIECE {
+                        let column = e.add(start, self.c(l));
+                        let x = e.extract(loaded, l);
+                        let y = prologue.element(e, x, statistic, &column_operands, column);
+                        applied = e.insert(applied, y, l);
+                    }
                 }
                 let present = e.cmp(CmpiPredicate::Ult, r, m);
                 let elements = e.select(present, applied, e.zero(vector_ty));
@@ -357,7 +363,7 @@ impl Gemv<'_, '_> {
 }
 
 /// One of a lane's rows of `a` in the A fragment.
-enum FragmentRow {
+pub(super) enum FragmentRow {
     /// Staged in shared memory (zero past the call's rows).
     Staged(Val),
     /// In global memory; `present`: whether the call has the row.
@@ -367,7 +373,7 @@ enum FragmentRow {
 impl FragmentRow {
     /// Four elements of the row at column `at`, packed as two words; zero
     /// where the call has no such row or where `inside` is false.
-    fn words(&self, gemv: &Gemv, e: &Emitter, at: Val, inside: Option<Val>) -> Val {
+    pub(super) fn words(&self, gemv: &Gemv, e: &Emitter, at: Val, inside: Option<Val>) -> Val {
         let k = gemv.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let words = e.vector(2, TensorCore::i32(e));
@@ -513,6 +519,7 @@ mod tests {
                 unroll,
                 rows: if sixteen { 16 } else { 8 },
                 prefetch: 0,
+                stage_rows: 0,
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged };
             if tile.problem(&shape).is_none() {

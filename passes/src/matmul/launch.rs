@@ -163,20 +163,40 @@ enum Kernel {
 }
 
 /// Launches the first GEMV of `gemvs` (ordered by rows) that takes the
-/// call's row count, else the tensor-core kernel.
+/// call's row count, else the tensor-core kernel. A GEMV whose weight the
+/// TMA streams takes the call only where the runtime has the weights'
+/// descriptors (`symm_mem.tensor_map`), which it gets as extra arguments.
 fn choose_kernel(e: &Emitter, p: &Planned, args: &[Val], gemvs: &[super::gemv::GemvTile]) {
     let Some((gemv, rest)) = gemvs.split_first() else {
         launch(e, p, args, Kernel::TensorCore);
         return;
     };
-    let fits = e.cmp(
-        melior::dialect::arith::CmpiPredicate::Ule,
+    let mut fits = e.cmp(
+        CmpiPredicate::Ule,
         args[p.weights.len() + 2],
         e.c64(gemv.rows as i64),
     );
+    let mut gemv_args = args.to_vec();
+    if gemv.engine == super::gemv::Engine::Tma {
+        for weight in &p.weights {
+            let descriptor = e.one(
+                symm_mem::tensor_map(
+                    e.ctx,
+                    e.i64(),
+                    value(*weight),
+                    IntegerAttribute::new(e.i64(), gemv.stage_rows as i64),
+                    IntegerAttribute::new(e.i64(), super::gemv_tma::BOX_COLUMNS as i64),
+                    e.loc,
+                )
+                .into(),
+            );
+            fits = e.and(fits, e.cmp(CmpiPredicate::Ne, descriptor, e.c64(0)));
+            gemv_args.push(descriptor);
+        }
+    }
     e.if_else(
         fits,
-        |e| launch(e, p, args, Kernel::Gemv(*gemv)),
+        |e| launch(e, p, &gemv_args, Kernel::Gemv(*gemv)),
         |e| choose_kernel(e, p, args, rest),
     );
 }

@@ -31,6 +31,7 @@
 
 pub mod gemv;
 mod gemv_mma;
+mod gemv_tma;
 pub mod kernel;
 mod launch;
 mod tensor_core;
@@ -130,6 +131,30 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
             OptionKind::Bool,
             c"true",
+        ),
+        PassOption::new(
+            c"tma-gemv",
+            c"On sm_90 and up (see launch-dependents), single matmuls' calls of 2 up to mma-gemv-rows rows run a tensor-core GEMV whose weight the TMA streams through shared memory, where the runtime has the weight's descriptor (else the tensor-core GEMV); off by default: in the layers it measured slower",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
+            c"tma-gemv-k-groups",
+            c"The TMA GEMV's k-groups of 4 consumer warps (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"tma-gemv-stages",
+            c"The TMA GEMV's ring of weight stages (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"tma-gemv-stage-rows",
+            c"The TMA GEMV's weight rows per stage (0: the default of each kind)",
+            OptionKind::Int64,
+            c"0",
         ),
         PassOption::new(
             c"mma-gemv-rows",
@@ -239,7 +264,11 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
         )?;
         Ok(tile)
     };
-    let kinds = |one: GemvTile, few: GemvTile, mma: GemvTile| -> Result<Vec<GemvTile>, PassError> {
+    let kinds = |one: GemvTile,
+                 few: GemvTile,
+                 tma: Option<GemvTile>,
+                 mma: GemvTile|
+     -> Result<Vec<GemvTile>, PassError> {
         let mut tiles = Vec::new();
         if options.flag("gemv") {
             tiles.push(with_options(one, "gemv")?);
@@ -253,6 +282,24 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
                 )?);
             }
         }
+        if let Some(tma) = tma.filter(|_| options.flag("tma-gemv")) {
+            let mut tile = GemvTile {
+                rows: mma_rows as u64,
+                ..tma
+            };
+            if !prefetch {
+                tile.prefetch = 0;
+            }
+            override_fields(
+                options,
+                [
+                    ("tma-gemv-k-groups", &mut tile.k_groups),
+                    ("tma-gemv-stages", &mut tile.unroll),
+                    ("tma-gemv-stage-rows", &mut tile.stage_rows),
+                ],
+            )?;
+            tiles.push(tile);
+        }
         if options.flag("mma-gemv") {
             tiles.push(with_options(
                 GemvTile {
@@ -265,8 +312,16 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
         Ok(tiles)
     };
     Ok([
-        kinds(GemvTile::PAIR, GemvTile::PAIR_FEW, GemvTile::PAIR_MMA)?,
-        kinds(GemvTile::SINGLE, GemvTile::SINGLE_FEW, GemvTile::SINGLE_MMA)?,
+        // The pairs keep `mma16`: with their RMSNorm prologue staged in
+        // front of the ring, the TMA pair measured 5-7 µs slower on one H200
+        // (bench/results/2026-11-26-tma-gemv-h200.md).
+        kinds(GemvTile::PAIR, GemvTile::PAIR_FEW, None, GemvTile::PAIR_MMA)?,
+        kinds(
+            GemvTile::SINGLE,
+            GemvTile::SINGLE_FEW,
+            Some(GemvTile::SINGLE_TMA),
+            GemvTile::SINGLE_MMA,
+        )?,
     ])
 }
 
@@ -612,7 +667,7 @@ impl SymmPass for MatmulToGpu {
                     match plan(group, planned.len(), tile, launch_dependents) {
                         Ok(mut p) => {
                             for gemv in gemvs {
-                                match gemv.problem(&p.kernel.gemv_shape()) {
+                                match p.kernel.gemv_problem(*gemv) {
                                     None => p.gemv.push(*gemv),
                                     Some(why) => emit_remark(
                                         p.group.ops()[0].loc(),

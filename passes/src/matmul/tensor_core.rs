@@ -25,6 +25,9 @@ use symm_dialects::{attributes, nvvm};
 /// LLVM's address spaces for NVPTX.
 const GLOBAL: u32 = 1;
 const SHARED: u32 = 3;
+/// `shared::cluster`: the window of the cluster's shared memory, which
+/// holds this block's (what the TMA's destination is given as).
+const SHARED_CLUSTER: u32 = 7;
 
 /// The dynamic shared memory symbol of a kernel module.
 pub const DYNAMIC_SHARED: &str = "__symm_dynamic_shared";
@@ -44,6 +47,22 @@ pub trait TensorCore<'c> {
     /// A generic pointer as a global one (`!llvm.ptr<1>`).
     fn to_global(&self, ptr: Val) -> Val;
     fn mbarrier_init(&self, bar: Val, count: i64);
+    /// `fence.mbarrier_init.release.cluster`: the barriers initialized
+    /// before it are visible to the async proxy (the TMA) after it.
+    fn fence_mbarrier_init(&self);
+    /// `mbarrier.arrive.expect_tx`: this thread arrives on `bar`, whose
+    /// phase also waits for `bytes` (i32) of asynchronous copies.
+    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val);
+    /// `mbarrier.arrive`: this thread arrives on `bar`.
+    fn mbarrier_arrive(&self, bar: Val);
+    /// `cp.async.bulk.tensor.2d`: the TMA copies the box at column `x` and
+    /// row `y` (i32s) of the matrix that `descriptor` (a generic pointer
+    /// to a `CUtensorMap`) describes into shared `dst`, and completes its
+    /// bytes on `bar`.
+    fn tma_load_2d(&self, dst: Val, descriptor: Val, at: (Val, Val), bar: Val);
+    /// `prefetch.tensormap`: the TMA descriptor at generic `descriptor`
+    /// moves into the descriptor cache before the first copy needs it.
+    fn prefetch_tensormap(&self, descriptor: Val);
     /// Waits until the phase of parity `parity` (i32) of `bar` completes.
     fn mbarrier_wait(&self, bar: Val, parity: Val);
     /// `cp.async.cg.shared.global`: 16 bytes from global `src` to shared
@@ -147,6 +166,55 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     fn mbarrier_init(&self, bar: Val, count: i64) {
         let count = self.c32(count);
         self.push(nvvm::mbarrier_init(self.ctx, value(bar), value(count), self.loc).into());
+    }
+
+    fn fence_mbarrier_init(&self) {
+        self.push(nvvm::fence_mbarrier_init(self.ctx, self.loc).into());
+    }
+
+    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val) {
+        let op = nvvm::MBarrierArriveExpectTxOperation::builder(self.ctx, self.loc)
+            .addr(value(bar))
+            .txcount(value(bytes))
+            .build();
+        self.push(op.into());
+    }
+
+    fn mbarrier_arrive(&self, bar: Val) {
+        let op = nvvm::MBarrierArriveOperation::builder(self.ctx, self.loc)
+            .addr(value(bar))
+            .build();
+        self.push(op.into());
+    }
+
+    fn tma_load_2d(&self, dst: Val, descriptor: Val, (x, y): (Val, Val), bar: Val) {
+        let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
+        let dst =
+            self.one(ods::llvm::addrspacecast(self.ctx, cluster, value(dst), self.loc).into());
+        let mut op: melior::ir::Operation =
+            nvvm::CpAsyncBulkTensorGlobalToSharedClusterOperation::builder(self.ctx, self.loc)
+                .dst_mem(value(dst))
+                .tma_descriptor(value(descriptor))
+                .coordinates(&[value(x), value(y)])
+                .mbar(value(bar))
+                .im_2_col_offsets(&[])
+                .build()
+                .into();
+        // dstMem, tmaDescriptor, coordinates, mbar, im2colOffsets,
+        // multicastMask, l2CacheHint, predicate.
+        op.set_attribute(
+            "operandSegmentSizes",
+            DenseI32ArrayAttribute::new(self.ctx, &[1, 1, 2, 1, 0, 0, 0, 0]).into(),
+        );
+        self.push(op);
+    }
+
+    fn prefetch_tensormap(&self, descriptor: Val) {
+        let op = nvvm::PrefetchOperation::builder(self.ctx, self.loc)
+            .addr(value(descriptor))
+            .tensormap(melior::ir::Attribute::unit(self.ctx))
+            .build();
+        self.push(op.into());
     }
 
     fn mbarrier_wait(&self, bar: Val, parity: Val) {

@@ -29,6 +29,7 @@ mod batch_matmul;
 mod entry;
 mod host_access;
 mod kernel_choice;
+mod tensor_map;
 use crate::PassError;
 use crate::ir::op_kind::{OpDialect, OpKind};
 pub use entry::{ASYNC_ENTRY_ATTR, ASYNC_SUFFIX};
@@ -104,6 +105,7 @@ fn lowers(kind: OpKind) -> bool {
             | OpKind::KernelRounds
             | OpKind::KernelVariant
             | OpKind::KernelVariantEnd
+            | OpKind::TensorMap
     )
 }
 
@@ -327,6 +329,7 @@ impl Conversion {
             OpKind::KernelRounds | OpKind::KernelVariant | OpKind::KernelVariantEnd => {
                 kernel_choice::lower(&mut host, op)
             }
+            OpKind::TensorMap => tensor_map::lower(&mut host, op),
             OpKind::AllGatherMatmulOut => lower_all_gather_matmul(&mut host, op),
             OpKind::SymmRank => {
                 let rank = host.call_value(&abi::RANK, &[]);

@@ -165,6 +165,10 @@ runtime_calls! {
     KERNEL_VARIANT = "symm_rt_kernel_variant"(Ptr, I64, I64, I64, I64) -> I32;
     /// Ends the round's timing (site, rows, round); decides after the last.
     KERNEL_VARIANT_END = "symm_rt_kernel_variant_end"(Ptr, I64, I64, I64);
+    /// The device address of a TMA descriptor (`symm_mem.tensor_map`) of a
+    /// bf16 matrix: its address, rows, columns, row stride (elements), box
+    /// rows and box columns; 0 where the runtime has none for it.
+    TENSOR_MAP = "symm_rt_tensor_map"(Ptr, Ptr, I64, I64, I64, I64, I64) -> I64;
     /// The P2P ring: a, b, c, m, k, n, dtype code.
     ALL_GATHER_MATMUL = "symm_rt_all_gather_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32);
 }

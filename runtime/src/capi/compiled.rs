@@ -441,6 +441,33 @@ pub unsafe extern "C" fn symm_rt_kernel_variant_end(
     })
 }
 
+/// The device address of a TMA descriptor of a bf16 matrix, 0 where there
+/// is none (`symm_mem.tensor_map`).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn symm_rt_tensor_map(
+    runtime: *mut SymmRuntime,
+    matrix: *mut c_void,
+    rows: i64,
+    columns: i64,
+    row_stride: i64,
+    box_rows: i64,
+    box_columns: i64,
+) -> i64 {
+    run("describing a matrix for the TMA", runtime, |s| {
+        let size = |v: i64| u64::try_from(v).unwrap_or(0);
+        let key = crate::tensor_maps::TensorMapKey {
+            address: address(matrix),
+            rows: size(rows),
+            columns: size(columns),
+            row_stride: size(row_stride),
+            box_rows: size(box_rows),
+            box_columns: size(box_columns),
+        };
+        s.tensor_map(key).map(|address| address as i64)
+    })
+}
+
 #[cfg(test)]
 mod abi_tests {
     use super::*;
@@ -494,6 +521,7 @@ mod abi_tests {
     signature!(A, B, C);
     signature!(A, B, C, D);
     signature!(A, B, C, D, E);
+    signature!(A, B, C, D, E, F, G);
     signature!(A, B, C, D, E, F, G, H);
     signature!(A, B, C, D, E, F, G, H, I);
     signature!(A, B, C, D, E, F, G, H, I, J, K);
@@ -596,6 +624,10 @@ mod abi_tests {
             (
                 "symm_rt_kernel_variant_end",
                 of(symm_rt_kernel_variant_end as unsafe extern "C" fn(_, _, _, _)),
+            ),
+            (
+                "symm_rt_tensor_map",
+                of(symm_rt_tensor_map as unsafe extern "C" fn(_, _, _, _, _, _, _) -> _),
             ),
         ];
         for call in RUNTIME_CALLS {

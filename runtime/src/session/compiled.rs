@@ -41,6 +41,8 @@ pub struct CompiledState {
     agreed_tokens: BTreeSet<i64>,
     /// Generated kernel or library, per matmul site and row count.
     kernels: KernelChoices,
+    /// TMA descriptors of the matrices generated kernels stream.
+    tensor_maps: crate::tensor_maps::TensorMaps,
 }
 
 impl Drop for CompiledState {
@@ -668,6 +670,13 @@ impl Session {
         self.compiled
             .kernels
             .rounds(site, rows, max_rows, capturing, after_gemv)
+    }
+
+    /// The device address of `key`'s TMA descriptor, or 0 where there is
+    /// none (`symm_mem.tensor_map`).
+    pub fn tensor_map(&mut self, key: crate::tensor_maps::TensorMapKey) -> Result<u64> {
+        let capturing = self.active_stream().is_capturing()?;
+        self.compiled.tensor_maps.get(key, capturing)
     }
 
     /// Whether round `round` runs the generated kernel.

@@ -913,3 +913,40 @@ func.func @too_many_bytes(%a: memref<4611686018427387904x4xf32>, %b: memref<4611
   symm_mem.all_reduce_out sum %a into %b group @tp : memref<4611686018427387904x4xf32>, memref<4611686018427387904x4xf32>
   return
 }
+
+// -----
+
+// A TMA box has at most 256 rows.
+func.func @tensor_map_rows(%w: memref<4096x7168xbf16>) -> i64 {
+  // expected-error@+1 {{box of 512 rows: a TMA box has 1 to 256 rows}}
+  %d = symm_mem.tensor_map %w box(512 x 64) : memref<4096x7168xbf16>
+  return %d : i64
+}
+
+// -----
+
+// With the 128-byte swizzle a box row is whole 16-byte pieces, at most 128
+// bytes.
+func.func @tensor_map_columns(%w: memref<4096x7168xbf16>) -> i64 {
+  // expected-error@+1 {{box of 96 columns: with the 128-byte swizzle a box row is 8 to 64 bf16 elements, a multiple of 8}}
+  %d = symm_mem.tensor_map %w box(64 x 96) : memref<4096x7168xbf16>
+  return %d : i64
+}
+
+// -----
+
+// The descriptor reads whole rows: a column view's rows are not contiguous.
+func.func @tensor_map_strided(%w: memref<4096x64xbf16, strided<[7168, 2]>>) -> i64 {
+  // expected-error@+1 {{must have contiguous rows (unit inner stride)}}
+  %d = symm_mem.tensor_map %w box(64 x 64) : memref<4096x64xbf16, strided<[7168, 2]>>
+  return %d : i64
+}
+
+// -----
+
+// Only bf16 matrices (or stacks of them).
+func.func @tensor_map_f32(%w: memref<4096x7168xf32>) -> i64 {
+  // expected-error@+1 {{operand #0 must be}}
+  %d = symm_mem.tensor_map %w box(64 x 64) : memref<4096x7168xf32>
+  return %d : i64
+}

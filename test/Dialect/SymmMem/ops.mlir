@@ -190,3 +190,15 @@ gpu.module @device_ops {
     gpu.return
   }
 }
+
+// A TMA descriptor of a weight (the TMA GEMV's), of a matrix and of a
+// stack of split-K slices.
+// CHECK-LABEL: func.func @tensor_maps
+// CHECK-SAME: (%[[W:[^:]*]]: memref<4096x7168xbf16>, %[[S:[^:]*]]: memref<2x3584x4096xbf16>)
+func.func @tensor_maps(%w: memref<4096x7168xbf16>, %slices: memref<2x3584x4096xbf16>) -> (i64, i64) {
+  // CHECK: %[[D:.*]] = symm_mem.tensor_map %[[W]] box(64 x 64) : memref<4096x7168xbf16>
+  %d = symm_mem.tensor_map %w box(64 x 64) : memref<4096x7168xbf16>
+  // CHECK: symm_mem.tensor_map %[[S]] box(128 x 64) : memref<2x3584x4096xbf16>
+  %s = symm_mem.tensor_map %slices box(128 x 64) : memref<2x3584x4096xbf16>
+  return %d, %s : i64, i64
+}

@@ -56,6 +56,9 @@ pub struct Args {
     pub matmul_mma_gemv_rows: u64,
     /// The single matmuls' GEMVs prefetch their first weight lines.
     pub matmul_prefetch: bool,
+    /// The tiling of the GEMV whose weight the TMA streams (k-groups,
+    /// stages, stage rows), or `None`: off.
+    pub matmul_tma_gemv: Option<[u64; 3]>,
     pub split_k_slices: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
@@ -167,6 +170,15 @@ struct Cli {
     /// into L2 before waiting for the grid before them (sm_90 and up).
     #[arg(long)]
     no_matmul_prefetch: bool,
+    /// Single matmuls' calls of 2 up to --matmul-mma-gemv-rows rows run a
+    /// tensor-core GEMV whose weight the TMA streams through shared memory
+    /// (sm_90 and up), where the runtime has the weight's descriptor; off
+    /// by default (in the layers it measured slower than the GEMV that
+    /// streams the weight into registers). Optionally its tiling: k-groups
+    /// of 4 consumer warps, stages of the weight's ring, weight rows per
+    /// stage (0: the default).
+    #[arg(long, value_name = "K_GROUPS,STAGES,STAGE_ROWS", value_delimiter = ',', num_args = 0..=1, default_missing_value = "0,0,0")]
+    matmul_tma_gemv: Option<Vec<u64>>,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -247,6 +259,10 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         )?,
         matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
         matmul_prefetch: !cli.no_matmul_prefetch,
+        matmul_tma_gemv: match &cli.matmul_tma_gemv {
+            None => None,
+            Some(values) => tiling(false, values, "--matmul-tma-gemv")?,
+        },
         split_k_slices: cli.split_k_slices,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
@@ -259,12 +275,17 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
 
 /// A GEMV's tiling flag: three numbers, or `None` when `off`.
 fn tiling(off: bool, values: &[u64], flag: &str) -> Result<Option<[u64; 3]>, clap::Error> {
+    let names = if flag == "--matmul-tma-gemv" {
+        "K_GROUPS,STAGES,STAGE_ROWS"
+    } else {
+        "COLUMNS,K_GROUPS,UNROLL"
+    };
     match (off, values) {
         (true, _) => Ok(None),
-        (false, [columns, k_groups, unroll]) => Ok(Some([*columns, *k_groups, *unroll])),
+        (false, [first, second, third]) => Ok(Some([*first, *second, *third])),
         _ => Err(clap::Error::raw(
             clap::error::ErrorKind::WrongNumberOfValues,
-            format!("{flag} takes three numbers: COLUMNS,K_GROUPS,UNROLL\n"),
+            format!("{flag} takes three numbers: {names}\n"),
         )),
     }
 }

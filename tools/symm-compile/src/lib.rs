@@ -46,12 +46,18 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} {gemv}}},gpu.module(inline),\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} {tma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         waits = args.chip.has_grid_dependency(),
         prefetch = args.matmul_prefetch,
+        tma = match args.matmul_tma_gemv {
+            Some([k_groups, stages, rows]) => format!(
+                "tma-gemv=true tma-gemv-k-groups={k_groups} tma-gemv-stages={stages} tma-gemv-stage-rows={rows}"
+            ),
+            None => "tma-gemv=false".to_owned(),
+        },
         lamport = args.lamport_max_bytes,
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,

@@ -859,3 +859,27 @@ def SymmMem_KernelVariantEndOp : SymmMem_Op<"kernel_variant_end", []> {
   let arguments = (ins I64Attr:$site, Index:$rows, Index:$round);
   let assemblyFormat = "`site` `(` $site `)` `rows` `(` $rows `)` `round` `(` $round `)` attr-dict";
 }
+
+def SymmMem_TensorMapOp : SymmMem_Op<"tensor_map", []> {
+  let summary = "the device address of a TMA descriptor of a row-major bf16 matrix";
+  let description = [{
+    The runtime's descriptor (`CUtensorMap`, in device memory) of `source`,
+    a bf16 matrix whose rows are contiguous (a 3-D memref is a stack of
+    matrices read as one of all their rows, where its strides make it one;
+    otherwise the runtime is given no rows and answers 0), for boxes of `box_rows` x
+    `box_columns` elements with the 128-byte swizzle: what a generated
+    kernel's `cp.async.bulk.tensor` reads the matrix through. The runtime
+    makes one per (address, sizes, box) on first sight outside a stream
+    capture and keeps it; 0 where it has none (first seen while capturing,
+    or the driver refused it), and the caller then takes another way.
+
+    ```mlir
+    %descriptor = symm_mem.tensor_map %w box(64 x 64) : memref<4096x7168xbf16>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[BF16], [2, 3]>:$source, I64Attr:$box_rows,
+                       I64Attr:$box_columns);
+  let results = (outs I64:$descriptor);
+  let assemblyFormat = "$source `box` `(` $box_rows `x` $box_columns `)` attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}

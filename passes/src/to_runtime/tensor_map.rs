@@ -1,0 +1,59 @@
+//! `symm_mem.tensor_map` (a TMA descriptor for a generated kernel,
+//! `symm-linalg-matmul-to-gpu`) becomes the runtime's
+//! `symm_rt_tensor_map`, which answers the descriptor's device address or
+//! 0 where it has none.
+
+use crate::PassError;
+use crate::ir::Op;
+use crate::ir::builders::IntOp;
+use crate::ir::host::Host;
+use symm_protocol::abi;
+
+pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
+    let attribute = |name: &str| {
+        op.attr(name)
+            .and_then(|a| a.int())
+            .ok_or_else(|| format!("has no integer attribute '{name}'"))
+    };
+    let (box_rows, box_columns) = (attribute("box_rows")?, attribute("box_columns")?);
+    let source = op.operand(0);
+    let ty = source.ty();
+    let rank = ty.shape().len();
+    let strides = ty
+        .strides_and_offset()
+        .map(|(strides, _)| strides)
+        .unwrap_or_default();
+    // The rows' stride, and whether a stack of matrices is one matrix of
+    // all their rows (its slices follow each other). A stride the type
+    // does not give reads as 0: the runtime then has no descriptor and the
+    // kernel's caller takes another way.
+    let row_stride = strides.get(rank.saturating_sub(2)).copied().flatten();
+    let stacked = rank == 3
+        && match (
+            strides.first().copied().flatten(),
+            row_stride,
+            ty.shape()[1],
+        ) {
+            (Some(slice), Some(row), Some(rows)) => slice == row * rows,
+            _ => false,
+        };
+    let rows = match rank {
+        2 => host.extent_i64(source, 0),
+        _ if stacked => {
+            let (slices, rows) = (host.extent_i64(source, 0), host.extent_i64(source, 1));
+            host.arith(IntOp::Mul, slices, rows)
+        }
+        _ => host.int(64, 0),
+    };
+    let args = [
+        host.ptr_of(source),
+        rows,
+        host.extent_i64(source, rank - 1),
+        host.int(64, row_stride.unwrap_or(0)),
+        host.int(64, box_rows),
+        host.int(64, box_columns),
+    ];
+    let descriptor = host.call_value(&abi::TENSOR_MAP, &args);
+    op.result(0).replace_all_uses_with(descriptor);
+    Ok(())
+}
