@@ -60,6 +60,7 @@ pub struct Args {
     /// stages, stage rows), or `None`: off.
     pub matmul_tma_gemv: Option<[u64; 3]>,
     pub split_k_slices: u64,
+    pub split_k_min_k: u64,
     pub cuda_graphs: bool,
     pub libdevice: Libdevice,
     /// Print the pipeline, each phase's time and MLIR's pass timings.
@@ -183,6 +184,9 @@ struct Cli {
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
     split_k_slices: u64,
+    /// The smallest K (the matmul's inner size) split that way.
+    #[arg(long, value_name = "K", default_value_t = 3072)]
+    split_k_min_k: u64,
     /// Never capture entry points into CUDA graphs.
     #[arg(long)]
     no_cuda_graphs: bool,
@@ -264,6 +268,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
             Some(values) => tiling(false, values, "--matmul-tma-gemv")?,
         },
         split_k_slices: cli.split_k_slices,
+        split_k_min_k: cli.split_k_min_k,
         cuda_graphs: !cli.no_cuda_graphs,
         libdevice,
         verbose: cli.verbose,
@@ -339,15 +344,23 @@ mod tests {
         assert_eq!(plain.matmul_gemv, Some([0, 0, 0]));
         assert_eq!(plain.matmul_gemv_max_rows, 1);
         assert_eq!(plain.split_k_slices, 2);
+        assert_eq!(plain.split_k_min_k, 3072);
         assert_eq!(plain.matmul_tile, [0, 0, 0, 0]);
         let set = parse_strs(&[
             "a.mlir",
             "--matmul-gemv=64,32,8",
             "--matmul-gemv-max-rows=2",
             "--split-k-slices=4",
+            "--split-k-min-k=2048",
             "--matmul-tile=32,128,3,8",
+            "--matmul-tma-gemv=2,6,64",
         ])
         .unwrap();
+        assert_eq!(set.split_k_min_k, 2048);
+        assert_eq!(set.matmul_tma_gemv, Some([2, 6, 64]));
+        assert_eq!(plain.matmul_tma_gemv, None);
+        let tma = parse_strs(&["a.mlir", "--matmul-tma-gemv"]).unwrap();
+        assert_eq!(tma.matmul_tma_gemv, Some([0, 0, 0]));
         assert_eq!(set.matmul_gemv, Some([64, 32, 8]));
         assert_eq!(set.matmul_gemv_max_rows, 2);
         assert_eq!(set.split_k_slices, 4);

@@ -42,7 +42,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
-         symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices}}}),\
+         symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
@@ -79,6 +79,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
             None => " mma-gemv=false".to_owned(),
         },
         slices = args.split_k_slices,
+        min_k = args.split_k_min_k,
         split_k = if args.fuse_epilogue {
             args.split_k_max_rows
         } else {
