@@ -273,8 +273,17 @@ impl Gemv<'_, '_> {
         let row_of = |e: &Emitter, r: Val| e.gep(a, e.mul(r, self.c(k.lda)), bf16);
         let statistic_at = |e: &Emitter, r: Val| e.byte_offset(statistics, e.mul(r, self.c(4)));
         let vector_ty = e.vector(PIECE, bf16);
+        let stride = GemvTile::staged_row_stride(k.k);
+        let staged_at = |e: &Emitter, r: Val, start: Val| {
+            e.byte_offset(
+                shared,
+                e.add(e.mul(r, self.c(stride)), e.mul(start, self.c(2))),
+            )
+        };
         // Warp w reduces rows w, w + warps, ... (the prologue reads rows in
-        // 16-byte vectors: `SkinnyMatmul::problem`).
+        // 16-byte vectors: `SkinnyMatmul::problem`), and keeps each row as
+        // it read it in its staged place, where the elements' pass below
+        // reads it back from shared memory rather than from L2 again.
         if let (Some(prologue), Some(init)) = (&k.prologue, init) {
             e.for_range(warp, self.c(tile.rows), self.c(threads / WARP), |e, r| {
                 let present = e.cmp(CmpiPredicate::Ult, r, m);
@@ -288,21 +297,25 @@ impl Gemv<'_, '_> {
                     self.c(WARP * batch),
                     e.cf32(0.0),
                     |e, first, acc| {
-                        let loaded: Vec<(Val, Val)> = (0..batch)
+                        let loaded: Vec<(Val, Val, Val)> = (0..batch)
                             .map(|p| {
                                 let v = e.add(first, self.c(p * WARP));
                                 let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
                                 let at = e.mul(v, self.c(PIECE));
-                                (inside, row_piece(e, row, at, inside))
+                                (inside, at, row_piece(e, row, at, inside))
                             })
                             .collect();
+                        // Each vector's sum from zero, then added: chains
+                        // of 8 steps, not one of the whole row (the
+                        // statistic is a sum: `matmul_groups`).
                         let mut acc = acc;
-                        for (inside, vector) in loaded {
-                            let mut sum = acc;
+                        for (inside, at, vector) in loaded {
+                            e.when(inside, |e| e.store(vector, staged_at(e, r, at), 16));
+                            let mut sum = e.cf32(0.0);
                             for l in 0..PIECE {
                                 sum = e.call(&prologue.step, &[e.extract(vector, l), sum], f32);
                             }
-                            acc = e.select(inside, sum, acc);
+                            acc = e.addf(acc, e.select(inside, sum, e.cf32(0.0)));
                         }
                         acc
                     },
@@ -317,7 +330,6 @@ impl Gemv<'_, '_> {
         // that their loads are all in flight before the first is used.
         let per_row = k.k / PIECE;
         let total = tile.rows * per_row;
-        let stride = GemvTile::staged_row_stride(k.k);
         let batch = total.div_ceil(threads).clamp(1, MAX_BATCH);
         e.for_range(tid, self.c(total), self.c(threads * batch), |e, first| {
             let pieces: Vec<(Val, Val, Val, Val)> = (0..batch)
@@ -329,10 +341,14 @@ impl Gemv<'_, '_> {
                         e.cmp(CmpiPredicate::Ult, index, self.c(total)),
                         e.cmp(CmpiPredicate::Ult, r, m),
                     );
+                    // With a prologue the row is in its staged place already.
                     let loaded = e.choose(
                         inside,
                         vector_ty,
-                        |e| e.load(e.gep(row_of(e, r), start, bf16), vector_ty, 16),
+                        |e| match k.prologue {
+                            Some(_) => e.load(staged_at(e, r, start), vector_ty, 16),
+                            None => e.load(e.gep(row_of(e, r), start, bf16), vector_ty, 16),
+                        },
                         |e| e.zero(vector_ty),
                     );
                     (index, r, start, loaded)
@@ -342,6 +358,10 @@ impl Gemv<'_, '_> {
                 let mut applied = loaded;
                 if let Some(prologue) = &k.prologue {
                     let statistic = e.load(statistic_at(e, r), f32, 4);
+                    // The norm weight element by element: in 16-byte
+                    // loads too (all of a thread's pieces' at once) the
+                    // kernel measured 2-5 µs slower
+                    // (bench/results/2026-11-26-prologue-h200.md).
                     for l in 0..PIECE {
                         let column = e.add(start, self.c(l));
                         let x = e.extract(loaded, l);
@@ -352,10 +372,7 @@ impl Gemv<'_, '_> {
                 let present = e.cmp(CmpiPredicate::Ult, r, m);
                 let elements = e.select(present, applied, e.zero(vector_ty));
                 let exists = e.cmp(CmpiPredicate::Ult, index, self.c(total));
-                e.when(exists, |e| {
-                    let offset = e.add(e.mul(r, self.c(stride)), e.mul(start, self.c(2)));
-                    e.store(elements, e.byte_offset(shared, offset), 16);
-                });
+                e.when(exists, |e| e.store(elements, staged_at(e, r, start), 16));
             }
         });
         e.sync_threads();
