@@ -295,6 +295,22 @@ pub struct GemvShape {
     pub staged: bool,
 }
 
+#[cfg(test)]
+impl GemvShape {
+    /// A TP-2 rank's Llama-3-8B gate/up pair (with its RMSNorm prologue)
+    /// and down projection slice, for the tilings' tests.
+    pub(super) const LLAMA_PAIR: GemvShape = GemvShape {
+        k: 4096,
+        weights: 2,
+        staged: true,
+    };
+    pub(super) const LLAMA_DOWN: GemvShape = GemvShape {
+        k: 3584,
+        weights: 1,
+        staged: false,
+    };
+}
+
 impl SkinnyMatmul {
     /// The sizes its GEMVs' shared memory depends on.
     pub fn gemv_shape(&self) -> GemvShape {

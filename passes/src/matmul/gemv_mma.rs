@@ -478,16 +478,7 @@ mod tests {
 
     #[test]
     fn the_tensor_core_tilings_fit_llama_shapes() {
-        let pair = GemvShape {
-            k: 4096,
-            weights: 2,
-            staged: true,
-        };
-        let single = GemvShape {
-            k: 3584,
-            weights: 1,
-            staged: false,
-        };
+        let (pair, single) = (GemvShape::LLAMA_PAIR, GemvShape::LLAMA_DOWN);
         assert_eq!(GemvTile::PAIR_MMA.problem(&pair), None);
         assert_eq!(GemvTile::SINGLE_MMA.problem(&single), None);
         assert_eq!(GemvTile::PAIR_MMA.threads(2), 512);

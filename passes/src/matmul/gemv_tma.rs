@@ -412,16 +412,7 @@ mod tests {
 
     #[test]
     fn the_tma_tilings_fit_llama_shapes() {
-        let pair = GemvShape {
-            k: 4096,
-            weights: 2,
-            staged: true,
-        };
-        let down = GemvShape {
-            k: 3584,
-            weights: 1,
-            staged: false,
-        };
+        let (pair, down) = (GemvShape::LLAMA_PAIR, GemvShape::LLAMA_DOWN);
         // A pair can take it (the option's tiling), though it keeps mma16
         // by default.
         let pair_tile = GemvTile {
