@@ -17,7 +17,7 @@ py() { SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
   timeout 150 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 {
-  for pdl in 1 0 1; do
+  for pdl in ${PDLS:-1 0 1}; do
     for lib in mlp_4096x7168 mlp_old; do
       SYMM_PDL=$pdl SYMM_MATMUL=generated run py "$L/lib$lib.so" 4096 7168 --tokens 16 --profile 2,8,16
     done
