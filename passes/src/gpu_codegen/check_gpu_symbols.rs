@@ -10,7 +10,11 @@ use crate::ir::op_kind::OpKind;
 use crate::{
     PassDescriptor, PassFailed, PassOptions, SymmPass,
     gpu_codegen::libdevice,
-    ir::{Attr, Op, emit_error},
+    ir::{Op, emit_error},
+};
+use melior::ir::{
+    AttributeLike, OperationRef, RegionLike,
+    operation::{OperationLike, WalkOrder, WalkResult},
 };
 use std::collections::BTreeSet;
 
@@ -77,38 +81,54 @@ pub fn unresolved_reason(name: &str, libdevice_linked: bool) -> Option<String> {
     ))
 }
 
-fn is_declaration(op: Op) -> bool {
-    op.isa(OpKind::LlvmFunc) && op.region_blocks(0).is_empty()
+/// Whether `op` is a function declaration (`llvm.func` without a body).
+fn is_declaration(op: &OperationRef) -> bool {
+    OpKind::of_raw(op.to_raw()) == OpKind::LlvmFunc
+        && op.region(0).ok().and_then(|r| r.first_block()).is_none()
+}
+
+/// The names a GPU module declares without defining them, and its calls
+/// (callee, location).
+fn declarations_and_calls(
+    gpu_module: &OperationRef,
+) -> (BTreeSet<String>, Vec<(String, mlir_sys::MlirLocation)>) {
+    let mut declared = BTreeSet::new();
+    let mut calls = Vec::new();
+    gpu_module.walk(WalkOrder::PreOrder, |op| {
+        let attribute = |name: &str| op.attribute(name).ok().map(|a| a.to_raw());
+        if is_declaration(&op) {
+            declared.extend(attribute("sym_name").and_then(symm_dialects::string_value));
+        } else if OpKind::of_raw(op.to_raw()) == OpKind::LlvmCall
+            && let Some(callee) = attribute("callee").and_then(symm_dialects::symbol_value)
+        {
+            calls.push((callee, op.location().to_raw()));
+        }
+        WalkResult::Advance
+    });
+    (declared, calls)
 }
 
 impl SymmPass for CheckGpuSymbols {
     fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let module = crate::ir::bridge::operation(module);
         let linked = options.flag("libdevice");
         let mut failed = false;
-        for gpu_module in module
-            .walk()
-            .into_iter()
-            .filter(|op| op.isa(OpKind::GpuModule))
-        {
-            let ops = gpu_module.walk();
-            let declared: BTreeSet<String> = ops
-                .iter()
-                .filter(|op| is_declaration(**op))
-                .filter_map(|op| op.symbol_name())
-                .collect();
-            for call in ops.iter().filter(|op| op.isa(OpKind::LlvmCall)) {
-                let Some(callee) = call.attr("callee").and_then(Attr::symbol_or_string) else {
-                    continue;
-                };
+        module.walk(WalkOrder::PreOrder, |op| {
+            if OpKind::of_raw(op.to_raw()) != OpKind::GpuModule {
+                return WalkResult::Advance;
+            }
+            let (declared, calls) = declarations_and_calls(&op);
+            for (callee, at) in calls {
                 if !declared.contains(&callee) {
                     continue;
                 }
                 if let Some(why) = unresolved_reason(&callee, linked) {
-                    emit_error(call.loc(), &why);
+                    emit_error(at, &why);
                     failed = true;
                 }
             }
-        }
+            WalkResult::Skip
+        });
         if failed { Err(PassFailed) } else { Ok(()) }
     }
 }

@@ -213,6 +213,13 @@ impl OpKind {
         OpKind::TensorMap,
     ];
 
+    /// The kind of a live operation given by its C handle (for passes
+    /// written on melior's references).
+    pub fn of_raw(op: mlir_sys::MlirOperation) -> Self {
+        // SAFETY: a kind test on an operation the caller holds alive.
+        Self::from_code(unsafe { symm_dialects::ffi::symmOperationKind(op) })
+    }
+
     fn from_code(code: i32) -> Self {
         usize::try_from(code)
             .ok()
@@ -260,8 +267,7 @@ impl Op {
 
     /// Which of the recognized ops this is.
     pub fn kind(self) -> OpKind {
-        // SAFETY: a kind test on a live operation.
-        OpKind::from_code(unsafe { symm_dialects::ffi::symmOperationKind(self.raw()) })
+        OpKind::of_raw(self.raw())
     }
 
     /// Whether this op is of `kind`.
