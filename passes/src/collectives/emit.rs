@@ -261,6 +261,10 @@ impl<'c> Emitter<'c> {
     pub fn ptr_to_int(&self, ptr: Val, to: Type<'c>) -> Val {
         self.one(ods::llvm::ptrtoint(self.ctx, to, value(ptr), self.loc).into())
     }
+    /// An integer address as a generic `!llvm.ptr`.
+    pub fn int_to_ptr(&self, address: Val) -> Val {
+        self.one(ods::llvm::inttoptr(self.ctx, self.ptr(), value(address), self.loc).into())
+    }
 
     pub fn mulf(&self, a: Val, b: Val) -> Val {
         self.one(arith::mulf(value(a), value(b), self.loc))

@@ -345,8 +345,8 @@ impl SkinnyMatmul {
         (self.n.div_ceil(tile.columns), self.slices)
     }
 
-    /// Appends the GEMV kernel (same parameters as the tensor-core
-    /// kernel's) to `module`.
+    /// Appends the GEMV kernel (the tensor-core kernel's parameters, then
+    /// with the TMA one descriptor address per weight) to `module`.
     pub fn build_gemv(&self, e: &Emitter, module: Blk, tile: GemvTile) -> Result<(), PassError> {
         if let Some(problem) = self.problem().or_else(|| self.gemv_problem(tile)) {
             return Err(PassError::Build(format!(

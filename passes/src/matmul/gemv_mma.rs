@@ -55,7 +55,6 @@ impl Gemv<'_, '_> {
     pub(super) fn emit_mma(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let i64 = e.i64();
-        let i32 = TensorCore::i32(e);
         let tid = e.cast(e.thread_id(), i64);
         let warp = e.div(tid, self.c(WARP));
         let lane = e.rem(tid, self.c(WARP));
@@ -125,30 +124,7 @@ impl Gemv<'_, '_> {
                     let first = 1 + (u * ROWS_PER_LANE) as usize;
                     let pieces = &carried[first..first + ROWS_PER_LANE as usize];
                     next.extend(load_step(e, e.add(i, self.c(tile.unroll))));
-                    let step = step_of(e, i);
-                    let at = e.add(
-                        e.mul(step, self.c(MMA_K)),
-                        e.mul(quad, self.c(ROWS_PER_LANE)),
-                    );
-                    // Past the last step (guarded path only) `a` reads as 0,
-                    // from the row's last columns.
-                    let inside = (!exact).then(|| e.cmp(CmpiPredicate::Ult, step, self.c(steps)));
-                    let at = if exact {
-                        at
-                    } else {
-                        e.min(at, self.c(k.k - ROWS_PER_LANE))
-                    };
-                    let low = rows[0].words(self, e, at, inside);
-                    let high = match &rows.get(1) {
-                        Some(row) => row.words(self, e, at, inside),
-                        None => e.zero(e.vector(2, i32)),
-                    };
-                    let a_fragment = [
-                        e.extract(low, 0),
-                        e.extract(high, 0),
-                        e.extract(low, 1),
-                        e.extract(high, 1),
-                    ];
+                    let a_fragment = self.a_fragment(e, &rows, step_of(e, i), quad, exact);
                     for j in 0..MMAS {
                         let w = |r: usize| e.extract(pieces[r], j);
                         let b = [e.pack(w(0), w(1)), e.pack(w(2), w(3))];
@@ -175,6 +151,43 @@ impl Gemv<'_, '_> {
         e.store(carried[0], lane_sums, 16);
         e.sync_threads();
         self.write_out(m, out, n0, shared);
+    }
+
+    /// The A fragment of 16-row step `step` for the lanes of quad `quad`:
+    /// four consecutive elements of the lane's rows (g, and g + 8 for 16
+    /// rows) at 16 step + 4 quad, as the `mma`'s a0..a3 (the K order of a
+    /// lane's four weight rows 4t .. 4t + 3). Unless `exact`, a step past K
+    /// reads as 0, from the row's last columns.
+    pub(super) fn a_fragment(
+        &self,
+        e: &Emitter,
+        rows: &[FragmentRow],
+        step: Val,
+        quad: Val,
+        exact: bool,
+    ) -> [Val; 4] {
+        let k = self.k.k;
+        let at = e.add(
+            e.mul(step, self.c(MMA_K)),
+            e.mul(quad, self.c(ROWS_PER_LANE)),
+        );
+        let (at, inside) = if exact {
+            (at, None)
+        } else {
+            let inside = e.cmp(CmpiPredicate::Ult, step, self.c(k / MMA_K));
+            (e.min(at, self.c(k - ROWS_PER_LANE)), Some(inside))
+        };
+        let low = rows[0].words(self, e, at, inside);
+        let high = match rows.get(1) {
+            Some(row) => row.words(self, e, at, inside),
+            None => e.zero(e.vector(2, TensorCore::i32(e))),
+        };
+        [
+            e.extract(low, 0),
+            e.extract(high, 0),
+            e.extract(low, 1),
+            e.extract(high, 1),
+        ]
     }
 
     /// Where lane `lane` of the warp of k-group `k_group` and column tile

@@ -150,19 +150,10 @@ impl Gemv<'_, '_> {
         let warp = e.div(tid, self.c(WARP));
         let lane = e.rem(tid, self.c(WARP));
         let Operands { m, a, out, weights } = self.operands();
+        // The descriptors follow the other GEMVs' parameters.
+        let first_descriptor = k.parameters(e).len();
         let descriptors: Vec<Val> = (0..k.weights as usize)
-            .map(|j| {
-                let address = e.block.arg(k.parameters(e).len() + j);
-                e.one(
-                    melior::dialect::ods::llvm::inttoptr(
-                        e.ctx,
-                        e.ptr(),
-                        crate::collectives::emit::value(address),
-                        e.loc,
-                    )
-                    .into(),
-                )
-            })
+            .map(|j| e.int_to_ptr(e.block.arg(first_descriptor + j)))
             .collect();
         // The lines of the first `prefetch` weight rows of the block's
         // columns towards L2, before the wait for the grids before (no
@@ -205,7 +196,6 @@ impl Gemv<'_, '_> {
         // Stage `it` of the block's slice: each weight's box of rows
         // [slice K + it x stage_rows, ...) at the block's columns.
         let slice = e.cast(e.block_id_y(), i64);
-        let column = column_start;
         let first_row = e.mul(slice, self.c(k.k));
         let iterations = k.k.div_ceil(tile.stage_rows);
         let weight_bytes = tile.stage_rows * BOX_ROW_BYTES;
@@ -215,7 +205,7 @@ impl Gemv<'_, '_> {
             let bar = full(e, s);
             e.mbarrier_arrive_expect_tx(bar, e.c32(layout.stage as i64));
             let row = e.add(first_row, e.mul(it, self.c(tile.stage_rows)));
-            let at = (e.trunci(column, i32), e.trunci(row, i32));
+            let at = (e.trunci(column_start, i32), e.trunci(row, i32));
             for (j, descriptor) in descriptors.iter().enumerate() {
                 let dst = e.byte_offset(stage, self.c(j as u64 * weight_bytes));
                 e.tma_load_2d(dst, *descriptor, at, bar);
@@ -283,7 +273,6 @@ impl Gemv<'_, '_> {
                     e.mul(row_in_step, self.c(BOX_ROW_BYTES)),
                     e.mul(swizzled, self.c(16)),
                 );
-                let steps = k.k / MMA_K;
                 let exact = k.k.is_multiple_of(tile.stage_rows);
                 e.for_range_carrying(
                     self.c(0),
@@ -299,25 +288,7 @@ impl Gemv<'_, '_> {
                         for j in 0..steps_per_stage / tile.k_groups {
                             let kk = e.add(k_group, self.c(j * tile.k_groups));
                             let step = e.add(e.mul(it, self.c(steps_per_stage)), kk);
-                            let inside =
-                                (!exact).then(|| e.cmp(CmpiPredicate::Ult, step, self.c(steps)));
-                            let at = e.add(e.mul(step, self.c(MMA_K)), e.mul(quad, self.c(4)));
-                            let at = if exact {
-                                at
-                            } else {
-                                e.min(at, self.c(k.k - 4))
-                            };
-                            let low = rows[0].words(self, e, at, inside);
-                            let high = match rows.get(1) {
-                                Some(row) => row.words(self, e, at, inside),
-                                None => e.zero(e.vector(2, i32)),
-                            };
-                            let a_fragment = [
-                                e.extract(low, 0),
-                                e.extract(high, 0),
-                                e.extract(low, 1),
-                                e.extract(high, 1),
-                            ];
+                            let a_fragment = self.a_fragment(e, &rows, step, quad, exact);
                             let step_offset = e.mul(kk, self.c(MMA_K * BOX_ROW_BYTES));
                             for w in 0..k.weights {
                                 let at = e
@@ -374,7 +345,7 @@ impl Gemv<'_, '_> {
             }
         });
         e.sync_threads();
-        self.write_out(m, out, column, shared);
+        self.write_out(m, out, column_start, shared);
     }
 }
 

@@ -32,11 +32,6 @@ fn address(e: &Emitter, memref: Val) -> Val {
     address
 }
 
-/// An address as `!llvm.ptr`.
-fn pointer(e: &Emitter, address: Val) -> Val {
-    e.one(ods::llvm::inttoptr(e.ctx, e.ptr(), value(address), e.loc).into())
-}
-
 /// Whether every address is a multiple of `symm_protocol::VECTOR_ALIGNMENT`
 /// (an i1).
 fn all_aligned(e: &Emitter, addresses: &[Val]) -> Val {
@@ -208,14 +203,14 @@ fn arguments(e: &Emitter, p: &Planned, m: Val) -> (Vec<Val>, Vec<Val>) {
     let weights: Vec<Val> = p.weights.iter().map(|w| address(e, *w)).collect();
     let out = address(e, p.out);
     let columns: Vec<Val> = p.columns.iter().map(|c| address(e, *c)).collect();
-    let mut args = vec![pointer(e, a)];
-    args.extend(weights.iter().map(|w| pointer(e, *w)));
-    args.push(pointer(e, out));
+    let mut args = vec![e.int_to_ptr(a)];
+    args.extend(weights.iter().map(|w| e.int_to_ptr(*w)));
+    args.push(e.int_to_ptr(out));
     args.push(e.cast(m, e.i64()));
     if let Some(init) = p.init {
         args.push(init);
     }
-    args.extend(columns.iter().map(|c| pointer(e, *c)));
+    args.extend(columns.iter().map(|c| e.int_to_ptr(*c)));
     let mut addresses = vec![a, out];
     addresses.extend(weights);
     addresses.extend(columns);
