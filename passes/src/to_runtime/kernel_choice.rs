@@ -12,7 +12,7 @@ use crate::ir::op_kind::OpKind;
 use symm_protocol::abi;
 
 /// The op's integer attribute `name` as an i64 value.
-fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, PassError> {
+pub(super) fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, PassError> {
     let value = op
         .attr(name)
         .and_then(|a| a.int())

@@ -7,15 +7,10 @@ use crate::PassError;
 use crate::ir::Op;
 use crate::ir::builders::IntOp;
 use crate::ir::host::Host;
+use crate::to_runtime::kernel_choice::attribute;
 use symm_protocol::abi;
 
 pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
-    let attribute = |name: &str| {
-        op.attr(name)
-            .and_then(|a| a.int())
-            .ok_or_else(|| format!("has no integer attribute '{name}'"))
-    };
-    let (box_rows, box_columns) = (attribute("box_rows")?, attribute("box_columns")?);
     let source = op.operand(0);
     let ty = source.ty();
     let rank = ty.shape().len();
@@ -50,8 +45,8 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
         rows,
         host.extent_i64(source, rank - 1),
         host.int(64, row_stride.unwrap_or(0)),
-        host.int(64, box_rows),
-        host.int(64, box_columns),
+        attribute(host, op, "box_rows")?,
+        attribute(host, op, "box_columns")?,
     ];
     let descriptor = host.call_value(&abi::TENSOR_MAP, &args);
     op.result(0).replace_all_uses_with(descriptor);
