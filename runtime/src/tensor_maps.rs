@@ -79,9 +79,14 @@ pub struct TensorMaps {
 }
 
 impl TensorMaps {
-    /// The device address of `key`'s descriptor, made now if `capturing`
-    /// is false; 0 where there is none (see the module's comment).
-    pub fn get(&mut self, key: TensorMapKey, capturing: bool) -> Result<u64> {
+    /// The device address of `key`'s descriptor, made now unless
+    /// `capturing` (asked only when there is none yet) says the stream is
+    /// being captured; 0 where there is none (see the module's comment).
+    pub fn get(
+        &mut self,
+        key: TensorMapKey,
+        capturing: impl FnOnce() -> Result<bool>,
+    ) -> Result<u64> {
         if let Some(buffer) = self.maps.get(&key) {
             return Ok(buffer.ptr);
         }
@@ -89,7 +94,7 @@ impl TensorMaps {
             tracing::debug!("no TMA descriptor: {problem}");
             return Ok(0);
         }
-        if capturing {
+        if capturing()? {
             tracing::debug!("no TMA descriptor for {key:?}: first seen while capturing");
             return Ok(0);
         }
@@ -221,8 +226,8 @@ mod tests {
             address: 0x7f00_0000_0002,
             ..key()
         };
-        assert_eq!(maps.get(odd, false).ok(), Some(0));
-        assert_eq!(maps.get(key(), true).ok(), Some(0));
+        assert_eq!(maps.get(odd, || Ok(false)).ok(), Some(0));
+        assert_eq!(maps.get(key(), || Ok(true)).ok(), Some(0));
         assert!(maps.is_empty());
     }
 }

@@ -675,8 +675,8 @@ impl Session {
     /// The device address of `key`'s TMA descriptor, or 0 where there is
     /// none (`symm_mem.tensor_map`).
     pub fn tensor_map(&mut self, key: crate::tensor_maps::TensorMapKey) -> Result<u64> {
-        let capturing = self.active_stream().is_capturing()?;
-        self.compiled.tensor_maps.get(key, capturing)
+        let stream = self.active_stream();
+        self.compiled.tensor_maps.get(key, || stream.is_capturing())
     }
 
     /// Whether round `round` runs the generated kernel.
