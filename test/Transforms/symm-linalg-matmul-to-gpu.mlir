@@ -1,4 +1,5 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)' | FileCheck %s
+// RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{row-scale=false})' 2>/dev/null | FileCheck %s --check-prefix=WHOLE
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -12,6 +13,25 @@
 // CHECK-DAG: func.func private @symm_matmul_0_epilogue(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
 // CHECK-DAG: func.func private @symm_matmul_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
 // CHECK-DAG: func.func private @symm_matmul_0_prologue(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// RMSNorm is x * rsqrt(mean + eps) * w: the row factor and the column
+// factors as functions of their own, for the tensor-core GEMV, which stages
+// bf16(x * w) and scales each row's sums by rsqrt(mean + eps).
+// CHECK: func.func private @symm_matmul_0_prologue_row(%{{.*}}: bf16, %[[STAT:.*]]: f32, %{{.*}}: bf16, %{{.*}}: bf16) -> f32
+// CHECK: %[[MEAN:.*]] = arith.divf %[[STAT]]
+// CHECK: %[[INV:.*]] = math.rsqrt
+// CHECK: return %[[INV]] : f32
+// CHECK: func.func private @symm_matmul_0_prologue_columns(%[[X:.*]]: bf16, %{{.*}}: f32, %[[W:.*]]: bf16, %{{.*}}: bf16) -> bf16
+// CHECK-DAG: %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-DAG: %[[WF:.*]] = arith.extf %[[W]] : bf16 to f32
+// CHECK: %[[XW:.*]] = arith.mulf %[[WF]], %[[XF]] : f32
+// CHECK-NEXT: %[[STAGED:.*]] = arith.truncf %[[XW]] : f32 to bf16
+// CHECK-NEXT: return %[[STAGED]] : bf16
+// Without the option the GEMV applies the whole element function.
+// WHOLE-NOT: @symm_matmul_0_prologue_{{row|columns}}
+// WHOLE: gpu.func @symm_matmul_0_mma16(
+// WHOLE: func.call @symm_matmul_0_step
+// WHOLE: func.call @symm_matmul_0_prologue(
+// WHOLE-NOT: @symm_matmul_0_prologue_{{row|columns}}
 // CHECK: gpu.func @symm_matmul_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
 // CHECK: nvvm.mbarrier.init
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
@@ -20,12 +40,13 @@
 // CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK: func.call @symm_matmul_0_epilogue
-// The one-row GEMV of the same group: same parameters; the row statistic
-// (a block sum) and the normalized row in shared memory before the weight
-// streams in by 16-byte loads that skip L1, 4 in flight, into f32 FMAs.
-// Each thread loads its piece of the row once (16 bytes) and takes both
-// the statistic and the normalized elements from it (stored as 8 f32).
-// The pair prefetches nothing (its prefetches measured slower).
+// The one-row GEMV of the same group: same parameters; the row's column
+// factors bf16(x * w) in shared memory (as f32) before the weight streams
+// in by 16-byte loads that skip L1, 4 in flight, into f32 FMAs. Each
+// thread loads its piece of the row once (16 bytes) and takes both its
+// part of the statistic and the staged elements from it; the statistic's
+// block sum waits until after the loop, where the row factor scales the
+// sums. The pair prefetches nothing (its prefetches measured slower).
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
 // CHECK-NOT: nvvm.prefetch
 // CHECK-COUNT-4: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
@@ -33,30 +54,40 @@
 // CHECK-NEXT: llvm.getelementptr
 // CHECK-NEXT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
 // CHECK: func.call @symm_matmul_0_step
-// CHECK: gpu.all_reduce add
+// CHECK-NOT: gpu.all_reduce
 // CHECK: llvm.extractelement %[[PIECE]]
-// CHECK: func.call @symm_matmul_0_prologue
+// CHECK: func.call @symm_matmul_0_prologue_columns
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf32>, !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: math.fma
+// CHECK: gpu.all_reduce add
+// CHECK: gpu.barrier
+// CHECK: %[[ROW_FACTOR:.*]] = func.call @symm_matmul_0_prologue_row(
+// CHECK: arith.mulf %{{.*}}, %[[ROW_FACTOR]] : f32
 // CHECK: func.call @symm_matmul_0_epilogue
 // The GEMV on the tensor cores for 2 to 16 rows: two 16-row steps of the
 // weight in flight (four 16-byte loads a lane each) while one warp per row
-// reduces its statistic (shuffles) and the block stages the normalized rows
-// as bf16; then per step, eight mma.sync of the lane's pieces, packed in
-// pairs of rows, against the A fragment from shared memory.
+// reduces its statistic (shuffles) and stages the row's column factors
+// bf16(x * w) in the same pass (no second pass over the rows); then per
+// step, eight mma.sync of the lane's pieces, packed in pairs of rows,
+// against the A fragment from shared memory; at the end each row's sums
+// times its row factor, then the epilogue.
 // CHECK: gpu.func @symm_matmul_0_mma16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
 // CHECK-COUNT-8: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK: %[[ELEMENT:.*]] = llvm.extractelement
+// CHECK: func.call @symm_matmul_0_prologue_columns(%[[ELEMENT]],
 // CHECK: func.call @symm_matmul_0_step
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32 : f32
-// CHECK: func.call @symm_matmul_0_prologue
+// CHECK-NOT: func.call @symm_matmul_0_prologue(
 // CHECK: %[[LOOP:.*]]:9 = scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
 // CHECK-COUNT-8: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK: llvm.store %[[LOOP]]#0, %{{.*}} {alignment = 16 : i64} : vector<32xf32>, !llvm.ptr<3>
+// CHECK: %[[SCALE:.*]] = func.call @symm_matmul_0_prologue_row(
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
 // CHECK: func.call @symm_matmul_0_epilogue
 // CHECK-LABEL: func.func @gate_up
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[WG:.*]]: memref<4096x7168xbf16>, %[[WU:.*]]: memref<4096x7168xbf16>, %[[ACT:.*]]: memref<?x7168xbf16>)
@@ -119,7 +150,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
   %eps = arith.constant 1.0e-5 : f32
   %hidden = arith.constant 4096.0 : f32
   %sum_sq = memref.alloc(%m) : memref<?xf32>
-  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads)}}
   linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {
@@ -275,5 +306,26 @@ func.func @mlp(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memre
   memref.dealloc %gate : memref<?x7168xbf16>
   memref.dealloc %up : memref<?x7168xbf16>
   memref.dealloc %act : memref<?x7168xbf16>
+  return
+}
+
+// -----
+
+// A matmul that reads its lhs transposed (a^T w) is not the product the
+// kernels compute: it keeps cuBLAS (whose lowering refuses such maps in
+// turn: convert-symm-mem-to-runtime.mlir).
+// CHECK-LABEL: func.func @transposed_lhs
+// CHECK-NOT: symm_matmul
+// CHECK: linalg.matmul
+// CHECK-NOT: symm_matmul
+func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
+                          %out: memref<16x4096xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%out : memref<16x4096xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: reads or writes through transposed or broadcast indexing maps; the generated kernels take row-major operands as written}}
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%x, %w : memref<4096x16xbf16>, memref<4096x4096xbf16>) outs(%out : memref<16x4096xbf16>)
   return
 }

@@ -24,7 +24,7 @@
 //! 44.5 µs for the norm kernel, cuBLAS's batched pair and the SiLU kernel
 //! in the same process; 64 columns per block read faster than 32 or 16.
 
-use super::kernel::SkinnyMatmul;
+use super::kernel::{RowScaleFunctions, SkinnyMatmul};
 use super::tensor_core::TensorCore;
 use crate::PassError;
 use crate::collectives::emit::{Emitter, value};
@@ -539,7 +539,7 @@ impl Gemv<'_, '_> {
         }
         // The first loads are in flight while the row of `a` is prepared.
         let first: Vec<Val> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();
-        self.prepare_rows(m, a, row_of_a, statistics, threads);
+        let partials = self.prepare_rows(m, a, row_of_a, statistics, threads);
 
         let accumulators = rows * PIECE;
         let mut inits = vec![e.zero(e.vector(accumulators, f32))];
@@ -592,7 +592,14 @@ impl Gemv<'_, '_> {
             },
         );
         self.let_next_grid_launch();
-        self.finish(m, out, n0, piece, group, sums, carried[0]);
+        self.finish(
+            m,
+            out,
+            (n0, piece, group),
+            (sums, statistics),
+            carried[0],
+            &partials,
+        );
     }
 
     /// With `grid_dependency`: the next grid may launch once every block
@@ -608,11 +615,23 @@ impl Gemv<'_, '_> {
     /// The rows of `a` in shared memory as f32 (row r at r * K): through
     /// the prologue (each row's statistic reduced by the block first) when
     /// there is one. Rows past `m` are zero.
-    fn prepare_rows(&self, m: Val, a: Val, row_of_a: Val, statistics: Val, threads: u64) {
+    /// With the row factor moved after the products (`row_scale`), the
+    /// rows hold only the column factors and this returns each row's
+    /// thread partial of its statistic, for `finish` to reduce after the
+    /// loop; otherwise nothing.
+    fn prepare_rows(
+        &self,
+        m: Val,
+        a: Val,
+        row_of_a: Val,
+        statistics: Val,
+        threads: u64,
+    ) -> Vec<Val> {
         if self.rows_fit_registers(threads) {
-            self.prepare_rows_held(m, a, row_of_a, threads);
+            self.prepare_rows_held(m, a, row_of_a, threads)
         } else {
             self.prepare_rows_looped(m, a, row_of_a, statistics, threads);
+            Vec::new()
         }
     }
 
@@ -632,8 +651,10 @@ impl Gemv<'_, '_> {
     /// both come from those registers, so the row is read from memory
     /// once, in one round of loads, while the weight's first pieces are in
     /// flight.
-    fn prepare_rows_held(&self, m: Val, a: Val, row_of_a: Val, threads: u64) {
+    fn prepare_rows_held(&self, m: Val, a: Val, row_of_a: Val, threads: u64) -> Vec<Val> {
         let (e, k) = (self.e, self.k);
+        let row_scale = self.row_scale();
+        let mut partials = Vec::new();
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
         let tid = e.cast(e.thread_id(), e.i64());
@@ -652,7 +673,7 @@ impl Gemv<'_, '_> {
                     (v, exists, row_piece(e, row, at, inside))
                 })
                 .collect();
-            let statistic = k.prologue.as_ref().zip(init).map(|(prologue, init)| {
+            let partial = k.prologue.as_ref().map(|prologue| {
                 let mut partial = e.cf32(0.0);
                 for (_, exists, vector) in &loaded {
                     // Vectors past the row are zero, but the step need not
@@ -663,12 +684,31 @@ impl Gemv<'_, '_> {
                     }
                     partial = e.select(*exists, sum, partial);
                 }
-                let partial = e.select(present, partial, e.cf32(0.0));
-                e.addf(init, e.block_sum(partial))
+                e.select(present, partial, e.cf32(0.0))
             });
+            // The thread's part of the statistic, or the statistic itself:
+            // with the row scale it is reduced after the loop (`finish`).
+            let statistic = partial
+                .zip(init)
+                .and_then(|(partial, init)| match row_scale {
+                    Some(_) => {
+                        partials.push(partial);
+                        None
+                    }
+                    None => Some(e.addf(init, e.block_sum(partial))),
+                });
             for (v, exists, vector) in loaded {
                 let mut elements = vector;
-                if let (Some(prologue), Some(statistic)) = (&k.prologue, statistic) {
+                if let (Some(prologue), Some(functions)) = (&k.prologue, row_scale) {
+                    // (Clamped into the row: a vector past it is not stored.)
+                    let start = e.min(e.mul(v, self.c(PIECE)), self.c(k.k - PIECE));
+                    let pieces = prologue.column_pieces(e, &column_operands, start);
+                    for lane in 0..PIECE {
+                        let x = e.extract(vector, lane);
+                        let y = prologue.column_factors(e, functions, x, &pieces, lane);
+                        elements = e.insert(elements, y, lane);
+                    }
+                } else if let (Some(prologue), Some(statistic)) = (&k.prologue, statistic) {
                     for lane in 0..PIECE {
                         let column = e.add(e.mul(v, self.c(PIECE)), self.c(lane));
                         let x = e.extract(vector, lane);
@@ -685,6 +725,21 @@ impl Gemv<'_, '_> {
             }
         }
         e.sync_threads();
+        partials
+    }
+
+    /// The prologue's factor functions where the kernel stages only the
+    /// column factors of `a` and scales the sums by the row factor
+    /// (`row_scale`), for a prologue that splits so.
+    pub(super) fn row_scale(&self) -> Option<&RowScaleFunctions> {
+        // The CUDA cores' rows held in registers (`prepare_rows_held`)
+        // take it too; the looped preparation keeps the whole element.
+        if self.tile.engine == Engine::CudaCores
+            && !self.rows_fit_registers(self.tile.threads(self.k.weights))
+        {
+            return None;
+        }
+        self.k.prologue.as_ref()?.row_scale.as_ref()
     }
 
     /// The prologue's init value and column operands (kernel parameters).
@@ -770,8 +825,28 @@ impl Gemv<'_, '_> {
     /// The k-groups' sums meet in shared memory; each thread then writes
     /// whole elements of the block's columns, row by row.
     #[allow(clippy::too_many_arguments)]
-    fn finish(&self, m: Val, out: Val, n0: Val, piece: Val, group: Val, sums: Val, acc: Val) {
+    /// The thread's sums into shared memory, each row's statistic reduced
+    /// from the `partials` `prepare_rows` left (with `row_scale`), then the
+    /// output.
+    fn finish(
+        &self,
+        m: Val,
+        out: Val,
+        (n0, piece, group): (Val, Val, Val),
+        (sums, statistics): (Val, Val),
+        acc: Val,
+        partials: &[Val],
+    ) {
         let e = self.e;
+        let (init, _) = self.prologue_parameters();
+        if let Some(init) = init {
+            let first = e.cmp(CmpiPredicate::Eq, e.cast(e.thread_id(), e.i64()), self.c(0));
+            for (r, partial) in partials.iter().enumerate() {
+                let statistic = e.addf(init, e.block_sum(*partial));
+                let at = e.byte_offset(statistics, self.c(r as u64 * 4));
+                e.when(first, |e| e.store(statistic, at, 4));
+            }
+        }
         for r in 0..self.tile.rows {
             for lane in 0..PIECE {
                 let column = e.add(e.mul(piece, self.c(PIECE)), self.c(lane));
@@ -825,6 +900,20 @@ impl Gemv<'_, '_> {
                 e.cmp(CmpiPredicate::Ult, e.add(n0, column), self.c(k.n)),
             );
             e.when(inside, |e| {
+                // The row's factor of the prologue, where the staged rows
+                // hold only its column factors.
+                let scale = self
+                    .row_scale()
+                    .zip(k.prologue.as_ref())
+                    .map(|(functions, p)| {
+                        let statistics = e.byte_offset(
+                            e.dynamic_shared(),
+                            self.c(tile.statistics_offset(&k.gemv_shape())),
+                        );
+                        let statistic =
+                            e.load(e.byte_offset(statistics, e.mul(row, self.c(4))), f32, 4);
+                        p.row_factor(e, functions, statistic)
+                    });
                 let products: Vec<Val> = (0..k.weights)
                     .map(|j| {
                         let column = e.add(column, self.c(j * tile.columns));
@@ -833,7 +922,10 @@ impl Gemv<'_, '_> {
                         for g in 1..tile.k_groups {
                             sum = e.addf(sum, e.load(slot(g), f32, 4));
                         }
-                        sum
+                        match scale {
+                            Some(scale) => e.mulf(sum, scale),
+                            None => sum,
+                        }
                     })
                     .collect();
                 let result = k.output_element(e, &products);

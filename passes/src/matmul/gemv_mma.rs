@@ -20,7 +20,10 @@
 //! at one column. The A fragment (rows g and g + 8 of `a`, the same four
 //! k) is one 8-byte load per row from shared memory, where the block keeps
 //! `a` as bf16 after the fused prologue (its row statistics reduced one
-//! warp per row), zero past K and past the call's rows.
+//! warp per row), zero past K and past the call's rows. Where the prologue
+//! is a row factor times column factors (`row_scale`: RMSNorm), the block
+//! stages only the column factors, in the statistic's pass, and the row
+//! factor multiplies each row's sums after the loop.
 //!
 //! After the loop the warps' accumulators meet in the shared memory the
 //! rows of `a` took, and each thread writes whole output elements through
@@ -144,7 +147,7 @@ impl Gemv<'_, '_> {
         self.let_next_grid_launch();
         // Each lane's 32 sums in a row of their own (`mma_sum_slot`), where
         // the staged rows of `a` were.
-        if k.prologue.is_some() {
+        if self.stages_rows() {
             e.sync_threads();
         }
         let lane_sums = self.lane_sums(e, shared, k_group, column_tile, lane);
@@ -297,6 +300,10 @@ impl Gemv<'_, '_> {
         // 16-byte vectors: `SkinnyMatmul::problem`), and keeps each row as
         // it read it in its staged place, where the elements' pass below
         // reads it back from shared memory rather than from L2 again.
+        // With the row factor moved after the products (`row_scale`), this
+        // pass stages each row's column factors and is the only one: rows
+        // the call does not have are walked too, staging zeros.
+        let row_scale = self.row_scale();
         if let (Some(prologue), Some(init)) = (&k.prologue, init) {
             e.for_range(warp, self.c(tile.rows), self.c(threads / WARP), |e, r| {
                 let present = e.cmp(CmpiPredicate::Ult, r, m);
@@ -323,7 +330,27 @@ impl Gemv<'_, '_> {
                         // statistic is a sum: `matmul_groups`).
                         let mut acc = acc;
                         for (inside, at, vector) in loaded {
-                            e.when(inside, |e| e.store(vector, staged_at(e, r, at), 16));
+                            let staged = match row_scale {
+                                Some(functions) => {
+                                    // The norm weight's piece in one load:
+                                    // each lane's vectors are at columns
+                                    // of their own.
+                                    // (Clamped into the row: a vector
+                                    // past it is not stored.)
+                                    let start = e.min(at, self.c(k.k - PIECE));
+                                    let pieces = prologue.column_pieces(e, &column_operands, start);
+                                    let mut factors = vector;
+                                    for l in 0..PIECE {
+                                        let x = e.extract(vector, l);
+                                        let y =
+                                            prologue.column_factors(e, functions, x, &pieces, l);
+                                        factors = e.insert(factors, y, l);
+                                    }
+                                    factors
+                                }
+                                None => vector,
+                            };
+                            e.when(inside, |e| e.store(staged, staged_at(e, r, at), 16));
                             let mut sum = e.cf32(0.0);
                             for l in 0..PIECE {
                                 sum = e.call(&prologue.step, &[e.extract(vector, l), sum], f32);
@@ -336,8 +363,22 @@ impl Gemv<'_, '_> {
                 let value = e.addf(init, e.warp_sum(partial));
                 let first = e.cmp(CmpiPredicate::Eq, lane, self.c(0));
                 e.when(first, |e| e.store(value, statistic_at(e, r), 4));
+                // Rows the call does not have: zeros (their column factors
+                // need not be zero at zero).
+                if row_scale.is_some() {
+                    let absent = e.cmp(CmpiPredicate::Uge, r, m);
+                    e.when(absent, |e| {
+                        e.for_range(lane, self.c(k.k / PIECE), self.c(WARP), |e, v| {
+                            let at = e.mul(v, self.c(PIECE));
+                            e.store(e.zero(vector_ty), staged_at(e, r, at), 16);
+                        });
+                    });
+                }
             });
             e.sync_threads();
+            if row_scale.is_some() {
+                return;
+            }
         }
         // The elements in 16-byte pieces, `batch` per thread at a time so
         // that their loads are all in flight before the first is used.

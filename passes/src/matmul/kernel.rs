@@ -148,6 +148,20 @@ pub struct Prologue {
     pub args: Vec<Arg>,
     /// Element types of the column operands (kernel parameters).
     pub columns: Vec<Scalar>,
+    /// Where the element function is a row factor times column factors
+    /// (`row_scale`): the two as functions of the same parameters, for
+    /// kernels that stage the column factors and scale the sums.
+    pub row_scale: Option<RowScaleFunctions>,
+}
+
+/// The normalization's factors as functions (`row_scale::Part`), each with
+/// the element function's parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowScaleFunctions {
+    /// Returns the row's scale (f32); reads only the statistic.
+    pub row: String,
+    /// Returns the staged element (bf16); never reads the statistic.
+    pub columns: String,
 }
 
 impl Prologue {
@@ -161,22 +175,89 @@ impl Prologue {
         column_operands: &[Val],
         column: Val,
     ) -> Val {
+        let load = |i: usize| {
+            let scalar = self.columns[i];
+            let ty = e.float(scalar).expect("checked");
+            let align = if scalar == Scalar::F32 { 4 } else { 2 };
+            e.load(e.gep(column_operands[i], column, ty), ty, align)
+        };
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        self.call(e, (&self.apply, bf16), x, statistic, &load)
+    }
+
+    /// The column operands' `PIECE` elements from column `start` (a
+    /// multiple of `PIECE` inside the row: the kernels take 16-byte aligned
+    /// operands), one vector each.
+    pub(super) fn column_pieces(
+        &self,
+        e: &Emitter,
+        column_operands: &[Val],
+        start: Val,
+    ) -> Vec<Val> {
+        self.columns
+            .iter()
+            .zip(column_operands)
+            .map(|(scalar, operand)| {
+                let ty = e.float(*scalar).expect("checked");
+                e.load(
+                    e.gep(*operand, start, ty),
+                    e.vector(super::gemv::PIECE, ty),
+                    16,
+                )
+            })
+            .collect()
+    }
+
+    /// The column factors of element `lane` of a piece of `a` (bf16; with
+    /// `row_scale` only), the column operands' elements taken from their
+    /// pieces (`column_pieces`).
+    pub(super) fn column_factors(
+        &self,
+        e: &Emitter,
+        functions: &RowScaleFunctions,
+        x: Val,
+        column_pieces: &[Val],
+        lane: u64,
+    ) -> Val {
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let column = |i: usize| e.extract(column_pieces[i], lane);
+        self.call(e, (&functions.columns, bf16), x, e.cf32(0.0), &column)
+    }
+
+    /// The row's scale from its statistic (f32; with `row_scale` only).
+    pub(super) fn row_factor(
+        &self,
+        e: &Emitter,
+        functions: &RowScaleFunctions,
+        statistic: Val,
+    ) -> Val {
+        let x = e.zero(e.float(Scalar::Bf16).expect("bf16"));
+        let column = |i: usize| e.zero(e.float(self.columns[i]).expect("checked"));
+        self.call(e, (&functions.row, e.f32()), x, statistic, &column)
+    }
+
+    /// A call of `function` (returning `result`) with the element
+    /// function's parameters: `x`, the statistic, column operand `i`'s
+    /// element as `column(i)`.
+    fn call(
+        &self,
+        e: &Emitter,
+        (function, result): (&str, Type),
+        x: Val,
+        statistic: Val,
+        column: &dyn Fn(usize) -> Val,
+    ) -> Val {
         let args = self
             .args
             .iter()
             .map(|arg| match arg {
                 Arg::Product(_) => x,
                 Arg::Statistic => statistic,
-                Arg::Column(i) => {
-                    let scalar = self.columns[*i];
-                    let ty = e.float(scalar).expect("checked");
-                    let align = if scalar == Scalar::F32 { 4 } else { 2 };
-                    e.load(e.gep(column_operands[*i], column, ty), ty, align)
-                }
+                Arg::Column(i) => column(*i),
                 Arg::Unused(ty) => e.zero(e.float(*ty).expect("checked")),
             })
             .collect::<Vec<_>>();
-        e.call(&self.apply, &args, e.float(Scalar::Bf16).expect("bf16"))
+        e.call(function, &args, result)
     }
 }
 

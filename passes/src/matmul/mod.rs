@@ -34,6 +34,7 @@ mod gemv_mma;
 mod gemv_tma;
 pub mod kernel;
 mod launch;
+pub mod row_scale;
 mod tensor_core;
 
 use crate::PassError;
@@ -45,7 +46,7 @@ use crate::{
     ir::{Blk, Op, emit_error, emit_remark},
 };
 use gemv::GemvTile;
-use kernel::{Epilogue, Output, Prologue, SkinnyMatmul, Tile};
+use kernel::{Epilogue, Output, Prologue, RowScaleFunctions, SkinnyMatmul, Tile};
 use tensor_core::TensorCore;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
@@ -127,6 +128,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"row-scale",
+            c"Where the pair's row-norm is a row factor times column factors (RMSNorm's rsqrt), the GEMVs stage the column factors in the statistic's pass and scale each row's sums by the row factor after the loop",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
             c"mma-gemv",
             c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
             OptionKind::Bool,
@@ -199,13 +206,31 @@ struct Planned {
     out: crate::ir::Val,
     /// Dimension of `a` that counts rows.
     rows_dim: usize,
-    /// Element functions: their names, and the generics whose bodies they
-    /// copy.
-    functions: Vec<(String, Op)>,
+    /// Element functions: their names, the generics whose bodies they
+    /// copy, and the factor of the body a function returns.
+    functions: Vec<ElementFunction>,
     columns: Vec<crate::ir::Val>,
     init: Option<crate::ir::Val>,
     /// The GEMV kernels, by rows, where they can run.
     gemv: Vec<GemvTile>,
+}
+
+/// A function made of a generic's body (the element function), or of one
+/// factor of it (`row_scale`).
+struct ElementFunction {
+    name: String,
+    generic: Op,
+    part: Option<(row_scale::Split, row_scale::Part)>,
+}
+
+impl ElementFunction {
+    fn whole(name: String, generic: Op) -> Self {
+        Self {
+            name,
+            generic,
+            part: None,
+        }
+    }
 }
 
 /// Sets each field whose option is positive (0 keeps the default; a
@@ -375,6 +400,7 @@ fn plan(
     index: usize,
     tile: Tile,
     grid_dependency: bool,
+    row_scale: bool,
 ) -> Result<Planned, crate::Refusal> {
     let name = format!("symm_matmul_{index}");
     match &group {
@@ -421,11 +447,37 @@ fn plan(
             {
                 return refuse("the generated kernel takes bf16 operands and a bf16 result");
             }
-            let mut functions = vec![(format!("{name}_epilogue"), *epilogue)];
+            let mut functions = vec![ElementFunction::whole(
+                format!("{name}_epilogue"),
+                *epilogue,
+            )];
             let (kernel_a, columns, init, prologue_spec) = match prologue {
                 Some(p) => {
-                    functions.push((format!("{name}_step"), p.reduction));
-                    functions.push((format!("{name}_prologue"), p.normalize));
+                    functions.push(ElementFunction::whole(format!("{name}_step"), p.reduction));
+                    functions.push(ElementFunction::whole(
+                        format!("{name}_prologue"),
+                        p.normalize,
+                    ));
+                    let split = row_scale
+                        .then(|| normalization_split(p.normalize, &p.args))
+                        .flatten();
+                    let row_scale = split.map(|split| {
+                        let functions_of = RowScaleFunctions {
+                            row: format!("{name}_prologue_row"),
+                            columns: format!("{name}_prologue_columns"),
+                        };
+                        for (function, part) in [
+                            (&functions_of.row, row_scale::Part::Row),
+                            (&functions_of.columns, row_scale::Part::Columns),
+                        ] {
+                            functions.push(ElementFunction {
+                                name: function.clone(),
+                                generic: p.normalize,
+                                part: Some((split.clone(), part)),
+                            });
+                        }
+                        functions_of
+                    });
                     let spec = Prologue {
                         step: format!("{name}_step"),
                         apply: format!("{name}_prologue"),
@@ -435,6 +487,7 @@ fn plan(
                             .iter()
                             .filter_map(|c| c.ty().element().scalar())
                             .collect(),
+                        row_scale,
                     };
                     (p.x, p.columns.clone(), Some(p.init), Some(spec))
                 }
@@ -560,6 +613,15 @@ fn plan(
     }
 }
 
+/// The split of a pair's normalization into its row and column factors
+/// (`row_scale`), where it has one.
+fn normalization_split(normalize: Op, args: &[kernel::Arg]) -> Option<row_scale::Split> {
+    use crate::ir::melior_ext::OperationExt;
+    let statistic = args.iter().position(|a| *a == kernel::Arg::Statistic)?;
+    let body = crate::ir::bridge::operation(normalize).first_block()?;
+    row_scale::split(body, statistic)
+}
+
 /// What fused, for the remark.
 fn describe(planned: &Planned) -> String {
     let k = &planned.kernel;
@@ -568,10 +630,17 @@ fn describe(planned: &Planned) -> String {
             "matmul pair ({}x{} per weight){} with the element-wise epilogue",
             k.k,
             k.n,
-            if prologue.is_some() {
-                " with the row-norm prologue"
-            } else {
-                ""
+            match (prologue, &k.prologue) {
+                (
+                    Some(_),
+                    Some(Prologue {
+                        row_scale: Some(_), ..
+                    }),
+                ) => {
+                    " with the row-norm prologue (its row factor applied to the sums)"
+                }
+                (Some(_), _) => " with the row-norm prologue",
+                (None, _) => "",
             }
         ),
         Group::Single { .. } if k.slices > 1 => {
@@ -647,6 +716,7 @@ impl SymmPass for MatmulToGpu {
             })
             .collect();
         let launch_dependents = options.flag("launch-dependents");
+        let row_scale = options.flag("row-scale");
         let mut taken: Vec<Op> = Vec::new();
         let mut planned = Vec::new();
         for op in anchors {
@@ -664,7 +734,7 @@ impl SymmPass for MatmulToGpu {
                         Group::Pair { .. } => (pair_tile, &gemv_tiles[0]),
                         Group::Single { .. } => (single_tile, &gemv_tiles[1]),
                     };
-                    match plan(group, planned.len(), tile, launch_dependents) {
+                    match plan(group, planned.len(), tile, launch_dependents, row_scale) {
                         Ok(mut p) => {
                             for gemv in gemvs {
                                 match p.kernel.gemv_problem(*gemv) {
@@ -715,12 +785,11 @@ impl SymmPass for MatmulToGpu {
 /// writes: that group's GEMV then runs just before `p`'s, which launches
 /// while it drains (the runtime's measured choice credits that).
 fn after_gemv(p: &Planned, planned: &[Planned]) -> bool {
-    let input = crate::analysis::read_after::root_of(p.a);
-    planned.iter().any(|q| {
-        !std::ptr::eq(q, p)
-            && !q.gemv.is_empty()
-            && crate::analysis::read_after::root_of(q.out) == input
-    })
+    use crate::{analysis::read_after::root_of, ir::bridge::value};
+    let input = root_of(value(p.a));
+    planned
+        .iter()
+        .any(|q| !std::ptr::eq(q, p) && !q.gemv.is_empty() && root_of(value(q.out)) == input)
 }
 
 /// A site id for the runtime's table of choices: FNV-1a of the function
@@ -754,16 +823,20 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
     crate::collectives::emit_gpu_module(module.ctx(), parent, KERNEL_MODULE, |e| {
         e.declare_dynamic_shared();
         for p in planned {
-            for (function, generic) in &p.functions {
-                let block = crate::analysis::linalg::body(*generic)?;
+            for function in &p.functions {
+                let block = crate::analysis::linalg::body(function.generic)?;
                 let inputs: Vec<_> = (0..block.num_args())
                     .map(|i| crate::ir::bridge::ty(block.arg(i).ty()))
                     .collect();
                 let yielded = block.terminator().ok_or("a generic without a terminator")?;
-                let result = crate::ir::bridge::ty(yielded.operand(0).ty());
+                let result = match function.part {
+                    Some((_, row_scale::Part::Row)) => e.f32(),
+                    _ => crate::ir::bridge::ty(yielded.operand(0).ty()),
+                };
                 moved.push((
-                    e.declare_private_function(function, &inputs, result),
-                    *generic,
+                    e.declare_private_function(&function.name, &inputs, result),
+                    function.generic,
+                    function.part.clone(),
                 ));
             }
         }
@@ -777,14 +850,22 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
     })?;
     // Each element function gets a copy of its generic's body (the
     // generic itself stays for the library's way).
-    for (function, generic) in moved {
+    for (function, generic, part) in moved {
         let copy = generic.clone_op();
         // Its body's constants come along (groups.rs let only constants in).
-        crate::middle_end::fuse_epilogue::copy_in_constants(copy);
+        crate::middle_end::fuse_epilogue::copy_in_constants(crate::ir::bridge::operation(copy));
         function.take_region_at(0, copy, 0);
         copy.destroy_detached();
-        if let Some(entry) = function.entry_block() {
-            replace_terminator(entry, Terminator::Return);
+        let Some(entry) = function.entry_block() else {
+            continue;
+        };
+        replace_terminator(entry, Terminator::Return);
+        if let Some((split, part)) = part {
+            let entry = crate::ir::bridge::block(entry);
+            crate::ir::bridge::with_context(module.ctx(), |context| {
+                split.return_part(context, entry, part)
+            })
+            .ok_or("a normalization whose copy is not the body analysed")?;
         }
     }
     Ok(())
