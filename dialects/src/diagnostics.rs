@@ -1,4 +1,5 @@
-//! Remarks and warnings, which the MLIR C API does not offer.
+//! Errors, remarks and warnings at a location (the MLIR C API offers
+//! only errors, from a C string).
 
 use crate::ffi;
 use melior::{StringRef, ir::Location};
@@ -11,6 +12,13 @@ pub fn emit_remark(location: Location, message: &str) {
 pub fn emit_warning(location: Location, message: &str) {
     // SAFETY: as above.
     unsafe { ffi::symmMemEmitWarning(location.to_raw(), StringRef::new(message).to_raw()) }
+}
+
+/// An error at `location` (a NUL in the message becomes a space).
+pub fn emit_error(location: Location, message: &str) {
+    let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: the location is live and the message is copied.
+    unsafe { mlir_sys::mlirEmitError(location.to_raw(), message.as_ptr()) }
 }
 
 /// What an MLIR print function writes, as text: invalid UTF-8 (which the

@@ -13,7 +13,7 @@ mod registration;
 
 pub use allocator::{Allocator, AllocatorKind};
 pub use diagnostics::{
-    attribute_text, diagnostic_text, emit_remark, emit_warning, location_text, op_text,
+    attribute_text, diagnostic_text, emit_error, emit_remark, emit_warning, location_text, op_text,
     print_lossy, string_ref_text, string_value, symbol_value, type_text,
 };
 pub use interfaces::{comm_group, is_host_memory, is_view_like, symmetric_operands};

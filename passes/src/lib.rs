@@ -39,5 +39,7 @@ pub mod to_runtime;
 pub use analysis::group_table::{GroupDecl, GroupTable};
 pub use error::{PassError, Refusal};
 pub use ir::memref_size::memref_byte_size;
-pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass};
+pub use pass_def::{
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass, TypedPass,
+};
 pub use registration::{PASSES, pipelines, register_passes};

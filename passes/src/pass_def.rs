@@ -81,6 +81,27 @@ pub trait SymmPass {
     fn run(op: Op, options: &PassOptions) -> Result<(), PassFailed>;
 }
 
+/// A pass body written on melior's typed API: it gets the context and a
+/// reference to the op it runs on, and never a handle of the crate's older
+/// IR layer.
+pub trait TypedPass {
+    fn run_typed<'c>(
+        context: &'c melior::Context,
+        op: melior::ir::OperationRef<'c, '_>,
+        options: &PassOptions,
+    ) -> Result<(), PassFailed>;
+}
+
+impl<P: TypedPass> SymmPass for P {
+    fn run(op: Op, options: &PassOptions) -> Result<(), PassFailed> {
+        let op = crate::ir::bridge::operation(op);
+        let context = melior::ir::operation::OperationLike::context(&op);
+        // SAFETY: the context of the IR a pass runs on outlives the run.
+        let context = unsafe { context.to_ref() };
+        P::run_typed(context, op, options)
+    }
+}
+
 /// Everything MLIR needs to know about a pass, and the source file that
 /// defines it (whose `//!` header is its long description in
 /// docs/passes.md); lives in a `static`.

@@ -276,6 +276,19 @@ func.func @dynamic_columns(%n: index) {
 
 // -----
 
+// A matmul whose output map is transposed (C^T = A B) is not the plain
+// product cuBLAS is asked for: refused, not lowered as one.
+func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x4xf32>, %c: memref<4x4xf32>) {
+  // expected-error@+1 {{'linalg.matmul' has transposed or broadcast indexing maps, which the cuBLAS lowering does not support yet}}
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d1, d0)>]
+    ins(%a, %b : memref<4x8xf32>, memref<8x4xf32>) outs(%c : memref<4x4xf32>)
+  return
+}
+
+// -----
+
 // An entry point of plain kernels takes the runtime too, so it runs on the
 // caller's stream, asynchronously, and its failures are reported.
 #id = affine_map<(d0) -> (d0)>

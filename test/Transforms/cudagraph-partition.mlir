@@ -158,3 +158,21 @@ func.func @free_in_the_middle(%x: memref<16xf32>, %w: memref<16xf32>, %h: memref
   func.call @read_on_host(%h) : (memref<16xf32, #cudagraph.host>) -> ()
   return
 }
+
+// -----
+
+// A constant the function returns from a partition is cloned into it and
+// returned by the launch (the partition must not read the function's).
+// CHECK-LABEL: func.func @returns_a_constant
+// CHECK: %[[R:.*]] = cudagraph.launch @returns_a_constant_partition_0(%{{.*}}, %{{.*}}) : (memref<16xf32>, memref<16xf32>) -> index
+// CHECK-NEXT: return %[[R]] : index
+// CHECK-LABEL: func.func private @returns_a_constant_partition_0
+// CHECK-NEXT: %[[C:.*]] = arith.constant 7 : index
+// CHECK-NEXT: linalg.add
+// CHECK-NEXT: return %[[C]] : index
+// expected-remark@+1 {{cudagraph-partition: @returns_a_constant is capturable as a whole: one CUDA-graph partition}}
+func.func @returns_a_constant(%x: memref<16xf32>, %a: memref<16xf32>) -> index {
+  %c7 = arith.constant 7 : index
+  linalg.add ins(%x, %x : memref<16xf32>, memref<16xf32>) outs(%a : memref<16xf32>)
+  return %c7 : index
+}

@@ -26,10 +26,10 @@ func.func @batched(%x: memref<2x8x64xf32>, %w: memref<64xf32>, %o: memref<2x8xf3
   return
 }
 
-// symm-mem-to-dps erases each functional collective through MLIR's
-// rewriter from inside MLIR's post-order walk (ir::rewrite::walk_erasing):
-// the ones nested in an scf.if's regions are rewritten before the if, and
-// the walk goes on past each erased op.
+// symm-mem-to-dps replaces each functional collective through the
+// rewriter of MLIR's walk-based pattern driver (melior's patterns,
+// ir::patterns): the ones nested in an scf.if's regions are rewritten
+// too, and the walk goes on past each erased op.
 // DPS-LABEL: func.func @nested
 // DPS: scf.if
 // DPS: %[[IN:.*]] = memref.alloc() : memref<8xf32>

@@ -82,6 +82,8 @@ enum SymmOpKind {
   SYMM_OP_MEMREF_EXTRACT_ALIGNED_POINTER_AS_INDEX = 63, /* memref.extract_aligned_pointer_as_index */
   SYMM_OP_AFFINE_APPLY = 64, /* affine.apply */
   SYMM_OP_TENSOR_MAP = 65, /* symm_mem.tensor_map */
+  SYMM_OP_ARITH_MULF = 66, /* arith.mulf */
+  SYMM_OP_ARITH_TRUNCF = 67, /* arith.truncf */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */

@@ -91,6 +91,8 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<memref::ExtractStridedMetadataOp>([](auto) { return SYMM_OP_MEMREF_EXTRACT_STRIDED_METADATA; })
       .Case<memref::ExtractAlignedPointerAsIndexOp>([](auto) { return SYMM_OP_MEMREF_EXTRACT_ALIGNED_POINTER_AS_INDEX; })
       .Case<affine::AffineApplyOp>([](auto) { return SYMM_OP_AFFINE_APPLY; })
+      .Case<arith::MulFOp>([](auto) { return SYMM_OP_ARITH_MULF; })
+      .Case<arith::TruncFOp>([](auto) { return SYMM_OP_ARITH_TRUNCF; })
       .Default([](Operation *) { return SYMM_OP_OTHER; });
 }
 

@@ -29,7 +29,17 @@ impl Algorithm {
     /// What the `algorithm` attribute of an all-reduce op fixes (`None`:
     /// auto, or no attribute).
     pub fn fixed_by(op: crate::ir::Op) -> Option<Algorithm> {
-        match op.attr("algorithm").and_then(crate::ir::Attr::int) {
+        Self::fixed_by_op(crate::ir::bridge::operation(op))
+    }
+    /// `fixed_by` on melior's typed API.
+    pub fn fixed_by_op(op: melior::ir::OperationRef) -> Option<Algorithm> {
+        use crate::ir::melior_ext::OperationExt;
+        Self::of_code(op.int_attribute("algorithm"))
+    }
+    /// The algorithm an `algorithm` attribute's value fixes (`None`: auto,
+    /// or no attribute).
+    pub fn of_code(code: Option<i64>) -> Option<Algorithm> {
+        match code {
             Some(1) => Some(Algorithm::OneShot),
             Some(2) => Some(Algorithm::TwoShot),
             _ => None,

@@ -3,8 +3,14 @@
 //! move to the GPU on its own.
 
 use crate::PassError;
+use crate::ir::melior_ext::{OperationExt, ValueExt, dim_projection};
 use crate::ir::op_kind::OpKind;
 use crate::ir::{Attr, Blk, Op, Val};
+use melior::ir::{
+    AttributeLike, OperationRef, Value,
+    attribute::{ArrayAttribute, FloatAttribute, IntegerAttribute},
+    operation::OperationLike,
+};
 
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill
 /// cleared: the matmul overwrites its output instead of adding to it.
@@ -12,9 +18,22 @@ pub const OVERWRITES_ATTR: &str = "symm.overwrites";
 
 /// Whether each loop of `op` is a reduction (`None`: no iterator types).
 pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
-    let types = op.attr("iterator_types")?;
-    (0..types.array_len())
-        .map(|i| types.array_element(i)?.is_reduction_iterator())
+    loop_kinds(crate::ir::bridge::operation(op))
+}
+
+/// `iterator_kinds` on melior's typed API.
+pub fn loop_kinds(op: OperationRef) -> Option<Vec<bool>> {
+    let types = ArrayAttribute::try_from(op.attribute("iterator_types").ok()?).ok()?;
+    (0..types.len())
+        .map(|i| {
+            let kind = types.element(i).ok()?;
+            // SAFETY: a kind query on a live attribute.
+            match unsafe { symm_dialects::ffi::symmLinalgIteratorKind(kind.to_raw()) } {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            }
+        })
         .collect()
 }
 
@@ -51,42 +70,67 @@ pub fn body(op: Op) -> Result<Blk, PassError> {
 /// as written (no transpose or broadcast in its `indexing_maps`, if it has
 /// them: the parser gives them the default ones).
 pub fn has_default_maps(op: Op) -> bool {
-    let default_maps: &[&str] = if op.isa(OpKind::LinalgBatchMatmul) {
-        &[
-            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
-            "(d0, d1, d2, d3) -> (d0, d3, d2)",
-            "(d0, d1, d2, d3) -> (d0, d1, d2)",
-        ]
+    default_maps(crate::ir::bridge::operation(op))
+}
+
+/// `has_default_maps` on melior's typed API: no `indexing_maps`, or the
+/// named op's own maps (a matmul's `(d0, d2)`, `(d2, d1)`, `(d0, d1)` of
+/// `(d0, d1, d2)`; a batch matmul's with the batch dimension first), read
+/// from the maps themselves.
+pub fn default_maps(op: OperationRef) -> bool {
+    let expected: &[&[usize]] = if op.isa(OpKind::LinalgBatchMatmul) {
+        &[&[0, 1, 3], &[0, 3, 2], &[0, 1, 2]]
     } else {
-        &[
-            "affine_map<(d0, d1, d2) -> (d0, d2)>",
-            "(d0, d1, d2) -> (d2, d1)",
-        ]
+        &[&[0, 2], &[2, 1], &[0, 1]]
     };
-    op.attr("indexing_maps").is_none_or(|maps| {
-        let text = maps.print();
-        default_maps.iter().all(|map| text.contains(map))
-    })
+    let Ok(maps) = op.attribute("indexing_maps") else {
+        return true;
+    };
+    let Ok(maps) = ArrayAttribute::try_from(maps) else {
+        return false;
+    };
+    let dims = expected[0].len() + 1;
+    maps.len() == expected.len()
+        && expected.iter().enumerate().all(|(i, results)| {
+            maps.element(i)
+                .ok()
+                .and_then(dim_projection)
+                .is_some_and(|(n, found)| n == dims && found == *results)
+        })
 }
 
 /// Whether `value` is an `arith.constant` zero (integer or float, +0.0).
 pub fn is_zero_constant(value: Val) -> bool {
-    value.def().is_some_and(|def| {
-        def.isa(OpKind::Constant)
-            && def.attr("value").is_some_and(|attr| {
-                let text = attr.print();
-                let number = text.split(':').next().unwrap_or("").trim();
-                matches!(number, "0" | "0.0" | "0.000000e+00")
-            })
-    })
+    zero_constant(crate::ir::bridge::value(value))
+}
+
+/// `is_zero_constant` on melior's typed API.
+pub fn zero_constant(value: Value) -> bool {
+    let Some(attribute) = value
+        .defining_op()
+        .filter(|def| def.isa(OpKind::Constant))
+        .and_then(|def| def.attribute("value").ok())
+    else {
+        return false;
+    };
+    if let Ok(integer) = IntegerAttribute::try_from(attribute) {
+        return integer.value() == 0;
+    }
+    FloatAttribute::try_from(attribute)
+        .is_ok_and(|float| float.value() == 0.0 && float.value().is_sign_positive())
 }
 
 /// The body becomes a function of its own on the GPU: only constants may
 /// come from outside.
 pub fn captures_only_constants(generic: Op) -> Result<(), &'static str> {
-    for op in generic.walk().into_iter().skip(1) {
+    body_captures_only_constants(crate::ir::bridge::operation(generic))
+}
+
+/// `captures_only_constants` on melior's typed API.
+pub fn body_captures_only_constants(generic: OperationRef) -> Result<(), &'static str> {
+    for op in generic.descendants() {
         for operand in op.operands() {
-            if let Some(def) = operand.def()
+            if let Some(def) = operand.defining_op()
                 && !generic.is_ancestor_of(def)
                 && !def.isa(OpKind::Constant)
             {

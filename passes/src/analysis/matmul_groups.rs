@@ -19,7 +19,8 @@
 
 use crate::analysis::{
     linalg::{
-        OVERWRITES_ATTR, buffer_maps, captures_only_constants, is_zero_constant, iterator_kinds,
+        OVERWRITES_ATTR, buffer_maps, captures_only_constants, has_default_maps, is_zero_constant,
+        iterator_kinds,
     },
     row_reduction::match_row_reduction,
 };
@@ -222,6 +223,15 @@ fn elementwise(op: Op) -> Result<Elementwise, PassError> {
 /// to put the remark on). `Ok(None)`: not an anchor.
 pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
     let before = m.before_planning;
+    if (op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul)) && !has_default_maps(op)
+    {
+        return Err((
+            op,
+            "reads or writes through transposed or broadcast indexing maps; the generated \
+             kernels take row-major operands as written"
+                .into(),
+        ));
+    }
     if op.isa(OpKind::LinalgBatchMatmul) {
         if op.attr(OVERWRITES_ATTR).is_none() {
             return Err((
@@ -258,6 +268,7 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
         .and_then(|fill1| {
             let matmul1 = next_effect(fill1, before)?;
             (matmul1.isa(OpKind::LinalgMatmul)
+                && has_default_maps(matmul1)
                 && matmul1.num_operands() == 3
                 && matmul1.operand(0) == a
                 && zero_fill_of(fill1, matmul1.operand(2)))

@@ -503,7 +503,10 @@ impl SymmPass for ExpandCollectives {
         // their own op, so the answers do not change.
         let read_after: HashMap<Op, bool> = collectives
             .iter()
-            .map(|&op| (op, used_after(roles(op).input, op)))
+            .map(|&op| {
+                let input = crate::ir::bridge::value(roles(op).input);
+                (op, used_after(input, crate::ir::bridge::operation(op)))
+            })
             .collect();
         // Through MLIR's conversion driver: each collective is illegal
         // until expanded; a plain one is then erased through the driver, a

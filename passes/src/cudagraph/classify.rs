@@ -11,14 +11,16 @@
 
 use super::runs::OpClass;
 use crate::PassError;
+use crate::ir::melior_ext::OperationExt;
+use crate::ir::module::SymbolIndex;
 use crate::ir::op_kind::{OpDialect, OpKind};
-use crate::{ir::Op, ir::module::SymbolIndex};
+use melior::ir::{OperationRef, Type, ValueLike, operation::OperationLike, r#type::MemRefType};
 
 /// Ops that compute a value fixed for the life of the process: they can be
 /// cloned into a partition instead of becoming one of its inputs.
-pub fn is_constant_like(op: Op) -> bool {
-    op.num_operands() == 0
-        && op.num_regions() == 0
+pub fn is_constant_like(op: OperationRef) -> bool {
+    op.operand_count() == 0
+        && op.region_count() == 0
         && matches!(
             op.kind(),
             OpKind::Constant
@@ -29,33 +31,33 @@ pub fn is_constant_like(op: Op) -> bool {
         )
 }
 
-fn touches_host_memory(op: Op) -> bool {
+fn touches_host_memory(op: OperationRef) -> bool {
     op.operands()
-        .into_iter()
-        .chain(op.results())
-        .any(|value| is_host(value.ty()))
+        .map(|value| value.r#type())
+        .chain(op.results().map(|value| value.r#type()))
+        .any(is_host)
 }
 
 /// Whether `ty` is a memref in host memory (`#cudagraph.host`).
-pub fn is_host(ty: crate::ir::Ty) -> bool {
-    ty.is_memref()
-        && ty
-            .memory_space()
-            .is_some_and(crate::ir::Attr::is_host_memory)
+pub fn is_host(ty: Type) -> bool {
+    MemRefType::try_from(ty)
+        .ok()
+        .and_then(|memref| memref.memory_space())
+        .is_some_and(symm_dialects::is_host_memory)
 }
 
 /// Pure arithmetic on host scalars (`arith`, `index`, `affine.apply`).
-pub fn is_host_scalar_math(op: Op) -> bool {
-    op.num_regions() == 0
-        && op.num_results() > 0
+pub fn is_host_scalar_math(op: OperationRef) -> bool {
+    op.region_count() == 0
+        && op.result_count() > 0
         && (matches!(op.dialect(), OpDialect::Arith | OpDialect::Index)
             || op.isa(OpKind::AffineApply))
 }
 
 /// Allocations, sizes and views: the host's descriptors of device memory,
 /// which launch nothing.
-pub fn is_buffer_bookkeeping(op: Op) -> bool {
-    op.num_regions() == 0
+pub fn is_buffer_bookkeeping(op: OperationRef) -> bool {
+    op.region_count() == 0
         && matches!(
             op.kind(),
             OpKind::MemrefAlloc
@@ -71,7 +73,7 @@ pub fn is_buffer_bookkeeping(op: Op) -> bool {
 }
 
 /// The class of one top-level op of a host function.
-pub fn classify(op: Op, symbols: &SymbolIndex) -> OpClass {
+pub fn classify(op: OperationRef, symbols: &SymbolIndex) -> OpClass {
     match verdict(op, symbols) {
         Ok(class) => class,
         Err(_) => OpClass::Fallback,
@@ -79,8 +81,9 @@ pub fn classify(op: Op, symbols: &SymbolIndex) -> OpClass {
 }
 
 /// Why `op` must run outside a CUDA graph, or its class when it need not.
-pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
+pub fn verdict(op: OperationRef, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
     let name = op.name();
+    let name = name.as_string_ref().as_str().unwrap_or("?");
     if touches_host_memory(op) {
         return Err(format!("'{name}' touches host memory (#cudagraph.host)").into());
     }
@@ -90,7 +93,7 @@ pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
     if op.dialect() == OpDialect::Linalg {
         return Ok(OpClass::Capturable { work: true });
     }
-    if op.dialect() == OpDialect::SymmMem && op.symmetric_operands().is_some() {
+    if op.dialect() == OpDialect::SymmMem && symm_dialects::symmetric_operands(op).is_some() {
         return Ok(OpClass::Capturable { work: true });
     }
     match op.kind() {
@@ -105,13 +108,10 @@ pub fn verdict(op: Op, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
             Err("'memref.dealloc' frees a buffer the graph did not allocate".into())
         }
         OpKind::Call => {
-            let callee = op
-                .attr("callee")
-                .and_then(|callee| callee.symbol_or_string())
-                .unwrap_or_default();
+            let callee = op.symbol_or_string("callee").unwrap_or_default();
             let capturable = symbols
-                .lookup(&callee)
-                .is_some_and(|callee| callee.attr("cudagraph.capturable").is_some());
+                .lookup_op(&callee)
+                .is_some_and(|callee| callee.has_attribute("cudagraph.capturable"));
             if capturable {
                 Ok(OpClass::Capturable { work: true })
             } else {

@@ -4,14 +4,29 @@
 //! into the partition launched before that region and becomes one of its
 //! outputs. The graph then allocates it once, at capture, and every replay
 //! hands back the same address: no allocation per call.
+//!
+//! The allocations are listed first, in program order, and hoisted one by
+//! one through melior's `IrRewriter`: a hoist moves its allocation (never
+//! erases it) and replaces the launch before it, so every listed op is
+//! still alive when its turn comes, and the launch is looked up again then
+//! (the hoist of an earlier allocation may have replaced it).
 
-use crate::ir::op_kind::OpKind;
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
-    ir::convert::{Rewrite, Rewriter, convert_all},
-    ir::module::{SymbolIndex, defined_functions},
-    ir::{Op, Ty, emit_remark},
+    PassDescriptor, PassFailed, PassOptions, TypedPass,
+    ir::melior_ext::{BlockExt, OperationExt, ValueExt, attribute_text},
+    ir::op_kind::OpKind,
 };
+use melior::{
+    Context, IrRewriter,
+    dialect::func,
+    ir::{
+        BlockLike, BlockRef, OperationRef, RegionLike, Type, Value, ValueLike,
+        attribute::{DenseI64ArrayAttribute, FlatSymbolRefAttribute, TypeAttribute},
+        operation::OperationLike,
+        r#type::FunctionType,
+    },
+};
+use symm_dialects::emit_remark;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<HoistAllocs>(
     c"cudagraph-hoist-allocs",
@@ -25,69 +40,88 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<HoistAllocs>(
 
 pub struct HoistAllocs;
 
-impl SymmPass for HoistAllocs {
-    fn run(module: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        let symbols = SymbolIndex::new(module);
-        for function in defined_functions(module) {
-            if function.attr("cudagraph.partition").is_some()
-                || function.region_blocks(0).len() != 1
+impl TypedPass for HoistAllocs {
+    fn run_typed<'c>(
+        context: &'c Context,
+        module: OperationRef<'c, '_>,
+        _options: &PassOptions,
+    ) -> Result<(), PassFailed> {
+        let Some(body) = module.first_block() else {
+            return Ok(());
+        };
+        let rewriter = IrRewriter::new(context);
+        for function in body.ops() {
+            if !function.isa(OpKind::Func)
+                || function.has_attribute("cudagraph.partition")
+                || function
+                    .region(0)
+                    .ok()
+                    .map_or(0, |region| blocks_of(region))
+                    != 1
             {
                 continue;
             }
-            // Through the conversion driver: an allocation to hoist is
-            // illegal, and its rewrite erases the launch before it (and the
-            // partition's old return) through the driver's rewriter, so no
-            // erased op is visited again. The allocations go in program
-            // order: each one's launch is the nearest before it, which the
-            // hoist of an earlier one may have replaced.
-            convert_all(
-                function,
-                "cudagraph-hoist-allocs left an allocation it could hoist",
-                &|op| hoist_target(op, &symbols).is_some(),
-                &mut |alloc, rewriter| match hoist_target(alloc, &symbols) {
-                    Some((launch, partition)) => {
-                        hoist(alloc, launch, partition, rewriter);
-                        Rewrite::Lowered
-                    }
-                    None => Rewrite::Refused,
-                },
-            )?;
+            let Some(entry) = function.first_block() else {
+                continue;
+            };
+            for alloc in entry.ops() {
+                if let Some((launch, partition)) = hoist_target(alloc, body) {
+                    hoist(context, &rewriter, alloc, (launch, partition));
+                }
+            }
         }
         Ok(())
     }
 }
 
+/// How many blocks `region` has.
+fn blocks_of(region: melior::ir::RegionRef) -> usize {
+    std::iter::successors(region.first_block(), |block| block.next_in_region()).count()
+}
+
 /// Where `op` would move: the nearest launch before it in its block (the
-/// function's body) and that launch's partition, when `op` is an
+/// function's body) and that launch's partition (a function of the module
+/// `body` with a body: a user may launch a declaration), when `op` is an
 /// allocation a fallback op writes.
-fn hoist_target(op: Op, symbols: &SymbolIndex) -> Option<(Op, Op)> {
-    if !written_by_fallback(op) || !op.parent().is_some_and(|parent| parent.isa(OpKind::Func)) {
+fn hoist_target<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    module_body: BlockRef<'c, 'a>,
+) -> Option<(OperationRef<'c, 'a>, OperationRef<'c, 'a>)> {
+    if !written_by_fallback(op)
+        || !op
+            .parent_operation()
+            .is_some_and(|parent| parent.isa(OpKind::Func))
+    {
         return None;
     }
-    let first = op.block()?.first_op();
-    let launch = std::iter::successors(first, |before| before.next())
+    let launch = op
+        .block()?
+        .ops()
+        .into_iter()
         .take_while(|before| *before != op)
         .filter(|before| before.isa(OpKind::GraphLaunch))
         .last()?;
-    Some((launch, partition_of(launch, symbols)?))
-}
-
-/// The partition a launch runs, if it has a body to hoist into (a user may
-/// launch a declaration).
-fn partition_of(launch: Op, symbols: &SymbolIndex) -> Option<Op> {
-    symbols
-        .lookup(&launch.attr("callee")?.symbol_or_string()?)
-        .filter(|partition| partition.entry_block().is_some())
+    let callee = launch.symbol_or_string("callee")?;
+    let partition = module_body.ops().into_iter().find(|candidate| {
+        candidate.isa(OpKind::Func)
+            && candidate.symbol_or_string("sym_name").as_deref() == Some(callee.as_str())
+    })?;
+    partition.first_block().map(|_| (launch, partition))
 }
 
 /// A statically sized device allocation that a fallback op writes: the
 /// target of a copy, or a buffer handed to a call.
-fn written_by_fallback(op: Op) -> bool {
-    if !op.isa(OpKind::MemrefAlloc) || op.num_operands() != 0 {
+fn written_by_fallback(op: OperationRef) -> bool {
+    if !op.isa(OpKind::MemrefAlloc) || op.operand_count() != 0 {
         return false;
     }
-    let result = op.result(0);
-    if result.ty().memory_space().is_some() {
+    let Ok(result) = op.result(0) else {
+        return false;
+    };
+    let result = Value::from(result);
+    let host_or_space = melior::ir::r#type::MemRefType::try_from(result.r#type())
+        .map_or(true, |memref| memref.memory_space().is_some());
+    if host_or_space {
         return false;
     }
     result
@@ -97,58 +131,99 @@ fn written_by_fallback(op: Op) -> bool {
 }
 
 /// Moves `alloc` into `partition` as a new last output; a new launch
-/// replaces `launch`. The ops it replaces go through `rewriter`.
-fn hoist(alloc: Op, launch: Op, partition: Op, rewriter: &mut Rewriter) {
-    let ctx = partition.ctx();
-    let body = partition.entry_block().expect("partitions have a body");
-    let ret = body.terminator().expect("partitions end in func.return");
-    alloc.remove_from_parent();
-    ret.insert_before(alloc);
-    let buffer = alloc.result(0);
-    let mut outputs = ret.operands();
+/// replaces `launch`. Every change goes through `rewriter`.
+fn hoist<'c, 'a>(
+    context: &'c Context,
+    rewriter: &IrRewriter<'c>,
+    alloc: OperationRef<'c, 'a>,
+    (launch, partition): (OperationRef<'c, 'a>, OperationRef<'c, 'a>),
+) {
+    let rewriter = rewriter.as_rewriter_base();
+    let Some(ret) = partition.first_block().and_then(|body| body.terminator()) else {
+        return;
+    };
+    let Ok(buffer) = alloc.result(0).map(Value::from) else {
+        return;
+    };
+    rewriter.move_op_before(alloc, ret);
+    let mut outputs: Vec<Value> = ret.operands().collect();
     outputs.push(buffer);
-    ret.insert_before(crate::ir::builders::func_return(ret.loc(), &outputs));
-    rewriter.erase(ret);
+    rewriter.set_insertion_point_before(ret);
+    rewriter.insert(func::r#return(&outputs, ret.location()));
+    rewriter.erase_op(ret);
 
     let (inputs, mut results) = partition
-        .attr("function_type")
-        .and_then(|attr| Ty::from_type_attr(attr).function_io())
+        .attribute("function_type")
+        .ok()
+        .and_then(|attr| TypeAttribute::try_from(attr).ok())
+        .and_then(|attr| FunctionType::try_from(attr.value()).ok())
+        .map(|ty| {
+            let inputs: Vec<Type> = (0..ty.input_count())
+                .filter_map(|i| ty.input(i).ok())
+                .collect();
+            let results: Vec<Type> = (0..ty.result_count())
+                .filter_map(|i| ty.result(i).ok())
+                .collect();
+            (inputs, results)
+        })
         .unwrap_or_default();
-    results.push(buffer.ty());
-    partition.set_attr(
+    results.push(buffer.r#type());
+    let function_type = FunctionType::new(context, &inputs, &results);
+    partition.set_attribute_to(
         "function_type",
-        ctx.type_attr(ctx.function_type(&inputs, &results)),
+        TypeAttribute::new(function_type.into()).into(),
     );
-    let mut hoisted = partition
-        .attr("cudagraph.hoisted")
-        .and_then(|attr| attr.i64_array())
+    let mut hoisted: Vec<i64> = partition
+        .attribute("cudagraph.hoisted")
+        .ok()
+        .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok())
+        .map(|array| {
+            (0..array.len())
+                .filter_map(|i| array.element(i).ok())
+                .collect()
+        })
         .unwrap_or_default();
     let output = results.len() - 1;
     hoisted.push(output as i64);
-    partition.set_attr("cudagraph.hoisted", ctx.i64_array(&hoisted));
+    partition.set_attribute_to(
+        "cudagraph.hoisted",
+        DenseI64ArrayAttribute::new(context, &hoisted).into(),
+    );
 
-    let callee = launch
-        .attr("callee")
-        .expect("launches name their partition");
-    let new_launch =
-        crate::ir::builders::cudagraph_launch(launch.loc(), callee, &launch.operands(), &results);
-    launch.insert_before(new_launch);
-    for (old, new) in launch.results().into_iter().zip(new_launch.results()) {
-        old.replace_all_uses_with(new);
+    let Ok(callee) = launch
+        .attribute("callee")
+        .and_then(FlatSymbolRefAttribute::try_from)
+    else {
+        return;
+    };
+    let operands: Vec<Value> = launch.operands().collect();
+    rewriter.set_insertion_point_before(launch);
+    let new_launch = rewriter.insert(
+        symm_dialects::cudagraph::launch(context, &results, &operands, callee, launch.location())
+            .into(),
+    );
+    for (old, new) in launch.results().zip(new_launch.results()) {
+        rewriter.replace_all_uses_with(old.into(), new.into());
     }
-    rewriter.erase(launch);
-    let hoisted_result = new_launch.result(output);
+    rewriter.erase_op(launch);
+    let Ok(hoisted_result) = new_launch.result(output).map(Value::from) else {
+        return;
+    };
     for (user, index) in buffer.uses() {
-        if !partition.is_ancestor_of(user) {
-            user.set_operand(index, hoisted_result);
+        let inside =
+            std::iter::successors(Some(user), |op| op.parent_operation()).any(|op| op == partition);
+        if !inside {
+            user.set_operand_to(index, hoisted_result);
         }
     }
     emit_remark(
-        alloc.loc(),
+        alloc.location(),
         &format!(
             "cudagraph-hoist-allocs: allocation moved into partition {} as output #{output}: \
              allocated once at capture, same address on every replay",
-            callee.print()
+            attribute_text(callee.into())
+                .map(|name| format!("@{name}"))
+                .unwrap_or_default()
         ),
     );
 }

@@ -10,13 +10,30 @@ use super::{
 };
 use crate::ir::op_kind::OpKind;
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
-    ir::builders::{At, Builder},
-    ir::convert::{Rewrite, convert_all},
-    ir::module::{SymbolIndex, defined_functions, sanitize},
-    ir::{Attr, Op, Ty, Val, emit_remark, emit_warning},
+    PassDescriptor, PassFailed, PassOptions, TypedPass,
+    ir::convert::{Rewrite, convert_all_typed},
+    ir::melior_ext::{BlockExt, OperationExt, ValueExt, value_key as key},
+    ir::module::{SymbolIndex, functions_with_bodies, sanitize},
+};
+use melior::{
+    Context,
+    dialect::ods,
+    ir::{
+        Attribute, Block, BlockLike, Identifier, OperationRef, Region, RegionLike, Type, Value,
+        ValueLike,
+        attribute::{
+            ArrayAttribute, DictionaryAttribute, FlatSymbolRefAttribute, IntegerAttribute,
+            StringAttribute, TypeAttribute,
+        },
+        operation::OperationLike,
+        r#type::{FunctionType, IntegerType},
+    },
 };
 use std::collections::HashMap;
+use symm_dialects::{emit_remark, emit_warning};
+
+/// A value as a map key (`value_key`).
+type ValueKey = usize;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Partition>(
     c"cudagraph-partition",
@@ -30,40 +47,56 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<Partition>(
 
 pub struct Partition;
 
-impl SymmPass for Partition {
-    fn run(module: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        let mut symbols = SymbolIndex::new(module);
-        for function in defined_functions(module) {
-            if function.attr("cudagraph.partition").is_some()
-                || function.attr("cudagraph.capturable").is_some()
+impl TypedPass for Partition {
+    fn run_typed<'c>(
+        context: &'c Context,
+        module: OperationRef<'c, '_>,
+        _options: &PassOptions,
+    ) -> Result<(), PassFailed> {
+        let mut symbols = SymbolIndex::of(module);
+        for function in functions_with_bodies(module) {
+            if function.has_attribute("cudagraph.partition")
+                || function.has_attribute("cudagraph.capturable")
             {
                 continue;
             }
-            partition_function(function, &mut symbols)?;
+            partition_function(context, function, &mut symbols)?;
         }
         Ok(())
     }
 }
 
-fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), PassFailed> {
-    let name = function.symbol_name().unwrap_or_default();
-    let blocks = function.region_blocks(0);
-    if blocks.len() != 1 {
+fn partition_function<'c, 'a>(
+    context: &'c Context,
+    function: OperationRef<'c, 'a>,
+    symbols: &mut SymbolIndex,
+) -> Result<(), PassFailed> {
+    let name = function.symbol_or_string("sym_name").unwrap_or_default();
+    let blocks = function
+        .region(0)
+        .ok()
+        .map(|region| {
+            std::iter::successors(region.first_block(), |block| block.next_in_region()).count()
+        })
+        .unwrap_or(0);
+    if blocks != 1 {
         emit_warning(
-            function.loc(),
+            function.location(),
             &format!(
-                "cudagraph-partition: @{name} has {} blocks; only single-block functions are \
-                 partitioned, so it runs without CUDA graphs",
-                blocks.len()
+                "cudagraph-partition: @{name} has {blocks} blocks; only single-block functions are \
+                 partitioned, so it runs without CUDA graphs"
             ),
         );
         return Ok(());
     }
-    let Some(terminator) = blocks[0].terminator() else {
+    let Some(body) = function.first_block() else {
         return Ok(());
     };
-    sink_deallocs(&blocks[0].ops(), terminator, symbols);
-    let mut ops = blocks[0].ops();
+    let Some(terminator) = body.terminator() else {
+        return Ok(());
+    };
+    sink_deallocs(&body.ops(), terminator, symbols);
+    let mut ops = body.ops();
     ops.pop();
     let verdicts: Vec<_> = ops.iter().map(|&op| verdict(op, symbols)).collect();
     let classes: Vec<OpClass> = verdicts
@@ -82,7 +115,7 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), Pas
         }
     });
     if whole && !ops.is_empty() {
-        function.set_attr("cudagraph.capturable", function.ctx().unit());
+        function.set_attribute_to("cudagraph.capturable", Attribute::unit(context));
     }
     for (op, verdict) in ops.iter().zip(&verdicts) {
         // A free moved next to the host work after it splits nothing.
@@ -90,19 +123,17 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), Pas
             && !op.isa(OpKind::MemrefDealloc)
         {
             emit_remark(
-                op.loc(),
+                op.location(),
                 &format!("cudagraph-partition: runs outside CUDA graphs: {why}"),
             );
         }
     }
 
-    let (def_use, ids) = number_values(&ops);
+    let (def_use, ids, mut values) = number_values(&ops);
     let later: Vec<u32> = terminator
         .operands()
-        .iter()
-        .filter_map(|v| ids.get(v).copied())
+        .filter_map(|v| ids.get(&key(v)).copied())
         .collect();
-    let mut values: HashMap<u32, Val> = ids.iter().map(|(&value, &id)| (id, value)).collect();
     let mut index = 0;
     let mut last = function;
     for segment in segments {
@@ -110,31 +141,37 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), Pas
             continue;
         };
         let (input_ids, output_ids) = signature(&def_use, run.clone(), &later);
-        let inputs: Vec<Val> = input_ids.iter().map(|id| values[id]).collect();
-        let outputs: Vec<Val> = output_ids.iter().map(|id| values[id]).collect();
+        let inputs: Vec<Value> = input_ids.iter().map(|id| values[id]).collect();
+        let outputs: Vec<Value> = output_ids.iter().map(|id| values[id]).collect();
         let partition_name = symbols.fresh(&format!("{}_partition_{index}", sanitize(&name)));
-        let (partition, launch) =
-            outline(last, &ops[run], &inputs, &outputs, &partition_name, index);
+        let outlined = Outlined {
+            name: &partition_name,
+            index,
+        };
+        let (partition, launch) = outline(context, last, &ops[run], (&inputs, &outputs), outlined);
         // Its collectives are sized by the function's token bound.
-        if let Some(bound) = function.attr(crate::analysis::dynamic::MAX_TOKENS_ATTR) {
-            partition.set_attr(crate::analysis::dynamic::MAX_TOKENS_ATTR, bound);
+        if let Ok(bound) = function.attribute(crate::analysis::dynamic::MAX_TOKENS_ATTR) {
+            partition.set_attribute_to(crate::analysis::dynamic::MAX_TOKENS_ATTR, bound);
         }
         // Later partitions read the launch's results, not the moved values.
         for (id, result) in output_ids.iter().zip(launch.results()) {
-            values.insert(*id, result);
+            values.insert(*id, result.into());
         }
         last = partition;
         index += 1;
     }
     // Constants that only partitions read were cloned there; the
     // function's copies go through the conversion driver's rewriter.
-    let body = blocks[0];
-    convert_all(
+    let unused = |op: OperationRef| {
+        op.result(0)
+            .is_ok_and(|result| Value::from(result).uses().is_empty())
+    };
+    convert_all_typed(
         function,
         "cudagraph-partition left a constant only its partitions read",
-        &|op| is_constant_like(op) && op.block() == Some(body) && op.result(0).uses().is_empty(),
+        &|op| is_constant_like(op) && op.block() == Some(body) && unused(op),
         &mut |op, rewriter| {
-            rewriter.erase(op);
+            rewriter.erase_op(op);
             Rewrite::Lowered
         },
     )?;
@@ -150,7 +187,7 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), Pas
             if index == 1 { "" } else { "s" }
         )
     };
-    emit_remark(function.loc(), &message);
+    emit_remark(function.location(), &message);
     Ok(())
 }
 
@@ -159,8 +196,12 @@ fn partition_function(function: Op, symbols: &mut SymbolIndex) -> Result<(), Pas
 /// a graph anyway, or to the terminator, so that frees do not split
 /// capturable runs. Nothing may use a buffer after its free, so a later
 /// free only keeps it longer.
-fn sink_deallocs(ops: &[Op], terminator: Op, symbols: &SymbolIndex) {
-    let stays_outside = |op: Op| {
+fn sink_deallocs<'c, 'a>(
+    ops: &[OperationRef<'c, 'a>],
+    terminator: OperationRef<'c, 'a>,
+    symbols: &SymbolIndex,
+) {
+    let stays_outside = |op: OperationRef| {
         op == terminator
             || (!op.isa(OpKind::MemrefDealloc) && classify(op, symbols) == OpClass::Fallback)
     };
@@ -169,114 +210,148 @@ fn sink_deallocs(ops: &[Op], terminator: Op, symbols: &SymbolIndex) {
             continue;
         }
         if let Some(&anchor) = ops[at + 1..].iter().find(|&&next| stays_outside(next)) {
-            op.move_before(anchor);
+            op.move_before_op(anchor);
         }
     }
 }
 
-/// Def-use facts of the top-level ops, with values numbered. Values defined
-/// by constant-like ops are left out: partitions clone those.
-fn number_values(ops: &[Op]) -> (Vec<DefUse>, HashMap<Val, u32>) {
-    let mut ids: HashMap<Val, u32> = HashMap::new();
-    let id_of = |value: Val, ids: &mut HashMap<Val, u32>| {
+/// Def-use facts of the top-level ops, with values numbered (by their
+/// identity, and back). Values defined by constant-like ops are left out:
+/// partitions clone those.
+fn number_values<'c, 'a>(
+    ops: &[OperationRef<'c, 'a>],
+) -> (
+    Vec<DefUse>,
+    HashMap<ValueKey, u32>,
+    HashMap<u32, Value<'c, 'a>>,
+) {
+    let mut ids: HashMap<ValueKey, u32> = HashMap::new();
+    let mut values: HashMap<u32, Value<'c, 'a>> = HashMap::new();
+    let mut id_of = |value: Value<'c, 'a>| {
         let next = ids.len() as u32;
-        *ids.entry(value).or_insert(next)
+        let id = *ids.entry(key(value)).or_insert(next);
+        values.entry(id).or_insert(value);
+        id
     };
     let mut facts = Vec::with_capacity(ops.len());
     for &op in ops {
         let mut fact = DefUse::default();
         for result in op.results() {
-            fact.defines.push(id_of(result, &mut ids));
+            fact.defines.push(id_of(result.into()));
         }
-        for nested in op.walk() {
+        for nested in std::iter::once(op).chain(op.descendants()) {
             for operand in nested.operands() {
-                let outside = match operand.def() {
+                let outside = match operand.defining_op() {
                     Some(def) => !op.is_ancestor_of(def),
                     None => operand
-                        .block_arg()
-                        .and_then(|(block, _)| block.parent_op())
+                        .argument_of()
+                        .and_then(|block| block.parent_operation())
                         .is_some_and(|owner| !op.is_ancestor_of(owner)),
                 };
-                let constant = operand.def().is_some_and(is_constant_like);
+                let constant = operand.defining_op().is_some_and(is_constant_like);
                 if outside && !constant {
-                    fact.uses.push(id_of(operand, &mut ids));
+                    fact.uses.push(id_of(operand));
                 }
             }
         }
         facts.push(fact);
     }
-    (facts, ids)
+    (facts, ids, values)
+}
+
+/// The name and number of a partition.
+struct Outlined<'n> {
+    name: &'n str,
+    index: usize,
 }
 
 /// Moves `run` into a new function, placed after `after`, and launches it
 /// in the run's place. Returns the new function and the launch.
-fn outline(
-    after: Op,
-    run: &[Op],
-    inputs: &[Val],
-    outputs: &[Val],
-    name: &str,
-    index: usize,
-) -> (Op, Op) {
-    let ctx = after.ctx();
-    let loc = run[0].loc();
-    let input_types: Vec<Ty> = inputs.iter().map(|v| v.ty()).collect();
-    let output_types: Vec<Ty> = outputs.iter().map(|v| v.ty()).collect();
+fn outline<'c, 'a>(
+    context: &'c Context,
+    after: OperationRef<'c, 'a>,
+    run: &[OperationRef<'c, 'a>],
+    (inputs, outputs): (&[Value<'c, 'a>], &[Value<'c, 'a>]),
+    Outlined { name, index }: Outlined,
+) -> (OperationRef<'c, 'a>, OperationRef<'c, 'a>) {
+    let loc = run[0].location();
+    let input_types: Vec<Type> = inputs.iter().map(|v| v.r#type()).collect();
+    let output_types: Vec<Type> = outputs.iter().map(|v| v.r#type()).collect();
     // Symmetric buffers keep their own, persistent addresses: the runtime
     // must never copy them into the graph's managed pool.
-    let p2p = input_types.iter().map(|ty| ty.allocator().is_some());
-    let arg_attrs: Vec<Attr> = p2p
-        .clone()
-        .map(|p2p| {
-            if p2p {
-                ctx.dictionary(&[("cudagraph.p2p", ctx.unit())])
+    let p2p: Vec<bool> = input_types
+        .iter()
+        .map(|&ty| symm_dialects::Allocator::of_type(ty).is_some())
+        .collect();
+    let arg_attrs: Vec<Attribute> = p2p
+        .iter()
+        .map(|&p2p| {
+            let entries: &[(Identifier, Attribute)] = if p2p {
+                &[(
+                    Identifier::new(context, "cudagraph.p2p"),
+                    Attribute::unit(context),
+                )]
             } else {
-                ctx.dictionary(&[])
-            }
+                &[]
+            };
+            DictionaryAttribute::new(context, entries).into()
         })
         .collect();
-    let mut extra = vec![
-        ("sym_visibility", ctx.string("private")),
-        ("cudagraph.partition", ctx.i64(index as i64)),
-    ];
-    if p2p.into_iter().any(|p2p| p2p) {
-        extra.push(("arg_attrs", ctx.array_attr(&arg_attrs)));
-    }
-    let partition = crate::ir::builders::func(
-        ctx,
-        after.loc(),
-        name,
-        ctx.function_type(&input_types, &output_types),
-        &extra,
+    let function_type = FunctionType::new(context, &input_types, &output_types);
+    let region = Region::new();
+    region.append_block(Block::new(&[]));
+    let built = ods::func::FuncOperation::builder(context, after.location())
+        .body(region)
+        .sym_name(StringAttribute::new(context, name))
+        .function_type(TypeAttribute::new(function_type.into()))
+        .build();
+    let parent = after
+        .block()
+        .expect("a function sits in its module's block");
+    let partition = parent.insert_operation_after(after, built.into());
+    partition.set_attribute_to(
+        "sym_visibility",
+        StringAttribute::new(context, "private").into(),
     );
-    after.insert_after(partition);
-    let body = partition.entry_block().expect("built with one block");
-    let arguments: Vec<Val> = input_types
+    let i64 = IntegerType::new(context, 64).into();
+    partition.set_attribute_to(
+        "cudagraph.partition",
+        IntegerAttribute::new(i64, index as i64).into(),
+    );
+    if p2p.contains(&true) {
+        partition.set_attribute_to("arg_attrs", ArrayAttribute::new(context, &arg_attrs).into());
+    }
+    let body = partition.first_block().expect("built with one block");
+    let arguments: Vec<Value> = input_types
         .iter()
-        .map(|&ty| body.add_arg(ty, loc))
+        .map(|&ty| body.add_argument(ty, loc))
         .collect();
 
     let anchor = run[run.len() - 1]
-        .next()
+        .next_in_block()
         .expect("a terminator follows the run");
-    // Constants stay where they are; partitions clone the ones they read.
+    // The run moves in before the partition's return (which reads only
+    // values the run defines). Constants stay where they are; partitions
+    // clone the ones they read.
+    let ret = body.append_operation(ods::func::r#return(context, outputs, loc).into());
     for &op in run.iter().filter(|&&op| !is_constant_like(op)) {
-        op.remove_from_parent();
-        body.append(op);
+        op.move_before_op(ret);
     }
-    clone_constants(partition);
+    clone_constants(partition, body);
     for (input, argument) in inputs.iter().zip(&arguments) {
         replace_uses_inside(*input, *argument, partition);
     }
-    body.append(crate::ir::builders::func_return(loc, outputs));
 
-    let launch =
-        crate::ir::builders::cudagraph_launch(loc, ctx.symbol(name), inputs, &output_types);
-    Builder::new(ctx, loc, At::Before(anchor)).insert(launch);
+    let callee = FlatSymbolRefAttribute::new(context, name);
+    let launch = symm_dialects::cudagraph::launch(context, &output_types, inputs, callee, loc);
+    let launch = anchor
+        .block()
+        .expect("the run's ops sit in the function's block")
+        .insert_operation_before(anchor, launch.into());
     for (output, result) in outputs.iter().zip(launch.results()) {
         for (user, operand) in output.uses() {
             if !partition.is_ancestor_of(user) {
-                user.set_operand(operand, result);
+                user.set_operand_to(operand, result.into());
             }
         }
     }
@@ -284,30 +359,37 @@ fn outline(
 }
 
 /// Constant-like values from the function that the partition reads are
-/// cloned into it.
-fn clone_constants(partition: Op) {
-    let body = partition.entry_block().expect("built with one block");
-    let mut clones: HashMap<Val, Val> = HashMap::new();
-    for op in partition.walk() {
-        for (index, operand) in op.operands().into_iter().enumerate() {
-            let Some(def) = operand.def() else { continue };
+/// cloned into it, each once, first in its body.
+fn clone_constants<'c, 'a>(partition: OperationRef<'c, 'a>, body: melior::ir::BlockRef<'c, 'a>) {
+    let mut clones: HashMap<ValueKey, Value<'c, 'a>> = HashMap::new();
+    for op in std::iter::once(partition).chain(partition.descendants()) {
+        for index in 0..op.operand_count() {
+            let Ok(operand) = op.operand(index) else {
+                continue;
+            };
+            let Some(def) = operand.defining_op() else {
+                continue;
+            };
             if partition.is_ancestor_of(def) || !is_constant_like(def) {
                 continue;
             }
-            let clone = *clones.entry(operand).or_insert_with(|| {
-                let copy = def.clone_op();
-                body.prepend(copy);
-                copy.result(0)
+            let clone = *clones.entry(key(operand)).or_insert_with(|| {
+                let copy = body.insert_operation(0, def.cloned());
+                copy.result(0).expect("a constant has its value").into()
             });
-            op.set_operand(index, clone);
+            op.set_operand_to(index, clone);
         }
     }
 }
 
-fn replace_uses_inside(value: Val, with: Val, scope: Op) {
+fn replace_uses_inside<'c, 'a>(
+    value: Value<'c, 'a>,
+    with: Value<'c, 'a>,
+    scope: OperationRef<'c, 'a>,
+) {
     for (user, operand) in value.uses() {
         if scope.is_ancestor_of(user) {
-            user.set_operand(operand, with);
+            user.set_operand_to(operand, with);
         }
     }
 }

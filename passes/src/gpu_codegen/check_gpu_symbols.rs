@@ -6,17 +6,19 @@
 //! makes that a compile-time error at each calling op, naming the function
 //! and, for libdevice's, the `math` op it came from.
 
-use crate::ir::op_kind::OpKind;
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
-    gpu_codegen::libdevice,
-    ir::{Op, emit_error},
+    PassDescriptor, PassFailed, PassOptions, TypedPass, gpu_codegen::libdevice,
+    ir::melior_ext::OperationExt, ir::op_kind::OpKind,
 };
-use melior::ir::{
-    AttributeLike, OperationRef, RegionLike,
-    operation::{OperationLike, WalkOrder, WalkResult},
+use melior::{
+    Context,
+    ir::{
+        OperationRef,
+        operation::{OperationLike, WalkOrder, WalkResult},
+    },
 };
 use std::collections::BTreeSet;
+use symm_dialects::emit_error;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<CheckGpuSymbols>(
     c"symm-check-gpu-symbols",
@@ -83,50 +85,55 @@ pub fn unresolved_reason(name: &str, libdevice_linked: bool) -> Option<String> {
 
 /// Whether `op` is a function declaration (`llvm.func` without a body).
 fn is_declaration(op: &OperationRef) -> bool {
-    OpKind::of_raw(op.to_raw()) == OpKind::LlvmFunc
-        && op.region(0).ok().and_then(|r| r.first_block()).is_none()
+    op.isa(OpKind::LlvmFunc) && op.first_block().is_none()
 }
 
-/// The names a GPU module declares without defining them, and its calls
-/// (callee, location).
-fn declarations_and_calls(
-    gpu_module: &OperationRef,
-) -> (BTreeSet<String>, Vec<(String, mlir_sys::MlirLocation)>) {
+/// The names a GPU module declares without defining them.
+fn declarations(gpu_module: &OperationRef) -> BTreeSet<String> {
     let mut declared = BTreeSet::new();
-    let mut calls = Vec::new();
     gpu_module.walk(WalkOrder::PreOrder, |op| {
-        let attribute = |name: &str| op.attribute(name).ok().map(|a| a.to_raw());
         if is_declaration(&op) {
-            declared.extend(attribute("sym_name").and_then(symm_dialects::string_value));
-        } else if OpKind::of_raw(op.to_raw()) == OpKind::LlvmCall
-            && let Some(callee) = attribute("callee").and_then(symm_dialects::symbol_value)
-        {
-            calls.push((callee, op.location().to_raw()));
+            declared.extend(op.symbol_or_string("sym_name"));
         }
         WalkResult::Advance
     });
-    (declared, calls)
+    declared
 }
 
-impl SymmPass for CheckGpuSymbols {
-    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
-        let module = crate::ir::bridge::operation(module);
+/// An error at each call of `gpu_module` to a function it only declares
+/// and no linked library defines; whether there was one.
+fn refuse_unresolved_calls(gpu_module: &OperationRef, linked: bool) -> bool {
+    let declared = declarations(gpu_module);
+    let mut failed = false;
+    gpu_module.walk(WalkOrder::PreOrder, |op| {
+        if let Some(callee) = op
+            .isa(OpKind::LlvmCall)
+            .then(|| op.symbol_or_string("callee"))
+            .flatten()
+            .filter(|callee| declared.contains(callee))
+            && let Some(why) = unresolved_reason(&callee, linked)
+        {
+            emit_error(op.location(), &why);
+            failed = true;
+        }
+        WalkResult::Advance
+    });
+    failed
+}
+
+impl TypedPass for CheckGpuSymbols {
+    fn run_typed<'c>(
+        _context: &'c Context,
+        module: OperationRef<'c, '_>,
+        options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         let linked = options.flag("libdevice");
         let mut failed = false;
         module.walk(WalkOrder::PreOrder, |op| {
-            if OpKind::of_raw(op.to_raw()) != OpKind::GpuModule {
+            if !op.isa(OpKind::GpuModule) {
                 return WalkResult::Advance;
             }
-            let (declared, calls) = declarations_and_calls(&op);
-            for (callee, at) in calls {
-                if !declared.contains(&callee) {
-                    continue;
-                }
-                if let Some(why) = unresolved_reason(&callee, linked) {
-                    emit_error(at, &why);
-                    failed = true;
-                }
-            }
+            failed |= refuse_unresolved_calls(&op, linked);
             WalkResult::Skip
         });
         if failed { Err(PassFailed) } else { Ok(()) }

@@ -20,17 +20,18 @@
 //! (sm_90 and up): symm-compile leaves it out of the pipeline for older
 //! chips, and a module without the marker is launched the ordinary way.
 
-use crate::collectives::emit::Emitter;
-use crate::ir::op_kind::OpKind;
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
-    ir::{Blk, Op},
+    PassDescriptor, PassFailed, PassOptions, TypedPass,
+    ir::melior_ext::{BlockExt, OperationExt},
+    ir::op_kind::OpKind,
 };
 use melior::{
+    Context,
     dialect::{llvm, ods},
     ir::{
-        attribute::{IntegerAttribute, StringAttribute},
-        operation::OperationMutLike,
+        BlockLike, BlockRef, OperationRef,
+        attribute::{IntegerAttribute, StringAttribute, TypeAttribute},
+        operation::{OperationLike, OperationMutLike},
         r#type::IntegerType,
     },
 };
@@ -46,9 +47,13 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<WaitForPriorGrids>
 
 pub struct WaitForPriorGrids;
 
-impl SymmPass for WaitForPriorGrids {
-    fn run(module: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        let Some(body) = module.entry_block() else {
+impl TypedPass for WaitForPriorGrids {
+    fn run_typed<'c>(
+        context: &'c Context,
+        module: OperationRef<'c, '_>,
+        _options: &PassOptions,
+    ) -> Result<(), PassFailed> {
+        let Some(body) = module.first_block() else {
             return Ok(());
         };
         for gpu_module in body
@@ -56,86 +61,74 @@ impl SymmPass for WaitForPriorGrids {
             .into_iter()
             .filter(|op| op.isa(OpKind::GpuModule))
         {
-            let Some(contents) = gpu_module.entry_block() else {
+            let Some(contents) = gpu_module.first_block() else {
                 continue;
             };
-            let kernels: Vec<Op> = contents
+            let kernels: Vec<OperationRef> = contents
                 .ops()
                 .into_iter()
-                .filter(|op| op.attr("gpu.kernel").is_some())
+                .filter(|op| op.has_attribute("gpu.kernel"))
                 .collect();
             if kernels.is_empty() {
                 continue;
             }
-            for kernel in &kernels {
-                if let Some(entry) = kernel.entry_block() {
-                    wait_first(*kernel, entry);
+            for kernel in kernels {
+                if let Some(entry) = kernel.first_block() {
+                    wait_first(context, kernel, entry);
                 }
             }
-            mark(gpu_module, contents);
+            mark(context, gpu_module, contents);
         }
         Ok(())
     }
-}
-
-/// Whether `op` touches no memory and holds no regions.
-fn is_effect_free_value(op: Op) -> bool {
-    // SAFETY: a live op.
-    unsafe { symm_dialects::ffi::symmOpIsEffectFreeValue(op.raw()) }
-}
-
-/// Whether `op` is an L2 prefetch.
-fn is_l2_prefetch(op: Op) -> bool {
-    // SAFETY: a live op.
-    unsafe { symm_dialects::ffi::symmOpIsL2Prefetch(op.raw()) }
 }
 
 /// `griddepcontrol.wait` first in the kernel's entry block (which holds at
 /// least its `gpu.return`), or right after the L2 prefetches it opens
 /// with: the op after the last prefetch of the entry's leading run of
 /// prefetches and effect-free ops.
-fn wait_first(kernel: Op, entry: Blk) {
-    let Some(mut first) = entry.first_op() else {
+fn wait_first<'c>(context: &'c Context, kernel: OperationRef<'c, '_>, entry: BlockRef<'c, '_>) {
+    let Some(mut first) = entry.first_operation() else {
         return;
     };
     let mut op = Some(first);
     while let Some(current) = op {
-        let prefetch = is_l2_prefetch(current);
-        if !prefetch && !is_effect_free_value(current) {
+        let prefetch = current.is_l2_prefetch();
+        if !prefetch && !current.is_effect_free_value() {
             break;
         }
-        op = current.next();
+        op = current.next_in_block();
         if prefetch && let Some(next) = op {
             first = next;
         }
     }
-    Emitter::build_before(first, kernel, |e| {
-        e.grid_dependency(false);
-    });
+    let wait = symm_dialects::attributes::nvvm_grid_dep_action(context, false);
+    entry.insert_operation_before(
+        first,
+        symm_dialects::nvvm::griddepcontrol(context, wait, kernel.location()).into(),
+    );
 }
 
 /// The marker global (an i8 of 1, external so that it stays in the PTX)
 /// first in the GPU module.
-fn mark(gpu_module: Op, contents: Blk) {
-    let Some(first) = contents.first_op() else {
+fn mark<'c>(context: &'c Context, gpu_module: OperationRef<'c, '_>, contents: BlockRef<'c, '_>) {
+    let Some(first) = contents.first_operation() else {
         return;
     };
-    Emitter::build_before(first, gpu_module, |e| {
-        let i8: melior::ir::Type = IntegerType::new(e.ctx, 8).into();
-        let mut global: melior::ir::Operation = ods::llvm::mlir_global(
-            e.ctx,
-            melior::ir::Region::new(),
-            melior::ir::attribute::TypeAttribute::new(i8),
-            StringAttribute::new(e.ctx, symm_protocol::WAITS_FOR_PRIOR_GRIDS),
-            llvm::attributes::linkage(e.ctx, llvm::attributes::Linkage::External),
-            e.loc,
-        )
-        .into();
-        global.set_attribute("value", IntegerAttribute::new(i8, 1).into());
-        global.set_attribute(
-            "addr_space",
-            IntegerAttribute::new(e.int_type(32), 1).into(),
-        );
-        e.push(global);
-    });
+    let i8: melior::ir::Type = IntegerType::new(context, 8).into();
+    let mut global: melior::ir::Operation = ods::llvm::mlir_global(
+        context,
+        melior::ir::Region::new(),
+        TypeAttribute::new(i8),
+        StringAttribute::new(context, symm_protocol::WAITS_FOR_PRIOR_GRIDS),
+        llvm::attributes::linkage(context, llvm::attributes::Linkage::External),
+        gpu_module.location(),
+    )
+    .into();
+    global.set_attribute("value", IntegerAttribute::new(i8, 1).into());
+    global.set_attribute(
+        "addr_space",
+        IntegerAttribute::new(IntegerType::new(context, 32).into(), 1).into(),
+    );
+    contents.insert_operation_before(first, global);
 }

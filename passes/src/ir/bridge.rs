@@ -77,6 +77,12 @@ pub fn operation<'c, 'a>(op: Op) -> OperationRef<'c, 'a> {
     unsafe { OperationRef::from_raw(op.raw()) }
 }
 
+/// A melior reference to one of our blocks.
+pub fn block<'c, 'a>(b: Blk) -> melior::ir::BlockRef<'c, 'a> {
+    // SAFETY: `b` is a live block of the module the pass runs on.
+    unsafe { melior::ir::BlockRef::from_raw(b.raw()) }
+}
+
 /// A melior reference to the context of the module being compiled.
 pub fn context<'c>(ctx: Ctx) -> ContextRef<'c> {
     // SAFETY: the context of the module being compiled, alive for the pass.
@@ -115,6 +121,14 @@ pub fn build(
     // and `loc` is one of its locations.
     let (context, loc) = unsafe { (context.to_ref(), melior::ir::Location::from_raw(loc)) };
     adopt(build(context, loc))
+}
+
+/// Runs `f` with melior's context of the module being compiled, for code
+/// written on melior's typed API inside a pass that is not a `TypedPass`.
+pub fn with_context<T>(ctx: Ctx, f: impl for<'c> FnOnce(&'c melior::Context) -> T) -> T {
+    let context = context(ctx);
+    // SAFETY: the context of the module being compiled outlives this call.
+    f(unsafe { context.to_ref() })
 }
 
 /// The same in the context of `loc`.

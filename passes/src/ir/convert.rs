@@ -7,6 +7,7 @@
 
 use super::builders::{Terminator, put_terminator};
 use super::{Blk, Op};
+use melior::ir::OperationRef;
 use mlir_sys::MlirOperation;
 use std::any::Any;
 use std::cell::RefCell;
@@ -31,6 +32,21 @@ impl Rewriter {
             erased,
             "internal: a rewrite erased an op whose results are still used"
         );
+    }
+
+    /// `erase` for a pass on melior's typed API.
+    pub fn erase_op(&mut self, op: OperationRef) {
+        self.erase(op.into());
+    }
+
+    /// `replace_terminator` for a pass on melior's typed API.
+    pub fn replace_terminator_of(&mut self, block: melior::ir::BlockRef, terminator: Terminator) {
+        self.replace_terminator(block.into(), terminator);
+    }
+
+    /// `updated_in_place` for a pass on melior's typed API.
+    pub fn updated_op_in_place(&mut self, op: OperationRef) {
+        self.updated_in_place(op.into());
     }
 
     /// Tells the driver that the rewrite kept its root `op`, updated in
@@ -167,4 +183,36 @@ pub fn convert_all(
     }
     super::emit_error(root.loc(), &format!("internal: {left}"));
     Err(crate::PassFailed)
+}
+
+/// `convert_all` for a pass on melior's typed API: the callbacks get
+/// melior references to the ops the driver hands over (live while it
+/// runs, as the pass's IR outlives the conversion).
+pub fn convert_all_typed<'c, 'a>(
+    root: OperationRef<'c, 'a>,
+    left: &str,
+    illegal: &dyn Fn(OperationRef<'c, 'a>) -> bool,
+    lower_one: &mut dyn FnMut(OperationRef<'c, 'a>, &mut Rewriter) -> Rewrite,
+) -> Result<(), crate::PassFailed> {
+    let typed = |op: Op| -> OperationRef<'c, 'a> { super::bridge::operation(op) };
+    convert_all(
+        root.into(),
+        left,
+        &|op| illegal(typed(op)),
+        &mut |op, rewriter| lower_one(typed(op), rewriter),
+    )
+}
+
+/// `convert` for a pass on melior's typed API.
+pub fn convert_typed<'c, 'a>(
+    root: OperationRef<'c, 'a>,
+    illegal: &dyn Fn(OperationRef<'c, 'a>) -> bool,
+    lower_one: &mut dyn FnMut(OperationRef<'c, 'a>, &mut Rewriter) -> Rewrite,
+) -> bool {
+    let typed = |op: Op| -> OperationRef<'c, 'a> { super::bridge::operation(op) };
+    convert(
+        root.into(),
+        &|op| illegal(typed(op)),
+        &mut |op, rewriter| lower_one(typed(op), rewriter),
+    )
 }

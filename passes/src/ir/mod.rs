@@ -9,13 +9,16 @@ pub mod bridge;
 pub mod builders;
 pub mod convert;
 pub mod host;
+pub mod melior_ext;
 pub mod memref_size;
 pub mod module;
 pub mod op_kind;
+pub mod patterns;
 pub mod rewrite;
 pub mod scalar;
 pub mod stable_id;
 pub mod text;
+pub mod typed_builder;
 
 use crate::ir::op_kind::OpKind;
 use mlir_sys::*;
@@ -183,8 +186,7 @@ impl Op {
     /// The next op in the block past fresh allocations and constants,
     /// which touch no existing buffer.
     pub fn next_past_fresh(self) -> Option<Op> {
-        std::iter::successors(self.next(), |op| op.next())
-            .find(|op| !op.isa(OpKind::MemrefAlloc) && !op.isa(OpKind::Constant))
+        melior_ext::OperationExt::next_past_fresh(&bridge::operation(self)).map(Op::from)
     }
     /// The next op in the block past constants, allocations and views
     /// (planned buffers), none of which touches an existing buffer.
@@ -230,7 +232,7 @@ impl Op {
     }
     /// True if `self` is `other` or contains it.
     pub fn is_ancestor_of(self, other: Op) -> bool {
-        std::iter::successors(Some(other), |op| op.parent()).any(|op| op == self)
+        melior_ext::OperationExt::is_ancestor_of(&bridge::operation(self), bridge::operation(other))
     }
     /// `self` or its ancestor that sits directly in `block`; the outermost
     /// ancestor when none does.
@@ -280,10 +282,7 @@ impl Op {
     /// The operand counts of each group of an op with variadic operand
     /// groups (`operandSegmentSizes`); empty when it has none.
     pub fn operand_segments(self) -> Vec<usize> {
-        self.attr("operandSegmentSizes")
-            .and_then(Attr::i32_array)
-            .map(|sizes| sizes.into_iter().map(|n| n.max(0) as usize).collect())
-            .unwrap_or_default()
+        melior_ext::OperationExt::operand_segments(&bridge::operation(self))
     }
     /// Moves the blocks of `source`'s region `from` into this op's region
     /// `into` (which must be empty).
@@ -492,28 +491,14 @@ impl Ty {
         Some((strides.into_iter().map(known).collect(), known(offset)))
     }
     pub fn has_identity_layout(self) -> bool {
-        unsafe { mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(self.0)) }
+        melior_ext::has_identity_layout(bridge::ty(self))
     }
     /// The same ranked memref type in another memory space.
     pub fn with_memory_space(self, space: Option<Attr>) -> Ty {
-        let shape: Vec<i64> = (0..unsafe { mlirShapedTypeGetRank(self.0) })
-            .map(|dim| unsafe { mlirShapedTypeGetDimSize(self.0, dim as isize) })
-            .collect();
-        let space = space.map_or(
-            MlirAttribute {
-                ptr: std::ptr::null(),
-            },
-            |attr| attr.0,
-        );
-        Ty(unsafe {
-            mlirMemRefTypeGet(
-                self.element().0,
-                shape.len() as isize,
-                shape.as_ptr(),
-                mlirMemRefTypeGetLayout(self.0),
-                space,
-            )
-        })
+        let memref = melior::ir::r#type::MemRefType::try_from(bridge::ty(self))
+            .expect("internal: with_memory_space of a ranked memref type");
+        let moved = typed_builder::with_memory_space(memref, space.map(bridge::attr));
+        Ty::from(melior::ir::Type::from(moved))
     }
     pub fn print(self) -> String {
         print_with(|callback, data| unsafe { mlirTypePrint(self.0, callback, data) })
@@ -602,19 +587,7 @@ impl Attr {
     /// the map's dimension count and each result's dimension position
     /// (`(d0, d1) -> (d1)` is `(2, [1])`).
     pub fn dim_projection(self) -> Option<(usize, Vec<usize>)> {
-        unsafe {
-            if !mlirAttributeIsAAffineMap(self.0) {
-                return None;
-            }
-            let map = mlirAffineMapAttrGetValue(self.0);
-            let results = (0..mlirAffineMapGetNumResults(map))
-                .map(|i| {
-                    let expr = mlirAffineMapGetResult(map, i);
-                    mlirAffineExprIsADim(expr).then(|| mlirAffineDimExprGetPosition(expr) as usize)
-                })
-                .collect::<Option<Vec<usize>>>()?;
-            Some((mlirAffineMapGetNumDims(map) as usize, results))
-        }
+        melior_ext::dim_projection(bridge::attr(self))
     }
     /// Whether a `#linalg.iterator_type` is `reduction` (`None`: not an
     /// iterator type).

@@ -2,6 +2,7 @@
 
 use crate::ir::Op;
 use crate::ir::op_kind::OpKind;
+use melior::ir::OperationRef;
 use std::collections::{HashMap, HashSet};
 
 /// The top-level ops of a module by symbol name, and fresh-name generation.
@@ -22,8 +23,18 @@ impl SymbolIndex {
         Self { by_name, taken }
     }
 
+    /// The index of a module on melior's typed API.
+    pub fn of(module: OperationRef) -> Self {
+        Self::new(module.into())
+    }
+
     pub fn lookup(&self, name: &str) -> Option<Op> {
         self.by_name.get(name).copied()
+    }
+
+    /// `lookup` on melior's typed API (the module's ops outlive the pass).
+    pub fn lookup_op<'c, 'a>(&self, name: &str) -> Option<OperationRef<'c, 'a>> {
+        self.lookup(name).map(super::bridge::operation)
     }
 
     /// `base`, or `base_N` for the first N that is free; reserves it.
@@ -41,12 +52,21 @@ impl SymbolIndex {
 
 /// The functions of a module that have a body.
 pub fn defined_functions(module: Op) -> Vec<Op> {
+    functions_with_bodies(super::bridge::operation(module))
+        .into_iter()
+        .map(Op::from)
+        .collect()
+}
+
+/// `defined_functions` on melior's typed API.
+pub fn functions_with_bodies<'c, 'a>(module: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    use super::melior_ext::{BlockExt, OperationExt};
     module
-        .entry_block()
+        .first_block()
         .map(|block| block.ops())
         .unwrap_or_default()
         .into_iter()
-        .filter(|op| op.isa(OpKind::Func) && op.entry_block().is_some())
+        .filter(|op| op.isa(OpKind::Func) && op.first_block().is_some())
         .collect()
 }
 

@@ -141,11 +141,15 @@ pub enum OpKind {
     AffineApply = 64,
     /// `symm_mem.tensor_map`
     TensorMap = 65,
+    /// `arith.mulf`
+    ArithMulf = 66,
+    /// `arith.truncf`
+    ArithTruncf = 67,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 65] = [
+    const ALL: [OpKind; 67] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -211,6 +215,8 @@ impl OpKind {
         OpKind::MemrefExtractAlignedPointerAsIndex,
         OpKind::AffineApply,
         OpKind::TensorMap,
+        OpKind::ArithMulf,
+        OpKind::ArithTruncf,
     ];
 
     /// The kind of a live operation given by its C handle (for passes
@@ -283,7 +289,7 @@ mod tests {
     use melior::ir::{Location, operation::OperationBuilder};
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 65] = [
+    const NAMES: [(OpKind, &str); 67] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -358,6 +364,8 @@ mod tests {
         ),
         (OpKind::AffineApply, "affine.apply"),
         (OpKind::TensorMap, "symm_mem.tensor_map"),
+        (OpKind::ArithMulf, "arith.mulf"),
+        (OpKind::ArithTruncf, "arith.truncf"),
     ];
 
     #[test]

@@ -28,13 +28,20 @@
 //! gain), 1.11-1.21x at 3584 and 4096, 1.12-1.15x at 7168 and 1.03-1.09x
 //! at 14336.
 
+use crate::analysis::linalg::{default_maps, zero_constant};
+use crate::ir::convert::{Rewrite, Rewriter, convert_all_typed};
+use crate::ir::melior_ext::{OperationExt, ValueExt, element_bytes, has_identity_layout};
 use crate::ir::op_kind::OpKind;
-use crate::{
-    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    ir::builders::Builder,
-    ir::builders::{FusedAllReduce, FusedAttrs, fused_all_reduce},
-    ir::convert::{Rewrite, Rewriter, convert_all},
-    ir::{Op, Val, emit_remark},
+use crate::ir::typed_builder::{Inserter, static_dim};
+use crate::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass};
+use melior::{
+    Context,
+    dialect::ods,
+    ir::{
+        OperationRef, Type, Value,
+        operation::OperationLike,
+        r#type::{MemRefType, ShapedTypeLike},
+    },
 };
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SplitK>(
@@ -75,32 +82,40 @@ struct Policy {
     min_k: i64,
 }
 
+/// Whether `op` is a fused all-reduce (`symm_mem.all_reduce_epilogue_out`
+/// or `symm_mem.all_reduce_rows_out`).
+fn is_fused(op: OperationRef) -> bool {
+    op.isa(OpKind::AllReduceEpilogueOut) || op.isa(OpKind::AllReduceRowsOut)
+}
+
 /// The matmul (and the zero fill before it) that produce `all_reduce`'s
 /// input, if they may become its prologue.
-fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
+fn producer<'c, 'a>(
+    all_reduce: OperationRef<'c, 'a>,
+    policy: Policy,
+) -> Option<(OperationRef<'c, 'a>, OperationRef<'c, 'a>)> {
     let Policy {
         slices,
         max_rows,
         min_k,
     } = policy;
-    let segments = all_reduce.operand_segments();
-    if segments.get(1..4)? != [0, 0, 0] {
+    if all_reduce.operand_segments().get(1..4)? != [0, 0, 0] {
         return None;
     }
-    let input = all_reduce.operand(0);
-    let alloc = input.def()?;
-    if !alloc.isa(OpKind::MemrefAlloc) {
+    let input = all_reduce.operand(0).ok()?;
+    if !input.defining_op()?.isa(OpKind::MemrefAlloc) {
         return None;
     }
     // The input's readers and writers: the fill, the matmul, the
     // all-reduce, its dealloc.
     let (mut fill, mut matmul) = (None, None);
+    let operand_is_input = |user: OperationRef, at: usize| user.operand(at).ok() == Some(input);
     for (user, _) in input.uses() {
         match user.kind() {
-            OpKind::LinalgFill if user.num_operands() == 2 && user.operand(1) == input => {
+            OpKind::LinalgFill if user.operand_count() == 2 && operand_is_input(user, 1) => {
                 fill = Some(user)
             }
-            OpKind::LinalgMatmul if user.num_operands() == 3 && user.operand(2) == input => {
+            OpKind::LinalgMatmul if user.operand_count() == 3 && operand_is_input(user, 2) => {
                 matmul = Some(user)
             }
             OpKind::MemrefDealloc | OpKind::MemrefDim => {}
@@ -110,121 +125,114 @@ fn producer(all_reduce: Op, policy: Policy) -> Option<(Op, Op)> {
     }
     let (fill, matmul) = (fill?, matmul?);
     // Nothing that touches a buffer runs between them.
-    let quiet = |op: &Op| {
+    let quiet = |op: &OperationRef| {
         op.isa(OpKind::Constant) || op.isa(OpKind::MemrefAlloc) || op.isa(OpKind::MemrefDim)
     };
-    let next_busy = |op: Op| std::iter::successors(op.next(), |o| o.next()).find(|o| !quiet(o));
+    let next_busy = |op: OperationRef<'c, 'a>| {
+        std::iter::successors(op.next_in_block(), |o| o.next_in_block()).find(|o| !quiet(o))
+    };
     if next_busy(fill) != Some(matmul)
         || next_busy(matmul) != Some(all_reduce)
-        || !crate::analysis::linalg::is_zero_constant(fill.operand(0))
-        || !crate::analysis::linalg::has_default_maps(matmul)
+        || !zero_constant(fill.operand(0).ok()?)
+        || !default_maps(matmul)
     {
         return None;
     }
-    let (lhs, rhs) = (matmul.operand(0), matmul.operand(1));
+    let (lhs, rhs) = (matmul.operand(0).ok()?, matmul.operand(1).ok()?);
     if lhs == input || rhs == input {
         return None;
     }
-    let element = input.ty().element();
-    let element_bytes = element.scalar()?.bytes()?;
-    let plain = |v: Val| {
-        let ty = v.ty();
-        ty.shape().len() == 2 && ty.has_identity_layout() && ty.element() == element
+    let input_ty = input.memref_type()?;
+    let element = input_ty.element();
+    let element_bytes = element_bytes(element)?;
+    let plain = |v: Value| {
+        v.memref_type().is_some_and(|ty| {
+            ty.rank() == 2 && has_identity_layout(ty.into()) && ty.element() == element
+        })
     };
-    if !plain(lhs) || !plain(rhs) || !plain(input) || !rhs.ty().has_static_shape() {
+    let rhs_ty = rhs.memref_type()?;
+    if !plain(lhs) || !plain(rhs) || !plain(input) || !rhs_ty.has_static_shape() {
         return None;
     }
-    let k = rhs.ty().shape()[0]?;
+    let k = static_dim(rhs_ty, 0)?;
     let slice_bytes = ((k / slices.max(1)) as u64).checked_mul(element_bytes)?;
     if slices < 2 || k < min_k || k % slices != 0 || !slice_bytes.is_multiple_of(16) {
         return None;
     }
-    if input.ty().shape()[0].is_some_and(|rows| rows > max_rows) {
+    if static_dim(input_ty, 0).is_some_and(|rows| rows > max_rows) {
         return None;
     }
     Some((fill, matmul))
 }
 
-/// Rebuilds `all_reduce` with `matmul` as its prologue, split into
-/// `slices` of K for up to `max_rows` rows, into a new `partials` buffer;
-/// the old ops go through the conversion's rewriter.
-fn fold(
-    all_reduce: Op,
-    (fill, matmul): (Op, Op),
+/// Folds `matmul` into `all_reduce` as its prologue, split into `slices`
+/// of K for up to `max_rows` rows, into a new `partials` buffer: the op is
+/// updated in place (its prologue's operand groups filled), and the
+/// matmul and its fill go through the conversion's rewriter.
+fn fold<'c, 'a>(
+    context: &'c Context,
+    all_reduce: OperationRef<'c, 'a>,
+    (fill, matmul): (OperationRef<'c, 'a>, OperationRef<'c, 'a>),
     (slices, max_rows): (i64, i64),
     rewriter: &mut Rewriter,
-) {
-    let ctx = all_reduce.ctx();
-    let mut b = Builder::before(all_reduce);
-    let input = all_reduce.operand(0);
-    let shape = input.ty().shape();
-    let columns = shape[1].unwrap_or(0);
+) -> Option<()> {
+    let mut b = Inserter::before(context, all_reduce)?;
+    let input = all_reduce.operand(0).ok()?;
+    let input_ty = input.memref_type()?;
+    let columns = static_dim(input_ty, 1).unwrap_or(0);
     // Room for min(rows, max_rows) rows of each slice: one flat buffer
     // (allocations are dynamic in their leading size only), seen as
     // slices x rows x columns.
-    let f32 = ctx.f32_type();
-    let ty = |shape: &[Option<i64>]| ctx.memref(shape, f32, None, None);
-    let (flat, partials) = match shape[0] {
+    let f32 = Type::float32(context);
+    let ty = |shape: &[i64]| MemRefType::new(f32, shape, None, None);
+    const DYNAMIC: i64 = i64::MIN;
+    let (flat, partials) = match static_dim(input_ty, 0) {
         Some(rows) => {
             let room = rows.min(max_rows);
-            let flat = b.alloc(ty(&[Some(slices * room * columns)]), &[], None);
-            let partials_ty = ty(&[Some(slices), Some(room), Some(columns)]);
-            (flat, b.expand_flat(flat, partials_ty, &[]))
+            let flat = b.alloc(ty(&[slices * room * columns]), &[]);
+            let partials = b.expand_flat(flat, ty(&[slices, room, columns]), &[]);
+            (flat, partials)
         }
         None => {
             let rows = b.dim(input, 0);
             let bound = b.index(max_rows);
-            let room = b.minui(rows, bound);
+            let room = b.value(ods::arith::minui(context, rows, bound, b.location).into());
             let per_row = b.index(slices * columns);
-            let elements = b.muli(room, per_row);
-            let flat = b.alloc(ty(&[None]), &[elements], None);
-            let partials_ty = ty(&[Some(slices), None, Some(columns)]);
-            (flat, b.expand_flat(flat, partials_ty, &[room]))
+            let elements = b.value(ods::arith::muli(context, room, per_row, b.location).into());
+            let flat = b.alloc(ty(&[DYNAMIC]), &[elements]);
+            let partials = b.expand_flat(flat, ty(&[slices, DYNAMIC, columns]), &[room]);
+            (flat, partials)
         }
     };
-    // The same op with the prologue's groups (segments 1 to 3) filled.
-    let operands = all_reduce.operands();
-    let (lhs, rhs) = (matmul.operand(0), matmul.operand(1));
-    let mut all = vec![input, lhs, rhs, partials];
-    all.extend_from_slice(&operands[1..]);
+    // The prologue's groups (segments 1 to 3) filled: the matmul's
+    // operands and the partials.
+    let (lhs, rhs) = (matmul.operand(0).ok()?, matmul.operand(1).ok()?);
+    let mut operands = vec![input, lhs, rhs, partials];
+    operands.extend(all_reduce.operands().skip(1));
     let mut segments = all_reduce.operand_segments();
-    segments[1..4].fill(1);
-    let kind = FusedAllReduce::of(all_reduce).expect("a candidate is a fused all-reduce");
-    let attrs = FusedAttrs {
-        reduction: all_reduce
-            .attr("reduction")
-            .expect("verified: it has a reduction"),
-        group: all_reduce.attr("group").expect("verified: it has a group"),
-        algorithm: all_reduce.attr("algorithm"),
-        row_init: all_reduce.attr("row_init"),
-        split_k_max_rows: Some(ctx.i64(max_rows)),
-    };
-    let regions = all_reduce.num_regions();
-    let folded = fused_all_reduce(kind, all_reduce.loc(), &all, &segments, &attrs);
-    b.insert(folded);
-    for region in 0..regions {
-        folded.take_region_at(region, all_reduce, region);
-    }
-    emit_remark(
-        matmul.loc(),
+    segments.get_mut(1..4)?.fill(1);
+    symm_dialects::emit_remark(
+        matmul.location(),
         &format!(
             "split over K into {slices} slices summed by the all-reduce, for calls of up to \
              {max_rows} rows"
         ),
     );
-    let mut after = Builder::new(
-        ctx,
-        all_reduce.loc(),
-        crate::ir::builders::At::After(folded),
-    );
-    after.dealloc(flat);
-    rewriter.erase(all_reduce);
-    rewriter.erase(matmul);
-    rewriter.erase(fill);
+    rewriter.erase_op(matmul);
+    rewriter.erase_op(fill);
+    all_reduce.set_operands_in_groups(&operands, &segments);
+    all_reduce.set_int_attribute("split_k_max_rows", 64, max_rows);
+    Inserter::after(context, all_reduce)?.dealloc(flat);
+    rewriter.updated_op_in_place(all_reduce);
+    Some(())
 }
 
-impl SymmPass for SplitK {
-    fn run(function: Op, options: &PassOptions) -> Result<(), PassFailed> {
+impl TypedPass for SplitK {
+    fn run_typed<'c>(
+        context: &'c Context,
+        function: OperationRef<'c, '_>,
+        options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         let policy = Policy {
             slices: options.int("slices").unwrap_or(2),
             max_rows: options.int("max-rows").unwrap_or(128),
@@ -234,19 +242,27 @@ impl SymmPass for SplitK {
             return Ok(());
         }
         // Through MLIR's conversion driver: a fused all-reduce whose input
-        // a foldable matmul produces is illegal, and its rewrite is the
-        // folded op (which is legal: its input has no producer left).
-        let foldable = |op: Op| FusedAllReduce::of(op).is_some() && producer(op, policy).is_some();
-        convert_all(
+        // a foldable matmul produces is illegal, and its rewrite folds the
+        // matmul in (which makes it legal: its input has no producer left).
+        let foldable = |op: OperationRef| is_fused(op) && producer(op, policy).is_some();
+        convert_all_typed(
             function,
             "symm-mem-split-k left a fused all-reduce it was to fold",
             &foldable,
-            &mut |all_reduce, rewriter| match producer(all_reduce, policy) {
-                Some(ops) => {
-                    fold(all_reduce, ops, (policy.slices, policy.max_rows), rewriter);
-                    Rewrite::Lowered
+            &mut |all_reduce, rewriter| {
+                let folded = producer(all_reduce, policy).and_then(|ops| {
+                    fold(
+                        context,
+                        all_reduce,
+                        ops,
+                        (policy.slices, policy.max_rows),
+                        rewriter,
+                    )
+                });
+                match folded {
+                    Some(()) => Rewrite::Lowered,
+                    None => Rewrite::Refused,
                 }
-                None => Rewrite::Refused,
             },
         )
     }

@@ -5,19 +5,20 @@
 //! covers types that no op verifier sees, such as function arguments.
 
 use crate::{
-    GroupTable, PassDescriptor, PassFailed, PassOptions, SymmPass,
-    ir::text::plural,
-    ir::{Op, emit_error},
-    memref_byte_size,
+    GroupTable, PassDescriptor, PassFailed, PassOptions, TypedPass, ir::melior_ext::OperationExt,
+    ir::op_kind::OpDialect, ir::text::plural, memref_byte_size,
 };
-use melior::ir::{
-    AttributeLike, BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
-    operation::{OperationLike, WalkOrder, WalkResult},
-    r#type::MemRefType,
+use melior::{
+    Context,
+    ir::{
+        AttributeLike, BlockLike, Location, OperationRef, Type, ValueLike,
+        operation::OperationLike, r#type::MemRefType,
+    },
 };
-use mlir_sys::MlirLocation;
 use std::{collections::BTreeMap, fmt};
-use symm_dialects::{Allocator, comm_group, emit_remark, is_view_like, symmetric_operands};
+use symm_dialects::{
+    Allocator, comm_group, emit_error, emit_remark, is_view_like, symmetric_operands,
+};
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<VerifyGroups>(
     c"symm-mem-verify-groups",
@@ -164,10 +165,12 @@ fn buffer_remark(what: &str, ty: Type, allocator: &Allocator) -> String {
 }
 
 /// Collects the group usage of one function and the per-buffer remarks.
-fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocation, String)>) {
+fn analyze<'c>(
+    function: OperationRef<'c, '_>,
+) -> (GroupUsage<Location<'c>>, Vec<(Location<'c>, String)>) {
     let mut usage = GroupUsage::default();
     let mut remarks = Vec::new();
-    let mut record = |ty: Type, what: &str, at: MlirLocation| {
+    let mut record = |ty: Type, what: &str, at: Location<'c>| {
         if let Some(allocator) = Allocator::of_type(ty) {
             let bytes = MemRefType::try_from(ty).ok().and_then(memref_byte_size);
             usage.add_buffer(&allocator.group, bytes, at);
@@ -175,26 +178,21 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
         }
     };
 
-    if let Some(entry) = function
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    {
+    if let Some(entry) = function.first_block() {
         for index in 0..entry.argument_count() {
             if let Ok(argument) = entry.argument(index) {
-                // SAFETY: the argument belongs to a live block.
-                let at = unsafe { mlir_sys::mlirValueGetLocation(argument.to_raw()) };
-                record(argument.r#type(), &format!("argument #{index}"), at);
+                record(
+                    argument.r#type(),
+                    &format!("argument #{index}"),
+                    argument.location(),
+                );
             }
         }
     }
 
     let mut pending = Vec::new();
-    function.walk(WalkOrder::PreOrder, |op| {
-        if op.to_raw().ptr == function.to_raw().ptr {
-            return WalkResult::Advance;
-        }
-        let at = op.location().to_raw();
+    for op in function.descendants() {
+        let at = op.location();
         let name = op.name().as_string_ref().as_str().unwrap_or("").to_owned();
         if !is_view_like(op) {
             for result in op.results() {
@@ -208,8 +206,7 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
                     .is_ok_and(|operand| Allocator::of_type(operand.r#type()).is_none());
                 pending.push((group.clone(), waiting, at));
             }
-        } else if crate::ir::op_kind::OpDialect::of_raw(op.to_raw())
-            == crate::ir::op_kind::OpDialect::SymmMem
+        } else if op.dialect() == OpDialect::SymmMem
             && let Some(group) = op
                 .attribute("group")
                 .ok()
@@ -217,8 +214,7 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
         {
             pending.push((group, false, at));
         }
-        WalkResult::Advance
-    });
+    }
     for (group, waiting, at) in pending {
         if waiting {
             usage.add_pending(&group, at);
@@ -232,9 +228,12 @@ fn analyze(function: OperationRef) -> (GroupUsage<MlirLocation>, Vec<(MlirLocati
 /// The pass body.
 pub struct VerifyGroups;
 
-impl SymmPass for VerifyGroups {
-    fn run(op: Op, _options: &PassOptions) -> Result<(), PassFailed> {
-        let function = crate::ir::bridge::operation(op);
+impl TypedPass for VerifyGroups {
+    fn run_typed<'c>(
+        _context: &'c Context,
+        function: OperationRef<'c, '_>,
+        _options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         let table = function
             .parent_operation()
             .map(GroupTable::from_module)
@@ -247,8 +246,7 @@ impl SymmPass for VerifyGroups {
                     emit_remark(at, &report.to_string());
                 }
                 for (at, remark) in buffer_remarks {
-                    // SAFETY: the location was taken from this function's IR.
-                    emit_remark(unsafe { Location::from_raw(at) }, &remark);
+                    emit_remark(at, &remark);
                 }
                 Ok(())
             }

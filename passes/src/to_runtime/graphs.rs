@@ -57,6 +57,7 @@ fn makes_results(op: Op) -> bool {
     use crate::cudagraph::classify::{
         is_buffer_bookkeeping, is_constant_like, is_host_scalar_math,
     };
+    let op = crate::ir::bridge::operation(op);
     is_constant_like(op) || is_host_scalar_math(op) || is_buffer_bookkeeping(op)
 }
 

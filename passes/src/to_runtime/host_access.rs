@@ -43,7 +43,7 @@ fn in_kernel(op: Op) -> bool {
 /// allocation or a pool, and is not in host memory.
 fn in_device_memory(mut buffer: Val) -> bool {
     loop {
-        if is_host(buffer.ty()) {
+        if is_host(crate::ir::bridge::ty(buffer.ty())) {
             return false;
         }
         match buffer.def() {

@@ -421,7 +421,7 @@ fn lower_alloc(host: &mut Host, op: Op) -> Result<(), PassError> {
         )
         .into());
     }
-    if is_host(ty) {
+    if is_host(crate::ir::bridge::ty(ty)) {
         return Err(
             "allocates host memory (#cudagraph.host), which compiled code does not: let the \
              application allocate it (pinned, cudaHostAlloc) and pass it in as an argument"
@@ -494,7 +494,7 @@ fn lower_copy(host: &mut Host, op: Op) -> Result<(), PassError> {
     let dst = host.ptr_of(target);
     let src = host.ptr_of(source);
     host.call(&abi::COPY, &[dst, src, bytes]);
-    if is_host(target.ty()) {
+    if is_host(crate::ir::bridge::ty(target.ty())) {
         // The host reads what it brought only once it is there.
         host.call(&abi::HOST_WAIT, &[]);
     }

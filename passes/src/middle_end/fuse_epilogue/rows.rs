@@ -24,56 +24,81 @@
 use crate::ir::op_kind::OpKind;
 use crate::{
     analysis::all_reduce::{ROW_BYTES_MAX, Scalar},
-    analysis::linalg::captures_only_constants,
+    analysis::linalg::body_captures_only_constants,
     analysis::row_reduction::match_row_reduction,
-    ir::builders::{FloatOp, FusedAllReduce, FusedAttrs, Terminator, fused_all_reduce},
+    ir::builders::{FloatOp, FusedAllReduce, Terminator},
     ir::convert::Rewriter,
-    ir::{Attr, Op, Val},
-    middle_end::fuse_epilogue::{copy_in_constants, fusable},
+    ir::melior_ext::{BlockExt, OperationExt, ValueExt, element_bytes},
+    ir::typed_builder::{FusedAttributes, Inserter, shape_of},
+    middle_end::fuse_epilogue::{Refusal, copy_in_constants, fusable},
+};
+use melior::{
+    Context,
+    ir::{
+        BlockLike, BlockRef, OperationRef, RegionLike, Type, Value, ValueLike,
+        attribute::{FlatSymbolRefAttribute, FloatAttribute},
+        operation::OperationLike,
+        r#type::ShapedTypeLike,
+    },
 };
 
 /// The ops after an epilogue op that join it.
-pub(super) struct RowChain {
-    fill: Op,
-    init: Attr,
-    reduction: Op,
-    consumer: Op,
-    stat_alloc: Op,
-    deallocs: Vec<Op>,
-    /// The consumer's inputs that read `out`, and those that read `stat`.
+pub(super) struct RowChain<'c, 'a> {
+    fill: OperationRef<'c, 'a>,
+    /// The statistic's initial value (the fill's f32 constant).
+    init: FloatAttribute<'c>,
+    reduction: OperationRef<'c, 'a>,
+    consumer: OperationRef<'c, 'a>,
+    stat_alloc: OperationRef<'c, 'a>,
+    deallocs: Vec<OperationRef<'c, 'a>>,
+    /// The consumer's inputs that read the epilogue's output.
     reads_out: Vec<usize>,
+    /// The consumer's inputs that read the statistic.
     reads_stat: Vec<usize>,
 }
 
-/// Why the chain after `fused` cannot join it (`Err`, with the op to
-/// blame), or `Ok(None)` when no row statistic of its output follows.
-pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, crate::Refusal> {
-    let operands = fused.operands();
-    let out = operands[operands.len() - 1];
+/// The element type of a memref value.
+fn element_of<'c>(value: Value<'c, '_>) -> Option<Type<'c>> {
+    value.memref_type().map(|ty| ty.element())
+}
+
+/// The row chain after `fused` (an epilogue op), if the ops after it form
+/// one; why not, at the op concerned, once the reduction reads its output.
+pub(super) fn match_chain<'c, 'a>(
+    fused: OperationRef<'c, 'a>,
+) -> Result<Option<RowChain<'c, 'a>>, Refusal<'c, 'a>> {
+    let Some(out) = fused
+        .operand_count()
+        .checked_sub(1)
+        .and_then(|last| fused.operand(last).ok())
+    else {
+        return Ok(None);
+    };
     let Some(fill) = fused
         .next_past_fresh()
         .filter(|op| op.isa(OpKind::LinalgFill))
     else {
         return Ok(None);
     };
-    let stat = fill.operand(1);
+    let Ok(stat) = fill.operand(1) else {
+        return Ok(None);
+    };
     let Some(reduction) = fill
         .next_past_fresh()
-        .filter(|op| op.isa(OpKind::LinalgGeneric) && op.num_operands() == 2)
+        .filter(|op| op.isa(OpKind::LinalgGeneric) && op.operand_count() == 2)
     else {
         return Ok(None);
     };
-    if reduction.operand(0) != out || reduction.operand(1) != stat {
+    if reduction.operand(0).ok() != Some(out) || reduction.operand(1).ok() != Some(stat) {
         return Ok(None);
     }
-    // From here on the user wrote the chain: say why it stays apart.
-    let refuse = |op: Op, why: &str| Err((op, why.into()));
-    let shape = out.ty().shape();
+    let refuse = |op: OperationRef<'c, 'a>, why: &str| Err((op, why.to_owned()));
+    let out_shape = out.memref_type().map_or(Vec::new(), shape_of);
     let row_bytes = match (
-        shape.as_slice(),
-        out.ty().element().scalar().and_then(Scalar::bytes),
+        out_shape.as_slice(),
+        element_of(out).and_then(element_bytes),
     ) {
-        ([_, Some(columns)], Some(bytes)) => (*columns as u64).saturating_mul(bytes),
+        ([_, columns], Some(bytes)) if *columns >= 0 => (*columns as u64).saturating_mul(bytes),
         _ => {
             return refuse(
                 reduction,
@@ -89,26 +114,30 @@ pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, crate::Refusal>
             ),
         );
     }
-    let Some(stat_alloc) = stat.def().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
+    let Some(stat_alloc) = stat.defining_op().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
         return refuse(fill, "the row statistic is not a fresh allocation");
     };
-    if stat.ty().shape().len() != 1 || stat.ty().element().scalar() != Some(Scalar::F32) {
+    let is_f32 = |ty: Option<Type>| ty.and_then(|ty| Scalar::of(ty.into())) == Some(Scalar::F32);
+    let stat_rank = stat.memref_type().map_or(0, |ty| ty.rank());
+    if stat_rank != 1 || !is_f32(element_of(stat)) {
         return refuse(fill, "the row statistic is not a 1-D f32 buffer");
     }
     let init = fill
         .operand(0)
-        .def()
-        .filter(|op| op.isa(OpKind::Constant) && op.result(0).ty().scalar() == Some(Scalar::F32))
-        .and_then(|op| op.attr("value"));
+        .ok()
+        .and_then(|init| init.defining_op())
+        .filter(|op| {
+            op.isa(OpKind::Constant) && is_f32(op.result(0).ok().map(|result| result.r#type()))
+        })
+        .and_then(|op| op.attribute("value").ok())
+        .and_then(|value| FloatAttribute::try_from(value).ok());
     let Some(init) = init else {
         return refuse(
             fill,
             "the row statistic starts from a value that is not an f32 constant",
         );
     };
-    // The reduction as symm-linalg-rows-to-gpu would take it, then what
-    // the fused kernel needs besides: one row of `out` per statistic, a sum.
-    let row = match match_row_reduction(reduction) {
+    let row = match match_row_reduction(reduction.into()) {
         Ok(Some(row)) => row,
         Ok(None) => return refuse(reduction, "it reduces no loop"),
         Err(why) => return refuse(reduction, &why.to_string()),
@@ -125,7 +154,7 @@ pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, crate::Refusal>
             "its body does not yield arith.addf(x, acc) with acc read only there",
         );
     }
-    if let Err(why) = captures_only_constants(reduction) {
+    if let Err(why) = body_captures_only_constants(reduction) {
         return refuse(reduction, why);
     }
     let Some(consumer) = reduction
@@ -141,8 +170,8 @@ pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, crate::Refusal>
         Ok(reads) => reads,
         Err(why) => return refuse(consumer, why),
     };
-    let consumer_out = consumer.operand(consumer.num_operands() - 1);
-    if consumer_out == stat {
+    let consumer_out = consumer.operand(consumer.operand_count() - 1).ok();
+    if consumer_out == Some(stat) {
         return refuse(consumer, "it writes the row statistic");
     }
     let mut deallocs = Vec::new();
@@ -170,17 +199,26 @@ pub(super) fn match_chain(fused: Op) -> Result<Option<RowChain>, crate::Refusal>
     }))
 }
 
-/// Fuses `chain` (`match_chain`'s) into `fused`: returns the new op; the
-/// old ones go through the conversion's rewriter.
-pub(super) fn fuse_rows(fused: Op, chain: RowChain, rewriter: &mut Rewriter) -> Op {
-    // The fused op's operands as they are (input, its matmul prologue if
-    // any, epilogue operands, out), then the row operands and rows_out.
-    let mut all = fused.operands();
-    let out = *all.last().expect("the epilogue op has an output");
-    let consumer_operands = chain.consumer.operands();
-    let (&rows_out, consumer_inputs) = consumer_operands.split_last().expect("checked by fusable");
-    let stat = chain.fill.operand(1);
-    let row_operands: Vec<Val> = consumer_inputs
+/// The first block of region `index` of `op`.
+fn region_block<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Option<BlockRef<'c, 'a>> {
+    op.region(index).ok()?.first_block()
+}
+
+/// Replaces `fused` and the chain with one `all_reduce_rows_out`: its
+/// epilogue region is `fused`'s, its step the reduction's body and its
+/// apply the consumer's, arguments (element, statistic, row operands...).
+pub(super) fn fuse_rows<'c, 'a>(
+    context: &'c Context,
+    fused: OperationRef<'c, 'a>,
+    chain: RowChain<'c, 'a>,
+    rewriter: &mut Rewriter,
+) -> Option<OperationRef<'c, 'a>> {
+    let mut all: Vec<Value> = fused.operands().collect();
+    let out = *all.last()?;
+    let consumer_operands: Vec<Value> = chain.consumer.operands().collect();
+    let (&rows_out, consumer_inputs) = consumer_operands.split_last()?;
+    let stat = chain.fill.operand(1).ok()?;
+    let row_operands: Vec<Value> = consumer_inputs
         .iter()
         .copied()
         .filter(|v| *v != out && *v != stat)
@@ -189,34 +227,34 @@ pub(super) fn fuse_rows(fused: Op, chain: RowChain, rewriter: &mut Rewriter) -> 
     all.push(rows_out);
     let mut segments = fused.operand_segments();
     segments.extend([row_operands.len(), 1]);
-    let keep = |name: &str| fused.attr(name).expect("the epilogue op has it");
-    let attrs = FusedAttrs {
-        reduction: keep("reduction"),
-        group: keep("group"),
-        algorithm: Some(keep("algorithm")),
+    let attributes = FusedAttributes {
+        reduction: fused.attribute("reduction").ok()?,
+        group: FlatSymbolRefAttribute::try_from(fused.attribute("group").ok()?).ok()?,
+        algorithm: Some(fused.attribute("algorithm").ok()?),
         row_init: Some(chain.init),
-        split_k_max_rows: fused.attr("split_k_max_rows"),
+        split_k_max_rows: fused.attribute("split_k_max_rows").ok(),
     };
-    let rows = fused_all_reduce(FusedAllReduce::Rows, fused.loc(), &all, &segments, &attrs);
-    rows.take_region_at(0, fused, 0);
-    rows.take_region_at(1, chain.reduction, 0);
-    rows.take_region_at(2, chain.consumer, 0);
-    // The step's block is already (element, accumulator).
-    let step = rows.region_blocks(1)[0];
-    rewriter.replace_terminator(step, Terminator::EpilogueYield);
-    // The apply's: (out's element, the row total, row operands...), from
-    // the consumer's (inputs..., output).
-    let apply = rows.region_blocks(2)[0];
-    let loc = fused.loc();
-    let element = out.ty().element();
-    let total_ty = stat.ty().element();
-    let e = apply.insert_arg(0, element, loc);
-    let total = apply.insert_arg(1, total_ty, loc);
+    // Built where the consumer is (it writes the consumer's output), at
+    // the epilogue op's location.
+    let mut at_consumer = Inserter::before(context, chain.consumer)?;
+    at_consumer.location = fused.location();
+    let rows = at_consumer.fused_all_reduce(FusedAllReduce::Rows, &all, &segments, &attributes);
+    rows.take_region_body(0, fused, 0);
+    rows.take_region_body(1, chain.reduction, 0);
+    rows.take_region_body(2, chain.consumer, 0);
+    let step = region_block(rows, 1)?;
+    rewriter.replace_terminator_of(step, Terminator::EpilogueYield);
+    let apply = region_block(rows, 2)?;
+    let loc = fused.location();
+    let element = element_of(out)?;
+    let total_ty = element_of(stat)?;
+    let e = apply.insert_argument_at(0, element, loc);
+    let total = apply.insert_argument_at(1, total_ty, loc);
     for &position in &chain.reads_out {
-        apply.arg(position + 2).replace_all_uses_with(e);
+        Value::from(apply.argument(position + 2).ok()?).replace_uses_with(e);
     }
     for &position in &chain.reads_stat {
-        apply.arg(position + 2).replace_all_uses_with(total);
+        Value::from(apply.argument(position + 2).ok()?).replace_uses_with(total);
     }
     let mut dead: Vec<usize> = chain
         .reads_out
@@ -224,21 +262,20 @@ pub(super) fn fuse_rows(fused: Op, chain: RowChain, rewriter: &mut Rewriter) -> 
         .chain(&chain.reads_stat)
         .map(|p| p + 2)
         .collect();
-    dead.push(apply.num_args() - 1);
+    dead.push(apply.argument_count() - 1);
     dead.sort_unstable();
     for index in dead.into_iter().rev() {
-        apply.erase_arg(index);
+        apply.erase_argument_at(index);
     }
-    rewriter.replace_terminator(apply, Terminator::EpilogueYield);
+    rewriter.replace_terminator_of(apply, Terminator::EpilogueYield);
     copy_in_constants(rows);
-    chain.consumer.insert_before(rows);
     for op in [chain.consumer, chain.reduction, chain.fill] {
-        rewriter.erase(op);
+        rewriter.erase_op(op);
     }
     for dealloc in chain.deallocs {
-        rewriter.erase(dealloc);
+        rewriter.erase_op(dealloc);
     }
-    rewriter.erase(chain.stat_alloc);
-    rewriter.erase(fused);
-    rows
+    rewriter.erase_op(chain.stat_alloc);
+    rewriter.erase_op(fused);
+    Some(rows)
 }

@@ -270,7 +270,8 @@ fn matmul_group_ends(function: Op, numbering: &Numbering) -> HashMap<Op, usize> 
             continue;
         };
         for buffer in crate::analysis::matmul_groups::buffers(&group) {
-            if let Some(def) = crate::analysis::read_after::root_of(buffer).def() {
+            let root = crate::analysis::read_after::root_of(crate::ir::bridge::value(buffer));
+            if let Some(def) = Val::from(root).def() {
                 let end = numbering.use_end(def, last);
                 let entry = ends.entry(def).or_insert(end);
                 *entry = (*entry).max(end);

@@ -1,0 +1,269 @@
+//! Inserting ops at one place of a block through melior's typed builders,
+//! for the passes written on melior's typed API: the ops the middle end
+//! adds around the op it rewrites (allocations, copies, casts, sizes).
+
+use super::melior_ext::OperationExt;
+use melior::{
+    Context,
+    dialect::ods,
+    ir::{
+        Attribute, BlockLike, BlockRef, Location, Operation, OperationRef, Type, Value,
+        attribute::{
+            ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
+            IntegerAttribute,
+        },
+        operation::OperationLike,
+        r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
+    },
+};
+
+/// Where an `Inserter` puts the next op.
+#[derive(Clone, Copy)]
+enum At<'c, 'a> {
+    Before(OperationRef<'c, 'a>),
+    After(OperationRef<'c, 'a>),
+}
+
+/// Inserts ops at one place of a block (before an op, or after one and
+/// then after each op it inserted), at a location.
+pub struct Inserter<'c, 'a> {
+    pub context: &'c Context,
+    pub location: Location<'c>,
+    block: BlockRef<'c, 'a>,
+    at: At<'c, 'a>,
+}
+
+/// The static size of dimension `d` of `ty` (`None` where dynamic).
+pub fn static_dim(ty: MemRefType, d: usize) -> Option<i64> {
+    match ty.dim_size(d).ok()? {
+        DimSize::Static(size) => i64::try_from(size).ok(),
+        DimSize::Dynamic => None,
+    }
+}
+
+/// `ty`'s shape, dynamic sizes as MLIR's `kDynamic`.
+pub fn shape_of(ty: MemRefType) -> Vec<i64> {
+    (0..ty.rank())
+        .map(|d| static_dim(ty, d).unwrap_or(i64::MIN))
+        .collect()
+}
+
+impl<'c, 'a> Inserter<'c, 'a> {
+    /// Before `op`, at its location. `None` for an op outside a block.
+    pub fn before(context: &'c Context, op: OperationRef<'c, 'a>) -> Option<Self> {
+        Some(Self {
+            context,
+            location: op.location(),
+            block: op.block()?,
+            at: At::Before(op),
+        })
+    }
+
+    /// After `op` (and after each op inserted since), at its location.
+    pub fn after(context: &'c Context, op: OperationRef<'c, 'a>) -> Option<Self> {
+        Some(Self {
+            at: At::After(op),
+            ..Self::before(context, op)?
+        })
+    }
+
+    /// Inserts `op`.
+    pub fn put(&mut self, op: Operation<'c>) -> OperationRef<'c, 'a> {
+        match self.at {
+            At::Before(anchor) => self.block.insert_operation_before(anchor, op),
+            At::After(anchor) => {
+                let inserted = self.block.insert_operation_after(anchor, op);
+                self.at = At::After(inserted);
+                inserted
+            }
+        }
+    }
+
+    /// Inserts `op`; its first result.
+    pub fn value(&mut self, op: Operation<'c>) -> Value<'c, 'a> {
+        self.put(op)
+            .result(0)
+            .expect("internal: a built op has its result")
+            .into()
+    }
+
+    /// `arith.constant value : index`.
+    pub fn index(&mut self, value: i64) -> Value<'c, 'a> {
+        let index = Type::index(self.context);
+        let value = IntegerAttribute::new(index, value).into();
+        self.value(ods::arith::constant(self.context, index, value, self.location).into())
+    }
+
+    /// `memref.dim source, at`.
+    pub fn dim(&mut self, source: Value<'c, '_>, at: usize) -> Value<'c, 'a> {
+        let at = self.index(at as i64);
+        let index = Type::index(self.context);
+        self.value(ods::memref::dim(self.context, index, source, at, self.location).into())
+    }
+
+    /// The dynamic sizes of `ty`, read from `like`, which has its shape.
+    pub fn dynamic_sizes_of(&mut self, like: Value<'c, '_>, ty: MemRefType) -> Vec<Value<'c, 'a>> {
+        (0..ty.rank())
+            .filter(|&d| static_dim(ty, d).is_none())
+            .map(|d| self.dim(like, d))
+            .collect()
+    }
+
+    /// `memref.alloc(sizes) : ty`.
+    pub fn alloc(&mut self, ty: MemRefType<'c>, sizes: &[Value<'c, '_>]) -> Value<'c, 'a> {
+        let alloc: Operation = ods::memref::AllocOperation::builder(self.context, self.location)
+            .memref(ty.into())
+            .dynamic_sizes(sizes)
+            .symbol_operands(&[])
+            .build()
+            .into();
+        let alloc = self.put(alloc);
+        alloc.set_operand_segments(&[sizes.len(), 0]);
+        alloc
+            .result(0)
+            .expect("internal: an alloc has its result")
+            .into()
+    }
+
+    /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
+    /// from the one), the dynamic sizes of `ty` given in `sizes`.
+    pub fn expand_flat(
+        &mut self,
+        source: Value<'c, '_>,
+        ty: MemRefType<'c>,
+        sizes: &[Value<'c, '_>],
+    ) -> Value<'c, 'a> {
+        let c = self.context;
+        let i64_ty = IntegerType::new(c, 64).into();
+        let group: Vec<Attribute> = (0..ty.rank())
+            .map(|d| IntegerAttribute::new(i64_ty, d as i64).into())
+            .collect();
+        let reassociation = ArrayAttribute::new(c, &[ArrayAttribute::new(c, &group).into()]);
+        let shape = DenseI64ArrayAttribute::new(c, &shape_of(ty)).into();
+        let location = self.location;
+        self.value(
+            ods::memref::expand_shape(c, ty.into(), source, sizes, reassociation, shape, location)
+                .into(),
+        )
+    }
+
+    /// `memref.dealloc buffer`.
+    pub fn dealloc(&mut self, buffer: Value<'c, '_>) -> OperationRef<'c, 'a> {
+        self.put(ods::memref::dealloc(self.context, buffer, self.location).into())
+    }
+
+    /// `memref.copy source, target`.
+    pub fn copy(&mut self, source: Value<'c, '_>, target: Value<'c, '_>) -> OperationRef<'c, 'a> {
+        self.put(ods::memref::copy(self.context, source, target, self.location).into())
+    }
+
+    /// `memref.memory_space_cast source : to`.
+    pub fn memory_space_cast(&mut self, source: Value<'c, '_>, to: Type<'c>) -> Value<'c, 'a> {
+        let location = self.location;
+        self.value(ods::memref::memory_space_cast(self.context, to, source, location).into())
+    }
+
+    /// `memref.cast source : to` (compatible layouts and shapes).
+    pub fn cast(&mut self, source: Value<'c, '_>, to: Type<'c>) -> Value<'c, 'a> {
+        self.value(ods::memref::cast(self.context, to, source, self.location).into())
+    }
+
+    /// `symm_mem.alloc(sizes) : ty`.
+    pub fn symm_alloc(&mut self, ty: Type<'c>, sizes: &[Value<'c, '_>]) -> Value<'c, 'a> {
+        let location = self.location;
+        self.value(symm_dialects::symm_mem::alloc(self.context, ty, sizes, location).into())
+    }
+
+    /// `symm_mem.dealloc buffer`.
+    pub fn symm_dealloc(&mut self, buffer: Value<'c, '_>) -> OperationRef<'c, 'a> {
+        let location = self.location;
+        self.put(symm_dialects::symm_mem::dealloc(self.context, buffer, location).into())
+    }
+
+    /// `symm_mem.get_global @name : ty`.
+    pub fn get_global(&mut self, name: &str, ty: Type<'c>) -> Value<'c, 'a> {
+        let name = FlatSymbolRefAttribute::new(self.context, name);
+        let location = self.location;
+        self.value(symm_dialects::symm_mem::get_global(self.context, ty, name, location).into())
+    }
+}
+
+/// The attributes of a fused all-reduce (`symm_mem.all_reduce_epilogue_out`,
+/// `symm_mem.all_reduce_rows_out`).
+pub struct FusedAttributes<'c> {
+    pub reduction: Attribute<'c>,
+    pub group: FlatSymbolRefAttribute<'c>,
+    /// Present where fixed (the default is `auto`).
+    pub algorithm: Option<Attribute<'c>>,
+    /// Rows only: the statistic's initial value (an f32 attribute).
+    pub row_init: Option<FloatAttribute<'c>>,
+    pub split_k_max_rows: Option<Attribute<'c>>,
+}
+
+impl<'c, 'a> Inserter<'c, 'a> {
+    /// A fused all-reduce of `kind` over `operands`, grouped by `segments`
+    /// as its ODS definition orders them, with empty regions (the caller
+    /// moves the bodies in).
+    pub fn fused_all_reduce(
+        &mut self,
+        kind: super::builders::FusedAllReduce,
+        operands: &[Value<'c, '_>],
+        segments: &[usize],
+        attributes: &FusedAttributes<'c>,
+    ) -> OperationRef<'c, 'a> {
+        use super::builders::FusedAllReduce;
+        use melior::ir::Region;
+        use symm_dialects::symm_mem;
+        let (c, l) = (self.context, self.location);
+        let (Some(&input), Some(&last)) = (operands.first(), operands.last()) else {
+            panic!("internal: a fused all-reduce has operands");
+        };
+        // Built with its first and last operands; the groups are set below.
+        let built: Operation = match kind {
+            FusedAllReduce::Epilogue => symm_mem::all_reduce_epilogue_out(
+                c,
+                input,
+                &[],
+                last,
+                Region::new(),
+                attributes.reduction,
+                attributes.group,
+                l,
+            )
+            .into(),
+            FusedAllReduce::Rows => symm_mem::all_reduce_rows_out(
+                c,
+                input,
+                &[],
+                input,
+                &[],
+                last,
+                Region::new(),
+                Region::new(),
+                Region::new(),
+                attributes.reduction,
+                attributes
+                    .row_init
+                    .expect("internal: a rows op has its f32 row_init"),
+                attributes.group,
+                l,
+            )
+            .into(),
+        };
+        let op = self.put(built);
+        op.set_operands_in_groups(operands, segments);
+        if let Some(algorithm) = attributes.algorithm {
+            op.set_attribute_to("algorithm", algorithm);
+        }
+        if let Some(max_rows) = attributes.split_k_max_rows {
+            op.set_attribute_to("split_k_max_rows", max_rows);
+        }
+        op
+    }
+}
+
+/// The same memref type in memory space `space` (`None`: the default),
+/// its shape, element and layout kept.
+pub fn with_memory_space<'c>(ty: MemRefType<'c>, space: Option<Attribute<'c>>) -> MemRefType<'c> {
+    MemRefType::new(ty.element(), &shape_of(ty), Some(ty.layout()), space)
+}
