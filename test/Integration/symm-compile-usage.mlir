@@ -54,6 +54,12 @@
 // NO-PREFETCH: .entry symm_matmul_0_gemv1(
 // NO-PREFETCH-NOT: prefetch
 // NO-PREFETCH: griddepcontrol.wait;
+// The pair's RMSNorm: its row factor applied to the sums by default, the
+// whole norm before the loop with --no-matmul-row-scale.
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/rs.o --remarks 2>&1 | FileCheck %s --check-prefix=ROW-SCALE
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/ws.o --remarks --no-matmul-row-scale 2>&1 | FileCheck %s --check-prefix=WHOLE-NORM
+// ROW-SCALE: matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue
+// WHOLE-NORM: matmul pair (4096x7168 per weight) with the row-norm prologue with the element-wise epilogue
 // RUN: %symm-compile %s -o %t/a.o --chip=sm_80 --emit=ptx
 // RUN: FileCheck %s --check-prefix=SM80 < %t/a.ptx
 // SM80: .target sm_80

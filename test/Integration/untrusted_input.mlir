@@ -129,6 +129,14 @@
 // UNKNOWN: {{.*}}unknown_loc.mlir: error: 'symm_mem.all_reduce_out' op reduces no elements
 // UNKNOWN-NOT: unknown: error
 
+// An op in the module's body that is no symbol (a call there runs in no
+// function, and LLVM would reject it without saying where): refused at the
+// op (found by symm-fuzz).
+// RUN: not %symm-compile %t/top_level_call.mlir -o %t/t.o 2> %t/top.txt
+// RUN: FileCheck %s --check-prefix=TOP < %t/top.txt
+// TOP: top_level_call.mlir:2:1: error: 'func.call' sits in the module's body, where only functions, globals and other symbols may: it has no function to run in; move it into one
+// TOP-NOT: parentless
+
 //--- index_array.mlir
 // A comment, so the crash is on line 3.
 
@@ -259,5 +267,11 @@ func.func @f(%a: memref<4xf32, #cudagraph.host>, %v: f32) {
 symm_mem.group @tp world_size(2)
 func.func @z(%a: memref<0xf32>, %b: memref<0xf32>) {
   symm_mem.all_reduce_out sum %a into %b group @tp : memref<0xf32>, memref<0xf32> loc(unknown)
+  return
+}
+//--- top_level_call.mlir
+func.func private @log()
+func.call @log() : () -> ()
+func.func @f() {
   return
 }

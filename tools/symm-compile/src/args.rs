@@ -56,6 +56,9 @@ pub struct Args {
     pub matmul_mma_gemv_rows: u64,
     /// The single matmuls' GEMVs prefetch their first weight lines.
     pub matmul_prefetch: bool,
+    /// The pair's GEMVs scale the sums by the norm's row factor
+    /// (`row-scale` of symm-linalg-matmul-to-gpu).
+    pub matmul_row_scale: bool,
     /// The tiling of the GEMV whose weight the TMA streams (k-groups,
     /// stages, stage rows), or `None`: off.
     pub matmul_tma_gemv: Option<[u64; 3]>,
@@ -171,6 +174,11 @@ struct Cli {
     /// into L2 before waiting for the grid before them (sm_90 and up).
     #[arg(long)]
     no_matmul_prefetch: bool,
+    /// The pair's GEMVs apply its RMSNorm whole before the
+    /// loop (two passes over the rows) instead of staging x · w in the
+    /// statistic's pass and scaling each row's sums by rsqrt(mean + eps).
+    #[arg(long)]
+    no_matmul_row_scale: bool,
     /// Single matmuls' calls of 2 up to --matmul-mma-gemv-rows rows run a
     /// tensor-core GEMV whose weight the TMA streams through shared memory
     /// (sm_90 and up), where the runtime has the weight's descriptor; off
@@ -263,6 +271,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         )?,
         matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
         matmul_prefetch: !cli.no_matmul_prefetch,
+        matmul_row_scale: !cli.no_matmul_row_scale,
         matmul_tma_gemv: match &cli.matmul_tma_gemv {
             None => None,
             Some(values) => tiling(false, values, "--matmul-tma-gemv")?,
