@@ -29,3 +29,68 @@ pair() {
   done
   wait
 }
+# bench/model/matmul_check.py at world size 1 on build $B (its symm-launch,
+# and the runtime beside its layers in $B/layers).
+py() { SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
+  timeout 150 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
+# Scratch-build variants ($B/layers/lib<v>.so, the 4096/7168 block) against
+# each other, forced generated, kernels per call in a CUDA graph, two
+# rounds: variant_rounds "v1 v2 ..." CHECK_TOKENS PROFILE_TOKENS.
+variant_rounds() {
+  for round in 1 2; do
+    for v in $1; do
+      echo "== $v round $round"
+      SYMM_MATMUL=generated run py "$B/layers/lib$v.so" 4096 7168 --tokens "$2" --profile "$3"
+    done
+  done
+}
+# compute-sanitizer memcheck and racecheck on the kernels whose names hold
+# $1 (mma16 unless set), build $B's 4096/7168 and 5120/1728 blocks at the
+# token counts $2 (2,16 unless set).
+sanitize_layers() {
+  for tool in memcheck racecheck; do
+    for w in 4096x7168 5120x1728; do
+      SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
+        run timeout 250 compute-sanitizer --tool $tool --target-processes all --kernel-name "kns=${1:-mma16}" \
+        "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens "${2:-2,16}"
+    done
+  done
+}
+# The C++ Llama apps of build $B against torch's f32 reference, at world
+# size 1 and at TP 2 with both ranks on one GPU, measured and generated.
+llama_apps() {
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 4 9 16 17
+  for way in measured generated; do
+    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens=1,4,16 --iterations=10
+    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_mlp_w2" /tmp/ref --tokens=1,9,17 --iterations=5
+    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_decoder_w2" /tmp/ref --tokens=1,9,17 --iterations=5
+  done
+}
+# A/B of layer libraries $B/layers/lib<name>.so (the 4096/7168 block),
+# forced generated, kernels per call in a CUDA graph, alternating, two
+# rounds: ab_rounds "name1 name2" PROFILE_TOKENS.
+ab_rounds() {
+  for round in 1 2; do
+    for lib in $1; do
+      echo "== $lib round $round"
+      SYMM_MATMUL=generated run py "$B/layers/lib$lib.so" 4096 7168 --tokens 2 --profile "$2"
+    done
+  done
+}
+# The four widths' checks against torch's f32 reference at the dispatch
+# edges (forced generated, then measured), and a whole-norm layer
+# ($B/layers/libmlp_whole.so) forced generated.
+widths_checks() {
+  for w in 4096x7168 3072x8192 5120x1728 2064x1000; do
+    SYMM_MATMUL=generated run py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,4,5,8,9,15,16,17
+  done
+  run py "$B/layers/libmlp_4096x7168.so" 4096 7168 --tokens 1,2,16,17,64
+  SYMM_MATMUL=generated run py "$B/layers/libmlp_whole.so" 4096 7168 --tokens 2,16
+}
+# The weight-read floor (bench/floor/stream_read.cu) of the MLP block's
+# bytes at TP 2 (all, gate+up, down) on GPU 0, with the machine's name.
+floor_read() {
+  nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/stream_read bench/floor/stream_read.cu
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  CUDA_VISIBLE_DEVICES=0 run timeout 200 /tmp/stream_read 176160768 117440512 58720256
+}

@@ -13,8 +13,6 @@ OUT=${OUT:-/tmp}
 rm -rf target/pg && tar -xJf target/pg.tar.xz
 B=target/pg L=$B/layers
 export SYMM_TIMEOUT_S=20
-py() { SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-  timeout 150 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 {
   for pdl in ${PDLS:-1 0 1}; do
@@ -29,20 +27,5 @@ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   done
   run py "$L/libmlp_4096x7168.so" 4096 7168 --tokens 2,16
 } 2>&1 | tee "$OUT/checks.log"
-{
-  for tool in memcheck racecheck; do
-    for w in 4096x7168 5120x1728; do
-      SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-        run timeout 250 compute-sanitizer --tool $tool --target-processes all --kernel-name kns=mma16 \
-        "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 2,16
-    done
-  done
-} 2>&1 | tee "$OUT/sanitizer.log"
-{
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 4 9 16 17
-  for way in measured generated; do
-    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens=1,4,16 --iterations=10
-    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_mlp_w2" /tmp/ref --tokens=1,9,17 --iterations=5
-    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_decoder_w2" /tmp/ref --tokens=1,9,17 --iterations=5
-  done
-} 2>&1 | tee "$OUT/apps.log"
+sanitize_layers mma16 2,16 2>&1 | tee "$OUT/sanitizer.log"
+llama_apps 2>&1 | tee "$OUT/apps.log"

@@ -15,11 +15,7 @@ NEW=${1:?usage: session7_x2.sh NEW_BUILD OLD_BUILD}
 OLD=${2:?usage: session7_x2.sh NEW_BUILD OLD_BUILD}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
-nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/stream_read bench/floor/stream_read.cu
-{
-  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  CUDA_VISIBLE_DEVICES=0 run timeout 200 /tmp/stream_read 176160768 117440512 58720256
-} 2>&1 | tee "$OUT/floor.log"
+floor_read 2>&1 | tee "$OUT/floor.log"
 LAYER_TOKENS=${LAYER_TOKENS:-1,16,128} OUT=$OUT bash "$(dirname "$0")/epilogue_ab_x2.sh" "$NEW" "$OLD"
 SYMM_RUNTIME_LIB=$NEW/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
   PROFILE_TOKENS=${PROFILE_TOKENS:-1,16} \
