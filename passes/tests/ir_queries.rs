@@ -59,7 +59,8 @@ fn group_table_reads_the_module_declarations() {
 
 #[test]
 fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
-    use symm_passes::{ir::Op, middle_end::plan::Numbering};
+    use melior::ir::{OperationRef, operation::OperationLike};
+    use symm_passes::{ir::melior_ext::OperationExt, middle_end::plan::Numbering};
 
     let context = context();
     let module = Module::parse(
@@ -82,10 +83,11 @@ fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
         "#,
     )
     .expect("valid IR");
-    let ops = Op::from(module.as_operation()).walk();
+    let root = module.as_operation();
+    let ops: Vec<OperationRef> = root.descendants();
     let find = |name: &str, nth: usize| {
         ops.iter()
-            .filter(|op| op.name() == name)
+            .filter(|op| op.name().as_string_ref().as_str() == Ok(name))
             .nth(nth)
             .copied()
             .expect("op present")

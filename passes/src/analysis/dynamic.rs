@@ -11,8 +11,14 @@
 //! argument and refuses a larger one at run time, and kernels are chosen
 //! per call by the actual size.
 
+use crate::ir::melior_ext::{OperationExt, byte_size, element_bytes};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Attr, Op, Ty};
+use crate::ir::typed_builder::static_dim;
+use crate::ir::{Op, bridge};
+use melior::ir::{
+    OperationRef,
+    r#type::{MemRefType, ShapedTypeLike},
+};
 
 /// The function attribute declaring the bound.
 pub const MAX_TOKENS_ATTR: &str = "symm_mem.max_tokens";
@@ -24,7 +30,12 @@ pub fn enclosing_function(op: Op) -> Option<Op> {
 
 /// The bound `function` declares on its dynamic sizes, if any (positive).
 pub fn max_tokens(function: Op) -> Option<u64> {
-    let value = function.attr(MAX_TOKENS_ATTR).and_then(Attr::int)?;
+    declared_max_tokens(bridge::operation(function))
+}
+
+/// `max_tokens` on melior's typed API.
+pub fn declared_max_tokens(function: OperationRef) -> Option<u64> {
+    let value = function.int_attribute(MAX_TOKENS_ATTR)?;
     u64::try_from(value).ok().filter(|v| *v > 0)
 }
 
@@ -41,13 +52,13 @@ pub fn bounded_elements(shape: &[Option<i64>], bound: u64) -> Option<u64> {
 
 /// Bytes of a memref type with its dynamic sizes at `bound` (the static
 /// size when it has none).
-pub fn bounded_bytes(ty: Ty, bound: Option<u64>) -> Option<u64> {
-    if let Some(bytes) = ty.byte_size() {
+pub fn bounded_bytes(ty: MemRefType, bound: Option<u64>) -> Option<u64> {
+    if let Some(bytes) = byte_size(ty.into()) {
         return Some(bytes);
     }
     let bound = bound?;
-    let element_bytes = ty.element_bytes()?;
-    bounded_elements(&ty.shape(), bound)?.checked_mul(element_bytes)
+    let shape: Vec<Option<i64>> = (0..ty.rank()).map(|d| static_dim(ty, d)).collect();
+    bounded_elements(&shape, bound)?.checked_mul(element_bytes(ty.element())?)
 }
 
 #[cfg(test)]

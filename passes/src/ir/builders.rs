@@ -343,22 +343,6 @@ impl Builder {
         self.put_one(|c, l| ods::memref::cast(c, t(to), v(source), l).into())
     }
 
-    /// `memref.view %pool[%offset][sizes] : pool to ty` (`sizes`: the
-    /// dynamic ones of `ty`). By name: melior's ODS builder for it takes
-    /// the result type for inferred, which it is not.
-    pub fn view(&mut self, pool: Val, offset: u64, ty: Ty, sizes: &[Val]) -> Val {
-        let offset = self.index(offset as i64);
-        let mut operands = vec![pool, offset];
-        operands.extend_from_slice(sizes);
-        self.put_one(|_, l| {
-            OperationBuilder::new("memref.view", l)
-                .add_operands(&values(&operands))
-                .add_results(&[t(ty)])
-                .build()
-                .expect("internal: memref.view of a pool")
-        })
-    }
-
     /// A structured linalg op named `name` (`linalg.matmul`,
     /// `linalg.batch_matmul`) of `inputs` into `output`, on memrefs, with
     /// the body linalg defines for it. By name, for one function over the
@@ -532,23 +516,6 @@ impl Builder {
         self.put_one(|c, l| {
             symm_mem::get_global(c, t(ty), FlatSymbolRefAttribute::new(c, name), l).into()
         })
-    }
-
-    /// `symm_mem.global @name alignment(a) : ty`.
-    pub fn global(&mut self, name: &str, ty: Ty, alignment: Option<i64>) -> Op {
-        let op = self.make(|c, l| {
-            symm_mem::global(
-                c,
-                StringAttribute::new(c, name),
-                TypeAttribute::new(t(ty)),
-                l,
-            )
-            .into()
-        });
-        if let Some(alignment) = alignment {
-            op.set_attr("alignment", self.ctx.i64(alignment));
-        }
-        self.insert(op)
     }
 }
 
@@ -950,4 +917,23 @@ pub fn gpu_index<'c>(
         .add_results(&[Type::index(context)])
         .build()
         .expect("internal: a gpu index op")
+}
+
+/// `memref.view pool[offset][sizes] : ty` (`sizes`: the dynamic ones of
+/// `ty`). By name: melior's ODS builder for it takes the result type for
+/// inferred, which it is not.
+pub fn memref_view<'c>(
+    location: Location<'c>,
+    pool: melior::ir::Value<'c, '_>,
+    offset: melior::ir::Value<'c, '_>,
+    ty: Type<'c>,
+    sizes: &[melior::ir::Value<'c, '_>],
+) -> Operation<'c> {
+    let mut operands = vec![pool, offset];
+    operands.extend_from_slice(sizes);
+    OperationBuilder::new("memref.view", location)
+        .add_operands(&operands)
+        .add_results(&[ty])
+        .build()
+        .expect("internal: memref.view of a pool")
 }

@@ -10,7 +10,7 @@ use melior::{
         Attribute, BlockLike, BlockRef, Location, Operation, OperationRef, Type, Value,
         attribute::{
             ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
-            IntegerAttribute,
+            IntegerAttribute, StringAttribute, TypeAttribute,
         },
         operation::OperationLike,
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
@@ -123,6 +123,66 @@ impl<'c, 'a> Inserter<'c, 'a> {
             .result(0)
             .expect("internal: an alloc has its result")
             .into()
+    }
+
+    /// `memref.alloc() {alignment}` of a statically shaped `ty`.
+    pub fn aligned_alloc(&mut self, ty: MemRefType<'c>, alignment: i64) -> Value<'c, 'a> {
+        let i64_ty = IntegerType::new(self.context, 64).into();
+        let alloc: Operation = ods::memref::AllocOperation::builder(self.context, self.location)
+            .memref(ty.into())
+            .dynamic_sizes(&[])
+            .symbol_operands(&[])
+            .alignment(IntegerAttribute::new(i64_ty, alignment))
+            .build()
+            .into();
+        let alloc = self.put(alloc);
+        alloc.set_operand_segments(&[0, 0]);
+        alloc
+            .result(0)
+            .expect("internal: an alloc has its result")
+            .into()
+    }
+
+    /// `memref.view pool[offset][sizes] : ty`: `ty` at byte `offset` of an
+    /// `i8` pool, its dynamic sizes given in `sizes`.
+    pub fn view(
+        &mut self,
+        pool: Value<'c, '_>,
+        offset: u64,
+        ty: MemRefType<'c>,
+        sizes: &[Value<'c, '_>],
+    ) -> Value<'c, 'a> {
+        let offset = self.index(offset as i64);
+        let location = self.location;
+        self.value(super::builders::memref_view(
+            location,
+            pool,
+            offset,
+            ty.into(),
+            sizes,
+        ))
+    }
+
+    /// `symm_mem.global @name alignment(a) : ty`.
+    pub fn symm_global(
+        &mut self,
+        name: &str,
+        ty: MemRefType<'c>,
+        alignment: i64,
+    ) -> OperationRef<'c, 'a> {
+        let (c, location) = (self.context, self.location);
+        let global = self.put(
+            symm_dialects::symm_mem::global(
+                c,
+                StringAttribute::new(c, name),
+                TypeAttribute::new(ty.into()),
+                location,
+            )
+            .into(),
+        );
+        let i64_ty = IntegerType::new(c, 64).into();
+        global.set_attribute_to("alignment", IntegerAttribute::new(i64_ty, alignment).into());
+        global
     }
 
     /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
