@@ -3,11 +3,11 @@
 //! move to the GPU on its own.
 
 use crate::PassError;
-use crate::ir::melior_ext::{OperationExt, ValueExt, dim_projection};
+use crate::ir::melior_ext::{BlockExt, OperationExt, ValueExt, dim_projection};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Attr, Blk, Op, Val};
+use crate::ir::{Blk, Op, Val};
 use melior::ir::{
-    AttributeLike, OperationRef, Value,
+    AttributeLike, BlockRef, OperationRef, Value,
     attribute::{ArrayAttribute, FloatAttribute, IntegerAttribute},
     operation::OperationLike,
 };
@@ -40,27 +40,42 @@ pub fn loop_kinds(op: OperationRef) -> Option<Vec<bool>> {
 /// The generic's indexing maps as projections of its loops, after checking
 /// it works on buffers with one output.
 pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, PassError> {
-    if op.num_results() != 0 {
+    generic_maps(crate::ir::bridge::operation(op))
+}
+
+/// `buffer_maps` on melior's typed API.
+pub fn generic_maps(op: OperationRef) -> Result<Vec<(usize, Vec<usize>)>, PassError> {
+    if op.result_count() != 0 {
         return Err("works on tensors; bufferize first".into());
     }
     let segments = op.operand_segments();
     if segments.len() != 2 || segments[1] != 1 {
         return Err("has more than one output".into());
     }
-    let maps_attr = op.attr("indexing_maps").ok_or("has no indexing maps")?;
-    (0..maps_attr.array_len())
-        .map(|i| maps_attr.array_element(i).and_then(Attr::dim_projection))
+    let maps = op
+        .attribute("indexing_maps")
+        .ok()
+        .and_then(|maps| ArrayAttribute::try_from(maps).ok())
+        .ok_or("has no indexing maps")?;
+    (0..maps.len())
+        .map(|i| maps.element(i).ok().and_then(dim_projection))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| "has an indexing map that is not a projection of its loops".into())
 }
 
 /// The generic's body block.
 pub fn body(op: Op) -> Result<Blk, PassError> {
-    let block = op.region_blocks(0).first().copied().ok_or("has no body")?;
-    if block.ops().iter().any(|o| o.num_regions() > 0) {
+    generic_body(crate::ir::bridge::operation(op)).map(Blk::from)
+}
+
+/// `body` on melior's typed API.
+pub fn generic_body<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<BlockRef<'c, 'a>, PassError> {
+    let block = op.first_block().ok_or("has no body")?;
+    let ops = block.ops();
+    if ops.iter().any(|o| o.region_count() > 0) {
         return Err("has ops with regions in its body".into());
     }
-    if block.ops().iter().any(|o| o.isa(OpKind::LinalgIndex)) {
+    if ops.iter().any(|o| o.isa(OpKind::LinalgIndex)) {
         return Err("reads its loop indices (linalg.index)".into());
     }
     Ok(block)

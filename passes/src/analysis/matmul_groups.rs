@@ -393,7 +393,9 @@ fn prologue_before(
     let Some(reduction) = previous_effect(normalize, before) else {
         return Ok(None);
     };
-    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
+    let Some(r) = match_row_reduction(crate::ir::bridge::operation(reduction))
+        .map_err(|why| (reduction, why))?
+    else {
         return Ok(None);
     };
     captures_only_constants(reduction).map_err(|why| (reduction, why.into()))?;

@@ -3,9 +3,13 @@
 //! lower and what the fusions around the all-reduce match.
 
 use crate::PassError;
-use crate::analysis::linalg::{body, buffer_maps, iterator_kinds};
+use crate::analysis::linalg::{generic_body, generic_maps, loop_kinds};
 use crate::ir::builders::FloatOp;
-use crate::ir::{Op, Val};
+use crate::ir::melior_ext::{ValueExt, value_key};
+use crate::ir::scalar::Scalar;
+use melior::ir::{
+    BlockLike, OperationRef, Value, operation::OperationLike, r#type::ShapedTypeLike,
+};
 
 /// A reduction's combining op: its `gpu.all_reduce` kind and the f32 bit
 /// pattern of its identity.
@@ -48,22 +52,35 @@ pub fn operand_dims(maps: &[(usize, Vec<usize>)], loops: usize) -> Option<Vec<Ve
 }
 
 /// A generic this pass lowers, taken apart.
-pub struct RowReduction {
-    pub inputs: Vec<Val>,
-    pub output: Val,
+pub struct RowReduction<'c, 'a> {
+    pub inputs: Vec<Value<'c, 'a>>,
+    pub output: Value<'c, 'a>,
     /// Loops each input reads, in the input's dimension order.
     pub input_dims: Vec<Vec<usize>>,
     pub loops: usize,
     pub combiner: Combiner,
     /// The body's combining op and which of its operands is the element.
-    pub combine_op: Op,
+    pub combine_op: OperationRef<'c, 'a>,
     pub element_operand: usize,
+}
+
+/// The element type of memref `value` (`None` for another type).
+fn element_of<'c>(value: Value<'c, '_>) -> Option<melior::ir::Type<'c>> {
+    value.memref_type().map(|ty| ty.element())
+}
+
+/// The name of `op`.
+fn name_of(op: OperationRef) -> String {
+    let name = op.name();
+    name.as_string_ref().as_str().unwrap_or("?").to_owned()
 }
 
 /// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
 /// when it is no reduction at all.
-pub fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, PassError> {
-    let Some(reduced) = iterator_kinds(op) else {
+pub fn match_row_reduction<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+) -> Result<Option<RowReduction<'c, 'a>>, PassError> {
+    let Some(reduced) = loop_kinds(op) else {
         return Ok(None);
     };
     if !reduced.iter().any(|r| *r) {
@@ -73,38 +90,47 @@ pub fn match_row_reduction(op: Op) -> Result<Option<RowReduction>, PassError> {
     if reduced[..loops - 1].iter().any(|r| *r) || !reduced[loops - 1] {
         return Err("only the last loop may be a reduction".into());
     }
-    let maps = buffer_maps(op)?;
-    let operands = op.operands();
+    let maps = generic_maps(op)?;
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
     let input_dims = operand_dims(&maps, loops)
         .ok_or("has an output map that does not keep the parallel loops in order")?;
     let output = operands[operands.len() - 1];
-    if !output.ty().is_memref() || operands.iter().any(|v| !v.ty().is_memref()) {
+    if operands.iter().any(|v| v.memref_type().is_none()) {
         return Err("has operands that are not memrefs".into());
     }
-    let element = output.ty().element().print();
-    if !matches!(element.as_str(), "f32" | "f16" | "bf16") {
+    let element = element_of(output).ok_or("has operands that are not memrefs")?;
+    if !matches!(
+        Scalar::of(element.into()),
+        Some(Scalar::F32 | Scalar::F16 | Scalar::Bf16)
+    ) {
         return Err(format!("reduces into {element}; f32, f16 and bf16 are lowered").into());
     }
     if !input_dims.iter().any(|dims| dims.contains(&(loops - 1))) {
         return Err("has no input that spans the reduced loop".into());
     }
-    let block = body(op)?;
+    let block = generic_body(op)?;
     let yield_op = block.terminator().ok_or("has no terminator")?;
-    let acc = block.arg(block.num_args() - 1);
+    let acc: Value = block
+        .argument(block.argument_count() - 1)
+        .map_err(|_| "has no output argument")?
+        .into();
     let combine_op = yield_op
         .operand(0)
-        .def()
+        .ok()
+        .and_then(|yielded| yielded.defining_op())
         .ok_or("yields a block argument, not a combination")?;
-    let combiner = combiner(&combine_op.name()).ok_or_else(|| {
+    let combine_name = name_of(combine_op);
+    let combiner = combiner(&combine_name).ok_or_else(|| {
         format!(
-            "combines with '{}'; addf, maximumf, maxnumf, minimumf and minnumf are lowered",
-            combine_op.name()
+            "combines with '{combine_name}'; addf, maximumf, maxnumf, minimumf and minnumf are \
+             lowered"
         )
     })?;
     let acc_uses = acc.uses();
-    let element_operand = match combine_op.operands().as_slice() {
-        [a, b] if *b == acc => 0,
-        [a, _] if *a == acc => 1,
+    let combined: Vec<Value> = combine_op.operands().collect();
+    let element_operand = match combined.as_slice() {
+        [_, b] if value_key(*b) == value_key(acc) => 0,
+        [a, _] if value_key(*a) == value_key(acc) => 1,
         _ => return Err("does not combine the output's value with one element".into()),
     };
     if acc_uses.len() != 1 {

@@ -24,13 +24,23 @@
 
 use crate::PassError;
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
-    analysis::linalg::{body, buffer_maps, iterator_kinds},
-    gpu_codegen::linalg_gpu::{self, Emit},
-    ir::builders::{At, Builder, CmpI, IntOp},
-    ir::{Op, Ty, Val, emit_remark},
+    PassDescriptor, PassFailed, PassOptions, TypedPass,
+    analysis::linalg::{generic_body, generic_maps, loop_kinds},
+    gpu_codegen::linalg_gpu::{self, Mapping},
+    ir::builders::{CmpI, IntOp},
+    ir::melior_ext::{OperationExt, ValueExt, element_bytes, strides_and_offset, value_key},
+    ir::typed_builder::{Inserter, static_dim},
+};
+use melior::{
+    Context,
+    ir::{
+        BlockLike, OperationRef, Type, Value,
+        operation::OperationLike,
+        r#type::{MemRefType, ShapedTypeLike},
+    },
 };
 use std::collections::HashMap;
+use symm_dialects::emit_remark;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ElementwiseToGpu>(
     c"symm-linalg-elementwise-to-gpu",
@@ -86,9 +96,9 @@ pub fn accesses(input_dims: &[Option<Vec<usize>>], loops: usize) -> Result<Vec<A
 }
 
 /// A generic this pass lowers, taken apart.
-pub(crate) struct Elementwise {
-    pub(crate) inputs: Vec<Val>,
-    pub(crate) output: Val,
+pub(crate) struct Elementwise<'c, 'a> {
+    pub(crate) inputs: Vec<Value<'c, 'a>>,
+    pub(crate) output: Value<'c, 'a>,
     pub(crate) accesses: Vec<Access>,
     pub(crate) loops: usize,
     pub(crate) lanes: u64,
@@ -96,7 +106,11 @@ pub(crate) struct Elementwise {
 
 /// The memrefs read or written a vector at a time: the inputs read as
 /// vectors, and the output.
-fn vector_operands(inputs: &[Val], accesses: &[Access], output: Val) -> Vec<Val> {
+fn vector_operands<'c, 'a>(
+    inputs: &[Value<'c, 'a>],
+    accesses: &[Access],
+    output: Value<'c, 'a>,
+) -> Vec<Value<'c, 'a>> {
     inputs
         .iter()
         .zip(accesses)
@@ -106,35 +120,36 @@ fn vector_operands(inputs: &[Val], accesses: &[Access], output: Val) -> Vec<Val>
         .collect()
 }
 
+/// The memref type of `value`, which the match has checked it has.
+pub(crate) fn memref_of<'c>(value: Value<'c, '_>) -> MemRefType<'c> {
+    value
+        .memref_type()
+        .expect("internal: checked to be a memref")
+}
+
 /// Whether a memref type's last dimension has unit stride (`None`: not
 /// known statically).
-pub(crate) fn unit_last_stride(ty: Ty) -> bool {
-    ty.strides_and_offset()
-        .is_some_and(|(strides, _)| strides.last().is_none_or(|s| *s == Some(1)))
+pub(crate) fn unit_last_stride(ty: MemRefType) -> bool {
+    strides_and_offset(ty).is_some_and(|(strides, _)| strides.last().is_none_or(|s| *s == Some(1)))
 }
 
 /// The lanes for reading each of `values` a 16-byte vector at a time along
 /// its last dimension, whose static extent is `last` (`None`: known at run
 /// time only); `Err` saying why when an element size or a stride does not
 /// allow it, or `last` does not hold whole vectors.
-pub(crate) fn vector_lanes(values: &[Val], last: Option<u64>) -> Result<u64, PassError> {
-    let mut element_bytes = Vec::new();
+pub(crate) fn vector_lanes(values: &[Value], last: Option<u64>) -> Result<u64, PassError> {
+    let mut element_bytes_of = Vec::new();
     for value in values {
-        let ty = value.ty();
-        let bytes = ty
-            .element_bytes()
+        let ty = memref_of(*value);
+        let bytes = element_bytes(ty.element())
             .filter(|b| matches!(b, 1 | 2 | 4 | 8))
-            .ok_or_else(|| format!("has {} elements", ty.element().print()))?;
+            .ok_or_else(|| format!("has {} elements", ty.element()))?;
         if !unit_last_stride(ty) {
-            return Err(format!(
-                "has an operand ({}) strided along its last dimension",
-                ty.print()
-            )
-            .into());
+            return Err(format!("has an operand ({ty}) strided along its last dimension").into());
         }
-        element_bytes.push(bytes);
+        element_bytes_of.push(bytes);
     }
-    let lanes = lanes(&element_bytes);
+    let lanes = lanes(&element_bytes_of);
     match last {
         Some(last) if !last.is_multiple_of(lanes) => {
             Err(format!("has a last dimension of {last}, not a multiple of {lanes} lanes").into())
@@ -145,8 +160,10 @@ pub(crate) fn vector_lanes(values: &[Val], last: Option<u64>) -> Result<u64, Pas
 
 /// Why `op` is not an element-wise generic this pass lowers (`Err`), or
 /// `Ok(None)` when it is not element-wise at all.
-pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, PassError> {
-    let Some(reduced) = iterator_kinds(op) else {
+pub(crate) fn match_elementwise<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+) -> Result<Option<Elementwise<'c, 'a>>, PassError> {
+    let Some(reduced) = loop_kinds(op) else {
         return Ok(None);
     };
     if reduced.iter().any(|r| *r) {
@@ -156,8 +173,8 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, PassError
     if loops == 0 {
         return Err("has no loops".into());
     }
-    let maps = buffer_maps(op)?;
-    let operands = op.operands();
+    let maps = generic_maps(op)?;
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
     let (output_map, input_maps) = maps.split_last().ok_or("has no output")?;
     if *output_map != (loops, (0..loops).collect()) {
         return Err("has an output map that is not the identity".into());
@@ -167,21 +184,15 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, PassError
     let input_dims: Vec<Option<Vec<usize>>> = inputs
         .iter()
         .zip(input_maps)
-        .map(|(input, (_, dims))| input.ty().is_memref().then(|| dims.clone()))
+        .map(|(input, (_, dims))| input.memref_type().map(|_| dims.clone()))
         .collect();
     let accesses = accesses(&input_dims, loops)?;
-    if !output.ty().is_memref() {
+    let Some(output_ty) = output.memref_type() else {
         return Err("writes into something other than a memref".into());
-    }
-    let last = output
-        .ty()
-        .shape()
-        .last()
-        .copied()
-        .flatten()
-        .map(|l| l as u64);
+    };
+    let last = static_dim(output_ty, output_ty.rank() - 1).map(|l| l as u64);
     let lanes = vector_lanes(&vector_operands(&inputs, &accesses, output), last)?;
-    body(op)?;
+    generic_body(op)?;
     Ok(Some(Elementwise {
         inputs,
         output,
@@ -193,7 +204,11 @@ pub(crate) fn match_elementwise(op: Op) -> Result<Option<Elementwise>, PassError
 
 /// On the host: whether every vector operand is 16-byte aligned at each of
 /// its rows and the last dimension holds whole vectors.
-pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
+pub(crate) fn aligned<'c, 'a>(
+    host: &mut Inserter<'c, 'a>,
+    e: &Elementwise<'c, 'a>,
+    last: Value<'c, 'a>,
+) -> Value<'c, 'a> {
     let values = vector_operands(&e.inputs, &e.accesses, e.output);
     aligned_values(host, &values, e.lanes, last)
 }
@@ -201,25 +216,36 @@ pub(crate) fn aligned(host: &mut Builder, e: &Elementwise, last: Val) -> Val {
 /// On the host: whether each of `values` (memrefs with unit stride along
 /// their last dimension) is 16-byte aligned at each of its rows, and
 /// `last` (the extent of that dimension) a multiple of `lanes` (at most 8).
-pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, last: Val) -> Val {
+pub(crate) fn aligned_values<'c, 'a>(
+    host: &mut Inserter<'c, 'a>,
+    values: &[Value<'c, 'a>],
+    lanes: u64,
+    last: Value<'c, 'a>,
+) -> Value<'c, 'a> {
     let lanes = host.index(lanes as i64);
     let rest = host.int_op(IntOp::RemU, last, lanes);
     // OR of every byte address and outer stride: aligned when its low 4
     // bits are clear.
     let mut bits = rest;
     for value in values {
-        let ty = value.ty();
-        let rank = ty.shape().len();
-        let bytes = host.index(ty.element_bytes().expect("checked by the match") as i64);
+        let ty = memref_of(*value);
+        let rank = ty.rank();
+        let bytes = element_bytes(ty.element()).expect("checked by the match");
+        let bytes = host.index(bytes as i64);
         let metadata = host.strided_metadata(*value);
-        let offset = metadata.result(1);
+        let result = |i: usize| -> Value<'c, 'a> {
+            metadata
+                .result(i)
+                .expect("internal: the metadata's results")
+                .into()
+        };
+        let offset = result(1);
         let pointer = host.aligned_pointer(*value);
         let offset_bytes = host.int_op(IntOp::Mul, offset, bytes);
         let address = host.int_op(IntOp::Add, pointer, offset_bytes);
         bits = host.int_op(IntOp::Or, bits, address);
         for d in 0..rank.saturating_sub(1) {
-            let stride = metadata.result(2 + rank + d);
-            let stride_bytes = host.int_op(IntOp::Mul, stride, bytes);
+            let stride_bytes = host.int_op(IntOp::Mul, result(2 + rank + d), bytes);
             bits = host.int_op(IntOp::Or, bits, stride_bytes);
         }
     }
@@ -232,27 +258,23 @@ pub(crate) fn aligned_values(host: &mut Builder, values: &[Val], lanes: u64, las
 }
 
 /// `vector<lanes x element>` read from `memref` at `at` (16-byte aligned).
-pub(crate) fn vector_load(t: &mut Emit, memref: Val, at: &[Val], lanes: u64) -> Val {
-    let ctx = t.b.ctx;
-    let ty = vector_type(ctx, lanes, memref.ty().element());
-    t.b.vector_load(memref, at, ty, VECTOR_BYTES as i64)
+pub(crate) fn vector_load<'c, 'a>(
+    t: &mut Inserter<'c, 'a>,
+    memref: Value<'c, 'a>,
+    at: &[Value<'c, 'a>],
+    lanes: u64,
+) -> Value<'c, 'a> {
+    let ty = Type::vector(&[lanes], memref_of(memref).element());
+    t.vector_load(memref, at, ty, VECTOR_BYTES as i64)
 }
 
-/// Lane `lane` of `vector`.
-pub(crate) fn vector_lane(t: &mut Emit, vector: Val, lane: u64) -> Val {
-    t.b.vector_extract(vector, lane as i64)
-}
+fn lower<'c, 'a>(context: &'c Context, op: OperationRef<'c, 'a>, e: &Elementwise<'c, 'a>) {
+    let location = op.location();
+    let Some(mut host) = Inserter::before(context, op) else {
+        return;
+    };
 
-fn vector_type(ctx: crate::ir::Ctx, lanes: u64, element: Ty) -> Ty {
-    ctx.vector(lanes as i64, element)
-}
-
-fn lower(op: Op, e: &Elementwise) {
-    let ctx = op.ctx();
-    let loc = op.loc();
-    let mut host = Builder::new(ctx, loc, At::Before(op));
-
-    let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
+    let extents: Vec<Value> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
     let (last, outer) = extents.split_last().expect("at least one loop");
     let condition = aligned(&mut host, e, *last);
     // The generic itself is the fallback.
@@ -269,21 +291,20 @@ fn lower(op: Op, e: &Elementwise) {
     let blocks = host.int_op(IntOp::CeilDivU, vectors, threads);
     let launch = linalg_gpu::launch(&mut host, blocks, threads);
 
-    let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
+    let mut kernel = Inserter::at_start(context, location, launch.body);
     let first = kernel.int_op(IntOp::Mul, launch.block_x, launch.block_dim_x);
     let id = kernel.int_op(IntOp::Add, first, launch.thread_x);
     let inside = kernel.cmpi(CmpI::Ult, id, vectors);
     let guard = kernel.if_then(inside, false);
     kernel.gpu_terminator();
 
-    let guard_yield = guard.region_blocks(0)[0]
-        .terminator()
-        .expect("built with its yield");
-    let mut inner = Builder::new(ctx, loc, At::Before(guard_yield));
-    let mut t = Emit { b: &mut inner };
-    let row = t.b.int_op(IntOp::DivU, id, per_row);
-    let vector_in_row = t.b.int_op(IntOp::RemU, id, per_row);
-    let column = t.b.int_op(IntOp::Mul, vector_in_row, lanes);
+    let guard_yield = linalg_gpu::branch_yield(guard, 0);
+    let Some(mut t) = Inserter::before_at(context, location, guard_yield) else {
+        return;
+    };
+    let row = t.int_op(IntOp::DivU, id, per_row);
+    let vector_in_row = t.int_op(IntOp::RemU, id, per_row);
+    let column = t.int_op(IntOp::Mul, vector_in_row, lanes);
     let mut loop_ids = linalg_gpu::unflatten(&mut t, row, outer);
     loop_ids.push(column);
     vector_step(&mut t, op, e, &loop_ids, &HashMap::new());
@@ -294,22 +315,21 @@ fn lower(op: Op, e: &Elementwise) {
 /// element), the body copied per lane, the output stored as one vector.
 /// `given`: inputs whose element is already known (by input position),
 /// used for every lane instead of a load.
-pub(crate) fn vector_step(
-    t: &mut Emit,
-    op: Op,
-    e: &Elementwise,
-    loop_ids: &[Val],
-    given: &HashMap<usize, Val>,
+pub(crate) fn vector_step<'c, 'a>(
+    t: &mut Inserter<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+    e: &Elementwise<'c, 'a>,
+    loop_ids: &[Value<'c, 'a>],
+    given: &HashMap<usize, Value<'c, 'a>>,
 ) {
-    let ctx = op.ctx();
-    let indices = |dims: &[usize]| -> Vec<Val> { dims.iter().map(|d| loop_ids[*d]).collect() };
-    let alignment = ctx.i64(VECTOR_BYTES as i64);
+    let indices =
+        |dims: &[usize]| -> Vec<Value<'c, 'a>> { dims.iter().map(|d| loop_ids[*d]).collect() };
     // Every input once, before the lanes.
-    enum Loaded {
-        Vector(Val),
-        Scalar(Val),
+    enum Loaded<'c, 'a> {
+        Vector(Value<'c, 'a>),
+        Scalar(Value<'c, 'a>),
     }
-    let body = op.region_blocks(0)[0];
+    let body = op.first_block().expect("checked by the match");
     let mut loaded: Vec<Loaded> = Vec::new();
     for (i, (input, access)) in e.inputs.iter().zip(&e.accesses).enumerate() {
         loaded.push(match (given.get(&i), access) {
@@ -317,11 +337,14 @@ pub(crate) fn vector_step(
             (None, Access::Vector(dims)) => {
                 Loaded::Vector(vector_load(t, *input, &indices(dims), e.lanes))
             }
-            (None, Access::Broadcast(dims)) => Loaded::Scalar(t.b.load(*input, &indices(dims))),
+            (None, Access::Broadcast(dims)) => Loaded::Scalar(t.load(*input, &indices(dims))),
             (None, Access::Value) => Loaded::Scalar(*input),
         });
     }
-    let output_arg = body.arg(body.num_args() - 1);
+    let arguments: Vec<Value<'c, 'a>> = (0..body.argument_count())
+        .filter_map(|i| body.argument(i).ok().map(Into::into))
+        .collect();
+    let output_arg = arguments[arguments.len() - 1];
     let all: Vec<usize> = (0..e.loops).collect();
     let output_at = indices(&all);
     if !output_arg.uses().is_empty() {
@@ -329,35 +352,37 @@ pub(crate) fn vector_step(
             t, e.output, &output_at, e.lanes,
         )));
     }
-    let out_element = e.output.ty().element();
+    let out_element = memref_of(e.output).element();
     let mut results = Vec::new();
     for lane in 0..e.lanes {
-        let mut mapping: HashMap<Val, Val> = HashMap::new();
+        let mut mapping: Mapping = HashMap::new();
         for (i, value) in loaded.iter().enumerate() {
             let element = match value {
                 Loaded::Scalar(v) => *v,
-                Loaded::Vector(v) => vector_lane(t, *v, lane),
+                Loaded::Vector(v) => t.vector_extract(*v, lane as i64),
             };
-            mapping.insert(body.arg(i), element);
+            mapping.insert(value_key(arguments[i]), element);
         }
-        let yielded = t.inline_body(body, &mut mapping, None);
+        let yielded = linalg_gpu::inline_body(t, body, &mut mapping, None);
         results.push(yielded[0]);
     }
-    let out_ty = vector_type(ctx, e.lanes, out_element);
-    let vector = t.b.vector_from_elements(&results, out_ty);
-    let store =
-        crate::ir::builders::vector_store(op.loc(), vector, e.output, &output_at, alignment);
-    t.b.insert(store);
+    let out_ty = Type::vector(&[e.lanes], out_element);
+    let vector = t.vector_from_elements(&results, out_ty);
+    t.vector_store(vector, e.output, &output_at, VECTOR_BYTES as i64);
 }
 
-impl SymmPass for ElementwiseToGpu {
-    fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+impl TypedPass for ElementwiseToGpu {
+    fn run_typed<'c>(
+        context: &'c Context,
+        function: OperationRef<'c, '_>,
+        _options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         for op in linalg_gpu::host_generics(function) {
             match match_elementwise(op) {
-                Ok(Some(elementwise)) => lower(op, &elementwise),
+                Ok(Some(elementwise)) => lower(context, op, &elementwise),
                 Ok(None) => {}
                 Err(why) => emit_remark(
-                    op.loc(),
+                    op.location(),
                     &format!("element-wise generic kept on scalar accesses: it {why}"),
                 ),
             }

@@ -3,126 +3,135 @@
 //! launch and copying the generic's body into the kernel (taking it apart
 //! is `analysis::linalg`).
 
+use crate::ir::builders::{Cast, IntOp};
+use crate::ir::melior_ext::{BlockExt, OperationExt, value_key};
 use crate::ir::op_kind::OpKind;
-use crate::{
-    ir::builders::{At, Builder, Cast, IntOp},
-    ir::{Blk, Op, Val, scalar::Scalar},
+use crate::ir::scalar::Scalar;
+use crate::ir::typed_builder::Inserter;
+use melior::ir::{
+    BlockLike, BlockRef, OperationRef, RegionLike, Type, Value, ValueLike, operation::OperationLike,
 };
 use std::collections::HashMap;
+
+/// Values of the generic's body (block arguments, results of its ops),
+/// keyed by `value_key`, to what stands for them in the kernel.
+pub type Mapping<'c, 'a> = HashMap<usize, Value<'c, 'a>>;
+
+/// The value `mapping` gives `value`, or `value` itself.
+pub fn mapped<'c, 'a>(mapping: &Mapping<'c, 'a>, value: Value<'c, 'a>) -> Value<'c, 'a> {
+    mapping.get(&value_key(value)).copied().unwrap_or(value)
+}
 
 /// The `linalg.generic` ops of `function` outside kernels (those inside
 /// are left to the upstream mapping), listed before any is rewritten:
 /// erasing a generic frees the ops of its body, which a walk lists after
 /// it.
-pub fn host_generics(function: Op) -> Vec<Op> {
+pub fn host_generics<'c, 'a>(function: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     function
-        .walk()
+        .descendants()
         .into_iter()
         .filter(|op| is_host_generic(*op))
         .collect()
 }
 
 /// Whether `op` is a `linalg.generic` outside any `gpu.launch`.
-pub fn is_host_generic(op: Op) -> bool {
+pub fn is_host_generic(op: OperationRef) -> bool {
     op.isa(OpKind::LinalgGeneric)
-        && !std::iter::successors(op.parent(), |p| p.parent()).any(|p| p.isa(OpKind::GpuLaunch))
+        && !std::iter::successors(op.parent_operation(), |p| p.parent_operation())
+            .any(|p| p.isa(OpKind::GpuLaunch))
 }
 
-/// Builds ops at one point with one location.
-pub struct Emit<'b> {
-    pub b: &'b mut Builder,
-}
-
-impl Emit<'_> {
-    pub fn f32_constant(&mut self, value: f32) -> Val {
-        let f32 = self.b.ctx.f32_type();
-        self.b.float_constant(f32, f64::from(value))
+/// `value` as f32 (extended from a 16-bit float).
+pub fn widened<'c, 'a>(at: &mut Inserter<'c, 'a>, value: Value<'c, 'a>) -> Value<'c, 'a> {
+    if Scalar::of(value.r#type().into()) == Some(Scalar::F32) {
+        value
+    } else {
+        let f32 = Type::float32(at.context);
+        at.convert(Cast::ExtF, value, f32)
     }
-    /// `value` as f32 (extended from a 16-bit float).
-    pub fn widened(&mut self, value: Val) -> Val {
-        let f32 = self.b.ctx.f32_type();
-        if value.ty().scalar() == Some(Scalar::F32) {
-            value
-        } else {
-            self.b.convert(Cast::ExtF, value, f32)
+}
+
+/// Copies the body's ops except `skip` and its terminator, with `mapping`
+/// (block arguments to values) extended by each copy's results; returns
+/// the terminator's operands as mapped.
+pub fn inline_body<'c, 'a>(
+    at: &mut Inserter<'c, 'a>,
+    body: BlockRef<'c, 'a>,
+    mapping: &mut Mapping<'c, 'a>,
+    skip: Option<OperationRef<'c, 'a>>,
+) -> Vec<Value<'c, 'a>> {
+    let mut yielded = Vec::new();
+    for body_op in body.ops() {
+        if skip.is_some_and(|skip| skip == body_op) {
+            continue;
         }
-    }
-    /// Copies the body's ops except `skip` and its terminator, with
-    /// `mapping` (block arguments to values) extended by each copy's
-    /// results; returns the terminator's operands as mapped.
-    pub fn inline_body(
-        &mut self,
-        body: Blk,
-        mapping: &mut HashMap<Val, Val>,
-        skip: Option<Op>,
-    ) -> Vec<Val> {
-        let mut yielded = Vec::new();
-        for body_op in body.ops() {
-            if Some(body_op) == skip {
-                continue;
-            }
-            if body_op.isa(OpKind::LinalgYield) {
-                yielded = body_op
-                    .operands()
-                    .into_iter()
-                    .map(|v| mapping.get(&v).copied().unwrap_or(v))
-                    .collect();
-                continue;
-            }
-            let copy = body_op.clone_op();
-            for (i, operand) in copy.operands().into_iter().enumerate() {
-                if let Some(mapped) = mapping.get(&operand) {
-                    copy.set_operand(i, *mapped);
-                }
-            }
-            self.b.insert(copy);
-            for (old, new) in body_op.results().into_iter().zip(copy.results()) {
-                mapping.insert(old, new);
+        if body_op.isa(OpKind::LinalgYield) {
+            yielded = body_op.operands().map(|v| mapped(mapping, v)).collect();
+            continue;
+        }
+        let copy = at.put(body_op.cloned());
+        for (i, operand) in body_op.operands().enumerate() {
+            if let Some(mapped) = mapping.get(&value_key(operand)) {
+                copy.set_operand_to(i, *mapped);
             }
         }
-        yielded
+        for (old, new) in body_op.results().zip(copy.results()) {
+            mapping.insert(value_key(old.into()), new.into());
+        }
     }
+    yielded
 }
 
-/// `scf.if condition` at the host builder's point, with `fallback` (ops
-/// already built) moved into its `else` branch, in order; returns a
-/// builder at the end of its `then` branch.
-pub fn unless_fallback(host: &mut Builder, condition: Val, fallback: &[Op]) -> Builder {
+/// The `scf.yield` that ends region `region` of `op` (an `scf.if` built
+/// with its branches' yields).
+pub fn branch_yield<'c, 'a>(op: OperationRef<'c, 'a>, region: usize) -> OperationRef<'c, 'a> {
+    op.region(region)
+        .ok()
+        .and_then(|region| region.first_block())
+        .and_then(|block| block.terminator())
+        .expect("internal: built with its yield")
+}
+
+/// `scf.if condition` at the host inserter's point, with `fallback` (ops
+/// already built) moved into its `else` branch, in order; returns an
+/// inserter at the end of its `then` branch.
+pub fn unless_fallback<'c, 'a>(
+    host: &mut Inserter<'c, 'a>,
+    condition: Value<'c, 'a>,
+    fallback: &[OperationRef<'c, 'a>],
+) -> Inserter<'c, 'a> {
     let if_op = host.if_then(condition, true);
-    let else_yield = if_op.region_blocks(1)[0]
-        .terminator()
-        .expect("built with its yield");
+    let else_yield = branch_yield(if_op, 1);
     for op in fallback {
-        op.move_before(else_yield);
+        op.move_before_op(else_yield);
     }
-    let then_yield = if_op.region_blocks(0)[0]
-        .terminator()
-        .expect("built with its yield");
-    Builder::new(host.ctx, host.loc, At::Before(then_yield))
+    Inserter::before_at(host.context, host.location, branch_yield(if_op, 0))
+        .expect("internal: a yield is in its block")
 }
 
-/// A `gpu.launch` of `blocks` x `threads` (one-dimensional) before the
-/// builder's point; returns it and its body's block and thread ids
-/// (x only) and block size.
-pub struct Launch {
-    pub op: Op,
-    pub body: Blk,
-    pub block_x: Val,
-    pub thread_x: Val,
-    pub block_dim_x: Val,
+/// A one-dimensional `gpu.launch`: its body and the body's block and
+/// thread ids (x only) and block size.
+pub struct Launch<'c, 'a> {
+    pub body: BlockRef<'c, 'a>,
+    pub block_x: Value<'c, 'a>,
+    pub thread_x: Value<'c, 'a>,
+    pub block_dim_x: Value<'c, 'a>,
 }
 
-pub fn launch(host: &mut Builder, blocks: Val, threads: Val) -> Launch {
-    let ctx = host.ctx;
-    let loc = host.loc;
+/// A `gpu.launch` of `blocks` x `threads` at the host inserter's point.
+pub fn launch<'c, 'a>(
+    host: &mut Inserter<'c, 'a>,
+    blocks: Value<'c, 'a>,
+    threads: Value<'c, 'a>,
+) -> Launch<'c, 'a> {
     let one = host.index(1);
-    let op = crate::ir::builders::gpu_launch(ctx, loc, [blocks, one, one], [threads, one, one]);
-    host.insert(op);
-    let body = op.region_blocks(0)[0];
-    let index = ctx.index_type();
-    let ids: Vec<Val> = (0..12).map(|_| body.add_arg(index, loc)).collect();
+    let op = host.gpu_launch([blocks, one, one], [threads, one, one]);
+    let body = op.first_block().expect("internal: a launch has its body");
+    let index = Type::index(host.context);
+    let ids: Vec<Value> = (0..12)
+        .map(|_| body.add_argument(index, host.location))
+        .collect();
     Launch {
-        op,
         body,
         block_x: ids[0],
         thread_x: ids[3],
@@ -132,15 +141,19 @@ pub fn launch(host: &mut Builder, blocks: Val, threads: Val) -> Launch {
 
 /// The indices of each loop but the last, from a flat row number
 /// (row-major over `extents`, the loops' sizes).
-pub fn unflatten(e: &mut Emit, flat: Val, extents: &[Val]) -> Vec<Val> {
+pub fn unflatten<'c, 'a>(
+    at: &mut Inserter<'c, 'a>,
+    flat: Value<'c, 'a>,
+    extents: &[Value<'c, 'a>],
+) -> Vec<Value<'c, 'a>> {
     let mut ids = vec![flat; extents.len()];
     let mut rest = flat;
     for d in (0..extents.len()).rev() {
         if d == 0 {
             ids[d] = rest;
         } else {
-            ids[d] = e.b.int_op(IntOp::RemU, rest, extents[d]);
-            rest = e.b.int_op(IntOp::DivU, rest, extents[d]);
+            ids[d] = at.int_op(IntOp::RemU, rest, extents[d]);
+            rest = at.int_op(IntOp::DivU, rest, extents[d]);
         }
     }
     ids

@@ -24,19 +24,26 @@
 
 use crate::ir::op_kind::OpKind;
 use crate::{
-    PassDescriptor, PassFailed, PassOptions, SymmPass,
-    analysis::linalg::iterator_kinds,
+    PassDescriptor, PassFailed, PassOptions, TypedPass,
+    analysis::linalg::loop_kinds,
     analysis::row_reduction::{RowReduction, match_row_reduction},
     gpu_codegen::elementwise_to_gpu::{
-        Access, Elementwise, aligned, aligned_values, match_elementwise, vector_lane, vector_lanes,
+        Access, Elementwise, aligned, aligned_values, match_elementwise, memref_of, vector_lanes,
         vector_load, vector_step,
     },
-    gpu_codegen::linalg_gpu::{self, Emit, Launch},
-    ir::builders::{At, Builder, Cast, CmpI, IntOp, gpu_all_reduce, scf_for},
-    ir::convert::{Rewrite, Rewriter, convert_all},
-    ir::{Op, Val, emit_remark, scalar::Scalar},
+    gpu_codegen::linalg_gpu::{self, Launch, Mapping, branch_yield, mapped, widened},
+    ir::builders::{Cast, CmpI, IntOp},
+    ir::convert::{Rewrite, Rewriter, convert_all_typed},
+    ir::melior_ext::{BlockExt, OperationExt, ValueExt, value_key},
+    ir::scalar::Scalar,
+    ir::typed_builder::{Inserter, static_dim},
+};
+use melior::{
+    Context,
+    ir::{BlockLike, OperationRef, Type, Value, operation::OperationLike, r#type::ShapedTypeLike},
 };
 use std::collections::HashMap;
+use symm_dialects::emit_remark;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<RowsToGpu>(
     c"symm-linalg-rows-to-gpu",
@@ -81,8 +88,13 @@ pub(crate) struct RowVectors {
 impl RowVectors {
     /// On the host: whether the spanning inputs of `r` are 16-byte aligned
     /// at each row and `columns` holds whole vectors.
-    fn aligned(&self, host: &mut Builder, r: &RowReduction, columns: Val) -> Val {
-        let spanning: Vec<Val> = self.spanning.iter().map(|i| r.inputs[*i]).collect();
+    fn aligned<'c, 'a>(
+        &self,
+        host: &mut Inserter<'c, 'a>,
+        r: &RowReduction<'c, 'a>,
+        columns: Value<'c, 'a>,
+    ) -> Value<'c, 'a> {
+        let spanning: Vec<Value> = self.spanning.iter().map(|i| r.inputs[*i]).collect();
         aligned_values(host, &spanning, self.lanes, columns)
     }
 }
@@ -102,36 +114,45 @@ fn row_vectors(r: &RowReduction, static_columns: Option<u64>) -> Option<RowVecto
     {
         return None;
     }
-    let values: Vec<Val> = spanning.iter().map(|i| r.inputs[*i]).collect();
+    let values: Vec<Value> = spanning.iter().map(|i| r.inputs[*i]).collect();
     let lanes = vector_lanes(&values, static_columns).ok()?;
     (lanes > 1).then_some(RowVectors { spanning, lanes })
 }
 
 /// The value of `op` when it is a fill (generalized: every loop parallel,
 /// one scalar input yielded as it is) of its output.
-fn fill_value(op: Op) -> Option<Val> {
-    let kinds = iterator_kinds(op)?;
-    if kinds.iter().any(|r| *r) || op.num_operands() != 2 || op.operand(0).ty().is_memref() {
+fn fill_value<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<Value<'c, 'a>> {
+    let kinds = loop_kinds(op)?;
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
+    if kinds.iter().any(|r| *r) || operands.len() != 2 || operands[0].memref_type().is_some() {
         return None;
     }
-    let block = op.region_blocks(0).first().copied()?;
+    let block = op.first_block()?;
     let yielded = block.terminator()?;
-    (block.ops().len() == 1 && yielded.num_operands() == 1 && yielded.operand(0) == block.arg(0))
-        .then(|| op.operand(0))
+    let argument: Value = block.argument(0).ok()?.into();
+    (block.ops().len() == 1
+        && yielded.operand_count() == 1
+        && yielded
+            .operand(0)
+            .is_ok_and(|v| value_key(v) == value_key(argument)))
+    .then_some(operands[0])
 }
 
 /// An element-wise generic right after a row reduction that reads the
 /// reduction's output once per row (RMSNorm's scaling after its
 /// statistic): run in the reduction's kernel, on the row the block just
 /// reduced. `statistic`: the inputs that are the reduction's output.
-struct RowConsumer {
-    op: Op,
-    elementwise: Elementwise,
+struct RowConsumer<'c, 'a> {
+    op: OperationRef<'c, 'a>,
+    elementwise: Elementwise<'c, 'a>,
     statistic: Vec<usize>,
 }
 
 /// The consumer of `r` at `next`, if it can join the reduction's kernel.
-fn match_consumer(r: &RowReduction, next: Op) -> Option<RowConsumer> {
+fn match_consumer<'c, 'a>(
+    r: &RowReduction<'c, 'a>,
+    next: OperationRef<'c, 'a>,
+) -> Option<RowConsumer<'c, 'a>> {
     if !next.isa(OpKind::LinalgGeneric) {
         return None;
     }
@@ -156,15 +177,15 @@ fn match_consumer(r: &RowReduction, next: Op) -> Option<RowConsumer> {
 /// The host's sizes of a reduction: the parallel loops' extents (the
 /// output's dims), the reduced loop's (from an input that spans it) and
 /// its static value, and the rows (their product).
-struct RowSizes {
-    row_extents: Vec<Val>,
-    columns: Val,
+struct RowSizes<'c, 'a> {
+    row_extents: Vec<Value<'c, 'a>>,
+    columns: Value<'c, 'a>,
     static_columns: Option<u64>,
-    rows: Val,
+    rows: Value<'c, 'a>,
 }
 
-fn row_sizes(host: &mut Builder, r: &RowReduction) -> RowSizes {
-    let row_extents: Vec<Val> = (0..r.loops - 1).map(|d| host.dim(r.output, d)).collect();
+fn row_sizes<'c, 'a>(host: &mut Inserter<'c, 'a>, r: &RowReduction<'c, 'a>) -> RowSizes<'c, 'a> {
+    let row_extents: Vec<Value> = (0..r.loops - 1).map(|d| host.dim(r.output, d)).collect();
     let (spanning, position) = r
         .input_dims
         .iter()
@@ -172,13 +193,13 @@ fn row_sizes(host: &mut Builder, r: &RowReduction) -> RowSizes {
         .find_map(|(i, dims)| dims.iter().position(|d| *d == r.loops - 1).map(|p| (i, p)))
         .expect("checked by the match");
     let columns = host.dim(r.inputs[spanning], position);
-    let static_columns = r.inputs[spanning].ty().shape()[position].map(|c| c as u64);
+    let static_columns = static_dim(memref_of(r.inputs[spanning]), position).map(|c| c as u64);
     let mut rows = match row_extents.first() {
         Some(first) => *first,
         None => host.index(1),
     };
     for extent in row_extents.iter().skip(1) {
-        rows = host.muli(rows, *extent);
+        rows = host.int_op(IntOp::Mul, rows, *extent);
     }
     RowSizes {
         row_extents,
@@ -193,47 +214,47 @@ fn row_sizes(host: &mut Builder, r: &RowReduction) -> RowSizes {
 /// thread reads `lanes` columns of every spanning input at a time (one
 /// `vector.load` each) and folds them lane by lane; the host has checked
 /// their alignment and that the row holds whole vectors.
-fn row_total(
-    k: &mut Emit,
-    op: Op,
-    r: &RowReduction,
-    row_ids: &[Val],
-    launch: &Launch,
-    columns: Val,
+fn row_total<'c, 'a>(
+    k: &mut Inserter<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+    r: &RowReduction<'c, 'a>,
+    row_ids: &[Value<'c, 'a>],
+    launch: &Launch<'c, 'a>,
+    columns: Value<'c, 'a>,
     vectors: Option<&RowVectors>,
-) -> Val {
-    let ctx = op.ctx();
-    let loc = op.loc();
-    let index = ctx.index_type();
-    let f32 = ctx.f32_type();
+) -> Value<'c, 'a> {
+    let (context, location) = (k.context, k.location);
+    let index = Type::index(context);
+    let f32 = Type::float32(context);
     let identity = k.f32_constant(r.combiner.identity);
     let lanes = vectors.map_or(1, |v| v.lanes);
     let (start, step) = if lanes == 1 {
         (launch.thread_x, launch.block_dim_x)
     } else {
-        let lanes = k.b.index(lanes as i64);
+        let lanes = k.index(lanes as i64);
         (
-            k.b.int_op(IntOp::Mul, launch.thread_x, lanes),
-            k.b.int_op(IntOp::Mul, launch.block_dim_x, lanes),
+            k.int_op(IntOp::Mul, launch.thread_x, lanes),
+            k.int_op(IntOp::Mul, launch.block_dim_x, lanes),
         )
     };
-    let for_op = scf_for(loc, [start, columns, step], &[identity], &[f32]);
-    k.b.insert(for_op);
-    let loop_body = for_op.region_blocks(0)[0];
-    let column = loop_body.add_arg(index, loc);
-    let partial = loop_body.add_arg(f32, loc);
+    let for_op = k.scf_for([start, columns, step], &[identity], &[f32]);
+    let loop_body = for_op.first_block().expect("internal: a loop has its body");
+    let column = loop_body.add_argument(index, location);
+    let partial = loop_body.add_argument(f32, location);
     {
-        let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
-        let mut e = Emit { b: &mut inner };
-        let generic_body = op.region_blocks(0)[0];
+        let mut e = Inserter::at_start(context, location, loop_body);
+        let generic_body = op.first_block().expect("checked by the match");
+        let arguments: Vec<Value> = (0..generic_body.argument_count())
+            .filter_map(|i| generic_body.argument(i).ok().map(Into::into))
+            .collect();
         // Each input once per step: a vector where it spans the row, else
         // its element for the row.
-        let loaded: Vec<Val> = r
+        let loaded: Vec<Value> = r
             .inputs
             .iter()
             .enumerate()
             .map(|(i, input)| {
-                let indices: Vec<Val> = r.input_dims[i]
+                let indices: Vec<Value> = r.input_dims[i]
                     .iter()
                     .map(|d| {
                         if *d == r.loops - 1 {
@@ -247,46 +268,58 @@ fn row_total(
                     Some(v) if v.spanning.contains(&i) => {
                         vector_load(&mut e, *input, &indices, v.lanes)
                     }
-                    _ => e.b.load(*input, &indices),
+                    _ => e.load(*input, &indices),
                 }
             })
             .collect();
         let mut partial = partial;
         for lane in 0..lanes {
             // Block arguments of the generic's body → this lane's elements.
-            let mut mapping: HashMap<Val, Val> = HashMap::new();
+            let mut mapping: Mapping = HashMap::new();
             for (i, value) in loaded.iter().enumerate() {
                 let element = match vectors {
-                    Some(v) if v.spanning.contains(&i) => vector_lane(&mut e, *value, lane),
+                    Some(v) if v.spanning.contains(&i) => e.vector_extract(*value, lane as i64),
                     _ => *value,
                 };
-                mapping.insert(generic_body.arg(i), element);
+                mapping.insert(value_key(arguments[i]), element);
             }
-            e.inline_body(generic_body, &mut mapping, Some(r.combine_op));
-            let element = r.combine_op.operand(r.element_operand);
-            let element = mapping.get(&element).copied().unwrap_or(element);
-            let element = e.widened(element);
-            partial = e.b.float_op(r.combiner.op, element, partial);
+            linalg_gpu::inline_body(&mut e, generic_body, &mut mapping, Some(r.combine_op));
+            let element: Value = r
+                .combine_op
+                .operand(r.element_operand)
+                .expect("checked by the match");
+            let element = mapped(&mapping, element);
+            let element = widened(&mut e, element);
+            partial = e.float_op(r.combiner.op, element, partial);
         }
-        e.b.scf_yield(&[partial]);
+        e.scf_yield(&[partial]);
     }
-    let partial = for_op.result(0);
-    let kind = ctx
-        .gpu_all_reduce_operation(r.combiner.all_reduce)
-        .expect("the combiners are gpu all-reduce operations");
-    let all_reduce = gpu_all_reduce(ctx, loc, partial, kind);
-    k.b.insert(all_reduce).result(0)
+    let partial: Value = for_op
+        .result(0)
+        .expect("internal: the loop's result")
+        .into();
+    let kind = crate::ir::bridge::attr(
+        crate::ir::Ctx::of_location(location.to_raw())
+            .gpu_all_reduce_operation(r.combiner.all_reduce)
+            .expect("the combiners are gpu all-reduce operations"),
+    );
+    k.gpu_all_reduce(partial, kind)
 }
 
 /// `initial` folded with the row's total, in the output's element type.
-fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
-    let initial = s.widened(initial);
-    let result = s.b.float_op(r.combiner.op, total, initial);
-    let out_element = r.output.ty().element();
-    if out_element.scalar() == Some(Scalar::F32) {
+fn row_result<'c, 'a>(
+    s: &mut Inserter<'c, 'a>,
+    r: &RowReduction<'c, 'a>,
+    total: Value<'c, 'a>,
+    initial: Value<'c, 'a>,
+) -> Value<'c, 'a> {
+    let initial = widened(s, initial);
+    let result = s.float_op(r.combiner.op, total, initial);
+    let out_element = memref_of(r.output).element();
+    if Scalar::of(out_element.into()) == Some(Scalar::F32) {
         result
     } else {
-        s.b.convert(Cast::TruncF, result, out_element)
+        s.convert(Cast::TruncF, result, out_element)
     }
 }
 
@@ -295,40 +328,44 @@ fn row_result(s: &mut Emit, r: &RowReduction, total: Val, initial: Val) -> Val {
 /// and inputs that allow it, the kernel reads its rows a 16-byte vector at
 /// a time where the host finds them aligned, and a scalar at a time
 /// otherwise (two kernels under `scf.if`).
-fn lower(op: Op, r: &RowReduction, initial: Option<Val>, vectorize: bool, rewriter: &mut Rewriter) {
-    let ctx = op.ctx();
-    let loc = op.loc();
-    let mut host = Builder::new(ctx, loc, At::Before(op));
+fn lower<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    r: &RowReduction<'c, 'a>,
+    initial: Option<Value<'c, 'a>>,
+    vectorize: bool,
+    rewriter: &mut Rewriter,
+) {
+    let location = op.location();
+    let mut host = Inserter::before(context, op).expect("internal: a generic in a block");
     let sizes = row_sizes(&mut host, r);
     match row_vectors(r, sizes.static_columns).filter(|_| vectorize) {
         Some(v) => {
             let whole = v.aligned(&mut host, r, sizes.columns);
             let if_op = host.if_then(whole, true);
             for (region, vectors) in [(0, Some(&v)), (1, None)] {
-                let branch_yield = if_op.region_blocks(region)[0]
-                    .terminator()
-                    .expect("built with its yield");
-                let mut branch = Builder::new(ctx, loc, At::Before(branch_yield));
+                let mut branch =
+                    Inserter::before_at(context, location, branch_yield(if_op, region))
+                        .expect("internal: a yield is in its block");
                 reduction_kernel(&mut branch, op, r, &sizes, initial, vectors);
             }
         }
         None => reduction_kernel(&mut host, op, r, &sizes, initial, None),
     }
-    rewriter.erase(op);
+    rewriter.erase_op(op);
 }
 
-/// The reduction's kernel at the host builder's point: a block per row,
+/// The reduction's kernel at the host inserter's point: a block per row,
 /// thread 0 folding the row's total into the output (or `initial`).
-fn reduction_kernel(
-    host: &mut Builder,
-    op: Op,
-    r: &RowReduction,
-    sizes: &RowSizes,
-    initial: Option<Val>,
+fn reduction_kernel<'c, 'a>(
+    host: &mut Inserter<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+    r: &RowReduction<'c, 'a>,
+    sizes: &RowSizes<'c, 'a>,
+    initial: Option<Value<'c, 'a>>,
     vectors: Option<&RowVectors>,
 ) {
-    let ctx = op.ctx();
-    let loc = op.loc();
+    let (context, location) = (host.context, host.location);
     let threads = match vectors {
         Some(v) => threads_per_vector_row(sizes.static_columns, v.lanes),
         None => threads_per_row(sizes.static_columns),
@@ -336,27 +373,23 @@ fn reduction_kernel(
     let threads = host.index(threads as i64);
     let launch = linalg_gpu::launch(host, sizes.rows, threads);
 
-    let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
-    let mut k = Emit { b: &mut kernel };
+    let mut k = Inserter::at_start(context, location, launch.body);
     // The row's indices, from the block id (row-major over the output).
     let row_ids = linalg_gpu::unflatten(&mut k, launch.block_x, &sizes.row_extents);
     let total = row_total(&mut k, op, r, &row_ids, &launch, sizes.columns, vectors);
-    let zero = k.b.index(0);
-    let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
-    let if_op = k.b.if_then(first, false);
-    k.b.gpu_terminator();
+    let zero = k.index(0);
+    let first = k.cmpi(CmpI::Eq, launch.thread_x, zero);
+    let if_op = k.if_then(first, false);
+    k.gpu_terminator();
 
-    let then_yield = if_op.region_blocks(0)[0]
-        .terminator()
-        .expect("built with its yield");
-    let mut store = Builder::new(ctx, loc, At::Before(then_yield));
-    let mut s = Emit { b: &mut store };
+    let mut s = Inserter::before_at(context, location, branch_yield(if_op, 0))
+        .expect("internal: a yield is in its block");
     let initial = match initial {
         Some(value) => value,
-        None => s.b.load(r.output, &row_ids),
+        None => s.load(r.output, &row_ids),
     };
     let result = row_result(&mut s, r, total, initial);
-    s.b.store(result, r.output, &row_ids);
+    s.store(result, r.output, &row_ids);
 }
 
 /// The reduction and its consumer `c` in one kernel: each block reduces
@@ -365,22 +398,22 @@ fn reduction_kernel(
 /// a register. Guarded on the host by the consumer's alignment and its
 /// sizes matching the reduction's; otherwise (and for views at odd
 /// offsets) the two run apart as before.
-fn lower_fused(
-    op: Op,
-    r: &RowReduction,
-    fill: Option<Val>,
-    c: &RowConsumer,
+fn lower_fused<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    r: &RowReduction<'c, 'a>,
+    fill: Option<Value<'c, 'a>>,
+    c: &RowConsumer<'c, 'a>,
     rewriter: &mut Rewriter,
 ) {
-    let ctx = op.ctx();
-    let loc = op.loc();
+    let location = op.location();
     let e = &c.elementwise;
     // Next to the consumer, past the views it may write (nothing between
     // touches a buffer), so that its operands are defined.
-    op.move_before(c.op);
-    let mut host = Builder::new(ctx, loc, At::Before(op));
+    op.move_before_op(c.op);
+    let mut host = Inserter::before(context, op).expect("internal: a generic in a block");
     let sizes = row_sizes(&mut host, r);
-    let extents: Vec<Val> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
+    let extents: Vec<Value> = (0..e.loops).map(|d| host.dim(e.output, d)).collect();
     let (last, outer) = extents.split_last().expect("at least one loop");
     let mut condition = aligned(&mut host, e, *last);
     // The reduction reads vectors too where its inputs allow.
@@ -405,13 +438,12 @@ fn lower_fused(
     };
     let threads = host.index(threads as i64);
     let launch = linalg_gpu::launch(&mut host, sizes.rows, threads);
-    let mut kernel = Builder::new(ctx, loc, At::BlockStart(launch.body));
-    let mut k = Emit { b: &mut kernel };
+    let mut k = Inserter::at_start(context, location, launch.body);
     let row_ids = linalg_gpu::unflatten(&mut k, launch.block_x, &sizes.row_extents);
     // Read before thread 0 stores the total over it.
     let initial = match fill {
         Some(value) => value,
-        None => k.b.load(r.output, &row_ids),
+        None => k.load(r.output, &row_ids),
     };
     let total = row_total(
         &mut k,
@@ -423,63 +455,68 @@ fn lower_fused(
         vectors.as_ref(),
     );
     let result = row_result(&mut k, r, total, initial);
-    let zero = k.b.index(0);
-    let first = k.b.cmpi(CmpI::Eq, launch.thread_x, zero);
-    let store_if = k.b.if_then(first, false);
+    let zero = k.index(0);
+    let first = k.cmpi(CmpI::Eq, launch.thread_x, zero);
+    let store_if = k.if_then(first, false);
     {
-        let then_yield = store_if.region_blocks(0)[0]
-            .terminator()
-            .expect("built with its yield");
-        let mut store = Builder::new(ctx, loc, At::Before(then_yield));
+        let mut store = Inserter::before_at(context, location, branch_yield(store_if, 0))
+            .expect("internal: a yield is in its block");
         store.store(result, r.output, &row_ids);
     }
     // The consumer over the row: vectors of `lanes` columns, strided by
     // the block.
-    let lanes = k.b.index(e.lanes as i64);
-    let start = k.b.int_op(IntOp::Mul, launch.thread_x, lanes);
-    let step = k.b.int_op(IntOp::Mul, launch.block_dim_x, lanes);
-    let for_op = scf_for(loc, [start, sizes.columns, step], &[], &[]);
-    k.b.insert(for_op);
-    k.b.gpu_terminator();
-    let loop_body = for_op.region_blocks(0)[0];
-    let column = loop_body.add_arg(ctx.index_type(), loc);
-    let mut inner = Builder::new(ctx, loc, At::BlockStart(loop_body));
-    let mut t = Emit { b: &mut inner };
+    let lanes = k.index(e.lanes as i64);
+    let start = k.int_op(IntOp::Mul, launch.thread_x, lanes);
+    let step = k.int_op(IntOp::Mul, launch.block_dim_x, lanes);
+    let for_op = k.scf_for([start, sizes.columns, step], &[], &[]);
+    k.gpu_terminator();
+    let loop_body = for_op.first_block().expect("internal: a loop has its body");
+    let column = loop_body.add_argument(Type::index(context), location);
+    let mut t = Inserter::at_start(context, location, loop_body);
     let mut loop_ids = row_ids.clone();
     loop_ids.push(column);
-    let given: HashMap<usize, Val> = c.statistic.iter().map(|i| (*i, result)).collect();
+    let given: HashMap<usize, Value> = c.statistic.iter().map(|i| (*i, result)).collect();
     vector_step(&mut t, c.op, e, &loop_ids, &given);
-    t.b.scf_yield(&[]);
+    t.scf_yield(&[]);
 
     // The apart version in the else branch (erases the reduction); only
     // its scalar kernel, since the fused one did not apply.
-    lower(op, r, fill, false, rewriter);
+    lower(context, op, r, fill, false, rewriter);
 }
 
 /// The fill of `output` right before `op` in its block (past fresh
 /// allocations and constants): the reduction then starts from its value.
-fn fill_before(op: Op, output: Val) -> Option<Op> {
+fn fill_before<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    output: Value<'c, 'a>,
+) -> Option<OperationRef<'c, 'a>> {
     op.block()?.ops().into_iter().find(|fill| {
         fill.next_past_fresh() == Some(op)
             && fill.isa(OpKind::LinalgGeneric)
             && fill_value(*fill).is_some()
-            && fill.operand(1) == output
+            && fill
+                .operand(1)
+                .is_ok_and(|v| value_key(v) == value_key(output))
     })
 }
 
 /// A row reduction on the host (a `linalg.generic` outside any kernel)
 /// that this pass lowers.
-fn is_host_reduction(op: Op) -> bool {
+fn is_host_reduction(op: OperationRef) -> bool {
     linalg_gpu::is_host_generic(op) && matches!(match_row_reduction(op), Ok(Some(_)))
 }
 
-impl SymmPass for RowsToGpu {
-    fn run(function: Op, _options: &PassOptions) -> Result<(), PassFailed> {
+impl TypedPass for RowsToGpu {
+    fn run_typed<'c>(
+        context: &'c Context,
+        function: OperationRef<'c, '_>,
+        _options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         // The reductions that stay say why (a walk that changes nothing).
         for op in linalg_gpu::host_generics(function) {
             if let Err(why) = match_row_reduction(op) {
                 emit_remark(
-                    op.loc(),
+                    op.location(),
                     &format!("row reduction kept on one thread per row: it {why}"),
                 );
             }
@@ -487,7 +524,7 @@ impl SymmPass for RowsToGpu {
         // The rest through the conversion driver: each reduction's rewrite
         // erases it (and the fill it starts from) through the rewriter, so
         // no op is visited after it is gone.
-        convert_all(
+        convert_all_typed(
             function,
             "a row reduction was left on the host",
             &is_host_reduction,
@@ -503,11 +540,13 @@ impl SymmPass for RowsToGpu {
                     .next_past_views()
                     .and_then(|next| match_consumer(&reduction, next))
                 {
-                    Some(consumer) => lower_fused(op, &reduction, initial, &consumer, rewriter),
-                    None => lower(op, &reduction, initial, true, rewriter),
+                    Some(consumer) => {
+                        lower_fused(context, op, &reduction, initial, &consumer, rewriter)
+                    }
+                    None => lower(context, op, &reduction, initial, true, rewriter),
                 }
                 if let Some(fill) = fill {
-                    rewriter.erase(fill);
+                    rewriter.erase_op(fill);
                 }
                 Rewrite::Lowered
             },

@@ -14,7 +14,7 @@ use melior::{
     Context,
     dialect::ods,
     ir::{
-        Block, BlockLike, Location, Operation, Region, RegionLike, Type,
+        Block, BlockLike, Location, Operation, Region, RegionLike, Type, Value,
         attribute::{
             DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
             TypeAttribute,
@@ -187,11 +187,6 @@ impl Builder {
         self.constant_of(ty, self.ctx.int_attr(ty, value))
     }
 
-    /// `arith.constant value : ty` for a float type `ty`.
-    pub fn float_constant(&mut self, ty: Ty, value: f64) -> Val {
-        self.constant_of(ty, self.ctx.float_attr(ty, value))
-    }
-
     /// `arith.constant attr : ty`.
     pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
         self.put_one(|c, l| ods::arith::constant(c, t(ty), a(attr), l).into())
@@ -199,26 +194,13 @@ impl Builder {
 
     /// `arith.cmpi <predicate>, lhs, rhs`.
     pub fn cmpi(&mut self, predicate: CmpI, lhs: Val, rhs: Val) -> Val {
-        self.put_one(|c, l| {
-            let predicate = i64_attr(c, predicate as i64).into();
-            ods::arith::cmpi(c, int(c, 1), v(lhs), v(rhs), predicate, l).into()
-        })
+        self.put_one(|c, l| cmpi_op(c, l, predicate, v(lhs), v(rhs)))
     }
 
     /// `scf.if %condition` without results: its then block (and else
     /// block, if asked for) holds only its `scf.yield`.
     pub fn if_then(&mut self, condition: Val, with_else: bool) -> Op {
-        self.put(|c, l| {
-            let branch = || region_ending(ods::scf::r#yield(c, &[], l).into());
-            let otherwise = if with_else { branch() } else { Region::new() };
-            ods::scf::IfOperation::builder(c, l)
-                .results(&[])
-                .condition(v(condition))
-                .then_region(branch())
-                .else_region(otherwise)
-                .build()
-                .into()
-        })
+        self.put(|c, l| if_op(c, l, v(condition), with_else))
     }
 
     pub fn dim(&mut self, source: Val, dim: usize) -> Val {
@@ -236,79 +218,24 @@ impl Builder {
             .collect()
     }
 
-    pub fn muli(&mut self, lhs: Val, rhs: Val) -> Val {
-        self.int_op(IntOp::Mul, lhs, rhs)
-    }
-
     pub fn minui(&mut self, lhs: Val, rhs: Val) -> Val {
         self.int_op(IntOp::MinU, lhs, rhs)
     }
 
     /// `lhs <op> rhs` on integers of one type.
     pub fn int_op(&mut self, op: IntOp, lhs: Val, rhs: Val) -> Val {
-        self.put_one(|c, l| {
-            let (x, y) = (v(lhs), v(rhs));
-            match op {
-                IntOp::Add => ods::arith::addi(c, x, y, l).into(),
-                IntOp::Sub => ods::arith::subi(c, x, y, l).into(),
-                IntOp::Mul => ods::arith::muli(c, x, y, l).into(),
-                IntOp::DivU => ods::arith::divui(c, x, y, l).into(),
-                IntOp::CeilDivU => ods::arith::ceildivui(c, x, y, l).into(),
-                IntOp::RemU => ods::arith::remui(c, x, y, l).into(),
-                IntOp::MaxU => ods::arith::maxui(c, x, y, l).into(),
-                IntOp::MinU => ods::arith::minui(c, x, y, l).into(),
-                IntOp::And => ods::arith::andi(c, x, y, l).into(),
-                IntOp::Or => ods::arith::ori(c, x, y, l).into(),
-            }
-        })
-    }
-
-    /// `lhs <op> rhs` on floats of one type.
-    pub fn float_op(&mut self, op: FloatOp, lhs: Val, rhs: Val) -> Val {
-        self.put_one(|c, l| {
-            let (x, y) = (v(lhs), v(rhs));
-            match op {
-                FloatOp::Add => ods::arith::addf(c, x, y, l).into(),
-                FloatOp::Maximum => ods::arith::maximumf(c, x, y, l).into(),
-                FloatOp::MaxNum => ods::arith::maxnumf(c, x, y, l).into(),
-                FloatOp::Minimum => ods::arith::minimumf(c, x, y, l).into(),
-                FloatOp::MinNum => ods::arith::minnumf(c, x, y, l).into(),
-            }
-        })
+        self.put_one(|c, l| int_op(c, l, op, v(lhs), v(rhs)))
     }
 
     /// `memref.load memref[indices]`.
     pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
         let element = memref.ty().element();
-        self.put_one(|c, l| ods::memref::load(c, t(element), v(memref), &values(indices), l).into())
-    }
-
-    /// `memref.extract_strided_metadata memref`: base, offset, sizes,
-    /// strides.
-    pub fn strided_metadata(&mut self, memref: Val) -> Op {
-        self.put(|c, l| ods::memref::extract_strided_metadata(c, v(memref), l).into())
+        self.put_one(|c, l| load_op(c, l, t(element), v(memref), &values(indices)))
     }
 
     /// The address of `memref`'s aligned pointer, as an index.
     pub fn aligned_pointer(&mut self, memref: Val) -> Val {
-        self.put_one(|c, l| {
-            ods::memref::extract_aligned_pointer_as_index(c, Type::index(c), v(memref), l).into()
-        })
-    }
-
-    /// `vector.from_elements elements : ty`.
-    pub fn vector_from_elements(&mut self, elements: &[Val], ty: Ty) -> Val {
-        self.put_one(|c, l| ods::vector::from_elements(c, t(ty), &values(elements), l).into())
-    }
-
-    /// `gpu.terminator`.
-    pub fn gpu_terminator(&mut self) -> Op {
-        self.put(|c, l| ods::gpu::terminator(c, l).into())
-    }
-
-    /// `scf.yield values...`.
-    pub fn scf_yield(&mut self, results: &[Val]) -> Op {
-        self.put(|c, l| ods::scf::r#yield(c, &values(results), l).into())
+        self.put_one(|c, l| aligned_pointer_op(c, l, v(memref)))
     }
 
     /// `memref.alloc(sizes) : ty`, optionally aligned.
@@ -455,27 +382,6 @@ impl Builder {
         })
     }
 
-    /// `vector.load memref[at] : ty`, `alignment` bytes aligned.
-    pub fn vector_load(&mut self, memref: Val, at: &[Val], ty: Ty, alignment: i64) -> Val {
-        self.put_one(|c, l| {
-            ods::vector::LoadOperation::builder(c, l)
-                .result(t(ty))
-                .base(v(memref))
-                .indices(&values(at))
-                .alignment(i64_attr(c, alignment))
-                .build()
-                .into()
-        })
-    }
-
-    /// `vector.extract vector[lane]`.
-    pub fn vector_extract(&mut self, vector: Val, lane: i64) -> Val {
-        self.put_one(|c, l| {
-            let position = DenseI64ArrayAttribute::new(c, &[lane]).into();
-            ods::vector::extract(c, v(vector), &[], position, l).into()
-        })
-    }
-
     /// `memref.get_global @name : ty`.
     pub fn memref_get_global(&mut self, name: &str, ty: Ty) -> Val {
         self.put_one(|c, l| {
@@ -491,25 +397,12 @@ impl Builder {
 
     /// `memref.store value, memref[indices]`.
     pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) -> Op {
-        self.put(|c, l| ods::memref::store(c, v(value), v(memref), &values(indices), l).into())
+        self.put(|c, l| store_op(c, l, v(value), v(memref), &values(indices)))
     }
 
     /// A one-operand conversion to `to`.
     pub fn convert(&mut self, cast: Cast, value: Val, to: Ty) -> Val {
-        self.put_one(|c, l| {
-            let (x, to) = (v(value), t(to));
-            match cast {
-                Cast::PtrToInt => ods::llvm::ptrtoint(c, to, x, l).into(),
-                Cast::Bitcast => ods::arith::bitcast(c, to, x, l).into(),
-                Cast::ExtUi => ods::arith::extui(c, to, x, l).into(),
-                Cast::ExtF => ods::arith::extf(c, to, x, l).into(),
-                Cast::TruncF => ods::arith::truncf(c, to, x, l).into(),
-                Cast::IndexCast => ods::arith::index_cast(c, to, x, l).into(),
-                Cast::Unrealized => {
-                    ods::builtin::unrealized_conversion_cast(c, &[to], &[x], l).into()
-                }
-            }
-        })
+        self.put_one(|c, l| convert_op(c, l, cast, v(value), t(to)))
     }
 
     pub fn get_global(&mut self, name: &str, ty: Ty) -> Val {
@@ -530,28 +423,6 @@ pub enum Cast {
     IndexCast,
     /// `builtin.unrealized_conversion_cast`, for a later pass to resolve.
     Unrealized,
-}
-
-/// `vector.store vector, memref[at]`, aligned as `alignment` says.
-pub fn vector_store(
-    loc: MlirLocation,
-    vector: Val,
-    memref: Val,
-    at: &[Val],
-    alignment: Attr,
-) -> Op {
-    bridge::build_at(loc, |c, l| {
-        let alignment = a(alignment)
-            .try_into()
-            .expect("internal: an integer alignment");
-        ods::vector::StoreOperation::builder(c, l)
-            .value_to_store(v(vector))
-            .base(v(memref))
-            .indices(&values(at))
-            .alignment(alignment)
-            .build()
-            .into()
-    })
 }
 
 /// `func.func @name` of `function_type` with one empty block and the
@@ -588,59 +459,6 @@ pub fn func_declaration(ctx: Ctx, loc: MlirLocation, name: &str, function_type: 
             .build()
             .into()
     })
-}
-
-/// `scf.for %i = lower to upper step step iter_args(inits) -> results`,
-/// its body block without arguments yet.
-pub fn scf_for(
-    loc: MlirLocation,
-    [lower, upper, step]: [Val; 3],
-    inits: &[Val],
-    results: &[Ty],
-) -> Op {
-    bridge::build_at(loc, |c, l| {
-        ods::scf::ForOperation::builder(c, l)
-            .results(&types(results))
-            .lower_bound(v(lower))
-            .upper_bound(v(upper))
-            .step(v(step))
-            .init_args(&values(inits))
-            .region(region_of_empty_block())
-            .build()
-            .into()
-    })
-}
-
-/// `gpu.all_reduce kind %value uniform`, its body region empty.
-pub fn gpu_all_reduce(ctx: Ctx, loc: MlirLocation, value: Val, kind: Attr) -> Op {
-    bridge::build(ctx, loc, |c, l| {
-        ods::gpu::AllReduceOperation::builder(c, l)
-            .value(v(value))
-            .body(Region::new())
-            .op(a(kind))
-            .uniform(melior::ir::attribute::Attribute::unit(c))
-            .build()
-            .into()
-    })
-}
-
-/// `gpu.launch blocks(grid) threads(block)`, sizes x, y, z each; its body
-/// block without arguments yet.
-pub fn gpu_launch(ctx: Ctx, loc: MlirLocation, grid: [Val; 3], block: [Val; 3]) -> Op {
-    let op = bridge::build(ctx, loc, |c, l| {
-        ods::gpu::LaunchOperation::builder(c, l)
-            .async_dependencies(&[])
-            .grid_size_x(v(grid[0]))
-            .grid_size_y(v(grid[1]))
-            .grid_size_z(v(grid[2]))
-            .block_size_x(v(block[0]))
-            .block_size_y(v(block[1]))
-            .block_size_z(v(block[2]))
-            .body(region_of_empty_block())
-            .build()
-            .into()
-    });
-    with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])
 }
 
 /// `symm_mem.yield operands...`.
@@ -936,4 +754,110 @@ pub fn memref_view<'c>(
         .add_results(&[ty])
         .build()
         .expect("internal: memref.view of a pool")
+}
+
+// The ops both insertion layers build (`Builder` here, and
+// `typed_builder::Inserter`), each made in one place, detached.
+
+/// `lhs <op> rhs` on integers of one type.
+pub fn int_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    op: IntOp,
+    x: Value<'c, '_>,
+    y: Value<'c, '_>,
+) -> Operation<'c> {
+    match op {
+        IntOp::Add => ods::arith::addi(c, x, y, l).into(),
+        IntOp::Sub => ods::arith::subi(c, x, y, l).into(),
+        IntOp::Mul => ods::arith::muli(c, x, y, l).into(),
+        IntOp::DivU => ods::arith::divui(c, x, y, l).into(),
+        IntOp::CeilDivU => ods::arith::ceildivui(c, x, y, l).into(),
+        IntOp::RemU => ods::arith::remui(c, x, y, l).into(),
+        IntOp::MaxU => ods::arith::maxui(c, x, y, l).into(),
+        IntOp::MinU => ods::arith::minui(c, x, y, l).into(),
+        IntOp::And => ods::arith::andi(c, x, y, l).into(),
+        IntOp::Or => ods::arith::ori(c, x, y, l).into(),
+    }
+}
+
+/// `arith.cmpi <predicate>, x, y`.
+pub fn cmpi_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    predicate: CmpI,
+    x: Value<'c, '_>,
+    y: Value<'c, '_>,
+) -> Operation<'c> {
+    let predicate = i64_attr(c, predicate as i64).into();
+    ods::arith::cmpi(c, int(c, 1), x, y, predicate, l).into()
+}
+
+/// `scf.if %condition` without results: its then block (and else block,
+/// if asked for) holds only its `scf.yield`.
+pub fn if_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    condition: Value<'c, '_>,
+    with_else: bool,
+) -> Operation<'c> {
+    let branch = || region_ending(ods::scf::r#yield(c, &[], l).into());
+    let otherwise = if with_else { branch() } else { Region::new() };
+    ods::scf::IfOperation::builder(c, l)
+        .results(&[])
+        .condition(condition)
+        .then_region(branch())
+        .else_region(otherwise)
+        .build()
+        .into()
+}
+
+/// `memref.load memref[indices] : element`.
+pub fn load_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    element: Type<'c>,
+    memref: Value<'c, '_>,
+    indices: &[Value<'c, '_>],
+) -> Operation<'c> {
+    ods::memref::load(c, element, memref, indices, l).into()
+}
+
+/// `memref.store value, memref[indices]`.
+pub fn store_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    value: Value<'c, '_>,
+    memref: Value<'c, '_>,
+    indices: &[Value<'c, '_>],
+) -> Operation<'c> {
+    ods::memref::store(c, value, memref, indices, l).into()
+}
+
+/// The address of `memref`'s aligned pointer, as an index.
+pub fn aligned_pointer_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    memref: Value<'c, '_>,
+) -> Operation<'c> {
+    ods::memref::extract_aligned_pointer_as_index(c, Type::index(c), memref, l).into()
+}
+
+/// A one-operand conversion of `x` to `to`.
+pub fn convert_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    cast: Cast,
+    x: Value<'c, '_>,
+    to: Type<'c>,
+) -> Operation<'c> {
+    match cast {
+        Cast::PtrToInt => ods::llvm::ptrtoint(c, to, x, l).into(),
+        Cast::Bitcast => ods::arith::bitcast(c, to, x, l).into(),
+        Cast::ExtUi => ods::arith::extui(c, to, x, l).into(),
+        Cast::ExtF => ods::arith::extf(c, to, x, l).into(),
+        Cast::TruncF => ods::arith::truncf(c, to, x, l).into(),
+        Cast::IndexCast => ods::arith::index_cast(c, to, x, l).into(),
+        Cast::Unrealized => ods::builtin::unrealized_conversion_cast(c, &[to], &[x], l).into(),
+    }
 }

@@ -81,6 +81,9 @@ pub trait OperationExt<'c, 'a> {
     /// The next op in the block past allocations and constants (fresh
     /// buffers and values, which touch no existing buffer).
     fn next_past_fresh(&self) -> Option<OperationRef<'c, 'a>>;
+    /// The next op in the block past constants, allocations and views
+    /// (planned buffers), none of which touches an existing buffer.
+    fn next_past_views(&self) -> Option<OperationRef<'c, 'a>>;
     /// Moves the blocks of `source`'s region `from` into this op's region
     /// `into` (which must be empty).
     fn take_region_body(&self, into: usize, source: OperationRef<'c, 'a>, from: usize);
@@ -228,6 +231,12 @@ impl<'c, 'a> OperationExt<'c, 'a> for OperationRef<'c, 'a> {
             .find(|op| !op.isa(OpKind::MemrefAlloc) && !op.isa(OpKind::Constant))
     }
 
+    fn next_past_views(&self) -> Option<OperationRef<'c, 'a>> {
+        std::iter::successors(self.next_in_block(), |op| op.next_in_block()).find(|op| {
+            !(op.isa(OpKind::Constant) || op.isa(OpKind::MemrefAlloc) || op.isa(OpKind::MemrefView))
+        })
+    }
+
     fn take_region_body(&self, into: usize, source: OperationRef<'c, 'a>, from: usize) {
         // SAFETY: regions of two live operations of one IR; MLIR moves the
         // blocks.
@@ -284,6 +293,25 @@ pub fn has_identity_layout(ty: Type) -> bool {
     }
     // SAFETY: the layout map of a live ranked memref type.
     unsafe { mlir_sys::mlirAffineMapIsIdentity(mlir_sys::mlirMemRefTypeGetAffineMap(ty.to_raw())) }
+}
+
+/// The strides and offset of a memref type's layout (`None` inside for a
+/// dynamic one; `None` for a layout without strides).
+pub fn strides_and_offset(ty: MemRefType) -> Option<(Vec<Option<i64>>, Option<i64>)> {
+    let raw = ty.to_raw();
+    // SAFETY: queries on a live memref type, into buffers of its rank.
+    unsafe {
+        let rank = mlir_sys::mlirShapedTypeGetRank(raw).max(0) as usize;
+        let mut strides = vec![0i64; rank];
+        let mut offset = 0i64;
+        let result =
+            mlir_sys::mlirMemRefTypeGetStridesAndOffset(raw, strides.as_mut_ptr(), &mut offset);
+        if result.value == 0 {
+            return None;
+        }
+        let known = |v: i64| (!mlir_sys::mlirShapedTypeIsDynamicStrideOrOffset(v)).then_some(v);
+        Some((strides.into_iter().map(known).collect(), known(offset)))
+    }
 }
 
 /// Bytes of one element of type `ty` in a buffer the kernels read

@@ -20,7 +20,6 @@ pub mod stable_id;
 pub mod text;
 pub mod typed_builder;
 
-use crate::ir::op_kind::OpKind;
 use mlir_sys::*;
 use std::ffi::CString;
 
@@ -191,9 +190,7 @@ impl Op {
     /// The next op in the block past constants, allocations and views
     /// (planned buffers), none of which touches an existing buffer.
     pub fn next_past_views(self) -> Option<Op> {
-        std::iter::successors(self.next(), |op| op.next()).find(|op| {
-            !(op.isa(OpKind::Constant) || op.isa(OpKind::MemrefAlloc) || op.isa(OpKind::MemrefView))
-        })
+        melior_ext::OperationExt::next_past_views(&bridge::operation(self)).map(Op::from)
     }
     pub fn num_regions(self) -> usize {
         unsafe { mlirOperationGetNumRegions(self.0) as usize }
@@ -479,16 +476,9 @@ impl Ty {
     /// A ranked memref type's strides and offset in elements, `None` for
     /// dynamic ones; `None` when its layout is not strided.
     pub fn strides_and_offset(self) -> Option<(Vec<Option<i64>>, Option<i64>)> {
-        let rank = unsafe { mlirShapedTypeGetRank(self.0) }.max(0) as usize;
-        let mut strides = vec![0i64; rank];
-        let mut offset = 0i64;
-        let result =
-            unsafe { mlirMemRefTypeGetStridesAndOffset(self.0, strides.as_mut_ptr(), &mut offset) };
-        if !mlir_logical_result_is_success(result) {
-            return None;
-        }
-        let known = |v: i64| (!unsafe { mlirShapedTypeIsDynamicStrideOrOffset(v) }).then_some(v);
-        Some((strides.into_iter().map(known).collect(), known(offset)))
+        melior::ir::r#type::MemRefType::try_from(bridge::ty(self))
+            .ok()
+            .and_then(melior_ext::strides_and_offset)
     }
     pub fn has_identity_layout(self) -> bool {
         melior_ext::has_identity_layout(bridge::ty(self))
@@ -835,8 +825,4 @@ impl Ctx {
             )
         })
     }
-}
-
-fn mlir_logical_result_is_success(result: MlirLogicalResult) -> bool {
-    result.value != 0
 }

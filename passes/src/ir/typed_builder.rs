@@ -2,12 +2,14 @@
 //! for the passes written on melior's typed API: the ops the middle end
 //! adds around the op it rewrites (allocations, copies, casts, sizes).
 
+use super::builders::{self, Cast, CmpI, FloatOp, IntOp};
 use super::melior_ext::OperationExt;
 use melior::{
     Context,
     dialect::ods,
     ir::{
-        Attribute, BlockLike, BlockRef, Location, Operation, OperationRef, Type, Value,
+        Attribute, Block, BlockLike, BlockRef, Location, Operation, OperationRef, Region,
+        RegionLike, Type, Value, ValueLike,
         attribute::{
             ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
             IntegerAttribute, StringAttribute, TypeAttribute,
@@ -22,6 +24,8 @@ use melior::{
 enum At<'c, 'a> {
     Before(OperationRef<'c, 'a>),
     After(OperationRef<'c, 'a>),
+    /// At the start of the block, then after each op inserted.
+    Start,
 }
 
 /// Inserts ops at one place of a block (before an op, or after one and
@@ -67,12 +71,43 @@ impl<'c, 'a> Inserter<'c, 'a> {
         })
     }
 
+    /// At the start of `block` (then after each op inserted), at
+    /// `location`.
+    pub fn at_start(context: &'c Context, location: Location<'c>, block: BlockRef<'c, 'a>) -> Self {
+        Self {
+            context,
+            location,
+            block,
+            at: At::Start,
+        }
+    }
+
+    /// Before `op`, at `location`. `None` for an op outside a block.
+    pub fn before_at(
+        context: &'c Context,
+        location: Location<'c>,
+        op: OperationRef<'c, 'a>,
+    ) -> Option<Self> {
+        Some(Self {
+            location,
+            ..Self::before(context, op)?
+        })
+    }
+
     /// Inserts `op`.
     pub fn put(&mut self, op: Operation<'c>) -> OperationRef<'c, 'a> {
         match self.at {
             At::Before(anchor) => self.block.insert_operation_before(anchor, op),
             At::After(anchor) => {
                 let inserted = self.block.insert_operation_after(anchor, op);
+                self.at = At::After(inserted);
+                inserted
+            }
+            At::Start => {
+                let inserted = match self.block.first_operation() {
+                    Some(first) => self.block.insert_operation_before(first, op),
+                    None => self.block.append_operation(op),
+                };
                 self.at = At::After(inserted);
                 inserted
             }
@@ -326,4 +361,217 @@ impl<'c, 'a> Inserter<'c, 'a> {
 /// its shape, element and layout kept.
 pub fn with_memory_space<'c>(ty: MemRefType<'c>, space: Option<Attribute<'c>>) -> MemRefType<'c> {
     MemRefType::new(ty.element(), &shape_of(ty), Some(ty.layout()), space)
+}
+
+/// The kernels' ops: arithmetic, control flow, memory and vector accesses,
+/// and the launch (`gpu_codegen`'s lowerings of linalg generics).
+impl<'c, 'a> Inserter<'c, 'a> {
+    /// `lhs <op> rhs` on integers of one type.
+    pub fn int_op(&mut self, op: IntOp, x: Value<'c, '_>, y: Value<'c, '_>) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(builders::int_op(c, l, op, x, y))
+    }
+
+    /// `arith.cmpi <predicate>, x, y`.
+    pub fn cmpi(&mut self, predicate: CmpI, x: Value<'c, '_>, y: Value<'c, '_>) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(builders::cmpi_op(c, l, predicate, x, y))
+    }
+
+    /// `lhs <op> rhs` on floats of one type.
+    pub fn float_op(&mut self, op: FloatOp, x: Value<'c, '_>, y: Value<'c, '_>) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(match op {
+            FloatOp::Add => ods::arith::addf(c, x, y, l).into(),
+            FloatOp::Maximum => ods::arith::maximumf(c, x, y, l).into(),
+            FloatOp::MaxNum => ods::arith::maxnumf(c, x, y, l).into(),
+            FloatOp::Minimum => ods::arith::minimumf(c, x, y, l).into(),
+            FloatOp::MinNum => ods::arith::minnumf(c, x, y, l).into(),
+        })
+    }
+
+    /// `arith.constant value : f32`.
+    pub fn f32_constant(&mut self, value: f32) -> Value<'c, 'a> {
+        let f32 = Type::float32(self.context);
+        let value = FloatAttribute::new(self.context, f32, f64::from(value)).into();
+        self.value(ods::arith::constant(self.context, f32, value, self.location).into())
+    }
+
+    /// A one-operand conversion of `x` to `to`.
+    pub fn convert(&mut self, cast: Cast, x: Value<'c, '_>, to: Type<'c>) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(builders::convert_op(c, l, cast, x, to))
+    }
+
+    /// `scf.if %condition` without results, its branches holding only their
+    /// `scf.yield`.
+    pub fn if_then(&mut self, condition: Value<'c, '_>, with_else: bool) -> OperationRef<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.put(builders::if_op(c, l, condition, with_else))
+    }
+
+    /// `scf.for %i = lower to upper step step iter_args(inits) -> results`,
+    /// its body block without arguments yet.
+    pub fn scf_for(
+        &mut self,
+        [lower, upper, step]: [Value<'c, '_>; 3],
+        inits: &[Value<'c, '_>],
+        results: &[Type<'c>],
+    ) -> OperationRef<'c, 'a> {
+        let for_op: Operation = ods::scf::ForOperation::builder(self.context, self.location)
+            .results(results)
+            .lower_bound(lower)
+            .upper_bound(upper)
+            .step(step)
+            .init_args(inits)
+            .region(region_of_empty_block())
+            .build()
+            .into();
+        self.put(for_op)
+    }
+
+    /// `scf.yield values...`.
+    pub fn scf_yield(&mut self, values: &[Value<'c, '_>]) -> OperationRef<'c, 'a> {
+        self.put(ods::scf::r#yield(self.context, values, self.location).into())
+    }
+
+    /// `memref.load memref[indices]`.
+    pub fn load(&mut self, memref: Value<'c, '_>, indices: &[Value<'c, '_>]) -> Value<'c, 'a> {
+        let element = MemRefType::try_from(memref.r#type())
+            .expect("internal: a load from a memref")
+            .element();
+        let (c, l) = (self.context, self.location);
+        self.value(builders::load_op(c, l, element, memref, indices))
+    }
+
+    /// `memref.store value, memref[indices]`.
+    pub fn store(
+        &mut self,
+        value: Value<'c, '_>,
+        memref: Value<'c, '_>,
+        indices: &[Value<'c, '_>],
+    ) -> OperationRef<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.put(builders::store_op(c, l, value, memref, indices))
+    }
+
+    /// `memref.extract_strided_metadata memref`: base, offset, sizes,
+    /// strides.
+    pub fn strided_metadata(&mut self, memref: Value<'c, '_>) -> OperationRef<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.put(ods::memref::extract_strided_metadata(c, memref, l).into())
+    }
+
+    /// The address of `memref`'s aligned pointer, as an index.
+    pub fn aligned_pointer(&mut self, memref: Value<'c, '_>) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(builders::aligned_pointer_op(c, l, memref))
+    }
+
+    /// `vector.load memref[at] : ty`, `alignment` bytes aligned.
+    pub fn vector_load(
+        &mut self,
+        memref: Value<'c, '_>,
+        at: &[Value<'c, '_>],
+        ty: Type<'c>,
+        alignment: i64,
+    ) -> Value<'c, 'a> {
+        let alignment = self.i64_attribute(alignment);
+        let load: Operation = ods::vector::LoadOperation::builder(self.context, self.location)
+            .result(ty)
+            .base(memref)
+            .indices(at)
+            .alignment(alignment)
+            .build()
+            .into();
+        self.value(load)
+    }
+
+    /// `vector.store vector, memref[at]`, `alignment` bytes aligned.
+    pub fn vector_store(
+        &mut self,
+        vector: Value<'c, '_>,
+        memref: Value<'c, '_>,
+        at: &[Value<'c, '_>],
+        alignment: i64,
+    ) -> OperationRef<'c, 'a> {
+        let alignment = self.i64_attribute(alignment);
+        let store: Operation = ods::vector::StoreOperation::builder(self.context, self.location)
+            .value_to_store(vector)
+            .base(memref)
+            .indices(at)
+            .alignment(alignment)
+            .build()
+            .into();
+        self.put(store)
+    }
+
+    /// `vector.extract vector[lane]`.
+    pub fn vector_extract(&mut self, vector: Value<'c, '_>, lane: i64) -> Value<'c, 'a> {
+        let position = DenseI64ArrayAttribute::new(self.context, &[lane]).into();
+        let (c, l) = (self.context, self.location);
+        self.value(ods::vector::extract(c, vector, &[], position, l).into())
+    }
+
+    /// `vector.from_elements elements : ty`.
+    pub fn vector_from_elements(
+        &mut self,
+        elements: &[Value<'c, '_>],
+        ty: Type<'c>,
+    ) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(ods::vector::from_elements(c, ty, elements, l).into())
+    }
+
+    /// `gpu.all_reduce kind %value uniform`, its body region empty.
+    pub fn gpu_all_reduce(&mut self, value: Value<'c, '_>, kind: Attribute<'c>) -> Value<'c, 'a> {
+        let all_reduce: Operation =
+            ods::gpu::AllReduceOperation::builder(self.context, self.location)
+                .value(value)
+                .body(Region::new())
+                .op(kind)
+                .uniform(Attribute::unit(self.context))
+                .build()
+                .into();
+        self.value(all_reduce)
+    }
+
+    /// `gpu.launch blocks(grid) threads(block)`, sizes x, y, z each; its
+    /// body block without arguments yet.
+    pub fn gpu_launch(
+        &mut self,
+        grid: [Value<'c, '_>; 3],
+        block: [Value<'c, '_>; 3],
+    ) -> OperationRef<'c, 'a> {
+        let launch: Operation = ods::gpu::LaunchOperation::builder(self.context, self.location)
+            .async_dependencies(&[])
+            .grid_size_x(grid[0])
+            .grid_size_y(grid[1])
+            .grid_size_z(grid[2])
+            .block_size_x(block[0])
+            .block_size_y(block[1])
+            .block_size_z(block[2])
+            .body(region_of_empty_block())
+            .build()
+            .into();
+        let launch = self.put(launch);
+        launch.set_operand_segments(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
+        launch
+    }
+
+    /// `gpu.terminator`.
+    pub fn gpu_terminator(&mut self) -> OperationRef<'c, 'a> {
+        self.put(ods::gpu::terminator(self.context, self.location).into())
+    }
+
+    fn i64_attribute(&self, value: i64) -> IntegerAttribute<'c> {
+        IntegerAttribute::new(IntegerType::new(self.context, 64).into(), value)
+    }
+}
+
+/// A region of one block without arguments or ops.
+fn region_of_empty_block<'c>() -> Region<'c> {
+    let region = Region::new();
+    region.append_block(Block::new(&[]));
+    region
 }

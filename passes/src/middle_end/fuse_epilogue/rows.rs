@@ -137,7 +137,7 @@ pub(super) fn match_chain<'c, 'a>(
             "the row statistic starts from a value that is not an f32 constant",
         );
     };
-    let row = match match_row_reduction(reduction.into()) {
+    let row = match match_row_reduction(reduction) {
         Ok(Some(row)) => row,
         Ok(None) => return refuse(reduction, "it reduces no loop"),
         Err(why) => return refuse(reduction, &why.to_string()),
