@@ -5,7 +5,7 @@
 use crate::PassError;
 use crate::analysis::linalg::{generic_body, generic_maps, loop_kinds};
 use crate::ir::builders::FloatOp;
-use crate::ir::melior_ext::{ValueExt, value_key};
+use crate::ir::melior_ext::{OperationExt, ValueExt, value_key};
 use crate::ir::scalar::Scalar;
 use melior::ir::{
     BlockLike, OperationRef, Value, operation::OperationLike, r#type::ShapedTypeLike,
@@ -64,17 +64,6 @@ pub struct RowReduction<'c, 'a> {
     pub element_operand: usize,
 }
 
-/// The element type of memref `value` (`None` for another type).
-fn element_of<'c>(value: Value<'c, '_>) -> Option<melior::ir::Type<'c>> {
-    value.memref_type().map(|ty| ty.element())
-}
-
-/// The name of `op`.
-fn name_of(op: OperationRef) -> String {
-    let name = op.name();
-    name.as_string_ref().as_str().unwrap_or("?").to_owned()
-}
-
 /// Why `op` is not a row reduction this pass lowers (`Err`), or `Ok(None)`
 /// when it is no reduction at all.
 pub fn match_row_reduction<'c, 'a>(
@@ -98,7 +87,10 @@ pub fn match_row_reduction<'c, 'a>(
     if operands.iter().any(|v| v.memref_type().is_none()) {
         return Err("has operands that are not memrefs".into());
     }
-    let element = element_of(output).ok_or("has operands that are not memrefs")?;
+    let element = output
+        .memref_type()
+        .ok_or("has operands that are not memrefs")?
+        .element();
     if !matches!(
         Scalar::of(element.into()),
         Some(Scalar::F32 | Scalar::F16 | Scalar::Bf16)
@@ -119,7 +111,7 @@ pub fn match_row_reduction<'c, 'a>(
         .ok()
         .and_then(|yielded| yielded.defining_op())
         .ok_or("yields a block argument, not a combination")?;
-    let combine_name = name_of(combine_op);
+    let combine_name = combine_op.name_text();
     let combiner = combiner(&combine_name).ok_or_else(|| {
         format!(
             "combines with '{combine_name}'; addf, maximumf, maxnumf, minimumf and minnumf are \

@@ -82,8 +82,7 @@ pub fn classify(op: OperationRef, symbols: &SymbolIndex) -> OpClass {
 
 /// Why `op` must run outside a CUDA graph, or its class when it need not.
 pub fn verdict(op: OperationRef, symbols: &SymbolIndex) -> Result<OpClass, PassError> {
-    let name = op.name();
-    let name = name.as_string_ref().as_str().unwrap_or("?");
+    let name = op.name_text();
     if touches_host_memory(op) {
         return Err(format!("'{name}' touches host memory (#cudagraph.host)").into());
     }

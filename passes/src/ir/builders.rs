@@ -83,7 +83,7 @@ fn int<'c>(c: &'c Context, bits: u32) -> Type<'c> {
 }
 
 /// An i64 attribute.
-fn i64_attr<'c>(c: &'c Context, value: i64) -> IntegerAttribute<'c> {
+pub(super) fn i64_attr<'c>(c: &'c Context, value: i64) -> IntegerAttribute<'c> {
     IntegerAttribute::new(int(c, 64), value)
 }
 
@@ -97,7 +97,7 @@ fn region_ending<'c>(terminator: Operation<'c>) -> Region<'c> {
 }
 
 /// A region of one block without arguments or ops.
-fn region_of_empty_block<'c>() -> Region<'c> {
+pub(super) fn region_of_empty_block<'c>() -> Region<'c> {
     let region = Region::new();
     region.append_block(Block::new(&[]));
     region

@@ -84,6 +84,8 @@ pub trait OperationExt<'c, 'a> {
     /// The next op in the block past constants, allocations and views
     /// (planned buffers), none of which touches an existing buffer.
     fn next_past_views(&self) -> Option<OperationRef<'c, 'a>>;
+    /// The op's name, for messages ("?" where it is not UTF-8).
+    fn name_text(&self) -> String;
     /// Moves the blocks of `source`'s region `from` into this op's region
     /// `into` (which must be empty).
     fn take_region_body(&self, into: usize, source: OperationRef<'c, 'a>, from: usize);
@@ -235,6 +237,14 @@ impl<'c, 'a> OperationExt<'c, 'a> for OperationRef<'c, 'a> {
         std::iter::successors(self.next_in_block(), |op| op.next_in_block()).find(|op| {
             !(op.isa(OpKind::Constant) || op.isa(OpKind::MemrefAlloc) || op.isa(OpKind::MemrefView))
         })
+    }
+
+    fn name_text(&self) -> String {
+        self.name()
+            .as_string_ref()
+            .as_str()
+            .unwrap_or("?")
+            .to_owned()
     }
 
     fn take_region_body(&self, into: usize, source: OperationRef<'c, 'a>, from: usize) {

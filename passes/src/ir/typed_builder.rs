@@ -8,8 +8,8 @@ use melior::{
     Context,
     dialect::ods,
     ir::{
-        Attribute, Block, BlockLike, BlockRef, Location, Operation, OperationRef, Region,
-        RegionLike, Type, Value, ValueLike,
+        Attribute, BlockLike, BlockRef, Location, Operation, OperationRef, Region, Type, Value,
+        ValueLike,
         attribute::{
             ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
             IntegerAttribute, StringAttribute, TypeAttribute,
@@ -146,32 +146,34 @@ impl<'c, 'a> Inserter<'c, 'a> {
 
     /// `memref.alloc(sizes) : ty`.
     pub fn alloc(&mut self, ty: MemRefType<'c>, sizes: &[Value<'c, '_>]) -> Value<'c, 'a> {
-        let alloc: Operation = ods::memref::AllocOperation::builder(self.context, self.location)
-            .memref(ty.into())
-            .dynamic_sizes(sizes)
-            .symbol_operands(&[])
-            .build()
-            .into();
-        let alloc = self.put(alloc);
-        alloc.set_operand_segments(&[sizes.len(), 0]);
-        alloc
-            .result(0)
-            .expect("internal: an alloc has its result")
-            .into()
+        self.alloc_with(ty, sizes, None)
     }
 
     /// `memref.alloc() {alignment}` of a statically shaped `ty`.
     pub fn aligned_alloc(&mut self, ty: MemRefType<'c>, alignment: i64) -> Value<'c, 'a> {
-        let i64_ty = IntegerType::new(self.context, 64).into();
-        let alloc: Operation = ods::memref::AllocOperation::builder(self.context, self.location)
+        self.alloc_with(ty, &[], Some(alignment))
+    }
+
+    /// `memref.alloc(sizes) : ty`, aligned where `alignment` says.
+    fn alloc_with(
+        &mut self,
+        ty: MemRefType<'c>,
+        sizes: &[Value<'c, '_>],
+        alignment: Option<i64>,
+    ) -> Value<'c, 'a> {
+        let alloc = ods::memref::AllocOperation::builder(self.context, self.location)
             .memref(ty.into())
-            .dynamic_sizes(&[])
-            .symbol_operands(&[])
-            .alignment(IntegerAttribute::new(i64_ty, alignment))
-            .build()
-            .into();
+            .dynamic_sizes(sizes)
+            .symbol_operands(&[]);
+        let alloc: Operation = match alignment {
+            Some(alignment) => alloc
+                .alignment(self.i64_attribute(alignment))
+                .build()
+                .into(),
+            None => alloc.build().into(),
+        };
         let alloc = self.put(alloc);
-        alloc.set_operand_segments(&[0, 0]);
+        alloc.set_operand_segments(&[sizes.len(), 0]);
         alloc
             .result(0)
             .expect("internal: an alloc has its result")
@@ -215,8 +217,7 @@ impl<'c, 'a> Inserter<'c, 'a> {
             )
             .into(),
         );
-        let i64_ty = IntegerType::new(c, 64).into();
-        global.set_attribute_to("alignment", IntegerAttribute::new(i64_ty, alignment).into());
+        global.set_attribute_to("alignment", self.i64_attribute(alignment).into());
         global
     }
 
@@ -424,7 +425,7 @@ impl<'c, 'a> Inserter<'c, 'a> {
             .upper_bound(upper)
             .step(step)
             .init_args(inits)
-            .region(region_of_empty_block())
+            .region(builders::region_of_empty_block())
             .build()
             .into();
         self.put(for_op)
@@ -551,7 +552,7 @@ impl<'c, 'a> Inserter<'c, 'a> {
             .block_size_x(block[0])
             .block_size_y(block[1])
             .block_size_z(block[2])
-            .body(region_of_empty_block())
+            .body(builders::region_of_empty_block())
             .build()
             .into();
         let launch = self.put(launch);
@@ -565,13 +566,6 @@ impl<'c, 'a> Inserter<'c, 'a> {
     }
 
     fn i64_attribute(&self, value: i64) -> IntegerAttribute<'c> {
-        IntegerAttribute::new(IntegerType::new(self.context, 64).into(), value)
+        builders::i64_attr(self.context, value)
     }
-}
-
-/// A region of one block without arguments or ops.
-fn region_of_empty_block<'c>() -> Region<'c> {
-    let region = Region::new();
-    region.append_block(Block::new(&[]));
-    region
 }

@@ -77,11 +77,6 @@ impl TypedPass for Realize {
     }
 }
 
-/// An op's name, for messages.
-fn name_of(op: OperationRef) -> String {
-    op.name().as_string_ref().as_str().unwrap_or("?").to_owned()
-}
-
 /// Operand `operand` of `user` must be a comm buffer of `allocator`.
 struct Requirement<'c, 'a> {
     user: OperationRef<'c, 'a>,
@@ -260,7 +255,7 @@ impl<'c> State<'c> {
         let ty = value.r#type();
         let what = format!(
             "symmetric operand #{operand} of {} ({allocator})",
-            name_of(user)
+            user.name_text()
         );
         let Ok(memref_ty) = MemRefType::try_from(ty) else {
             emit_error(
@@ -344,13 +339,13 @@ impl<'c> State<'c> {
         } else if let Some(def) = root.defining_op() {
             format!(
                 "it is produced by {}, whose allocation the compiler does not own",
-                name_of(def)
+                def.name_text()
             )
         } else {
             let parent = root
                 .argument_of()
                 .and_then(|block| block.parent_operation())
-                .map_or_else(|| "a region".to_owned(), name_of);
+                .map_or_else(|| "a region".to_owned(), |op| op.name_text());
             format!("it is a block argument of {parent}")
         };
         self.copy_into_fresh(requirement, &what, &reason)

@@ -131,9 +131,7 @@ fn collect_uses<'c, 'a>(def: OperationRef<'c, 'a>, numbering: &Numbering) -> Use
                 work.extend(results(user));
             } else if is_terminator(user) || user.isa(OpKind::ScfFor) || user.isa(OpKind::ScfWhile)
             {
-                let name = user.name();
-                let name = name.as_string_ref().as_str().unwrap_or("?").to_owned();
-                uses.escapes = Some(format!("it flows into {name}"));
+                uses.escapes = Some(format!("it flows into {}", user.name_text()));
             }
         }
     }
