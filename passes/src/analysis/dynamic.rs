@@ -28,6 +28,12 @@ pub fn enclosing_function(op: Op) -> Option<Op> {
     std::iter::successors(Some(op), |o| o.parent()).find(|o| o.isa(OpKind::Func))
 }
 
+/// `enclosing_function` on melior's typed API.
+pub fn enclosing_function_op<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    use melior::ir::operation::OperationLike;
+    std::iter::successors(Some(op), |o| o.parent_operation()).find(|o| o.isa(OpKind::Func))
+}
+
 /// The bound `function` declares on its dynamic sizes, if any (positive).
 pub fn max_tokens(function: Op) -> Option<u64> {
     declared_max_tokens(bridge::operation(function))

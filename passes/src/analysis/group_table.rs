@@ -69,7 +69,13 @@ impl GroupTable {
     /// The declared world size of the group that `op` names in its `group`
     /// attribute, if it names one and the declaration has a size.
     pub fn world_size_of(&self, op: crate::ir::Op) -> Option<u64> {
-        let group = op.attr("group")?.symbol_or_string()?;
+        self.world_size_of_op(crate::ir::bridge::operation(op))
+    }
+
+    /// `world_size_of` on melior's typed API.
+    pub fn world_size_of_op(&self, op: OperationRef) -> Option<u64> {
+        use crate::ir::melior_ext::OperationExt;
+        let group = op.symbol_or_string("group")?;
         self.get(&group)?.world_size
     }
 }

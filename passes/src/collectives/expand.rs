@@ -15,19 +15,29 @@
 use super::EpilogueDecl;
 use super::prologue::Prologue;
 use super::segments::{AllReduceFacts, RowsFacts, Segment};
-use crate::PassError;
 use crate::analysis::all_reduce::{
     self as kernels, Algorithm, AllReduceKernel, Push, Reduction, Scalar,
 };
-use crate::ir::convert::{Rewrite, convert};
+use crate::analysis::dynamic::{MAX_TOKENS_ATTR, declared_max_tokens, enclosing_function_op};
+use crate::ir::convert::{Rewrite, convert_typed};
+use crate::ir::melior_ext::{BlockExt, OperationExt, op_key, type_text};
 use crate::ir::op_kind::OpKind;
+use crate::ir::typed_builder::{Inserter, static_dim};
 use crate::{
-    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
+    GroupTable, OptionKind, PassDescriptor, PassError, PassFailed, PassOption, PassOptions,
+    TypedPass,
     analysis::read_after::used_after,
-    ir::builders::{At, FusedAllReduce, IntOp, Terminator, replace_terminator},
-    ir::host::{Declarations, Host, KERNEL_MODULE},
-    ir::{Attr, Ctx, Op, Ty, Val, emit_error},
+    ir::builders::{FusedAllReduce, IntOp, Terminator, replace_terminator},
+    ir::host::{Host, KERNEL_MODULE},
     middle_end::select_all_reduce::Limits,
+};
+use melior::{
+    Context,
+    ir::{
+        Attribute, OperationRef, Type, Value, ValueLike,
+        operation::OperationLike,
+        r#type::{MemRefType, ShapedTypeLike},
+    },
 };
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -64,7 +74,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
 pub struct ExpandCollectives;
 
 /// The ops this pass expands.
-fn expands(op: Op) -> bool {
+fn expands(op: OperationRef) -> bool {
     matches!(
         op.kind(),
         OpKind::AllReduceOut | OpKind::AllReduceEpilogueOut | OpKind::AllReduceRowsOut
@@ -72,26 +82,26 @@ fn expands(op: Op) -> bool {
 }
 
 /// An all-reduce op's operands by role.
-struct Roles {
-    input: Val,
+struct Roles<'c, 'a> {
+    input: Value<'c, 'a>,
     /// A fused op's matmul prologue.
-    prologue: Option<Prologue>,
+    prologue: Option<Prologue<'c, 'a>>,
     /// The element-wise epilogue's operands.
-    epilogue: Vec<Val>,
-    out: Val,
+    epilogue: Vec<Value<'c, 'a>>,
+    out: Value<'c, 'a>,
     /// `all_reduce_rows_out`: its rows_out and row operands.
-    rows: Option<(Val, Vec<Val>)>,
+    rows: Option<(Value<'c, 'a>, Vec<Value<'c, 'a>>)>,
 }
 
-fn roles(op: Op) -> Roles {
-    let operands = op.operands();
+fn roles<'c, 'a>(op: OperationRef<'c, 'a>) -> Roles<'c, 'a> {
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
     // Both fused ops: (input, lhs?, rhs?, partials?, epilogue..., out), and
     // all_reduce_rows_out then (row operands..., rows_out); the other forms
     // (input, out).
     let segments = op.operand_segments();
     let prologue = Prologue::of(op, &operands, &segments);
     let first_epilogue = 1 + segments.get(1..4).map_or(0, |s| s.iter().sum());
-    let is_rows = FusedAllReduce::of(op) == Some(FusedAllReduce::Rows);
+    let is_rows = FusedAllReduce::of_kind(op.kind()) == Some(FusedAllReduce::Rows);
     let out = if is_rows {
         first_epilogue + segments.get(4).copied().unwrap_or(0)
     } else {
@@ -112,26 +122,32 @@ fn roles(op: Op) -> Roles {
     }
 }
 
-/// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
-fn pool_of(host: &mut Host, buffer: Val) -> Val {
-    host.b.pool_of(buffer)
+/// The memref type of a collective's operand (the verifier's: they are
+/// memrefs).
+fn memref_of<'c>(value: Value<'c, '_>) -> Result<MemRefType<'c>, PassError> {
+    MemRefType::try_from(value.r#type())
+        .map_err(|_| PassError::from("has an operand that is not a memref"))
+}
+
+/// A memref type's shape (`None`: dynamic).
+fn shape(ty: MemRefType) -> Vec<Option<i64>> {
+    (0..ty.rank()).map(|d| static_dim(ty, d)).collect()
 }
 
 /// State of one run over a module.
-struct Expansion {
-    ctx: Ctx,
-    groups: crate::GroupTable,
+struct Expansion<'c, 'a> {
+    context: &'c Context,
+    groups: GroupTable,
     limits: Limits,
-    decls: Declarations,
     kernels: BTreeMap<String, AllReduceKernel>,
     /// Fused ops whose region (the index) becomes the declared function.
-    epilogues: Vec<(EpilogueDecl, Op, usize)>,
+    epilogues: Vec<(EpilogueDecl, OperationRef<'c, 'a>, usize)>,
     failed: bool,
 }
 
-impl Expansion {
-    fn error(&mut self, op: Op, message: &str) {
-        emit_error(op.loc(), message);
+impl<'c, 'a> Expansion<'c, 'a> {
+    fn error(&mut self, op: OperationRef, message: &str) {
+        symm_dialects::emit_error(op.location(), message);
         self.failed = true;
     }
 
@@ -141,8 +157,8 @@ impl Expansion {
     /// Expands `op`; `input_read_after`: whether its input may be read
     /// after it (`used_after`, asked before any expansion). False when it
     /// cannot (the error is at the op, which stays).
-    fn expand_all_reduce(&mut self, op: Op, input_read_after: bool) -> bool {
-        let name = op.name();
+    fn expand_all_reduce(&mut self, op: OperationRef<'c, 'a>, input_read_after: bool) -> bool {
+        let name = op.name_text();
         let roles = roles(op);
         let facts = match self.all_reduce_facts(op, &roles, input_read_after) {
             Ok(facts) => facts,
@@ -153,11 +169,12 @@ impl Expansion {
         };
         let segments = facts.segments(self.limits);
         let (input, out) = (roles.input, roles.out);
-        let mut host = Host::without_runtime(At::Before(op), op, &mut self.decls);
+        let at = Inserter::before(self.context, op).expect("internal: a collective in a block");
+        let mut host = Host::without_runtime(at);
         let input_ptr = host.ptr_of(input);
         // The kernel finds the peers' copies through the pool and the
         // input's offset from this rank's base.
-        let pool = pool_of(&mut host, input);
+        let pool = host.pool_of(input);
         let out_ptr = host.ptr_of(out);
         let mut extra = Vec::new();
         for operand in &roles.epilogue {
@@ -169,15 +186,17 @@ impl Expansion {
             for operand in row_operands {
                 extra.push(host.ptr_of(*operand));
             }
-            let f32 = host.b.ctx.f32_type();
-            let init = op.attr("row_init").expect("verified: the op has row_init");
-            extra.push(host.b.constant_of(f32, init));
+            let f32 = Type::float32(self.context);
+            let init = op
+                .attribute("row_init")
+                .expect("verified: the op has row_init");
+            extra.push(host.constant_of(f32, init));
         }
         let pushes_into_outputs = segments
             .iter()
             .any(|s| s.kernel.push == Some(Push::IntoOutputs));
         // Peers' outputs: the same offset in the output's pool.
-        let out_pool = pushes_into_outputs.then(|| pool_of(&mut host, out));
+        let out_pool = pushes_into_outputs.then(|| host.pool_of(out));
         // Elements of this call: static, or the leading size times the rest.
         let count = match facts.count {
             Some(count) => host.int(64, count as i64),
@@ -191,7 +210,7 @@ impl Expansion {
         let bytes = host.arith(IntOp::Mul, count, bytes_per_element);
         let prologue = roles.prologue;
         let mut prologue_error = None;
-        let mut launch = |host: &mut Host, segment: &Segment| {
+        let mut launch = |host: &mut Host<'c, 'a, '_>, segment: &Segment| {
             let kernel = &segment.kernel;
             // The matmul the kernel's data comes from: split over K into
             // the partials the kernel sums (and takes), or whole into its
@@ -259,17 +278,17 @@ impl Expansion {
     /// What decides an all-reduce's kernels, read once per op.
     fn all_reduce_facts(
         &mut self,
-        op: Op,
-        roles: &Roles,
+        op: OperationRef<'c, 'a>,
+        roles: &Roles<'c, 'a>,
         input_read_after: bool,
     ) -> Result<AllReduceFacts, PassError> {
-        let input = roles.input.ty();
-        let element = input.element().scalar();
+        let input = memref_of(roles.input)?;
+        let element = Scalar::of_type(input.element());
         let (Some(element), Some(element_bytes)) = (element, element.and_then(Scalar::bytes))
         else {
             return Err("has an unsupported element type".into());
         };
-        let shape = input.shape();
+        let shape = shape(input);
         let too_large = || {
             PassError::Unsupported(format!(
                 "has more elements than the kernels address (at most {} bytes)",
@@ -285,25 +304,22 @@ impl Expansion {
         };
         let count = product(&shape)?;
         let row_elements = product(shape.get(1..).unwrap_or(&[]))?;
-        let bound = crate::analysis::dynamic::enclosing_function(op)
-            .and_then(crate::analysis::dynamic::max_tokens);
+        let bound = enclosing_function_op(op).and_then(declared_max_tokens);
         let (row_elements, max_count) = match (count, row_elements, bound) {
             (Some(count), _, _) => (count, count),
             (None, Some(row), Some(bound)) => (
                 row,
                 row.checked_mul(bound).ok_or_else(|| {
                     format!(
-                        "has up to {bound} rows of {row} elements ({}), more than the kernels \
-                         address",
-                        crate::analysis::dynamic::MAX_TOKENS_ATTR
+                        "has up to {bound} rows of {row} elements ({MAX_TOKENS_ATTR}), more than \
+                         the kernels address"
                     )
                 })?,
             ),
             (None, Some(_), None) => {
                 return Err(format!(
                     "has a dynamic size, but its function does not bound it: declare the \
-                     largest token count with `attributes {{{} = N : i64}}`",
-                    crate::analysis::dynamic::MAX_TOKENS_ATTR
+                     largest token count with `attributes {{{MAX_TOKENS_ATTR} = N : i64}}`"
                 )
                 .into());
             }
@@ -321,7 +337,7 @@ impl Expansion {
         {
             return Err(too_large());
         }
-        let world = self.groups.world_size_of(op).ok_or(
+        let world = self.groups.world_size_of_op(op).ok_or(
             "runs in a group without a declared world_size; kernels are specialized by it",
         )?;
         if !(1..=kernels::MAX_WORLD).contains(&world) {
@@ -333,17 +349,20 @@ impl Expansion {
         }
         // Enum attributes hold their I32EnumAttr case values.
         let reduction = op
-            .attr("reduction")
-            .and_then(Attr::int)
+            .int_attribute("reduction")
             .and_then(Reduction::from_code)
             .ok_or("has no reduction kind")?;
-        let out_shape = roles.out.ty().shape();
-        let columns = out_shape.last().copied().flatten().unwrap_or(1) as u64;
+        let out_ty = memref_of(roles.out)?;
+        let out_rank = out_ty.rank();
+        let columns = out_rank
+            .checked_sub(1)
+            .and_then(|last| static_dim(out_ty, last))
+            .unwrap_or(1) as u64;
         // The element types of every buffer the kernel reads or writes,
         // checked before any epilogue function is named for this op.
-        let broadcast_of = |v: &Val| -> Result<(Scalar, bool), PassError> {
-            let ty = v.ty();
-            let broadcast = ty.shape().len() == 1 && out_shape.len() > 1;
+        let broadcast_of = |v: &Value| -> Result<(Scalar, bool), PassError> {
+            let ty = memref_of(*v)?;
+            let broadcast = ty.rank() == 1 && out_rank > 1;
             Ok((kernel_element(ty.element())?, broadcast))
         };
         let epilogue_types: Vec<(Scalar, bool)> = roles
@@ -351,7 +370,7 @@ impl Expansion {
             .iter()
             .map(broadcast_of)
             .collect::<Result<_, _>>()?;
-        let out_element = kernel_element(roles.out.ty().element())?;
+        let out_element = kernel_element(out_ty.element())?;
         let row_types = match &roles.rows {
             Some((rows_out, row_operands)) => {
                 if columns.saturating_mul(element_bytes) > kernels::ROW_BYTES_MAX {
@@ -365,11 +384,11 @@ impl Expansion {
                     .iter()
                     .map(broadcast_of)
                     .collect::<Result<_, _>>()?;
-                Some((operands, kernel_element(rows_out.ty().element())?))
+                Some((operands, kernel_element(memref_of(*rows_out)?.element())?))
             }
             None => None,
         };
-        let fused = FusedAllReduce::of(op).is_some();
+        let fused = FusedAllReduce::of_kind(op.kind()).is_some();
         // The functions the fused op's regions become: the epilogue
         // (input, epilogue operands -> out), and for a row statistic its
         // step (out, f32 -> f32) and apply (out, f32, row operands ->
@@ -407,7 +426,7 @@ impl Expansion {
                 out_element: rows_element,
             }
         });
-        let fixed = Algorithm::fixed_by(op);
+        let fixed = Algorithm::fixed_by_op(op);
         Ok(AllReduceFacts {
             element,
             element_bytes,
@@ -424,11 +443,9 @@ impl Expansion {
             // reads it afterwards.
             input_read_after,
             // Realize made the output symmetric if the push could use it.
-            out_symmetric: roles
-                .out
-                .ty()
+            out_symmetric: out_ty
                 .memory_space()
-                .is_some_and(|space| space.allocator().is_some()),
+                .is_some_and(|space| symm_dialects::Allocator::from_attribute(space).is_some()),
             fused,
             rows,
             split_k: roles.prologue.map(|p| (p.slices(), p.max_rows)),
@@ -437,63 +454,69 @@ impl Expansion {
 
     /// Builds the kernels into `gpu.module @symm_kernels` and moves each
     /// fused op's region into its epilogue function.
-    fn emit_kernels(&mut self, module: Op) {
+    fn emit_kernels(&mut self, module: OperationRef<'c, 'a>) {
         if self.kernels.is_empty() {
             return;
         }
-        let Some(block) = module.entry_block() else {
+        let Some(block) = module.first_block() else {
             return;
         };
-        if let Some(taken) = crate::collectives::name_taken(block, KERNEL_MODULE) {
+        if let Some(taken) = crate::collectives::name_taken(block.into(), KERNEL_MODULE) {
             let message = crate::collectives::taken_message(KERNEL_MODULE, taken);
-            return self.error(taken, &message);
+            symm_dialects::emit_error(crate::ir::bridge::location(taken), &message);
+            self.failed = true;
+            return;
         }
         let gpu_module = match crate::collectives::emit_kernel_module(
-            self.ctx,
-            block,
+            crate::ir::Op::from(module).ctx(),
+            block.into(),
             KERNEL_MODULE,
             self.epilogues.iter().map(|(decl, _, _)| decl),
             self.kernels.values(),
         ) {
-            Ok(gpu_module) => gpu_module,
+            Ok(gpu_module) => crate::ir::bridge::operation::<'c, 'a>(gpu_module),
             Err(message) => return self.error(module, &message.to_string()),
         };
-        let functions: BTreeMap<String, Op> = gpu_module
-            .entry_block()
+        let functions: BTreeMap<String, OperationRef<'c, 'a>> = gpu_module
+            .first_block()
             .map(|b| b.ops())
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|op| Some((op.symbol_name()?, op)))
+            .filter_map(|op| Some((op.symbol_or_string("sym_name")?, op)))
             .collect();
-        let mut fused = Vec::new();
+        let mut fused: Vec<OperationRef<'c, 'a>> = Vec::new();
         for (decl, op, region) in std::mem::take(&mut self.epilogues) {
             if let Some(target) = functions.get(&decl.function) {
-                target.take_region_at(0, op, region);
-                if let Some(body) = target.entry_block() {
-                    replace_terminator(body, Terminator::Return);
+                target.take_region_body(0, op, region);
+                if let Some(body) = target.first_block() {
+                    replace_terminator(body.into(), Terminator::Return);
                 }
             }
-            if !fused.contains(&op) {
+            if !fused.iter().any(|f| op_key(*f) == op_key(op)) {
                 fused.push(op);
             }
         }
-        crate::ir::rewrite::erase_collected(module, &fused);
+        let fused: Vec<crate::ir::Op> = fused.into_iter().map(Into::into).collect();
+        crate::ir::rewrite::erase_collected(module.into(), &fused);
     }
 }
 
-impl SymmPass for ExpandCollectives {
-    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+impl TypedPass for ExpandCollectives {
+    fn run_typed<'c>(
+        context: &'c Context,
+        module: OperationRef<'c, '_>,
+        options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         let mut expansion = Expansion {
-            ctx: module.ctx(),
-            groups: module.group_table(),
+            context,
+            groups: GroupTable::from_module(module),
             limits: Limits::from_options(options),
-            decls: Declarations::default(),
             kernels: BTreeMap::new(),
             epilogues: Vec::new(),
             failed: false,
         };
-        let collectives: Vec<Op> = module
-            .walk()
+        let collectives: Vec<OperationRef> = module
+            .descendants()
             .into_iter()
             .filter(|op| expands(*op))
             .collect();
@@ -501,33 +524,32 @@ impl SymmPass for ExpandCollectives {
         // the next order query in that block recompute the block's order
         // (O(n) each, O(n^2) in all). Expansions add uses only before
         // their own op, so the answers do not change.
-        let read_after: HashMap<Op, bool> = collectives
+        let read_after: HashMap<usize, bool> = collectives
             .iter()
-            .map(|&op| {
-                let input = crate::ir::bridge::value(roles(op).input);
-                (op, used_after(input, crate::ir::bridge::operation(op)))
-            })
+            .map(|&op| (op_key(op), used_after(roles(op).input, op)))
             .collect();
         // Through MLIR's conversion driver: each collective is illegal
         // until expanded; a plain one is then erased through the driver, a
         // fused one stays (legal) until its epilogue region has moved into
         // its kernel (emit_kernels).
-        let expanded: RefCell<HashSet<Op>> = RefCell::new(HashSet::new());
-        let illegal = |op: Op| read_after.contains_key(&op) && !expanded.borrow().contains(&op);
-        let converted = convert(module, &illegal, &mut |op, rewriter| {
-            if !expansion.expand_all_reduce(op, read_after[&op]) {
+        let expanded: RefCell<HashSet<usize>> = RefCell::new(HashSet::new());
+        let illegal = |op: OperationRef| {
+            read_after.contains_key(&op_key(op)) && !expanded.borrow().contains(&op_key(op))
+        };
+        let converted = convert_typed(module, &illegal, &mut |op, rewriter| {
+            if !expansion.expand_all_reduce(op, read_after[&op_key(op)]) {
                 return Rewrite::Refused;
             }
-            if FusedAllReduce::of(op).is_none() {
-                rewriter.erase(op);
+            if FusedAllReduce::of_kind(op.kind()).is_none() {
+                rewriter.erase_op(op);
             } else {
-                expanded.borrow_mut().insert(op);
+                expanded.borrow_mut().insert(op_key(op));
             }
             Rewrite::Lowered
         });
         if !converted && !expansion.failed {
-            emit_error(
-                module.loc(),
+            symm_dialects::emit_error(
+                module.location(),
                 "internal: symm-mem-expand-collectives left a collective it was to expand",
             );
             return Err(PassFailed);
@@ -540,7 +562,7 @@ impl SymmPass for ExpandCollectives {
             return Err(PassFailed);
         }
         if !expansion.kernels.is_empty() {
-            module.set_attr("gpu.container_module", expansion.ctx.unit());
+            module.set_attribute_to("gpu.container_module", Attribute::unit(context));
         }
         Ok(())
     }
@@ -548,11 +570,11 @@ impl SymmPass for ExpandCollectives {
 
 /// The element type of a buffer an all-reduce kernel reads or writes, as
 /// the kernels know it.
-fn kernel_element(ty: Ty) -> Result<Scalar, PassError> {
-    ty.scalar().ok_or_else(|| {
+fn kernel_element(ty: Type) -> Result<Scalar, PassError> {
+    Scalar::of_type(ty).ok_or_else(|| {
         format!(
             "has a buffer of element type {}, which no kernel takes",
-            ty.print()
+            type_text(ty)
         )
         .into()
     })

@@ -8,28 +8,44 @@
 
 use crate::PassError;
 use crate::analysis::linalg::OVERWRITES_ATTR;
+use crate::ir::builders::{linalg_named_op, reinterpret_cast_op};
 use crate::ir::host::Host;
-use crate::ir::{Op, Val};
+use crate::ir::melior_ext::{OperationExt, strided_memref_type};
+use crate::ir::typed_builder::static_dim;
+use melior::ir::{
+    Attribute, OperationRef, Value, ValueLike,
+    r#type::{MemRefType, ShapedTypeLike},
+};
 
 /// The operands and bound of a matmul prologue.
 #[derive(Clone, Copy)]
-pub struct Prologue {
-    pub lhs: Val,
-    pub rhs: Val,
-    pub partials: Val,
+pub struct Prologue<'c, 'a> {
+    pub lhs: Value<'c, 'a>,
+    pub rhs: Value<'c, 'a>,
+    pub partials: Value<'c, 'a>,
     /// Calls of at most this many rows take the split-K kernels.
     pub max_rows: u64,
 }
 
-impl Prologue {
+/// The memref type of `value` (the verifier's: the prologue's operands
+/// are memrefs).
+fn memref_of<'c>(value: Value<'c, '_>) -> Option<MemRefType<'c>> {
+    MemRefType::try_from(value.r#type()).ok()
+}
+
+impl<'c, 'a> Prologue<'c, 'a> {
     /// The prologue of a fused all-reduce, given its operands in ODS order
     /// and their segment sizes (input, lhs, rhs, partials, epilogue
     /// operands, out, and for the rows op its row operands and rows_out).
-    pub fn of(op: Op, operands: &[Val], segments: &[usize]) -> Option<Self> {
+    pub fn of(
+        op: OperationRef<'c, 'a>,
+        operands: &[Value<'c, 'a>],
+        segments: &[usize],
+    ) -> Option<Self> {
         if segments.get(1..4)? != [1, 1, 1] {
             return None;
         }
-        let max_rows = op.attr("split_k_max_rows")?.int()?;
+        let max_rows = op.int_attribute("split_k_max_rows")?;
         Some(Self {
             lhs: operands[1],
             rhs: operands[2],
@@ -40,55 +56,66 @@ impl Prologue {
 
     /// Slices of K: `partials`' leading size (static, by the verifier).
     pub fn slices(&self) -> u64 {
-        self.partials.ty().shape()[0].unwrap_or(1) as u64
+        memref_of(self.partials)
+            .and_then(|ty| static_dim(ty, 0))
+            .unwrap_or(1) as u64
     }
 
     /// `input = lhs @ rhs`, overwriting.
-    pub fn whole(&self, host: &mut Host, input: Val) {
-        let matmul = host
-            .b
-            .linalg_named("linalg.matmul", &[self.lhs, self.rhs], input);
-        matmul.set_attr(OVERWRITES_ATTR, matmul.ctx().unit());
+    pub fn whole(&self, host: &mut Host<'c, '_, '_>, input: Value<'c, '_>) {
+        let (c, l) = (host.context(), host.at.location);
+        let matmul = host.at.put(linalg_named_op(
+            c,
+            l,
+            "linalg.matmul",
+            &[self.lhs, self.rhs],
+            input,
+        ));
+        matmul.set_attribute_to(OVERWRITES_ATTR, Attribute::unit(c));
     }
 
     /// `partials[s] = lhs[:, s k : (s+1) k] @ rhs[s k : (s+1) k, :]` for
     /// each slice s of k = K / S columns, as one batched matmul over views:
     /// lhs as `S x rows x k` (strides k, K, 1) and rhs as `S x k x N`.
-    pub fn sliced(&self, host: &mut Host) -> Result<(), PassError> {
-        let (lhs, rhs) = (self.lhs.ty(), self.rhs.ty());
-        let (Some(k_total), Some(columns)) = (rhs.shape()[0], rhs.shape()[1]) else {
+    pub fn sliced(&self, host: &mut Host<'c, '_, '_>) -> Result<(), PassError> {
+        let (Some(lhs), Some(rhs)) = (memref_of(self.lhs), memref_of(self.rhs)) else {
+            return Err("has a matmul prologue whose operands are not memrefs".into());
+        };
+        let (Some(k_total), Some(columns)) = (static_dim(rhs, 0), static_dim(rhs, 1)) else {
             return Err("has a matmul prologue whose rhs is not static".into());
         };
         let slices = self.slices() as i64;
         let k = k_total / slices;
         let element = lhs.element();
-        let ctx = host.b.ctx;
-        let rows = lhs.shape()[0];
+        let (c, l) = (host.context(), host.at.location);
+        let rows = static_dim(lhs, 0);
         // lhs as S x rows x k with strides (k, K, 1); rhs as S x k x N.
-        let lhs_view = ctx.memref(
+        let lhs_view = strided_memref_type(
+            c,
             &[Some(slices), rows, Some(k)],
             element,
-            Some((&[k, k_total, 1], 0)),
+            (&[k, k_total, 1], 0),
             lhs.memory_space(),
         );
-        let rhs_view = ctx.memref(
-            &[Some(slices), Some(k), Some(columns)],
-            element,
-            None,
-            rhs.memory_space(),
-        );
-        let dynamic_rows: Vec<Val> = match rows {
+        let rhs_view = MemRefType::new(element, &[slices, k, columns], None, rhs.memory_space());
+        let dynamic_rows: Vec<Value> = match rows {
             Some(_) => Vec::new(),
-            None => vec![host.b.dim(self.lhs, 0)],
+            None => vec![host.at.dim(self.lhs, 0)],
         };
-        let lhs_slices = host.b.reinterpret_cast(self.lhs, lhs_view, &dynamic_rows);
-        let rhs_slices = host.b.reinterpret_cast(self.rhs, rhs_view, &[]);
-        let batched = host.b.linalg_named(
+        let lhs_slices =
+            host.at
+                .value(reinterpret_cast_op(c, l, self.lhs, lhs_view, &dynamic_rows));
+        let rhs_slices = host
+            .at
+            .value(reinterpret_cast_op(c, l, self.rhs, rhs_view, &[]));
+        let batched = host.at.put(linalg_named_op(
+            c,
+            l,
             "linalg.batch_matmul",
             &[lhs_slices, rhs_slices],
             self.partials,
-        );
-        batched.set_attr(OVERWRITES_ATTR, batched.ctx().unit());
+        ));
+        batched.set_attribute_to(OVERWRITES_ATTR, Attribute::unit(c));
         Ok(())
     }
 }

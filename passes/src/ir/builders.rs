@@ -20,7 +20,7 @@ use melior::{
             TypeAttribute,
         },
         operation::OperationBuilder,
-        r#type::IntegerType,
+        r#type::{IntegerType, MemRefType},
     },
 };
 use mlir_sys::MlirLocation;
@@ -275,51 +275,17 @@ impl Builder {
     /// the body linalg defines for it. By name, for one function over the
     /// named ops: linalg fills their bodies from the name.
     pub fn linalg_named(&mut self, name: &str, inputs: &[Val], output: Val) -> Op {
-        let mut operands = inputs.to_vec();
-        operands.push(output);
-        let op = self.make(|_, l| {
-            OperationBuilder::new(name, l)
-                .add_operands(&values(&operands))
-                .add_regions([Region::new()])
-                .build()
-                .expect("internal: a linalg named op")
-        });
-        let op = with_segments(op, &[inputs.len(), 1]);
-        // SAFETY: a live op of a named linalg kind with an empty region.
-        unsafe { mlir_sys::mlirLinalgFillBuiltinNamedOpRegion(op.raw()) };
-        self.insert(op)
+        self.put(|c, l| linalg_named_op(c, l, name, &values(inputs), v(output)))
     }
 
     /// `memref.reinterpret_cast` of `source` to `ty`, a strided memref type
     /// with static strides and offset: its sizes are `ty`'s, the dynamic
     /// ones given in `sizes`.
     pub fn reinterpret_cast(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
-        let (strides, offset) = ty
-            .strides_and_offset()
-            .expect("a strided memref type with static strides");
-        let strides: Vec<i64> = strides.into_iter().map(|s| s.unwrap_or(i64::MIN)).collect();
-        let shape: Vec<i64> = ty
-            .shape()
-            .into_iter()
-            .map(|d| d.unwrap_or(i64::MIN))
-            .collect();
-        let op = self.make(|c, l| {
-            ods::memref::reinterpret_cast(
-                c,
-                t(ty),
-                v(source),
-                &[],
-                &values(sizes),
-                &[],
-                DenseI64ArrayAttribute::new(c, &[offset.unwrap_or(0)]).into(),
-                DenseI64ArrayAttribute::new(c, &shape).into(),
-                DenseI64ArrayAttribute::new(c, &strides).into(),
-                l,
-            )
-            .into()
-        });
-        self.insert(with_segments(op, &[1, 0, sizes.len(), 0]))
-            .result(0)
+        self.put_one(|c, l| {
+            let ty = MemRefType::try_from(t(ty)).expect("internal: a memref type");
+            reinterpret_cast_op(c, l, v(source), ty, &values(sizes))
+        })
     }
 
     /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
@@ -451,14 +417,27 @@ pub fn func(
 /// `func.func private @name` of `function_type`, a declaration.
 pub fn func_declaration(ctx: Ctx, loc: MlirLocation, name: &str, function_type: Ty) -> Op {
     bridge::build(ctx, loc, |c, l| {
-        ods::func::FuncOperation::builder(c, l)
-            .body(Region::new())
-            .sym_name(StringAttribute::new(c, name))
-            .function_type(TypeAttribute::new(t(function_type)))
-            .sym_visibility(StringAttribute::new(c, "private"))
-            .build()
-            .into()
+        let function_type = t(function_type)
+            .try_into()
+            .expect("internal: a function type");
+        func_declaration_op(c, l, name, function_type)
     })
+}
+
+/// `func.func private @name` of `function_type`, a declaration, detached.
+pub fn func_declaration_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    name: &str,
+    function_type: melior::ir::r#type::FunctionType<'c>,
+) -> Operation<'c> {
+    ods::func::FuncOperation::builder(c, l)
+        .body(Region::new())
+        .sym_name(StringAttribute::new(c, name))
+        .function_type(TypeAttribute::new(function_type.into()))
+        .sym_visibility(StringAttribute::new(c, "private"))
+        .build()
+        .into()
 }
 
 /// `symm_mem.yield operands...`.
@@ -552,36 +531,10 @@ pub fn gpu_launch_func(
     shared_bytes: Option<Val>,
     args: &[Val],
 ) -> Op {
-    // melior's builder appends operands in the order they are given, so
-    // they go in ODS order: the shared memory size before the arguments.
-    let op = bridge::build_at(loc, |c, l| {
-        let launch = ods::gpu::LaunchFuncOperation::builder(c, l)
-            .async_dependencies(&[])
-            .grid_size_x(v(grid[0]))
-            .grid_size_y(v(grid[1]))
-            .grid_size_z(v(grid[2]))
-            .block_size_x(v(block[0]))
-            .block_size_y(v(block[1]))
-            .block_size_z(v(block[2]));
-        match shared_bytes {
-            Some(bytes) => launch
-                .dynamic_shared_memory_size(v(bytes))
-                .kernel_operands(&values(args))
-                .kernel(a(kernel))
-                .build()
-                .into(),
-            None => launch
-                .kernel_operands(&values(args))
-                .kernel(a(kernel))
-                .build()
-                .into(),
-        }
-    });
-    // The operand groups: no async dependencies, the grid and block sizes,
-    // no cluster, the dynamic shared memory size if any, the arguments, no
-    // async object.
-    let shared = usize::from(shared_bytes.is_some());
-    with_segments(op, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, shared, args.len(), 0])
+    bridge::build_at(loc, |c, l| {
+        let sizes = [grid.map(v), block.map(v)];
+        gpu_launch_func_op(c, l, a(kernel), sizes, shared_bytes.map(v), &values(args))
+    })
 }
 
 /// `symm_mem.all_reduce_out input, out` with its reduction, group and (if
@@ -623,7 +576,12 @@ pub enum FusedAllReduce {
 impl FusedAllReduce {
     /// Which fused all-reduce `op` is, if it is one.
     pub fn of(op: Op) -> Option<Self> {
-        match op.kind() {
+        Self::of_kind(op.kind())
+    }
+
+    /// Which fused all-reduce an op of `kind` is, if it is one.
+    pub fn of_kind(kind: OpKind) -> Option<Self> {
+        match kind {
             OpKind::AllReduceEpilogueOut => Some(Self::Epilogue),
             OpKind::AllReduceRowsOut => Some(Self::Rows),
             _ => None,
@@ -860,4 +818,117 @@ pub fn convert_op<'c>(
         Cast::IndexCast => ods::arith::index_cast(c, to, x, l).into(),
         Cast::Unrealized => ods::builtin::unrealized_conversion_cast(c, &[to], &[x], l).into(),
     }
+}
+
+/// An `operandSegmentSizes` value: the operand count of each group.
+fn segment_sizes<'c>(c: &'c Context, sizes: &[usize]) -> melior::ir::Attribute<'c> {
+    let sizes: Vec<i32> = sizes
+        .iter()
+        .map(|&n| i32::try_from(n).expect("internal: an operand group fits in i32"))
+        .collect();
+    melior::ir::attribute::DenseI32ArrayAttribute::new(c, &sizes).into()
+}
+
+/// `op` with its operand groups' sizes set (melior's ODS builders leave
+/// them to the caller).
+fn segmented<'c>(c: &'c Context, mut op: Operation<'c>, sizes: &[usize]) -> Operation<'c> {
+    use melior::ir::operation::OperationMutLike;
+    op.set_attribute("operandSegmentSizes", segment_sizes(c, sizes));
+    op
+}
+
+/// A structured linalg op named `name` (`linalg.matmul`,
+/// `linalg.batch_matmul`) of `inputs` into `output`, on memrefs, with the
+/// body linalg defines for it. By name, for one function over the named
+/// ops: linalg fills their bodies from the name.
+pub fn linalg_named_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    name: &str,
+    inputs: &[Value<'c, '_>],
+    output: Value<'c, '_>,
+) -> Operation<'c> {
+    use melior::ir::operation::OperationLike;
+    let mut operands = inputs.to_vec();
+    operands.push(output);
+    let op = OperationBuilder::new(name, l)
+        .add_operands(&operands)
+        .add_regions([Region::new()])
+        .build()
+        .expect("internal: a linalg named op");
+    let op = segmented(c, op, &[inputs.len(), 1]);
+    // SAFETY: a live op of a named linalg kind with an empty region.
+    unsafe { mlir_sys::mlirLinalgFillBuiltinNamedOpRegion(op.to_raw()) };
+    op
+}
+
+/// `memref.reinterpret_cast` of `source` to `ty`, a strided memref type
+/// with static strides and offset: its sizes are `ty`'s, the dynamic ones
+/// given in `sizes`.
+pub fn reinterpret_cast_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    source: Value<'c, '_>,
+    ty: MemRefType<'c>,
+    sizes: &[Value<'c, '_>],
+) -> Operation<'c> {
+    let (strides, offset) = super::melior_ext::strides_and_offset(ty)
+        .expect("internal: a strided memref type with static strides");
+    let strides: Vec<i64> = strides.into_iter().map(|s| s.unwrap_or(i64::MIN)).collect();
+    let shape = super::typed_builder::shape_of(ty);
+    let op = ods::memref::reinterpret_cast(
+        c,
+        ty.into(),
+        source,
+        &[],
+        sizes,
+        &[],
+        DenseI64ArrayAttribute::new(c, &[offset.unwrap_or(0)]).into(),
+        DenseI64ArrayAttribute::new(c, &shape).into(),
+        DenseI64ArrayAttribute::new(c, &strides).into(),
+        l,
+    )
+    .into();
+    segmented(c, op, &[1, 0, sizes.len(), 0])
+}
+
+/// `gpu.launch_func @kernel blocks(grid) threads(block) [dynamic shared
+/// memory] args(...)`, the kernel named by a nested symbol
+/// (`@module::@kernel`).
+pub fn gpu_launch_func_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    kernel: melior::ir::Attribute<'c>,
+    [grid, block]: [[Value<'c, '_>; 3]; 2],
+    shared_bytes: Option<Value<'c, '_>>,
+    args: &[Value<'c, '_>],
+) -> Operation<'c> {
+    // melior's builder appends operands in the order they are given, so
+    // they go in ODS order: the shared memory size before the arguments.
+    let launch = ods::gpu::LaunchFuncOperation::builder(c, l)
+        .async_dependencies(&[])
+        .grid_size_x(grid[0])
+        .grid_size_y(grid[1])
+        .grid_size_z(grid[2])
+        .block_size_x(block[0])
+        .block_size_y(block[1])
+        .block_size_z(block[2]);
+    let op: Operation = match shared_bytes {
+        Some(bytes) => launch
+            .dynamic_shared_memory_size(bytes)
+            .kernel_operands(args)
+            .kernel(kernel)
+            .build()
+            .into(),
+        None => launch.kernel_operands(args).kernel(kernel).build().into(),
+    };
+    // The operand groups: no async dependencies, the grid and block sizes,
+    // no cluster, the dynamic shared memory size if any, the arguments, no
+    // async object.
+    let shared = usize::from(shared_bytes.is_some());
+    segmented(
+        c,
+        op,
+        &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, shared, args.len(), 0],
+    )
 }

@@ -324,6 +324,49 @@ pub fn strides_and_offset(ty: MemRefType) -> Option<(Vec<Option<i64>>, Option<i6
     }
 }
 
+/// A type as text, lossily (melior's `Display` aborts on text that is
+/// not UTF-8, which an input's types may hold).
+pub fn type_text<'c>(ty: impl melior::ir::TypeLike<'c>) -> String {
+    symm_dialects::type_text(ty.to_raw())
+}
+
+/// The nested symbol `@root::@leaf`.
+pub fn nested_symbol<'c>(context: &'c melior::Context, root: &str, leaf: &str) -> Attribute<'c> {
+    let leaf = melior::ir::attribute::FlatSymbolRefAttribute::new(context, leaf);
+    // SAFETY: a live context and an attribute of it; the root's text is
+    // copied.
+    unsafe {
+        Attribute::from_raw(mlir_sys::mlirSymbolRefAttrGet(
+            context.to_raw(),
+            melior::StringRef::new(root).to_raw(),
+            1,
+            &leaf.to_raw(),
+        ))
+    }
+}
+
+/// A memref type of `shape` (`None`: dynamic) with a strided layout of
+/// static `strides` and `offset`, in `memory_space`.
+pub fn strided_memref_type<'c>(
+    context: &'c melior::Context,
+    shape: &[Option<i64>],
+    element: melior::ir::Type<'c>,
+    (strides, offset): (&[i64], i64),
+    memory_space: Option<Attribute<'c>>,
+) -> MemRefType<'c> {
+    let shape: Vec<i64> = shape.iter().map(|d| d.unwrap_or(i64::MIN)).collect();
+    // SAFETY: a live context; the strides are copied.
+    let layout = unsafe {
+        Attribute::from_raw(mlir_sys::mlirStridedLayoutAttrGet(
+            context.to_raw(),
+            offset,
+            strides.len() as isize,
+            strides.as_ptr(),
+        ))
+    };
+    MemRefType::new(element, &shape, Some(layout), memory_space)
+}
+
 /// Bytes of one element of type `ty` in a buffer the kernels read
 /// (`Scalar::bytes`).
 pub fn element_bytes(ty: Type) -> Option<u64> {

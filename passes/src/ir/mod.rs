@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod builders;
 pub mod convert;
 pub mod host;
+pub mod host_handles;
 pub mod melior_ext;
 pub mod memref_size;
 pub mod module;

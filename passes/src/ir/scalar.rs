@@ -26,7 +26,13 @@ pub enum Scalar {
 impl Scalar {
     /// The scalar `ty` is, if it is one of these.
     pub fn of(ty: Ty) -> Option<Self> {
-        let raw = ty.raw();
+        Self::of_type(super::bridge::ty(ty))
+    }
+
+    /// `of` on melior's typed API.
+    pub fn of_type(ty: melior::ir::Type) -> Option<Self> {
+        use melior::ir::TypeLike;
+        let raw = ty.to_raw();
         // SAFETY: queries on a live type.
         unsafe {
             if mlirTypeIsAF16(raw) {

@@ -82,6 +82,19 @@ impl<'c, 'a> Inserter<'c, 'a> {
         }
     }
 
+    /// After `op` (and after each op inserted since), at `location`.
+    /// `None` for an op outside a block.
+    pub fn after_at(
+        context: &'c Context,
+        location: Location<'c>,
+        op: OperationRef<'c, 'a>,
+    ) -> Option<Self> {
+        Some(Self {
+            location,
+            ..Self::after(context, op)?
+        })
+    }
+
     /// Before `op`, at `location`. `None` for an op outside a block.
     pub fn before_at(
         context: &'c Context,

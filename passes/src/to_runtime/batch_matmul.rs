@@ -9,7 +9,7 @@
 use crate::PassError;
 use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
 use crate::ir::builders::IntOp;
-use crate::ir::host::Host;
+use crate::ir::host_handles::Host;
 use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
 use crate::ir::{Op, Val};

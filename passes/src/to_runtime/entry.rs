@@ -7,7 +7,7 @@
 
 use super::RUNTIME_HANDLE_ATTR;
 use crate::PassError;
-use crate::ir::host::{Declarations, Host, int_type, ptr_type};
+use crate::ir::host_handles::{Declarations, Host, int_type, ptr_type};
 use crate::ir::op_kind::OpKind;
 use crate::{
     analysis::dynamic::{MAX_TOKENS_ATTR, max_tokens},

@@ -26,7 +26,7 @@
 use crate::PassError;
 use crate::ir::builders::{At, Builder, Cast, CmpI, memref_global};
 use crate::ir::convert::{Rewrite, Rewriter, convert};
-use crate::ir::host::{Declarations, Host, int_type};
+use crate::ir::host_handles::{Declarations, Host, int_type};
 use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
 use crate::{

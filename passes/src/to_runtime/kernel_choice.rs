@@ -7,7 +7,7 @@
 
 use crate::PassError;
 use crate::ir::Op;
-use crate::ir::host::{Host, int_type};
+use crate::ir::host_handles::{Host, int_type};
 use crate::ir::op_kind::OpKind;
 use symm_protocol::abi;
 

@@ -39,7 +39,7 @@ use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps, is_zero_constan
 use crate::cudagraph::classify::is_host;
 use crate::ir::builders::IntOp;
 use crate::ir::convert::{Rewrite, convert};
-use crate::ir::host::{Declarations, Host, int_type, ptr_type, too_many_bytes};
+use crate::ir::host_handles::{Declarations, Host, int_type, ptr_type, too_many_bytes};
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
     ir::builders::{At, Cast},

@@ -6,7 +6,7 @@
 use crate::PassError;
 use crate::ir::Op;
 use crate::ir::builders::IntOp;
-use crate::ir::host::Host;
+use crate::ir::host_handles::Host;
 use crate::to_runtime::kernel_choice::attribute;
 use symm_protocol::abi;
 
