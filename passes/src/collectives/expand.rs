@@ -22,7 +22,7 @@ use crate::analysis::dynamic::{MAX_TOKENS_ATTR, declared_max_tokens, enclosing_f
 use crate::ir::convert::{Rewrite, convert_typed};
 use crate::ir::melior_ext::{BlockExt, OperationExt, op_key, type_text};
 use crate::ir::op_kind::OpKind;
-use crate::ir::typed_builder::{Inserter, static_dim};
+use crate::ir::typed_builder::{Inserter, dims, static_dim};
 use crate::{
     GroupTable, OptionKind, PassDescriptor, PassError, PassFailed, PassOption, PassOptions,
     TypedPass,
@@ -127,11 +127,6 @@ fn roles<'c, 'a>(op: OperationRef<'c, 'a>) -> Roles<'c, 'a> {
 fn memref_of<'c>(value: Value<'c, '_>) -> Result<MemRefType<'c>, PassError> {
     MemRefType::try_from(value.r#type())
         .map_err(|_| PassError::from("has an operand that is not a memref"))
-}
-
-/// A memref type's shape (`None`: dynamic).
-fn shape(ty: MemRefType) -> Vec<Option<i64>> {
-    (0..ty.rank()).map(|d| static_dim(ty, d)).collect()
 }
 
 /// State of one run over a module.
@@ -288,7 +283,7 @@ impl<'c, 'a> Expansion<'c, 'a> {
         else {
             return Err("has an unsupported element type".into());
         };
-        let shape = shape(input);
+        let shape = dims(input);
         let too_large = || {
             PassError::Unsupported(format!(
                 "has more elements than the kernels address (at most {} bytes)",

@@ -182,11 +182,6 @@ impl Builder {
         self.insert(op).result(0)
     }
 
-    /// `arith.constant value : ty` for an integer type `ty`.
-    pub fn int_constant(&mut self, ty: Ty, value: i64) -> Val {
-        self.constant_of(ty, self.ctx.int_attr(ty, value))
-    }
-
     /// `arith.constant attr : ty`.
     pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
         self.put_one(|c, l| ods::arith::constant(c, t(ty), a(attr), l).into())
@@ -270,14 +265,6 @@ impl Builder {
         self.put_one(|c, l| ods::memref::cast(c, t(to), v(source), l).into())
     }
 
-    /// A structured linalg op named `name` (`linalg.matmul`,
-    /// `linalg.batch_matmul`) of `inputs` into `output`, on memrefs, with
-    /// the body linalg defines for it. By name, for one function over the
-    /// named ops: linalg fills their bodies from the name.
-    pub fn linalg_named(&mut self, name: &str, inputs: &[Val], output: Val) -> Op {
-        self.put(|c, l| linalg_named_op(c, l, name, &values(inputs), v(output)))
-    }
-
     /// `memref.reinterpret_cast` of `source` to `ty`, a strided memref type
     /// with static strides and offset: its sizes are `ty`'s, the dynamic
     /// ones given in `sizes`.
@@ -357,8 +344,7 @@ impl Builder {
 
     /// `memref.alloca() : ty` (a static shape).
     pub fn alloca(&mut self, ty: Ty) -> Val {
-        let op = self.make(|c, l| ods::memref::alloca(c, t(ty), &[], &[], l).into());
-        self.insert(with_segments(op, &[0, 0])).result(0)
+        self.put_one(|c, l| alloca_op(c, l, t(ty)))
     }
 
     /// `memref.store value, memref[indices]`.
@@ -400,28 +386,38 @@ pub fn func(
     function_type: Ty,
     extra: &[(&str, Attr)],
 ) -> Op {
-    let op = bridge::build(ctx, loc, |c, l| {
-        ods::func::FuncOperation::builder(c, l)
-            .body(region_of_empty_block())
-            .sym_name(StringAttribute::new(c, name))
-            .function_type(TypeAttribute::new(t(function_type)))
-            .build()
-            .into()
-    });
-    for (attr, value) in extra {
-        op.set_attr(attr, *value);
-    }
-    op
-}
-
-/// `func.func private @name` of `function_type`, a declaration.
-pub fn func_declaration(ctx: Ctx, loc: MlirLocation, name: &str, function_type: Ty) -> Op {
     bridge::build(ctx, loc, |c, l| {
         let function_type = t(function_type)
             .try_into()
             .expect("internal: a function type");
-        func_declaration_op(c, l, name, function_type)
+        let extra: Vec<(&str, melior::ir::Attribute)> = extra
+            .iter()
+            .map(|(name, value)| (*name, a(*value)))
+            .collect();
+        func_op(c, l, name, function_type, &extra)
     })
+}
+
+/// `func.func @name` of `function_type` with one empty block and the
+/// attributes `extra`, detached.
+pub fn func_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    name: &str,
+    function_type: melior::ir::r#type::FunctionType<'c>,
+    extra: &[(&str, melior::ir::Attribute<'c>)],
+) -> Operation<'c> {
+    use melior::ir::operation::OperationMutLike;
+    let mut op: Operation = ods::func::FuncOperation::builder(c, l)
+        .body(region_of_empty_block())
+        .sym_name(StringAttribute::new(c, name))
+        .function_type(TypeAttribute::new(function_type.into()))
+        .build()
+        .into();
+    for (attribute, value) in extra {
+        op.set_attribute(attribute, *value);
+    }
+    op
 }
 
 /// `func.func private @name` of `function_type`, a declaration, detached.
@@ -440,24 +436,21 @@ pub fn func_declaration_op<'c>(
         .into()
 }
 
-/// `symm_mem.yield operands...`.
-pub fn symm_yield(loc: MlirLocation, operands: &[Val]) -> Op {
-    bridge::build_at(loc, |c, l| {
-        symm_mem::r#yield(c, &values(operands), l).into()
-    })
-}
-
-/// `memref.global "private" @name : ty = initial` (module level).
-pub fn memref_global(ctx: Ctx, loc: MlirLocation, name: &str, ty: Ty, initial: Attr) -> Op {
-    bridge::build(ctx, loc, |c, l| {
-        ods::memref::GlobalOperation::builder(c, l)
-            .sym_name(StringAttribute::new(c, name))
-            .sym_visibility(StringAttribute::new(c, "private"))
-            .r#type(TypeAttribute::new(t(ty)))
-            .initial_value(a(initial))
-            .build()
-            .into()
-    })
+/// `memref.global "private" @name : ty = initial`, detached.
+pub fn memref_global_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    name: &str,
+    ty: Type<'c>,
+    initial: melior::ir::Attribute<'c>,
+) -> Operation<'c> {
+    ods::memref::GlobalOperation::builder(c, l)
+        .sym_name(StringAttribute::new(c, name))
+        .sym_visibility(StringAttribute::new(c, "private"))
+        .r#type(TypeAttribute::new(ty))
+        .initial_value(initial)
+        .build()
+        .into()
 }
 
 /// The terminators `replace_terminator` puts in.
@@ -497,29 +490,6 @@ pub fn put_terminator(block: Blk, terminator: Terminator) -> Option<Op> {
 }
 
 // Ops built on their own, for the caller to place.
-
-/// `func.return operands...`.
-pub fn func_return(loc: MlirLocation, operands: &[Val]) -> Op {
-    bridge::build_at(loc, |c, l| {
-        ods::func::r#return(c, &values(operands), l).into()
-    })
-}
-
-/// `func.call @callee(operands) : results`.
-pub fn func_call(loc: MlirLocation, callee: Attr, operands: &[Val], results: &[Ty]) -> Op {
-    bridge::build_at(loc, |c, l| {
-        let callee = a(callee).try_into().expect("internal: a callee symbol");
-        melior::dialect::func::call(c, callee, &values(operands), &types(results), l)
-    })
-}
-
-/// `cudagraph.launch @callee(operands) : results`.
-pub fn cudagraph_launch(loc: MlirLocation, callee: Attr, operands: &[Val], results: &[Ty]) -> Op {
-    bridge::build_at(loc, |c, l| {
-        let callee = a(callee).try_into().expect("internal: a callee symbol");
-        symm_dialects::cudagraph::launch(c, &types(results), &values(operands), callee, l).into()
-    })
-}
 
 /// `gpu.launch_func @kernel blocks(grid) threads(block) [dynamic shared
 /// memory] args(...)`, the kernel named by a nested symbol
@@ -931,4 +901,33 @@ pub fn gpu_launch_func_op<'c>(
         op,
         &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, shared, args.len(), 0],
     )
+}
+
+/// `memref.alloca() : ty` (a static shape), detached.
+pub fn alloca_op<'c>(c: &'c Context, l: Location<'c>, ty: Type<'c>) -> Operation<'c> {
+    segmented(c, ods::memref::alloca(c, ty, &[], &[], l).into(), &[0, 0])
+}
+
+/// Puts `op` right after `anchor`, in its block; the op put.
+pub fn put_operation_after<'c, 'a>(
+    anchor: melior::ir::OperationRef<'c, 'a>,
+    op: Operation<'c>,
+) -> melior::ir::OperationRef<'c, 'a> {
+    use melior::ir::operation::OperationLike;
+    anchor
+        .block()
+        .expect("internal: an op in a block")
+        .insert_operation_after(anchor, op)
+}
+
+/// Puts `op` right before `anchor`, in its block; the op put.
+pub fn put_operation_before<'c, 'a>(
+    anchor: melior::ir::OperationRef<'c, 'a>,
+    op: Operation<'c>,
+) -> melior::ir::OperationRef<'c, 'a> {
+    use melior::ir::operation::OperationLike;
+    anchor
+        .block()
+        .expect("internal: an op in a block")
+        .insert_operation_before(anchor, op)
 }

@@ -89,9 +89,34 @@ pub trait OperationExt<'c, 'a> {
     /// Moves the blocks of `source`'s region `from` into this op's region
     /// `into` (which must be empty).
     fn take_region_body(&self, into: usize, source: OperationRef<'c, 'a>, from: usize);
+    /// Removes attribute `name`, if the op has it (as `set_attribute_to`,
+    /// through a shared reference).
+    fn remove_attribute_from(&self, name: &str);
+    /// A `func.func`'s type (its `function_type` attribute).
+    fn function_type(&self) -> Option<melior::ir::r#type::FunctionType<'c>> {
+        let attribute = self.attribute_of("function_type")?;
+        let ty = melior::ir::attribute::TypeAttribute::try_from(attribute).ok()?;
+        melior::ir::r#type::FunctionType::try_from(ty.value()).ok()
+    }
+    /// Attribute `name`, if the op has it.
+    fn attribute_of(&self, name: &str) -> Option<Attribute<'c>>;
 }
 
 impl<'c, 'a> OperationExt<'c, 'a> for OperationRef<'c, 'a> {
+    fn remove_attribute_from(&self, name: &str) {
+        // SAFETY: a live operation; the name is copied.
+        unsafe {
+            mlir_sys::mlirOperationRemoveAttributeByName(
+                self.to_raw(),
+                melior::StringRef::new(name).to_raw(),
+            );
+        }
+    }
+
+    fn attribute_of(&self, name: &str) -> Option<Attribute<'c>> {
+        self.attribute(name).ok()
+    }
+
     fn kind(&self) -> OpKind {
         OpKind::of_raw(self.to_raw())
     }
@@ -328,6 +353,17 @@ pub fn strides_and_offset(ty: MemRefType) -> Option<(Vec<Option<i64>>, Option<i6
 /// not UTF-8, which an input's types may hold).
 pub fn type_text<'c>(ty: impl melior::ir::TypeLike<'c>) -> String {
     symm_dialects::type_text(ty.to_raw())
+}
+
+/// A function type's inputs and results.
+pub fn function_io<'c>(ty: melior::ir::r#type::FunctionType<'c>) -> (Vec<Type<'c>>, Vec<Type<'c>>) {
+    let inputs = (0..ty.input_count())
+        .filter_map(|i| ty.input(i).ok())
+        .collect();
+    let results = (0..ty.result_count())
+        .filter_map(|i| ty.result(i).ok())
+        .collect();
+    (inputs, results)
 }
 
 /// The nested symbol `@root::@leaf`.

@@ -9,7 +9,6 @@ pub mod bridge;
 pub mod builders;
 pub mod convert;
 pub mod host;
-pub mod host_handles;
 pub mod melior_ext;
 pub mod memref_size;
 pub mod module;
@@ -149,9 +148,6 @@ impl Op {
     pub fn operands(self) -> Vec<Val> {
         (0..self.num_operands()).map(|i| self.operand(i)).collect()
     }
-    pub fn set_operand(self, index: usize, value: Val) {
-        unsafe { mlirOperationSetOperand(self.0, index as isize, value.0) }
-    }
     /// Replaces every operand (the caller sets the groups' sizes of an op
     /// that has them).
     pub fn set_operands(self, values: &[Val]) {
@@ -267,16 +263,6 @@ impl Op {
     pub fn clone_op(self) -> Op {
         Op(unsafe { mlirOperationClone(self.0) })
     }
-    /// Moves the blocks of `source`'s region `index` into this op's region
-    /// `index` (which must be empty).
-    pub fn take_region_from(self, source: Op, index: usize) {
-        unsafe {
-            mlirRegionTakeBody(
-                mlirOperationGetRegion(self.0, index as isize),
-                mlirOperationGetRegion(source.0, index as isize),
-            )
-        }
-    }
     /// The operand counts of each group of an op with variadic operand
     /// groups (`operandSegmentSizes`); empty when it has none.
     pub fn operand_segments(self) -> Vec<usize> {
@@ -291,13 +277,6 @@ impl Op {
                 mlirOperationGetRegion(source.0, from as isize),
             )
         }
-    }
-    pub fn remove_attr(self, name: &str) {
-        unsafe { mlirOperationRemoveAttributeByName(self.0, string_ref(name)) };
-    }
-    /// Detaches the op from its block without destroying it.
-    pub fn remove_from_parent(self) {
-        unsafe { mlirOperationRemoveFromParent(self.0) }
     }
     /// Destroys an op that was never put into the IR (a clone whose
     /// region moved elsewhere, an op built for a test). An op in a block
@@ -346,9 +325,6 @@ impl Val {
     pub fn ty(self) -> Ty {
         Ty(unsafe { mlirValueGetType(self.0) })
     }
-    pub fn set_ty(self, ty: Ty) {
-        unsafe { mlirValueSetType(self.0, ty.0) }
-    }
     pub fn loc(self) -> MlirLocation {
         unsafe { mlirValueGetLocation(self.0) }
     }
@@ -356,16 +332,6 @@ impl Val {
     pub fn def(self) -> Option<Op> {
         if unsafe { mlirValueIsAOpResult(self.0) } {
             Op::null(unsafe { mlirOpResultGetOwner(self.0) })
-        } else {
-            None
-        }
-    }
-    /// For a block argument: its block and position.
-    pub fn block_arg(self) -> Option<(Blk, usize)> {
-        if unsafe { mlirValueIsABlockArgument(self.0) } {
-            let block = Blk(unsafe { mlirBlockArgumentGetOwner(self.0) });
-            let index = unsafe { mlirBlockArgumentGetArgNumber(self.0) } as usize;
-            Some((block, index))
         } else {
             None
         }
@@ -411,24 +377,11 @@ impl Blk {
     pub fn terminator(self) -> Option<Op> {
         Op::null(unsafe { mlirBlockGetTerminator(self.0) })
     }
-    pub fn parent_op(self) -> Option<Op> {
-        Op::null(unsafe { mlirBlockGetParentOperation(self.0) })
-    }
     pub fn num_args(self) -> usize {
         unsafe { mlirBlockGetNumArguments(self.0) as usize }
     }
     pub fn arg(self, index: usize) -> Val {
         Val(unsafe { mlirBlockGetArgument(self.0, index as isize) })
-    }
-    pub fn insert_arg(self, index: usize, ty: Ty, loc: MlirLocation) -> Val {
-        Val(unsafe { mlirBlockInsertArgument(self.0, index as isize, ty.0, loc) })
-    }
-    /// Removes argument `index`, which must have no uses.
-    pub fn erase_arg(self, index: usize) {
-        unsafe { mlirBlockEraseArgument(self.0, index as u32) }
-    }
-    pub fn add_arg(self, ty: Ty, loc: MlirLocation) -> Val {
-        Val(unsafe { mlirBlockAddArgument(self.0, ty.0, loc) })
     }
     /// Inserts `op` first in the block.
     pub fn prepend(self, op: Op) {
@@ -450,9 +403,6 @@ impl Ty {
     }
     pub fn is_memref(self) -> bool {
         unsafe { mlirTypeIsAMemRef(self.0) }
-    }
-    pub fn is_unranked_memref(self) -> bool {
-        unsafe { mlirTypeIsAUnrankedMemRef(self.0) }
     }
     /// Shape of a ranked memref, with `None` for dynamic dimensions.
     pub fn shape(self) -> Vec<Option<i64>> {
@@ -520,10 +470,6 @@ impl Ty {
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::of_type(unsafe { melior::ir::Type::from_raw(self.0) })
     }
-    /// The type held by a TypeAttr.
-    pub fn from_type_attr(attr: Attr) -> Ty {
-        Ty(unsafe { mlirTypeAttrGetValue(attr.0) })
-    }
     /// Inputs and results of a function type.
     pub fn function_io(self) -> Option<(Vec<Ty>, Vec<Ty>)> {
         unsafe {
@@ -553,51 +499,11 @@ impl Attr {
     pub fn allocator(self) -> Option<symm_dialects::Allocator> {
         symm_dialects::Allocator::from_attribute(unsafe { melior::ir::Attribute::from_raw(self.0) })
     }
-    /// Element `index` of an array attribute.
-    pub fn array_element(self, index: usize) -> Option<Attr> {
-        unsafe {
-            if !mlirAttributeIsAArray(self.0)
-                || index >= mlirArrayAttrGetNumElements(self.0) as usize
-            {
-                return None;
-            }
-            Some(Attr(mlirArrayAttrGetElement(self.0, index as isize)))
-        }
-    }
-    /// The number of elements of an array attribute (0 for other kinds).
-    pub fn array_len(self) -> usize {
-        unsafe {
-            if mlirAttributeIsAArray(self.0) {
-                mlirArrayAttrGetNumElements(self.0) as usize
-            } else {
-                0
-            }
-        }
-    }
     /// For an affine map attribute whose results are all plain dimensions:
     /// the map's dimension count and each result's dimension position
     /// (`(d0, d1) -> (d1)` is `(2, [1])`).
     pub fn dim_projection(self) -> Option<(usize, Vec<usize>)> {
         melior_ext::dim_projection(bridge::attr(self))
-    }
-    /// Whether a `#linalg.iterator_type` is `reduction` (`None`: not an
-    /// iterator type).
-    pub fn is_reduction_iterator(self) -> Option<bool> {
-        match unsafe { symm_dialects::ffi::symmLinalgIteratorKind(self.0) } {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
-    }
-    /// Entry `name` of a dictionary attribute.
-    pub fn dict_get(self, name: &str) -> Option<Attr> {
-        unsafe {
-            if !mlirAttributeIsADictionary(self.0) {
-                return None;
-            }
-            let raw = mlirDictionaryAttrGetElementByName(self.0, string_ref(name));
-            (!raw.ptr.is_null()).then_some(Attr(raw))
-        }
     }
     /// # Safety
     /// `raw` is a live handle of a context that outlives every use.
@@ -616,34 +522,6 @@ impl Attr {
             }
         }
     }
-    /// The elements of an `array<i64: ...>` attribute.
-    pub fn i64_array(self) -> Option<Vec<i64>> {
-        unsafe {
-            if !mlirAttributeIsADenseI64Array(self.0) {
-                return None;
-            }
-            let count = mlirDenseArrayGetNumElements(self.0);
-            Some(
-                (0..count)
-                    .map(|i| mlirDenseI64ArrayGetElement(self.0, i))
-                    .collect(),
-            )
-        }
-    }
-    /// The elements of an `array<i32: ...>` attribute.
-    pub fn i32_array(self) -> Option<Vec<i32>> {
-        unsafe {
-            if !mlirAttributeIsADenseI32Array(self.0) {
-                return None;
-            }
-            let count = mlirDenseArrayGetNumElements(self.0);
-            Some(
-                (0..count)
-                    .map(|i| mlirDenseI32ArrayGetElement(self.0, i))
-                    .collect(),
-            )
-        }
-    }
     pub fn int(self) -> Option<i64> {
         unsafe { mlirAttributeIsAInteger(self.0).then(|| mlirIntegerAttrGetValueInt(self.0)) }
     }
@@ -655,9 +533,6 @@ impl Attr {
 impl Ctx {
     pub fn raw(self) -> MlirContext {
         self.0
-    }
-    pub fn from_type(ty: Ty) -> Self {
-        Self(unsafe { mlirTypeGetContext(ty.0) })
     }
     /// The context of a live location.
     pub fn of_location(loc: MlirLocation) -> Self {
@@ -682,9 +557,6 @@ impl Ctx {
     pub fn index(self, value: i64) -> Attr {
         self.int_attr(self.index_type(), value)
     }
-    pub fn type_attr(self, ty: Ty) -> Attr {
-        Attr(unsafe { mlirTypeAttrGet(ty.0) })
-    }
     pub fn unit(self) -> Attr {
         Attr(unsafe { mlirUnitAttrGet(self.0) })
     }
@@ -696,32 +568,11 @@ impl Ctx {
             .collect();
         Attr(unsafe { mlirDenseI32ArrayGet(self.0, sizes.len() as isize, sizes.as_ptr()) })
     }
-    pub fn i64_array(self, values: &[i64]) -> Attr {
-        Attr(unsafe { mlirDenseI64ArrayGet(self.0, values.len() as isize, values.as_ptr()) })
-    }
     // Types and attributes, built (never parsed from text).
 
-    pub fn f32_type(self) -> Ty {
-        Ty(unsafe { mlirF32TypeGet(self.0) })
-    }
     /// The signless integer type of `bits` bits (`i1`, `i32`, `i64`).
     pub fn int_type(self, bits: u32) -> Ty {
         Ty(unsafe { mlirIntegerTypeGet(self.0, bits) })
-    }
-    /// `!llvm.ptr` (address space 0).
-    pub fn llvm_ptr(self) -> Ty {
-        Ty(unsafe { mlirLLVMPointerTypeGet(self.0, 0) })
-    }
-    /// `!llvm.struct<(fields...)>`, a literal (unnamed) struct.
-    pub fn llvm_struct(self, fields: &[Ty]) -> Ty {
-        let fields: Vec<MlirType> = fields.iter().map(|t| t.0).collect();
-        Ty(unsafe {
-            mlirLLVMStructTypeLiteralGet(self.0, fields.len() as isize, fields.as_ptr(), false)
-        })
-    }
-    /// `!llvm.array<length x element>`.
-    pub fn llvm_array(self, element: Ty, length: u32) -> Ty {
-        Ty(unsafe { mlirLLVMArrayTypeGet(element.0, length) })
     }
     /// `vector<lanes x element>`.
     pub fn vector(self, lanes: i64, element: Ty) -> Ty {
@@ -772,10 +623,6 @@ impl Ctx {
     pub fn int_attr(self, ty: Ty, value: i64) -> Attr {
         Attr(unsafe { mlirIntegerAttrGet(ty.0, value) })
     }
-    /// A float attribute of float type `ty`.
-    pub fn float_attr(self, ty: Ty, value: f64) -> Attr {
-        Attr(unsafe { mlirFloatAttrDoubleGet(self.0, ty.0, value) })
-    }
     /// `@root::@nested::...`.
     pub fn nested_symbol(self, root: &str, nested: &[&str]) -> Attr {
         let nested: Vec<MlirAttribute> = nested
@@ -807,11 +654,6 @@ impl Ctx {
             })
             .collect();
         Attr(unsafe { mlirDictionaryAttrGet(self.0, entries.len() as isize, entries.as_ptr()) })
-    }
-    /// `#symm_mem.allocator<symmetric, @group>`.
-    pub fn symmetric_allocator(self, group: &str) -> Attr {
-        let name = string_ref(group);
-        Attr(unsafe { symm_dialects::ffi::symmMemAllocatorAttrGet(self.0, 0, name) })
     }
     pub fn function_type(self, inputs: &[Ty], results: &[Ty]) -> Ty {
         let inputs: Vec<MlirType> = inputs.iter().map(|t| t.0).collect();

@@ -123,6 +123,17 @@ pub fn erase(op: Op) {
     Rewriter::new(op).erase(op);
 }
 
+/// `erase` for a pass on melior's typed API.
+pub fn erase_op(op: melior::ir::OperationRef) {
+    erase(op.into());
+}
+
+/// `erase_collected` for a pass on melior's typed API.
+pub fn erase_collected_ops(root: melior::ir::OperationRef, ops: &[melior::ir::OperationRef]) {
+    let ops: Vec<Op> = ops.iter().map(|op| Op::from(*op)).collect();
+    erase_collected(root.into(), &ops);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,11 @@ pub fn static_dim(ty: MemRefType, d: usize) -> Option<i64> {
     }
 }
 
+/// `ty`'s shape, `None` for a dynamic size.
+pub fn dims(ty: MemRefType) -> Vec<Option<i64>> {
+    (0..ty.rank()).map(|d| static_dim(ty, d)).collect()
+}
+
 /// `ty`'s shape, dynamic sizes as MLIR's `kDynamic`.
 pub fn shape_of(ty: MemRefType) -> Vec<i64> {
     (0..ty.rank())
@@ -254,6 +259,19 @@ impl<'c, 'a> Inserter<'c, 'a> {
             ods::memref::expand_shape(c, ty.into(), source, sizes, reassociation, shape, location)
                 .into(),
         )
+    }
+
+    /// `memref.alloca() : ty` (a static shape).
+    pub fn alloca(&mut self, ty: MemRefType<'c>) -> Value<'c, 'a> {
+        let (c, l) = (self.context, self.location);
+        self.value(builders::alloca_op(c, l, ty.into()))
+    }
+
+    /// `memref.get_global @name : ty`.
+    pub fn memref_get_global(&mut self, name: &str, ty: MemRefType<'c>) -> Value<'c, 'a> {
+        let name = FlatSymbolRefAttribute::new(self.context, name);
+        let (c, l) = (self.context, self.location);
+        self.value(ods::memref::get_global(c, ty.into(), name, l).into())
     }
 
     /// `memref.dealloc buffer`.

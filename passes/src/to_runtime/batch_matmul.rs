@@ -7,64 +7,78 @@
 //! f32.
 
 use crate::PassError;
-use crate::analysis::linalg::{OVERWRITES_ATTR, has_default_maps};
+use crate::analysis::linalg::{OVERWRITES_ATTR, default_maps};
 use crate::ir::builders::IntOp;
-use crate::ir::host_handles::Host;
+use crate::ir::host::Host;
+use crate::ir::melior_ext::{
+    OperationExt, ValueExt, has_identity_layout, strides_and_offset, type_text,
+};
 use crate::ir::op_kind::OpKind;
 use crate::ir::scalar::Scalar;
-use crate::ir::{Op, Val};
+use crate::ir::typed_builder::dims;
+use melior::ir::{
+    OperationRef, Value, ValueLike, operation::OperationLike, r#type::ShapedTypeLike,
+};
 use symm_protocol::abi;
 
 /// A rank-3 operand as cuBLAS takes it: address (of its first element),
 /// row stride and batch stride in elements (i64 values), dtype code.
-struct Operand {
-    ptr: Val,
-    row_stride: Val,
-    batch_stride: Val,
+struct Operand<'c, 'a> {
+    ptr: Value<'c, 'a>,
+    row_stride: Value<'c, 'a>,
+    batch_stride: Value<'c, 'a>,
     code: i64,
 }
 
-fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError> {
-    let ty = value.ty();
-    let shape = ty.shape();
-    if shape.len() != 3 {
-        return Err(format!("needs 3-D operands; its {role} is {}", ty.print()).into());
-    }
-    let element = ty.element();
-    let dtype = element.scalar().and_then(Scalar::dtype).ok_or_else(|| {
-        format!(
-            "has {role} of element type {}; f32, f16 and bf16 are supported",
-            element.print()
+fn operand<'c, 'a>(
+    host: &mut Host<'c, 'a, '_>,
+    value: Value<'c, '_>,
+    role: &str,
+) -> Result<Operand<'c, 'a>, PassError> {
+    let Some(ty) = value.memref_type().filter(|ty| ty.rank() == 3) else {
+        return Err(format!(
+            "needs 3-D operands; its {role} is {}",
+            type_text(value.r#type())
         )
-    })?;
-    let Some((strides, offset)) = ty.strides_and_offset() else {
-        return Err(format!("has a {role} without a strided layout: {}", ty.print()).into());
+        .into());
+    };
+    let element = ty.element();
+    let dtype = Scalar::of_type(element)
+        .and_then(Scalar::dtype)
+        .ok_or_else(|| {
+            format!(
+                "has {role} of element type {}; f32, f16 and bf16 are supported",
+                type_text(element)
+            )
+        })?;
+    let Some((strides, offset)) = strides_and_offset(ty) else {
+        return Err(format!("has a {role} without a strided layout: {}", type_text(ty)).into());
     };
     let Some(offset) = offset else {
-        return Err(format!("has a {role} at a dynamic offset: {}", ty.print()).into());
+        return Err(format!("has a {role} at a dynamic offset: {}", type_text(ty)).into());
     };
     if strides[2] != Some(1) {
         return Err(format!(
             "has a {role} whose rows are not contiguous ({}); cuBLAS reads unit-stride rows",
-            ty.print()
+            type_text(ty)
         )
         .into());
     }
     // Static strides, or an identity layout's (the product of the sizes
     // after the dimension).
-    let identity = ty.has_identity_layout();
-    let stride = |host: &mut Host, dim: usize| -> Result<Val, PassError> {
+    let identity = has_identity_layout(ty.into());
+    let stride = |host: &mut Host<'c, 'a, '_>, dim: usize| -> Result<Value<'c, 'a>, PassError> {
         match strides[dim] {
             Some(stride) => Ok(host.int(64, stride)),
             None if identity => {
                 let mut product = host.int(64, 1);
-                for after in dim + 1..shape.len() {
+                for after in dim + 1..3 {
                     let size = host.extent_i64(value, after);
                     product = host.arith(IntOp::Mul, product, size);
                 }
                 Ok(product)
             }
-            None => Err(format!("has a {role} with dynamic strides: {}", ty.print()).into()),
+            None => Err(format!("has a {role} with dynamic strides: {}", type_text(ty)).into()),
         }
     };
     let row_stride = stride(host, 1)?;
@@ -87,24 +101,29 @@ fn operand(host: &mut Host, value: Val, role: &str) -> Result<Operand, PassError
 /// A `linalg.batch_matmul` with transposed or broadcast indexing maps is
 /// not cuBLAS's: it stays for the upstream GPU lowering (parallel loops),
 /// which ran every batched matmul before this one existed.
-pub fn left_to_loops(op: Op) -> bool {
-    op.isa(OpKind::LinalgBatchMatmul) && !has_default_maps(op)
+pub fn left_to_loops(op: OperationRef) -> bool {
+    op.isa(OpKind::LinalgBatchMatmul) && !default_maps(op)
 }
 
-pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
-    if op.num_operands() != 3 || op.num_results() != 0 {
+pub fn lower<'c, 'a>(
+    host: &mut Host<'c, 'a, '_>,
+    op: OperationRef<'c, 'a>,
+) -> Result<(), PassError> {
+    if op.operand_count() != 3 || op.result_count() != 0 {
         return Err("must work on memrefs (bufferize first)".into());
     }
-    let (a, b, c) = (op.operand(0), op.operand(1), op.operand(2));
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
+    let (a, b, c) = (operands[0], operands[1], operands[2]);
     // Sizes that are static on both sides must agree: (batch, m, k) @
     // (batch, k, n) into (batch, m, n).
-    let dims = |v: Val| v.ty().shape();
+    let shape = |v: Value| v.memref_type().map(dims).unwrap_or_default();
+    let dim = |v: Value, d: usize| shape(v).get(d).copied();
     let pairs = [
-        (dims(a).first().copied(), dims(c).first().copied()),
-        (dims(b).first().copied(), dims(c).first().copied()),
-        (dims(a).get(1).copied(), dims(c).get(1).copied()),
-        (dims(a).get(2).copied(), dims(b).get(1).copied()),
-        (dims(b).get(2).copied(), dims(c).get(2).copied()),
+        (dim(a, 0), dim(c, 0)),
+        (dim(b, 0), dim(c, 0)),
+        (dim(a, 1), dim(c, 1)),
+        (dim(a, 2), dim(b, 1)),
+        (dim(b, 2), dim(c, 2)),
     ];
     if pairs
         .iter()
@@ -112,9 +131,9 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
     {
         return Err(format!(
             "has shapes {} @ {} into {}, which do not match",
-            a.ty().print(),
-            b.ty().print(),
-            c.ty().print()
+            type_text(a.r#type()),
+            type_text(b.r#type()),
+            type_text(c.r#type())
         )
         .into());
     }
@@ -132,7 +151,7 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
     let m = host.extent_i64(a, 1);
     let k = host.extent_i64(a, 2);
     let n = host.extent_i64(b, 2);
-    let accumulate = host.int(32, i64::from(op.attr(OVERWRITES_ATTR).is_none()));
+    let accumulate = host.int(32, i64::from(op.attribute(OVERWRITES_ATTR).is_err()));
     let in_code = host.int(32, a_operand.code);
     let out_code = host.int(32, c_operand.code);
     let mut args = vec![a_operand.ptr, b_operand.ptr, c_operand.ptr, batch, m, n, k];

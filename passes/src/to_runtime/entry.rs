@@ -7,13 +7,24 @@
 
 use super::RUNTIME_HANDLE_ATTR;
 use crate::PassError;
-use crate::ir::host_handles::{Declarations, Host, int_type, ptr_type};
+use crate::analysis::dynamic::{MAX_TOKENS_ATTR, declared_max_tokens};
+use crate::ir::builders::{func_op, put_operation_after};
+use crate::ir::host::{Declarations, Host, int_type, ptr_type};
+use crate::ir::melior_ext::{
+    BlockExt, OperationExt, ValueExt, function_io, has_identity_layout, op_key, type_text,
+};
+use crate::ir::module::SymbolIndex;
 use crate::ir::op_kind::OpKind;
-use crate::{
-    analysis::dynamic::{MAX_TOKENS_ATTR, max_tokens},
-    ir::builders::At,
-    ir::module::SymbolIndex,
-    ir::{Op, Ty, Val},
+use crate::ir::typed_builder::{Inserter, dims};
+use melior::{
+    Context,
+    dialect::{func, ods},
+    ir::{
+        Attribute, BlockLike, OperationRef, Type, Value, ValueLike,
+        attribute::{FlatSymbolRefAttribute, StringAttribute, TypeAttribute},
+        operation::OperationLike,
+        r#type::FunctionType,
+    },
 };
 use symm_protocol::abi;
 
@@ -24,23 +35,49 @@ pub const ASYNC_ENTRY_ATTR: &str = "symm.async_entry";
 /// The suffix of an asynchronous entry point's name.
 pub const ASYNC_SUFFIX: &str = "_async";
 
+/// Sets `function`'s type.
+pub fn set_function_type<'c>(
+    context: &'c Context,
+    function: OperationRef<'c, '_>,
+    inputs: &[Type<'c>],
+    results: &[Type<'c>],
+) {
+    let ty = FunctionType::new(context, inputs, results);
+    function.set_attribute_to("function_type", TypeAttribute::new(ty.into()).into());
+}
+
+/// The returns of `function` itself (not of functions nested in it).
+pub fn own_returns<'c, 'a>(function: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    function
+        .descendants()
+        .into_iter()
+        .filter(|op| {
+            op.isa(OpKind::Return)
+                && op
+                    .parent_operation()
+                    .is_some_and(|parent| op_key(parent) == op_key(function))
+        })
+        .collect()
+}
+
 /// Replaces `ret` (a `func.return` of nothing) by one returning `status`.
-pub fn return_status(ret: Op, status: Val) {
-    let new = crate::ir::builders::func_return(ret.loc(), &[status]);
-    ret.insert_before(new);
-    crate::ir::rewrite::erase(ret);
+pub fn return_status<'c>(context: &'c Context, ret: OperationRef<'c, '_>, status: Value<'c, '_>) {
+    let mut at = Inserter::before(context, ret).expect("internal: a return in a block");
+    let location = at.location;
+    at.put(ods::func::r#return(context, &[status], location).into());
+    crate::ir::rewrite::erase_op(ret);
 }
 
 /// Renames lowered `function` (runtime and stream first, returning the
 /// status) to `NAME_async` and adds the synchronizing `NAME` after it.
-pub fn split_async(
-    function: Op,
+pub fn split_async<'c>(
+    context: &'c Context,
+    function: OperationRef<'c, '_>,
     symbols: &SymbolIndex,
-    decls: &mut Declarations,
+    decls: &mut Declarations<'c>,
 ) -> Result<(), PassError> {
-    let ctx = function.ctx();
-    let loc = function.loc();
-    let name = function.symbol_name().unwrap_or_default();
+    let location = function.location();
+    let name = function.symbol_or_string("sym_name").unwrap_or_default();
     let async_name = format!("{name}{ASYNC_SUFFIX}");
     if symbols.lookup(&async_name).is_some() {
         return Err(format!(
@@ -49,45 +86,51 @@ pub fn split_async(
         )
         .into());
     }
-    let (inputs, _) = function
-        .attr("function_type")
-        .map(Ty::from_type_attr)
-        .and_then(Ty::function_io)
-        .ok_or("has no function type")?;
-    let i32_ty = int_type(ctx, 32);
-    let async_type = ctx.function_type(&inputs, &[i32_ty]);
-    function.set_attr("function_type", ctx.type_attr(async_type));
-    function.set_attr("sym_name", ctx.string(&async_name));
-    function.set_attr(ASYNC_ENTRY_ATTR, ctx.unit());
+    let (inputs, _) = function_io(function.function_type().ok_or("has no function type")?);
+    let i32_ty = int_type(context, 32);
+    set_function_type(context, function, &inputs, &[i32_ty]);
+    function.set_attribute_to(
+        "sym_name",
+        StringAttribute::new(context, &async_name).into(),
+    );
+    function.set_attribute_to(ASYNC_ENTRY_ATTR, Attribute::unit(context));
 
     // NAME(runtime, args...): the stream (input 1) is the runtime's.
-    let sync_inputs: Vec<Ty> = inputs
+    let sync_inputs: Vec<Type> = inputs
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != 1)
         .map(|(_, t)| *t)
         .collect();
-    let wrapper = crate::ir::builders::func(
-        ctx,
-        loc,
-        &name,
-        ctx.function_type(&sync_inputs, &[]),
-        &[(RUNTIME_HANDLE_ATTR, ctx.unit())],
+    let wrapper = put_operation_after(
+        function,
+        func_op(
+            context,
+            location,
+            &name,
+            FunctionType::new(context, &sync_inputs, &[]),
+            &[(RUNTIME_HANDLE_ATTR, Attribute::unit(context))],
+        ),
     );
-    function.insert_after(wrapper);
-    let body = wrapper.region_blocks(0)[0];
-    let args: Vec<Val> = sync_inputs.iter().map(|t| body.add_arg(*t, loc)).collect();
+    let body = wrapper
+        .first_block()
+        .expect("internal: a new function has its block");
+    let args: Vec<Value> = sync_inputs
+        .iter()
+        .map(|t| body.add_argument(*t, location))
+        .collect();
     let runtime = args[0];
-    let ret = crate::ir::builders::func_return(loc, &[]);
-    body.append(ret);
-    let mut host = Host::new(At::Before(ret), wrapper, runtime, decls);
+    let ret = body.append_operation(ods::func::r#return(context, &[], location).into());
+    let at = Inserter::before_at(context, location, ret).expect("internal: a return in a block");
+    let mut host = Host::new(at, runtime, decls);
     let stream = host.null_ptr();
     let mut operands = vec![runtime, stream];
     operands.extend_from_slice(&args[1..]);
-    let call = crate::ir::builders::func_call(loc, ctx.symbol(&async_name), &operands, &[i32_ty]);
-    host.b.insert(call);
+    let callee = FlatSymbolRefAttribute::new(context, &async_name);
+    host.at
+        .put(func::call(context, callee, &operands, &[i32_ty], location));
     host.call(&abi::EXIT, &[]);
-    debug_assert_eq!(ptr_type(ctx), runtime.ty());
+    debug_assert_eq!(ptr_type(context), runtime.r#type());
     Ok(())
 }
 
@@ -100,40 +143,52 @@ pub fn split_async(
 /// (the kernels move 16-byte vectors): a view that starts mid-vector is an
 /// error of the call, not a misaligned-address fault in a kernel. A memref
 /// the function returns is returned as its pointer too.
-pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(), PassError> {
-    let Some(entry) = function.entry_block() else {
+pub fn bind_arguments<'c, 'a>(
+    host: &mut Host<'c, 'a, '_>,
+    function: OperationRef<'c, 'a>,
+    first: usize,
+) -> Result<(), PassError> {
+    let Some(entry) = function.first_block() else {
         return Ok(());
     };
-    let memrefs: Vec<usize> = (first..entry.num_args())
-        .filter(|i| entry.arg(*i).ty().is_memref())
+    let context = host.context();
+    let argument = |i: usize| -> Value<'c, 'a> {
+        entry
+            .argument(i)
+            .expect("internal: an argument of the entry block")
+            .into()
+    };
+    let memrefs: Vec<usize> = (first..entry.argument_count())
+        .filter(|i| argument(*i).memref_type().is_some())
         .collect();
     let mut dynamic = false;
     for &i in &memrefs {
-        let ty = entry.arg(i).ty();
-        if ty.shape().iter().skip(1).any(Option::is_none) || !ty.has_identity_layout() {
+        let ty = argument(i)
+            .memref_type()
+            .expect("internal: a memref argument");
+        if dims(ty).iter().skip(1).any(Option::is_none) || !has_identity_layout(ty.into()) {
             return Err(format!(
                 "takes {} (argument #{}): an entry point's memrefs have the default layout and \
                  static sizes but for the leading one (the token count)",
-                ty.print(),
+                type_text(ty),
                 i - first
             )
             .into());
         }
-        dynamic |= !ty.has_static_shape();
+        dynamic |= dims(ty).iter().any(Option::is_none);
     }
-    let ctx = function.ctx();
-    let loc = function.loc();
-    let ptr = ptr_type(ctx);
+    let location = function.location();
+    let ptr = ptr_type(context);
     let tokens = if dynamic {
-        let Some(bound) = max_tokens(function) else {
+        let Some(bound) = declared_max_tokens(function) else {
             return Err(format!(
                 "takes memrefs of dynamic size; declare the largest token count it takes with \
                  `attributes {{{MAX_TOKENS_ATTR} = N : i64}}`"
             )
             .into());
         };
-        let tokens = entry.insert_arg(first, ctx.index_type(), loc);
-        let as_i64 = host.cast(tokens, int_type(ctx, 64));
+        let tokens = entry.insert_argument_at(first, Type::index(context), location);
+        let as_i64 = host.cast(tokens, int_type(context, 64));
         let bound = host.int(64, bound as i64);
         host.call(&abi::CHECK_TOKENS, &[as_i64, bound]);
         Some(tokens)
@@ -144,51 +199,42 @@ pub fn bind_arguments(host: &mut Host, function: Op, first: usize) -> Result<(),
     let memrefs_converted = !memrefs.is_empty();
     let alignment = host.int(64, symm_protocol::VECTOR_ALIGNMENT as i64);
     for i in memrefs {
-        let arg = entry.arg(i + shift);
-        let ty = arg.ty();
+        let arg = argument(i + shift);
+        let ty = arg.memref_type().expect("internal: a memref argument");
         let uses = arg.uses();
-        arg.set_ty(ptr);
+        arg.set_type_to(ptr);
         let index = host.int(64, (i - first) as i64);
         host.call(&abi::CHECK_ALIGNED, &[arg, index, alignment]);
-        let sizes: Vec<Val> = if ty.has_static_shape() {
+        let sizes: Vec<Value> = if dims(ty).iter().all(Option::is_some) {
             Vec::new()
         } else {
             tokens.into_iter().collect()
         };
         let memref = host.memref_at(arg, ty, &sizes);
         for (user, operand) in uses {
-            user.set_operand(operand, memref);
+            user.set_operand_to(operand, memref);
         }
     }
-    let mut results = function
-        .attr("function_type")
-        .map(Ty::from_type_attr)
-        .and_then(Ty::function_io)
-        .ok_or("has no function type")?
-        .1;
-    for ret in function
-        .walk()
-        .into_iter()
-        .filter(|op| op.isa(OpKind::Return) && op.parent() == Some(function))
-    {
-        for (index, value) in ret.operands().into_iter().enumerate() {
-            if value.ty().is_memref() {
+    let (_, mut results) = function_io(function.function_type().ok_or("has no function type")?);
+    for ret in own_returns(function) {
+        let operands: Vec<Value> = ret.operands().collect();
+        for (index, value) in operands.into_iter().enumerate() {
+            if value.memref_type().is_some() {
                 host.move_before(ret);
                 let pointer = host.ptr_of(value);
-                ret.set_operand(index, pointer);
+                ret.set_operand_to(index, pointer);
                 results[index] = ptr;
             }
         }
     }
-    let inputs: Vec<Ty> = (0..entry.num_args()).map(|i| entry.arg(i).ty()).collect();
-    function.set_attr(
-        "function_type",
-        ctx.type_attr(ctx.function_type(&inputs, &results)),
-    );
+    let inputs: Vec<Type> = (0..entry.argument_count())
+        .map(|i| argument(i).r#type())
+        .collect();
+    set_function_type(context, function, &inputs, &results);
     // What argument attributes said about the memrefs (`symm_mem.symmetric`)
     // served the middle end; on pointers they would not verify.
     if memrefs_converted {
-        function.remove_attr("arg_attrs");
+        function.remove_attribute_from("arg_attrs");
     }
     Ok(())
 }

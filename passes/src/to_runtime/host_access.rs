@@ -7,11 +7,12 @@
 //! here, at the op, instead.
 
 use crate::cudagraph::classify::is_host;
+use crate::ir::melior_ext::{OperationExt, ValueExt};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Op, Val};
+use melior::ir::{BlockLike, OperationRef, Value, ValueLike, operation::OperationLike};
 
 /// What an access does to its buffer, and which operand the buffer is.
-fn access(op: Op) -> Option<(&'static str, usize)> {
+fn access(op: OperationRef) -> Option<(&'static str, usize)> {
     Some(match op.kind() {
         OpKind::MemrefLoad
         | OpKind::VectorLoad
@@ -29,8 +30,8 @@ fn access(op: Op) -> Option<(&'static str, usize)> {
 
 /// Whether `op` runs on the GPU: inside a kernel, or in a parallel loop
 /// that the GPU lowering maps to one.
-fn in_kernel(op: Op) -> bool {
-    std::iter::successors(op.parent(), |p| p.parent()).any(|p| {
+fn in_kernel(op: OperationRef) -> bool {
+    std::iter::successors(op.parent_operation(), |p| p.parent_operation()).any(|p| {
         matches!(
             p.kind(),
             OpKind::GpuModule | OpKind::GpuLaunch | OpKind::ScfParallel
@@ -41,13 +42,18 @@ fn in_kernel(op: Op) -> bool {
 /// Whether `buffer` is device memory for certain: it views (through any
 /// chain of views and casts) a function's memref argument, a device
 /// allocation or a pool, and is not in host memory.
-fn in_device_memory(mut buffer: Val) -> bool {
+fn in_device_memory<'c: 'a, 'a>(mut buffer: Value<'c, 'a>) -> bool {
     loop {
-        if is_host(crate::ir::bridge::ty(buffer.ty())) {
+        if is_host(buffer.r#type()) {
             return false;
         }
-        match buffer.def() {
-            Some(def) if def.is_view_like() && def.num_operands() > 0 => buffer = def.operand(0),
+        match buffer.defining_op() {
+            Some(def) if def.is_view_like() && def.operand_count() > 0 => {
+                let Ok(source) = def.operand(0) else {
+                    return false;
+                };
+                buffer = source;
+            }
             Some(def) => {
                 return matches!(
                     def.kind(),
@@ -57,9 +63,10 @@ fn in_device_memory(mut buffer: Val) -> bool {
             None => {
                 // A function's argument (its entry block's); other block
                 // arguments (loop-carried buffers) are not followed.
-                return buffer.block_arg().is_some_and(|(block, _)| {
-                    block.parent_op().is_some_and(|function| {
-                        function.isa(OpKind::Func) && function.entry_block() == Some(block)
+                return buffer.argument_of().is_some_and(|block| {
+                    block.parent_operation().is_some_and(|function| {
+                        function.isa(OpKind::Func)
+                            && function.first_block().is_some_and(|entry| entry == block)
                     })
                 });
             }
@@ -69,15 +76,18 @@ fn in_device_memory(mut buffer: Val) -> bool {
 
 /// Why `op` cannot run in host code, if it is a host access to device
 /// memory.
-pub fn refusal(op: Op) -> Option<String> {
+pub fn refusal(op: OperationRef) -> Option<String> {
     let (verb, operand) = access(op)?;
-    if operand >= op.num_operands() || in_kernel(op) || !in_device_memory(op.operand(operand)) {
+    if operand >= op.operand_count() || in_kernel(op) {
+        return None;
+    }
+    if !in_device_memory(op.operand(operand).ok()?) {
         return None;
     }
     Some(format!(
         "'{}' {verb} device memory from host code, which cannot dereference device pointers: \
          compute it in a linalg op (it becomes a kernel) or in a gpu.launch, or keep the buffer \
          in host memory (#cudagraph.host)",
-        op.name()
+        op.name_text()
     ))
 }

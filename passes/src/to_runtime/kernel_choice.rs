@@ -6,46 +6,59 @@
 //! first call outside a capture and keep the faster.
 
 use crate::PassError;
-use crate::ir::Op;
-use crate::ir::host_handles::{Host, int_type};
+use crate::ir::builders::CmpI;
+use crate::ir::host::Host;
+use crate::ir::melior_ext::OperationExt;
 use crate::ir::op_kind::OpKind;
+use melior::ir::{OperationRef, Type, Value, operation::OperationLike};
 use symm_protocol::abi;
 
 /// The op's integer attribute `name` as an i64 value.
-pub(super) fn attribute(host: &mut Host, op: Op, name: &str) -> Result<crate::ir::Val, PassError> {
+pub(super) fn attribute<'c, 'a>(
+    host: &mut Host<'c, 'a, '_>,
+    op: OperationRef<'c, '_>,
+    name: &str,
+) -> Result<Value<'c, 'a>, PassError> {
     let value = op
-        .attr(name)
-        .and_then(|a| a.int())
+        .int_attribute(name)
         .ok_or_else(|| format!("has no integer attribute '{name}'"))?;
     Ok(host.int(64, value))
 }
 
-pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
-    let ctx = op.ctx();
-    let i64 = int_type(ctx, 64);
+/// Operand `index` of `op` (the verifier's: the choice ops have theirs).
+fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Result<Value<'c, 'a>, PassError> {
+    op.operand(index)
+        .map_err(|_| PassError::from(format!("has no operand #{index}")))
+}
+
+pub fn lower<'c, 'a>(
+    host: &mut Host<'c, 'a, '_>,
+    op: OperationRef<'c, 'a>,
+) -> Result<(), PassError> {
+    let i64 = host.int_type(64);
     let site = attribute(host, op, "site")?;
-    let rows = host.cast(op.operand(0), i64);
+    let rows = host.cast(operand(op, 0)?, i64);
     match op.kind() {
         OpKind::KernelRounds => {
             let max_rows = attribute(host, op, "max_rows")?;
-            let after_gemv = host.int(64, i64::from(op.attr("after_gemv").is_some()));
+            let after_gemv = host.int(64, i64::from(op.attribute("after_gemv").is_ok()));
             let rounds = host.call_value(&abi::KERNEL_ROUNDS, &[site, rows, max_rows, after_gemv]);
-            let index = host.cast(rounds, ctx.index_type());
-            op.result(0).replace_all_uses_with(index);
+            let index = host.cast(rounds, Type::index(host.context()));
+            super::replace_result(op, index)?;
         }
         OpKind::KernelVariant => {
-            let round = host.cast(op.operand(1), i64);
+            let round = host.cast(operand(op, 1)?, i64);
             let max_rows = attribute(host, op, "max_rows")?;
             let chosen = host.call_value(&abi::KERNEL_VARIANT, &[site, rows, round, max_rows]);
             let zero = host.int(32, 0);
-            let generated = host.b.cmpi(crate::ir::builders::CmpI::Ne, chosen, zero);
-            op.result(0).replace_all_uses_with(generated);
+            let generated = host.at.cmpi(CmpI::Ne, chosen, zero);
+            super::replace_result(op, generated)?;
         }
         OpKind::KernelVariantEnd => {
-            let round = host.cast(op.operand(1), i64);
+            let round = host.cast(operand(op, 1)?, i64);
             host.call(&abi::KERNEL_VARIANT_END, &[site, rows, round]);
         }
-        _ => return Err(format!("is not a kernel choice ({})", op.name()).into()),
+        _ => return Err(format!("is not a kernel choice ({})", op.name_text()).into()),
     }
     Ok(())
 }

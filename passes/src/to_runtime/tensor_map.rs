@@ -4,18 +4,26 @@
 //! 0 where it has none.
 
 use crate::PassError;
-use crate::ir::Op;
 use crate::ir::builders::IntOp;
-use crate::ir::host_handles::Host;
+use crate::ir::host::Host;
+use crate::ir::melior_ext::{ValueExt, strides_and_offset};
+use crate::ir::typed_builder::static_dim;
 use crate::to_runtime::kernel_choice::attribute;
+use melior::ir::{OperationRef, operation::OperationLike, r#type::ShapedTypeLike};
 use symm_protocol::abi;
 
-pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
-    let source = op.operand(0);
-    let ty = source.ty();
-    let rank = ty.shape().len();
-    let strides = ty
-        .strides_and_offset()
+pub fn lower<'c, 'a>(
+    host: &mut Host<'c, 'a, '_>,
+    op: OperationRef<'c, 'a>,
+) -> Result<(), PassError> {
+    let source = op
+        .operand(0)
+        .map_err(|_| PassError::from("has no source"))?;
+    let ty = source
+        .memref_type()
+        .ok_or("describes a value that is not a memref")?;
+    let rank = ty.rank();
+    let strides = strides_and_offset(ty)
         .map(|(strides, _)| strides)
         .unwrap_or_default();
     // The rows' stride, and whether a stack of matrices is one matrix of
@@ -27,7 +35,7 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
         && match (
             strides.first().copied().flatten(),
             row_stride,
-            ty.shape()[1],
+            static_dim(ty, 1),
         ) {
             (Some(slice), Some(row), Some(rows)) => slice == row * rows,
             _ => false,
@@ -49,6 +57,6 @@ pub fn lower(host: &mut Host, op: Op) -> Result<(), PassError> {
         attribute(host, op, "box_columns")?,
     ];
     let descriptor = host.call_value(&abi::TENSOR_MAP, &args);
-    op.result(0).replace_all_uses_with(descriptor);
+    super::replace_result(op, descriptor)?;
     Ok(())
 }
