@@ -8,7 +8,7 @@ use std::fmt;
 /// Why an op keeps a slower way (the library's kernel, an unfused
 /// consumer): the op the remark goes to, and the reason, worded to follow
 /// it (`PassError::Unsupported`).
-pub type Refusal = (crate::ir::Op, PassError);
+pub type Refusal<'c, 'a> = (melior::ir::OperationRef<'c, 'a>, PassError);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PassError {

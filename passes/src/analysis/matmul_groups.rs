@@ -19,16 +19,20 @@
 
 use crate::analysis::{
     linalg::{
-        OVERWRITES_ATTR, buffer_maps, captures_only_constants, has_default_maps, is_zero_constant,
-        iterator_kinds,
+        OVERWRITES_ATTR, body_captures_only_constants, default_maps, generic_body, generic_maps,
+        loop_kinds, zero_constant,
     },
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
+use crate::ir::melior_ext::{BlockExt, OperationExt, ValueExt, op_key, type_text, value_key};
 use crate::ir::op_kind::{OpDialect, OpKind};
 use crate::ir::scalar::Scalar;
-use crate::ir::{Op, Val};
 use crate::{PassError, Refusal};
+use melior::ir::{
+    BlockLike, OperationRef, Type, Value, ValueLike, operation::OperationLike,
+    r#type::ShapedTypeLike,
+};
 
 /// What the output is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,35 +64,35 @@ pub enum Arg {
 }
 
 /// The prologue's ops and operands.
-pub struct PrologueOps {
-    pub fill: Op,
-    pub reduction: Op,
-    pub normalize: Op,
+pub struct PrologueOps<'c, 'a> {
+    pub fill: OperationRef<'c, 'a>,
+    pub reduction: OperationRef<'c, 'a>,
+    pub normalize: OperationRef<'c, 'a>,
     /// `x`, the reduction's and the normalization's input.
-    pub x: Val,
-    pub init: Val,
+    pub x: Value<'c, 'a>,
+    pub init: Value<'c, 'a>,
     pub args: Vec<Arg>,
-    pub columns: Vec<Val>,
+    pub columns: Vec<Value<'c, 'a>>,
 }
 
 /// A fusable group.
-pub enum Group {
+pub enum Group<'c, 'a> {
     Pair {
-        prologue: Option<PrologueOps>,
-        fills: [Op; 2],
-        matmuls: [Op; 2],
-        epilogue: Op,
+        prologue: Option<PrologueOps<'c, 'a>>,
+        fills: [OperationRef<'c, 'a>; 2],
+        matmuls: [OperationRef<'c, 'a>; 2],
+        epilogue: OperationRef<'c, 'a>,
         epilogue_args: Vec<Arg>,
     },
     Single {
-        fill: Option<Op>,
-        matmul: Op,
+        fill: Option<OperationRef<'c, 'a>>,
+        matmul: OperationRef<'c, 'a>,
     },
 }
 
-impl Group {
+impl<'c, 'a> Group<'c, 'a> {
     /// The group's ops in program order.
-    pub fn ops(&self) -> Vec<Op> {
+    pub fn ops(&self) -> Vec<OperationRef<'c, 'a>> {
         match self {
             Group::Pair {
                 prologue,
@@ -114,14 +118,14 @@ impl Group {
 /// deallocations of the buffers it plans (so a group it will see then is
 /// one already, a deallocation between its ops aside).
 #[derive(Default)]
-pub struct Matching {
-    pub notes: Vec<Refusal>,
+pub struct Matching<'c, 'a> {
+    pub notes: Vec<Refusal<'c, 'a>>,
     pub before_planning: bool,
 }
 
 /// Ops that may sit between a group's ops: no side effect on memory (and,
 /// before planning, deallocations).
-fn is_pure(op: Op, before_planning: bool) -> bool {
+fn is_pure(op: OperationRef, before_planning: bool) -> bool {
     if before_planning && op.isa(OpKind::MemrefDealloc) {
         return true;
     }
@@ -143,73 +147,95 @@ fn is_pure(op: Op, before_planning: bool) -> bool {
 }
 
 /// The next op after `op` that is not pure.
-fn next_effect(op: Op, before_planning: bool) -> Option<Op> {
-    let mut next = op.next();
-    while let Some(candidate) = next {
-        if !is_pure(candidate, before_planning) {
-            return Some(candidate);
-        }
-        next = candidate.next();
-    }
-    None
+fn next_effect<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    before_planning: bool,
+) -> Option<OperationRef<'c, 'a>> {
+    std::iter::successors(op.next_in_block(), |o| o.next_in_block())
+        .find(|candidate| !is_pure(*candidate, before_planning))
 }
 
 /// The op before `op` that is not pure.
-fn previous_effect(op: Op, before_planning: bool) -> Option<Op> {
-    let block = op.block()?;
-    let ops = block.ops();
-    let at = ops.iter().position(|o| *o == op)?;
+fn previous_effect<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    before_planning: bool,
+) -> Option<OperationRef<'c, 'a>> {
+    // melior's `previous_in_block` is not in the C API: read the block.
+    let ops = op.block()?.ops();
+    let at = ops.iter().position(|o| op_key(*o) == op_key(op))?;
     ops[..at]
         .iter()
         .rev()
         .copied()
-        .find(|o| !is_pure(*o, before_planning))
+        .find(|candidate| !is_pure(*candidate, before_planning))
+}
+
+/// Operand `index` of `op`, if it has one.
+fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
+    op.operand(index).ok()
+}
+
+/// Whether two values are one.
+fn same(a: Value, b: Value) -> bool {
+    value_key(a) == value_key(b)
 }
 
 /// Whether `op` is a `linalg.fill` of `buffer` with a zero constant.
-fn zero_fill_of(op: Op, buffer: Val) -> bool {
+fn zero_fill_of(op: OperationRef, buffer: Value) -> bool {
     op.isa(OpKind::LinalgFill)
-        && op.num_operands() == 2
-        && op.operand(1) == buffer
-        && is_zero_constant(op.operand(0))
+        && op.operand_count() == 2
+        && operand(op, 1).is_some_and(|b| same(b, buffer))
+        && operand(op, 0).is_some_and(zero_constant)
 }
 
 /// Whether every reader or writer of `value` is one of `ops` (sizes and
 /// deallocations aside).
-fn only_used_by(value: Val, ops: &[Op]) -> bool {
+fn only_used_by(value: Value, ops: &[OperationRef]) -> bool {
     value.uses().iter().all(|(user, _)| {
-        ops.contains(user) || user.isa(OpKind::MemrefDim) || user.isa(OpKind::MemrefDealloc)
+        ops.iter().any(|op| op_key(*op) == op_key(*user))
+            || user.isa(OpKind::MemrefDim)
+            || user.isa(OpKind::MemrefDealloc)
     })
 }
 
-/// Whether `value` is a bf16 memref.
-pub fn is_bf16(value: Val) -> bool {
-    value.ty().element().scalar() == Some(Scalar::Bf16)
+/// The scalar of the elements of memref `value` (`None` for another value).
+fn element_scalar(value: Value) -> Option<Scalar> {
+    Scalar::of_type(value.memref_type()?.element())
 }
+
+/// Whether `value` is a bf16 memref.
+pub fn is_bf16(value: Value) -> bool {
+    element_scalar(value) == Some(Scalar::Bf16)
+}
+
+/// An element-wise generic's inputs, the loops each reads, and its output.
+type Elementwise<'c, 'a> = (Vec<Value<'c, 'a>>, Vec<Vec<usize>>, Value<'c, 'a>);
 
 /// An element-wise generic of rank 2 whose maps are projections:
 /// `(inputs, their dims, output)`, with the body's output argument unused.
-/// An element-wise generic's inputs, the loops each reads, and its output.
-type Elementwise = (Vec<Val>, Vec<Vec<usize>>, Val);
-
-fn elementwise(op: Op) -> Result<Elementwise, PassError> {
+fn elementwise<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Elementwise<'c, 'a>, PassError> {
     if !op.isa(OpKind::LinalgGeneric) {
         return Err("is not a linalg.generic".into());
     }
-    let kinds = iterator_kinds(op).ok_or("has no iterator types")?;
+    let kinds = loop_kinds(op).ok_or("has no iterator types")?;
     if kinds != [false, false] {
         return Err("is not element-wise over two loops".into());
     }
-    let maps = buffer_maps(op)?;
-    let operands = op.operands();
+    let maps = generic_maps(op)?;
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
     let (output, inputs) = operands.split_last().ok_or("has no operands")?;
     let (out_map, in_maps) = maps.split_last().ok_or("has no maps")?;
     if out_map.1 != [0, 1] {
         return Err("writes its output through a map that is not the identity".into());
     }
-    captures_only_constants(op)?;
-    let body = crate::analysis::linalg::body(op)?;
-    if !body.arg(body.num_args() - 1).uses().is_empty() {
+    body_captures_only_constants(op)?;
+    let body = generic_body(op)?;
+    let last = body
+        .argument_count()
+        .checked_sub(1)
+        .ok_or("has no block arguments")?;
+    let output_argument = body.argument(last).map_err(|_| "has no block arguments")?;
+    if !Value::from(output_argument).uses().is_empty() {
         return Err("reads its output's old value".into());
     }
     Ok((
@@ -221,10 +247,12 @@ fn elementwise(op: Op) -> Result<Elementwise, PassError> {
 
 /// The group at `op` (a matmul), or why there is none (`Err`, with the op
 /// to put the remark on). `Ok(None)`: not an anchor.
-pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
+pub fn group_at<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    m: &mut Matching<'c, 'a>,
+) -> Result<Option<Group<'c, 'a>>, Refusal<'c, 'a>> {
     let before = m.before_planning;
-    if (op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul)) && !has_default_maps(op)
-    {
+    if (op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul)) && !default_maps(op) {
         return Err((
             op,
             "reads or writes through transposed or broadcast indexing maps; the generated \
@@ -233,7 +261,7 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
         ));
     }
     if op.isa(OpKind::LinalgBatchMatmul) {
-        if op.attr(OVERWRITES_ATTR).is_none() {
+        if op.attribute_of(OVERWRITES_ATTR).is_none() {
             return Err((
                 op,
                 "accumulates into its output; the generated kernel overwrites".into(),
@@ -244,11 +272,13 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
             matmul: op,
         }));
     }
-    if !op.isa(OpKind::LinalgMatmul) || op.num_operands() != 3 {
+    if !op.isa(OpKind::LinalgMatmul) || op.operand_count() != 3 {
         return Ok(None);
     }
-    let (a, g) = (op.operand(0), op.operand(2));
-    if op.attr(OVERWRITES_ATTR).is_some() {
+    let (Some(a), Some(g)) = (operand(op, 0), operand(op, 2)) else {
+        return Ok(None);
+    };
+    if op.attribute_of(OVERWRITES_ATTR).is_some() {
         return Ok(Some(Group::Single {
             fill: None,
             matmul: op,
@@ -268,10 +298,10 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
         .and_then(|fill1| {
             let matmul1 = next_effect(fill1, before)?;
             (matmul1.isa(OpKind::LinalgMatmul)
-                && has_default_maps(matmul1)
-                && matmul1.num_operands() == 3
-                && matmul1.operand(0) == a
-                && zero_fill_of(fill1, matmul1.operand(2)))
+                && default_maps(matmul1)
+                && matmul1.operand_count() == 3
+                && operand(matmul1, 0).is_some_and(|a1| same(a1, a))
+                && operand(matmul1, 2).is_some_and(|u| zero_fill_of(fill1, u)))
             .then_some((fill1, matmul1))
         });
     let Some((fill1, matmul1)) = sibling else {
@@ -297,15 +327,15 @@ pub fn group_at(op: Op, m: &mut Matching) -> Result<Option<Group>, Refusal> {
 
 /// The pair of `op` (after its zero fill `fill0`) and `matmul1` (after
 /// `fill1`), with its epilogue and, if it fuses, its prologue.
-fn pair_after(
-    op: Op,
-    [fill0, fill1]: [Op; 2],
-    matmul1: Op,
-    (a, g): (Val, Val),
-    m: &mut Matching,
-) -> Result<Group, Refusal> {
+fn pair_after<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    [fill0, fill1]: [OperationRef<'c, 'a>; 2],
+    matmul1: OperationRef<'c, 'a>,
+    (a, g): (Value<'c, 'a>, Value<'c, 'a>),
+    m: &mut Matching<'c, 'a>,
+) -> Result<Group<'c, 'a>, Refusal<'c, 'a>> {
     let before = m.before_planning;
-    let u = matmul1.operand(2);
+    let u = operand(matmul1, 2).ok_or((matmul1, "has no output".into()))?;
     let epilogue = next_effect(matmul1, before).ok_or((
         matmul1,
         "not fused as a matmul pair: no element-wise epilogue of both products follows".into(),
@@ -324,9 +354,9 @@ fn pair_after(
     }
     let mut epilogue_args = Vec::new();
     for input in &inputs {
-        if *input == g {
+        if same(*input, g) {
             epilogue_args.push(Arg::Product(0));
-        } else if *input == u {
+        } else if same(*input, u) {
             epilogue_args.push(Arg::Product(1));
         } else {
             return Err((
@@ -338,7 +368,7 @@ fn pair_after(
     let Some(out_type) = epilogue
         .operands()
         .last()
-        .and_then(|v| v.ty().element().scalar())
+        .and_then(element_scalar)
         .filter(|s| matches!(s, Scalar::Bf16 | Scalar::F32))
     else {
         return Err((
@@ -376,16 +406,18 @@ fn pair_after(
 
 /// The RMSNorm-style prologue that writes `a` right before `first` (the
 /// pair's first fill), if there is one.
-fn prologue_before(
-    first: Op,
-    a: Val,
-    matmuls: &[Op],
+fn prologue_before<'c, 'a>(
+    first: OperationRef<'c, 'a>,
+    a: Value<'c, 'a>,
+    matmuls: &[OperationRef<'c, 'a>],
     before: bool,
-) -> Result<Option<PrologueOps>, Refusal> {
+) -> Result<Option<PrologueOps<'c, 'a>>, Refusal<'c, 'a>> {
     let Some(normalize) = previous_effect(first, before) else {
         return Ok(None);
     };
-    if !normalize.isa(OpKind::LinalgGeneric) || normalize.operands().last() != Some(&a) {
+    if !normalize.isa(OpKind::LinalgGeneric)
+        || !normalize.operands().last().is_some_and(|out| same(out, a))
+    {
         return Ok(None);
     }
     let (inputs, dims, _) =
@@ -393,52 +425,53 @@ fn prologue_before(
     let Some(reduction) = previous_effect(normalize, before) else {
         return Ok(None);
     };
-    let Some(r) = match_row_reduction(crate::ir::bridge::operation(reduction))
-        .map_err(|why| (reduction, why))?
-    else {
+    let Some(r) = match_row_reduction(reduction).map_err(|why| (reduction, why))? else {
         return Ok(None);
     };
-    captures_only_constants(reduction).map_err(|why| (reduction, why.into()))?;
+    body_captures_only_constants(reduction).map_err(|why| (reduction, why.into()))?;
     if r.combiner.op != FloatOp::Add {
         return Err((reduction, "the row statistic is not a sum".into()));
     }
-    let (x, statistic) = (
-        reduction.operand(0),
-        reduction.operand(reduction.num_operands() - 1),
-    );
-    if reduction.num_operands() != 2
-        || !is_bf16(x)
-        || statistic.ty().element().scalar() != Some(Scalar::F32)
-    {
+    let operands: Vec<Value<'c, 'a>> = reduction.operands().collect();
+    let (Some(&x), Some(&statistic)) = (operands.first(), operands.last()) else {
+        return Err((reduction, "the row statistic has no operands".into()));
+    };
+    if operands.len() != 2 || !is_bf16(x) || element_scalar(statistic) != Some(Scalar::F32) {
         return Err((
             reduction,
             "the row statistic is not an f32 sum over one bf16 input".into(),
         ));
     }
     let Some(fill) = previous_effect(reduction, before).filter(|f| {
-        f.isa(OpKind::LinalgFill) && f.num_operands() == 2 && f.operand(1) == statistic
+        f.isa(OpKind::LinalgFill)
+            && f.operand_count() == 2
+            && operand(*f, 1).is_some_and(|s| same(s, statistic))
     }) else {
         return Err((
             reduction,
             "the row statistic is not filled right before it".into(),
         ));
     };
-    let init = fill.operand(0);
-    if init.ty().scalar() != Some(Scalar::F32) {
+    let init = operand(fill, 0).ok_or((fill, "has no value".into()))?;
+    if Scalar::of_type(init.r#type()) != Some(Scalar::F32) {
         return Err((fill, "the row statistic's initial value is not f32".into()));
     }
     let mut args = Vec::new();
     let mut columns = Vec::new();
     for (input, dims) in inputs.iter().zip(&dims) {
         match dims.as_slice() {
-            [0, 1] if *input == x => args.push(Arg::Product(0)),
-            [0] if *input == statistic => args.push(Arg::Statistic),
+            [0, 1] if same(*input, x) => args.push(Arg::Product(0)),
+            [0] if same(*input, statistic) => args.push(Arg::Statistic),
             [1] => {
-                let element = input.ty().element();
-                if !matches!(element.scalar(), Some(Scalar::Bf16 | Scalar::F32)) {
+                let element: Option<Type> = input.memref_type().map(|ty| ty.element());
+                if !matches!(
+                    element.and_then(Scalar::of_type),
+                    Some(Scalar::Bf16 | Scalar::F32)
+                ) {
+                    let shown = element.map(type_text).unwrap_or_default();
                     return Err((
                         normalize,
-                        format!("a column operand of type {}", element.print()).into(),
+                        format!("a column operand of type {shown}").into(),
                     ));
                 }
                 args.push(Arg::Column(columns.len()));
@@ -452,7 +485,7 @@ fn prologue_before(
             }
         }
     }
-    let Some(a_element) = a.ty().element().scalar() else {
+    let Some(a_element) = element_scalar(a) else {
         return Err((
             normalize,
             "writes an element type the kernels do not take".into(),
@@ -480,8 +513,8 @@ fn prologue_before(
 }
 
 /// The output's element type as the kernel writes it.
-pub fn output_of(value: Val) -> Option<Output> {
-    match value.ty().element().scalar()? {
+pub fn output_of(value: Value) -> Option<Output> {
+    match element_scalar(value)? {
         Scalar::Bf16 => Some(Output::Bf16),
         Scalar::F32 => Some(Output::F32),
         _ => None,
@@ -492,11 +525,11 @@ pub fn output_of(value: Val) -> Option<Output> {
 /// inputs while it writes its output, and a measured choice runs the group
 /// more than once, so none of them may share memory with another
 /// (symm-mem-plan keeps them all live across the whole group).
-pub fn buffers(group: &Group) -> Vec<Val> {
-    let mut values = Vec::new();
+pub fn buffers<'c, 'a>(group: &Group<'c, 'a>) -> Vec<Value<'c, 'a>> {
+    let mut values: Vec<Value<'c, 'a>> = Vec::new();
     for op in group.ops() {
         for operand in op.operands() {
-            if operand.ty().is_memref() && !values.contains(&operand) {
+            if operand.memref_type().is_some() && !values.iter().any(|v| same(*v, operand)) {
                 values.push(operand);
             }
         }

@@ -123,14 +123,6 @@ pub fn build(
     adopt(build(context, loc))
 }
 
-/// Runs `f` with melior's context of the module being compiled, for code
-/// written on melior's typed API inside a pass that is not a `TypedPass`.
-pub fn with_context<T>(ctx: Ctx, f: impl for<'c> FnOnce(&'c melior::Context) -> T) -> T {
-    let context = context(ctx);
-    // SAFETY: the context of the module being compiled outlives this call.
-    f(unsafe { context.to_ref() })
-}
-
 /// The same in the context of `loc`.
 pub fn build_at(
     loc: mlir_sys::MlirLocation,

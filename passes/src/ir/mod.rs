@@ -259,24 +259,10 @@ impl Op {
     pub fn move_before(self, other: Op) {
         unsafe { mlirOperationMoveBefore(self.0, other.0) }
     }
-    /// A detached deep copy.
-    pub fn clone_op(self) -> Op {
-        Op(unsafe { mlirOperationClone(self.0) })
-    }
     /// The operand counts of each group of an op with variadic operand
     /// groups (`operandSegmentSizes`); empty when it has none.
     pub fn operand_segments(self) -> Vec<usize> {
         melior_ext::OperationExt::operand_segments(&bridge::operation(self))
-    }
-    /// Moves the blocks of `source`'s region `from` into this op's region
-    /// `into` (which must be empty).
-    pub fn take_region_at(self, into: usize, source: Op, from: usize) {
-        unsafe {
-            mlirRegionTakeBody(
-                mlirOperationGetRegion(self.0, into as isize),
-                mlirOperationGetRegion(source.0, from as isize),
-            )
-        }
     }
     /// Destroys an op that was never put into the IR (a clone whose
     /// region moved elsewhere, an op built for a test). An op in a block

@@ -6,6 +6,7 @@
 
 use super::{KERNEL_MODULE, Planned};
 use crate::collectives::emit::{Emitter, value};
+use crate::ir::melior_ext::{OperationExt, ValueExt, element_bytes, strides_and_offset};
 use crate::ir::{Blk, Val};
 use melior::{
     dialect::{arith::CmpiPredicate, ods, scf},
@@ -17,14 +18,17 @@ use melior::{
 use symm_dialects::symm_mem;
 
 /// The address of `memref`'s first element as an i64.
-fn address(e: &Emitter, memref: Val) -> Val {
-    let index = e.one(
-        ods::memref::extract_aligned_pointer_as_index(e.ctx, e.index(), value(memref), e.loc)
-            .into(),
-    );
+fn address(e: &Emitter, memref: melior::ir::Value) -> Val {
+    let index = e
+        .one(ods::memref::extract_aligned_pointer_as_index(e.ctx, e.index(), memref, e.loc).into());
     let mut address = e.cast(index, e.i64());
-    let ty = memref.ty();
-    if let (Some((_, Some(offset))), Some(bytes)) = (ty.strides_and_offset(), ty.element_bytes())
+    let layout = memref.memref_type().map(|ty| {
+        (
+            strides_and_offset(ty),
+            element_bytes(melior::ir::r#type::ShapedTypeLike::element(&ty)),
+        )
+    });
+    if let Some((Some((_, Some(offset))), Some(bytes))) = layout
         && offset != 0
     {
         address = e.add(address, e.c64(offset * bytes as i64));
@@ -46,13 +50,9 @@ fn all_aligned(e: &Emitter, addresses: &[Val]) -> Val {
 }
 
 /// `memref.dim %memref, dim` as an index.
-fn rows(e: &Emitter, memref: Val, dim: usize) -> Val {
+fn rows(e: &Emitter, memref: melior::ir::Value, dim: usize) -> Val {
     let dim = e.c_index(dim as i64);
-    e.one(melior::dialect::memref::dim(
-        value(memref),
-        value(dim),
-        e.loc,
-    ))
+    e.one(melior::dialect::memref::dim(memref, value(dim), e.loc))
 }
 
 /// Replaces the group's ops with the measured choice between the kernel
@@ -61,16 +61,17 @@ fn rows(e: &Emitter, memref: Val, dim: usize) -> Val {
 /// measuring: the kernels' vector loads would fault on it. `after_gemv`:
 /// the group's input is another group's output, whose GEMV runs just
 /// before it (`symm_mem.kernel_rounds ... after_gemv`).
-pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64, after_gemv: bool) {
+pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv: bool) {
+    use melior::ir::operation::OperationLike;
     let ops = p.group.ops();
     let Some(last) = ops.last().copied() else {
         return;
     };
-    let Some(after) = last.next() else {
+    let Some(after) = last.next_in_block() else {
         return;
     };
     let mut library_block = None;
-    Emitter::build_before(after, ops[0], |e| {
+    Emitter::build_before(after.into(), ops[0].into(), |e| {
         let (context, loc) = (e.ctx, e.loc);
         let i64 = e.i64();
         let site_attr = IntegerAttribute::new(i64, site);
@@ -145,7 +146,7 @@ pub(super) fn dispatch(p: &Planned, site: i64, max_rows: u64, after_gemv: bool) 
         && let Some(end) = library.terminator()
     {
         for op in ops {
-            op.move_before(end);
+            op.move_before_op(crate::ir::bridge::operation(end));
         }
     }
 }
@@ -161,7 +162,7 @@ enum Kernel {
 /// call's row count, else the tensor-core kernel. A GEMV whose weight the
 /// TMA streams takes the call only where the runtime has the weights'
 /// descriptors (`symm_mem.tensor_map`), which it gets as extra arguments.
-fn choose_kernel(e: &Emitter, p: &Planned, args: &[Val], gemvs: &[super::gemv::GemvTile]) {
+fn choose_kernel(e: &Emitter, p: &Planned<'_, '_>, args: &[Val], gemvs: &[super::gemv::GemvTile]) {
     let Some((gemv, rest)) = gemvs.split_first() else {
         launch(e, p, args, Kernel::TensorCore);
         return;
@@ -178,7 +179,7 @@ fn choose_kernel(e: &Emitter, p: &Planned, args: &[Val], gemvs: &[super::gemv::G
                 symm_mem::tensor_map(
                     e.ctx,
                     e.i64(),
-                    value(*weight),
+                    *weight,
                     IntegerAttribute::new(e.i64(), gemv.stage_rows as i64),
                     IntegerAttribute::new(e.i64(), super::gemv_tma::BOX_COLUMNS as i64),
                     e.loc,
@@ -198,7 +199,7 @@ fn choose_kernel(e: &Emitter, p: &Planned, args: &[Val], gemvs: &[super::gemv::G
 
 /// The kernels' arguments (every kernel of a group takes the same), and
 /// the addresses of the memrefs among them.
-fn arguments(e: &Emitter, p: &Planned, m: Val) -> (Vec<Val>, Vec<Val>) {
+fn arguments(e: &Emitter, p: &Planned<'_, '_>, m: Val) -> (Vec<Val>, Vec<Val>) {
     let a = address(e, p.a);
     let weights: Vec<Val> = p.weights.iter().map(|w| address(e, *w)).collect();
     let out = address(e, p.out);
@@ -208,7 +209,7 @@ fn arguments(e: &Emitter, p: &Planned, m: Val) -> (Vec<Val>, Vec<Val>) {
     args.push(e.int_to_ptr(out));
     args.push(e.cast(m, e.i64()));
     if let Some(init) = p.init {
-        args.push(init);
+        args.push(init.into());
     }
     args.extend(columns.iter().map(|c| e.int_to_ptr(*c)));
     let mut addresses = vec![a, out];
@@ -219,7 +220,7 @@ fn arguments(e: &Emitter, p: &Planned, m: Val) -> (Vec<Val>, Vec<Val>) {
 
 /// `gpu.launch_func` of one of the planned kernels on its grid, with its
 /// dynamic shared memory.
-fn launch(e: &Emitter, p: &Planned, args: &[Val], which: Kernel) {
+fn launch(e: &Emitter, p: &Planned<'_, '_>, args: &[Val], which: Kernel) {
     let k = &p.kernel;
     let (name, (x, y), threads, shared) = match which {
         Kernel::TensorCore => (

@@ -38,15 +38,26 @@ pub mod row_scale;
 mod tensor_core;
 
 use crate::PassError;
-use crate::analysis::matmul_groups::{Group, group_at, output_of};
+use crate::analysis::matmul_groups::{Group, group_at, is_bf16, output_of};
+use crate::ir::melior_ext::{
+    OperationExt, ValueExt, element_bytes, has_identity_layout, op_key, strides_and_offset,
+};
 use crate::ir::op_kind::OpKind;
+use crate::ir::typed_builder::dims;
 use crate::{
-    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass,
-    ir::builders::{Terminator, replace_terminator},
-    ir::{Blk, Op, emit_error, emit_remark},
+    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
+    ir::builders::{Terminator, put_operation_before, replace_terminator},
 };
 use gemv::GemvTile;
 use kernel::{Epilogue, Output, Prologue, RowScaleFunctions, SkinnyMatmul, Tile};
+use melior::{
+    Context,
+    ir::{
+        Attribute, BlockLike, BlockRef, OperationRef, Value, ValueLike, operation::OperationLike,
+        r#type::ShapedTypeLike,
+    },
+};
+use symm_dialects::{emit_error, emit_remark};
 use tensor_core::TensorCore;
 
 pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
@@ -197,34 +208,34 @@ pub const KERNEL_MODULE: &str = "symm_matmul_kernels";
 pub struct MatmulToGpu;
 
 /// A group and the kernel it takes.
-struct Planned {
-    group: Group,
+struct Planned<'c, 'a> {
+    group: Group<'c, 'a>,
     kernel: SkinnyMatmul,
     /// The left operand (x with a prologue), the weights and the output.
-    a: crate::ir::Val,
-    weights: Vec<crate::ir::Val>,
-    out: crate::ir::Val,
+    a: Value<'c, 'a>,
+    weights: Vec<Value<'c, 'a>>,
+    out: Value<'c, 'a>,
     /// Dimension of `a` that counts rows.
     rows_dim: usize,
     /// Element functions: their names, the generics whose bodies they
     /// copy, and the factor of the body a function returns.
-    functions: Vec<ElementFunction>,
-    columns: Vec<crate::ir::Val>,
-    init: Option<crate::ir::Val>,
+    functions: Vec<ElementFunction<'c, 'a>>,
+    columns: Vec<Value<'c, 'a>>,
+    init: Option<Value<'c, 'a>>,
     /// The GEMV kernels, by rows, where they can run.
     gemv: Vec<GemvTile>,
 }
 
 /// A function made of a generic's body (the element function), or of one
 /// factor of it (`row_scale`).
-struct ElementFunction {
+struct ElementFunction<'c, 'a> {
     name: String,
-    generic: Op,
+    generic: OperationRef<'c, 'a>,
     part: Option<(row_scale::Split, row_scale::Part)>,
 }
 
-impl ElementFunction {
-    fn whole(name: String, generic: Op) -> Self {
+impl<'c, 'a> ElementFunction<'c, 'a> {
+    fn whole(name: String, generic: OperationRef<'c, 'a>) -> Self {
         Self {
             name,
             generic,
@@ -385,23 +396,34 @@ type Layout = (Vec<Option<i64>>, Vec<Option<i64>>);
 
 /// The sizes and strides of a memref with a strided layout at a static
 /// offset (which the host adds to its address, `launch::pointer`).
-fn strides(value: crate::ir::Val) -> Option<Layout> {
-    let ty = value.ty();
-    let (strides, offset) = ty.strides_and_offset()?;
+fn strides(value: Value) -> Option<Layout> {
+    let ty = value.memref_type()?;
+    let (strides, offset) = strides_and_offset(ty)?;
     // The host adds the offset's bytes to the address (launch::pointer).
-    offset?.checked_mul(i64::try_from(ty.element_bytes()?).ok()?)?;
-    Some((ty.shape(), strides))
+    offset?.checked_mul(i64::try_from(element_bytes(ty.element())?).ok()?)?;
+    Some((dims(ty), strides))
+}
+
+/// Whether `value` is a memref of the identity layout.
+fn contiguous(value: Value) -> bool {
+    has_identity_layout(value.r#type())
+}
+
+/// Operand `index` of a matched op (the matcher checked its operands).
+fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> {
+    op.operand(index)
+        .expect("internal: a matched matmul has its operands")
 }
 
 /// The kernel for `group`, or why it has none; its GEMVs let the next grid
 /// launch early with `grid_dependency` (`launch-dependents`).
-fn plan(
-    group: Group,
+fn plan<'c, 'a>(
+    group: Group<'c, 'a>,
     index: usize,
     tile: Tile,
     grid_dependency: bool,
     row_scale: bool,
-) -> Result<Planned, crate::Refusal> {
+) -> Result<Planned<'c, 'a>, crate::Refusal<'c, 'a>> {
     let name = format!("symm_matmul_{index}");
     match &group {
         Group::Pair {
@@ -412,11 +434,11 @@ fn plan(
             ..
         } => {
             let (a, w0, w1) = (
-                matmuls[0].operand(0),
-                matmuls[0].operand(1),
-                matmuls[1].operand(1),
+                operand(matmuls[0], 0),
+                operand(matmuls[0], 1),
+                operand(matmuls[1], 1),
             );
-            let out = *epilogue
+            let out = epilogue
                 .operands()
                 .last()
                 .expect("an elementwise generic has an output");
@@ -425,10 +447,10 @@ fn plan(
                 return refuse("an operand without a strided layout at a static offset");
             };
             if strides(w1).map(|s| s.0) != Some(w_shape.clone())
-                || !a.ty().has_identity_layout()
-                || !w0.ty().has_identity_layout()
-                || !w1.ty().has_identity_layout()
-                || !out.ty().has_identity_layout()
+                || !contiguous(a)
+                || !contiguous(w0)
+                || !contiguous(w1)
+                || !contiguous(out)
             {
                 return refuse(
                     "the pair's operands are not contiguous row-major matrices of one shape",
@@ -437,14 +459,11 @@ fn plan(
             let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
                 return refuse("a weight of dynamic shape");
             };
-            if a_shape.get(1) != Some(&Some(*k)) || out.ty().shape().get(1) != Some(&Some(*n)) {
+            let out_shape = out.memref_type().map(dims).unwrap_or_default();
+            if a_shape.get(1) != Some(&Some(*k)) || out_shape.get(1) != Some(&Some(*n)) {
                 return refuse("shapes that do not match");
             }
-            if ![a, w0, w1]
-                .iter()
-                .all(|v| crate::analysis::matmul_groups::is_bf16(*v))
-                || output_of(out) != Some(Output::Bf16)
-            {
+            if ![a, w0, w1].iter().all(|v| is_bf16(*v)) || output_of(out) != Some(Output::Bf16) {
                 return refuse("the generated kernel takes bf16 operands and a bf16 result");
             }
             let mut functions = vec![ElementFunction::whole(
@@ -485,7 +504,9 @@ fn plan(
                         columns: p
                             .columns
                             .iter()
-                            .filter_map(|c| c.ty().element().scalar())
+                            .filter_map(|c| {
+                                crate::ir::scalar::Scalar::of_type(c.memref_type()?.element())
+                            })
                             .collect(),
                         row_scale,
                     };
@@ -529,21 +550,19 @@ fn plan(
         }
         Group::Single { matmul, .. } => {
             let op = *matmul;
-            let (a, w, c) = (op.operand(0), op.operand(1), op.operand(2));
+            let (a, w, c) = (operand(op, 0), operand(op, 1), operand(op, 2));
             let refuse = |why: &str| Err((op, format!("keeps cuBLAS: {why}").into()));
             let (Some((a_shape, a_strides)), Some((w_shape, w_strides))) = (strides(a), strides(w))
             else {
                 return refuse("an operand without a strided layout at a static offset");
             };
-            if !crate::analysis::matmul_groups::is_bf16(a)
-                || !crate::analysis::matmul_groups::is_bf16(w)
-            {
+            if !is_bf16(a) || !is_bf16(w) {
                 return refuse("the generated kernel takes bf16 operands");
             }
             let Some(output) = output_of(c) else {
                 return refuse("the generated kernel writes bf16 or f32");
             };
-            if !c.ty().has_identity_layout() {
+            if !contiguous(c) {
                 return refuse("an output that is not contiguous");
             }
             let batched = a_shape.len() == 3;
@@ -574,7 +593,7 @@ fn plan(
                 let Some(Some(lda)) = a_strides.first() else {
                     return refuse("a left operand of dynamic row stride");
                 };
-                if !w.ty().has_identity_layout() || a_strides.get(1) != Some(&Some(1)) {
+                if !contiguous(w) || a_strides.get(1) != Some(&Some(1)) {
                     return refuse("operands whose rows are not contiguous");
                 }
                 (1, *k, *n, *lda, 0, 0)
@@ -615,15 +634,14 @@ fn plan(
 
 /// The split of a pair's normalization into its row and column factors
 /// (`row_scale`), where it has one.
-fn normalization_split(normalize: Op, args: &[kernel::Arg]) -> Option<row_scale::Split> {
-    use crate::ir::melior_ext::OperationExt;
+fn normalization_split(normalize: OperationRef, args: &[kernel::Arg]) -> Option<row_scale::Split> {
     let statistic = args.iter().position(|a| *a == kernel::Arg::Statistic)?;
-    let body = crate::ir::bridge::operation(normalize).first_block()?;
+    let body = normalize.first_block()?;
     row_scale::split(body, statistic)
 }
 
 /// What fused, for the remark.
-fn describe(planned: &Planned) -> String {
+fn describe(planned: &Planned<'_, '_>) -> String {
     let k = &planned.kernel;
     let what = match &planned.group {
         Group::Pair { prologue, .. } => format!(
@@ -673,14 +691,18 @@ fn describe(planned: &Planned) -> String {
     )
 }
 
-impl SymmPass for MatmulToGpu {
-    fn run(module: Op, options: &PassOptions) -> Result<(), PassFailed> {
+impl TypedPass for MatmulToGpu {
+    fn run_typed<'c>(
+        context: &'c Context,
+        module: OperationRef<'c, '_>,
+        options: &PassOptions,
+    ) -> Result<(), PassFailed> {
         let tilings = tile_from(options).and_then(|t| Ok((t, gemv_tiles_from(options)?)));
         let (([pair_tile, single_tile], max_rows), gemv_tiles) = match tilings {
             Ok(t) => t,
             Err(message) => {
                 emit_error(
-                    module.loc(),
+                    module.location(),
                     &format!("symm-linalg-matmul-to-gpu: {message}"),
                 );
                 return Err(PassFailed);
@@ -700,33 +722,33 @@ impl SymmPass for MatmulToGpu {
             .or(gemv_problem)
         {
             emit_error(
-                module.loc(),
+                module.location(),
                 &format!("symm-linalg-matmul-to-gpu: {problem}"),
             );
             return Err(PassFailed);
         }
         // Anchors listed before anything moves.
-        let anchors: Vec<Op> = module
-            .walk()
+        let anchors: Vec<OperationRef> = module
+            .descendants()
             .into_iter()
             .filter(|op| op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul))
             .filter(|op| {
-                !std::iter::successors(op.parent(), |p| p.parent())
+                !std::iter::successors(op.parent_operation(), |p| p.parent_operation())
                     .any(|p| p.isa(OpKind::GpuModule) || p.isa(OpKind::GpuLaunch))
             })
             .collect();
         let launch_dependents = options.flag("launch-dependents");
         let row_scale = options.flag("row-scale");
-        let mut taken: Vec<Op> = Vec::new();
+        let mut taken: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let mut planned = Vec::new();
         for op in anchors {
-            if taken.contains(&op) {
+            if taken.contains(&op_key(op)) {
                 continue;
             }
             let mut matching = crate::analysis::matmul_groups::Matching::default();
             let found = group_at(op, &mut matching);
             for (at, why) in matching.notes {
-                emit_remark(at.loc(), &why.to_string());
+                emit_remark(at.location(), &why.to_string());
             }
             match found {
                 Ok(Some(group)) => {
@@ -740,43 +762,43 @@ impl SymmPass for MatmulToGpu {
                                 match p.kernel.gemv_problem(*gemv) {
                                     None => p.gemv.push(*gemv),
                                     Some(why) => emit_remark(
-                                        p.group.ops()[0].loc(),
+                                        p.group.ops()[0].location(),
                                         &format!("no GEMV for up to {} row(s): {why}", gemv.rows),
                                     ),
                                 }
                             }
-                            taken.extend(p.group.ops());
+                            taken.extend(p.group.ops().into_iter().map(op_key));
                             planned.push(p);
                         }
-                        Err((at, why)) => emit_remark(at.loc(), &why.to_string()),
+                        Err((at, why)) => emit_remark(at.location(), &why.to_string()),
                     }
                 }
                 Ok(None) => {}
-                Err((at, why)) => emit_remark(at.loc(), &format!("keeps cuBLAS: {why}")),
+                Err((at, why)) => emit_remark(at.location(), &format!("keeps cuBLAS: {why}")),
             }
         }
         if planned.is_empty() {
             return Ok(());
         }
-        let Some(body) = module.entry_block() else {
+        let Some(body) = module.first_block() else {
             return Ok(());
         };
-        if let Some(taken) = crate::collectives::name_taken(body, KERNEL_MODULE) {
+        if let Some(taken) = crate::collectives::name_taken(body.into(), KERNEL_MODULE) {
             emit_error(
-                taken.loc(),
+                crate::ir::bridge::location(taken),
                 &crate::collectives::taken_message(KERNEL_MODULE, taken),
             );
             return Err(PassFailed);
         }
-        if let Err(message) = emit_module(module, body, &planned) {
-            emit_error(module.loc(), &message.to_string());
+        if let Err(message) = emit_module(context, module, body, &planned) {
+            emit_error(module.location(), &message.to_string());
             return Err(PassFailed);
         }
         for p in &planned {
-            emit_remark(p.group.ops()[0].loc(), &describe(p));
+            emit_remark(p.group.ops()[0].location(), &describe(p));
             launch::dispatch(p, site_of(p), p.kernel.tile.rows(), after_gemv(p, &planned));
         }
-        module.set_attr("gpu.container_module", module.ctx().unit());
+        module.set_attribute_to("gpu.container_module", Attribute::unit(context));
         Ok(())
     }
 }
@@ -784,12 +806,12 @@ impl SymmPass for MatmulToGpu {
 /// Whether `p` reads (a view of) what another planned group with GEMVs
 /// writes: that group's GEMV then runs just before `p`'s, which launches
 /// while it drains (the runtime's measured choice credits that).
-fn after_gemv(p: &Planned, planned: &[Planned]) -> bool {
-    use crate::{analysis::read_after::root_of, ir::bridge::value};
-    let input = root_of(value(p.a));
+fn after_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> bool {
+    use crate::{analysis::read_after::root_of, ir::melior_ext::value_key};
+    let input = value_key(root_of(p.a));
     planned
         .iter()
-        .any(|q| !std::ptr::eq(q, p) && !q.gemv.is_empty() && root_of(value(q.out)) == input)
+        .any(|q| !std::ptr::eq(q, p) && !q.gemv.is_empty() && value_key(root_of(q.out)) == input)
 }
 
 /// A site id for the runtime's table of choices: FNV-1a of the function
@@ -797,10 +819,9 @@ fn after_gemv(p: &Planned, planned: &[Planned]) -> bool {
 /// that programs linked together keep their sites apart (two sites share
 /// their decisions only where they are the same matmul of the same
 /// function).
-fn site_of(planned: &Planned) -> i64 {
-    let function = std::iter::successors(planned.group.ops()[0].parent(), |p| p.parent())
-        .find(|op| op.isa(OpKind::Func))
-        .and_then(|f| f.symbol_name())
+fn site_of(planned: &Planned<'_, '_>) -> i64 {
+    let function = crate::analysis::dynamic::enclosing_function_op(planned.group.ops()[0])
+        .and_then(|f| f.symbol_or_string("sym_name"))
         .unwrap_or_default();
     let k = &planned.kernel;
     let text = format!(
@@ -818,20 +839,30 @@ fn site_of(planned: &Planned) -> i64 {
 
 /// `gpu.module @symm_matmul_kernels`: the dynamic shared memory, the
 /// element functions (each a copy of its generic's body) and the kernels.
-fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassError> {
+fn emit_module<'c, 'a>(
+    context: &'c Context,
+    module: OperationRef<'c, 'a>,
+    parent: BlockRef<'c, 'a>,
+    planned: &[Planned<'c, 'a>],
+) -> Result<(), PassError> {
     let mut moved = Vec::new();
-    crate::collectives::emit_gpu_module(module.ctx(), parent, KERNEL_MODULE, |e| {
+    let ctx = crate::ir::Op::from(module).ctx();
+    crate::collectives::emit_gpu_module(ctx, parent.into(), KERNEL_MODULE, |e| {
         e.declare_dynamic_shared();
         for p in planned {
             for function in &p.functions {
-                let block = crate::analysis::linalg::body(function.generic)?;
-                let inputs: Vec<_> = (0..block.num_args())
-                    .map(|i| crate::ir::bridge::ty(block.arg(i).ty()))
+                let block = crate::analysis::linalg::generic_body(function.generic)?;
+                let inputs: Vec<_> = (0..block.argument_count())
+                    .filter_map(|i| block.argument(i).ok())
+                    .map(|argument| argument.r#type())
                     .collect();
                 let yielded = block.terminator().ok_or("a generic without a terminator")?;
                 let result = match function.part {
                     Some((_, row_scale::Part::Row)) => e.f32(),
-                    _ => crate::ir::bridge::ty(yielded.operand(0).ty()),
+                    _ => yielded
+                        .operand(0)
+                        .map_err(|_| "a generic that yields nothing")?
+                        .r#type(),
                 };
                 moved.push((
                     e.declare_private_function(&function.name, &inputs, result),
@@ -849,23 +880,23 @@ fn emit_module(module: Op, parent: Blk, planned: &[Planned]) -> Result<(), PassE
         Ok(())
     })?;
     // Each element function gets a copy of its generic's body (the
-    // generic itself stays for the library's way).
+    // generic itself stays for the library's way): the copy waits before
+    // the generic until its region has moved, then goes.
     for (function, generic, part) in moved {
-        let copy = generic.clone_op();
+        let function = crate::ir::bridge::operation::<'c, 'a>(function);
+        let copy = put_operation_before(generic, generic.cloned());
         // Its body's constants come along (groups.rs let only constants in).
-        crate::middle_end::fuse_epilogue::copy_in_constants(crate::ir::bridge::operation(copy));
-        function.take_region_at(0, copy, 0);
-        copy.destroy_detached();
-        let Some(entry) = function.entry_block() else {
+        crate::middle_end::fuse_epilogue::copy_in_constants(copy);
+        function.take_region_body(0, copy, 0);
+        crate::ir::rewrite::erase_op(copy);
+        let Some(entry) = function.first_block() else {
             continue;
         };
-        replace_terminator(entry, Terminator::Return);
+        replace_terminator(entry.into(), Terminator::Return);
         if let Some((split, part)) = part {
-            let entry = crate::ir::bridge::block(entry);
-            crate::ir::bridge::with_context(module.ctx(), |context| {
-                split.return_part(context, entry, part)
-            })
-            .ok_or("a normalization whose copy is not the body analysed")?;
+            split
+                .return_part(context, entry, part)
+                .ok_or("a normalization whose copy is not the body analysed")?;
         }
     }
     Ok(())

@@ -312,15 +312,14 @@ fn matmul_group_ends(function: OperationRef, numbering: &Numbering) -> HashMap<u
             before_planning: true,
             ..Default::default()
         };
-        let Ok(Some(group)) = matmul_groups::group_at(op.into(), &mut matching) else {
+        let Ok(Some(group)) = matmul_groups::group_at(op, &mut matching) else {
             continue;
         };
         let Some(last) = group.ops().last().copied() else {
             continue;
         };
-        let last = crate::ir::bridge::operation(last);
         for buffer in matmul_groups::buffers(&group) {
-            if let Some(def) = root_of(crate::ir::bridge::value(buffer)).defining_op() {
+            if let Some(def) = root_of(buffer).defining_op() {
                 let end = numbering.use_end(def, last);
                 let entry = ends.entry(op_key(def)).or_insert(end);
                 *entry = (*entry).max(end);
