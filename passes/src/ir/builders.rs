@@ -7,18 +7,15 @@
 //! bodies are filled from the name) and the GPU index ops (their unnamed
 //! result is dropped).
 
-use crate::ir::bridge::{self, attr as a, ty as t, value as v};
+use crate::ir::bridge::{self, attr as a, value as v};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Attr, Blk, Ctx, Op, Ty, Val};
+use crate::ir::{Attr, Blk, Op, Val};
 use melior::{
     Context,
     dialect::ods,
     ir::{
         Block, BlockLike, Location, Operation, Region, RegionLike, Type, Value,
-        attribute::{
-            DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
-            TypeAttribute,
-        },
+        attribute::{DenseI64ArrayAttribute, IntegerAttribute, StringAttribute, TypeAttribute},
         operation::OperationBuilder,
         r#type::{IntegerType, MemRefType},
     },
@@ -61,22 +58,6 @@ pub enum FloatOp {
     MinNum,
 }
 
-/// Where new ops go. `After` advances past each op inserted, so ops come
-/// out in creation order.
-#[derive(Clone, Copy, Debug)]
-pub enum At {
-    Before(Op),
-    After(Op),
-    BlockStart(Blk),
-}
-
-/// Inserts ops at a point, with one location.
-pub struct Builder {
-    pub ctx: Ctx,
-    pub loc: MlirLocation,
-    at: At,
-}
-
 /// A signless integer type of `bits`.
 fn int<'c>(c: &'c Context, bits: u32) -> Type<'c> {
     IntegerType::new(c, bits).into()
@@ -107,263 +88,6 @@ fn values<'c>(vals: &[Val]) -> Vec<melior::ir::Value<'c, 'static>> {
     vals.iter().map(|x| v(*x)).collect()
 }
 
-fn types<'c>(tys: &[Ty]) -> Vec<Type<'c>> {
-    tys.iter().map(|x| t(*x)).collect()
-}
-
-/// Sets an op's operand group sizes (melior's ODS builders leave them to
-/// the caller).
-fn with_segments(op: Op, sizes: &[usize]) -> Op {
-    op.set_attr("operandSegmentSizes", op.ctx().segment_sizes(sizes));
-    op
-}
-
-/// `arith.constant <value> : index`, detached.
-pub fn index_constant(ctx: Ctx, loc: MlirLocation, value: i64) -> Op {
-    bridge::build(ctx, loc, |c, l| {
-        let index = Type::index(c);
-        ods::arith::constant(c, index, IntegerAttribute::new(index, value).into(), l).into()
-    })
-}
-
-impl Builder {
-    pub fn new(ctx: Ctx, loc: MlirLocation, at: At) -> Self {
-        Self { ctx, loc, at }
-    }
-
-    /// Builds before `op`, with its location.
-    pub fn before(op: Op) -> Self {
-        Self::new(op.ctx(), op.loc(), At::Before(op))
-    }
-
-    pub fn insert(&mut self, op: Op) -> Op {
-        match self.at {
-            At::Before(anchor) => anchor.insert_before(op),
-            At::After(anchor) => {
-                anchor.insert_after(op);
-                self.at = At::After(op);
-            }
-            At::BlockStart(block) => {
-                match block.first_op() {
-                    Some(first) => first.insert_before(op),
-                    None => block.append(op),
-                }
-                self.at = At::After(op);
-            }
-        }
-        op
-    }
-
-    /// An op melior's builders make in this builder's context and location,
-    /// detached.
-    fn make(&self, build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>) -> Op {
-        bridge::build(self.ctx, self.loc, build)
-    }
-
-    /// The same, inserted.
-    fn put(
-        &mut self,
-        build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>,
-    ) -> Op {
-        let op = self.make(build);
-        self.insert(op)
-    }
-
-    /// The same, inserted; its only result.
-    pub(crate) fn put_one(
-        &mut self,
-        build: impl for<'c> FnOnce(&'c Context, Location<'c>) -> Operation<'c>,
-    ) -> Val {
-        self.put(build).result(0)
-    }
-
-    pub fn index(&mut self, value: i64) -> Val {
-        let op = index_constant(self.ctx, self.loc, value);
-        self.insert(op).result(0)
-    }
-
-    /// `arith.constant attr : ty`.
-    pub fn constant_of(&mut self, ty: Ty, attr: Attr) -> Val {
-        self.put_one(|c, l| ods::arith::constant(c, t(ty), a(attr), l).into())
-    }
-
-    /// `arith.cmpi <predicate>, lhs, rhs`.
-    pub fn cmpi(&mut self, predicate: CmpI, lhs: Val, rhs: Val) -> Val {
-        self.put_one(|c, l| cmpi_op(c, l, predicate, v(lhs), v(rhs)))
-    }
-
-    /// `scf.if %condition` without results: its then block (and else
-    /// block, if asked for) holds only its `scf.yield`.
-    pub fn if_then(&mut self, condition: Val, with_else: bool) -> Op {
-        self.put(|c, l| if_op(c, l, v(condition), with_else))
-    }
-
-    pub fn dim(&mut self, source: Val, dim: usize) -> Val {
-        let index = self.index(dim as i64);
-        self.put_one(|c, l| ods::memref::dim(c, Type::index(c), v(source), v(index), l).into())
-    }
-
-    /// The dynamic sizes of `ty`, read from `like`, which has the same shape.
-    pub fn dynamic_sizes_of(&mut self, like: Val, ty: Ty) -> Vec<Val> {
-        ty.shape()
-            .iter()
-            .enumerate()
-            .filter(|(_, size)| size.is_none())
-            .map(|(dim, _)| self.dim(like, dim))
-            .collect()
-    }
-
-    pub fn minui(&mut self, lhs: Val, rhs: Val) -> Val {
-        self.int_op(IntOp::MinU, lhs, rhs)
-    }
-
-    /// `lhs <op> rhs` on integers of one type.
-    pub fn int_op(&mut self, op: IntOp, lhs: Val, rhs: Val) -> Val {
-        self.put_one(|c, l| int_op(c, l, op, v(lhs), v(rhs)))
-    }
-
-    /// `memref.load memref[indices]`.
-    pub fn load(&mut self, memref: Val, indices: &[Val]) -> Val {
-        let element = memref.ty().element();
-        self.put_one(|c, l| load_op(c, l, t(element), v(memref), &values(indices)))
-    }
-
-    /// The address of `memref`'s aligned pointer, as an index.
-    pub fn aligned_pointer(&mut self, memref: Val) -> Val {
-        self.put_one(|c, l| aligned_pointer_op(c, l, v(memref)))
-    }
-
-    /// `memref.alloc(sizes) : ty`, optionally aligned.
-    pub fn alloc(&mut self, ty: Ty, sizes: &[Val], alignment: Option<i64>) -> Val {
-        let op = self.make(|c, l| {
-            let alloc = ods::memref::AllocOperation::builder(c, l)
-                .memref(t(ty))
-                .dynamic_sizes(&values(sizes))
-                .symbol_operands(&[]);
-            match alignment {
-                Some(alignment) => alloc.alignment(i64_attr(c, alignment)).build().into(),
-                None => alloc.build().into(),
-            }
-        });
-        self.insert(with_segments(op, &[sizes.len(), 0])).result(0)
-    }
-
-    pub fn dealloc(&mut self, buffer: Val) -> Op {
-        self.put(|c, l| ods::memref::dealloc(c, v(buffer), l).into())
-    }
-
-    pub fn copy(&mut self, source: Val, target: Val) -> Op {
-        self.put(|c, l| ods::memref::copy(c, v(source), v(target), l).into())
-    }
-
-    pub fn memory_space_cast(&mut self, source: Val, to: Ty) -> Val {
-        self.put_one(|c, l| ods::memref::memory_space_cast(c, t(to), v(source), l).into())
-    }
-
-    /// `memref.cast` between compatible layouts and shapes.
-    pub fn cast(&mut self, source: Val, to: Ty) -> Val {
-        self.put_one(|c, l| ods::memref::cast(c, t(to), v(source), l).into())
-    }
-
-    /// `memref.reinterpret_cast` of `source` to `ty`, a strided memref type
-    /// with static strides and offset: its sizes are `ty`'s, the dynamic
-    /// ones given in `sizes`.
-    pub fn reinterpret_cast(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
-        self.put_one(|c, l| {
-            let ty = MemRefType::try_from(t(ty)).expect("internal: a memref type");
-            reinterpret_cast_op(c, l, v(source), ty, &values(sizes))
-        })
-    }
-
-    /// `memref.expand_shape` of a 1-D `source` into `ty` (every dimension
-    /// from the one), the dynamic sizes of `ty` given in `sizes`.
-    pub fn expand_flat(&mut self, source: Val, ty: Ty, sizes: &[Val]) -> Val {
-        let shape: Vec<i64> = ty
-            .shape()
-            .into_iter()
-            .map(|d| d.unwrap_or(i64::MIN))
-            .collect();
-        // One group holding every dimension: [[0, 1, ..., rank - 1]].
-        let i64_ty = self.ctx.int_type(64);
-        let group: Vec<Attr> = (0..shape.len())
-            .map(|d| self.ctx.int_attr(i64_ty, d as i64))
-            .collect();
-        let reassociation = self.ctx.array_attr(&[self.ctx.array_attr(&group)]);
-        self.put_one(|c, l| {
-            let reassociation = a(reassociation)
-                .try_into()
-                .expect("internal: an array attribute");
-            ods::memref::expand_shape(
-                c,
-                t(ty),
-                v(source),
-                &values(sizes),
-                reassociation,
-                DenseI64ArrayAttribute::new(c, &shape).into(),
-                l,
-            )
-            .into()
-        })
-    }
-
-    pub fn symm_alloc(&mut self, ty: Ty, sizes: &[Val]) -> Val {
-        self.put_one(|c, l| symm_mem::alloc(c, t(ty), &values(sizes), l).into())
-    }
-
-    pub fn symm_dealloc(&mut self, buffer: Val) -> Op {
-        self.put(|c, l| symm_mem::dealloc(c, v(buffer), l).into())
-    }
-
-    pub fn world_size(&mut self, group: Attr) -> Val {
-        self.put_one(|c, l| {
-            let group = a(group).try_into().expect("internal: a group symbol");
-            symm_mem::world_size(c, Type::index(c), group, l).into()
-        })
-    }
-
-    /// `symm_mem.pool_of %buffer`: the kernel handle of the buffer's pool.
-    pub fn pool_of(&mut self, buffer: Val) -> Val {
-        let pool = Ty::pool(self.ctx);
-        self.put_one(|c, l| symm_mem::pool_of(c, t(pool), v(buffer), l).into())
-    }
-
-    /// `symm_mem.with_allocator allocator -> types { }`, its block empty.
-    pub fn with_allocator(&mut self, allocator: Attr, types_: &[Ty]) -> Op {
-        self.put(|c, l| {
-            symm_mem::with_allocator(c, &types(types_), region_of_empty_block(), a(allocator), l)
-                .into()
-        })
-    }
-
-    /// `memref.get_global @name : ty`.
-    pub fn memref_get_global(&mut self, name: &str, ty: Ty) -> Val {
-        self.put_one(|c, l| {
-            ods::memref::get_global(c, t(ty), FlatSymbolRefAttribute::new(c, name), l).into()
-        })
-    }
-
-    /// `memref.alloca() : ty` (a static shape).
-    pub fn alloca(&mut self, ty: Ty) -> Val {
-        self.put_one(|c, l| alloca_op(c, l, t(ty)))
-    }
-
-    /// `memref.store value, memref[indices]`.
-    pub fn store(&mut self, value: Val, memref: Val, indices: &[Val]) -> Op {
-        self.put(|c, l| store_op(c, l, v(value), v(memref), &values(indices)))
-    }
-
-    /// A one-operand conversion to `to`.
-    pub fn convert(&mut self, cast: Cast, value: Val, to: Ty) -> Val {
-        self.put_one(|c, l| convert_op(c, l, cast, v(value), t(to)))
-    }
-
-    pub fn get_global(&mut self, name: &str, ty: Ty) -> Val {
-        self.put_one(|c, l| {
-            symm_mem::get_global(c, t(ty), FlatSymbolRefAttribute::new(c, name), l).into()
-        })
-    }
-}
-
 /// The casts `Builder::convert` builds.
 #[derive(Clone, Copy, Debug)]
 pub enum Cast {
@@ -375,27 +99,6 @@ pub enum Cast {
     IndexCast,
     /// `builtin.unrealized_conversion_cast`, for a later pass to resolve.
     Unrealized,
-}
-
-/// `func.func @name` of `function_type` with one empty block and the
-/// attributes `extra` (visibility, argument attributes, markers).
-pub fn func(
-    ctx: Ctx,
-    loc: MlirLocation,
-    name: &str,
-    function_type: Ty,
-    extra: &[(&str, Attr)],
-) -> Op {
-    bridge::build(ctx, loc, |c, l| {
-        let function_type = t(function_type)
-            .try_into()
-            .expect("internal: a function type");
-        let extra: Vec<(&str, melior::ir::Attribute)> = extra
-            .iter()
-            .map(|(name, value)| (*name, a(*value)))
-            .collect();
-        func_op(c, l, name, function_type, &extra)
-    })
 }
 
 /// `func.func @name` of `function_type` with one empty block and the
@@ -507,34 +210,6 @@ pub fn gpu_launch_func(
     })
 }
 
-/// `symm_mem.all_reduce_out input, out` with its reduction, group and (if
-/// fixed) algorithm.
-pub fn all_reduce_out(
-    loc: MlirLocation,
-    input: Val,
-    out: Val,
-    reduction: Attr,
-    group: Attr,
-    algorithm: Option<Attr>,
-) -> Op {
-    let op = bridge::build_at(loc, |c, l| {
-        let group = a(group).try_into().expect("internal: a group symbol");
-        symm_mem::all_reduce_out(c, v(input), v(out), a(reduction), group, l).into()
-    });
-    if let Some(algorithm) = algorithm {
-        op.set_attr("algorithm", algorithm);
-    }
-    op
-}
-
-/// `symm_mem.all_gather_matmul_out a, b, out` over `group`.
-pub fn all_gather_matmul_out(loc: MlirLocation, [lhs, rhs]: [Val; 2], out: Val, group: Attr) -> Op {
-    bridge::build_at(loc, |c, l| {
-        let group = a(group).try_into().expect("internal: a group symbol");
-        symm_mem::all_gather_matmul_out(c, v(lhs), v(rhs), v(out), group, l).into()
-    })
-}
-
 /// The fused all-reduce ops (`symm_mem.all_reduce_epilogue_out`,
 /// `symm_mem.all_reduce_rows_out`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -557,82 +232,6 @@ impl FusedAllReduce {
             _ => None,
         }
     }
-}
-
-/// The attributes of a fused all-reduce.
-pub struct FusedAttrs {
-    pub reduction: Attr,
-    pub group: Attr,
-    /// Present where fixed (the default is `auto`).
-    pub algorithm: Option<Attr>,
-    /// Rows only.
-    pub row_init: Option<Attr>,
-    pub split_k_max_rows: Option<Attr>,
-}
-
-/// A fused all-reduce of `kind` over `operands`, grouped by `segments` as
-/// its ODS definition orders them, with empty regions (the caller moves
-/// the bodies in).
-pub fn fused_all_reduce(
-    kind: FusedAllReduce,
-    loc: MlirLocation,
-    operands: &[Val],
-    segments: &[usize],
-    attrs: &FusedAttrs,
-) -> Op {
-    let (Some(input), Some(last)) = (operands.first(), operands.last()) else {
-        panic!("internal: a fused all-reduce has operands");
-    };
-    let op = bridge::build_at(loc, |c, l| {
-        let group = a(attrs.group).try_into().expect("internal: a group symbol");
-        let reduction = a(attrs.reduction);
-        // Built with its first and last operands; the groups are set below.
-        match kind {
-            FusedAllReduce::Epilogue => symm_mem::all_reduce_epilogue_out(
-                c,
-                v(*input),
-                &[],
-                v(*last),
-                Region::new(),
-                reduction,
-                group,
-                l,
-            )
-            .into(),
-            FusedAllReduce::Rows => {
-                let row_init = attrs
-                    .row_init
-                    .map(a)
-                    .and_then(|init| init.try_into().ok())
-                    .expect("internal: a rows op has its f32 row_init");
-                symm_mem::all_reduce_rows_out(
-                    c,
-                    v(*input),
-                    &[],
-                    v(*input),
-                    &[],
-                    v(*last),
-                    Region::new(),
-                    Region::new(),
-                    Region::new(),
-                    reduction,
-                    row_init,
-                    group,
-                    l,
-                )
-                .into()
-            }
-        }
-    });
-    op.set_operands(operands);
-    with_segments(op, segments);
-    if let Some(algorithm) = attrs.algorithm {
-        op.set_attr("algorithm", algorithm);
-    }
-    if let Some(max_rows) = attrs.split_k_max_rows {
-        op.set_attr("split_k_max_rows", max_rows);
-    }
-    op
 }
 
 /// The GPU index ops the kernels read.
