@@ -211,10 +211,10 @@ fn a_panic_in_a_visit_stops_the_walk_and_reaches_the_caller() {
 fn the_conversion_driver_lowers_what_is_illegal_and_keeps_what_is_refused() {
     use melior::ir::operation::OperationLike;
     use symm_passes::ir::{
-        Op,
-        builders::{At, Builder},
-        convert::{Rewrite, convert},
+        convert::{Rewrite, convert_typed},
+        melior_ext::{OperationExt, op_key},
         op_kind::OpKind,
+        typed_builder::Inserter,
     };
 
     let context = context();
@@ -233,32 +233,35 @@ fn the_conversion_driver_lowers_what_is_illegal_and_keeps_what_is_refused() {
         "#,
     )
     .expect("valid IR");
-    let root = Op::from(module.as_operation());
-    let copies: Vec<Op> = root
-        .walk()
+    let root = module.as_operation();
+    let copies: Vec<usize> = root
+        .descendants()
         .into_iter()
         .filter(|op| op.isa(OpKind::MemrefCopy))
+        .map(op_key)
         .collect();
     assert_eq!(copies.len(), 2);
     let (first, nested) = (copies[0], copies[1]);
     let mut handed = Vec::new();
-    let lowered = convert(
+    let lowered = convert_typed(
         root,
         &|op| op.isa(OpKind::MemrefCopy),
         &mut |op, rewriter| {
-            handed.push(op);
-            if op == nested {
+            handed.push(op_key(op));
+            if op_key(op) == nested {
                 return Rewrite::Refused;
             }
             // A stand-in for a runtime call: a constant before the op.
-            Builder::new(op.ctx(), op.loc(), At::Before(op)).index(42);
-            rewriter.erase(op);
+            Inserter::before(&context, op)
+                .expect("an op in a block")
+                .index(42);
+            rewriter.erase_op(op);
             Rewrite::Lowered
         },
     );
     assert!(lowered);
     assert_eq!(handed, vec![first, nested]);
-    let names: Vec<String> = root.walk().iter().map(|op| op.name()).collect();
+    let names: Vec<String> = root.descendants().iter().map(|op| op.name_text()).collect();
     assert_eq!(names.iter().filter(|n| *n == "memref.copy").count(), 1);
     assert_eq!(names.iter().filter(|n| *n == "arith.constant").count(), 2);
     assert!(module.as_operation().verify());
