@@ -7,9 +7,10 @@
 
 use crate::PassError;
 use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, Push, THREADS};
-use crate::collectives::{emit::Emitter, kernel_ir};
+use crate::collectives::emit::{Emitter, Val, building};
+use crate::collectives::kernel_ir;
+use crate::ir::melior_ext::{BlockExt, OperationExt};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Attr, Blk, Op, Val};
 use melior::{
     Context,
     dialect::{arith::CmpiPredicate, ods},
@@ -81,12 +82,13 @@ pub fn build_module(
 ) -> Result<Module<'_>, PassError> {
     let location = Location::name(context, "symm-library", Location::unknown(context));
     let module = Module::new(location);
-    let root = Op::from(module.as_operation());
-    root.set_attr("gpu.container_module", Attr::from(Attribute::unit(context)));
+    module
+        .as_operation()
+        .set_attribute_to("gpu.container_module", Attribute::unit(context));
     for kernel in kernels {
         let (name, _) = entry_of(kernel);
         let body = Block::new(&[]);
-        let e = Emitter::new(context, location, Blk::from(&body));
+        let e = Emitter::new(context, location, building(&body));
         build(&e, kernel, &name)?;
         let region = Region::new();
         region.append_block(body);
@@ -107,7 +109,6 @@ pub fn build_module(
 /// their PTX, in `symm_protocol::library::all()` order.
 pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
     let module = build_module(context, symm_protocol::library::all())?;
-    let root = Op::from(module.as_operation());
     let keys: Vec<Kernel> = symm_protocol::library::all().collect();
     let mut module = module;
     let pass_manager = PassManager::new(context);
@@ -127,16 +128,14 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
         PassError::Build("the library kernels do not lower (see the errors above)".into())
     })?;
     let mut binaries = std::collections::HashMap::new();
-    let body = root.entry_block().ok_or("the library module has no body")?;
-    for op in body.ops() {
+    for op in module.body().ops() {
         if !op.isa(OpKind::GpuBinary) {
             continue;
         }
         let name = op
-            .attr("sym_name")
-            .and_then(|a| a.symbol_or_string())
+            .symbol_or_string("sym_name")
             .ok_or("a gpu.binary without a name")?;
-        let text = crate::gpu_codegen::ptx::extract(&op.print());
+        let text = crate::gpu_codegen::ptx::extract(&symm_dialects::op_text(op.to_raw()));
         crate::gpu_codegen::ptx::check_resolved(&text)?;
         binaries.insert(name, text);
     }
@@ -156,7 +155,7 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
         .collect()
 }
 
-fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), PassError> {
+fn build<'c>(e: &Emitter<'c>, kernel: Kernel, name: &str) -> Result<(), PassError> {
     let module = e.block;
     match kernel {
         Kernel::AllReduce(key) => all_reduce_kernel(key).build(e, module)?,
@@ -167,7 +166,7 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), PassError> {
         // Both run one block.
         Kernel::Barrier => {
             e.kernel(module, name, &[e.pool()], (THREADS, 1), |k| {
-                k.barrier(k.block.arg(0), k.block_id())
+                k.barrier(k.arg(0), k.block_id())
             });
         }
         Kernel::BarrierTest => {
@@ -188,8 +187,8 @@ fn build(e: &Emitter, kernel: Kernel, name: &str) -> Result<(), PassError> {
 /// meets its peers, thread 0 reads every rank's word 0 and counts each
 /// value other than the iteration in `mismatches` (a lost or stale signal
 /// shows), and the block meets its peers again before the next store.
-fn barrier_test(e: &Emitter) {
-    let arg = |index| e.block.arg(index);
+fn barrier_test<'c>(e: &Emitter<'c>) {
+    let arg = |index| e.arg(index);
     let (pool, mine, mismatches, iterations) = (arg(0), arg(1), arg(2), arg(3));
     let channel = e.block_id();
     let world = e.cast(e.pool_world_size(pool), e.i64());
@@ -201,7 +200,7 @@ fn barrier_test(e: &Emitter) {
         e.barrier(pool, channel);
         e.when(first, |e| {
             e.for_range(e.c64(0), world, e.c64(1), |e, peer| {
-                let peer: Val = e.cast(peer, e.index());
+                let peer: Val<'c> = e.cast(peer, e.index());
                 let word = e.load_relaxed(e.peer_ptr(pool, peer, mine), i32, 4);
                 let stale = e.cmp(CmpiPredicate::Ne, word, expected);
                 e.when(stale, |e| e.atomic_add(mismatches, e.constant(i32, 1)));

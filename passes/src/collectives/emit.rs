@@ -4,12 +4,13 @@
 //! kernels of `collectives` are written with it; no op is built from a
 //! name or from text.
 //!
-//! Values are this crate's `ir::Val` handles (Copy, no lifetime), so that
-//! nested regions can use the values of the blocks around them freely.
+//! Values are melior's, of the kernel module being built (`Val<'c>`):
+//! every block an emitter fills ends up in that module, so a value lives as
+//! long as the context, and nested regions use the values of the blocks
+//! around them freely.
 
 use crate::ir::builders::{GpuIndex, gpu_index};
 use crate::ir::scalar::Scalar;
-use crate::ir::{Blk, Op, Val};
 use melior::{
     Context,
     dialect::{
@@ -19,8 +20,8 @@ use melior::{
         ods, scf,
     },
     ir::{
-        Attribute, Block, Identifier, Location, Operation, Region, RegionLike, Type, Value,
-        ValueLike,
+        Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef,
+        Region, RegionLike, Type, Value, ValueLike,
         attribute::{
             DenseElementsAttribute, DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
             IntegerAttribute, StringAttribute, TypeAttribute,
@@ -36,51 +37,79 @@ use symm_dialects::symm_mem;
 const MONOTONIC: i64 = 2;
 const ATOMIC_ADD: i64 = 1;
 
+/// A value of the kernel module being built.
+pub type Val<'c> = Value<'c, 'c>;
+
+/// A block of the kernel module being built.
+pub type Blk<'c> = BlockRef<'c, 'c>;
+
+/// An op of the kernel module being built.
+pub type Op<'c> = OperationRef<'c, 'c>;
+
 /// A block being filled, and the context and location of what goes in it.
 #[derive(Clone, Copy)]
 pub struct Emitter<'c> {
     pub ctx: &'c Context,
     pub loc: Location<'c>,
-    pub block: Blk,
+    pub block: Blk<'c>,
 }
 
-pub(crate) use crate::ir::bridge::value;
+/// A reference to a block being built (detached until its region goes
+/// into the kernel module): the emitters' blocks all end up in that module.
+pub fn building<'c>(block: &Block<'c>) -> Blk<'c> {
+    // SAFETY: a live block; the caller puts it in a region of the module
+    // being built before it drops, and uses no reference after that.
+    unsafe { BlockRef::from_raw(block.to_raw()) }
+}
 
 impl<'c> Emitter<'c> {
-    pub fn new(ctx: &'c Context, loc: Location<'c>, block: Blk) -> Self {
+    pub fn new(ctx: &'c Context, loc: Location<'c>, block: Blk<'c>) -> Self {
         Self { ctx, loc, block }
     }
 
     /// Builds ops with an emitter at `loc_of`'s location, into a detached
     /// block, and moves them before `before` once `build` is done (so that
     /// what they are built from is never half in place).
-    pub(crate) fn build_before(before: Op, loc_of: Op, build: impl FnOnce(&Emitter)) {
-        let context = crate::ir::bridge::context(loc_of.ctx());
-        // SAFETY: used only within this call.
-        let context = unsafe { context.to_ref() };
-        let loc = crate::ir::bridge::location(loc_of);
+    pub(crate) fn build_before(
+        context: &'c Context,
+        before: OperationRef<'c, '_>,
+        loc_of: OperationRef<'c, '_>,
+        build: impl FnOnce(&Emitter<'c>),
+    ) {
+        use crate::ir::melior_ext::{BlockExt, OperationExt};
+        use melior::ir::operation::OperationLike;
+        let loc = loc_of.location();
         let staging = Block::new(&[]);
-        build(&Emitter::new(context, loc, Blk::from(&staging)));
-        for op in Blk::from(&staging).ops() {
-            op.move_before(before);
+        build(&Emitter::new(context, loc, building(&staging)));
+        for op in building(&staging).ops() {
+            op.move_before_op(before);
         }
     }
 
     /// The same context and location, appending to `block`.
-    pub fn into_block(&self, block: Blk) -> Self {
+    pub fn into_block(&self, block: Blk<'c>) -> Self {
         Self { block, ..*self }
     }
 
     /// Appends `op` and returns it.
-    pub fn push(&self, op: Operation<'c>) -> Op {
-        let op = crate::ir::bridge::adopt(op);
-        self.block.append(op);
-        op
+    pub fn push(&self, op: Operation<'c>) -> Op<'c> {
+        self.block.append_operation(op)
     }
 
     /// Appends `op` and returns its only result.
-    pub(crate) fn one(&self, op: Operation<'c>) -> Val {
-        self.push(op).result(0)
+    pub(crate) fn one(&self, op: Operation<'c>) -> Val<'c> {
+        self.push(op)
+            .result(0)
+            .expect("internal: a built op has its result")
+            .into()
+    }
+
+    /// Argument `index` of the block being filled.
+    pub fn arg(&self, index: usize) -> Val<'c> {
+        self.block
+            .argument(index)
+            .expect("internal: a kernel block has its arguments")
+            .into()
     }
 
     // Types.
@@ -115,45 +144,45 @@ impl<'c> Emitter<'c> {
 
     // Constants and arithmetic.
 
-    pub fn constant(&self, ty: Type<'c>, number: i64) -> Val {
+    pub fn constant(&self, ty: Type<'c>, number: i64) -> Val<'c> {
         self.one(arith::constant(
             self.ctx,
             IntegerAttribute::new(ty, number).into(),
             self.loc,
         ))
     }
-    pub fn c64(&self, number: i64) -> Val {
+    pub fn c64(&self, number: i64) -> Val<'c> {
         self.constant(self.i64(), number)
     }
-    pub fn c_index(&self, number: i64) -> Val {
+    pub fn c_index(&self, number: i64) -> Val<'c> {
         self.constant(self.index(), number)
     }
-    pub fn add(&self, a: Val, b: Val) -> Val {
-        self.one(arith::addi(value(a), value(b), self.loc))
+    pub fn add(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::addi(a, b, self.loc))
     }
-    pub fn sub(&self, a: Val, b: Val) -> Val {
-        self.one(arith::subi(value(a), value(b), self.loc))
+    pub fn sub(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::subi(a, b, self.loc))
     }
-    pub fn mul(&self, a: Val, b: Val) -> Val {
-        self.one(arith::muli(value(a), value(b), self.loc))
+    pub fn mul(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::muli(a, b, self.loc))
     }
-    pub fn div(&self, a: Val, b: Val) -> Val {
-        self.one(arith::divui(value(a), value(b), self.loc))
+    pub fn div(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::divui(a, b, self.loc))
     }
-    pub fn rem(&self, a: Val, b: Val) -> Val {
-        self.one(arith::remui(value(a), value(b), self.loc))
+    pub fn rem(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::remui(a, b, self.loc))
     }
-    pub fn min(&self, a: Val, b: Val) -> Val {
-        self.one(arith::minui(value(a), value(b), self.loc))
+    pub fn min(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::minui(a, b, self.loc))
     }
-    pub fn maxsi(&self, a: Val, b: Val) -> Val {
-        self.one(arith::maxsi(value(a), value(b), self.loc))
+    pub fn maxsi(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::maxsi(a, b, self.loc))
     }
-    pub fn ceildivsi(&self, a: Val, b: Val) -> Val {
-        self.one(arith::ceildivsi(value(a), value(b), self.loc))
+    pub fn ceildivsi(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::ceildivsi(a, b, self.loc))
     }
     /// A vector of `lanes` integers of type `element`, each `number`.
-    pub fn splat(&self, lanes: u64, element: Type<'c>, number: i64) -> Val {
+    pub fn splat(&self, lanes: u64, element: Type<'c>, number: i64) -> Val<'c> {
         let ty = self.vector(lanes, element);
         let lane: Attribute = IntegerAttribute::new(element, number).into();
         let lanes = vec![lane; lanes as usize];
@@ -161,91 +190,80 @@ impl<'c> Emitter<'c> {
         self.one(arith::constant(self.ctx, dense.into(), self.loc))
     }
     /// `llvm.bitcast` (same bits, another type of the same width).
-    pub fn bitcast(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(ods::llvm::bitcast(self.ctx, to, value(v), self.loc).into())
+    pub fn bitcast(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(ods::llvm::bitcast(self.ctx, to, v, self.loc).into())
     }
     /// `arith.select`, lane by lane for vectors.
-    pub fn select(&self, condition: Val, a: Val, b: Val) -> Val {
-        self.one(arith::select(
-            value(condition),
-            value(a),
-            value(b),
-            self.loc,
-        ))
+    pub fn select(&self, condition: Val<'c>, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::select(condition, a, b, self.loc))
     }
-    pub fn and(&self, a: Val, b: Val) -> Val {
-        self.one(arith::andi(value(a), value(b), self.loc))
+    pub fn and(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::andi(a, b, self.loc))
     }
-    pub fn or(&self, a: Val, b: Val) -> Val {
-        self.one(arith::ori(value(a), value(b), self.loc))
+    pub fn or(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::ori(a, b, self.loc))
     }
-    pub fn xor(&self, a: Val, b: Val) -> Val {
-        self.one(arith::xori(value(a), value(b), self.loc))
+    pub fn xor(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::xori(a, b, self.loc))
     }
-    pub fn cmp(&self, predicate: CmpiPredicate, a: Val, b: Val) -> Val {
-        self.one(arith::cmpi(
-            self.ctx,
-            predicate,
-            value(a),
-            value(b),
-            self.loc,
-        ))
+    pub fn cmp(&self, predicate: CmpiPredicate, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::cmpi(self.ctx, predicate, a, b, self.loc))
     }
     /// `arith.index_cast` (index <-> integer).
-    pub fn cast(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(arith::index_cast(value(v), to, self.loc))
+    pub fn cast(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(arith::index_cast(v, to, self.loc))
     }
-    pub fn extui(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(arith::extui(value(v), to, self.loc))
+    pub fn extui(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(arith::extui(v, to, self.loc))
     }
-    pub fn extf(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(arith::extf(value(v), to, self.loc))
+    pub fn extf(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(arith::extf(v, to, self.loc))
     }
-    pub fn truncf(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(arith::truncf(value(v), to, self.loc))
+    pub fn truncf(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(arith::truncf(v, to, self.loc))
     }
-    pub fn addf(&self, a: Val, b: Val) -> Val {
-        self.one(arith::addf(value(a), value(b), self.loc))
+    pub fn addf(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::addf(a, b, self.loc))
     }
-    pub fn maxnumf(&self, a: Val, b: Val) -> Val {
-        self.one(arith::maxnumf(value(a), value(b), self.loc))
+    pub fn maxnumf(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::maxnumf(a, b, self.loc))
     }
-    pub fn minnumf(&self, a: Val, b: Val) -> Val {
-        self.one(ods::arith::minnumf(self.ctx, value(a), value(b), self.loc).into())
+    pub fn minnumf(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(ods::arith::minnumf(self.ctx, a, b, self.loc).into())
     }
 
-    pub fn trunci(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(arith::trunci(value(v), to, self.loc))
+    pub fn trunci(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(arith::trunci(v, to, self.loc))
     }
     /// A relaxed (`monotonic`, system-scope) atomic load of `ty`.
-    pub fn load_relaxed(&self, ptr: Val, ty: Type<'c>, align: u64) -> Val {
+    pub fn load_relaxed(&self, ptr: Val<'c>, ty: Type<'c>, align: u64) -> Val<'c> {
         let op = ods::llvm::LoadOperationBuilder::new(self.ctx, self.loc)
             .res(ty)
-            .addr(value(ptr))
+            .addr(ptr)
             .alignment(IntegerAttribute::new(self.i64(), align as i64))
             .ordering(self.ordering(MONOTONIC))
             .build();
         self.one(op.into())
     }
     /// A relaxed (`monotonic`, system-scope) atomic store.
-    pub fn store_relaxed(&self, v: Val, ptr: Val, align: u64) {
+    pub fn store_relaxed(&self, v: Val<'c>, ptr: Val<'c>, align: u64) {
         let op = ods::llvm::StoreOperationBuilder::new(self.ctx, self.loc)
-            .value(value(v))
-            .addr(value(ptr))
+            .value(v)
+            .addr(ptr)
             .alignment(IntegerAttribute::new(self.i64(), align as i64))
             .ordering(self.ordering(MONOTONIC))
             .build();
         self.push(op.into());
     }
     /// `llvm.atomicrmw add` (relaxed), its old value discarded.
-    pub fn atomic_add(&self, ptr: Val, v: Val) {
-        let ty = value(v).r#type();
+    pub fn atomic_add(&self, ptr: Val<'c>, v: Val<'c>) {
+        let ty = v.r#type();
         self.push(
             ods::llvm::atomicrmw(
                 self.ctx,
                 ty,
-                value(ptr),
-                value(v),
+                ptr,
+                v,
                 IntegerAttribute::new(self.i64(), ATOMIC_ADD).into(),
                 self.ordering(MONOTONIC),
                 self.loc,
@@ -258,22 +276,22 @@ impl<'c> Emitter<'c> {
         IntegerAttribute::new(self.i64(), code).into()
     }
     /// `llvm.ptrtoint`.
-    pub fn ptr_to_int(&self, ptr: Val, to: Type<'c>) -> Val {
-        self.one(ods::llvm::ptrtoint(self.ctx, to, value(ptr), self.loc).into())
+    pub fn ptr_to_int(&self, ptr: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(ods::llvm::ptrtoint(self.ctx, to, ptr, self.loc).into())
     }
     /// An integer address as a generic `!llvm.ptr`.
-    pub fn int_to_ptr(&self, address: Val) -> Val {
-        self.one(ods::llvm::inttoptr(self.ctx, self.ptr(), value(address), self.loc).into())
+    pub fn int_to_ptr(&self, address: Val<'c>) -> Val<'c> {
+        self.one(ods::llvm::inttoptr(self.ctx, self.ptr(), address, self.loc).into())
     }
 
-    pub fn mulf(&self, a: Val, b: Val) -> Val {
-        self.one(arith::mulf(value(a), value(b), self.loc))
+    pub fn mulf(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::mulf(a, b, self.loc))
     }
-    pub fn divf(&self, a: Val, b: Val) -> Val {
-        self.one(arith::divf(value(a), value(b), self.loc))
+    pub fn divf(&self, a: Val<'c>, b: Val<'c>) -> Val<'c> {
+        self.one(arith::divf(a, b, self.loc))
     }
     /// An f32 constant.
-    pub fn cf32(&self, number: f32) -> Val {
+    pub fn cf32(&self, number: f32) -> Val<'c> {
         let f32 = Type::float32(self.ctx);
         self.one(arith::constant(
             self.ctx,
@@ -283,11 +301,11 @@ impl<'c> Emitter<'c> {
     }
     /// `1 / sqrt(v)` for an f32, approximated (PTX `rsqrt.approx.f32`)
     /// through its NVVM intrinsic: `math.rsqrt` would call libdevice.
-    pub fn rsqrt_approx(&self, v: Val) -> Val {
+    pub fn rsqrt_approx(&self, v: Val<'c>) -> Val<'c> {
         let op = ods::llvm::CallIntrinsicOperationBuilder::new(self.ctx, self.loc)
-            .results(value(v).r#type())
+            .results(v.r#type())
             .intrin(StringAttribute::new(self.ctx, "llvm.nvvm.rsqrt.approx.f"))
-            .args(&[value(v)])
+            .args(&[v])
             .op_bundle_operands(&[])
             .op_bundle_sizes(DenseI32ArrayAttribute::new(self.ctx, &[]))
             .build();
@@ -300,8 +318,8 @@ impl<'c> Emitter<'c> {
         self.one(op)
     }
     /// `arith.uitofp`.
-    pub fn uitofp(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(arith::uitofp(value(v), to, self.loc))
+    pub fn uitofp(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(arith::uitofp(v, to, self.loc))
     }
 
     // Memory.
@@ -310,70 +328,55 @@ impl<'c> Emitter<'c> {
         LoadStoreOptions::new().align(Some(IntegerAttribute::new(self.i64(), bytes as i64)))
     }
     /// `ptr + index` elements of `element`.
-    pub fn gep(&self, ptr: Val, index: Val, element: Type<'c>) -> Val {
+    pub fn gep(&self, ptr: Val<'c>, index: Val<'c>, element: Type<'c>) -> Val<'c> {
         self.one(llvm::get_element_ptr_dynamic(
             self.ctx,
-            value(ptr),
-            &[value(index)],
+            ptr,
+            &[index],
             element,
             self.ptr(),
             self.loc,
         ))
     }
-    pub fn load(&self, ptr: Val, ty: Type<'c>, align: u64) -> Val {
-        self.one(llvm::load(
-            self.ctx,
-            value(ptr),
-            ty,
-            self.loc,
-            self.aligned(align),
-        ))
+    pub fn load(&self, ptr: Val<'c>, ty: Type<'c>, align: u64) -> Val<'c> {
+        self.one(llvm::load(self.ctx, ptr, ty, self.loc, self.aligned(align)))
     }
-    pub fn store(&self, v: Val, ptr: Val, align: u64) {
-        self.push(llvm::store(
-            self.ctx,
-            value(v),
-            value(ptr),
-            self.loc,
-            self.aligned(align),
-        ));
+    pub fn store(&self, v: Val<'c>, ptr: Val<'c>, align: u64) {
+        self.push(llvm::store(self.ctx, v, ptr, self.loc, self.aligned(align)));
     }
     /// The element type of a vector value.
-    fn element_type(&self, vector: Val) -> Type<'c> {
-        crate::ir::bridge::ty(crate::ir::Ty::from(value(vector).r#type()).element())
+    fn element_type(&self, vector: Val<'c>) -> Type<'c> {
+        crate::ir::melior_ext::shaped_element(vector.r#type())
     }
     /// `llvm.mlir.zero`: zero of any type (all lanes of a vector).
-    pub fn zero(&self, ty: Type<'c>) -> Val {
+    pub fn zero(&self, ty: Type<'c>) -> Val<'c> {
         self.one(llvm::zero(ty, self.loc))
     }
-    pub fn poison(&self, ty: Type<'c>) -> Val {
+    pub fn poison(&self, ty: Type<'c>) -> Val<'c> {
         self.one(llvm::poison(ty, self.loc))
     }
-    pub fn extract(&self, vector: Val, lane: u64) -> Val {
+    pub fn extract(&self, vector: Val<'c>, lane: u64) -> Val<'c> {
         let position = self.constant(self.int_type(32), lane as i64);
         let element = self.element_type(vector);
-        self.one(
-            ods::llvm::extractelement(self.ctx, element, value(vector), value(position), self.loc)
-                .into(),
-        )
+        self.one(ods::llvm::extractelement(self.ctx, element, vector, position, self.loc).into())
     }
-    pub fn insert(&self, vector: Val, element: Val, lane: u64) -> Val {
+    pub fn insert(&self, vector: Val<'c>, element: Val<'c>, lane: u64) -> Val<'c> {
         let position = self.constant(self.int_type(32), lane as i64);
         self.one(
             ods::llvm::insertelement(
                 self.ctx,
-                value(vector).r#type(),
-                value(vector),
-                value(element),
-                value(position),
+                vector.r#type(),
+                vector,
+                element,
+                position,
                 self.loc,
             )
             .into(),
         )
     }
     /// `func.call @callee(args) -> result`.
-    pub fn call(&self, callee: &str, args: &[Val], result: Type<'c>) -> Val {
-        let args: Vec<Value> = args.iter().map(|v| value(*v)).collect();
+    pub fn call(&self, callee: &str, args: &[Val<'c>], result: Type<'c>) -> Val<'c> {
+        let args: Vec<Value> = args.to_vec();
         self.one(func::call(
             self.ctx,
             FlatSymbolRefAttribute::new(self.ctx, callee),
@@ -386,20 +389,20 @@ impl<'c> Emitter<'c> {
     // Structure.
 
     /// `scf.for %i = lo to hi step step` (i64 bounds); `body` fills it.
-    pub fn for_range(&self, lo: Val, hi: Val, step: Val, body: impl FnOnce(&Self, Val)) {
-        let block = Block::new(&[(value(lo).r#type(), self.loc)]);
-        let inner = self.into_block(Blk::from(&block));
-        body(&inner, inner.block.arg(0));
+    pub fn for_range(
+        &self,
+        lo: Val<'c>,
+        hi: Val<'c>,
+        step: Val<'c>,
+        body: impl FnOnce(&Self, Val<'c>),
+    ) {
+        let block = Block::new(&[(lo.r#type(), self.loc)]);
+        let inner = self.into_block(building(&block));
+        body(&inner, inner.arg(0));
         inner.push(scf::r#yield(&[], self.loc));
         let region = Region::new();
         region.append_block(block);
-        self.push(scf::r#for(
-            value(lo),
-            value(hi),
-            value(step),
-            region,
-            self.loc,
-        ));
+        self.push(scf::r#for(lo, hi, step, region, self.loc));
     }
 
     /// `scf.for %i = lo to hi step step iter_args(%acc = init)`: `body`
@@ -407,27 +410,27 @@ impl<'c> Emitter<'c> {
     /// one; returns the last.
     pub fn for_range_carrying(
         &self,
-        lo: Val,
-        hi: Val,
-        step: Val,
-        init: Val,
-        body: impl FnOnce(&Self, Val, Val) -> Val,
-    ) -> Val {
-        let carried = value(init).r#type();
-        let block = Block::new(&[(value(lo).r#type(), self.loc), (carried, self.loc)]);
-        let inner = self.into_block(Blk::from(&block));
-        let next = body(&inner, inner.block.arg(0), inner.block.arg(1));
-        inner.push(scf::r#yield(&[value(next)], self.loc));
+        lo: Val<'c>,
+        hi: Val<'c>,
+        step: Val<'c>,
+        init: Val<'c>,
+        body: impl FnOnce(&Self, Val<'c>, Val<'c>) -> Val<'c>,
+    ) -> Val<'c> {
+        let carried = init.r#type();
+        let block = Block::new(&[(lo.r#type(), self.loc), (carried, self.loc)]);
+        let inner = self.into_block(building(&block));
+        let next = body(&inner, inner.arg(0), inner.arg(1));
+        inner.push(scf::r#yield(&[next], self.loc));
         let region = Region::new();
         region.append_block(block);
         self.one(
             ods::scf::r#for(
                 self.ctx,
                 &[carried],
-                value(lo),
-                value(hi),
-                value(step),
-                &[value(init)],
+                lo,
+                hi,
+                step,
+                &[init],
                 region,
                 self.loc,
             )
@@ -439,43 +442,38 @@ impl<'c> Emitter<'c> {
     /// carried values and returns the next ones; returns the last.
     pub fn for_range_carrying_many(
         &self,
-        (lo, hi, step): (Val, Val, Val),
-        inits: &[Val],
-        body: impl FnOnce(&Self, Val, &[Val]) -> Vec<Val>,
-    ) -> Vec<Val> {
-        let types: Vec<Type> = inits.iter().map(|v| value(*v).r#type()).collect();
-        let mut arguments = vec![(value(lo).r#type(), self.loc)];
+        (lo, hi, step): (Val<'c>, Val<'c>, Val<'c>),
+        inits: &[Val<'c>],
+        body: impl FnOnce(&Self, Val<'c>, &[Val<'c>]) -> Vec<Val<'c>>,
+    ) -> Vec<Val<'c>> {
+        let types: Vec<Type> = inits.iter().map(|v| v.r#type()).collect();
+        let mut arguments = vec![(lo.r#type(), self.loc)];
         arguments.extend(types.iter().map(|t| (*t, self.loc)));
         let block = Block::new(&arguments);
-        let inner = self.into_block(Blk::from(&block));
-        let carried: Vec<Val> = (1..=inits.len()).map(|i| inner.block.arg(i)).collect();
-        let next = body(&inner, inner.block.arg(0), &carried);
-        let next: Vec<Value> = next.iter().map(|v| value(*v)).collect();
+        let inner = self.into_block(building(&block));
+        let carried: Vec<Val<'c>> = (1..=inits.len()).map(|i| inner.arg(i)).collect();
+        let next = body(&inner, inner.arg(0), &carried);
+        let next: Vec<Value> = next.to_vec();
         inner.push(scf::r#yield(&next, self.loc));
         let region = Region::new();
         region.append_block(block);
-        let inits: Vec<Value> = inits.iter().map(|v| value(*v)).collect();
-        let op = self.push(
-            ods::scf::r#for(
-                self.ctx,
-                &types,
-                value(lo),
-                value(hi),
-                value(step),
-                &inits,
-                region,
-                self.loc,
-            )
-            .into(),
-        );
-        (0..types.len()).map(|i| op.result(i)).collect()
+        let inits: Vec<Value> = inits.to_vec();
+        let op = self
+            .push(ods::scf::r#for(self.ctx, &types, lo, hi, step, &inits, region, self.loc).into());
+        (0..types.len())
+            .map(|i| {
+                op.result(i)
+                    .expect("internal: scf.for has its results")
+                    .into()
+            })
+            .collect()
     }
 
     /// `scf.if condition` with no results and no else; `then` fills it.
-    pub fn when(&self, condition: Val, then: impl FnOnce(&Self)) {
+    pub fn when(&self, condition: Val<'c>, then: impl FnOnce(&Self)) {
         let then_region = self.region_filled(then);
         self.push(scf::r#if(
-            value(condition),
+            condition,
             &[],
             then_region,
             Region::new(),
@@ -485,11 +483,16 @@ impl<'c> Emitter<'c> {
 
     /// `scf.if condition` with no results: `then` fills its then-region,
     /// `otherwise` its else-region.
-    pub fn if_else(&self, condition: Val, then: impl FnOnce(&Self), otherwise: impl FnOnce(&Self)) {
+    pub fn if_else(
+        &self,
+        condition: Val<'c>,
+        then: impl FnOnce(&Self),
+        otherwise: impl FnOnce(&Self),
+    ) {
         let then_region = self.region_filled(then);
         let else_region = self.region_filled(otherwise);
         self.push(scf::r#if(
-            value(condition),
+            condition,
             &[],
             then_region,
             else_region,
@@ -500,7 +503,7 @@ impl<'c> Emitter<'c> {
     /// A one-block region that `fill` fills, ending in an empty yield.
     fn region_filled(&self, fill: impl FnOnce(&Self)) -> Region<'c> {
         let block = Block::new(&[]);
-        let inner = self.into_block(Blk::from(&block));
+        let inner = self.into_block(building(&block));
         fill(&inner);
         inner.push(scf::r#yield(&[], self.loc));
         let region = Region::new();
@@ -512,28 +515,22 @@ impl<'c> Emitter<'c> {
     /// else `otherwise`'s; each fills its own region.
     pub fn choose(
         &self,
-        condition: Val,
+        condition: Val<'c>,
         ty: Type<'c>,
-        then: impl FnOnce(&Self) -> Val,
-        otherwise: impl FnOnce(&Self) -> Val,
-    ) -> Val {
+        then: impl FnOnce(&Self) -> Val<'c>,
+        otherwise: impl FnOnce(&Self) -> Val<'c>,
+    ) -> Val<'c> {
         let then = self.region_yielding(then);
         let otherwise = self.region_yielding(otherwise);
-        self.one(scf::r#if(
-            value(condition),
-            &[ty],
-            then,
-            otherwise,
-            self.loc,
-        ))
+        self.one(scf::r#if(condition, &[ty], then, otherwise, self.loc))
     }
 
     /// A one-block region that `fill` fills and that yields its value.
-    fn region_yielding(&self, fill: impl FnOnce(&Self) -> Val) -> Region<'c> {
+    fn region_yielding(&self, fill: impl FnOnce(&Self) -> Val<'c>) -> Region<'c> {
         let block = Block::new(&[]);
-        let inner = self.into_block(Blk::from(&block));
+        let inner = self.into_block(building(&block));
         let result = fill(&inner);
-        inner.push(scf::r#yield(&[value(result)], self.loc));
+        inner.push(scf::r#yield(&[result], self.loc));
         let region = Region::new();
         region.append_block(block);
         region
@@ -551,28 +548,27 @@ impl<'c> Emitter<'c> {
         symm_dialects::attributes::gpu_dimension(self.ctx, index)
     }
     /// `gpu.thread_id`, `gpu.block_id` or `gpu.grid_dim` along `axis`.
-    fn index_op_along(&self, which: GpuIndex, axis: &str) -> Val {
+    fn index_op_along(&self, which: GpuIndex, axis: &str) -> Val<'c> {
         self.one(gpu_index(self.ctx, self.loc, which, self.dimension(axis)))
     }
-    pub fn thread_id(&self) -> Val {
+    pub fn thread_id(&self) -> Val<'c> {
         self.index_op_along(GpuIndex::ThreadId, "x")
     }
-    pub fn block_id(&self) -> Val {
+    pub fn block_id(&self) -> Val<'c> {
         self.index_op_along(GpuIndex::BlockId, "x")
     }
     /// `gpu.block_id y`.
-    pub fn block_id_y(&self) -> Val {
+    pub fn block_id_y(&self) -> Val<'c> {
         self.index_op_along(GpuIndex::BlockId, "y")
     }
-    pub fn grid_dim(&self) -> Val {
+    pub fn grid_dim(&self) -> Val<'c> {
         self.index_op_along(GpuIndex::GridDim, "x")
     }
     /// `gpu.all_reduce add %v uniform`: the sum of `v` over the block's
     /// threads, in every thread (convert-gpu-to-nvvm lowers it to warp
     /// shuffles and workgroup memory). Every thread must reach it.
-    pub fn block_sum(&self, v: Val) -> Val {
-        let mut op: Operation =
-            ods::gpu::all_reduce(self.ctx, value(v), Region::new(), self.loc).into();
+    pub fn block_sum(&self, v: Val<'c>) -> Val<'c> {
+        let mut op: Operation = ods::gpu::all_reduce(self.ctx, v, Region::new(), self.loc).into();
         // Our C API's (the reduction enum has none upstream).
         let add = symm_dialects::attributes::gpu_all_reduce_operation(self.ctx, "add")
             .expect("`add` is a case of the gpu reduction enum");
@@ -586,7 +582,7 @@ impl<'c> Emitter<'c> {
         name: &str,
         inputs: &[Type<'c>],
         result: Type<'c>,
-    ) -> Op {
+    ) -> Op<'c> {
         let ty = FunctionType::new(self.ctx, inputs, &[result]);
         self.push(func::func(
             self.ctx,
@@ -606,7 +602,7 @@ impl<'c> Emitter<'c> {
     /// `symm-wait-for-prior-grids`). `griddepcontrol.launch_dependents`
     /// (true): the next grid may be scheduled once every block of this one
     /// got here or exited.
-    pub fn grid_dependency(&self, launch_dependents: bool) -> Op {
+    pub fn grid_dependency(&self, launch_dependents: bool) -> Op<'c> {
         let kind = symm_dialects::attributes::nvvm_grid_dep_action(self.ctx, launch_dependents);
         self.push(symm_dialects::nvvm::griddepcontrol(self.ctx, kind, self.loc).into())
     }
@@ -622,19 +618,19 @@ impl<'c> Emitter<'c> {
     /// arguments.
     pub fn kernel(
         &self,
-        module: Blk,
+        module: Blk<'c>,
         name: &str,
         parameters: &[Type<'c>],
         (threads, most_blocks): (u64, u64),
         fill: impl FnOnce(&Self),
-    ) -> Op {
+    ) -> Op<'c> {
         let entry = Block::new(
             &parameters
                 .iter()
                 .map(|t| (*t, self.loc))
                 .collect::<Vec<_>>(),
         );
-        let body = self.into_block(Blk::from(&entry));
+        let body = self.into_block(building(&entry));
         fill(&body);
         body.push(ods::gpu::r#return(self.ctx, &[], self.loc).into());
         let region = Region::new();
@@ -671,101 +667,48 @@ impl<'c> Emitter<'c> {
 
     // symm_mem device ops.
 
-    pub fn pool_rank(&self, pool: Val) -> Val {
-        self.one(symm_mem::pool_rank(self.ctx, self.index(), value(pool), self.loc).into())
+    pub fn pool_rank(&self, pool: Val<'c>) -> Val<'c> {
+        self.one(symm_mem::pool_rank(self.ctx, self.index(), pool, self.loc).into())
     }
-    pub fn pool_world_size(&self, pool: Val) -> Val {
-        self.one(symm_mem::pool_world_size(self.ctx, self.index(), value(pool), self.loc).into())
+    pub fn pool_world_size(&self, pool: Val<'c>) -> Val<'c> {
+        self.one(symm_mem::pool_world_size(self.ctx, self.index(), pool, self.loc).into())
     }
-    pub fn peer_ptr(&self, pool: Val, peer: Val, local: Val) -> Val {
-        self.one(
-            symm_mem::peer_ptr(
-                self.ctx,
-                self.ptr(),
-                value(pool),
-                value(peer),
-                value(local),
-                self.loc,
-            )
-            .into(),
-        )
+    pub fn peer_ptr(&self, pool: Val<'c>, peer: Val<'c>, local: Val<'c>) -> Val<'c> {
+        self.one(symm_mem::peer_ptr(self.ctx, self.ptr(), pool, peer, local, self.loc).into())
     }
-    pub fn staging_slot(&self, pool: Val, peer: Val, slot: Val) -> Val {
-        self.one(
-            symm_mem::staging_slot(
-                self.ctx,
-                self.ptr(),
-                value(pool),
-                value(peer),
-                value(slot),
-                self.loc,
-            )
-            .into(),
-        )
+    pub fn staging_slot(&self, pool: Val<'c>, peer: Val<'c>, slot: Val<'c>) -> Val<'c> {
+        self.one(symm_mem::staging_slot(self.ctx, self.ptr(), pool, peer, slot, self.loc).into())
     }
     /// Region `(slot, source)` of rank `peer`'s Lamport area.
-    pub fn lamport_region(&self, pool: Val, peer: Val, slot: Val, source: Val) -> Val {
+    pub fn lamport_region(
+        &self,
+        pool: Val<'c>,
+        peer: Val<'c>,
+        slot: Val<'c>,
+        source: Val<'c>,
+    ) -> Val<'c> {
         self.one(
-            symm_mem::lamport_region(
-                self.ctx,
-                self.ptr(),
-                value(pool),
-                value(peer),
-                value(slot),
-                value(source),
-                self.loc,
-            )
-            .into(),
+            symm_mem::lamport_region(self.ctx, self.ptr(), pool, peer, slot, source, self.loc)
+                .into(),
         )
     }
     /// The `ty` (16-bit floats) at `address` once no lane is the sentinel.
-    pub fn lamport_wait(&self, pool: Val, address: Val, ty: Type<'c>) -> Val {
-        self.one(symm_mem::lamport_wait(self.ctx, ty, value(pool), value(address), self.loc).into())
+    pub fn lamport_wait(&self, pool: Val<'c>, address: Val<'c>, ty: Type<'c>) -> Val<'c> {
+        self.one(symm_mem::lamport_wait(self.ctx, ty, pool, address, self.loc).into())
     }
-    pub fn barrier(&self, pool: Val, channel: Val) {
-        self.push(symm_mem::barrier(self.ctx, value(pool), value(channel), self.loc).into());
+    pub fn barrier(&self, pool: Val<'c>, channel: Val<'c>) {
+        self.push(symm_mem::barrier(self.ctx, pool, channel, self.loc).into());
     }
-    pub fn add_counter(&self, pool: Val, peer: Val, channel: Val) {
-        self.push(
-            symm_mem::add_counter(self.ctx, value(pool), value(peer), value(channel), self.loc)
-                .into(),
-        );
+    pub fn add_counter(&self, pool: Val<'c>, peer: Val<'c>, channel: Val<'c>) {
+        self.push(symm_mem::add_counter(self.ctx, pool, peer, channel, self.loc).into());
     }
-    pub fn wait_counter(&self, pool: Val, peer: Val, channel: Val, target: Val) {
-        self.push(
-            symm_mem::wait_counter(
-                self.ctx,
-                value(pool),
-                value(peer),
-                value(channel),
-                value(target),
-                self.loc,
-            )
-            .into(),
-        );
+    pub fn wait_counter(&self, pool: Val<'c>, peer: Val<'c>, channel: Val<'c>, target: Val<'c>) {
+        self.push(symm_mem::wait_counter(self.ctx, pool, peer, channel, target, self.loc).into());
     }
-    pub fn epoch(&self, pool: Val, channel: Val) -> Val {
-        self.one(
-            symm_mem::epoch(
-                self.ctx,
-                self.int_type(32),
-                value(pool),
-                value(channel),
-                self.loc,
-            )
-            .into(),
-        )
+    pub fn epoch(&self, pool: Val<'c>, channel: Val<'c>) -> Val<'c> {
+        self.one(symm_mem::epoch(self.ctx, self.int_type(32), pool, channel, self.loc).into())
     }
-    pub fn set_epoch(&self, pool: Val, channel: Val, epoch: Val) {
-        self.push(
-            symm_mem::set_epoch(
-                self.ctx,
-                value(pool),
-                value(channel),
-                value(epoch),
-                self.loc,
-            )
-            .into(),
-        );
+    pub fn set_epoch(&self, pool: Val<'c>, channel: Val<'c>, epoch: Val<'c>) {
+        self.push(symm_mem::set_epoch(self.ctx, pool, channel, epoch, self.loc).into());
     }
 }

@@ -456,20 +456,18 @@ impl<'c, 'a> Expansion<'c, 'a> {
         let Some(block) = module.first_block() else {
             return;
         };
-        if let Some(taken) = crate::collectives::name_taken(block.into(), KERNEL_MODULE) {
+        if let Some(taken) = crate::collectives::name_taken(block, KERNEL_MODULE) {
             let message = crate::collectives::taken_message(KERNEL_MODULE, taken);
-            symm_dialects::emit_error(crate::ir::bridge::location(taken), &message);
-            self.failed = true;
-            return;
+            return self.error(taken, &message);
         }
         let gpu_module = match crate::collectives::emit_kernel_module(
-            crate::ir::Op::from(module).ctx(),
-            block.into(),
+            self.context,
+            block,
             KERNEL_MODULE,
             self.epilogues.iter().map(|(decl, _, _)| decl),
             self.kernels.values(),
         ) {
-            Ok(gpu_module) => crate::ir::bridge::operation::<'c, 'a>(gpu_module),
+            Ok(gpu_module) => gpu_module,
             Err(message) => return self.error(module, &message.to_string()),
         };
         let functions: BTreeMap<String, OperationRef<'c, 'a>> = gpu_module

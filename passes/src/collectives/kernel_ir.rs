@@ -14,11 +14,10 @@
 //! `two_shot`, `lamport`, `rows` (a row statistic fused after the
 //! reduction) and `norm` (the runtime library's RMSNorm kernels).
 
-use super::emit::Emitter;
+use super::emit::{Blk, Emitter, Val};
 use crate::PassError;
 use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, Push, Reduction, THREADS};
 use crate::ir::scalar::Scalar;
-use crate::ir::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
 mod lamport;
@@ -32,7 +31,7 @@ pub use norm::{RMS_NORM, all_reduce_rms_norm_name, build_all_reduce_rms_norm, bu
 impl AllReduceKernel {
     /// Appends this kernel to `module` (the body of a `gpu.module`), which
     /// must also hold the epilogue's function.
-    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), PassError> {
+    pub fn build<'c>(&self, e: &Emitter<'c>, module: Blk<'c>) -> Result<(), PassError> {
         let element = e
             .float(self.element)
             .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
@@ -122,31 +121,31 @@ struct Kernel<'k, 'c> {
     e: &'k Emitter<'c>,
     element: Type<'c>,
     epilogue_types: Vec<Type<'c>>,
-    pool: Val,
-    input: Val,
-    out: Val,
+    pool: Val<'c>,
+    input: Val<'c>,
+    out: Val<'c>,
     /// Whole vectors, and with a tail the element count.
-    nvec: Val,
-    count: Val,
-    out_pool: Option<Val>,
+    nvec: Val<'c>,
+    count: Val<'c>,
+    out_pool: Option<Val<'c>>,
     /// With `split_k`: the f32 slices whose sum is this rank's data.
-    partials: Option<Val>,
-    epilogue_args: Vec<Val>,
+    partials: Option<Val<'c>>,
+    epilogue_args: Vec<Val<'c>>,
     /// This thread's index in the block and in the grid, and the grid's
     /// thread count (i64).
-    tid: Val,
-    gtid: Val,
-    stride: Val,
+    tid: Val<'c>,
+    gtid: Val<'c>,
+    stride: Val<'c>,
     /// The block, as the signal-pad channel (index).
-    channel: Val,
-    rank: Val,
-    rank_index: Val,
+    channel: Val<'c>,
+    rank: Val<'c>,
+    rank_index: Val<'c>,
     /// Each rank's index, and its address of the input.
-    peers: Vec<Val>,
-    sources: Vec<Val>,
+    peers: Vec<Val<'c>>,
+    sources: Vec<Val<'c>>,
     /// With `Push::IntoOutputs`, each rank's address of the output: found
     /// at the start, not after the first barrier.
-    out_targets: Option<Vec<Val>>,
+    out_targets: Option<Vec<Val<'c>>>,
 }
 
 impl<'k, 'c> Kernel<'k, 'c> {
@@ -156,7 +155,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         element: Type<'c>,
         epilogue_types: Vec<Type<'c>>,
     ) -> Self {
-        let arg = |index: usize| e.block.arg(index);
+        let arg = |index: usize| e.arg(index);
         let into_outputs = spec.push == Some(Push::IntoOutputs);
         let partials_arg = if into_outputs { 5 } else { 4 };
         let partials = spec.split_k.map(|_| arg(partials_arg));
@@ -173,7 +172,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let input = arg(1);
         let rank_index = e.pool_rank(pool);
         let rank = e.cast(rank_index, i64);
-        let peers: Vec<Val> = (0..spec.world).map(|p| e.c_index(p as i64)).collect();
+        let peers: Vec<Val<'c>> = (0..spec.world).map(|p| e.c_index(p as i64)).collect();
         let sources = peers.iter().map(|p| e.peer_ptr(pool, *p, input)).collect();
         let out = arg(2);
         let out_pool = into_outputs.then(|| arg(4));
@@ -254,7 +253,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// Vector `i` of the element type at `source`.
-    fn load(&self, e: &Emitter<'c>, source: Val, i: Val) -> Val {
+    fn load(&self, e: &Emitter<'c>, source: Val<'c>, i: Val<'c>) -> Val<'c> {
         let vector = self.vector(self.element);
         e.load(
             e.gep(source, i, vector),
@@ -265,7 +264,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     /// This rank's vector `i`: its input's, or with `split_k` the sum of
     /// the slices' f32 vectors `i` in slice order, rounded once.
-    fn own(&self, e: &Emitter<'c>, i: Val) -> Val {
+    fn own(&self, e: &Emitter<'c>, i: Val<'c>) -> Val<'c> {
         let (Some(partials), Some(slices)) = (self.partials, self.spec.split_k) else {
             return self.load(e, self.input, i);
         };
@@ -294,7 +293,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// Stores vector `value` at `target[i]`, as it is.
-    fn store_raw(&self, e: &Emitter<'c>, value: Val, target: Val, i: Val) {
+    fn store_raw(&self, e: &Emitter<'c>, value: Val<'c>, target: Val<'c>, i: Val<'c>) {
         let vector = self.vector(self.element);
         e.store(
             value,
@@ -304,7 +303,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// Vector `i` of every rank (at `sources`), loaded.
-    fn load_terms(&self, e: &Emitter<'c>, sources: &[Val], i: Val) -> Vec<Val> {
+    fn load_terms(&self, e: &Emitter<'c>, sources: &[Val<'c>], i: Val<'c>) -> Vec<Val<'c>> {
         sources
             .iter()
             .map(|source| self.load(e, *source, i))
@@ -313,7 +312,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     /// The loaded vectors reduced in rank order; 16-bit types in f32,
     /// rounded back.
-    fn combine(&self, e: &Emitter<'c>, terms: Vec<Val>) -> Val {
+    fn combine(&self, e: &Emitter<'c>, terms: Vec<Val<'c>>) -> Val<'c> {
         let wide = self.vector(Type::float32(e.ctx));
         self.combine_as(e, terms, self.vector(self.element), wide)
     }
@@ -323,13 +322,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
     fn combine_as(
         &self,
         e: &Emitter<'c>,
-        terms: Vec<Val>,
+        terms: Vec<Val<'c>>,
         narrow: Type<'c>,
         wide: Type<'c>,
-    ) -> Val {
+    ) -> Val<'c> {
         let vector = narrow;
         let widen = self.spec.element != Scalar::F32;
-        let terms: Vec<Val> = terms
+        let terms: Vec<Val<'c>> = terms
             .into_iter()
             .map(|v| if widen { e.extf(v, wide) } else { v })
             .collect();
@@ -351,10 +350,10 @@ impl<'k, 'c> Kernel<'k, 'c> {
     fn strided<T>(
         &self,
         e: &Emitter<'c>,
-        lo: Val,
-        hi: Val,
-        load: impl Fn(&Emitter<'c>, Val) -> T,
-        finish: impl Fn(&Emitter<'c>, Val, T),
+        lo: Val<'c>,
+        hi: Val<'c>,
+        load: impl Fn(&Emitter<'c>, Val<'c>) -> T,
+        finish: impl Fn(&Emitter<'c>, Val<'c>, T),
     ) {
         let unroll = match self.spec.algorithm {
             Algorithm::TwoShot => two_shot_unroll(self.spec.world),
@@ -373,7 +372,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
         let last = e.mul(self.stride, e.c64(unroll - 1));
         let unrolled_hi = e.sub(hi, last);
         e.for_range(lo, unrolled_hi, step, |e, i| {
-            let indices: Vec<Val> = (0..unroll)
+            let indices: Vec<Val<'c>> = (0..unroll)
                 .map(|k| match k {
                     0 => i,
                     _ => e.add(i, e.mul(self.stride, e.c64(k))),
@@ -395,7 +394,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
 
     /// The one-shot's work: every vector, then the tail, reduced from every
     /// rank's copy (at `sources`) into `out`.
-    fn reduce_all(&self, sources: &[Val]) {
+    fn reduce_all(&self, sources: &[Val<'c>]) {
         self.strided(
             self.e,
             self.gtid,
@@ -412,7 +411,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// With a tail: this thread's element after the whole vectors, if it
     /// has one (there are fewer than a vector's, so block 0 holds them
     /// all), reduced from `sources` into `out` as scalars.
-    fn tail(&self, sources: &[Val]) {
+    fn tail(&self, sources: &[Val<'c>]) {
         self.in_tail(self.e, |e, j| {
             let reduced = self.reduce_scalar(e, sources, j);
             self.store_scalar(e, reduced, self.out, j);
@@ -420,7 +419,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// Element `j` of every rank (at `sources`), reduced.
-    fn reduce_scalar(&self, e: &Emitter<'c>, sources: &[Val], j: Val) -> Val {
+    fn reduce_scalar(&self, e: &Emitter<'c>, sources: &[Val<'c>], j: Val<'c>) -> Val<'c> {
         let terms = sources
             .iter()
             .map(|source| self.load_scalar(e, *source, j))
@@ -429,19 +428,19 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// Element `j` at `source`.
-    fn load_scalar(&self, e: &Emitter<'c>, source: Val, j: Val) -> Val {
+    fn load_scalar(&self, e: &Emitter<'c>, source: Val<'c>, j: Val<'c>) -> Val<'c> {
         let bytes = self.spec.element.bytes().unwrap_or(1);
         e.load(e.gep(source, j, self.element), self.element, bytes)
     }
 
     /// Stores the element `value` at `target[j]`.
-    fn store_scalar(&self, e: &Emitter<'c>, value: Val, target: Val, j: Val) {
+    fn store_scalar(&self, e: &Emitter<'c>, value: Val<'c>, target: Val<'c>, j: Val<'c>) {
         let bytes = self.spec.element.bytes().unwrap_or(1);
         e.store(value, e.gep(target, j, self.element), bytes);
     }
 
     /// Runs `body` with this thread's tail element's index, if it has one.
-    fn in_tail(&self, e: &Emitter<'c>, body: impl FnOnce(&Emitter<'c>, Val)) {
+    fn in_tail(&self, e: &Emitter<'c>, body: impl FnOnce(&Emitter<'c>, Val<'c>)) {
         if !self.spec.tail {
             return;
         }
@@ -452,7 +451,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// Stores `value` (a vector of the element type) at `out[i]`, through
     /// the epilogue when there is one: its function runs per lane on the
     /// reduced element and the operands' elements.
-    fn store(&self, e: &Emitter<'c>, i: Val, value: Val) {
+    fn store(&self, e: &Emitter<'c>, i: Val<'c>, value: Val<'c>) {
         let operands = self.epilogue_operands(e, i);
         self.store_with(e, i, value, &operands);
     }
@@ -460,7 +459,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// `store` with the epilogue's operands loaded already
     /// (`epilogue_operands`), for a kernel that loads them before it
     /// waits for its peers.
-    fn store_with(&self, e: &Emitter<'c>, i: Val, value: Val, operands: &[Val]) {
+    fn store_with(&self, e: &Emitter<'c>, i: Val<'c>, value: Val<'c>, operands: &[Val<'c>]) {
         let vector = self.vector(self.element);
         let result = self.apply_epilogue(e, value, operands);
         let at = e.gep(self.out, i, vector);
@@ -471,7 +470,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// They are the caller's data, ready before the kernel: a kernel may
     /// load them before its exchange, so that their latency hides behind
     /// the wait for its peers.
-    fn epilogue_operands(&self, e: &Emitter<'c>, i: Val) -> Vec<Val> {
+    fn epilogue_operands(&self, e: &Emitter<'c>, i: Val<'c>) -> Vec<Val<'c>> {
         let Some(epilogue) = &self.spec.epilogue else {
             return Vec::new();
         };
@@ -492,7 +491,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
     }
 
     /// `value` through the epilogue with its operands' vectors.
-    fn apply_epilogue(&self, e: &Emitter<'c>, value: Val, operands: &[Val]) -> Val {
+    fn apply_epilogue(&self, e: &Emitter<'c>, value: Val<'c>, operands: &[Val<'c>]) -> Val<'c> {
         let Some(epilogue) = &self.spec.epilogue else {
             return value;
         };

@@ -12,12 +12,16 @@ mod segments;
 
 use crate::PassError;
 use crate::analysis::all_reduce::AllReduceKernel;
+use crate::ir::melior_ext::{BlockExt, OperationExt};
 use crate::ir::scalar::Scalar;
-use crate::ir::{Blk, Ctx, Op};
-use emit::Emitter;
+use emit::{Emitter, building};
 use melior::{
+    Context,
     dialect::ods,
-    ir::{Block, Location, Region, RegionLike, attribute::StringAttribute},
+    ir::{
+        Block, BlockLike, BlockRef, Location, OperationRef, Region, RegionLike,
+        attribute::StringAttribute,
+    },
 };
 
 /// An epilogue function the kernels call per element: its name, its
@@ -31,14 +35,14 @@ pub struct EpilogueDecl {
 /// Appends `gpu.module @name` to `parent` (a module's body), holding a
 /// private declaration of each epilogue function and every kernel; returns
 /// the gpu.module.
-pub fn emit_kernel_module<'k>(
-    ctx: Ctx,
-    parent: Blk,
+pub fn emit_kernel_module<'c, 'a, 'k>(
+    context: &'c Context,
+    parent: BlockRef<'c, 'a>,
     name: &str,
     epilogues: impl IntoIterator<Item = &'k EpilogueDecl>,
     kernels: impl IntoIterator<Item = &'k AllReduceKernel>,
-) -> Result<Op, PassError> {
-    emit_gpu_module(ctx, parent, name, |e| {
+) -> Result<OperationRef<'c, 'a>, PassError> {
+    emit_gpu_module(context, parent, name, |e| {
         for epilogue in epilogues {
             let types = epilogue
                 .elements
@@ -64,19 +68,19 @@ pub fn emit_kernel_module<'k>(
 /// The op of `parent` (a module's body) that already defines symbol
 /// `name`: the program took the name a gpu.module of generated kernels
 /// needs, and adding it would leave the module invalid (a redefinition).
-pub fn name_taken(parent: Blk, name: &str) -> Option<Op> {
+pub fn name_taken<'c, 'a>(parent: BlockRef<'c, 'a>, name: &str) -> Option<OperationRef<'c, 'a>> {
     parent
         .ops()
         .into_iter()
-        .find(|op| op.symbol_name().as_deref() == Some(name))
+        .find(|op| op.symbol_or_string("sym_name").as_deref() == Some(name))
 }
 
 /// The error at a symbol that `name_taken` found.
-pub fn taken_message(name: &str, taken: Op) -> String {
+pub fn taken_message(name: &str, taken: OperationRef) -> String {
     format!(
         "'{}' @{name} takes the name of the gpu.module that holds the generated kernels; \
          rename it",
-        taken.name()
+        taken.name_text()
     )
 }
 
@@ -90,23 +94,21 @@ pub fn taken_message(name: &str, taken: Op) -> String {
 /// `gpu.container_module` verifier and in gpu-to-llvm): behind N entry
 /// points at the end, that was O(N^2) (4,000 entry points: 10.0 s against
 /// 7.1 s, bench/compile_time).
-pub fn emit_gpu_module(
-    ctx: Ctx,
-    parent: Blk,
+pub fn emit_gpu_module<'c, 'a>(
+    context: &'c Context,
+    parent: BlockRef<'c, 'a>,
     name: &str,
-    fill: impl FnOnce(&Emitter) -> Result<(), PassError>,
-) -> Result<Op, PassError> {
-    let context = crate::ir::bridge::context(ctx);
-    // SAFETY: used only within this call.
-    let context = unsafe { context.to_ref() };
+    fill: impl FnOnce(&Emitter<'c>) -> Result<(), PassError>,
+) -> Result<OperationRef<'c, 'a>, PassError> {
     let loc = Location::name(context, name, Location::unknown(context));
     let body = Block::new(&[]);
-    fill(&Emitter::new(context, loc, Blk::from(&body)))?;
+    fill(&Emitter::new(context, loc, building(&body)))?;
     let region = Region::new();
     region.append_block(body);
     let module: melior::ir::Operation =
         ods::gpu::module(context, region, StringAttribute::new(context, name), loc).into();
-    let module = crate::ir::bridge::adopt(module);
-    parent.prepend(module);
-    Ok(module)
+    Ok(match parent.first_operation() {
+        Some(first) => parent.insert_operation_before(first, module),
+        None => parent.append_operation(module),
+    })
 }

@@ -366,6 +366,12 @@ pub fn function_io<'c>(ty: melior::ir::r#type::FunctionType<'c>) -> (Vec<Type<'c
     (inputs, results)
 }
 
+/// The element type of a shaped type (a vector's lanes).
+pub fn shaped_element(ty: Type) -> Type {
+    // SAFETY: a live shaped type; its element type is of the same context.
+    unsafe { Type::from_raw(mlir_sys::mlirShapedTypeGetElementType(ty.to_raw())) }
+}
+
 /// The nested symbol `@root::@leaf`.
 pub fn nested_symbol<'c>(context: &'c melior::Context, root: &str, leaf: &str) -> Attribute<'c> {
     let leaf = melior::ir::attribute::FlatSymbolRefAttribute::new(context, leaf);

@@ -27,9 +27,9 @@
 use super::kernel::{RowScaleFunctions, SkinnyMatmul};
 use super::tensor_core::TensorCore;
 use crate::PassError;
-use crate::collectives::emit::{Emitter, value};
+use crate::collectives::emit::Emitter;
+use crate::collectives::emit::{Blk, Val};
 use crate::ir::scalar::Scalar;
-use crate::ir::{Blk, Val};
 use melior::dialect::{arith::CmpiPredicate, ods};
 
 /// Elements of bf16 in a 16-byte piece.
@@ -347,7 +347,12 @@ impl SkinnyMatmul {
 
     /// Appends the GEMV kernel (the tensor-core kernel's parameters, then
     /// with the TMA one descriptor address per weight) to `module`.
-    pub fn build_gemv(&self, e: &Emitter, module: Blk, tile: GemvTile) -> Result<(), PassError> {
+    pub fn build_gemv<'c>(
+        &self,
+        e: &Emitter<'c>,
+        module: Blk<'c>,
+        tile: GemvTile,
+    ) -> Result<(), PassError> {
         if let Some(problem) = self.problem().or_else(|| self.gemv_problem(tile)) {
             return Err(PassError::Build(format!(
                 "no GEMV kernel for this matmul: {problem}"
@@ -384,12 +389,12 @@ impl SkinnyMatmul {
 }
 
 /// A kernel's operands at its block's split-K slice.
-pub(super) struct Operands {
+pub(super) struct Operands<'c> {
     /// The call's rows (i64).
-    pub m: Val,
-    pub a: Val,
-    pub out: Val,
-    pub weights: Vec<Val>,
+    pub m: Val<'c>,
+    pub a: Val<'c>,
+    pub out: Val<'c>,
+    pub weights: Vec<Val<'c>>,
 }
 
 pub(super) struct Gemv<'a, 'c> {
@@ -398,8 +403,8 @@ pub(super) struct Gemv<'a, 'c> {
     pub(super) e: &'a Emitter<'c>,
 }
 
-impl Gemv<'_, '_> {
-    pub(super) fn c(&self, number: u64) -> Val {
+impl<'c> Gemv<'_, 'c> {
+    pub(super) fn c(&self, number: u64) -> Val<'c> {
         self.e.c64(number as i64)
     }
 
@@ -409,11 +414,11 @@ impl Gemv<'_, '_> {
     /// piece never used; otherwise a piece past K or N reads as zero.
     pub(super) fn weight_piece(
         &self,
-        e: &Emitter,
-        weight: Val,
-        (row, column): (Val, Val),
+        e: &Emitter<'c>,
+        weight: Val<'c>,
+        (row, column): (Val<'c>, Val<'c>),
         exact: bool,
-    ) -> Val {
+    ) -> Val<'c> {
         let k = self.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let piece_ty = e.vector(PIECE, bf16);
@@ -450,7 +455,13 @@ impl Gemv<'_, '_> {
 
     /// Prefetches into L2 the line of `weight` that holds `(row, column)`
     /// (both inside the weight).
-    pub(super) fn prefetch_weight(&self, e: &Emitter, weight: Val, row: Val, column: Val) {
+    pub(super) fn prefetch_weight(
+        &self,
+        e: &Emitter<'c>,
+        weight: Val<'c>,
+        row: Val<'c>,
+        column: Val<'c>,
+    ) {
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let at = e.add(e.mul(row, self.c(self.k.n)), column);
         e.prefetch_l2(e.gep(weight, at, bf16));
@@ -458,9 +469,9 @@ impl Gemv<'_, '_> {
 
     /// The call's operands at this block's split-K slice (`gpu.block_id
     /// y`): each moves by its slice stride.
-    pub(super) fn operands(&self) -> Operands {
+    pub(super) fn operands(&self) -> Operands<'c> {
         let (e, k) = (self.e, self.k);
-        let arg = |i: usize| e.block.arg(i);
+        let arg = |i: usize| e.arg(i);
         let weights = k.weights as usize;
         let slice = e.cast(e.block_id_y(), e.i64());
         let m = arg(2 + weights);
@@ -475,7 +486,7 @@ impl Gemv<'_, '_> {
 
     /// The weight `which` (an i64: 0, or 1 for a pair's second) of
     /// `weights`.
-    pub(super) fn weight_of(&self, weights: &[Val], which: Val) -> Val {
+    pub(super) fn weight_of(&self, weights: &[Val<'c>], which: Val<'c>) -> Val<'c> {
         let e = self.e;
         if weights.len() == 1 {
             return weights[0];
@@ -512,7 +523,7 @@ impl Gemv<'_, '_> {
         let exact =
             k.k.is_multiple_of(tile.k_groups * tile.unroll) && k.n.is_multiple_of(tile.columns);
         // The piece of row `i` (zero past K and N).
-        let load_piece = |e: &Emitter, i: Val| -> Val {
+        let load_piece = |e: &Emitter<'c>, i: Val<'c>| -> Val<'c> {
             let row = e.add(e.mul(i, self.c(tile.k_groups)), group);
             self.weight_piece(e, weight, (row, column), exact)
         };
@@ -538,7 +549,7 @@ impl Gemv<'_, '_> {
             }
         }
         // The first loads are in flight while the row of `a` is prepared.
-        let first: Vec<Val> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();
+        let first: Vec<Val<'c>> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();
         let partials = self.prepare_rows(m, a, row_of_a, statistics, threads);
 
         let accumulators = rows * PIECE;
@@ -573,14 +584,7 @@ impl Gemv<'_, '_> {
                             let w = e.extract(wide, lane);
                             let at = r * PIECE + lane;
                             let sum = e.one(
-                                ods::math::fma(
-                                    e.ctx,
-                                    value(a_value),
-                                    value(w),
-                                    value(e.extract(acc, at)),
-                                    e.loc,
-                                )
-                                .into(),
+                                ods::math::fma(e.ctx, a_value, w, e.extract(acc, at), e.loc).into(),
                             );
                             acc = e.insert(acc, sum, at);
                         }
@@ -621,12 +625,12 @@ impl Gemv<'_, '_> {
     /// loop; otherwise nothing.
     fn prepare_rows(
         &self,
-        m: Val,
-        a: Val,
-        row_of_a: Val,
-        statistics: Val,
+        m: Val<'c>,
+        a: Val<'c>,
+        row_of_a: Val<'c>,
+        statistics: Val<'c>,
         threads: u64,
-    ) -> Vec<Val> {
+    ) -> Vec<Val<'c>> {
         if self.rows_fit_registers(threads) {
             self.prepare_rows_held(m, a, row_of_a, threads)
         } else {
@@ -651,7 +655,13 @@ impl Gemv<'_, '_> {
     /// both come from those registers, so the row is read from memory
     /// once, in one round of loads, while the weight's first pieces are in
     /// flight.
-    fn prepare_rows_held(&self, m: Val, a: Val, row_of_a: Val, threads: u64) -> Vec<Val> {
+    fn prepare_rows_held(
+        &self,
+        m: Val<'c>,
+        a: Val<'c>,
+        row_of_a: Val<'c>,
+        threads: u64,
+    ) -> Vec<Val<'c>> {
         let (e, k) = (self.e, self.k);
         let row_scale = self.row_scale();
         let mut partials = Vec::new();
@@ -664,7 +674,7 @@ impl Gemv<'_, '_> {
         for r in 0..self.tile.rows {
             let present = e.cmp(CmpiPredicate::Ult, self.c(r), m);
             let row = e.gep(a, self.c(r * k.lda), bf16);
-            let loaded: Vec<(Val, Val, Val)> = (0..held)
+            let loaded: Vec<(Val<'c>, Val<'c>, Val<'c>)> = (0..held)
                 .map(|j| {
                     let v = e.add(tid, self.c(j * threads));
                     let exists = e.cmp(CmpiPredicate::Ult, v, self.c(vectors));
@@ -743,15 +753,12 @@ impl Gemv<'_, '_> {
     }
 
     /// The prologue's init value and column operands (kernel parameters).
-    pub(super) fn prologue_parameters(&self) -> (Option<Val>, Vec<Val>) {
+    pub(super) fn prologue_parameters(&self) -> (Option<Val<'c>>, Vec<Val<'c>>) {
         let (e, k) = (self.e, self.k);
-        let init = k
-            .prologue
-            .as_ref()
-            .map(|_| e.block.arg(3 + k.weights as usize));
-        let column_operands: Vec<Val> = k.prologue.as_ref().map_or(Vec::new(), |p| {
+        let init = k.prologue.as_ref().map(|_| e.arg(3 + k.weights as usize));
+        let column_operands: Vec<Val<'c>> = k.prologue.as_ref().map_or(Vec::new(), |p| {
             (0..p.columns.len())
-                .map(|i| e.block.arg(4 + k.weights as usize + i))
+                .map(|i| e.arg(4 + k.weights as usize + i))
                 .collect()
         });
         (init, column_operands)
@@ -760,7 +767,14 @@ impl Gemv<'_, '_> {
     /// `prepare_rows` for rows too long to hold (or not in 16-byte
     /// vectors): the statistic in one pass over the row, the elements in
     /// a second, element by element.
-    fn prepare_rows_looped(&self, m: Val, a: Val, row_of_a: Val, statistics: Val, threads: u64) {
+    fn prepare_rows_looped(
+        &self,
+        m: Val<'c>,
+        a: Val<'c>,
+        row_of_a: Val<'c>,
+        statistics: Val<'c>,
+        threads: u64,
+    ) {
         let (e, k) = (self.e, self.k);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
@@ -818,7 +832,7 @@ impl Gemv<'_, '_> {
         e.sync_threads();
     }
 
-    fn shared_f32(&self, e: &Emitter, base: Val, index: Val) -> Val {
+    fn shared_f32(&self, e: &Emitter<'c>, base: Val<'c>, index: Val<'c>) -> Val<'c> {
         e.load(e.byte_offset(base, e.mul(index, self.c(4))), e.f32(), 4)
     }
 
@@ -830,12 +844,12 @@ impl Gemv<'_, '_> {
     /// output.
     fn finish(
         &self,
-        m: Val,
-        out: Val,
-        (n0, piece, group): (Val, Val, Val),
-        (sums, statistics): (Val, Val),
-        acc: Val,
-        partials: &[Val],
+        m: Val<'c>,
+        out: Val<'c>,
+        (n0, piece, group): (Val<'c>, Val<'c>, Val<'c>),
+        (sums, statistics): (Val<'c>, Val<'c>),
+        acc: Val<'c>,
+        partials: &[Val<'c>],
     ) {
         let e = self.e;
         let (init, _) = self.prologue_parameters();
@@ -862,12 +876,12 @@ impl Gemv<'_, '_> {
     /// the block (the second weight's columns after the first's) sits.
     pub(super) fn sum_slot(
         &self,
-        e: &Emitter,
-        sums: Val,
-        group: Val,
-        row: Val,
-        column: Val,
-    ) -> Val {
+        e: &Emitter<'c>,
+        sums: Val<'c>,
+        group: Val<'c>,
+        row: Val<'c>,
+        column: Val<'c>,
+    ) -> Val<'c> {
         if self.tile.engine == Engine::TensorCores {
             return self.mma_sum_slot(e, sums, group, row, column);
         }
@@ -886,7 +900,7 @@ impl Gemv<'_, '_> {
     /// Each thread writes whole elements of the block's columns, row by
     /// row: the k-groups' sums (in shared memory, all stored) added up,
     /// through the epilogue when there is one.
-    pub(super) fn write_out(&self, m: Val, out: Val, n0: Val, sums: Val) {
+    pub(super) fn write_out(&self, m: Val<'c>, out: Val<'c>, n0: Val<'c>, sums: Val<'c>) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let f32 = e.f32();
         let tid = e.cast(e.thread_id(), e.i64());
@@ -914,7 +928,7 @@ impl Gemv<'_, '_> {
                             e.load(e.byte_offset(statistics, e.mul(row, self.c(4))), f32, 4);
                         p.row_factor(e, functions, statistic)
                     });
-                let products: Vec<Val> = (0..k.weights)
+                let products: Vec<Val<'c>> = (0..k.weights)
                     .map(|j| {
                         let column = e.add(column, self.c(j * tile.columns));
                         let slot = |g: u64| self.sum_slot(e, sums, self.c(g), row, column);
@@ -939,7 +953,12 @@ impl Gemv<'_, '_> {
 
 /// The 16-byte piece of a row of `a` (bf16) at element `at`, or zero where
 /// `inside` is false (past the row, or a row the call does not have).
-pub(super) fn row_piece(e: &Emitter, row: Val, at: Val, inside: Val) -> Val {
+pub(super) fn row_piece<'c>(
+    e: &Emitter<'c>,
+    row: Val<'c>,
+    at: Val<'c>,
+    inside: Val<'c>,
+) -> Val<'c> {
     let bf16 = e.float(Scalar::Bf16).expect("bf16");
     let piece = e.vector(PIECE, bf16);
     e.choose(

@@ -33,7 +33,7 @@ use super::gemv::{Gemv, GemvTile, MMA_COLUMNS, Operands, PIECE, row_piece};
 use super::kernel::{MMA_K, WARP};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::Emitter;
-use crate::ir::Val;
+use crate::collectives::emit::Val;
 use crate::ir::scalar::Scalar;
 use melior::dialect::arith::CmpiPredicate;
 
@@ -54,7 +54,7 @@ const MAX_BATCH: u64 = 16;
 /// the 16-byte stores of eight lanes fall in different banks.
 pub(super) const LANE_WORDS: u64 = MMAS * PER_MMA + 4;
 
-impl Gemv<'_, '_> {
+impl<'c> Gemv<'_, 'c> {
     pub(super) fn emit_mma(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let i64 = e.i64();
@@ -83,16 +83,16 @@ impl Gemv<'_, '_> {
         let iterations = per_warp.div_ceil(tile.unroll);
         let exact = k.k.is_multiple_of(MMA_K * tile.k_groups * tile.unroll)
             && k.n.is_multiple_of(tile.columns);
-        let step_of = |e: &Emitter, i: Val| e.add(e.mul(i, self.c(tile.k_groups)), k_group);
+        let step_of = |e: &Emitter<'c>, i: Val<'c>| e.add(e.mul(i, self.c(tile.k_groups)), k_group);
         // The lane's piece of row `r` of `step` (zero past K and N).
-        let load_piece = |e: &Emitter, step: Val, r: u64| -> Val {
+        let load_piece = |e: &Emitter<'c>, step: Val<'c>, r: u64| -> Val<'c> {
             let row = e.add(
                 e.mul(step, self.c(MMA_K)),
                 e.add(e.mul(quad, self.c(ROWS_PER_LANE)), self.c(r)),
             );
             self.weight_piece(e, weight, (row, column), exact)
         };
-        let load_step = |e: &Emitter, i: Val| -> Vec<Val> {
+        let load_step = |e: &Emitter<'c>, i: Val<'c>| -> Vec<Val<'c>> {
             let step = step_of(e, i);
             (0..ROWS_PER_LANE).map(|r| load_piece(e, step, r)).collect()
         };
@@ -163,12 +163,12 @@ impl Gemv<'_, '_> {
     /// reads as 0, from the row's last columns.
     pub(super) fn a_fragment(
         &self,
-        e: &Emitter,
-        rows: &[FragmentRow],
-        step: Val,
-        quad: Val,
+        e: &Emitter<'c>,
+        rows: &[FragmentRow<'c>],
+        step: Val<'c>,
+        quad: Val<'c>,
         exact: bool,
-    ) -> [Val; 4] {
+    ) -> [Val<'c>; 4] {
         let k = self.k.k;
         let at = e.add(
             e.mul(step, self.c(MMA_K)),
@@ -195,7 +195,14 @@ impl Gemv<'_, '_> {
 
     /// Where lane `lane` of the warp of k-group `k_group` and column tile
     /// `column_tile` keeps its accumulators.
-    fn lane_sums(&self, e: &Emitter, sums: Val, k_group: Val, column_tile: Val, lane: Val) -> Val {
+    fn lane_sums(
+        &self,
+        e: &Emitter<'c>,
+        sums: Val<'c>,
+        k_group: Val<'c>,
+        column_tile: Val<'c>,
+        lane: Val<'c>,
+    ) -> Val<'c> {
         let tiles = self.k.weights * self.tile.columns / MMA_COLUMNS;
         let warp = e.add(e.mul(k_group, self.c(tiles)), column_tile);
         let at = e.add(e.mul(warp, self.c(WARP)), lane);
@@ -211,12 +218,12 @@ impl Gemv<'_, '_> {
     /// `mma`'s layout).
     pub(super) fn mma_sum_slot(
         &self,
-        e: &Emitter,
-        sums: Val,
-        group: Val,
-        row: Val,
-        column: Val,
-    ) -> Val {
+        e: &Emitter<'c>,
+        sums: Val<'c>,
+        group: Val<'c>,
+        row: Val<'c>,
+        column: Val<'c>,
+    ) -> Val<'c> {
         let column_tile = e.div(column, self.c(MMA_COLUMNS));
         let in_tile = e.rem(column, self.c(MMA_COLUMNS));
         let j = e.rem(in_tile, self.c(PIECE));
@@ -237,12 +244,12 @@ impl Gemv<'_, '_> {
     /// one (`stage_rows`), else read from global memory.
     pub(super) fn fragment_rows(
         &self,
-        m: Val,
-        a: Val,
-        group: Val,
-        shared: Val,
-        statistics: Val,
-    ) -> Vec<FragmentRow> {
+        m: Val<'c>,
+        a: Val<'c>,
+        group: Val<'c>,
+        shared: Val<'c>,
+        statistics: Val<'c>,
+    ) -> Vec<FragmentRow<'c>> {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let stride = GemvTile::staged_row_stride(k.k);
@@ -276,7 +283,7 @@ impl Gemv<'_, '_> {
     /// The rows of `a` in shared memory as bf16, through the prologue when
     /// there is one, each row's statistic reduced by one warp first (row r
     /// at r x the stride; rows past `m` zero).
-    fn stage_rows(&self, m: Val, a: Val, shared: Val, statistics: Val) {
+    fn stage_rows(&self, m: Val<'c>, a: Val<'c>, shared: Val<'c>, statistics: Val<'c>) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let f32 = e.f32();
@@ -286,11 +293,12 @@ impl Gemv<'_, '_> {
         let lane = e.rem(tid, self.c(WARP));
         // The kernel's parameters (closures below get their own blocks).
         let (init, column_operands) = self.prologue_parameters();
-        let row_of = |e: &Emitter, r: Val| e.gep(a, e.mul(r, self.c(k.lda)), bf16);
-        let statistic_at = |e: &Emitter, r: Val| e.byte_offset(statistics, e.mul(r, self.c(4)));
+        let row_of = |e: &Emitter<'c>, r: Val<'c>| e.gep(a, e.mul(r, self.c(k.lda)), bf16);
+        let statistic_at =
+            |e: &Emitter<'c>, r: Val<'c>| e.byte_offset(statistics, e.mul(r, self.c(4)));
         let vector_ty = e.vector(PIECE, bf16);
         let stride = GemvTile::staged_row_stride(k.k);
-        let staged_at = |e: &Emitter, r: Val, start: Val| {
+        let staged_at = |e: &Emitter<'c>, r: Val<'c>, start: Val<'c>| {
             e.byte_offset(
                 shared,
                 e.add(e.mul(r, self.c(stride)), e.mul(start, self.c(2))),
@@ -317,7 +325,7 @@ impl Gemv<'_, '_> {
                     self.c(WARP * batch),
                     e.cf32(0.0),
                     |e, first, acc| {
-                        let loaded: Vec<(Val, Val, Val)> = (0..batch)
+                        let loaded: Vec<(Val<'c>, Val<'c>, Val<'c>)> = (0..batch)
                             .map(|p| {
                                 let v = e.add(first, self.c(p * WARP));
                                 let inside = e.cmp(CmpiPredicate::Ult, v, vectors);
@@ -386,7 +394,7 @@ impl Gemv<'_, '_> {
         let total = tile.rows * per_row;
         let batch = total.div_ceil(threads).clamp(1, MAX_BATCH);
         e.for_range(tid, self.c(total), self.c(threads * batch), |e, first| {
-            let pieces: Vec<(Val, Val, Val, Val)> = (0..batch)
+            let pieces: Vec<(Val<'c>, Val<'c>, Val<'c>, Val<'c>)> = (0..batch)
                 .map(|p| {
                     let index = e.add(first, self.c(p * threads));
                     let r = e.div(index, self.c(per_row));
@@ -434,21 +442,27 @@ impl Gemv<'_, '_> {
 }
 
 /// One of a lane's rows of `a` in the A fragment.
-pub(super) enum FragmentRow {
+pub(super) enum FragmentRow<'c> {
     /// Staged in shared memory (zero past the call's rows).
-    Staged(Val),
+    Staged(Val<'c>),
     /// In global memory; `present`: whether the call has the row.
-    Global { start: Val, present: Val },
+    Global { start: Val<'c>, present: Val<'c> },
 }
 
-impl FragmentRow {
+impl<'c> FragmentRow<'c> {
     /// Four elements of the row at column `at`, packed as two words; zero
     /// where the call has no such row or where `inside` is false.
-    pub(super) fn words(&self, gemv: &Gemv, e: &Emitter, at: Val, inside: Option<Val>) -> Val {
+    pub(super) fn words(
+        &self,
+        gemv: &Gemv<'_, 'c>,
+        e: &Emitter<'c>,
+        at: Val<'c>,
+        inside: Option<Val<'c>>,
+    ) -> Val<'c> {
         let k = gemv.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let words = e.vector(2, TensorCore::i32(e));
-        let zero_outside = |v: Val| match inside {
+        let zero_outside = |v: Val<'c>| match inside {
             Some(inside) => e.select(inside, v, e.zero(words)),
             None => v,
         };

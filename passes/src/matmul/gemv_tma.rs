@@ -33,7 +33,7 @@ use super::gemv::{Engine, Gemv, GemvShape, GemvTile, Operands};
 use super::kernel::{MMA_K, SkinnyMatmul, WARP};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::Emitter;
-use crate::ir::Val;
+use crate::collectives::emit::Val;
 use melior::dialect::arith::CmpiPredicate;
 
 /// Columns of one weight per block: one box row of the swizzle (128 bytes).
@@ -135,7 +135,7 @@ impl RingLayout {
     }
 }
 
-impl Gemv<'_, '_> {
+impl<'c> Gemv<'_, 'c> {
     pub(super) fn emit_tma(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
         debug_assert_eq!(tile.engine, Engine::Tma);
@@ -152,8 +152,8 @@ impl Gemv<'_, '_> {
         let Operands { m, a, out, weights } = self.operands();
         // The descriptors follow the other GEMVs' parameters.
         let first_descriptor = k.parameters(e).len();
-        let descriptors: Vec<Val> = (0..k.weights as usize)
-            .map(|j| e.int_to_ptr(e.block.arg(first_descriptor + j)))
+        let descriptors: Vec<Val<'c>> = (0..k.weights as usize)
+            .map(|j| e.int_to_ptr(e.arg(first_descriptor + j)))
             .collect();
         // The lines of the first `prefetch` weight rows of the block's
         // columns towards L2, before the wait for the grids before (no
@@ -172,8 +172,8 @@ impl Gemv<'_, '_> {
         let shared = e.dynamic_shared();
         let statistics = e.byte_offset(shared, self.c(tile.statistics_offset(&shape)));
         let barriers = e.byte_offset(shared, self.c(layout.barriers));
-        let full = |e: &Emitter, s: Val| e.byte_offset(barriers, e.mul(s, self.c(BARRIER)));
-        let empty = |e: &Emitter, s: Val| {
+        let full = |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(barriers, e.mul(s, self.c(BARRIER)));
+        let empty = |e: &Emitter<'c>, s: Val<'c>| {
             e.byte_offset(barriers, e.mul(e.add(s, self.c(stages)), self.c(BARRIER)))
         };
         // The ring on the first 1024-byte boundary at or after its place.
@@ -181,7 +181,8 @@ impl Gemv<'_, '_> {
         let start = e.add(base, self.c(layout.ring + STAGE_ALIGNMENT - 1));
         let aligned = e.and(start, e.c64(-(STAGE_ALIGNMENT as i64)));
         let ring = e.byte_offset(shared, e.sub(aligned, base));
-        let stage_at = |e: &Emitter, s: Val| e.byte_offset(ring, e.mul(s, self.c(layout.stage)));
+        let stage_at =
+            |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(ring, e.mul(s, self.c(layout.stage)));
 
         let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
         e.when(first, |e| {
@@ -199,7 +200,7 @@ impl Gemv<'_, '_> {
         let first_row = e.mul(slice, self.c(k.k));
         let iterations = k.k.div_ceil(tile.stage_rows);
         let weight_bytes = tile.stage_rows * BOX_ROW_BYTES;
-        let issue = |e: &Emitter, it: Val| {
+        let issue = |e: &Emitter<'c>, it: Val<'c>| {
             let s = e.rem(it, self.c(stages));
             let stage = stage_at(e, s);
             let bar = full(e, s);

@@ -32,8 +32,8 @@ use super::tensor_core::TensorCore;
 use crate::PassError;
 pub use crate::analysis::matmul_groups::{Arg, Output};
 use crate::collectives::emit::Emitter;
+use crate::collectives::emit::{Blk, Val};
 use crate::ir::scalar::Scalar;
-use crate::ir::{Blk, Val};
 use melior::{
     dialect::arith::CmpiPredicate,
     ir::{Type, ValueLike},
@@ -167,14 +167,14 @@ pub struct RowScaleFunctions {
 impl Prologue {
     /// The element function at column `column` of `a`: `x` through it,
     /// with the row's statistic and the column operands' elements there.
-    pub(super) fn element(
+    pub(super) fn element<'c>(
         &self,
-        e: &Emitter,
-        x: Val,
-        statistic: Val,
-        column_operands: &[Val],
-        column: Val,
-    ) -> Val {
+        e: &Emitter<'c>,
+        x: Val<'c>,
+        statistic: Val<'c>,
+        column_operands: &[Val<'c>],
+        column: Val<'c>,
+    ) -> Val<'c> {
         let load = |i: usize| {
             let scalar = self.columns[i];
             let ty = e.float(scalar).expect("checked");
@@ -188,12 +188,12 @@ impl Prologue {
     /// The column operands' `PIECE` elements from column `start` (a
     /// multiple of `PIECE` inside the row: the kernels take 16-byte aligned
     /// operands), one vector each.
-    pub(super) fn column_pieces(
+    pub(super) fn column_pieces<'c>(
         &self,
-        e: &Emitter,
-        column_operands: &[Val],
-        start: Val,
-    ) -> Vec<Val> {
+        e: &Emitter<'c>,
+        column_operands: &[Val<'c>],
+        start: Val<'c>,
+    ) -> Vec<Val<'c>> {
         self.columns
             .iter()
             .zip(column_operands)
@@ -211,26 +211,26 @@ impl Prologue {
     /// The column factors of element `lane` of a piece of `a` (bf16; with
     /// `row_scale` only), the column operands' elements taken from their
     /// pieces (`column_pieces`).
-    pub(super) fn column_factors(
+    pub(super) fn column_factors<'c>(
         &self,
-        e: &Emitter,
+        e: &Emitter<'c>,
         functions: &RowScaleFunctions,
-        x: Val,
-        column_pieces: &[Val],
+        x: Val<'c>,
+        column_pieces: &[Val<'c>],
         lane: u64,
-    ) -> Val {
+    ) -> Val<'c> {
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let column = |i: usize| e.extract(column_pieces[i], lane);
         self.call(e, (&functions.columns, bf16), x, e.cf32(0.0), &column)
     }
 
     /// The row's scale from its statistic (f32; with `row_scale` only).
-    pub(super) fn row_factor(
+    pub(super) fn row_factor<'c>(
         &self,
-        e: &Emitter,
+        e: &Emitter<'c>,
         functions: &RowScaleFunctions,
-        statistic: Val,
-    ) -> Val {
+        statistic: Val<'c>,
+    ) -> Val<'c> {
         let x = e.zero(e.float(Scalar::Bf16).expect("bf16"));
         let column = |i: usize| e.zero(e.float(self.columns[i]).expect("checked"));
         self.call(e, (&functions.row, e.f32()), x, statistic, &column)
@@ -239,14 +239,14 @@ impl Prologue {
     /// A call of `function` (returning `result`) with the element
     /// function's parameters: `x`, the statistic, column operand `i`'s
     /// element as `column(i)`.
-    fn call(
+    fn call<'c>(
         &self,
-        e: &Emitter,
-        (function, result): (&str, Type),
-        x: Val,
-        statistic: Val,
-        column: &dyn Fn(usize) -> Val,
-    ) -> Val {
+        e: &Emitter<'c>,
+        (function, result): (&str, melior::ir::Type<'c>),
+        x: Val<'c>,
+        statistic: Val<'c>,
+        column: &dyn Fn(usize) -> Val<'c>,
+    ) -> Val<'c> {
         let args = self
             .args
             .iter()
@@ -299,11 +299,11 @@ impl SkinnyMatmul {
     /// An output element from its f32 sums (one per weight): through the
     /// epilogue, the products rounded to bf16 first as the library's way
     /// stores them; else the sum in the output's type.
-    pub(super) fn output_element(&self, e: &Emitter, sums: &[Val]) -> Val {
+    pub(super) fn output_element<'c>(&self, e: &Emitter<'c>, sums: &[Val<'c>]) -> Val<'c> {
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         match (&self.epilogue, self.output) {
             (Some(epilogue), _) => {
-                let products: Vec<Val> = sums.iter().map(|s| e.truncf(*s, bf16)).collect();
+                let products: Vec<Val<'c>> = sums.iter().map(|s| e.truncf(*s, bf16)).collect();
                 let args = epilogue
                     .args
                     .iter()
@@ -367,7 +367,7 @@ impl SkinnyMatmul {
 
     /// Appends the kernel to `module` (a gpu.module's body, which holds the
     /// element functions and the dynamic shared memory's symbol).
-    pub fn build(&self, e: &Emitter, module: Blk) -> Result<(), PassError> {
+    pub fn build<'c>(&self, e: &Emitter<'c>, module: Blk<'c>) -> Result<(), PassError> {
         if let Some(problem) = self.problem() {
             return Err(PassError::Build(format!(
                 "no kernel for this matmul: {problem}"
@@ -400,20 +400,20 @@ struct Body<'a, 'c> {
 }
 
 /// Per-thread values every phase uses.
-struct Thread {
-    tid: Val,
-    warp: Val,
-    lane: Val,
-    m: Val,
-    n0: Val,
-    a: Val,
-    weights: Vec<Val>,
-    out: Val,
-    shared: Val,
+struct Thread<'c> {
+    tid: Val<'c>,
+    warp: Val<'c>,
+    lane: Val<'c>,
+    m: Val<'c>,
+    n0: Val<'c>,
+    a: Val<'c>,
+    weights: Vec<Val<'c>>,
+    out: Val<'c>,
+    shared: Val<'c>,
     /// Columns this block's tile has (bn, or fewer at the right edge).
-    columns: Val,
-    init: Option<Val>,
-    column_operands: Vec<Val>,
+    columns: Val<'c>,
+    init: Option<Val<'c>>,
+    column_operands: Vec<Val<'c>>,
 }
 
 impl<'a, 'c> Body<'a, 'c> {
@@ -421,7 +421,7 @@ impl<'a, 'c> Body<'a, 'c> {
         Self { k, e }
     }
 
-    fn c(&self, number: u64) -> Val {
+    fn c(&self, number: u64) -> Val<'c> {
         self.e.c64(number as i64)
     }
 
@@ -429,7 +429,7 @@ impl<'a, 'c> Body<'a, 'c> {
         let e = self.e;
         let k = self.k;
         let tile = k.tile;
-        let arg = |i: usize| e.block.arg(i);
+        let arg = |i: usize| e.arg(i);
         let weights = k.weights as usize;
         let i64 = e.i64();
         let tid = e.cast(e.thread_id(), i64);
@@ -519,18 +519,24 @@ impl<'a, 'c> Body<'a, 'c> {
     }
 
     /// Stage `stage`'s buffer, and its mbarrier.
-    fn stage_at(&self, e: &Emitter, t: &Thread, stage: Val) -> Val {
+    fn stage_at(&self, e: &Emitter<'c>, t: &Thread<'c>, stage: Val<'c>) -> Val<'c> {
         let bytes = e.mul(stage, self.c(self.k.tile.stage_bytes(self.k.weights)));
         e.byte_offset(t.shared, bytes)
     }
     /// The mbarrier of `warp`'s rows of stage `stage`.
-    fn barrier_at(&self, e: &Emitter, t: &Thread, stage: Val, warp: Val) -> Val {
+    fn barrier_at(
+        &self,
+        e: &Emitter<'c>,
+        t: &Thread<'c>,
+        stage: Val<'c>,
+        warp: Val<'c>,
+    ) -> Val<'c> {
         let tile = self.k.tile;
         let base = self.c(tile.stages * tile.stage_bytes(self.k.weights));
         let index = e.add(e.mul(stage, self.c(tile.warps)), warp);
         e.byte_offset(t.shared, e.add(base, e.mul(index, self.c(8))))
     }
-    fn statistic_at(&self, e: &Emitter, t: &Thread, row: Val) -> Val {
+    fn statistic_at(&self, e: &Emitter<'c>, t: &Thread<'c>, row: Val<'c>) -> Val<'c> {
         let tile = self.k.tile;
         let base = self.c(tile.stages * tile.stage_bytes(self.k.weights) + tile.barrier_bytes());
         e.byte_offset(t.shared, e.add(base, e.mul(row, self.c(4))))
@@ -542,7 +548,7 @@ impl<'a, 'c> Body<'a, 'c> {
     /// `cp.async` (zero-filled past K and N) and arrives on the warp's
     /// mbarrier of the buffer once they land. The warps never wait for each
     /// other: each streams and multiplies its own rows.
-    fn fill(&self, e: &Emitter, t: &Thread, iteration: Val) {
+    fn fill(&self, e: &Emitter<'c>, t: &Thread<'c>, iteration: Val<'c>) {
         let k = self.k;
         let tile = k.tile;
         let stage = e.rem(iteration, self.c(tile.stages));
@@ -558,7 +564,7 @@ impl<'a, 'c> Body<'a, 'c> {
             let first_row = self.ks(e, t, s);
             for copy in 0..copies {
                 let piece = e.add(self.c(copy * WARP), t.lane);
-                let issue = |e: &Emitter| {
+                let issue = |e: &Emitter<'c>| {
                     let j = e.div(piece, self.c(per_weight));
                     let within = e.rem(piece, self.c(per_weight));
                     let row = e.add(first_row, e.div(within, self.c(pieces_per_row)));
@@ -601,7 +607,7 @@ impl<'a, 'c> Body<'a, 'c> {
 
     /// The prologue's row statistics, in shared memory: each row of `a`
     /// (up to the tile's rows) reduced by the whole block.
-    fn statistics(&self, t: &Thread, prologue: &Prologue) {
+    fn statistics(&self, t: &Thread<'c>, prologue: &Prologue) {
         let e = self.e;
         let k = self.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
@@ -639,7 +645,14 @@ impl<'a, 'c> Body<'a, 'c> {
 
     /// Element `(row, column)` of `a` as the tensor cores take it: loaded,
     /// through the prologue when there is one; zero outside the matrix.
-    fn a_pair(&self, e: &Emitter, t: &Thread, row: Val, column: Val, valid: Val) -> Val {
+    fn a_pair(
+        &self,
+        e: &Emitter<'c>,
+        t: &Thread<'c>,
+        row: Val<'c>,
+        column: Val<'c>,
+        valid: Val<'c>,
+    ) -> Val<'c> {
         let k = self.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let inside = e.and(valid, e.cmp(CmpiPredicate::Ult, row, t.m));
@@ -672,7 +685,7 @@ impl<'a, 'c> Body<'a, 'c> {
     /// This warp's fragments of `a` for `iteration` (its 16-row steps, each
     /// 16 rows of `a` by 16 of K, as `mma.sync` takes them): a vector of
     /// steps x m_tiles x 4 registers; zero past K and past the rows.
-    fn fragments(&self, e: &Emitter, t: &Thread, iteration: Val) -> Val {
+    fn fragments(&self, e: &Emitter<'c>, t: &Thread<'c>, iteration: Val<'c>) -> Val<'c> {
         let tile = self.k.tile;
         let steps = tile.bk / (MMA_K * tile.warps);
         let quad = e.div(t.lane, self.c(4));
@@ -704,14 +717,21 @@ impl<'a, 'c> Body<'a, 'c> {
     }
 
     /// Row offset in the buffer of this warp's step `s`.
-    fn ks(&self, e: &Emitter, t: &Thread, s: u64) -> Val {
+    fn ks(&self, e: &Emitter<'c>, t: &Thread<'c>, s: u64) -> Val<'c> {
         let tile = self.k.tile;
         e.mul(e.add(self.c(s * tile.warps), t.warp), self.c(MMA_K))
     }
 
     /// One pipeline iteration: waits for its buffer, then this warp's
     /// 16-row steps of it, with the fragments of `a` loaded before.
-    fn step(&self, e: &Emitter, t: &Thread, iteration: Val, acc: Val, fragments: Val) -> Val {
+    fn step(
+        &self,
+        e: &Emitter<'c>,
+        t: &Thread<'c>,
+        iteration: Val<'c>,
+        acc: Val<'c>,
+        fragments: Val<'c>,
+    ) -> Val<'c> {
         let k = self.k;
         let tile = k.tile;
         let stage = e.rem(iteration, self.c(tile.stages));
@@ -729,14 +749,14 @@ impl<'a, 'c> Body<'a, 'c> {
         for s in 0..steps {
             let ks = self.ks(e, t, s);
             let valid = e.cmp(CmpiPredicate::Ult, e.add(k_base, ks), self.c(k.k));
-            let tiles: Vec<[Val; 4]> = (0..tile.m_tiles)
+            let tiles: Vec<[Val<'c>; 4]> = (0..tile.m_tiles)
                 .map(|mt| {
                     std::array::from_fn(|i| {
                         e.extract(fragments, (s * tile.m_tiles + mt) * 4 + i as u64)
                     })
                 })
                 .collect();
-            let multiply = |e: &Emitter, acc: Val| {
+            let multiply = |e: &Emitter<'c>, acc: Val<'c>| {
                 let row = e.mul(e.add(ks, lane_row), self.c(row_bytes));
                 let mut acc = acc;
                 for j in 0..k.weights {
@@ -763,7 +783,7 @@ impl<'a, 'c> Body<'a, 'c> {
             acc = if whole {
                 multiply(e, acc)
             } else {
-                let ty = crate::collectives::emit::value(acc).r#type();
+                let ty = acc.r#type();
                 e.choose(valid, ty, |e| multiply(e, acc), |_| acc)
             };
         }
@@ -778,7 +798,7 @@ impl<'a, 'c> Body<'a, 'c> {
 
     /// The warps' sums meet in shared memory; each thread then writes
     /// whole elements of the block's tile.
-    fn finish(&self, t: &Thread, acc: Val) {
+    fn finish(&self, t: &Thread<'c>, acc: Val<'c>) {
         let e = self.e;
         let k = self.k;
         let tile = k.tile;
@@ -787,7 +807,7 @@ impl<'a, 'c> Body<'a, 'c> {
         let quad = e.div(t.lane, self.c(4));
         let pair = e.mul(e.rem(t.lane, self.c(4)), self.c(2));
         let f32 = e.f32();
-        let scratch = |e: &Emitter, warp: Val, row: Val, column: Val| {
+        let scratch = |e: &Emitter<'c>, warp: Val<'c>, row: Val<'c>, column: Val<'c>| {
             let at = e.add(
                 e.mul(e.add(e.mul(warp, self.c(rows)), row), self.c(width)),
                 column,

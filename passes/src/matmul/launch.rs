@@ -5,20 +5,23 @@
 //! in place after the group's last op.
 
 use super::{KERNEL_MODULE, Planned};
-use crate::collectives::emit::{Emitter, value};
-use crate::ir::melior_ext::{OperationExt, ValueExt, element_bytes, strides_and_offset};
-use crate::ir::{Blk, Val};
+use crate::collectives::emit::{Emitter, Val, building};
+use crate::ir::builders::gpu_launch_func_op;
+use crate::ir::melior_ext::{
+    OperationExt, ValueExt, element_bytes, nested_symbol, strides_and_offset,
+};
 use melior::{
+    Context,
     dialect::{arith::CmpiPredicate, ods, scf},
     ir::{
-        Attribute, Block, Region, RegionLike, attribute::IntegerAttribute,
+        Attribute, Block, BlockLike, Region, RegionLike, Value, attribute::IntegerAttribute,
         operation::OperationMutLike,
     },
 };
 use symm_dialects::symm_mem;
 
 /// The address of `memref`'s first element as an i64.
-fn address(e: &Emitter, memref: melior::ir::Value) -> Val {
+fn address<'c>(e: &Emitter<'c>, memref: Value<'c, '_>) -> Val<'c> {
     let index = e
         .one(ods::memref::extract_aligned_pointer_as_index(e.ctx, e.index(), memref, e.loc).into());
     let mut address = e.cast(index, e.i64());
@@ -38,7 +41,7 @@ fn address(e: &Emitter, memref: melior::ir::Value) -> Val {
 
 /// Whether every address is a multiple of `symm_protocol::VECTOR_ALIGNMENT`
 /// (an i1).
-fn all_aligned(e: &Emitter, addresses: &[Val]) -> Val {
+fn all_aligned<'c>(e: &Emitter<'c>, addresses: &[Val<'c>]) -> Val<'c> {
     let Some((first, rest)) = addresses.split_first() else {
         return e.constant(e.int_type(1), 1);
     };
@@ -50,9 +53,9 @@ fn all_aligned(e: &Emitter, addresses: &[Val]) -> Val {
 }
 
 /// `memref.dim %memref, dim` as an index.
-fn rows(e: &Emitter, memref: melior::ir::Value, dim: usize) -> Val {
+fn rows<'c>(e: &Emitter<'c>, memref: Value<'c, '_>, dim: usize) -> Val<'c> {
     let dim = e.c_index(dim as i64);
-    e.one(melior::dialect::memref::dim(memref, value(dim), e.loc))
+    e.one(melior::dialect::memref::dim(memref, dim, e.loc))
 }
 
 /// Replaces the group's ops with the measured choice between the kernel
@@ -61,7 +64,13 @@ fn rows(e: &Emitter, memref: melior::ir::Value, dim: usize) -> Val {
 /// measuring: the kernels' vector loads would fault on it. `after_gemv`:
 /// the group's input is another group's output, whose GEMV runs just
 /// before it (`symm_mem.kernel_rounds ... after_gemv`).
-pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv: bool) {
+pub(super) fn dispatch<'c>(
+    context: &'c Context,
+    p: &Planned<'c, '_>,
+    site: i64,
+    max_rows: u64,
+    after_gemv: bool,
+) {
     use melior::ir::operation::OperationLike;
     let ops = p.group.ops();
     let Some(last) = ops.last().copied() else {
@@ -71,8 +80,8 @@ pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv
         return;
     };
     let mut library_block = None;
-    Emitter::build_before(after.into(), ops[0].into(), |e| {
-        let (context, loc) = (e.ctx, e.loc);
+    Emitter::build_before(context, after, ops[0], |e| {
+        let loc = e.loc;
         let i64 = e.i64();
         let site_attr = IntegerAttribute::new(i64, site);
         let max_attr = IntegerAttribute::new(i64, max_rows as i64);
@@ -84,8 +93,7 @@ pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv
             e.index(),
             |e| {
                 let mut rounds: melior::ir::Operation =
-                    symm_mem::kernel_rounds(context, e.index(), value(m), site_attr, max_attr, loc)
-                        .into();
+                    symm_mem::kernel_rounds(context, e.index(), m, site_attr, max_attr, loc).into();
                 if after_gemv {
                     rounds.set_attribute("after_gemv", Attribute::unit(context));
                 }
@@ -102,8 +110,8 @@ pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv
                         symm_mem::kernel_variant(
                             context,
                             e.int_type(1),
-                            value(m),
-                            value(round),
+                            m,
+                            round,
                             site_attr,
                             max_attr,
                             loc,
@@ -115,30 +123,21 @@ pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv
             );
             // The kernel's branch.
             let then_block = Block::new(&[]);
-            let then = e.into_block(Blk::from(&then_block));
+            let then = e.into_block(building(&then_block));
             choose_kernel(&then, p, &args, &p.gemv);
             then.push(scf::r#yield(&[], loc));
             // The library's branch: the group's ops move here.
             let else_block = Block::new(&[]);
-            let otherwise = Blk::from(&else_block);
+            let otherwise = building(&else_block);
             e.into_block(otherwise).push(scf::r#yield(&[], loc));
             library_block = Some(otherwise);
             let then_region = Region::new();
             then_region.append_block(then_block);
             let else_region = Region::new();
             else_region.append_block(else_block);
-            e.push(scf::r#if(
-                value(generated),
-                &[],
-                then_region,
-                else_region,
-                loc,
-            ));
+            e.push(scf::r#if(generated, &[], then_region, else_region, loc));
             e.when(aligned, |e| {
-                e.push(
-                    symm_mem::kernel_variant_end(context, value(m), value(round), site_attr, loc)
-                        .into(),
-                );
+                e.push(symm_mem::kernel_variant_end(context, m, round, site_attr, loc).into());
             });
         });
     });
@@ -146,7 +145,7 @@ pub(super) fn dispatch(p: &Planned<'_, '_>, site: i64, max_rows: u64, after_gemv
         && let Some(end) = library.terminator()
     {
         for op in ops {
-            op.move_before_op(crate::ir::bridge::operation(end));
+            op.move_before_op(end);
         }
     }
 }
@@ -162,7 +161,12 @@ enum Kernel {
 /// call's row count, else the tensor-core kernel. A GEMV whose weight the
 /// TMA streams takes the call only where the runtime has the weights'
 /// descriptors (`symm_mem.tensor_map`), which it gets as extra arguments.
-fn choose_kernel(e: &Emitter, p: &Planned<'_, '_>, args: &[Val], gemvs: &[super::gemv::GemvTile]) {
+fn choose_kernel<'c>(
+    e: &Emitter<'c>,
+    p: &Planned<'_, '_>,
+    args: &[Val<'c>],
+    gemvs: &[super::gemv::GemvTile],
+) {
     let Some((gemv, rest)) = gemvs.split_first() else {
         launch(e, p, args, Kernel::TensorCore);
         return;
@@ -199,17 +203,17 @@ fn choose_kernel(e: &Emitter, p: &Planned<'_, '_>, args: &[Val], gemvs: &[super:
 
 /// The kernels' arguments (every kernel of a group takes the same), and
 /// the addresses of the memrefs among them.
-fn arguments(e: &Emitter, p: &Planned<'_, '_>, m: Val) -> (Vec<Val>, Vec<Val>) {
+fn arguments<'c>(e: &Emitter<'c>, p: &Planned<'c, 'c>, m: Val<'c>) -> (Vec<Val<'c>>, Vec<Val<'c>>) {
     let a = address(e, p.a);
-    let weights: Vec<Val> = p.weights.iter().map(|w| address(e, *w)).collect();
+    let weights: Vec<Val<'c>> = p.weights.iter().map(|w| address(e, *w)).collect();
     let out = address(e, p.out);
-    let columns: Vec<Val> = p.columns.iter().map(|c| address(e, *c)).collect();
+    let columns: Vec<Val<'c>> = p.columns.iter().map(|c| address(e, *c)).collect();
     let mut args = vec![e.int_to_ptr(a)];
     args.extend(weights.iter().map(|w| e.int_to_ptr(*w)));
     args.push(e.int_to_ptr(out));
     args.push(e.cast(m, e.i64()));
     if let Some(init) = p.init {
-        args.push(init.into());
+        args.push(init);
     }
     args.extend(columns.iter().map(|c| e.int_to_ptr(*c)));
     let mut addresses = vec![a, out];
@@ -220,7 +224,7 @@ fn arguments(e: &Emitter, p: &Planned<'_, '_>, m: Val) -> (Vec<Val>, Vec<Val>) {
 
 /// `gpu.launch_func` of one of the planned kernels on its grid, with its
 /// dynamic shared memory.
-fn launch(e: &Emitter, p: &Planned<'_, '_>, args: &[Val], which: Kernel) {
+fn launch<'c>(e: &Emitter<'c>, p: &Planned<'_, '_>, args: &[Val<'c>], which: Kernel) {
     let k = &p.kernel;
     let (name, (x, y), threads, shared) = match which {
         Kernel::TensorCore => (
@@ -240,13 +244,13 @@ fn launch(e: &Emitter, p: &Planned<'_, '_>, args: &[Val], which: Kernel) {
     let grid = [e.c_index(x as i64), e.c_index(y as i64), one];
     let block = [e.c_index(threads as i64), one, one];
     let shared = e.constant(e.int_type(32), shared as i64);
-    let kernel = crate::ir::Ctx::of_location(e.loc.to_raw()).nested_symbol(KERNEL_MODULE, &[&name]);
-    let op = crate::ir::builders::gpu_launch_func(
-        e.loc.to_raw(),
+    let kernel = nested_symbol(e.ctx, KERNEL_MODULE, &name);
+    e.push(gpu_launch_func_op(
+        e.ctx,
+        e.loc,
         kernel,
         [grid, block],
         Some(shared),
         args,
-    );
-    e.block.append(op);
+    ));
 }

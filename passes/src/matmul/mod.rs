@@ -783,20 +783,26 @@ impl TypedPass for MatmulToGpu {
         let Some(body) = module.first_block() else {
             return Ok(());
         };
-        if let Some(taken) = crate::collectives::name_taken(body.into(), KERNEL_MODULE) {
+        if let Some(taken) = crate::collectives::name_taken(body, KERNEL_MODULE) {
             emit_error(
-                crate::ir::bridge::location(taken),
+                taken.location(),
                 &crate::collectives::taken_message(KERNEL_MODULE, taken),
             );
             return Err(PassFailed);
         }
-        if let Err(message) = emit_module(context, module, body, &planned) {
+        if let Err(message) = emit_module(context, body, &planned) {
             emit_error(module.location(), &message.to_string());
             return Err(PassFailed);
         }
         for p in &planned {
             emit_remark(p.group.ops()[0].location(), &describe(p));
-            launch::dispatch(p, site_of(p), p.kernel.tile.rows(), after_gemv(p, &planned));
+            launch::dispatch(
+                context,
+                p,
+                site_of(p),
+                p.kernel.tile.rows(),
+                after_gemv(p, &planned),
+            );
         }
         module.set_attribute_to("gpu.container_module", Attribute::unit(context));
         Ok(())
@@ -841,13 +847,11 @@ fn site_of(planned: &Planned<'_, '_>) -> i64 {
 /// element functions (each a copy of its generic's body) and the kernels.
 fn emit_module<'c, 'a>(
     context: &'c Context,
-    module: OperationRef<'c, 'a>,
     parent: BlockRef<'c, 'a>,
     planned: &[Planned<'c, 'a>],
 ) -> Result<(), PassError> {
     let mut moved = Vec::new();
-    let ctx = crate::ir::Op::from(module).ctx();
-    crate::collectives::emit_gpu_module(ctx, parent.into(), KERNEL_MODULE, |e| {
+    crate::collectives::emit_gpu_module(context, parent, KERNEL_MODULE, |e| {
         e.declare_dynamic_shared();
         for p in planned {
             for function in &p.functions {
@@ -883,7 +887,6 @@ fn emit_module<'c, 'a>(
     // generic itself stays for the library's way): the copy waits before
     // the generic until its region has moved, then goes.
     for (function, generic, part) in moved {
-        let function = crate::ir::bridge::operation::<'c, 'a>(function);
         let copy = put_operation_before(generic, generic.cloned());
         // Its body's constants come along (groups.rs let only constants in).
         crate::middle_end::fuse_epilogue::copy_in_constants(copy);

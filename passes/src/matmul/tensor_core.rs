@@ -6,8 +6,8 @@
 //! pointers (`!llvm.ptr<3>`) and the LLVM struct and vector plumbing
 //! between them. No op is built from a name or from text.
 
-use crate::collectives::emit::{Emitter, value};
-use crate::ir::Val;
+use crate::collectives::emit::Emitter;
+use crate::collectives::emit::Val;
 use melior::{
     dialect::{llvm, ods},
     ir::{
@@ -37,68 +37,68 @@ pub trait TensorCore<'c> {
     fn shared_ptr(&self) -> Type<'c>;
     fn i32(&self) -> Type<'c>;
     fn f32(&self) -> Type<'c>;
-    fn c32(&self, number: i64) -> Val;
+    fn c32(&self, number: i64) -> Val<'c>;
     /// Declares the kernels' dynamic shared memory in a gpu.module's body.
     fn declare_dynamic_shared(&self);
     /// The address of the dynamic shared memory plus `bytes`.
-    fn dynamic_shared(&self) -> Val;
+    fn dynamic_shared(&self) -> Val<'c>;
     /// `ptr + bytes` for a pointer of any address space.
-    fn byte_offset(&self, ptr: Val, bytes: Val) -> Val;
+    fn byte_offset(&self, ptr: Val<'c>, bytes: Val<'c>) -> Val<'c>;
     /// A generic pointer as a global one (`!llvm.ptr<1>`).
-    fn to_global(&self, ptr: Val) -> Val;
-    fn mbarrier_init(&self, bar: Val, count: i64);
+    fn to_global(&self, ptr: Val<'c>) -> Val<'c>;
+    fn mbarrier_init(&self, bar: Val<'c>, count: i64);
     /// `fence.mbarrier_init.release.cluster`: the barriers initialized
     /// before it are visible to the async proxy (the TMA) after it.
     fn fence_mbarrier_init(&self);
     /// `mbarrier.arrive.expect_tx`: this thread arrives on `bar`, whose
     /// phase also waits for `bytes` (i32) of asynchronous copies.
-    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val);
+    fn mbarrier_arrive_expect_tx(&self, bar: Val<'c>, bytes: Val<'c>);
     /// `mbarrier.arrive`: this thread arrives on `bar`.
-    fn mbarrier_arrive(&self, bar: Val);
+    fn mbarrier_arrive(&self, bar: Val<'c>);
     /// `cp.async.bulk.tensor.2d`: the TMA copies the box at column `x` and
     /// row `y` (i32s) of the matrix that `descriptor` (a generic pointer
     /// to a `CUtensorMap`) describes into shared `dst`, and completes its
     /// bytes on `bar`.
-    fn tma_load_2d(&self, dst: Val, descriptor: Val, at: (Val, Val), bar: Val);
+    fn tma_load_2d(&self, dst: Val<'c>, descriptor: Val<'c>, at: (Val<'c>, Val<'c>), bar: Val<'c>);
     /// `prefetch.tensormap`: the TMA descriptor at generic `descriptor`
     /// moves into the descriptor cache before the first copy needs it.
-    fn prefetch_tensormap(&self, descriptor: Val);
+    fn prefetch_tensormap(&self, descriptor: Val<'c>);
     /// Waits until the phase of parity `parity` (i32) of `bar` completes.
-    fn mbarrier_wait(&self, bar: Val, parity: Val);
+    fn mbarrier_wait(&self, bar: Val<'c>, parity: Val<'c>);
     /// `cp.async.cg.shared.global`: 16 bytes from global `src` to shared
     /// `dst`, of which the first `valid` (i32: 16 or 0) are read and the
     /// rest zero-filled.
-    fn async_copy_16(&self, dst: Val, src: Val, valid: Val);
+    fn async_copy_16(&self, dst: Val<'c>, src: Val<'c>, valid: Val<'c>);
     /// `cp.async.mbarrier.arrive.noinc`: `bar` sees this thread's arrival
     /// once its earlier `cp.async` copies have landed.
-    fn async_copies_arrive(&self, bar: Val);
+    fn async_copies_arrive(&self, bar: Val<'c>);
     /// `ldmatrix.sync.aligned.m8n8.x4.trans.b16`: four 8x8 matrices of
     /// 16-bit elements, transposed, as four i32 registers.
-    fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4];
+    fn ldmatrix_x4_trans(&self, row: Val<'c>) -> [Val<'c>; 4];
     /// 16 bytes of global memory read once, as `ty` (a 16-byte vector):
     /// `ld.global.L1::no_allocate.v4.b32`, one PTX instruction (no op
     /// upstream carries this cache hint, and NVPTX drops `nontemporal`).
     /// Kept out of L1, the streamed weight leaves its room to the loads in
     /// flight: 30.8 against 32.7 µs for the probe's GEMV pair
     /// (bench/gemv_probe/fma_gemv.cu, LOAD_MODE).
-    fn load_streaming_16(&self, ptr: Val, ty: Type<'c>) -> Val;
+    fn load_streaming_16(&self, ptr: Val<'c>, ty: Type<'c>) -> Val<'c>;
     /// `prefetch.global.L2`: the line holding global `ptr` moves into L2,
     /// with no register waiting for it.
-    fn prefetch_l2(&self, ptr: Val);
+    fn prefetch_l2(&self, ptr: Val<'c>);
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: returns the
     /// four f32 accumulators.
-    fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4];
+    fn mma_bf16(&self, a: [Val<'c>; 4], b: [Val<'c>; 2], c: [Val<'c>; 4]) -> [Val<'c>; 4];
     /// `bar.warp.sync 0xffffffff`: the warp's lanes meet.
     fn sync_warp(&self);
     /// The sum of an f32 over the warp's 32 lanes, in every lane
     /// (`gpu.shuffle xor` by 16, 8, 4, 2 and 1). Every lane must reach it.
-    fn warp_sum(&self, v: Val) -> Val;
+    fn warp_sum(&self, v: Val<'c>) -> Val<'c>;
     /// Member `index` of an LLVM struct.
-    fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val;
+    fn member(&self, container: Val<'c>, index: i64, ty: Type<'c>) -> Val<'c>;
     /// Two 16-bit floats packed into an i32 (lane 0 in the low half).
-    fn pack(&self, low: Val, high: Val) -> Val;
+    fn pack(&self, low: Val<'c>, high: Val<'c>) -> Val<'c>;
     /// `llvm.bitcast`.
-    fn reinterpret(&self, v: Val, to: Type<'c>) -> Val;
+    fn reinterpret(&self, v: Val<'c>, to: Type<'c>) -> Val<'c>;
 }
 
 impl<'c> TensorCore<'c> for Emitter<'c> {
@@ -111,7 +111,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     fn f32(&self) -> Type<'c> {
         Type::float32(self.ctx)
     }
-    fn c32(&self, number: i64) -> Val {
+    fn c32(&self, number: i64) -> Val<'c> {
         self.constant(self.i32(), number)
     }
 
@@ -134,7 +134,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         self.push(global);
     }
 
-    fn dynamic_shared(&self) -> Val {
+    fn dynamic_shared(&self) -> Val<'c> {
         self.one(
             ods::llvm::mlir_addressof(
                 self.ctx,
@@ -146,57 +146,62 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         )
     }
 
-    fn byte_offset(&self, ptr: Val, bytes: Val) -> Val {
-        let ty = value(ptr).r#type();
+    fn byte_offset(&self, ptr: Val<'c>, bytes: Val<'c>) -> Val<'c> {
+        let ty = ptr.r#type();
         self.one(llvm::get_element_ptr_dynamic(
             self.ctx,
-            value(ptr),
-            &[value(bytes)],
+            ptr,
+            &[bytes],
             IntegerType::new(self.ctx, 8).into(),
             ty,
             self.loc,
         ))
     }
 
-    fn to_global(&self, ptr: Val) -> Val {
+    fn to_global(&self, ptr: Val<'c>) -> Val<'c> {
         let global = llvm::r#type::pointer(self.ctx, GLOBAL);
-        self.one(ods::llvm::addrspacecast(self.ctx, global, value(ptr), self.loc).into())
+        self.one(ods::llvm::addrspacecast(self.ctx, global, ptr, self.loc).into())
     }
 
-    fn mbarrier_init(&self, bar: Val, count: i64) {
+    fn mbarrier_init(&self, bar: Val<'c>, count: i64) {
         let count = self.c32(count);
-        self.push(nvvm::mbarrier_init(self.ctx, value(bar), value(count), self.loc).into());
+        self.push(nvvm::mbarrier_init(self.ctx, bar, count, self.loc).into());
     }
 
     fn fence_mbarrier_init(&self) {
         self.push(nvvm::fence_mbarrier_init(self.ctx, self.loc).into());
     }
 
-    fn mbarrier_arrive_expect_tx(&self, bar: Val, bytes: Val) {
+    fn mbarrier_arrive_expect_tx(&self, bar: Val<'c>, bytes: Val<'c>) {
         let op = nvvm::MBarrierArriveExpectTxOperation::builder(self.ctx, self.loc)
-            .addr(value(bar))
-            .txcount(value(bytes))
+            .addr(bar)
+            .txcount(bytes)
             .build();
         self.push(op.into());
     }
 
-    fn mbarrier_arrive(&self, bar: Val) {
+    fn mbarrier_arrive(&self, bar: Val<'c>) {
         let op = nvvm::MBarrierArriveOperation::builder(self.ctx, self.loc)
-            .addr(value(bar))
+            .addr(bar)
             .build();
         self.push(op.into());
     }
 
-    fn tma_load_2d(&self, dst: Val, descriptor: Val, (x, y): (Val, Val), bar: Val) {
+    fn tma_load_2d(
+        &self,
+        dst: Val<'c>,
+        descriptor: Val<'c>,
+        (x, y): (Val<'c>, Val<'c>),
+        bar: Val<'c>,
+    ) {
         let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
-        let dst =
-            self.one(ods::llvm::addrspacecast(self.ctx, cluster, value(dst), self.loc).into());
+        let dst = self.one(ods::llvm::addrspacecast(self.ctx, cluster, dst, self.loc).into());
         let mut op: melior::ir::Operation =
             nvvm::CpAsyncBulkTensorGlobalToSharedClusterOperation::builder(self.ctx, self.loc)
-                .dst_mem(value(dst))
-                .tma_descriptor(value(descriptor))
-                .coordinates(&[value(x), value(y)])
-                .mbar(value(bar))
+                .dst_mem(dst)
+                .tma_descriptor(descriptor)
+                .coordinates(&[x, y])
+                .mbar(bar)
                 .im_2_col_offsets(&[])
                 .build()
                 .into();
@@ -209,45 +214,36 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         self.push(op);
     }
 
-    fn prefetch_tensormap(&self, descriptor: Val) {
+    fn prefetch_tensormap(&self, descriptor: Val<'c>) {
         let op = nvvm::PrefetchOperation::builder(self.ctx, self.loc)
-            .addr(value(descriptor))
+            .addr(descriptor)
             .tensormap(melior::ir::Attribute::unit(self.ctx))
             .build();
         self.push(op.into());
     }
 
-    fn mbarrier_wait(&self, bar: Val, parity: Val) {
+    fn mbarrier_wait(&self, bar: Val<'c>, parity: Val<'c>) {
         // Ticks: the suspend-time hint in ns (the PTX loop retries until done).
         let ticks = self.c32(0x989680);
-        self.push(
-            nvvm::mbarrier_try_wait_parity(
-                self.ctx,
-                value(bar),
-                value(parity),
-                value(ticks),
-                self.loc,
-            )
-            .into(),
-        );
+        self.push(nvvm::mbarrier_try_wait_parity(self.ctx, bar, parity, ticks, self.loc).into());
     }
 
-    fn async_copy_16(&self, dst: Val, src: Val, valid: Val) {
+    fn async_copy_16(&self, dst: Val<'c>, src: Val<'c>, valid: Val<'c>) {
         let src = self.to_global(src);
         let cg = attributes::nvvm_cache_global(self.ctx);
         let op = nvvm::CpAsyncOperation::builder(self.ctx, self.loc)
-            .dst(value(dst))
-            .src(value(src))
+            .dst(dst)
+            .src(src)
             .size(IntegerAttribute::new(self.i32(), 16))
             .modifier(cg)
-            .cp_size(value(valid))
+            .cp_size(valid)
             .build();
         self.push(op.into());
     }
 
-    fn async_copies_arrive(&self, bar: Val) {
+    fn async_copies_arrive(&self, bar: Val<'c>) {
         let mut op: melior::ir::Operation =
-            nvvm::cp_async_mbarrier_arrive(self.ctx, value(bar), self.loc).into();
+            nvvm::cp_async_mbarrier_arrive(self.ctx, bar, self.loc).into();
         op.set_attribute(
             "noinc",
             IntegerAttribute::new(IntegerType::new(self.ctx, 1).into(), 1).into(),
@@ -255,14 +251,14 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         self.push(op);
     }
 
-    fn load_streaming_16(&self, ptr: Val, ty: Type<'c>) -> Val {
+    fn load_streaming_16(&self, ptr: Val<'c>, ty: Type<'c>) -> Val<'c> {
         let i32 = self.i32();
         let result = llvm::r#type::r#struct(self.ctx, &[i32, i32, i32, i32], false);
         let global = self.to_global(ptr);
         let loaded = self.one(
             ods::llvm::InlineAsmOperationBuilder::new(self.ctx, self.loc)
                 .res(result)
-                .operands(&[value(global)])
+                .operands(&[global])
                 .asm_string(StringAttribute::new(
                     self.ctx,
                     "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];",
@@ -278,16 +274,16 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         self.reinterpret(words, ty)
     }
 
-    fn prefetch_l2(&self, ptr: Val) {
+    fn prefetch_l2(&self, ptr: Val<'c>) {
         let global = self.to_global(ptr);
         let op = nvvm::PrefetchOperation::builder(self.ctx, self.loc)
-            .addr(value(global))
+            .addr(global)
             .cache_level(attributes::nvvm_prefetch_l2(self.ctx))
             .build();
         self.push(op.into());
     }
 
-    fn ldmatrix_x4_trans(&self, row: Val) -> [Val; 4] {
+    fn ldmatrix_x4_trans(&self, row: Val<'c>) -> [Val<'c>; 4] {
         let i32 = self.i32();
         let result = llvm::r#type::r#struct(self.ctx, &[i32, i32, i32, i32], false);
         let layout = attributes::nvvm_mma_layout(self.ctx, true);
@@ -297,7 +293,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
             nvvm::ldmatrix(
                 self.ctx,
                 result,
-                value(row),
+                row,
                 IntegerAttribute::new(i32, 4),
                 layout,
                 shape,
@@ -309,12 +305,12 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         std::array::from_fn(|i| self.member(loaded, i as i64, i32))
     }
 
-    fn mma_bf16(&self, a: [Val; 4], b: [Val; 2], c: [Val; 4]) -> [Val; 4] {
+    fn mma_bf16(&self, a: [Val<'c>; 4], b: [Val<'c>; 2], c: [Val<'c>; 4]) -> [Val<'c>; 4] {
         let f32 = self.f32();
         let result = llvm::r#type::r#struct(self.ctx, &[f32, f32, f32, f32], false);
-        let a: Vec<_> = a.iter().map(|v| value(*v)).collect();
-        let b: Vec<_> = b.iter().map(|v| value(*v)).collect();
-        let c: Vec<_> = c.iter().map(|v| value(*v)).collect();
+        let a: Vec<_> = a.to_vec();
+        let b: Vec<_> = b.to_vec();
+        let c: Vec<_> = c.to_vec();
         let shape = attributes::nvvm_mma_shape(self.ctx, 16, 8, 16);
         let row = attributes::nvvm_mma_layout(self.ctx, false);
         let col = attributes::nvvm_mma_layout(self.ctx, true);
@@ -334,10 +330,10 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
 
     fn sync_warp(&self) {
         let mask = self.c32(-1);
-        self.push(nvvm::bar_warp_sync(self.ctx, value(mask), self.loc).into());
+        self.push(nvvm::bar_warp_sync(self.ctx, mask, self.loc).into());
     }
 
-    fn warp_sum(&self, v: Val) -> Val {
+    fn warp_sum(&self, v: Val<'c>) -> Val<'c> {
         let xor = attributes::gpu_shuffle_xor(self.ctx);
         let width = self.c32(32);
         let mut sum = v;
@@ -348,9 +344,9 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
                     self.ctx,
                     self.f32(),
                     IntegerType::new(self.ctx, 1).into(),
-                    value(sum),
-                    value(offset),
-                    value(width),
+                    sum,
+                    offset,
+                    width,
                     xor,
                     self.loc,
                 )
@@ -361,25 +357,25 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         sum
     }
 
-    fn member(&self, container: Val, index: i64, ty: Type<'c>) -> Val {
+    fn member(&self, container: Val<'c>, index: i64, ty: Type<'c>) -> Val<'c> {
         self.one(llvm::extract_value(
             self.ctx,
-            value(container),
+            container,
             DenseI64ArrayAttribute::new(self.ctx, &[index]),
             ty,
             self.loc,
         ))
     }
 
-    fn pack(&self, low: Val, high: Val) -> Val {
-        let pair = self.vector(2, value(low).r#type());
+    fn pack(&self, low: Val<'c>, high: Val<'c>) -> Val<'c> {
+        let pair = self.vector(2, low.r#type());
         let packed = self.poison(pair);
         let packed = self.insert(packed, low, 0);
         let packed = self.insert(packed, high, 1);
         self.reinterpret(packed, self.i32())
     }
 
-    fn reinterpret(&self, v: Val, to: Type<'c>) -> Val {
-        self.one(llvm::bitcast(value(v), to, self.loc))
+    fn reinterpret(&self, v: Val<'c>, to: Type<'c>) -> Val<'c> {
+        self.one(llvm::bitcast(v, to, self.loc))
     }
 }

@@ -15,17 +15,17 @@
 
 use super::{Kernel, staged::Call};
 use crate::collectives::emit::Emitter;
-use crate::ir::Val;
+use crate::collectives::emit::Val;
 use melior::dialect::arith::CmpiPredicate;
 use symm_protocol::LAMPORT_EPOCHS;
 
 /// A Lamport call of a block: its call counter, where this rank's vectors
 /// go (its region of every rank's area) and where every rank's arrive
 /// (their regions of this rank's area).
-pub(super) struct Lamport {
-    pub(super) call: Call,
-    outboxes: Vec<Val>,
-    inboxes: Vec<Val>,
+pub(super) struct Lamport<'c> {
+    pub(super) call: Call<'c>,
+    outboxes: Vec<Val<'c>>,
+    inboxes: Vec<Val<'c>>,
 }
 
 impl<'c> Kernel<'_, 'c> {
@@ -45,7 +45,7 @@ impl<'c> Kernel<'_, 'c> {
     }
 
     /// The block's Lamport call: its counter's parity picks the regions.
-    pub(super) fn lamport_call(&self) -> Lamport {
+    pub(super) fn lamport_call(&self) -> Lamport<'c> {
         let e = self.e;
         let call = self.call(e.add(self.channel, e.c_index(LAMPORT_EPOCHS as i64)));
         let parity = call.parity;
@@ -68,7 +68,7 @@ impl<'c> Kernel<'_, 'c> {
 
     /// Stores this rank's vector `i` (-0.0 lanes as +0.0) into every rank's
     /// region for it.
-    pub(super) fn lamport_send(&self, e: &Emitter<'c>, lamport: &Lamport, i: Val) {
+    pub(super) fn lamport_send(&self, e: &Emitter<'c>, lamport: &Lamport<'c>, i: Val<'c>) {
         let vector = self.vector(self.element);
         let bits = e.vector(self.spec.vector, e.int_type(16));
         let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
@@ -83,7 +83,12 @@ impl<'c> Kernel<'_, 'c> {
 
     /// Every rank's vector `i`, in rank order, once each has arrived; the
     /// sentinel goes back behind them.
-    pub(super) fn lamport_receive(&self, e: &Emitter<'c>, lamport: &Lamport, i: Val) -> Vec<Val> {
+    pub(super) fn lamport_receive(
+        &self,
+        e: &Emitter<'c>,
+        lamport: &Lamport<'c>,
+        i: Val<'c>,
+    ) -> Vec<Val<'c>> {
         let vector = self.vector(self.element);
         let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
         let sentinel = e.bitcast(sentinel_bits, vector);
@@ -100,7 +105,7 @@ impl<'c> Kernel<'_, 'c> {
     }
 
     /// Moves the block's Lamport counter on, once every thread has read it.
-    pub(super) fn lamport_end(&self, lamport: &Lamport) {
+    pub(super) fn lamport_end(&self, lamport: &Lamport<'c>) {
         self.e.sync_threads();
         self.end_call(&lamport.call);
     }

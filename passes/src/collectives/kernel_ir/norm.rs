@@ -5,7 +5,7 @@
 use super::{Kernel, THREADS};
 use crate::analysis::all_reduce::{Algorithm, AllReduceKernel, MAX_BLOCKS, Reduction, Scalar};
 use crate::collectives::emit::Emitter;
-use crate::ir::{Blk, Val};
+use crate::collectives::emit::{Blk, Val};
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
 /// Entry base of the one-shot all-reduce fused with RMSNorm.
@@ -17,7 +17,12 @@ pub const RMS_NORM: &str = "symm_rms_norm_bf16";
 /// ranks, staged or not: `out = rmsnorm(sum over ranks of input) * gamma`.
 /// Parameters: the input's pool, input, out, rows, gamma, hidden size
 /// (i64, a multiple of 8), epsilon (f32). Its name is the returned one.
-pub fn build_all_reduce_rms_norm(e: &Emitter, module: Blk, world: u64, staged: bool) -> String {
+pub fn build_all_reduce_rms_norm<'c>(
+    e: &Emitter<'c>,
+    module: Blk<'c>,
+    world: u64,
+    staged: bool,
+) -> String {
     let spec = AllReduceKernel {
         algorithm: Algorithm::OneShot,
         reduction: Reduction::Sum,
@@ -49,7 +54,7 @@ pub fn all_reduce_rms_norm_name(world: u64, staged: bool) -> String {
 
 /// RMSNorm alone (after a separate all-reduce): parameters x, out, rows,
 /// gamma, hidden size, epsilon.
-pub fn build_rms_norm(e: &Emitter, module: Blk) {
+pub fn build_rms_norm<'c>(e: &Emitter<'c>, module: Blk<'c>) {
     let parameters = RmsNorm::parameters(e, &[e.ptr(), e.ptr(), e.i64()]);
     e.kernel(
         module,
@@ -57,22 +62,18 @@ pub fn build_rms_norm(e: &Emitter, module: Blk) {
         &parameters,
         (THREADS, MAX_BLOCKS),
         |body| {
-            let x = body.block.arg(0);
+            let x = body.arg(0);
             let narrow = body.vector(NORM_VECTOR, Type::bfloat16(body.ctx));
             let norm = RmsNorm::from_args(body, 3);
             let setup = norm.setup(body, held_vectors(1));
-            norm.rows(
-                body,
-                &setup,
-                body.block.arg(2),
-                body.block.arg(1),
-                |e, at| e.load(e.gep(x, at, narrow), narrow, 16),
-            );
+            norm.rows(body, &setup, body.arg(2), body.arg(1), |e, at| {
+                e.load(e.gep(x, at, narrow), narrow, 16)
+            });
         },
     );
 }
 
-impl Kernel<'_, '_> {
+impl<'c> Kernel<'_, 'c> {
     /// The one-shot all-reduce of each row fused with RMSNorm (arguments 4
     /// to 6: gamma, hidden size, epsilon; the count is the rows). Staged or
     /// between two barriers, as the one-shots; a block reduces and
@@ -113,33 +114,33 @@ impl Kernel<'_, '_> {
 
 /// RMSNorm of bf16 rows, `x / sqrt(mean(x^2) + eps) * gamma` in f32, in
 /// vectors of 8: its gamma, hidden size (i64) and epsilon (f32).
-pub(super) struct RmsNorm {
-    gamma: Val,
-    hidden: Val,
-    eps: Val,
+pub(super) struct RmsNorm<'c> {
+    gamma: Val<'c>,
+    hidden: Val<'c>,
+    eps: Val<'c>,
 }
 
 /// bf16 elements of one 16-byte vector.
 const NORM_VECTOR: u64 = 8;
 
-impl RmsNorm {
+impl<'c> RmsNorm<'c> {
     /// A kernel's parameters: `first`, then gamma, hidden size, epsilon.
-    fn parameters<'c>(e: &Emitter<'c>, first: &[Type<'c>]) -> Vec<Type<'c>> {
+    fn parameters(e: &Emitter<'c>, first: &[Type<'c>]) -> Vec<Type<'c>> {
         let mut parameters = first.to_vec();
         parameters.extend([e.ptr(), e.i64(), Type::float32(e.ctx)]);
         parameters
     }
 
     /// From the kernel's arguments `first..first + 3`.
-    pub(super) fn from_args(e: &Emitter, first: usize) -> Self {
+    pub(super) fn from_args(e: &Emitter<'c>, first: usize) -> Self {
         Self {
-            gamma: e.block.arg(first),
-            hidden: e.block.arg(first + 1),
-            eps: e.block.arg(first + 2),
+            gamma: e.arg(first),
+            hidden: e.arg(first + 1),
+            eps: e.arg(first + 2),
         }
     }
 
-    fn row_vectors(&self, e: &Emitter) -> Val {
+    fn row_vectors(&self, e: &Emitter<'c>) -> Val<'c> {
         e.div(self.hidden, e.c64(NORM_VECTOR as i64))
     }
 
@@ -147,7 +148,7 @@ impl RmsNorm {
     /// row it keeps in registers, and `1 / hidden`. Call it early, before
     /// any barrier, so that the division is off the path from the block
     /// sum to the result.
-    pub(super) fn setup(&self, e: &Emitter, held: i64) -> NormSetup {
+    pub(super) fn setup(&self, e: &Emitter<'c>, held: i64) -> NormSetup<'c> {
         let row_vectors = self.row_vectors(e);
         let tid = e.cast(e.thread_id(), e.i64());
         let held = (0..held)
@@ -174,11 +175,11 @@ impl RmsNorm {
     /// memory is reused.
     pub(super) fn rows(
         &self,
-        e: &Emitter,
-        setup: &NormSetup,
-        rows: Val,
-        out: Val,
-        value: impl Fn(&Emitter, Val) -> Val,
+        e: &Emitter<'c>,
+        setup: &NormSetup<'c>,
+        rows: Val<'c>,
+        out: Val<'c>,
+        value: impl Fn(&Emitter<'c>, Val<'c>) -> Val<'c>,
     ) {
         let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
         let row_vectors = self.row_vectors(e);
@@ -192,22 +193,22 @@ impl RmsNorm {
             let base = e.mul(row, row_vectors);
             // Vectors a thread does not have are zeros: their squares add
             // nothing, so the sum is the same, bit for bit, as over its own.
-            let xs: Vec<Val> = setup
+            let xs: Vec<Val<'c>> = setup
                 .held
                 .iter()
                 .map(|h| {
-                    let x = |e: &Emitter| value(e, e.add(base, h.v));
+                    let x = |e: &Emitter<'c>| value(e, e.add(base, h.v));
                     e.choose(h.inside, narrow, x, |e| e.zero(narrow))
                 })
                 .collect();
             // Gamma's vectors, loaded before the block sum hides their
             // latency (per row: a loop-invariant copy would hold 8 more
             // registers through the kernel).
-            let gammas: Vec<Val> = setup
+            let gammas: Vec<Val<'c>> = setup
                 .held
                 .iter()
                 .map(|h| {
-                    let g = |e: &Emitter| e.load(e.gep(self.gamma, h.v, narrow), narrow, 16);
+                    let g = |e: &Emitter<'c>| e.load(e.gep(self.gamma, h.v, narrow), narrow, 16);
                     e.choose(h.inside, narrow, g, |e| e.zero(narrow))
                 })
                 .collect();
@@ -253,20 +254,20 @@ fn held_vectors(world: u64) -> i64 {
 }
 
 /// `RmsNorm::setup`'s values.
-pub(super) struct NormSetup {
-    held: Vec<Held>,
-    inverse_hidden: Val,
+pub(super) struct NormSetup<'c> {
+    held: Vec<Held<'c>>,
+    inverse_hidden: Val<'c>,
 }
 
 /// One of a thread's held vectors: its index in the row, and whether the
 /// row has it.
-struct Held {
-    v: Val,
-    inside: Val,
+struct Held<'c> {
+    v: Val<'c>,
+    inside: Val<'c>,
 }
 
 /// `sum + x[0]^2 + ... + x[7]^2` in f32, in lane order, for a bf16 vector.
-fn add_squares(e: &Emitter, sum: Val, x: Val) -> Val {
+fn add_squares<'c>(e: &Emitter<'c>, sum: Val<'c>, x: Val<'c>) -> Val<'c> {
     let x = e.extf(x, e.vector(NORM_VECTOR, Type::float32(e.ctx)));
     (0..NORM_VECTOR).fold(sum, |sum, lane| {
         let xi = e.extract(x, lane);
@@ -275,7 +276,7 @@ fn add_squares(e: &Emitter, sum: Val, x: Val) -> Val {
 }
 
 /// `x * scale * gamma` lane by lane in f32, rounded to bf16.
-fn normalize(e: &Emitter, x: Val, scale: Val, gamma: Val) -> Val {
+fn normalize<'c>(e: &Emitter<'c>, x: Val<'c>, scale: Val<'c>, gamma: Val<'c>) -> Val<'c> {
     let narrow = e.vector(NORM_VECTOR, Type::bfloat16(e.ctx));
     let wide = e.vector(NORM_VECTOR, Type::float32(e.ctx));
     let (x, g) = (e.extf(x, wide), e.extf(gamma, wide));

@@ -27,7 +27,7 @@ use super::{Algorithm, Kernel, THREADS};
 use crate::PassError;
 use crate::analysis::all_reduce::{RowsEpilogue, Scalar};
 use crate::collectives::emit::Emitter;
-use crate::ir::Val;
+use crate::collectives::emit::Val;
 use melior::{dialect::arith::CmpiPredicate, ir::Type};
 
 /// The element types a rows kernel works with, resolved once.
@@ -57,16 +57,16 @@ impl<'c> RowTypes<'c> {
 
 /// One of a thread's vectors of a row: its index in the row, and whether
 /// the row has it (`None`: always, known when the kernel is built).
-struct Held {
-    v: Val,
-    inside: Option<Val>,
+struct Held<'c> {
+    v: Val<'c>,
+    inside: Option<Val<'c>>,
 }
 
 /// A rows kernel's arguments after the epilogue's.
-struct RowArgs {
-    rows_out: Val,
-    operands: Vec<Val>,
-    init: Val,
+struct RowArgs<'c> {
+    rows_out: Val<'c>,
+    operands: Vec<Val<'c>>,
+    init: Val<'c>,
 }
 
 impl<'c> Kernel<'_, 'c> {
@@ -77,17 +77,18 @@ impl<'c> Kernel<'_, 'c> {
         let first = 4 + usize::from(self.partials.is_some()) + self.epilogue_args.len();
         let count = types.spec.operands.len();
         let args = RowArgs {
-            rows_out: e.block.arg(first),
-            operands: (0..count).map(|i| e.block.arg(first + 1 + i)).collect(),
-            init: e.block.arg(first + 1 + count),
+            rows_out: e.arg(first),
+            operands: (0..count).map(|i| e.arg(first + 1 + i)).collect(),
+            init: e.arg(first + 1 + count),
         };
         let row_vectors = (types.spec.columns / self.spec.vector) as i64;
         let held = self.held(row_vectors);
         let rows = self.count;
         let zero = e.c64(0);
-        let fused = |e: &Emitter<'c>, base: Val, value: &dyn Fn(&Emitter<'c>, Val) -> Val| {
-            self.fused_row(e, types, &args, &held, base, value)
-        };
+        let fused =
+            |e: &Emitter<'c>, base: Val<'c>, value: &dyn Fn(&Emitter<'c>, Val<'c>) -> Val<'c>| {
+                self.fused_row(e, types, &args, &held, base, value)
+            };
         match self.spec.algorithm {
             Algorithm::OneShot if self.spec.lamport => {
                 let lamport = self.lamport_call();
@@ -131,7 +132,7 @@ impl<'c> Kernel<'_, 'c> {
             Algorithm::TwoShot => {
                 let world = self.spec.world as i64;
                 let chunk = e.div(e.add(rows, e.c64(world - 1)), e.c64(world));
-                let bounds = |e: &Emitter<'c>, c: Val| {
+                let bounds = |e: &Emitter<'c>, c: Val<'c>| {
                     let lo = e.mul(c, chunk);
                     (lo, e.min(e.add(lo, chunk), rows))
                 };
@@ -159,7 +160,7 @@ impl<'c> Kernel<'_, 'c> {
 
     /// This rank's data (`own`: with split-K, the slices' sum) of the rows
     /// of this block, this thread's vectors of each, into `target`.
-    fn store_own_rows(&self, held: &[Held], rows: Val, row_vectors: i64, target: Val) {
+    fn store_own_rows(&self, held: &[Held], rows: Val<'c>, row_vectors: i64, target: Val<'c>) {
         let e = self.e;
         self.over_rows(e, e.c64(0), rows, row_vectors, |e, base| {
             self.over_held(e, held, base, |e, at| {
@@ -171,7 +172,7 @@ impl<'c> Kernel<'_, 'c> {
 
     /// This thread's vectors of a row of `row_vectors` (at most two per
     /// thread: `ROW_BYTES_MAX`).
-    fn held(&self, row_vectors: i64) -> Vec<Held> {
+    fn held(&self, row_vectors: i64) -> Vec<Held<'c>> {
         let e = self.e;
         let threads = THREADS as i64;
         (0..(row_vectors + threads - 1) / threads)
@@ -189,10 +190,10 @@ impl<'c> Kernel<'_, 'c> {
     fn over_rows(
         &self,
         e: &Emitter<'c>,
-        lo: Val,
-        hi: Val,
+        lo: Val<'c>,
+        hi: Val<'c>,
         row_vectors: i64,
-        body: impl Fn(&Emitter<'c>, Val),
+        body: impl Fn(&Emitter<'c>, Val<'c>),
     ) {
         let grid = e.cast(e.grid_dim(), e.i64());
         let first = e.add(lo, e.cast(self.channel, e.i64()));
@@ -205,9 +206,9 @@ impl<'c> Kernel<'_, 'c> {
     fn over_held(
         &self,
         e: &Emitter<'c>,
-        held: &[Held],
-        base: Val,
-        body: impl Fn(&Emitter<'c>, Val),
+        held: &[Held<'c>],
+        base: Val<'c>,
+        body: impl Fn(&Emitter<'c>, Val<'c>),
     ) {
         for h in held {
             let at = e.add(base, h.v);
@@ -226,16 +227,16 @@ impl<'c> Kernel<'_, 'c> {
         &self,
         e: &Emitter<'c>,
         types: &RowTypes<'c>,
-        args: &RowArgs,
-        held: &[Held],
-        base: Val,
-        value: &dyn Fn(&Emitter<'c>, Val) -> Val,
+        args: &RowArgs<'c>,
+        held: &[Held<'c>],
+        base: Val<'c>,
+        value: &dyn Fn(&Emitter<'c>, Val<'c>) -> Val<'c>,
     ) {
         let narrow = self.vector(self.element);
         let f32 = Type::float32(e.ctx);
         let lanes = self.spec.vector;
         let out_align = self.align(self.spec.element);
-        let epilogue = |e: &Emitter<'c>, at: Val| {
+        let epilogue = |e: &Emitter<'c>, at: Val<'c>| {
             // The epilogue's operands (a residual) load before the
             // exchange, so that they are not waited for after it.
             let operands = self.epilogue_operands(e, at);
@@ -244,13 +245,13 @@ impl<'c> Kernel<'_, 'c> {
             e.store(y, e.gep(self.out, at, narrow), out_align);
             y
         };
-        let fold = |e: &Emitter<'c>, y: Val| {
+        let fold = |e: &Emitter<'c>, y: Val<'c>| {
             (0..lanes).fold(e.cf32(0.0), |acc, lane| {
                 e.call(&types.spec.step, &[e.extract(y, lane), acc], f32)
             })
         };
         // Each held vector's index in the tensors.
-        let ats: Vec<Val> = held.iter().map(|h| e.add(base, h.v)).collect();
+        let ats: Vec<Val<'c>> = held.iter().map(|h| e.add(base, h.v)).collect();
         let mut ys = Vec::new();
         let mut partial = e.cf32(0.0);
         for (h, &at) in held.iter().zip(&ats) {
@@ -270,7 +271,7 @@ impl<'c> Kernel<'_, 'c> {
         }
         // The row operands' vectors, loaded before the block sum hides
         // their latency.
-        let operands: Vec<Vec<Val>> = held
+        let operands: Vec<Vec<Val<'c>>> = held
             .iter()
             .zip(&ats)
             .map(|(h, &at)| {

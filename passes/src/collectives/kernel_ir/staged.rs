@@ -3,7 +3,7 @@
 //! closing barrier; the counters and slots the staged rows kernels use too.
 
 use super::Kernel;
-use crate::ir::Val;
+use crate::collectives::emit::Val;
 use melior::dialect::arith::CmpiPredicate;
 
 impl<'c> Kernel<'_, 'c> {
@@ -36,7 +36,7 @@ impl<'c> Kernel<'_, 'c> {
 
     /// This block's call on call counter `counter` (`symm_mem.epoch`):
     /// the parity it takes and the number after it.
-    pub(super) fn call(&self, counter: Val) -> Call {
+    pub(super) fn call(&self, counter: Val<'c>) -> Call<'c> {
         let e = self.e;
         let epoch = e.epoch(self.pool, counter);
         let one = e.constant(e.int_type(32), 1);
@@ -49,14 +49,14 @@ impl<'c> Kernel<'_, 'c> {
 
     /// Thread 0 moves the call counter on: the block's next call takes the
     /// other parity. Every thread must have read the counter before.
-    pub(super) fn end_call(&self, call: &Call) {
+    pub(super) fn end_call(&self, call: &Call<'c>) {
         let e = self.e;
         let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
         e.when(first, |e| e.set_epoch(self.pool, call.counter, call.next));
     }
 
     /// The staging slots of this block's call (its epoch's parity).
-    pub(super) fn staging(&self) -> Staging {
+    pub(super) fn staging(&self) -> Staging<'c> {
         let e = self.e;
         let call = self.call(self.channel);
         // Every rank's slot, before the barrier: after it, only the loads
@@ -74,7 +74,7 @@ impl<'c> Kernel<'_, 'c> {
 
     /// The staged kernels' barrier: thread p < world posts to peer p's
     /// counter for this channel and waits for its own to reach the call's.
-    pub(super) fn meet_counters(&self, staging: &Staging) {
+    pub(super) fn meet_counters(&self, staging: &Staging<'c>) {
         let e = self.e;
         e.sync_threads();
         let lane = e.cmp(CmpiPredicate::Ult, self.tid, e.c64(self.spec.world as i64));
@@ -92,23 +92,23 @@ impl<'c> Kernel<'_, 'c> {
     /// before the epoch moves (peers wait for its next call's counters
     /// before they write a slot again; the next call starts after this
     /// kernel ends).
-    pub(super) fn end_staged(&self, staging: &Staging) {
+    pub(super) fn end_staged(&self, staging: &Staging<'c>) {
         self.end_call(&staging.call);
     }
 }
 
 /// A block's call on one of its call counters: the counter (a channel of
 /// `symm_mem.epoch`), the parity of this call, the number after it.
-pub(super) struct Call {
-    pub(super) counter: Val,
-    pub(super) parity: Val,
-    pub(super) next: Val,
+pub(super) struct Call<'c> {
+    pub(super) counter: Val<'c>,
+    pub(super) parity: Val<'c>,
+    pub(super) next: Val<'c>,
 }
 
 /// A staged call's slots: this rank's, every rank's (in rank order), and
 /// the call.
-pub(super) struct Staging {
-    pub(super) mine: Val,
-    pub(super) slots: Vec<Val>,
-    pub(super) call: Call,
+pub(super) struct Staging<'c> {
+    pub(super) mine: Val<'c>,
+    pub(super) slots: Vec<Val<'c>>,
+    pub(super) call: Call<'c>,
 }

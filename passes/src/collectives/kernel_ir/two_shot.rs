@@ -4,13 +4,13 @@
 
 use super::Kernel;
 use crate::collectives::emit::Emitter;
-use crate::ir::Val;
+use crate::collectives::emit::Val;
 use melior::dialect::arith::CmpiPredicate;
 
 impl<'c> Kernel<'_, 'c> {
     /// `(chunk, [mine_start, mine_hi))`: vectors per rank, and this
     /// thread's first vector of this rank's chunk and the chunk's end.
-    pub(super) fn chunk_bounds(&self) -> (Val, Val, Val) {
+    pub(super) fn chunk_bounds(&self) -> (Val<'c>, Val<'c>, Val<'c>) {
         let e = self.e;
         let world = self.spec.world as i64;
         let chunk = e.div(e.add(self.nvec, e.c64(world - 1)), e.c64(world));
@@ -20,7 +20,7 @@ impl<'c> Kernel<'_, 'c> {
     }
 
     /// `rank != p` for every rank p.
-    pub(super) fn not_me(&self) -> Vec<Val> {
+    pub(super) fn not_me(&self) -> Vec<Val<'c>> {
         (0..self.spec.world)
             .map(|p| {
                 self.e
@@ -34,9 +34,9 @@ impl<'c> Kernel<'_, 'c> {
     pub(super) fn over_peer_chunks(
         &self,
         e: &Emitter<'c>,
-        chunk: Val,
-        not_me: &[Val],
-        source: impl Fn(usize) -> Val,
+        chunk: Val<'c>,
+        not_me: &[Val<'c>],
+        source: impl Fn(usize) -> Val<'c>,
     ) {
         for (p, differs) in not_me.iter().enumerate() {
             let from = source(p);
@@ -59,9 +59,9 @@ impl<'c> Kernel<'_, 'c> {
     /// wherever the algorithm needs it besides.
     pub(super) fn reduce_own_chunk(
         &self,
-        start: Val,
-        hi: Val,
-        also: impl Fn(&Emitter<'c>, Val, Val),
+        start: Val<'c>,
+        hi: Val<'c>,
+        also: impl Fn(&Emitter<'c>, Val<'c>, Val<'c>),
     ) {
         self.strided(
             self.e,
