@@ -39,7 +39,5 @@ pub mod to_runtime;
 pub use analysis::group_table::{GroupDecl, GroupTable};
 pub use error::{PassError, Refusal};
 pub use ir::memref_size::memref_byte_size;
-pub use pass_def::{
-    OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, SymmPass, TypedPass,
-};
+pub use pass_def::{OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass};
 pub use registration::{PASSES, pipelines, register_passes};

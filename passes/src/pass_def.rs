@@ -2,7 +2,6 @@
 //! registered through the C++ `DescribedPass` so that passes take options
 //! (`symm-mem-plan{alignment=256}`), which MLIR's external passes cannot.
 
-use crate::ir::{Op, emit_error};
 use mlir_sys::{MlirOperation, MlirStringRef};
 use std::{
     collections::HashMap,
@@ -76,30 +75,14 @@ impl PassOptions {
 #[derive(Debug)]
 pub struct PassFailed;
 
-/// A pass body written in Rust.
-pub trait SymmPass {
-    fn run(op: Op, options: &PassOptions) -> Result<(), PassFailed>;
-}
-
-/// A pass body written on melior's typed API: it gets the context and a
-/// reference to the op it runs on, and never a handle of the crate's older
-/// IR layer.
+/// A pass body written in Rust, on melior's typed API: it gets the context
+/// and a reference to the op it runs on.
 pub trait TypedPass {
     fn run_typed<'c>(
         context: &'c melior::Context,
         op: melior::ir::OperationRef<'c, '_>,
         options: &PassOptions,
     ) -> Result<(), PassFailed>;
-}
-
-impl<P: TypedPass> SymmPass for P {
-    fn run(op: Op, options: &PassOptions) -> Result<(), PassFailed> {
-        let op = crate::ir::bridge::operation(op);
-        let context = melior::ir::operation::OperationLike::context(&op);
-        // SAFETY: the context of the IR a pass runs on outlives the run.
-        let context = unsafe { context.to_ref() };
-        P::run_typed(context, op, options)
-    }
 }
 
 /// Everything MLIR needs to know about a pass, and the source file that
@@ -115,7 +98,7 @@ unsafe impl Sync for PassDescriptor {}
 
 impl PassDescriptor {
     /// `op_name` is the anchor op (`c"func.func"`), or `c""` for any op.
-    pub const fn new<P: SymmPass>(
+    pub const fn new<P: TypedPass>(
         argument: &'static CStr,
         name: &'static CStr,
         description: &'static CStr,
@@ -202,19 +185,24 @@ fn text(pointer: *const std::ffi::c_char) -> &'static str {
     unsafe { CStr::from_ptr(pointer) }.to_str().unwrap_or("")
 }
 
-unsafe extern "C" fn run_pass<P: SymmPass>(op: MlirOperation, options: MlirStringRef) -> bool {
-    // SAFETY: MLIR passes the live operation the pass runs on.
-    let op = unsafe { Op::from_raw(op) };
+unsafe extern "C" fn run_pass<P: TypedPass>(op: MlirOperation, options: MlirStringRef) -> bool {
+    use melior::ir::operation::OperationLike;
+    // SAFETY: MLIR passes the live operation the pass runs on, whose
+    // context outlives the run.
+    let (op, context) = unsafe {
+        let op = melior::ir::OperationRef::from_raw(op);
+        (op, op.context().to_ref())
+    };
     // SAFETY: MLIR passes a valid string that outlives the call.
     let text = unsafe { std::slice::from_raw_parts(options.data.cast::<u8>(), options.length) };
     let options = PassOptions::parse(&String::from_utf8_lossy(text));
     // A panic must not unwind into C++; report it as a pass failure.
-    match catch_unwind(AssertUnwindSafe(|| P::run(op, &options))) {
+    match catch_unwind(AssertUnwindSafe(|| P::run_typed(context, op, &options))) {
         Ok(Ok(())) => true,
         Ok(Err(PassFailed)) => false,
         Err(_) => {
-            emit_error(
-                op.loc(),
+            symm_dialects::emit_error(
+                op.location(),
                 "internal error: a symm pass panicked; please report it",
             );
             false

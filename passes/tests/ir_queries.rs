@@ -123,7 +123,7 @@ fn liveness_extends_a_use_in_a_loop_to_the_whole_loop() {
 fn a_walk_erases_ops_holding_regions_through_the_rewriter() {
     use melior::ir::operation::OperationLike;
     use symm_passes::ir::{
-        Op,
+        melior_ext::OperationExt,
         rewrite::{Visit, walk_erasing},
     };
 
@@ -146,15 +146,23 @@ fn a_walk_erases_ops_holding_regions_through_the_rewriter() {
         "#,
     )
     .expect("valid IR");
-    let root = Op::from(module.as_operation());
-    let before = root.walk().len();
+    let root = module.as_operation();
+    // The module and every op it holds.
+    let names = || {
+        std::iter::once(root)
+            .chain(root.descendants())
+            .map(|op| op.name_text())
+            .collect::<Vec<String>>()
+    };
+    let before = names().len();
     // Erase the outer scf.if, which holds five ops (with the implicit
     // scf.yields; two in a nested region): a walk that listed its ops
     // first would visit them after they were freed.
     let mut visited = Vec::new();
     walk_erasing(root, |op| {
-        visited.push(op.name());
-        let outer_if = op.name() == "scf.if" && op.parent().is_some_and(|p| p.isa(OpKind::Func));
+        visited.push(op.name_text());
+        let outer_if = op.name_text() == "scf.if"
+            && op.parent_operation().is_some_and(|p| p.isa(OpKind::Func));
         if outer_if { Visit::Erase } else { Visit::Keep }
     });
     // Every op was visited once, each after what it holds, and the walk
@@ -174,7 +182,7 @@ fn a_walk_erases_ops_holding_regions_through_the_rewriter() {
     assert!(position("scf.if", 1) < position("memref.load", 1));
     assert_eq!(visited.last().map(String::as_str), Some("builtin.module"));
     // The outer scf.if and all it held are gone; the rest verifies.
-    let after: Vec<String> = root.walk().iter().map(|op| op.name()).collect();
+    let after = names();
     assert!(!after.iter().any(|name| name == "scf.if"));
     assert_eq!(after.len(), before - 6);
     assert!(module.as_operation().verify());
@@ -182,14 +190,11 @@ fn a_walk_erases_ops_holding_regions_through_the_rewriter() {
 
 #[test]
 fn a_panic_in_a_visit_stops_the_walk_and_reaches_the_caller() {
-    use symm_passes::ir::{
-        Op,
-        rewrite::{Visit, walk_erasing},
-    };
+    use symm_passes::ir::rewrite::{Visit, walk_erasing};
 
     let context = context();
     let module = Module::parse(&context, "func.func @f() {\n  return\n}").expect("valid IR");
-    let root = Op::from(module.as_operation());
+    let root = module.as_operation();
     let mut visits = 0;
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         walk_erasing(root, |_| {
@@ -277,8 +282,8 @@ fn the_conversion_driver_lowers_what_is_illegal_and_keeps_what_is_refused() {
 fn a_rewrite_may_erase_ops_the_driver_has_yet_to_visit() {
     use melior::ir::operation::OperationLike;
     use symm_passes::ir::{
-        Op,
-        convert::{Rewrite, convert},
+        convert::{Rewrite, convert_typed},
+        melior_ext::OperationExt,
         op_kind::OpKind,
     };
 
@@ -297,31 +302,31 @@ fn a_rewrite_may_erase_ops_the_driver_has_yet_to_visit() {
         "#,
     )
     .expect("valid IR");
-    let root = Op::from(module.as_operation());
-    let later: Vec<Op> = root
-        .walk()
+    let root = module.as_operation();
+    let later: Vec<_> = root
+        .descendants()
         .into_iter()
-        .filter(|op| op.name() == "scf.if" || op.isa(OpKind::MemrefCopy))
+        .filter(|op| op.name_text() == "scf.if" || op.isa(OpKind::MemrefCopy))
         .skip(1)
         .collect();
     assert_eq!(later.len(), 3, "the scf.if, its copy, the last copy");
-    let mut handed = Vec::new();
-    let lowered = convert(
+    let mut handed = 0;
+    let lowered = convert_typed(
         root,
         &|op| op.isa(OpKind::MemrefCopy),
         &mut |op, rewriter| {
-            handed.push(op);
+            handed += 1;
             // The first copy takes everything after it with it: the
             // scf.if (with the copy nested in it) and the last copy.
-            rewriter.erase(later[0]);
-            rewriter.erase(later[2]);
-            rewriter.erase(op);
+            rewriter.erase_op(later[0]);
+            rewriter.erase_op(later[2]);
+            rewriter.erase_op(op);
             Rewrite::Lowered
         },
     );
     assert!(lowered);
-    assert_eq!(handed.len(), 1, "erased ops are never handed over");
-    let names: Vec<String> = root.walk().iter().map(|op| op.name()).collect();
+    assert_eq!(handed, 1, "erased ops are never handed over");
+    let names: Vec<String> = root.descendants().iter().map(|op| op.name_text()).collect();
     assert!(!names.iter().any(|n| n == "memref.copy" || n == "scf.if"));
     assert!(module.as_operation().verify());
 }
@@ -330,16 +335,16 @@ fn a_rewrite_may_erase_ops_the_driver_has_yet_to_visit() {
 fn a_panic_in_a_conversion_reaches_the_caller() {
     use melior::ir::operation::OperationLike;
     use symm_passes::ir::{
-        Op,
-        convert::{Rewrite, convert},
+        convert::{Rewrite, convert_typed},
+        melior_ext::OperationExt,
         op_kind::OpKind,
     };
 
     let context = context();
     let module = Module::parse(&context, "func.func @f() {\n  return\n}").expect("valid IR");
-    let root = Op::from(module.as_operation());
+    let root = module.as_operation();
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        convert(root, &|op| op.isa(OpKind::Return), &mut |_, _| {
+        convert_typed(root, &|op| op.isa(OpKind::Return), &mut |_, _| {
             panic!("a rewrite failed");
             #[allow(unreachable_code)]
             Rewrite::Refused

@@ -26,11 +26,6 @@ impl Algorithm {
             Algorithm::TwoShot => 2,
         }
     }
-    /// What the `algorithm` attribute of an all-reduce op fixes (`None`:
-    /// auto, or no attribute).
-    pub fn fixed_by(op: crate::ir::Op) -> Option<Algorithm> {
-        Self::fixed_by_op(crate::ir::bridge::operation(op))
-    }
     /// `fixed_by` on melior's typed API.
     pub fn fixed_by_op(op: melior::ir::OperationRef) -> Option<Algorithm> {
         use crate::ir::melior_ext::OperationExt;

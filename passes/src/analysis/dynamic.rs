@@ -14,7 +14,6 @@
 use crate::ir::melior_ext::{OperationExt, byte_size, element_bytes};
 use crate::ir::op_kind::OpKind;
 use crate::ir::typed_builder::static_dim;
-use crate::ir::{Op, bridge};
 use melior::ir::{
     OperationRef,
     r#type::{MemRefType, ShapedTypeLike},
@@ -23,20 +22,10 @@ use melior::ir::{
 /// The function attribute declaring the bound.
 pub const MAX_TOKENS_ATTR: &str = "symm_mem.max_tokens";
 
-/// The function `op` is in (`op` itself if it is one).
-pub fn enclosing_function(op: Op) -> Option<Op> {
-    std::iter::successors(Some(op), |o| o.parent()).find(|o| o.isa(OpKind::Func))
-}
-
 /// `enclosing_function` on melior's typed API.
 pub fn enclosing_function_op<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
     use melior::ir::operation::OperationLike;
     std::iter::successors(Some(op), |o| o.parent_operation()).find(|o| o.isa(OpKind::Func))
-}
-
-/// The bound `function` declares on its dynamic sizes, if any (positive).
-pub fn max_tokens(function: Op) -> Option<u64> {
-    declared_max_tokens(bridge::operation(function))
 }
 
 /// `max_tokens` on melior's typed API.

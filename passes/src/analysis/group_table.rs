@@ -66,12 +66,6 @@ impl GroupTable {
         self.groups.get(name).copied()
     }
 
-    /// The declared world size of the group that `op` names in its `group`
-    /// attribute, if it names one and the declaration has a size.
-    pub fn world_size_of(&self, op: crate::ir::Op) -> Option<u64> {
-        self.world_size_of_op(crate::ir::bridge::operation(op))
-    }
-
     /// `world_size_of` on melior's typed API.
     pub fn world_size_of_op(&self, op: OperationRef) -> Option<u64> {
         use crate::ir::melior_ext::OperationExt;

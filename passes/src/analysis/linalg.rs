@@ -5,7 +5,6 @@
 use crate::PassError;
 use crate::ir::melior_ext::{BlockExt, OperationExt, ValueExt, dim_projection};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Blk, Op, Val};
 use melior::ir::{
     AttributeLike, BlockRef, OperationRef, Value,
     attribute::{ArrayAttribute, FloatAttribute, IntegerAttribute},
@@ -15,11 +14,6 @@ use melior::ir::{
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill
 /// cleared: the matmul overwrites its output instead of adding to it.
 pub const OVERWRITES_ATTR: &str = "symm.overwrites";
-
-/// Whether each loop of `op` is a reduction (`None`: no iterator types).
-pub fn iterator_kinds(op: Op) -> Option<Vec<bool>> {
-    loop_kinds(crate::ir::bridge::operation(op))
-}
 
 /// `iterator_kinds` on melior's typed API.
 pub fn loop_kinds(op: OperationRef) -> Option<Vec<bool>> {
@@ -35,12 +29,6 @@ pub fn loop_kinds(op: OperationRef) -> Option<Vec<bool>> {
             }
         })
         .collect()
-}
-
-/// The generic's indexing maps as projections of its loops, after checking
-/// it works on buffers with one output.
-pub fn buffer_maps(op: Op) -> Result<Vec<(usize, Vec<usize>)>, PassError> {
-    generic_maps(crate::ir::bridge::operation(op))
 }
 
 /// `buffer_maps` on melior's typed API.
@@ -63,11 +51,6 @@ pub fn generic_maps(op: OperationRef) -> Result<Vec<(usize, Vec<usize>)>, PassEr
         .ok_or_else(|| "has an indexing map that is not a projection of its loops".into())
 }
 
-/// The generic's body block.
-pub fn body(op: Op) -> Result<Blk, PassError> {
-    generic_body(crate::ir::bridge::operation(op)).map(Blk::from)
-}
-
 /// `body` on melior's typed API.
 pub fn generic_body<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<BlockRef<'c, 'a>, PassError> {
     let block = op.first_block().ok_or("has no body")?;
@@ -79,13 +62,6 @@ pub fn generic_body<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<BlockRef<'c, 'a>
         return Err("reads its loop indices (linalg.index)".into());
     }
     Ok(block)
-}
-
-/// Whether a `linalg.matmul` or `linalg.batch_matmul` reads its operands
-/// as written (no transpose or broadcast in its `indexing_maps`, if it has
-/// them: the parser gives them the default ones).
-pub fn has_default_maps(op: Op) -> bool {
-    default_maps(crate::ir::bridge::operation(op))
 }
 
 /// `has_default_maps` on melior's typed API: no `indexing_maps`, or the
@@ -114,11 +90,6 @@ pub fn default_maps(op: OperationRef) -> bool {
         })
 }
 
-/// Whether `value` is an `arith.constant` zero (integer or float, +0.0).
-pub fn is_zero_constant(value: Val) -> bool {
-    zero_constant(crate::ir::bridge::value(value))
-}
-
 /// `is_zero_constant` on melior's typed API.
 pub fn zero_constant(value: Value) -> bool {
     let Some(attribute) = value
@@ -133,12 +104,6 @@ pub fn zero_constant(value: Value) -> bool {
     }
     FloatAttribute::try_from(attribute)
         .is_ok_and(|float| float.value() == 0.0 && float.value().is_sign_positive())
-}
-
-/// The body becomes a function of its own on the GPU: only constants may
-/// come from outside.
-pub fn captures_only_constants(generic: Op) -> Result<(), &'static str> {
-    body_captures_only_constants(crate::ir::bridge::operation(generic))
 }
 
 /// `captures_only_constants` on melior's typed API.

@@ -92,7 +92,7 @@ pub fn match_row_reduction<'c, 'a>(
         .ok_or("has operands that are not memrefs")?
         .element();
     if !matches!(
-        Scalar::of(element.into()),
+        Scalar::of_type(element),
         Some(Scalar::F32 | Scalar::F16 | Scalar::Bf16)
     ) {
         return Err(format!("reduces into {element}; f32, f16 and bf16 are lowered").into());

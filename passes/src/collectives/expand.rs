@@ -482,15 +482,14 @@ impl<'c, 'a> Expansion<'c, 'a> {
             if let Some(target) = functions.get(&decl.function) {
                 target.take_region_body(0, op, region);
                 if let Some(body) = target.first_block() {
-                    replace_terminator(body.into(), Terminator::Return);
+                    replace_terminator(self.context, body, Terminator::Return);
                 }
             }
             if !fused.iter().any(|f| op_key(*f) == op_key(op)) {
                 fused.push(op);
             }
         }
-        let fused: Vec<crate::ir::Op> = fused.into_iter().map(Into::into).collect();
-        crate::ir::rewrite::erase_collected(module.into(), &fused);
+        crate::ir::rewrite::erase_collected(module, &fused);
     }
 }
 

@@ -43,7 +43,7 @@ pub fn is_host_generic(op: OperationRef) -> bool {
 
 /// `value` as f32 (extended from a 16-bit float).
 pub fn widened<'c, 'a>(at: &mut Inserter<'c, 'a>, value: Value<'c, 'a>) -> Value<'c, 'a> {
-    if Scalar::of(value.r#type().into()) == Some(Scalar::F32) {
+    if Scalar::of_type(value.r#type()) == Some(Scalar::F32) {
         value
     } else {
         let f32 = Type::float32(at.context);

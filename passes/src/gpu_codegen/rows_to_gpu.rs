@@ -298,11 +298,8 @@ fn row_total<'c, 'a>(
         .result(0)
         .expect("internal: the loop's result")
         .into();
-    let kind = crate::ir::bridge::attr(
-        crate::ir::Ctx::of_location(location.to_raw())
-            .gpu_all_reduce_operation(r.combiner.all_reduce)
-            .expect("the combiners are gpu all-reduce operations"),
-    );
+    let kind = symm_dialects::attributes::gpu_all_reduce_operation(context, r.combiner.all_reduce)
+        .expect("the combiners are gpu all-reduce operations");
     k.gpu_all_reduce(partial, kind)
 }
 
@@ -316,7 +313,7 @@ fn row_result<'c, 'a>(
     let initial = widened(s, initial);
     let result = s.float_op(r.combiner.op, total, initial);
     let out_element = memref_of(r.output).element();
-    if Scalar::of(out_element.into()) == Some(Scalar::F32) {
+    if Scalar::of_type(out_element) == Some(Scalar::F32) {
         result
     } else {
         s.convert(Cast::TruncF, result, out_element)

@@ -7,9 +7,7 @@
 //! bodies are filled from the name) and the GPU index ops (their unnamed
 //! result is dropped).
 
-use crate::ir::bridge::{self, attr as a, value as v};
 use crate::ir::op_kind::OpKind;
-use crate::ir::{Attr, Blk, Op, Val};
 use melior::{
     Context,
     dialect::ods,
@@ -20,7 +18,6 @@ use melior::{
         r#type::{IntegerType, MemRefType},
     },
 };
-use mlir_sys::MlirLocation;
 use symm_dialects::symm_mem;
 
 /// `arith.cmpi` predicates (their I64EnumAttr values).
@@ -82,10 +79,6 @@ pub(super) fn region_of_empty_block<'c>() -> Region<'c> {
     let region = Region::new();
     region.append_block(Block::new(&[]));
     region
-}
-
-fn values<'c>(vals: &[Val]) -> Vec<melior::ir::Value<'c, 'static>> {
-    vals.iter().map(|x| v(*x)).collect()
 }
 
 /// The casts `Builder::convert` builds.
@@ -167,8 +160,12 @@ pub enum Terminator {
 
 /// Replaces `block`'s terminator with `terminator` of the same operands
 /// (a region moving to a parent with another terminator).
-pub fn replace_terminator(block: Blk, terminator: Terminator) {
-    if let Some(old) = put_terminator(block, terminator) {
+pub fn replace_terminator<'c>(
+    context: &'c Context,
+    block: melior::ir::BlockRef<'c, '_>,
+    terminator: Terminator,
+) {
+    if let Some(old) = put_terminator(context, block, terminator) {
         super::rewrite::erase(old);
     }
 }
@@ -176,39 +173,29 @@ pub fn replace_terminator(block: Blk, terminator: Terminator) {
 /// Puts `terminator` before `block`'s terminator, with its operands, and
 /// returns the old one, still in place, for the caller to erase (a
 /// conversion erases it through its rewriter).
-pub fn put_terminator(block: Blk, terminator: Terminator) -> Option<Op> {
-    block.terminator().inspect(|old| {
-        let operands = old.operands();
-        let new = bridge::build_at(old.loc(), |c, l| match terminator {
-            Terminator::Return => ods::func::r#return(c, &values(&operands), l).into(),
-            Terminator::EpilogueYield => {
-                let [value] = operands[..] else {
-                    panic!("internal: an epilogue yields one value");
-                };
-                symm_mem::epilogue_yield(c, v(value), l).into()
-            }
-        });
-        old.insert_before(new);
-    })
+pub fn put_terminator<'c, 'a>(
+    context: &'c Context,
+    block: melior::ir::BlockRef<'c, 'a>,
+    terminator: Terminator,
+) -> Option<melior::ir::OperationRef<'c, 'a>> {
+    use melior::ir::operation::OperationLike;
+    let old = block.terminator()?;
+    let operands: Vec<Value> = old.operands().collect();
+    let l = old.location();
+    let new: Operation = match terminator {
+        Terminator::Return => ods::func::r#return(context, &operands, l).into(),
+        Terminator::EpilogueYield => {
+            let [value] = operands[..] else {
+                panic!("internal: an epilogue yields one value");
+            };
+            symm_mem::epilogue_yield(context, value, l).into()
+        }
+    };
+    block.insert_operation_before(old, new);
+    Some(old)
 }
 
 // Ops built on their own, for the caller to place.
-
-/// `gpu.launch_func @kernel blocks(grid) threads(block) [dynamic shared
-/// memory] args(...)`, the kernel named by a nested symbol
-/// (`@module::@kernel`).
-pub fn gpu_launch_func(
-    loc: MlirLocation,
-    kernel: Attr,
-    [grid, block]: [[Val; 3]; 2],
-    shared_bytes: Option<Val>,
-    args: &[Val],
-) -> Op {
-    bridge::build_at(loc, |c, l| {
-        let sizes = [grid.map(v), block.map(v)];
-        gpu_launch_func_op(c, l, a(kernel), sizes, shared_bytes.map(v), &values(args))
-    })
-}
 
 /// The fused all-reduce ops (`symm_mem.all_reduce_epilogue_out`,
 /// `symm_mem.all_reduce_rows_out`).
@@ -220,10 +207,6 @@ pub enum FusedAllReduce {
 
 impl FusedAllReduce {
     /// Which fused all-reduce `op` is, if it is one.
-    pub fn of(op: Op) -> Option<Self> {
-        Self::of_kind(op.kind())
-    }
-
     /// Which fused all-reduce an op of `kind` is, if it is one.
     pub fn of_kind(kind: OpKind) -> Option<Self> {
         match kind {

@@ -6,8 +6,7 @@
 //! op the rewrite refuses (it reports why) stays, as legal.
 
 use super::builders::{Terminator, put_terminator};
-use super::{Blk, Op};
-use melior::ir::OperationRef;
+use melior::ir::{BlockRef, OperationRef, operation::OperationLike};
 use mlir_sys::MlirOperation;
 use std::any::Any;
 use std::cell::RefCell;
@@ -23,9 +22,9 @@ impl Rewriter {
     /// at once, and the conversion destroys it when it ends, so the
     /// driver, whose list of ops may still hold it (a consumer after the
     /// op being rewritten), never reads freed memory.
-    pub fn erase(&mut self, op: Op) {
+    pub fn erase_op(&mut self, op: OperationRef) {
         // SAFETY: the live conversion and a live op.
-        let erased = unsafe { symmConversionEraseOp(self.0, op.raw()) };
+        let erased = unsafe { symmConversionEraseOp(self.0, op.to_raw()) };
         // A rewrite that erases a used op is a bug of the pass: the panic
         // ends the conversion and becomes an internal error at the op.
         assert!(
@@ -34,34 +33,24 @@ impl Rewriter {
         );
     }
 
-    /// `erase` for a pass on melior's typed API.
-    pub fn erase_op(&mut self, op: OperationRef) {
-        self.erase(op.into());
-    }
-
-    /// `replace_terminator` for a pass on melior's typed API.
-    pub fn replace_terminator_of(&mut self, block: melior::ir::BlockRef, terminator: Terminator) {
-        self.replace_terminator(block.into(), terminator);
-    }
-
-    /// `updated_in_place` for a pass on melior's typed API.
-    pub fn updated_op_in_place(&mut self, op: OperationRef) {
-        self.updated_in_place(op.into());
+    /// `builders::replace_terminator`, erasing the old terminator through
+    /// the conversion (it may sit in a region the driver has yet to visit).
+    pub fn replace_terminator_of<'c>(
+        &mut self,
+        context: &'c melior::Context,
+        block: BlockRef<'c, '_>,
+        terminator: Terminator,
+    ) {
+        if let Some(old) = put_terminator(context, block, terminator) {
+            self.erase_op(old);
+        }
     }
 
     /// Tells the driver that the rewrite kept its root `op`, updated in
     /// place (its operands); the driver then checks that it is legal.
-    pub fn updated_in_place(&mut self, op: Op) {
+    pub fn updated_op_in_place(&mut self, op: OperationRef) {
         // SAFETY: the live conversion and a live op.
-        unsafe { symmConversionUpdatedInPlace(self.0, op.raw()) }
-    }
-
-    /// `builders::replace_terminator`, erasing the old terminator through
-    /// the conversion (it may sit in a region the driver has yet to visit).
-    pub fn replace_terminator(&mut self, block: Blk, terminator: Terminator) {
-        if let Some(old) = put_terminator(block, terminator) {
-            self.erase(old);
-        }
+        unsafe { symmConversionUpdatedInPlace(self.0, op.to_raw()) }
     }
 }
 
@@ -75,14 +64,14 @@ pub enum Rewrite {
     Refused,
 }
 
-/// The rewrite of one illegal op.
-type LowerOne<'f> = dyn FnMut(Op, &mut Rewriter) -> Rewrite + 'f;
+/// The rewrite of one illegal op (its raw handle, as the driver gives it).
+type LowerOne<'f> = dyn FnMut(MlirOperation, &mut Rewriter) -> Rewrite + 'f;
 
 /// What the callbacks share. The driver may ask for legality while a
 /// rewrite runs (its rewriter notifies it), so the state is only ever
 /// borrowed shared; the rewrite closure sits in a `RefCell`.
 struct State<'f> {
-    illegal: &'f dyn Fn(Op) -> bool,
+    illegal: &'f dyn Fn(MlirOperation) -> bool,
     lower: RefCell<&'f mut LowerOne<'f>>,
     panic: RefCell<Option<Box<dyn Any + Send>>>,
 }
@@ -103,8 +92,6 @@ unsafe extern "C" fn is_illegal(op: MlirOperation, user: *mut c_void) -> bool {
     if state.panicked() {
         return false;
     }
-    // SAFETY: MLIR passes a live operation.
-    let op = unsafe { Op::from_raw(op) };
     match catch_unwind(AssertUnwindSafe(|| (state.illegal)(op))) {
         Ok(illegal) => illegal,
         Err(panic) => {
@@ -124,8 +111,6 @@ unsafe extern "C" fn lower(
     if state.panicked() {
         return false;
     }
-    // SAFETY: MLIR passes a live operation.
-    let op = unsafe { Op::from_raw(op) };
     let mut rewriter = Rewriter(conversion);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut lower = state.lower.borrow_mut();
@@ -144,10 +129,10 @@ unsafe extern "C" fn lower(
 /// MLIR's partial conversion. False when an illegal op was neither
 /// lowered nor refused. A panic in either callback stops the conversion
 /// and is rethrown here, outside C++.
-pub fn convert(
-    root: Op,
-    illegal: &dyn Fn(Op) -> bool,
-    lower_one: &mut dyn FnMut(Op, &mut Rewriter) -> Rewrite,
+fn convert_raw(
+    root: MlirOperation,
+    illegal: &dyn Fn(MlirOperation) -> bool,
+    lower_one: &mut LowerOne,
 ) -> bool {
     let state = State {
         illegal,
@@ -158,7 +143,7 @@ pub fn convert(
     // call.
     let result = unsafe {
         symm_dialects::ffi::symmApplyPartialConversion(
-            root.raw(),
+            root,
             is_illegal,
             lower,
             (&raw const state).cast_mut().cast::<c_void>(),
@@ -170,48 +155,36 @@ pub fn convert(
     result.value != 0
 }
 
-/// `convert` in a pass that must leave no illegal op: one left is a bug of
-/// the pass, reported at `root` as an internal error naming `left`.
-pub fn convert_all(
-    root: Op,
-    left: &str,
-    illegal: &dyn Fn(Op) -> bool,
-    lower_one: &mut dyn FnMut(Op, &mut Rewriter) -> Rewrite,
-) -> Result<(), crate::PassFailed> {
-    if convert(root, illegal, lower_one) {
-        return Ok(());
-    }
-    super::emit_error(root.loc(), &format!("internal: {left}"));
-    Err(crate::PassFailed)
-}
-
-/// `convert_all` for a pass on melior's typed API: the callbacks get
-/// melior references to the ops the driver hands over (live while it
-/// runs, as the pass's IR outlives the conversion).
+/// `convert_typed` in a pass that must leave no illegal op: one left is a
+/// bug of the pass, reported at `root` as an internal error naming `left`.
 pub fn convert_all_typed<'c, 'a>(
     root: OperationRef<'c, 'a>,
     left: &str,
     illegal: &dyn Fn(OperationRef<'c, 'a>) -> bool,
     lower_one: &mut dyn FnMut(OperationRef<'c, 'a>, &mut Rewriter) -> Rewrite,
 ) -> Result<(), crate::PassFailed> {
-    let typed = |op: Op| -> OperationRef<'c, 'a> { super::bridge::operation(op) };
-    convert_all(
-        root.into(),
-        left,
-        &|op| illegal(typed(op)),
-        &mut |op, rewriter| lower_one(typed(op), rewriter),
-    )
+    if convert_typed(root, illegal, lower_one) {
+        return Ok(());
+    }
+    symm_dialects::emit_error(root.location(), &format!("internal: {left}"));
+    Err(crate::PassFailed)
 }
 
-/// `convert` for a pass on melior's typed API.
+/// Converts the ops under `root` that `illegal` names with `lower_one`,
+/// by MLIR's partial conversion: the callbacks get melior references to
+/// the ops the driver hands over (live while it runs, as the pass's IR
+/// outlives the conversion). False when an illegal op was neither lowered
+/// nor refused.
 pub fn convert_typed<'c, 'a>(
     root: OperationRef<'c, 'a>,
     illegal: &dyn Fn(OperationRef<'c, 'a>) -> bool,
     lower_one: &mut dyn FnMut(OperationRef<'c, 'a>, &mut Rewriter) -> Rewrite,
 ) -> bool {
-    let typed = |op: Op| -> OperationRef<'c, 'a> { super::bridge::operation(op) };
-    convert(
-        root.into(),
+    // SAFETY: the driver hands over live ops of `root`'s IR.
+    let typed =
+        |op: MlirOperation| -> OperationRef<'c, 'a> { unsafe { OperationRef::from_raw(op) } };
+    convert_raw(
+        root.to_raw(),
         &|op| illegal(typed(op)),
         &mut |op, rewriter| lower_one(typed(op), rewriter),
     )

@@ -412,7 +412,7 @@ pub fn strided_memref_type<'c>(
 /// Bytes of one element of type `ty` in a buffer the kernels read
 /// (`Scalar::bytes`).
 pub fn element_bytes(ty: Type) -> Option<u64> {
-    crate::ir::scalar::Scalar::of(ty.into())?.bytes()
+    crate::ir::scalar::Scalar::of_type(ty)?.bytes()
 }
 
 /// The text of a flat symbol reference or string attribute, lossily

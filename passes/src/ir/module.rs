@@ -1,40 +1,44 @@
 //! Module-level queries the passes share: functions, symbols, fresh names.
 
-use crate::ir::Op;
+use super::melior_ext::{BlockExt, OperationExt};
 use crate::ir::op_kind::OpKind;
 use melior::ir::OperationRef;
+use mlir_sys::MlirOperation;
 use std::collections::{HashMap, HashSet};
 
 /// The top-level ops of a module by symbol name, and fresh-name generation.
+/// It outlives no pass run (each run builds its own), and the module's
+/// top-level ops outlive the run.
 pub struct SymbolIndex {
-    by_name: HashMap<String, Op>,
+    by_name: HashMap<String, MlirOperation>,
     taken: HashSet<String>,
 }
 
 impl SymbolIndex {
-    pub fn new(module: Op) -> Self {
+    /// The index of `module`'s top-level symbols.
+    pub fn of(module: OperationRef) -> Self {
         let mut by_name = HashMap::new();
-        for op in module.entry_block().map(|b| b.ops()).unwrap_or_default() {
-            if let Some(name) = op.symbol_name() {
-                by_name.insert(name, op);
+        for op in module.first_block().map(|b| b.ops()).unwrap_or_default() {
+            if let Some(name) = op.symbol_or_string("sym_name") {
+                by_name.insert(name, op.to_raw());
             }
         }
         let taken = by_name.keys().cloned().collect();
         Self { by_name, taken }
     }
 
-    /// The index of a module on melior's typed API.
-    pub fn of(module: OperationRef) -> Self {
-        Self::new(module.into())
+    /// Whether the module defines `name`.
+    pub fn defines(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
     }
 
-    pub fn lookup(&self, name: &str) -> Option<Op> {
-        self.by_name.get(name).copied()
-    }
-
-    /// `lookup` on melior's typed API (the module's ops outlive the pass).
+    /// The top-level op named `name`.
     pub fn lookup_op<'c, 'a>(&self, name: &str) -> Option<OperationRef<'c, 'a>> {
-        self.lookup(name).map(super::bridge::operation)
+        // SAFETY: an op of the module the pass runs on (`of`), which
+        // outlives the run and so this index.
+        self.by_name
+            .get(name)
+            .map(|raw| unsafe { OperationRef::from_raw(*raw) })
     }
 
     /// `base`, or `base_N` for the first N that is free; reserves it.
@@ -51,16 +55,7 @@ impl SymbolIndex {
 }
 
 /// The functions of a module that have a body.
-pub fn defined_functions(module: Op) -> Vec<Op> {
-    functions_with_bodies(super::bridge::operation(module))
-        .into_iter()
-        .map(Op::from)
-        .collect()
-}
-
-/// `defined_functions` on melior's typed API.
 pub fn functions_with_bodies<'c, 'a>(module: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    use super::melior_ext::{BlockExt, OperationExt};
     module
         .first_block()
         .map(|block| block.ops())

@@ -4,8 +4,6 @@
 //! mirror `enum SymmOpKind` in `symm-c/OpKind.h`; the unit test below
 //! checks each against the op it names.
 
-use super::Op;
-
 /// An op the passes recognize; `Other` for every other op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
@@ -265,28 +263,13 @@ impl OpDialect {
     }
 }
 
-impl Op {
-    /// Which of the family dialects this op belongs to.
-    pub fn dialect(self) -> OpDialect {
-        OpDialect::of_raw(self.raw())
-    }
-
-    /// Which of the recognized ops this is.
-    pub fn kind(self) -> OpKind {
-        OpKind::of_raw(self.raw())
-    }
-
-    /// Whether this op is of `kind`.
-    pub fn isa(self, kind: OpKind) -> bool {
-        self.kind() == kind
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::OpKind;
-    use crate::ir::bridge;
-    use melior::ir::{Location, operation::OperationBuilder};
+    use melior::ir::{
+        Location,
+        operation::{OperationBuilder, OperationLike},
+    };
 
     /// The op each kind stands for, as its dialect names it.
     const NAMES: [(OpKind, &str); 67] = [
@@ -378,31 +361,26 @@ mod tests {
             let op = OperationBuilder::new(name, location)
                 .build()
                 .unwrap_or_else(|error| panic!("{name}: {error}"));
-            let op = bridge::adopt(op);
-            assert_eq!(op.kind(), kind, "{name}");
-            op.destroy_detached();
+            assert_eq!(OpKind::of_raw(op.to_raw()), kind, "{name}");
         }
-        let other = bridge::adopt(
-            OperationBuilder::new("arith.addi", location)
-                .build()
-                .expect("an op"),
+        let other = OperationBuilder::new("arith.addi", location)
+            .build()
+            .expect("an op");
+        assert_eq!(OpKind::of_raw(other.to_raw()), OpKind::Other);
+        assert_eq!(
+            super::OpDialect::of_raw(other.to_raw()),
+            super::OpDialect::Arith
         );
-        assert_eq!(other.kind(), OpKind::Other);
-        assert_eq!(other.dialect(), super::OpDialect::Arith);
-        other.destroy_detached();
         for (name, dialect) in [
             ("linalg.fill", super::OpDialect::Linalg),
             ("symm_mem.rank", super::OpDialect::SymmMem),
             ("index.add", super::OpDialect::Index),
             ("memref.alloc", super::OpDialect::Other),
         ] {
-            let op = bridge::adopt(
-                OperationBuilder::new(name, location)
-                    .build()
-                    .expect("an op"),
-            );
-            assert_eq!(op.dialect(), dialect, "{name}");
-            op.destroy_detached();
+            let op = OperationBuilder::new(name, location)
+                .build()
+                .expect("an op");
+            assert_eq!(super::OpDialect::of_raw(op.to_raw()), dialect, "{name}");
         }
     }
 }

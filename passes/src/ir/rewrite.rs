@@ -1,14 +1,16 @@
 //! Erasing while walking, through MLIR's own walker and rewriter.
 //!
-//! `Op::walk` lists the ops first and visits the list; erasing an op that
-//! holds regions then frees ops still on the list, which a later visit
-//! reads (the use-after-free symm-fuzz once found). `walk_erasing` instead
-//! runs MLIR's post-order walk, which visits an op after everything it
-//! holds and has already stepped past it when the visit returns; a visit
-//! asks for its op to be erased (`Visit::Erase`) and the walk erases it
-//! through an `IRRewriter`, so no erased op can be visited again.
+//! A walk that lists the ops first and visits the list would, on erasing
+//! an op that holds regions, free ops still on the list, which a later
+//! visit reads (the use-after-free symm-fuzz once found). `walk_erasing`
+//! instead runs MLIR's post-order walk, which visits an op after
+//! everything it holds and has already stepped past it when the visit
+//! returns; a visit asks for its op to be erased (`Visit::Erase`) and the
+//! walk erases it through an `IRRewriter`, so no erased op can be visited
+//! again.
 
-use super::Op;
+use super::melior_ext::op_key;
+use melior::ir::OperationRef;
 use mlir_sys::*;
 use std::collections::HashSet;
 use std::ffi::c_void;
@@ -26,15 +28,15 @@ pub enum Visit {
 struct Rewriter(MlirRewriterBase);
 
 impl Rewriter {
-    fn new(anchor: Op) -> Self {
+    fn new(anchor: MlirOperation) -> Self {
         // SAFETY: a live operation; the rewriter is destroyed on drop.
-        Self(unsafe { mlirIRRewriterCreateFromOp(anchor.raw()) })
+        Self(unsafe { mlirIRRewriterCreateFromOp(anchor) })
     }
     /// Erases `op` and what its regions hold.
-    fn erase(&mut self, op: Op) {
+    fn erase(&mut self, op: MlirOperation) {
         // SAFETY: a live operation whose results have no uses (the
         // rewriter asserts it in debug builds of MLIR).
-        unsafe { mlirRewriterBaseEraseOp(self.0, op.raw()) }
+        unsafe { mlirRewriterBaseEraseOp(self.0, op) }
     }
 }
 
@@ -45,10 +47,13 @@ impl Drop for Rewriter {
     }
 }
 
+/// The visit, as the C callback sees it: the op's raw handle.
+type VisitRaw<'f> = dyn FnMut(MlirOperation) -> Visit + 'f;
+
 struct Walk<'f> {
-    visit: &'f mut dyn FnMut(Op) -> Visit,
+    visit: &'f mut VisitRaw<'f>,
     rewriter: Rewriter,
-    root: Op,
+    root: MlirOperation,
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
@@ -56,10 +61,8 @@ unsafe extern "C" fn visit_one(op: MlirOperation, user: *mut c_void) -> MlirWalk
     // SAFETY: `user` is the `Walk` that `walk_erasing` passed, alive for
     // the walk; MLIR calls back on its own thread.
     let walk = unsafe { &mut *user.cast::<Walk>() };
-    // SAFETY: MLIR passes a live operation.
-    let op = unsafe { Op::from_raw(op) };
     match catch_unwind(AssertUnwindSafe(|| (walk.visit)(op))) {
-        Ok(Visit::Erase) if op != walk.root => {
+        Ok(Visit::Erase) if op.ptr != walk.root.ptr => {
             walk.rewriter.erase(op);
             MlirWalkResult_MlirWalkResultAdvance
         }
@@ -76,17 +79,23 @@ unsafe extern "C" fn visit_one(op: MlirOperation, user: *mut c_void) -> MlirWalk
 /// hold (post-order), and erases each op whose visit says so (never
 /// `root`). A visit may add ops before its op (they are not visited) and
 /// rewrite uses; it must not erase ops itself.
-pub fn walk_erasing(root: Op, mut visit: impl FnMut(Op) -> Visit) {
+pub fn walk_erasing<'c, 'a>(
+    root: OperationRef<'c, 'a>,
+    mut visit: impl FnMut(OperationRef<'c, 'a>) -> Visit,
+) {
+    // SAFETY: MLIR hands the visit live ops of `root`'s IR, which outlives
+    // the walk.
+    let mut visit_raw = |op: MlirOperation| visit(unsafe { OperationRef::from_raw(op) });
     let mut walk = Walk {
-        visit: &mut visit,
-        rewriter: Rewriter::new(root),
-        root,
+        visit: &mut visit_raw,
+        rewriter: Rewriter::new(root.to_raw()),
+        root: root.to_raw(),
         panic: None,
     };
     // SAFETY: `walk` outlives the call; the callback matches the C type.
     unsafe {
         mlirOperationWalk(
-            root.raw(),
+            root.to_raw(),
             Some(visit_one),
             (&mut walk as *mut Walk).cast(),
             MlirWalkOrder_MlirWalkPostOrder,
@@ -102,13 +111,13 @@ pub fn walk_erasing(root: Op, mut visit: impl FnMut(Op) -> Visit) {
 /// it, after the ops its regions hold, so an op nested in another of them
 /// is never touched after its parent freed it. Their results must have no
 /// uses left (symbols, ops without results).
-pub fn erase_collected(root: Op, ops: &[Op]) {
-    let doomed: HashSet<Op> = ops.iter().copied().collect();
+pub fn erase_collected(root: OperationRef, ops: &[OperationRef]) {
+    let doomed: HashSet<usize> = ops.iter().map(|op| op_key(*op)).collect();
     if doomed.is_empty() {
         return;
     }
     walk_erasing(root, |op| {
-        if doomed.contains(&op) {
+        if doomed.contains(&op_key(op)) {
             Visit::Erase
         } else {
             Visit::Keep
@@ -119,24 +128,14 @@ pub fn erase_collected(root: Op, ops: &[Op]) {
 /// Erases `op` (in the IR, its results without uses) through MLIR's
 /// rewriter, as a pattern would: the one way a pass body takes an op out
 /// of the IR outside a conversion or a walk.
-pub fn erase(op: Op) {
-    Rewriter::new(op).erase(op);
-}
-
-/// `erase` for a pass on melior's typed API.
-pub fn erase_op(op: melior::ir::OperationRef) {
-    erase(op.into());
-}
-
-/// `erase_collected` for a pass on melior's typed API.
-pub fn erase_collected_ops(root: melior::ir::OperationRef, ops: &[melior::ir::OperationRef]) {
-    let ops: Vec<Op> = ops.iter().map(|op| Op::from(*op)).collect();
-    erase_collected(root.into(), &ops);
+pub fn erase(op: OperationRef) {
+    Rewriter::new(op.to_raw()).erase(op.to_raw());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::melior_ext::OperationExt;
     use crate::ir::op_kind::OpKind;
     use melior::ir::{Module, operation::OperationLike};
 
@@ -152,20 +151,22 @@ mod tests {
       }
     "#;
 
-    fn count(root: Op, kind: OpKind) -> usize {
-        root.walk().into_iter().filter(|op| op.isa(kind)).count()
+    fn count(root: OperationRef, kind: OpKind) -> usize {
+        root.descendants()
+            .into_iter()
+            .filter(|op| op.isa(kind))
+            .count()
     }
 
     #[test]
     fn erasing_a_parent_and_its_child_touches_neither_after_it_is_gone() {
         let context = symm_dialects::create_context();
         let module = Module::parse(&context, NESTED).expect("parses");
-        // SAFETY: the module's live operation.
-        let root = unsafe { Op::from_raw(module.as_operation().to_raw()) };
+        let root = module.as_operation();
         // The child listed after its parent, as a walk lists them: erasing
         // them in list order would free the child with its parent first.
-        let doomed: Vec<Op> = root
-            .walk()
+        let doomed: Vec<OperationRef> = root
+            .descendants()
             .into_iter()
             .filter(|op| op.isa(OpKind::ScfFor) || op.isa(OpKind::MemrefStore))
             .take(2)
@@ -182,10 +183,9 @@ mod tests {
     fn erase_takes_one_op_out_through_the_rewriter() {
         let context = symm_dialects::create_context();
         let module = Module::parse(&context, NESTED).expect("parses");
-        // SAFETY: the module's live operation.
-        let root = unsafe { Op::from_raw(module.as_operation().to_raw()) };
+        let root = module.as_operation();
         let last_store = root
-            .walk()
+            .descendants()
             .into_iter()
             .filter(|op| op.isa(OpKind::MemrefStore))
             .last()
@@ -193,20 +193,5 @@ mod tests {
         erase(last_store);
         assert_eq!(count(root, OpKind::MemrefStore), 1);
         assert!(module.as_operation().verify());
-    }
-
-    #[test]
-    #[should_panic(expected = "destroy_detached on an op inside a block")]
-    fn only_detached_ops_are_destroyed_directly() {
-        let context = symm_dialects::create_context();
-        let module = Module::parse(&context, NESTED).expect("parses");
-        // SAFETY: the module's live operation.
-        let root = unsafe { Op::from_raw(module.as_operation().to_raw()) };
-        let store = root
-            .walk()
-            .into_iter()
-            .find(|op| op.isa(OpKind::MemrefStore))
-            .expect("a store");
-        store.destroy_detached();
     }
 }

@@ -1,7 +1,6 @@
 //! Scalar types read structurally (an element type, a scalar argument),
 //! so that no pass decides by a type's printed text.
 
-use super::Ty;
 use mlir_sys::{
     mlirIntegerTypeGetWidth, mlirIntegerTypeIsSignless, mlirLLVMPointerTypeGetAddressSpace,
     mlirTypeIsABF16, mlirTypeIsAF16, mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAIndex,
@@ -25,11 +24,6 @@ pub enum Scalar {
 
 impl Scalar {
     /// The scalar `ty` is, if it is one of these.
-    pub fn of(ty: Ty) -> Option<Self> {
-        Self::of_type(super::bridge::ty(ty))
-    }
-
-    /// `of` on melior's typed API.
     pub fn of_type(ty: melior::ir::Type) -> Option<Self> {
         use melior::ir::TypeLike;
         let raw = ty.to_raw();
@@ -118,24 +112,16 @@ impl fmt::Display for Scalar {
     }
 }
 
-impl Ty {
-    /// The scalar this type is, if any.
-    pub fn scalar(self) -> Option<Scalar> {
-        Scalar::of(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::Scalar;
-    use crate::ir::Ty;
     use melior::ir::Type;
 
     /// The scalar of the type written `text`, and it printed back.
     fn read(text: &str) -> Option<(Scalar, String)> {
         let context = symm_dialects::create_context();
         let ty = Type::parse(&context, text).unwrap_or_else(|| panic!("{text} parses"));
-        Ty::from(ty).scalar().map(|s| (s, s.to_string()))
+        Scalar::of_type(ty).map(|s| (s, s.to_string()))
     }
 
     #[test]

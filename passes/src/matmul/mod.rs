@@ -891,11 +891,11 @@ fn emit_module<'c, 'a>(
         // Its body's constants come along (groups.rs let only constants in).
         crate::middle_end::fuse_epilogue::copy_in_constants(copy);
         function.take_region_body(0, copy, 0);
-        crate::ir::rewrite::erase_op(copy);
+        crate::ir::rewrite::erase(copy);
         let Some(entry) = function.first_block() else {
             continue;
         };
-        replace_terminator(entry.into(), Terminator::Return);
+        replace_terminator(context, entry, Terminator::Return);
         if let Some((split, part)) = part {
             split
                 .return_part(context, entry, part)

@@ -65,7 +65,7 @@ pub fn return_status<'c>(context: &'c Context, ret: OperationRef<'c, '_>, status
     let mut at = Inserter::before(context, ret).expect("internal: a return in a block");
     let location = at.location;
     at.put(ods::func::r#return(context, &[status], location).into());
-    crate::ir::rewrite::erase_op(ret);
+    crate::ir::rewrite::erase(ret);
 }
 
 /// Renames lowered `function` (runtime and stream first, returning the
@@ -79,7 +79,7 @@ pub fn split_async<'c>(
     let location = function.location();
     let name = function.symbol_or_string("sym_name").unwrap_or_default();
     let async_name = format!("{name}{ASYNC_SUFFIX}");
-    if symbols.lookup(&async_name).is_some() {
+    if symbols.defines(&async_name) {
         return Err(format!(
             "its asynchronous entry point would be @{async_name}, which the module defines \
              already; rename one of them"

@@ -375,7 +375,7 @@ impl<'c, 'a> Inlined<'c, 'a> {
             Value::from(result).replace_uses_with(*value);
         }
         rewriter.erase_op(launch);
-        crate::ir::rewrite::erase_op(self.copy);
+        crate::ir::rewrite::erase(self.copy);
     }
 }
 

@@ -780,7 +780,7 @@ fn fold_zero_fills<'c, 'a>(
         })
         .collect();
     for fill in folded {
-        crate::ir::rewrite::erase_op(fill);
+        crate::ir::rewrite::erase(fill);
     }
     kept
 }
@@ -935,7 +935,7 @@ impl TypedPass for ConvertSymmMemToRuntime {
             return Err(PassFailed);
         }
         // Every launch ran its partition's body in place.
-        crate::ir::rewrite::erase_collected_ops(module, &partitions);
+        crate::ir::rewrite::erase_collected(module, &partitions);
         let Some(block) = module.first_block() else {
             return Ok(());
         };
@@ -944,7 +944,7 @@ impl TypedPass for ConvertSymmMemToRuntime {
             .into_iter()
             .filter(|op| op.isa(OpKind::Group) || op.isa(OpKind::Global))
             .collect();
-        crate::ir::rewrite::erase_collected_ops(module, &declarations);
+        crate::ir::rewrite::erase_collected(module, &declarations);
         // Comm buffers become plain device memory, in every function (helpers
         // included): a type conversion drops the `#symm_mem.allocator` memory
         // space (C++, DialectConversion).

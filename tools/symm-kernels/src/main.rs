@@ -76,14 +76,12 @@ fn print_ir(entry: &str) -> Result<(), String> {
         .find(|kernel| library::entry_of(*kernel).0 == entry)
         .ok_or_else(|| format!("no library kernel {entry}"))?;
     let module = library::build_module(&context, [kernel]).map_err(|e| e.to_string())?;
-    let root = symm_passes::ir::Op::from(module.as_operation());
-    let only = root
-        .entry_block()
-        .and_then(|body| body.first_op())
+    let only = melior::ir::BlockLike::first_operation(&module.body())
         .ok_or("the library module has no kernel")?;
+    let text = symm_dialects::op_text(melior::ir::operation::OperationLike::to_raw(&only));
     use std::io::Write;
     // A closed pipe (`| head`) is not an error of ours.
-    let _ = writeln!(std::io::stdout(), "{}", only.print());
+    let _ = writeln!(std::io::stdout(), "{text}");
     Ok(())
 }
 

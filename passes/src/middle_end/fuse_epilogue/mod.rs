@@ -247,7 +247,7 @@ fn fuse<'c, 'a>(
     // Constants from outside are copied in (fusable checked there are no
     // other captures).
     copy_in_constants(fused);
-    rewriter.replace_terminator_of(body, Terminator::EpilogueYield);
+    rewriter.replace_terminator_of(context, body, Terminator::EpilogueYield);
     Some(fused)
 }
 

@@ -117,7 +117,7 @@ pub(super) fn match_chain<'c, 'a>(
     let Some(stat_alloc) = stat.defining_op().filter(|op| op.isa(OpKind::MemrefAlloc)) else {
         return refuse(fill, "the row statistic is not a fresh allocation");
     };
-    let is_f32 = |ty: Option<Type>| ty.and_then(|ty| Scalar::of(ty.into())) == Some(Scalar::F32);
+    let is_f32 = |ty: Option<Type>| ty.and_then(|ty| Scalar::of_type(ty)) == Some(Scalar::F32);
     let stat_rank = stat.memref_type().map_or(0, |ty| ty.rank());
     if stat_rank != 1 || !is_f32(element_of(stat)) {
         return refuse(fill, "the row statistic is not a 1-D f32 buffer");
@@ -243,7 +243,7 @@ pub(super) fn fuse_rows<'c, 'a>(
     rows.take_region_body(1, chain.reduction, 0);
     rows.take_region_body(2, chain.consumer, 0);
     let step = region_block(rows, 1)?;
-    rewriter.replace_terminator_of(step, Terminator::EpilogueYield);
+    rewriter.replace_terminator_of(at_consumer.context, step, Terminator::EpilogueYield);
     let apply = region_block(rows, 2)?;
     let loc = fused.location();
     let element = element_of(out)?;
@@ -267,7 +267,7 @@ pub(super) fn fuse_rows<'c, 'a>(
     for index in dead.into_iter().rev() {
         apply.erase_argument_at(index);
     }
-    rewriter.replace_terminator_of(apply, Terminator::EpilogueYield);
+    rewriter.replace_terminator_of(at_consumer.context, apply, Terminator::EpilogueYield);
     copy_in_constants(rows);
     for op in [chain.consumer, chain.reduction, chain.fill] {
         rewriter.erase_op(op);
