@@ -490,26 +490,23 @@ pub fn alloca_op<'c>(c: &'c Context, l: Location<'c>, ty: Type<'c>) -> Operation
     segmented(c, ods::memref::alloca(c, ty, &[], &[], l).into(), &[0, 0])
 }
 
-/// Puts `op` right after `anchor`, in its block; the op put.
-pub fn put_operation_after<'c, 'a>(
-    anchor: melior::ir::OperationRef<'c, 'a>,
-    op: Operation<'c>,
-) -> melior::ir::OperationRef<'c, 'a> {
-    use melior::ir::operation::OperationLike;
-    anchor
-        .block()
-        .expect("internal: an op in a block")
-        .insert_operation_after(anchor, op)
+/// Which side of its anchor `put_beside` puts an op on.
+#[derive(Clone, Copy, Debug)]
+pub enum Side {
+    Before,
+    After,
 }
 
-/// Puts `op` right before `anchor`, in its block; the op put.
-pub fn put_operation_before<'c, 'a>(
+/// Puts `op` right before or after `anchor`, in its block; the op put.
+pub fn put_beside<'c, 'a>(
     anchor: melior::ir::OperationRef<'c, 'a>,
+    side: Side,
     op: Operation<'c>,
 ) -> melior::ir::OperationRef<'c, 'a> {
     use melior::ir::operation::OperationLike;
-    anchor
-        .block()
-        .expect("internal: an op in a block")
-        .insert_operation_before(anchor, op)
+    let block = anchor.block().expect("internal: an op in a block");
+    match side {
+        Side::Before => block.insert_operation_before(anchor, op),
+        Side::After => block.insert_operation_after(anchor, op),
+    }
 }

@@ -46,7 +46,7 @@ use crate::ir::op_kind::OpKind;
 use crate::ir::typed_builder::dims;
 use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
-    ir::builders::{Terminator, put_operation_before, replace_terminator},
+    ir::builders::{Side, Terminator, put_beside, replace_terminator},
 };
 use gemv::GemvTile;
 use kernel::{Epilogue, Output, Prologue, RowScaleFunctions, SkinnyMatmul, Tile};
@@ -887,7 +887,7 @@ fn emit_module<'c, 'a>(
     // generic itself stays for the library's way): the copy waits before
     // the generic until its region has moved, then goes.
     for (function, generic, part) in moved {
-        let copy = put_operation_before(generic, generic.cloned());
+        let copy = put_beside(generic, Side::Before, generic.cloned());
         // Its body's constants come along (groups.rs let only constants in).
         crate::middle_end::fuse_epilogue::copy_in_constants(copy);
         function.take_region_body(0, copy, 0);

@@ -8,7 +8,7 @@
 use super::RUNTIME_HANDLE_ATTR;
 use crate::PassError;
 use crate::analysis::dynamic::{MAX_TOKENS_ATTR, declared_max_tokens};
-use crate::ir::builders::{func_op, put_operation_after};
+use crate::ir::builders::{Side, func_op, put_beside};
 use crate::ir::host::{Declarations, Host, int_type, ptr_type};
 use crate::ir::melior_ext::{
     BlockExt, OperationExt, ValueExt, function_io, has_identity_layout, op_key, type_text,
@@ -102,8 +102,9 @@ pub fn split_async<'c>(
         .filter(|(i, _)| *i != 1)
         .map(|(_, t)| *t)
         .collect();
-    let wrapper = put_operation_after(
+    let wrapper = put_beside(
         function,
+        Side::After,
         func_op(
             context,
             location,

@@ -26,7 +26,7 @@
 use super::entry::own_returns;
 use crate::PassError;
 use crate::cudagraph::classify::{is_buffer_bookkeeping, is_constant_like, is_host_scalar_math};
-use crate::ir::builders::{Cast, CmpI, memref_global_op};
+use crate::ir::builders::{Cast, CmpI, Side, memref_global_op, put_beside};
 use crate::ir::convert::{Rewrite, Rewriter, convert_typed};
 use crate::ir::host::{Declarations, Host};
 use crate::ir::melior_ext::{
@@ -203,7 +203,7 @@ impl<'c, 'a> Inlined<'c, 'a> {
         launch: OperationRef<'c, 'a>,
         partition: OperationRef<'c, 'a>,
     ) -> Self {
-        let copy = crate::ir::builders::put_operation_before(function, partition.cloned());
+        let copy = put_beside(function, Side::Before, partition.cloned());
         let block = copy.first_block().expect("partitions have a body");
         for (index, input) in launch.operands().enumerate() {
             if let Ok(argument) = block.argument(index) {
@@ -310,7 +310,7 @@ impl<'c, 'a> Inlined<'c, 'a> {
             marker_type(context).into(),
             uninitialized,
         );
-        crate::ir::builders::put_operation_before(function, global);
+        put_beside(function, Side::Before, global);
         let marker_ptr = marker_ptr(host, marker);
         let inputs: Vec<Value> = launch.operands().collect();
         let key = key_words(host, &inputs);
