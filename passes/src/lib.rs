@@ -6,8 +6,9 @@
 //! them; a stage imports only earlier stages and the shared `ir` and
 //! `analysis` modules:
 //!
-//! - `ir`: the IR layer the passes build with (handles, builders, symbols,
-//!   host-side runtime calls);
+//! - `ir`: what the passes build with, on melior's typed API (inserters,
+//!   builders, extension queries, symbols, host-side runtime calls, MLIR's
+//!   conversion driver and rewriter);
 //! - `analysis`: facts about IR that several stages read (liveness after an
 //!   op, group tables, token bounds, linalg and row-reduction matching,
 //!   matmul groups, the all-reduce kernel model); no rewriting;

@@ -1,8 +1,8 @@
 //! What melior's references lack and the passes ask of them, as extension
 //! traits in one place: an operation's kind, where it sits relative to
 //! others, a value's defining op and uses, a memref type's byte size, a
-//! symbol or string attribute's text. Passes written on melior's typed API
-//! (`OperationRef`, `Value`) import these instead of the handle layer.
+//! symbol or string attribute's text. The passes, all on melior's typed
+//! API (`OperationRef`, `Value`), import these.
 //!
 //! Every query here is on a reference melior holds alive for its lifetime,
 //! which is what the C calls below need.
