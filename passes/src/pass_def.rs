@@ -190,7 +190,7 @@ unsafe extern "C" fn run_pass<P: TypedPass>(op: MlirOperation, options: MlirStri
     // SAFETY: MLIR passes the live operation the pass runs on, whose
     // context outlives the run.
     let (op, context) = unsafe {
-        let op = melior::ir::OperationRef::from_raw(op);
+        let op = crate::ir::melior_ext::operation_at(op);
         (op, op.context().to_ref())
     };
     // SAFETY: MLIR passes a valid string that outlives the call.

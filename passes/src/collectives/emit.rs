@@ -59,7 +59,7 @@ pub struct Emitter<'c> {
 pub fn building<'c>(block: &Block<'c>) -> Blk<'c> {
     // SAFETY: a live block; the caller puts it in a region of the module
     // being built before it drops, and uses no reference after that.
-    unsafe { BlockRef::from_raw(block.to_raw()) }
+    unsafe { crate::ir::melior_ext::block_at(block.to_raw()) }
 }
 
 impl<'c> Emitter<'c> {

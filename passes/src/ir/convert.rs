@@ -181,8 +181,9 @@ pub fn convert_typed<'c, 'a>(
     lower_one: &mut dyn FnMut(OperationRef<'c, 'a>, &mut Rewriter) -> Rewrite,
 ) -> bool {
     // SAFETY: the driver hands over live ops of `root`'s IR.
-    let typed =
-        |op: MlirOperation| -> OperationRef<'c, 'a> { unsafe { OperationRef::from_raw(op) } };
+    let typed = |op: MlirOperation| -> OperationRef<'c, 'a> {
+        unsafe { super::melior_ext::operation_at(op) }
+    };
     convert_raw(
         root.to_raw(),
         &|op| illegal(typed(op)),

@@ -366,6 +366,40 @@ pub fn function_io<'c>(ty: melior::ir::r#type::FunctionType<'c>) -> (Vec<Type<'c
     (inputs, results)
 }
 
+/// A melior reference to the live operation `raw`: the one way the crate
+/// turns the C API's handles into melior's references (the pass
+/// trampoline, the conversion driver's and the walk's callbacks, symbol
+/// tables).
+///
+/// # Safety
+/// `raw` is a live operation of IR that outlives `'a`, in a context that
+/// outlives `'c`.
+pub unsafe fn operation_at<'c, 'a>(raw: mlir_sys::MlirOperation) -> OperationRef<'c, 'a> {
+    // SAFETY: as the caller promises.
+    unsafe { OperationRef::from_raw(raw) }
+}
+
+/// A melior reference to the live block `raw`.
+///
+/// # Safety
+/// As `operation_at`, for a block.
+pub unsafe fn block_at<'c, 'a>(raw: mlir_sys::MlirBlock) -> BlockRef<'c, 'a> {
+    // SAFETY: as the caller promises.
+    unsafe { BlockRef::from_raw(raw) }
+}
+
+/// melior's rewriter over the pattern rewriter `raw` that MLIR's driver
+/// passes a pattern.
+///
+/// # Safety
+/// `raw` is the live rewriter of the pattern application in progress.
+pub unsafe fn pattern_rewriter_at<'c, 'a>(
+    raw: mlir_sys::MlirPatternRewriter,
+) -> melior::RewriterBase<'c, 'a> {
+    // SAFETY: as the caller promises.
+    unsafe { melior::RewriterBase::from_raw(mlir_sys::mlirPatternRewriterAsBase(raw)) }
+}
+
 /// The element type of a shaped type (a vector's lanes).
 pub fn shaped_element(ty: Type) -> Type {
     // SAFETY: a live shaped type; its element type is of the same context.

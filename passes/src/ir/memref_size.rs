@@ -3,8 +3,8 @@
 use melior::ir::{Type, TypeLike, r#type::MemRefType};
 use mlir_sys::{
     mlirFloatTypeGetWidth, mlirIntegerTypeGetWidth, mlirShapedTypeGetDimSize,
-    mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirShapedTypeHasStaticShape,
-    mlirTypeIsAFloat, mlirTypeIsAIndex, mlirTypeIsAInteger,
+    mlirShapedTypeGetRank, mlirShapedTypeHasStaticShape, mlirTypeIsAFloat, mlirTypeIsAIndex,
+    mlirTypeIsAInteger,
 };
 
 /// Bits of one element, for the scalar types a buffer can hold.
@@ -38,8 +38,7 @@ pub fn memref_byte_size(ty: MemRefType) -> Option<u64> {
             acc.checked_mul(u64::try_from(mlirShapedTypeGetDimSize(raw, dim)).ok()?)
         })?
     };
-    // SAFETY: a shaped type always has an element type.
-    let element = unsafe { Type::from_raw(mlirShapedTypeGetElementType(raw)) };
+    let element = super::melior_ext::shaped_element(ty.into());
     let bits = elements.checked_mul(element_bits(element)?)?;
     Some(bits.div_ceil(8))
 }

@@ -38,7 +38,7 @@ impl SymbolIndex {
         // outlives the run and so this index.
         self.by_name
             .get(name)
-            .map(|raw| unsafe { OperationRef::from_raw(*raw) })
+            .map(|raw| unsafe { super::melior_ext::operation_at(*raw) })
     }
 
     /// `base`, or `base_N` for the first N that is free; reserves it.

@@ -63,10 +63,9 @@ fn pattern(
             // outlives both. (`to_ref` borrows the `ContextRef` itself, so
             // that stays in a variable for the call.)
             let applied = catch_unwind(AssertUnwindSafe(|| unsafe {
-                let op = OperationRef::from_raw(op);
+                let op = super::melior_ext::operation_at(op);
                 let context = op.context();
-                let rewriter =
-                    RewriterBase::from_raw(mlir_sys::mlirPatternRewriterAsBase(rewriter));
+                let rewriter = super::melior_ext::pattern_rewriter_at(rewriter);
                 rewrite(context.to_ref(), op, rewriter)
             }));
             applied.unwrap_or_else(|panic| {

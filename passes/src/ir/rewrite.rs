@@ -85,7 +85,7 @@ pub fn walk_erasing<'c, 'a>(
 ) {
     // SAFETY: MLIR hands the visit live ops of `root`'s IR, which outlives
     // the walk.
-    let mut visit_raw = |op: MlirOperation| visit(unsafe { OperationRef::from_raw(op) });
+    let mut visit_raw = |op: MlirOperation| visit(unsafe { super::melior_ext::operation_at(op) });
     let mut walk = Walk {
         visit: &mut visit_raw,
         rewriter: Rewriter::new(root.to_raw()),
