@@ -187,12 +187,13 @@ fn text(pointer: *const std::ffi::c_char) -> &'static str {
 
 unsafe extern "C" fn run_pass<P: TypedPass>(op: MlirOperation, options: MlirStringRef) -> bool {
     use melior::ir::operation::OperationLike;
-    // SAFETY: MLIR passes the live operation the pass runs on, whose
-    // context outlives the run.
-    let (op, context) = unsafe {
-        let op = crate::ir::melior_ext::operation_at(op);
-        (op, op.context().to_ref())
-    };
+    // SAFETY: MLIR passes the live operation the pass runs on.
+    let op = unsafe { crate::ir::melior_ext::operation_at(op) };
+    // `to_ref` borrows the `ContextRef` itself (a reference into it), so
+    // it stays in this variable until the run is over.
+    let context_ref = op.context();
+    // SAFETY: the context outlives the run.
+    let context = unsafe { context_ref.to_ref() };
     // SAFETY: MLIR passes a valid string that outlives the call.
     let text = unsafe { std::slice::from_raw_parts(options.data.cast::<u8>(), options.length) };
     let options = PassOptions::parse(&String::from_utf8_lossy(text));
