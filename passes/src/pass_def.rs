@@ -189,16 +189,15 @@ unsafe extern "C" fn run_pass<P: TypedPass>(op: MlirOperation, options: MlirStri
     use melior::ir::operation::OperationLike;
     // SAFETY: MLIR passes the live operation the pass runs on.
     let op = unsafe { crate::ir::melior_ext::operation_at(op) };
-    // `to_ref` borrows the `ContextRef` itself (a reference into it), so
-    // it stays in this variable until the run is over.
-    let context_ref = op.context();
-    // SAFETY: the context outlives the run.
-    let context = unsafe { context_ref.to_ref() };
     // SAFETY: MLIR passes a valid string that outlives the call.
     let text = unsafe { std::slice::from_raw_parts(options.data.cast::<u8>(), options.length) };
     let options = PassOptions::parse(&String::from_utf8_lossy(text));
+    // SAFETY: the context outlives the run.
+    let run = || unsafe {
+        crate::ir::melior_ext::with_context_of(op, |context| P::run_typed(context, op, &options))
+    };
     // A panic must not unwind into C++; report it as a pass failure.
-    match catch_unwind(AssertUnwindSafe(|| P::run_typed(context, op, &options))) {
+    match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(())) => true,
         Ok(Err(PassFailed)) => false,
         Err(_) => {

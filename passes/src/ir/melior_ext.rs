@@ -400,6 +400,23 @@ pub unsafe fn pattern_rewriter_at<'c, 'a>(
     unsafe { melior::RewriterBase::from_raw(mlir_sys::mlirPatternRewriterAsBase(raw)) }
 }
 
+/// Runs `f` with `op`'s context as melior's `&Context`, the one place
+/// the crate makes one from a reference. `ContextRef::to_ref` returns a
+/// reference into the `ContextRef` itself, so a `ContextRef` dropped
+/// before the uses (a temporary) leaves it dangling: here it lives until
+/// `f` returns.
+///
+/// # Safety
+/// `op`'s context outlives every use `f` makes of the reference.
+pub unsafe fn with_context_of<'c, 'a, T>(
+    op: OperationRef<'c, 'a>,
+    f: impl FnOnce(&'c melior::Context) -> T,
+) -> T {
+    let context = op.context();
+    // SAFETY: the caller's promise; `context` outlives the call of `f`.
+    f(unsafe { context.to_ref() })
+}
+
 /// The element type of a shaped type (a vector's lanes).
 pub fn shaped_element(ty: Type) -> Type {
     // SAFETY: a live shaped type; its element type is of the same context.

@@ -6,7 +6,7 @@
 
 use melior::{
     Context, RewritePattern, RewritePatternSet, RewriterBase, create_op_rewrite_pattern,
-    ir::{OperationRef, operation::OperationLike},
+    ir::OperationRef,
 };
 use std::{
     any::Any,
@@ -60,13 +60,11 @@ fn pattern(
             }
             // SAFETY: during matchAndRewrite the driver passes a live op
             // and its live rewriter, valid for this call; the op's context
-            // outlives both. (`to_ref` borrows the `ContextRef` itself, so
-            // that stays in a variable for the call.)
+            // outlives both.
             let applied = catch_unwind(AssertUnwindSafe(|| unsafe {
                 let op = super::melior_ext::operation_at(op);
-                let context = op.context();
                 let rewriter = super::melior_ext::pattern_rewriter_at(rewriter);
-                rewrite(context.to_ref(), op, rewriter)
+                super::melior_ext::with_context_of(op, |context| rewrite(context, op, rewriter))
             }));
             applied.unwrap_or_else(|panic| {
                 panicked.borrow_mut().get_or_insert(panic);
@@ -82,7 +80,7 @@ mod tests {
     use super::*;
     use crate::ir::melior_ext::OperationExt;
     use crate::ir::op_kind::OpKind;
-    use melior::ir::{BlockLike, Module, Value, ValueLike};
+    use melior::ir::{BlockLike, Module, Value, ValueLike, operation::OperationLike};
 
     /// Replaces each `arith.addf %x, %y` by `%x` (erasing it through the
     /// rewriter), so that the walk meets ops a rewrite erased if the
