@@ -20,7 +20,7 @@ use crate::analysis::all_reduce::{
 };
 use crate::analysis::dynamic::{MAX_TOKENS_ATTR, declared_max_tokens, enclosing_function_op};
 use crate::ir::convert::{Rewrite, convert_typed};
-use crate::ir::melior_ext::{BlockExt, OperationExt, op_key, type_text};
+use crate::ir::melior_ext::{BlockExt, OperationExt, ValueExt, op_key, type_text};
 use crate::ir::op_kind::OpKind;
 use crate::ir::typed_builder::{Inserter, dims, static_dim};
 use crate::{
@@ -34,7 +34,7 @@ use crate::{
 use melior::{
     Context,
     ir::{
-        Attribute, OperationRef, Type, Value, ValueLike,
+        Attribute, OperationRef, Type, Value,
         operation::OperationLike,
         r#type::{MemRefType, ShapedTypeLike},
     },
@@ -125,8 +125,9 @@ fn roles<'c, 'a>(op: OperationRef<'c, 'a>) -> Roles<'c, 'a> {
 /// The memref type of a collective's operand (the verifier's: they are
 /// memrefs).
 fn memref_of<'c>(value: Value<'c, '_>) -> Result<MemRefType<'c>, PassError> {
-    MemRefType::try_from(value.r#type())
-        .map_err(|_| PassError::from("has an operand that is not a memref"))
+    value
+        .memref_type()
+        .ok_or_else(|| PassError::from("has an operand that is not a memref"))
 }
 
 /// State of one run over a module.

@@ -10,10 +10,10 @@ use crate::PassError;
 use crate::analysis::linalg::OVERWRITES_ATTR;
 use crate::ir::builders::{linalg_named_op, reinterpret_cast_op};
 use crate::ir::host::Host;
-use crate::ir::melior_ext::{OperationExt, strided_memref_type};
+use crate::ir::melior_ext::{OperationExt, ValueExt, strided_memref_type};
 use crate::ir::typed_builder::static_dim;
 use melior::ir::{
-    Attribute, OperationRef, Value, ValueLike,
+    Attribute, OperationRef, Value,
     r#type::{MemRefType, ShapedTypeLike},
 };
 
@@ -25,12 +25,6 @@ pub struct Prologue<'c, 'a> {
     pub partials: Value<'c, 'a>,
     /// Calls of at most this many rows take the split-K kernels.
     pub max_rows: u64,
-}
-
-/// The memref type of `value` (the verifier's: the prologue's operands
-/// are memrefs).
-fn memref_of<'c>(value: Value<'c, '_>) -> Option<MemRefType<'c>> {
-    MemRefType::try_from(value.r#type()).ok()
 }
 
 impl<'c, 'a> Prologue<'c, 'a> {
@@ -56,7 +50,8 @@ impl<'c, 'a> Prologue<'c, 'a> {
 
     /// Slices of K: `partials`' leading size (static, by the verifier).
     pub fn slices(&self) -> u64 {
-        memref_of(self.partials)
+        self.partials
+            .memref_type()
             .and_then(|ty| static_dim(ty, 0))
             .unwrap_or(1) as u64
     }
@@ -78,7 +73,7 @@ impl<'c, 'a> Prologue<'c, 'a> {
     /// each slice s of k = K / S columns, as one batched matmul over views:
     /// lhs as `S x rows x k` (strides k, K, 1) and rhs as `S x k x N`.
     pub fn sliced(&self, host: &mut Host<'c, '_, '_>) -> Result<(), PassError> {
-        let (Some(lhs), Some(rhs)) = (memref_of(self.lhs), memref_of(self.rhs)) else {
+        let (Some(lhs), Some(rhs)) = (self.lhs.memref_type(), self.rhs.memref_type()) else {
             return Err("has a matmul prologue whose operands are not memrefs".into());
         };
         let (Some(k_total), Some(columns)) = (static_dim(rhs, 0), static_dim(rhs, 1)) else {

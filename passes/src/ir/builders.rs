@@ -81,7 +81,7 @@ pub(super) fn region_of_empty_block<'c>() -> Region<'c> {
     region
 }
 
-/// The casts `Builder::convert` builds.
+/// The casts `convert_op` builds.
 #[derive(Clone, Copy, Debug)]
 pub enum Cast {
     PtrToInt,
@@ -266,8 +266,8 @@ pub fn memref_view<'c>(
         .expect("internal: memref.view of a pool")
 }
 
-// The ops both insertion layers build (`Builder` here, and
-// `typed_builder::Inserter`), each made in one place, detached.
+// Ops built detached, for `typed_builder::Inserter`, `host::Host` and the
+// kernel lowerings to put in place.
 
 /// `lhs <op> rhs` on integers of one type.
 pub fn int_op<'c>(

@@ -5,7 +5,7 @@
 //! calls); `convert-symm-mem-to-runtime` the calls too.
 
 use super::builders::{self, Cast, CmpI, IntOp};
-use super::melior_ext::{nested_symbol, type_text};
+use super::melior_ext::{ValueExt, nested_symbol, type_text};
 use super::typed_builder::{Inserter, static_dim};
 use crate::PassError;
 use melior::{
@@ -100,11 +100,6 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
 
     pub fn context(&self) -> &'c Context {
         self.at.context
-    }
-
-    /// The function's `symm_runtime*`.
-    pub fn runtime(&self) -> Option<Value<'c, 'a>> {
-        self.calls.as_ref().map(|(runtime, _)| *runtime)
     }
 
     pub fn ptr(&self) -> Type<'c> {
@@ -290,9 +285,7 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
     /// Size `dim` of `memref` as an i64: a constant when its type has it,
     /// else read with `memref.dim`.
     pub fn extent_i64(&mut self, memref: Value<'c, '_>, dim: usize) -> Value<'c, 'a> {
-        let static_size = MemRefType::try_from(memref.r#type())
-            .ok()
-            .and_then(|ty| static_dim(ty, dim));
+        let static_size = memref.memref_type().and_then(|ty| static_dim(ty, dim));
         match static_size {
             Some(size) => self.int(64, size),
             None => self.dim_i64(memref, dim),
@@ -306,8 +299,9 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
 
     /// Bytes of `memref` (static, or its leading size times the rest).
     pub fn byte_count(&mut self, memref: Value<'c, '_>) -> Result<Value<'c, 'a>, PassError> {
-        let ty =
-            MemRefType::try_from(memref.r#type()).map_err(|_| PassError::from("needs a memref"))?;
+        let ty = memref
+            .memref_type()
+            .ok_or_else(|| PassError::from("needs a memref"))?;
         let Some(element) = super::melior_ext::element_bytes(ty.element()) else {
             return Err(format!("has elements of no fixed size ({})", type_text(ty)).into());
         };
@@ -398,13 +392,8 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
         self.at = after;
     }
 
-    /// `gpu.launch_func @symm_kernels::@kernel` on a 1-D grid.
-    pub fn launch(&mut self, kernel: &str, blocks: u64, threads: u64, args: &[Value<'c, '_>]) {
-        let grid = self.index(blocks as i64);
-        self.launch_on(kernel, grid, threads, args);
-    }
-
-    /// The same with the grid size as an index value.
+    /// `gpu.launch_func @symm_kernels::@kernel` on a 1-D grid of `grid`
+    /// blocks (an index value) of `threads` threads.
     pub fn launch_on(
         &mut self,
         kernel: &str,

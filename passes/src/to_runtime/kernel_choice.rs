@@ -5,6 +5,7 @@
 //! `symm_rt_kernel_variant_end`, which time both ways on a row count's
 //! first call outside a capture and keep the faster.
 
+use super::operand;
 use crate::PassError;
 use crate::ir::builders::CmpI;
 use crate::ir::host::Host;
@@ -23,12 +24,6 @@ pub(super) fn attribute<'c, 'a>(
         .int_attribute(name)
         .ok_or_else(|| format!("has no integer attribute '{name}'"))?;
     Ok(host.int(64, value))
-}
-
-/// Operand `index` of `op` (the verifier's: the choice ops have theirs).
-fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Result<Value<'c, 'a>, PassError> {
-    op.operand(index)
-        .map_err(|_| PassError::from(format!("has no operand #{index}")))
 }
 
 pub fn lower<'c, 'a>(
