@@ -206,7 +206,7 @@ impl GemvTile {
     pub(super) fn statistics_offset(&self, shape: &GemvShape) -> u64 {
         let sums_end = self.sums_offset(shape) + self.sums_bytes(shape.weights);
         match self.engine {
-            Engine::TensorCores if shape.staged => {
+            Engine::TensorCores if shape.staged && !shape.streamed => {
                 sums_end.max(self.rows * Self::staged_row_stride(shape.k))
             }
             Engine::Tma => super::gemv_tma::RingLayout::of(self, shape)
@@ -215,9 +215,22 @@ impl GemvTile {
             _ => sums_end,
         }
     }
+    /// Where the tensor-core GEMV that applies the norm as it reads `a`
+    /// (`GemvShape::streamed`) keeps each k-group's part of each row's
+    /// statistic (f32, k-group by k-group): after the statistics.
+    pub(super) fn statistic_parts_offset(&self, shape: &GemvShape) -> u64 {
+        self.statistics_offset(shape) + self.rows * 4
+    }
+    fn statistic_parts_bytes(&self, shape: &GemvShape) -> u64 {
+        if self.engine == Engine::TensorCores && shape.streamed {
+            self.k_groups * self.rows * 4
+        } else {
+            0
+        }
+    }
     /// The shared memory a block takes.
     pub fn shared_bytes(&self, shape: &GemvShape) -> u64 {
-        self.statistics_offset(shape) + self.rows * 4
+        self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape)
     }
     /// Why this tiling cannot run for `weights` weights at any K (`None`:
     /// it can): an error in the options that set it.
@@ -291,8 +304,13 @@ pub struct GemvShape {
     pub k: u64,
     pub weights: u64,
     /// Whether the rows of `a` go through a prologue (the tensor-core
-    /// GEMV then stages them in shared memory).
+    /// GEMV then stages them in shared memory, unless `streamed`).
     pub staged: bool,
+    /// Whether the prologue is a row factor times column factors that the
+    /// tensor-core GEMV applies as it reads `a` (`SkinnyMatmul::stream_norm`):
+    /// it then stages no rows, and keeps each k-group's part of the row
+    /// statistics after the statistics.
+    pub streamed: bool,
 }
 
 #[cfg(test)]
@@ -303,11 +321,13 @@ impl GemvShape {
         k: 4096,
         weights: 2,
         staged: true,
+        streamed: false,
     };
     pub(super) const LLAMA_DOWN: GemvShape = GemvShape {
         k: 3584,
         weights: 1,
         staged: false,
+        streamed: false,
     };
 }
 
@@ -318,6 +338,11 @@ impl SkinnyMatmul {
             k: self.k,
             weights: self.weights,
             staged: self.prologue.is_some(),
+            streamed: self.stream_norm
+                && self
+                    .prologue
+                    .as_ref()
+                    .is_some_and(|p| p.row_scale.is_some()),
         }
     }
 
@@ -338,6 +363,27 @@ impl SkinnyMatmul {
                 .then(|| super::gemv_tma::matmul_problem(self, tile))
                 .flatten()
         })
+    }
+
+    /// Whether the tensor-core GEMV `tile` takes this matmul only by
+    /// applying its norm as it reads `a` (`stream_norm`): the rows it would
+    /// stage do not fit in shared memory, and streamed they need no room.
+    /// Where they fit, staging them measured faster (on one H200 the
+    /// Llama-3-8B pair at 2-16 rows 0.5-1.3 µs;
+    /// bench/results/2026-11-27-stream-norm-h200.md).
+    pub fn norm_must_stream(&self, tile: GemvTile) -> bool {
+        let splits = self
+            .prologue
+            .as_ref()
+            .is_some_and(|p| p.row_scale.is_some());
+        if tile.engine != Engine::TensorCores || !splits {
+            return false;
+        }
+        let with = |stream_norm| SkinnyMatmul {
+            stream_norm,
+            ..self.clone()
+        };
+        with(false).gemv_problem(tile).is_some() && with(true).gemv_problem(tile).is_none()
     }
 
     /// Blocks of the GEMV along x (column tiles) and y (slices).
@@ -920,12 +966,15 @@ impl<'c> Gemv<'_, 'c> {
                     .row_scale()
                     .zip(k.prologue.as_ref())
                     .map(|(functions, p)| {
-                        let statistics = e.byte_offset(
-                            e.dynamic_shared(),
-                            self.c(tile.statistics_offset(&k.gemv_shape())),
-                        );
-                        let statistic =
-                            e.load(e.byte_offset(statistics, e.mul(row, self.c(4))), f32, 4);
+                        let statistic = if self.streams_norm() {
+                            self.streamed_statistic(e, row)
+                        } else {
+                            let statistics = e.byte_offset(
+                                e.dynamic_shared(),
+                                self.c(tile.statistics_offset(&k.gemv_shape())),
+                            );
+                            e.load(e.byte_offset(statistics, e.mul(row, self.c(4))), f32, 4)
+                        };
                         p.row_factor(e, functions, statistic)
                     });
                 let products: Vec<Val<'c>> = (0..k.weights)
@@ -978,6 +1027,7 @@ mod tests {
             k,
             weights,
             staged: weights == 2,
+            streamed: false,
         }
     }
 

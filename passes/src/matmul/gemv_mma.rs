@@ -25,12 +25,20 @@
 //! stages only the column factors, in the statistic's pass, and the row
 //! factor multiplies each row's sums after the loop.
 //!
+//! Where 16 staged rows of a long K do not fit in shared memory
+//! (`SkinnyMatmul::norm_must_stream`), the kernel stages nothing and
+//! applies an RMSNorm-style prologue as it reads `a`: each lane's four
+//! elements of its rows come from global memory with the step's weight,
+//! times the norm weight's elements, and sum into its part of the rows'
+//! statistics, which the k-groups add up after the loop. Where the rows
+//! fit, staging them measured faster.
+//!
 //! After the loop the warps' accumulators meet in the shared memory the
 //! rows of `a` took, and each thread writes whole output elements through
 //! the epilogue, as in `gemv`.
 
 use super::gemv::{Gemv, GemvTile, MMA_COLUMNS, Operands, PIECE, row_piece};
-use super::kernel::{MMA_K, WARP};
+use super::kernel::{MMA_K, Prologue, RowScaleFunctions, WARP};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::Emitter;
 use crate::collectives::emit::Val;
@@ -92,9 +100,30 @@ impl<'c> Gemv<'_, 'c> {
             );
             self.weight_piece(e, weight, (row, column), exact)
         };
+        // Where the kernel applies its norm as it reads `a`, the rows'
+        // words are loaded with the weight, a step ahead of their `mma`s, so
+        // that the norm's work waits on no load (on one H200 the Llama-3-8B
+        // pair gains 0.7-1.0 µs; the down projection, whose fragments are
+        // read raw, loses 0.2-0.4 µs that way and reads them at its step:
+        // bench/results/2026-11-27-stream-norm-h200.md).
+        let halves = if tile.rows > HALF { 2 } else { 1 };
+        let unstaged = self
+            .streams_norm()
+            .then(|| self.fragment_rows(m, a, group, shared, statistics));
+        let a_words = if unstaged.is_some() { halves } else { 0 };
+        let per_step = (ROWS_PER_LANE + a_words) as usize;
         let load_step = |e: &Emitter<'c>, i: Val<'c>| -> Vec<Val<'c>> {
             let step = step_of(e, i);
-            (0..ROWS_PER_LANE).map(|r| load_piece(e, step, r)).collect()
+            let mut loaded: Vec<Val<'c>> =
+                (0..ROWS_PER_LANE).map(|r| load_piece(e, step, r)).collect();
+            if let Some(rows) = &unstaged {
+                let (at, inside) = self.fragment_column(e, step, quad, exact);
+                // (With an exact tiling the steps one iteration past the
+                // last are inside nothing; their words are never used.)
+                let at = e.min(at, self.c(k.k - ROWS_PER_LANE));
+                loaded.extend(rows.iter().map(|row| row.words(self, e, at, inside)));
+            }
+            loaded
         };
         // The lines of the first `prefetch` steps towards L2, before the
         // wait for the grids before (no value depends on them): lane l
@@ -110,24 +139,44 @@ impl<'c> Gemv<'_, 'c> {
                 self.prefetch_weight(e, weight, row, first_column);
             }
         }
-        // The first steps are in flight while the rows of `a` are staged.
+        // The accumulators, with the norm applied as `a` is read the lane's
+        // parts of its rows' statistics (`streams_norm`), then the first
+        // steps, in flight while the rows of `a` are staged.
+        let parts = if self.streams_norm() {
+            halves as usize
+        } else {
+            0
+        };
         let mut inits = vec![e.zero(e.vector(MMAS * PER_MMA, e.f32()))];
+        inits.extend((0..parts).map(|_| e.cf32(0.0)));
         for u in 0..tile.unroll {
             inits.extend(load_step(e, self.c(u)));
         }
-        let rows = self.fragment_rows(m, a, group, shared, statistics);
+        let rows = match &unstaged {
+            Some(rows) => rows.clone(),
+            None => self.fragment_rows(m, a, group, shared, statistics),
+        };
         let carried = e.for_range_carrying_many(
             (self.c(0), self.c(iterations), self.c(1)),
             &inits,
             |e, iteration, carried| {
                 let mut acc = carried[0];
-                let mut next = Vec::with_capacity((tile.unroll * ROWS_PER_LANE) as usize);
-                for u in 0..tile.unroll {
-                    let i = e.add(e.mul(iteration, self.c(tile.unroll)), self.c(u));
-                    let first = 1 + (u * ROWS_PER_LANE) as usize;
+                let mut statistic_parts = carried[1..1 + parts].to_vec();
+                let mut next = Vec::with_capacity(tile.unroll as usize * per_step);
+                for u in 0..tile.unroll as usize {
+                    let i = e.add(e.mul(iteration, self.c(tile.unroll)), self.c(u as u64));
+                    let first = 1 + parts + u * per_step;
                     let pieces = &carried[first..first + ROWS_PER_LANE as usize];
+                    let words = &carried[first + ROWS_PER_LANE as usize..first + per_step];
                     next.extend(load_step(e, e.add(i, self.c(tile.unroll))));
-                    let a_fragment = self.a_fragment(e, &rows, step_of(e, i), quad, exact);
+                    let step = step_of(e, i);
+                    let a_fragment = if parts > 0 {
+                        self.normed_a_fragment(e, words, step, quad, exact, &mut statistic_parts)
+                    } else if a_words > 0 {
+                        fragment_of(e, words)
+                    } else {
+                        self.a_fragment(e, &rows, step, quad, exact)
+                    };
                     for j in 0..MMAS {
                         let w = |r: usize| e.extract(pieces[r], j);
                         let b = [e.pack(w(0), w(1)), e.pack(w(2), w(3))];
@@ -139,10 +188,14 @@ impl<'c> Gemv<'_, 'c> {
                     }
                 }
                 let mut out = vec![acc];
+                out.extend(statistic_parts);
                 out.extend(next);
                 out
             },
         );
+        if parts > 0 {
+            self.store_statistic_parts(&carried[1..1 + parts], (k_group, column_tile), lane);
+        }
 
         self.let_next_grid_launch();
         // Each lane's 32 sums in a row of their own (`mma_sum_slot`), where
@@ -169,28 +222,150 @@ impl<'c> Gemv<'_, 'c> {
         quad: Val<'c>,
         exact: bool,
     ) -> [Val<'c>; 4] {
+        let (at, inside) = self.fragment_column(e, step, quad, exact);
+        let words: Vec<Val<'c>> = rows
+            .iter()
+            .map(|row| row.words(self, e, at, inside))
+            .collect();
+        fragment_of(e, &words)
+    }
+
+    /// Where step `step`'s A fragment for the lanes of quad `quad` starts
+    /// in a row of `a` (`16 step + 4 quad`), and unless `exact` whether the
+    /// step is inside K (a step past it reads the row's last columns).
+    fn fragment_column(
+        &self,
+        e: &Emitter<'c>,
+        step: Val<'c>,
+        quad: Val<'c>,
+        exact: bool,
+    ) -> (Val<'c>, Option<Val<'c>>) {
         let k = self.k.k;
         let at = e.add(
             e.mul(step, self.c(MMA_K)),
             e.mul(quad, self.c(ROWS_PER_LANE)),
         );
-        let (at, inside) = if exact {
-            (at, None)
-        } else {
-            let inside = e.cmp(CmpiPredicate::Ult, step, self.c(k / MMA_K));
-            (e.min(at, self.c(k - ROWS_PER_LANE)), Some(inside))
-        };
-        let low = rows[0].words(self, e, at, inside);
-        let high = match rows.get(1) {
-            Some(row) => row.words(self, e, at, inside),
-            None => e.zero(e.vector(2, TensorCore::i32(e))),
-        };
-        [
-            e.extract(low, 0),
-            e.extract(high, 0),
-            e.extract(low, 1),
-            e.extract(high, 1),
-        ]
+        if exact {
+            return (at, None);
+        }
+        let inside = e.cmp(CmpiPredicate::Ult, step, self.c(k / MMA_K));
+        (e.min(at, self.c(k - ROWS_PER_LANE)), Some(inside))
+    }
+
+    /// The A fragment through the norm (`streams_norm`): the lane's four
+    /// elements of each of its rows of `a` (`x_words`, read from global
+    /// memory with the step's weight), times
+    /// the norm's column factors (rounded to bf16 as the staged rows are),
+    /// each element also a step of the row's statistic, summed into the
+    /// lane's part of it (`parts`, one per row; steps past K count none).
+    fn normed_a_fragment(
+        &self,
+        e: &Emitter<'c>,
+        x_words: &[Val<'c>],
+        step: Val<'c>,
+        quad: Val<'c>,
+        exact: bool,
+        parts: &mut [Val<'c>],
+    ) -> [Val<'c>; 4] {
+        let (prologue, functions) = self.streamed_norm();
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let words_ty = e.vector(2, TensorCore::i32(e));
+        let (at, inside) = self.fragment_column(e, step, quad, exact);
+        let (_, column_operands) = self.prologue_parameters();
+        let column_factors = prologue.column_vectors(e, &column_operands, at, ROWS_PER_LANE);
+        let words: Vec<Val<'c>> = x_words
+            .iter()
+            .zip(parts.iter_mut())
+            .map(|(x_words, part)| {
+                let x = e.reinterpret(*x_words, e.vector(ROWS_PER_LANE, bf16));
+                let mut factors = x;
+                let mut sum = *part;
+                for l in 0..ROWS_PER_LANE {
+                    let element = e.extract(x, l);
+                    let y = prologue.column_factors(e, functions, element, &column_factors, l);
+                    factors = e.insert(factors, y, l);
+                    sum = e.call(&prologue.step, &[element, sum], e.f32());
+                }
+                let normed = e.reinterpret(factors, words_ty);
+                match inside {
+                    Some(inside) => {
+                        *part = e.select(inside, sum, *part);
+                        e.select(inside, normed, e.zero(words_ty))
+                    }
+                    None => {
+                        *part = sum;
+                        normed
+                    }
+                }
+            })
+            .collect();
+        fragment_of(e, &words)
+    }
+
+    /// The prologue and its factor functions of a kernel that streams its
+    /// norm.
+    fn streamed_norm(&self) -> (&Prologue, &RowScaleFunctions) {
+        let prologue = self.k.prologue.as_ref();
+        prologue
+            .zip(self.row_scale())
+            .expect("internal: a streamed norm is a prologue with a row scale")
+    }
+
+    /// Whether the kernel applies its norm prologue to `a` as it reads it
+    /// (`GemvShape::streamed`), staging no rows.
+    pub(super) fn streams_norm(&self) -> bool {
+        self.tile.engine == super::gemv::Engine::TensorCores && self.k.gemv_shape().streamed
+    }
+
+    /// After the loop of a kernel that streams its norm: each lane's
+    /// `parts` of its rows' statistics (rows g and g + 8 of its k-group's
+    /// steps, the lane's four columns of each) summed over the quad's four
+    /// lanes, which together read all of each step's columns, and stored
+    /// by the warps of the first column tile (the others read the same
+    /// rows) as their k-group's part (`statistic_parts_offset`).
+    fn store_statistic_parts(
+        &self,
+        parts: &[Val<'c>],
+        (k_group, column_tile): (Val<'c>, Val<'c>),
+        lane: Val<'c>,
+    ) {
+        let (e, tile) = (self.e, self.tile);
+        let group = e.div(lane, self.c(ROWS_PER_LANE));
+        let quad = e.rem(lane, self.c(ROWS_PER_LANE));
+        let owner = e.and(
+            e.cmp(CmpiPredicate::Eq, column_tile, self.c(0)),
+            e.cmp(CmpiPredicate::Eq, quad, self.c(0)),
+        );
+        let base = self.statistic_parts(e);
+        for (half, part) in parts.iter().enumerate() {
+            let total = e.lanes_sum(*part, (ROWS_PER_LANE - 1) as u32);
+            let row = e.add(group, self.c(half as u64 * HALF));
+            let at = e.add(e.mul(k_group, self.c(tile.rows)), row);
+            e.when(owner, |e| {
+                e.store(total, e.byte_offset(base, e.mul(at, self.c(4))), 4)
+            });
+        }
+    }
+
+    /// Where the k-groups' parts of the row statistics start in shared
+    /// memory (`streams_norm`).
+    fn statistic_parts(&self, e: &Emitter<'c>) -> Val<'c> {
+        let offset = self.tile.statistic_parts_offset(&self.k.gemv_shape());
+        e.byte_offset(e.dynamic_shared(), self.c(offset))
+    }
+
+    /// Row `row`'s statistic where the kernel streams its norm: the
+    /// statistic's initial value plus every k-group's part.
+    pub(super) fn streamed_statistic(&self, e: &Emitter<'c>, row: Val<'c>) -> Val<'c> {
+        let (init, _) = self.prologue_parameters();
+        let base = self.statistic_parts(e);
+        let mut statistic = init.expect("internal: a streamed norm has a statistic");
+        for g in 0..self.tile.k_groups {
+            let at = e.add(self.c(g * self.tile.rows), row);
+            let part = e.load(e.byte_offset(base, e.mul(at, self.c(4))), e.f32(), 4);
+            statistic = e.addf(statistic, part);
+        }
+        statistic
     }
 
     /// Where lane `lane` of the warp of k-group `k_group` and column tile
@@ -277,7 +452,8 @@ impl<'c> Gemv<'_, 'c> {
     /// the prologue when there is one, and always with the TMA (whose
     /// consumers would otherwise wait on global memory for every step).
     fn stages_rows(&self) -> bool {
-        self.k.prologue.is_some() || self.tile.engine == super::gemv::Engine::Tma
+        (self.k.prologue.is_some() && !self.streams_norm())
+            || self.tile.engine == super::gemv::Engine::Tma
     }
 
     /// The rows of `a` in shared memory as bf16, through the prologue when
@@ -441,7 +617,24 @@ impl<'c> Gemv<'_, 'c> {
     }
 }
 
+/// The A fragment (a0..a3) from the words of the lane's rows: row g's
+/// first, then row g + 8's (zero with 8 rows).
+fn fragment_of<'c>(e: &Emitter<'c>, words: &[Val<'c>]) -> [Val<'c>; 4] {
+    let low = words[0];
+    let high = match words.get(1) {
+        Some(high) => *high,
+        None => e.zero(e.vector(2, TensorCore::i32(e))),
+    };
+    [
+        e.extract(low, 0),
+        e.extract(high, 0),
+        e.extract(low, 1),
+        e.extract(high, 1),
+    ]
+}
+
 /// One of a lane's rows of `a` in the A fragment.
+#[derive(Clone, Copy)]
 pub(super) enum FragmentRow<'c> {
     /// Staged in shared memory (zero past the call's rows).
     Staged(Val<'c>),
@@ -560,6 +753,12 @@ mod tests {
                 .unwrap()
                 .contains("as bf16")
         );
+        // Streaming its norm, the pair stages no rows: any K fits.
+        let streamed = GemvShape {
+            streamed: true,
+            ..long
+        };
+        assert_eq!(GemvTile::PAIR_MMA.problem(&streamed), None);
         let long_single = GemvShape {
             k: 1 << 20,
             ..single
@@ -577,7 +776,8 @@ mod tests {
         /// regions fit its shared memory and do not overlap: the staged
         /// rows (with a prologue) and the sums both start at 0 (the sums
         /// take the rows' place after the loop), and the statistics follow
-        /// both.
+        /// both; a kernel that streams its norm stages no rows and keeps its
+        /// k-groups' statistic parts after the statistics.
         #[test]
         fn accepted_layouts_fit_and_keep_the_statistics_apart(
             per_weight in 1u64..4,
@@ -587,7 +787,9 @@ mod tests {
             k_steps in 1u64..1200,
             weights in 1u64..3,
             staged in proptest::bool::ANY,
+            streamed in proptest::bool::ANY,
         ) {
+            let streamed = staged && streamed;
             let tile = GemvTile {
                 engine: super::super::gemv::Engine::TensorCores,
                 columns: per_weight * MMA_COLUMNS,
@@ -597,14 +799,24 @@ mod tests {
                 prefetch: 0,
                 stage_rows: 0,
             };
-            let shape = GemvShape { k: k_steps * MMA_K, weights, staged };
+            let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {
                 let statistics = tile.statistics_offset(&shape);
                 let sums = tile.threads(weights) * LANE_WORDS * 4;
                 proptest::prop_assert!(statistics >= sums);
-                if staged {
-                    let rows = tile.rows * GemvTile::staged_row_stride(shape.k);
+                let rows = tile.rows * GemvTile::staged_row_stride(shape.k);
+                if staged && !streamed {
                     proptest::prop_assert!(statistics >= rows);
+                }
+                let parts = tile.statistic_parts_offset(&shape);
+                proptest::prop_assert!(parts >= statistics + tile.rows * 4);
+                if streamed {
+                    proptest::prop_assert_eq!(
+                        tile.shared_bytes(&shape),
+                        parts + tile.k_groups * tile.rows * 4
+                    );
+                    // Staging no rows, the sums alone set where the rest goes.
+                    proptest::prop_assert_eq!(statistics, sums);
                 }
                 proptest::prop_assert!(tile.shared_bytes(&shape) <= super::super::kernel::MAX_SHARED);
                 proptest::prop_assert!(tile.threads(weights) <= 1024);

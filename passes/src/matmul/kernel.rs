@@ -194,15 +194,29 @@ impl Prologue {
         column_operands: &[Val<'c>],
         start: Val<'c>,
     ) -> Vec<Val<'c>> {
+        self.column_vectors(e, column_operands, start, super::gemv::PIECE)
+    }
+
+    /// The column operands' `lanes` elements from column `start` (a
+    /// multiple of `lanes` inside the row, `lanes` a power of two of at
+    /// most `PIECE`), one vector each.
+    pub(super) fn column_vectors<'c>(
+        &self,
+        e: &Emitter<'c>,
+        column_operands: &[Val<'c>],
+        start: Val<'c>,
+        lanes: u64,
+    ) -> Vec<Val<'c>> {
         self.columns
             .iter()
             .zip(column_operands)
             .map(|(scalar, operand)| {
                 let ty = e.float(*scalar).expect("checked");
+                let bytes = scalar.bytes().expect("checked") * lanes;
                 e.load(
                     e.gep(*operand, start, ty),
-                    e.vector(super::gemv::PIECE, ty),
-                    16,
+                    e.vector(lanes, ty),
+                    bytes.min(16),
                 )
             })
             .collect()
@@ -293,6 +307,12 @@ pub struct SkinnyMatmul {
     /// (`griddepcontrol.launch_dependents`, sm_90 and up; see
     /// `symm-wait-for-prior-grids`).
     pub grid_dependency: bool,
+    /// Whether the tensor-core GEMV applies a prologue that is a row
+    /// factor times column factors (`Prologue::row_scale`) to `a` as it
+    /// reads it, summing the row statistics in its loop, rather than
+    /// staging the rows in shared memory first (where they do not fit:
+    /// `norm_must_stream`).
+    pub stream_norm: bool,
 }
 
 impl SkinnyMatmul {
@@ -880,6 +900,7 @@ mod tests {
             epilogue: None,
             tile,
             grid_dependency: false,
+            stream_norm: false,
         }
     }
 

@@ -145,6 +145,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"stream-norm",
+            c"With row-scale, where the pair's rows of `a` do not fit in shared memory staged, the tensor-core GEMV applies the norm's column factors to them as it reads them for the mma and sums the row statistic in its loop (where they fit, staging measured faster)",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
             c"mma-gemv",
             c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
             OptionKind::Bool,
@@ -415,15 +421,31 @@ fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> {
         .expect("internal: a matched matmul has its operands")
 }
 
-/// The kernel for `group`, or why it has none; its GEMVs let the next grid
-/// launch early with `grid_dependency` (`launch-dependents`).
+/// How the planned kernels are built (the pass's options).
+#[derive(Clone, Copy)]
+struct KernelChoices {
+    /// The GEMVs let the next grid launch early (`launch-dependents`).
+    grid_dependency: bool,
+    /// A norm prologue that splits is applied as row and column factors
+    /// (`row-scale`).
+    row_scale: bool,
+    /// The tensor-core GEMV applies such a norm as it reads `a` where its
+    /// staged rows would not fit (`stream-norm`).
+    stream_norm: bool,
+}
+
+/// The kernel for `group`, or why it has none.
 fn plan<'c, 'a>(
     group: Group<'c, 'a>,
     index: usize,
     tile: Tile,
-    grid_dependency: bool,
-    row_scale: bool,
+    choices: KernelChoices,
 ) -> Result<Planned<'c, 'a>, crate::Refusal<'c, 'a>> {
+    let KernelChoices {
+        grid_dependency,
+        row_scale,
+        ..
+    } = choices;
     let name = format!("symm_matmul_{index}");
     match &group {
         Group::Pair {
@@ -531,6 +553,7 @@ fn plan<'c, 'a>(
                 }),
                 tile,
                 grid_dependency,
+                stream_norm: false,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -612,6 +635,7 @@ fn plan<'c, 'a>(
                 epilogue: None,
                 tile,
                 grid_dependency,
+                stream_norm: false,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -737,8 +761,11 @@ impl TypedPass for MatmulToGpu {
                     .any(|p| p.isa(OpKind::GpuModule) || p.isa(OpKind::GpuLaunch))
             })
             .collect();
-        let launch_dependents = options.flag("launch-dependents");
-        let row_scale = options.flag("row-scale");
+        let choices = KernelChoices {
+            grid_dependency: options.flag("launch-dependents"),
+            row_scale: options.flag("row-scale"),
+            stream_norm: options.flag("stream-norm"),
+        };
         let mut taken: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let mut planned = Vec::new();
         for op in anchors {
@@ -756,8 +783,21 @@ impl TypedPass for MatmulToGpu {
                         Group::Pair { .. } => (pair_tile, &gemv_tiles[0]),
                         Group::Single { .. } => (single_tile, &gemv_tiles[1]),
                     };
-                    match plan(group, planned.len(), tile, launch_dependents, row_scale) {
+                    match plan(group, planned.len(), tile, choices) {
                         Ok(mut p) => {
+                            if choices.stream_norm
+                                && let Some(gemv) =
+                                    gemvs.iter().find(|g| p.kernel.norm_must_stream(**g))
+                            {
+                                p.kernel.stream_norm = true;
+                                emit_remark(
+                                    p.group.ops()[0].location(),
+                                    &format!(
+                                        "the GEMV for up to {} rows applies the norm as it reads the rows: staged, {} rows of K = {} do not fit in shared memory",
+                                        gemv.rows, gemv.rows, p.kernel.k
+                                    ),
+                                );
+                            }
                             for gemv in gemvs {
                                 match p.kernel.gemv_problem(*gemv) {
                                     None => p.gemv.push(*gemv),

@@ -93,6 +93,10 @@ pub trait TensorCore<'c> {
     /// The sum of an f32 over the warp's 32 lanes, in every lane
     /// (`gpu.shuffle xor` by 16, 8, 4, 2 and 1). Every lane must reach it.
     fn warp_sum(&self, v: Val<'c>) -> Val<'c>;
+    /// The sum of an f32 over the lanes whose ids differ from this lane's
+    /// only in the bits of `lanes` (a mask below 32), in each of them:
+    /// `gpu.shuffle xor` by each of its bits. Every lane must reach it.
+    fn lanes_sum(&self, v: Val<'c>, lanes: u32) -> Val<'c>;
     /// Member `index` of an LLVM struct.
     fn member(&self, container: Val<'c>, index: i64, ty: Type<'c>) -> Val<'c>;
     /// Two 16-bit floats packed into an i32 (lane 0 in the low half).
@@ -334,11 +338,15 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     }
 
     fn warp_sum(&self, v: Val<'c>) -> Val<'c> {
+        self.lanes_sum(v, 31)
+    }
+
+    fn lanes_sum(&self, v: Val<'c>, lanes: u32) -> Val<'c> {
         let xor = attributes::gpu_shuffle_xor(self.ctx);
         let width = self.c32(32);
         let mut sum = v;
-        for offset in [16, 8, 4, 2, 1] {
-            let offset = self.c32(offset);
+        for bit in (0..5).rev().filter(|bit| lanes & (1 << bit) != 0) {
+            let offset = self.c32(1 << bit);
             let other = self.one(
                 ods::gpu::shuffle(
                     self.ctx,

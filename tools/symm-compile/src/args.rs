@@ -59,6 +59,9 @@ pub struct Args {
     /// The pair's GEMVs scale the sums by the norm's row factor
     /// (`row-scale` of symm-linalg-matmul-to-gpu).
     pub matmul_row_scale: bool,
+    /// Where the staged rows do not fit, the tensor-core GEMV applies such
+    /// a norm as it reads them (`stream-norm` of symm-linalg-matmul-to-gpu).
+    pub matmul_stream_norm: bool,
     /// The tiling of the GEMV whose weight the TMA streams (k-groups,
     /// stages, stage rows), or `None`: off.
     pub matmul_tma_gemv: Option<[u64; 3]>,
@@ -179,6 +182,12 @@ struct Cli {
     /// statistic's pass and scaling each row's sums by rsqrt(mean + eps).
     #[arg(long)]
     no_matmul_row_scale: bool,
+    /// Where the pair's rows of x · w do not fit in shared memory staged
+    /// (K above about 7000), its tensor-core GEMV is off instead of
+    /// applying the norm's weight to each fragment as it reads x and
+    /// summing the squares in its loop.
+    #[arg(long)]
+    no_matmul_stream_norm: bool,
     /// Single matmuls' calls of 2 up to --matmul-mma-gemv-rows rows run a
     /// tensor-core GEMV whose weight the TMA streams through shared memory
     /// (sm_90 and up), where the runtime has the weight's descriptor; off
@@ -272,6 +281,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
         matmul_prefetch: !cli.no_matmul_prefetch,
         matmul_row_scale: !cli.no_matmul_row_scale,
+        matmul_stream_norm: !cli.no_matmul_stream_norm,
         matmul_tma_gemv: match &cli.matmul_tma_gemv {
             None => None,
             Some(values) => tiling(false, values, "--matmul-tma-gemv")?,

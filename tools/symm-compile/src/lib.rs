@@ -47,13 +47,14 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} {tma} {gemv}}},gpu.module(inline),\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} {tma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         waits = args.chip.has_grid_dependency(),
         prefetch = args.matmul_prefetch,
         row_scale = args.matmul_row_scale,
+        stream_norm = args.matmul_stream_norm,
         tma = match args.matmul_tma_gemv {
             Some([k_groups, stages, rows]) => format!(
                 "tma-gemv=true tma-gemv-k-groups={k_groups} tma-gemv-stages={stages} tma-gemv-stage-rows={rows}"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds what stream_norm_h200.sh runs into DIR (issue 32, session 13: the
+# pair's tensor-core GEMV applies its RMSNorm as it reads `a`, `stream-norm`,
+# on by default): everything matmul_build.sh builds, plus at world size 1
+#   - the 8192/3584 block (a TP-8 rank of Llama-3-70B: 16 staged rows of
+#     K = 8192 do not fit in shared memory, so only the streamed pair runs
+#     it on the tensor cores; `_staged`: with --no-matmul-stream-norm,
+#     where the pair falls back to the tensor-core kernel);
+#   - the 4096/7168 block with the rows staged (`staged`,
+#     --no-matmul-stream-norm: the build before) and streamed (`streamed`),
+#     and without its RMSNorm (`nonorm`, timing only: its check fails).
+#
+#   bench/device/stream_norm_build.sh target/sn && tar -cJf target/sn.tar.xz -C target sn
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: stream_norm_build.sh DIR}
+bench/device/matmul_build.sh "$out"
+export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
+mkdir -p "$out/src"
+layer() { # name mlir [symm-compile flags...]
+  local name=$1 mlir=$2
+  shift 2
+  target/release/symm-compile "$mlir" -o "$out/src/$name.o" "$@"
+  c++ -shared -o "$out/layers/lib$name.so" "$out/src/$name.o" -L"$out/layers" -lsymm_runtime \
+    -Wl,-rpath,'$ORIGIN'
+}
+sed -e 's/world_size(2)/world_size(1)/' examples/llama_mlp.mlir > "$out/src/mlp.mlir"
+sed -e 's/4096/8192/g' -e 's/7168/3584/g' "$out/src/mlp.mlir" > "$out/src/mlp_8192x3584.mlir"
+layer mlp_8192x3584 "$out/src/mlp_8192x3584.mlir"
+layer mlp_8192x3584_staged "$out/src/mlp_8192x3584.mlir" --no-matmul-stream-norm
+layer streamed "$out/src/mlp.mlir"
+layer staged "$out/src/mlp.mlir" --no-matmul-stream-norm
+sed -e 's/linalg.matmul ins(%xn, /linalg.matmul ins(%x, /' "$out/src/mlp.mlir" > "$out/src/nonorm.mlir"
+layer nonorm "$out/src/nonorm.mlir"
+strip "$out"/layers/*.so
+rm -rf "$out/src"
+echo "built into $out ($(du -sh "$out" | cut -f1))"
