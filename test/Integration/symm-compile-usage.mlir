@@ -105,8 +105,8 @@
 // RUN: %symm-compile %s -o %t/g.o --remarks --no-matmul-mma-gemv 2>&1 | FileCheck %s --check-prefix=ONE-GEMV
 // RUN: %symm-compile %s -o %t/g.o --remarks --matmul-mma-gemv=128,2,4 --matmul-mma-gemv-rows=8 2>&1 | FileCheck %s --check-prefix=MMA-SET
 // RUN: %symm-compile %s -o %t/g.o --remarks --no-matmul-gemv --no-matmul-mma-gemv 2>&1 | FileCheck %s --check-prefix=NO-GEMV
-// GEMVS: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 2x1 blocks of 512 threads), chosen
-// FEW-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 2x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 2x1 blocks of 512 threads), chosen
+// GEMVS: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 2x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_staged, 2x1 blocks of 512 threads), chosen
+// FEW-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 2x1 blocks of 512 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 2x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_staged, 2x1 blocks of 512 threads), chosen
 // ONE-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads), chosen
 // MMA-SET: remark: matmul 64x128: generated kernel @symm_matmul_0 {{.*}} (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 2x1 blocks of 512 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma8, 1x1 blocks of 128 threads), chosen
 // NO-GEMV: remark: matmul 64x128: generated kernel @symm_matmul_0 ({{[^()]*}}), chosen

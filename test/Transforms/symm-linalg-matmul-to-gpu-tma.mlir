@@ -44,7 +44,7 @@ func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memre
       : memref<?x7168xbf16> to memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
   %ws = memref.reinterpret_cast %w to offset: [0], sizes: [2, 3584, 4096], strides: [14680064, 4096, 1]
       : memref<7168x4096xbf16> to memref<2x3584x4096xbf16>
-  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (64x2 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_tma16, 64x2 blocks of 544 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 64x2 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (64x2 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_tma16, 64x2 blocks of 544 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 64x2 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_staged, 64x2 blocks of 512 threads)}}
   linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
       outs(%p : memref<2x?x4096xf32>)
   return

@@ -333,14 +333,33 @@ func.func @gate_up_wide(%x: memref<?x8192xbf16>, %norm: memref<8192xbf16>,
 // CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<2xi32>
 // CHECK: } else {
 // CHECK-COUNT-8: nvvm.mma.sync
+// Calls of 9 to 16 rows take a second tensor-core GEMV, which stages the
+// 16 rows of its slice of `a` in shared memory first (16-byte pieces, all
+// of a thread's loads in flight at once) and reads its fragments there.
+// CHECK-LABEL: gpu.func @symm_matmul_0_mma16_staged
+// CHECK-COUNT-4: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c7168_i64 step
+// CHECK-COUNT-14: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
+// CHECK-COUNT-8: nvvm.mma.sync
 // CHECK-LABEL: func.func @slices
 // CHECK-SAME: (%[[A:.*]]: memref<?x7168xbf16>, %[[W:.*]]: memref<7168x4096xbf16>, %[[P:.*]]: memref<2x?x4096xf32>)
 // CHECK: %[[AS:.*]] = memref.reinterpret_cast %[[A]]
 // CHECK: %[[WS:.*]] = memref.reinterpret_cast %[[W]]
 // CHECK: %[[M:.*]] = memref.dim %[[AS]], %{{.*}} : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
 // CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%[[M]]) max_rows(16)
+// CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[ROWS:.*]], %c1_i64 : i64
+// CHECK: scf.if %[[ONE]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[EIGHT:.*]] = arith.cmpi ule, %[[ROWS]], %c8_i64 : i64
+// CHECK: scf.if %[[EIGHT]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[SIXTEEN:.*]] = arith.cmpi ule, %[[ROWS]], %c16_i64 : i64
+// CHECK: scf.if %[[SIXTEEN]] {
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16_staged blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: } else {
 // CHECK-NEXT: linalg.batch_matmul {symm.overwrites} ins(%[[AS]], %[[WS]]
@@ -351,7 +370,7 @@ func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memre
       : memref<?x7168xbf16> to memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
   %ws = memref.reinterpret_cast %w to offset: [0], sizes: [2, 3584, 4096], strides: [14680064, 4096, 1]
       : memref<7168x4096xbf16> to memref<2x3584x4096xbf16>
-  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (64x2 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 64x2 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel @symm_matmul_0 (64x2 blocks of 512 threads, 111040 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 64x2 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_staged, 64x2 blocks of 512 threads)}}
   linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
       outs(%p : memref<2x?x4096xf32>)
   return

@@ -70,6 +70,15 @@ pub struct GemvTile {
     /// Rows of `a` the kernel takes (calls of up to this many rows; 8 or
     /// 16 on the tensor cores).
     pub rows: u64,
+    /// On the tensor cores: the block stages the rows of `a` in shared
+    /// memory (bf16) before its loop even without a prologue, rather than
+    /// reading each step's fragments from global memory (a prologue stages
+    /// them either way, unless it streams: `GemvShape::streamed`).
+    pub stage_a: bool,
+    /// The most rows of a call the kernel takes, where fewer than `rows`
+    /// (0: `rows`): a GEMV laid out for 16 rows that runs only the calls of
+    /// up to 8, the next tiling taking the rest.
+    pub calls: u64,
     /// The thread's first loads (16-row steps on the tensor cores) whose
     /// lines the kernel prefetches into L2 before it waits for the grids
     /// before it (`symm-wait-for-prior-grids`): launched early, the kernel
@@ -94,6 +103,8 @@ impl GemvTile {
         rows: 1,
         prefetch: 0,
         stage_rows: 0,
+        stage_a: false,
+        calls: 0,
     };
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -103,6 +114,8 @@ impl GemvTile {
         rows: 1,
         prefetch: 16,
         stage_rows: 0,
+        stage_a: false,
+        calls: 0,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -114,6 +127,8 @@ impl GemvTile {
         rows: 4,
         prefetch: 0,
         stage_rows: 0,
+        stage_a: false,
+        calls: 0,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -123,6 +138,8 @@ impl GemvTile {
         rows: 4,
         prefetch: 0,
         stage_rows: 0,
+        stage_a: false,
+        calls: 0,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -135,6 +152,8 @@ impl GemvTile {
         rows: 16,
         prefetch: 0,
         stage_rows: 0,
+        stage_a: false,
+        calls: 0,
     };
     pub const SINGLE_MMA: GemvTile = GemvTile {
         engine: Engine::TensorCores,
@@ -144,6 +163,8 @@ impl GemvTile {
         rows: 16,
         prefetch: 8,
         stage_rows: 0,
+        stage_a: false,
+        calls: 0,
     };
 
     /// The single matmul's GEMV with the weight streamed by the TMA
@@ -161,8 +182,17 @@ impl GemvTile {
         rows: 16,
         prefetch: 512,
         stage_rows: 128,
+        stage_a: false,
+        calls: 0,
     };
 
+    /// The most rows of a call the kernel takes.
+    pub fn takes(&self) -> u64 {
+        match self.calls {
+            0 => self.rows,
+            calls => calls.min(self.rows),
+        }
+    }
     fn pieces(&self, weights: u64) -> u64 {
         weights * self.columns / PIECE
     }
@@ -206,7 +236,7 @@ impl GemvTile {
     pub(super) fn statistics_offset(&self, shape: &GemvShape) -> u64 {
         let sums_end = self.sums_offset(shape) + self.sums_bytes(shape.weights);
         match self.engine {
-            Engine::TensorCores if shape.staged && !shape.streamed => {
+            Engine::TensorCores if (shape.staged && !shape.streamed) || self.stage_a => {
                 sums_end.max(self.rows * Self::staged_row_stride(shape.k))
             }
             Engine::Tma => super::gemv_tma::RingLayout::of(self, shape)
@@ -353,16 +383,53 @@ impl SkinnyMatmul {
             Engine::TensorCores => "mma",
             Engine::Tma => "tma",
         };
-        format!("{}_{kind}{}", self.name, tile.rows)
+        let staged = if tile.stage_a { "_staged" } else { "" };
+        format!("{}_{kind}{}{staged}", self.name, tile.rows)
     }
 
     /// Why GEMV `tile` cannot run this matmul (`None`: it can).
     pub fn gemv_problem(&self, tile: GemvTile) -> Option<String> {
         tile.problem(&self.gemv_shape()).or_else(|| {
-            (tile.engine == Engine::Tma)
-                .then(|| super::gemv_tma::matmul_problem(self, tile))
-                .flatten()
+            if tile.engine == Engine::Tma {
+                return super::gemv_tma::matmul_problem(self, tile);
+            }
+            let vectors = self.lda.is_multiple_of(PIECE) && self.a_slice.is_multiple_of(PIECE);
+            (tile.stage_a && !vectors)
+                .then(|| "the staged rows of `a` are read in 16-byte vectors".to_owned())
         })
+    }
+
+    /// The GEMVs this matmul runs for `tiles` (ordered by the rows they
+    /// take): each as `gemv_tile_for` makes it, and a tiling that makes the
+    /// same kernel as the next one merged into it.
+    pub fn gemv_tiles_for(&self, tiles: &[GemvTile]) -> Vec<GemvTile> {
+        let mut merged: Vec<GemvTile> = Vec::new();
+        for tile in tiles.iter().map(|t| self.gemv_tile_for(*t)) {
+            match merged.last_mut() {
+                Some(last) if GemvTile { calls: 0, ..*last } == GemvTile { calls: 0, ..tile } => {
+                    *last = tile;
+                }
+                _ => merged.push(tile),
+            }
+        }
+        merged
+    }
+
+    /// The GEMV this matmul runs for `tile`: a tensor-core GEMV that would
+    /// stage `a` without a prologue (`GemvTile::stage_a`) reads it from
+    /// global memory instead where the staged rows cannot run (they do not
+    /// fit in shared memory, or are not in 16-byte vectors); with a
+    /// prologue the rows go through it either way, and the flag is off.
+    pub fn gemv_tile_for(&self, tile: GemvTile) -> GemvTile {
+        let unstaged = GemvTile {
+            stage_a: false,
+            ..tile
+        };
+        if tile.stage_a && (self.prologue.is_some() || self.gemv_problem(tile).is_some()) {
+            unstaged
+        } else {
+            tile
+        }
     }
 
     /// Whether the tensor-core GEMV `tile` takes this matmul only by

@@ -449,10 +449,14 @@ impl<'c> Gemv<'_, 'c> {
     }
 
     /// Whether the kernel stages the rows of `a` in shared memory: through
-    /// the prologue when there is one, and always with the TMA (whose
-    /// consumers would otherwise wait on global memory for every step).
+    /// the prologue when there is one (unless it streams it), without one
+    /// where the tiling says so (`GemvTile::stage_a`), and always with the
+    /// TMA (whose consumers would otherwise wait on global memory for every
+    /// step).
     fn stages_rows(&self) -> bool {
-        (self.k.prologue.is_some() && !self.streams_norm())
+        let streams = self.streams_norm();
+        (self.k.prologue.is_some() && !streams)
+            || (self.tile.stage_a && !streams)
             || self.tile.engine == super::gemv::Engine::Tma
     }
 
@@ -798,6 +802,8 @@ mod tests {
                 rows: if sixteen { 16 } else { 8 },
                 prefetch: 0,
                 stage_rows: 0,
+                stage_a: false,
+                calls: 0,
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {

@@ -174,7 +174,7 @@ fn choose_kernel<'c>(
     let mut fits = e.cmp(
         CmpiPredicate::Ule,
         args[p.weights.len() + 2],
-        e.c64(gemv.rows as i64),
+        e.c64(gemv.takes() as i64),
     );
     let mut gemv_args = args.to_vec();
     if gemv.engine == super::gemv::Engine::Tma {

@@ -62,6 +62,9 @@ pub struct Args {
     /// Where the staged rows do not fit, the tensor-core GEMV applies such
     /// a norm as it reads them (`stream-norm` of symm-linalg-matmul-to-gpu).
     pub matmul_stream_norm: bool,
+    /// Calls of 9 to 16 rows run a tensor-core GEMV that stages `a`
+    /// (`mma-gemv-stage-a` of symm-linalg-matmul-to-gpu).
+    pub matmul_mma_stage_a: bool,
     /// The tiling of the GEMV whose weight the TMA streams (k-groups,
     /// stages, stage rows), or `None`: off.
     pub matmul_tma_gemv: Option<[u64; 3]>,
@@ -188,6 +191,12 @@ struct Cli {
     /// summing the squares in its loop.
     #[arg(long)]
     no_matmul_stream_norm: bool,
+    /// One tensor-core GEMV for 2 to 16 rows, reading the rows of `a`
+    /// from global memory where there is no prologue, instead of one for
+    /// 2 to 8 rows that does and one for 9 to 16 that stages them in
+    /// shared memory first.
+    #[arg(long)]
+    no_matmul_mma_stage_a: bool,
     /// Single matmuls' calls of 2 up to --matmul-mma-gemv-rows rows run a
     /// tensor-core GEMV whose weight the TMA streams through shared memory
     /// (sm_90 and up), where the runtime has the weight's descriptor; off
@@ -282,6 +291,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_prefetch: !cli.no_matmul_prefetch,
         matmul_row_scale: !cli.no_matmul_row_scale,
         matmul_stream_norm: !cli.no_matmul_stream_norm,
+        matmul_mma_stage_a: !cli.no_matmul_mma_stage_a,
         matmul_tma_gemv: match &cli.matmul_tma_gemv {
             None => None,
             Some(values) => tiling(false, values, "--matmul-tma-gemv")?,
