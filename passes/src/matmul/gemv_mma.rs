@@ -454,9 +454,7 @@ impl<'c> Gemv<'_, 'c> {
     /// TMA (whose consumers would otherwise wait on global memory for every
     /// step).
     fn stages_rows(&self) -> bool {
-        let streams = self.streams_norm();
-        (self.k.prologue.is_some() && !streams)
-            || (self.tile.stage_a && !streams)
+        ((self.k.prologue.is_some() || self.tile.stage_a) && !self.streams_norm())
             || self.tile.engine == super::gemv::Engine::Tma
     }
 
