@@ -1088,6 +1088,99 @@ pub(super) fn row_piece<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matmul::kernel::{Epilogue, Output, Prologue, Tile};
+
+    /// A single matmul's slice of K rows and N columns (a's rows `lda`
+    /// apart), or with `norm` a pair whose prologue splits (RMSNorm).
+    fn matmul(k: u64, n: u64, lda: u64, norm: bool) -> SkinnyMatmul {
+        let prologue = norm.then(|| Prologue {
+            step: "step".into(),
+            apply: "apply".into(),
+            args: Vec::new(),
+            columns: vec![Scalar::Bf16],
+            row_scale: Some(RowScaleFunctions {
+                row: "row".into(),
+                columns: "columns".into(),
+            }),
+        });
+        SkinnyMatmul {
+            name: "k".into(),
+            k,
+            n,
+            lda,
+            a_slice: 0,
+            w_slice: 0,
+            slices: 1,
+            weights: if norm { 2 } else { 1 },
+            output: Output::Bf16,
+            epilogue: norm.then(|| Epilogue {
+                function: "epilogue".into(),
+                args: Vec::new(),
+            }),
+            prologue,
+            tile: if norm { Tile::PAIR } else { Tile::SINGLE },
+            grid_dependency: false,
+            stream_norm: false,
+        }
+    }
+
+    /// The tensor-core tilings of the default options: reading `a` from
+    /// global memory for up to 8 rows, staging it for up to 16.
+    fn mma_tiles(kind: GemvTile) -> [GemvTile; 2] {
+        [
+            GemvTile {
+                calls: 8,
+                ..kind
+            },
+            GemvTile {
+                stage_a: true,
+                ..kind
+            },
+        ]
+    }
+
+    #[test]
+    fn a_single_matmul_stages_a_from_nine_rows_where_the_rows_fit() {
+        let down = matmul(3584, 4096, 7168, false);
+        let tiles = down.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA));
+        assert_eq!(tiles.len(), 2);
+        assert_eq!((tiles[0].takes(), tiles[0].stage_a), (8, false));
+        assert_eq!((tiles[1].takes(), tiles[1].stage_a), (16, true));
+        assert_eq!(down.gemv_name(tiles[0]), "k_mma16");
+        assert_eq!(down.gemv_name(tiles[1]), "k_mma16_staged");
+        assert!(tiles.iter().all(|t| down.gemv_problem(*t).is_none()));
+        // 16 staged rows of K = 16384 do not fit, nor do rows that are not
+        // in 16-byte vectors: one GEMV reads `a` from global memory for 2
+        // to 16 rows, as before.
+        for unstaged in [matmul(16384, 4096, 16384, false), matmul(3584, 4096, 3588, false)] {
+            let tiles = unstaged.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA));
+            assert_eq!(tiles.len(), 1, "{tiles:?}");
+            assert_eq!((tiles[0].takes(), tiles[0].stage_a), (16, false));
+            assert!(unstaged.gemv_problem(tiles[0]).is_none());
+        }
+    }
+
+    #[test]
+    fn a_pair_with_a_prologue_keeps_one_tensor_core_gemv() {
+        let pair = matmul(4096, 7168, 4096, true);
+        let tiles = pair.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+        assert_eq!(tiles.len(), 1);
+        assert_eq!((tiles[0].takes(), tiles[0].stage_a), (16, false));
+        assert_eq!(pair.gemv_name(tiles[0]), "k_mma16");
+        assert!(!pair.norm_must_stream(tiles[0]));
+        // At K = 8192 its 16 staged rows do not fit: it streams the norm.
+        let wide = matmul(8192, 7168, 8192, true);
+        let tiles = wide.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+        assert_eq!(tiles.len(), 1);
+        assert!(wide.gemv_problem(tiles[0]).is_some());
+        assert!(wide.norm_must_stream(tiles[0]));
+        let streamed = SkinnyMatmul {
+            stream_norm: true,
+            ..wide
+        };
+        assert!(streamed.gemv_shape().streamed);
+        assert_eq!(streamed.gemv_problem(tiles[0]), None);
+    }
 
     fn shape(k: u64, weights: u64) -> GemvShape {
         GemvShape {

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 32, session 13, on 2 GPUs in one device call: the floor
+# (bench/floor/stream_read.cu), then the MLP block and the decoder
+# half-layer at TP 2 beside torch's variants and torch.compile (Inductor) +
+# CUDA graphs at 1, 16, 128 and 2048 tokens (LAYER_TOKENS), two rounds;
+# each bench also times the build before this session's `mma16_staged`
+# (`single16`: --no-matmul-mma-stage-a) in the same process.
+#   (here)   for l in llama_mlp llama_decoder; do
+#              python/build_layer.sh examples/$l.mlir target/x2s/layers
+#              LAYER_NAME=${l}_single16 SYMM_COMPILE_FLAGS=--no-matmul-mma-stage-a \
+#                python/build_layer.sh examples/$l.mlir target/x2s/layers; done
+#   (device) bash bench/device/stage_a_x2.sh target/x2s   (kind nvidia-h200-x2)
+set -uo pipefail
+NEW=${1:?usage: stage_a_x2.sh BUILD}
+. "$(dirname "$0")/lib.sh"
+OUT=${OUT:-/tmp}
+floor_read 2>&1 | tee "$OUT/floor.log"
+export SYMM_RUNTIME_LIB=$NEW/layers/libsymm_runtime.so PYTHONPATH=python:bench/model
+export LAYER_TOKENS=${LAYER_TOKENS:-1,16,128,2048}
+L=$NEW/layers
+for round in 1 2; do
+  run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py "$L/libllama_mlp.so" \
+    "single16=$L/libllama_mlp_single16.so" 2>&1 | tee "$OUT/layer_bench_$round.log"
+  run timeout 280 torchrun --nproc_per_node=2 bench/model/decoder_bench.py "$L/libllama_decoder.so" \
+    "single16=$L/libllama_decoder_single16.so" 2>&1 | tee "$OUT/decoder_bench_$round.log"
+done
