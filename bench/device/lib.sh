@@ -94,3 +94,16 @@ floor_read() {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   CUDA_VISIBLE_DEVICES=0 run timeout 200 /tmp/stream_read 176160768 117440512 58720256
 }
+# The MLP block at five widths (the four of widths_checks and 8192/3584, a
+# TP-8 rank of Llama-3-70B) against torch's f32 reference at the dispatch
+# edges, forced generated, then the 4096/7168 block measured with the
+# choices logged (build $B).
+five_width_checks() {
+  for w in 4096x7168 3072x8192 5120x1728 2064x1000 8192x3584; do
+    SYMM_MATMUL=generated run py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,4,5,8,9,15,16,17
+  done
+  SYMM_LOG=info run py "$B/layers/libmlp_4096x7168.so" 4096 7168 --tokens 1,2,8,9,16,17,64
+}
+# Whether part $1 of a device script runs: PARTS names them (default:
+# every part the script lists in ALL_PARTS).
+part() { [[ " ${PARTS:-${ALL_PARTS:-}} " == *" $1 "* ]]; }

@@ -14,15 +14,9 @@ set -uo pipefail
 B=target/sa
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
-export SYMM_TIMEOUT_S=20
-part() { [[ " ${PARTS:-checks ab sanitizer apps} " == *" $1 "* ]]; }
+export SYMM_TIMEOUT_S=20 ALL_PARTS="checks ab sanitizer apps"
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-part checks && {
-  for w in 4096x7168 3072x8192 5120x1728 2064x1000 8192x3584; do
-    SYMM_MATMUL=generated run py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,4,5,8,9,15,16,17
-  done
-  SYMM_LOG=info run py "$B/layers/libmlp_4096x7168.so" 4096 7168 --tokens 1,2,8,9,16,17,64
-} 2>&1 | tee "$OUT/checks.log"
+part checks && five_width_checks 2>&1 | tee "$OUT/checks.log"
 part ab && variant_rounds "single16 mlp_4096x7168 nonorm_single16 nonorm" 2,9,16 2,8,9,16 2>&1 | tee "$OUT/ab.log"
 part sanitizer && sanitize_layers symm_matmul 2,9,16 2>&1 | tee "$OUT/sanitizer.log"
 part apps && {

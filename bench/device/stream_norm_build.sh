@@ -11,27 +11,10 @@
 #     and without its RMSNorm (`nonorm`, timing only: its check fails).
 #
 #   bench/device/stream_norm_build.sh target/sn && tar -cJf target/sn.tar.xz -C target sn
-set -euo pipefail
-cd "$(dirname "$0")/../.."
 out=${1:?usage: stream_norm_build.sh DIR}
-bench/device/matmul_build.sh "$out"
-export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
-mkdir -p "$out/src"
-layer() { # name mlir [symm-compile flags...]
-  local name=$1 mlir=$2
-  shift 2
-  target/release/symm-compile "$mlir" -o "$out/src/$name.o" "$@"
-  c++ -shared -o "$out/layers/lib$name.so" "$out/src/$name.o" -L"$out/layers" -lsymm_runtime \
-    -Wl,-rpath,'$ORIGIN'
-}
-sed -e 's/world_size(2)/world_size(1)/' examples/llama_mlp.mlir > "$out/src/mlp.mlir"
-sed -e 's/4096/8192/g' -e 's/7168/3584/g' "$out/src/mlp.mlir" > "$out/src/mlp_8192x3584.mlir"
-layer mlp_8192x3584 "$out/src/mlp_8192x3584.mlir"
+. "$(dirname "$0")/variant_layers.sh"
 layer mlp_8192x3584_staged "$out/src/mlp_8192x3584.mlir" --no-matmul-stream-norm
 layer streamed "$out/src/mlp.mlir"
 layer staged "$out/src/mlp.mlir" --no-matmul-stream-norm
-sed -e 's/linalg.matmul ins(%xn, /linalg.matmul ins(%x, /' "$out/src/mlp.mlir" > "$out/src/nonorm.mlir"
 layer nonorm "$out/src/nonorm.mlir"
-strip "$out"/layers/*.so
-rm -rf "$out/src"
-echo "built into $out ($(du -sh "$out" | cut -f1))"
+finish
