@@ -368,12 +368,24 @@ impl SkinnyMatmul {
             k: self.k,
             weights: self.weights,
             staged: self.prologue.is_some(),
-            streamed: self.stream_norm
-                && self
-                    .prologue
-                    .as_ref()
-                    .is_some_and(|p| p.row_scale.is_some()),
+            streamed: self.stream_norm && self.prologue_splits(),
         }
+    }
+
+    /// Whether the prologue is a row factor times column factors
+    /// (`Prologue::row_scale`).
+    fn prologue_splits(&self) -> bool {
+        self.prologue
+            .as_ref()
+            .is_some_and(|p| p.row_scale.is_some())
+    }
+
+    /// Whether every row of `a` (and every split-K slice of it) starts on
+    /// a 16-byte boundary, as kernels that stage or hold rows in 16-byte
+    /// vectors need; why not, where it does not.
+    pub(super) fn rows_vector_problem(&self) -> Option<String> {
+        let vectors = self.lda.is_multiple_of(PIECE) && self.a_slice.is_multiple_of(PIECE);
+        (!vectors).then(|| "the rows of `a` are staged in 16-byte vectors".to_owned())
     }
 
     /// The name of the GEMV kernel for up to `rows` rows.
@@ -393,9 +405,7 @@ impl SkinnyMatmul {
             if tile.engine == Engine::Tma {
                 return super::gemv_tma::matmul_problem(self, tile);
             }
-            let vectors = self.lda.is_multiple_of(PIECE) && self.a_slice.is_multiple_of(PIECE);
-            (tile.stage_a && !vectors)
-                .then(|| "the staged rows of `a` are read in 16-byte vectors".to_owned())
+            tile.stage_a.then(|| self.rows_vector_problem()).flatten()
         })
     }
 
@@ -439,11 +449,7 @@ impl SkinnyMatmul {
     /// Llama-3-8B pair at 2-16 rows 0.5-1.3 µs;
     /// bench/results/2026-11-27-stream-norm-h200.md).
     pub fn norm_must_stream(&self, tile: GemvTile) -> bool {
-        let splits = self
-            .prologue
-            .as_ref()
-            .is_some_and(|p| p.row_scale.is_some());
-        if tile.engine != Engine::TensorCores || !splits {
+        if tile.engine != Engine::TensorCores || !self.prologue_splits() {
             return false;
         }
         let with = |stream_norm| SkinnyMatmul {
@@ -758,8 +764,7 @@ impl<'c> Gemv<'_, 'c> {
     fn rows_fit_registers(&self, threads: u64) -> bool {
         let k = self.k;
         k.k.is_multiple_of(PIECE)
-            && k.lda.is_multiple_of(PIECE)
-            && k.a_slice.is_multiple_of(PIECE)
+            && k.rows_vector_problem().is_none()
             && (k.k / PIECE).div_ceil(threads) <= HELD_VECTORS
     }
 
@@ -1128,10 +1133,7 @@ mod tests {
     /// global memory for up to 8 rows, staging it for up to 16.
     fn mma_tiles(kind: GemvTile) -> [GemvTile; 2] {
         [
-            GemvTile {
-                calls: 8,
-                ..kind
-            },
+            GemvTile { calls: 8, ..kind },
             GemvTile {
                 stage_a: true,
                 ..kind
@@ -1152,7 +1154,10 @@ mod tests {
         // 16 staged rows of K = 16384 do not fit, nor do rows that are not
         // in 16-byte vectors: one GEMV reads `a` from global memory for 2
         // to 16 rows, as before.
-        for unstaged in [matmul(16384, 4096, 16384, false), matmul(3584, 4096, 3588, false)] {
+        for unstaged in [
+            matmul(16384, 4096, 16384, false),
+            matmul(3584, 4096, 3588, false),
+        ] {
             let tiles = unstaged.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA));
             assert_eq!(tiles.len(), 1, "{tiles:?}");
             assert_eq!((tiles[0].takes(), tiles[0].stage_a), (16, false));

@@ -106,12 +106,13 @@ impl<'c> Gemv<'_, 'c> {
         // pair gains 0.7-1.0 µs; the down projection, whose fragments are
         // read raw, loses 0.2-0.4 µs that way and reads them at its step:
         // bench/results/2026-11-27-stream-norm-h200.md).
-        let halves = if tile.rows > HALF { 2 } else { 1 };
-        let unstaged = self
-            .streams_norm()
-            .then(|| self.fragment_rows(m, a, group, shared, statistics));
-        let a_words = if unstaged.is_some() { halves } else { 0 };
-        let per_step = (ROWS_PER_LANE + a_words) as usize;
+        // With it the loop also carries the lane's parts of its rows'
+        // statistics, one per row (g, and g + 8 for 16 rows), as many as
+        // the words of `a` a step carries.
+        let streamed = self.streams_norm();
+        let parts = if streamed { self.halves() } else { 0 };
+        let unstaged = streamed.then(|| self.fragment_rows(m, a, group, shared, statistics));
+        let per_step = ROWS_PER_LANE as usize + parts;
         let load_step = |e: &Emitter<'c>, i: Val<'c>| -> Vec<Val<'c>> {
             let step = step_of(e, i);
             let mut loaded: Vec<Val<'c>> =
@@ -139,14 +140,8 @@ impl<'c> Gemv<'_, 'c> {
                 self.prefetch_weight(e, weight, row, first_column);
             }
         }
-        // The accumulators, with the norm applied as `a` is read the lane's
-        // parts of its rows' statistics (`streams_norm`), then the first
-        // steps, in flight while the rows of `a` are staged.
-        let parts = if self.streams_norm() {
-            halves as usize
-        } else {
-            0
-        };
+        // The accumulators, the statistics' parts, then the first steps,
+        // in flight while the rows of `a` are staged.
         let mut inits = vec![e.zero(e.vector(MMAS * PER_MMA, e.f32()))];
         inits.extend((0..parts).map(|_| e.cf32(0.0)));
         for u in 0..tile.unroll {
@@ -170,10 +165,8 @@ impl<'c> Gemv<'_, 'c> {
                     let words = &carried[first + ROWS_PER_LANE as usize..first + per_step];
                     next.extend(load_step(e, e.add(i, self.c(tile.unroll))));
                     let step = step_of(e, i);
-                    let a_fragment = if parts > 0 {
+                    let a_fragment = if streamed {
                         self.normed_a_fragment(e, words, step, quad, exact, &mut statistic_parts)
-                    } else if a_words > 0 {
-                        fragment_of(e, words)
                     } else {
                         self.a_fragment(e, &rows, step, quad, exact)
                     };
@@ -193,7 +186,7 @@ impl<'c> Gemv<'_, 'c> {
                 out
             },
         );
-        if parts > 0 {
+        if streamed {
             self.store_statistic_parts(&carried[1..1 + parts], (k_group, column_tile), lane);
         }
 
@@ -425,15 +418,14 @@ impl<'c> Gemv<'_, 'c> {
         shared: Val<'c>,
         statistics: Val<'c>,
     ) -> Vec<FragmentRow<'c>> {
-        let (e, k, tile) = (self.e, self.k, self.tile);
+        let (e, k) = (self.e, self.k);
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let stride = GemvTile::staged_row_stride(k.k);
         let staged = self.stages_rows();
         if staged {
             self.stage_rows(m, a, shared, statistics);
         }
-        let halves = if tile.rows > HALF { 2 } else { 1 };
-        (0..halves)
+        (0..self.halves() as u64)
             .map(|half| {
                 let r = e.add(group, self.c(half * HALF));
                 if staged {
@@ -446,6 +438,11 @@ impl<'c> Gemv<'_, 'c> {
                 }
             })
             .collect()
+    }
+
+    /// The lane's rows of `a` in the A fragment: g, and g + 8 for 16 rows.
+    fn halves(&self) -> usize {
+        if self.tile.rows > HALF { 2 } else { 1 }
     }
 
     /// Whether the kernel stages the rows of `a` in shared memory: through

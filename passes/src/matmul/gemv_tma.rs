@@ -94,8 +94,8 @@ pub(super) fn matmul_problem(k: &SkinnyMatmul, tile: GemvTile) -> Option<String>
     if !k.grid_dependency {
         return Some("the TMA needs sm_90 or later (launch-dependents marks it)".into());
     }
-    if !k.lda.is_multiple_of(8) || !k.a_slice.is_multiple_of(8) {
-        return Some("the rows of `a` are staged in 16-byte vectors".into());
+    if let Some(problem) = k.rows_vector_problem() {
+        return Some(problem);
     }
     if k.slices > 1 && (k.w_slice != k.k * k.n || !k.k.is_multiple_of(tile.stage_rows)) {
         return Some(format!(
