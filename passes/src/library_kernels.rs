@@ -45,6 +45,7 @@ pub fn all_reduce_kernel(key: AllReduce) -> AllReduceKernel {
         tail: key.tail,
         rows: None,
         split_k: None,
+        matmul_sends: false,
     }
 }
 

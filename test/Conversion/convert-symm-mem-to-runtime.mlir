@@ -1,5 +1,6 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-runtime | FileCheck %s
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-max-bytes=0' --convert-symm-mem-to-runtime | FileCheck %s --check-prefix=STAGED
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-send=true' --convert-symm-mem-to-runtime | FileCheck %s --check-prefix=SENT
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
@@ -640,6 +641,49 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // CHECK: arith.truncf
 // CHECK: llvm.store
 // CHECK: symm_mem.barrier
+// With lamport-send (symm-linalg-matmul-to-gpu's GEMVs may send the
+// slices themselves) the split-K Lamport kernel is another one, `_sent`:
+// SENT-LABEL: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2_sent(
+// SENT-SAME: %{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[NVEC:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+// The block's stamp: equal to its call counter + 1 where the generated
+// matmul sent this call's slices itself (symm-linalg-matmul-to-gpu's
+// lamport-send); then the block only receives.
+// SENT: %[[COUNTER:.*]] = symm_mem.epoch %{{.*}} channel
+// SENT: %[[NEXT:.*]] = arith.addi %[[COUNTER]], %{{.*}} : i32
+// SENT: %[[STAMP:.*]] = symm_mem.epoch %{{.*}} channel
+// SENT: %[[SENT:.*]] = arith.cmpi eq, %[[STAMP]], %[[NEXT]] : i32
+// SENT: %[[FITS:.*]] = arith.cmpi ule
+// SENT: %[[UNSENT:.*]] = arith.xori %[[SENT]], %{{.*}} : i1
+// SENT: scf.if %[[UNSENT]] {
+// Where both slices fit a region one after the other, each goes on its
+// own, rounded on its own: slice 0 at the vector's place, slice 1 nvec
+// vectors further.
+// SENT: scf.if %[[FITS]] {
+// SENT: %[[FIRST:.*]] = llvm.getelementptr %[[PARTIALS]][%[[I:.*]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// SENT: %[[T0:.*]] = llvm.load %[[FIRST]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// SENT: arith.truncf %[[T0]] : vector<8xf32> to vector<8xbf16>
+// SENT: %[[AT:.*]] = arith.addi %{{.*}}, %[[I]] : i64
+// SENT: %[[SECOND:.*]] = llvm.getelementptr %[[PARTIALS]][%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
+// SENT: %[[T1:.*]] = llvm.load %[[SECOND]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// SENT: arith.truncf %[[T1]] : vector<8xf32> to vector<8xbf16>
+// Else the rank's vector: slice 0's and slice 1's f32 lanes, added in
+// slice order and rounded once, then sent.
+// SENT: } else {
+// SENT: %[[S0:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// SENT: %[[S1:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
+// SENT: %[[SUM:.*]] = arith.addf %[[S0]], %[[S1]] : vector<8xf32>
+// SENT: arith.truncf %[[SUM]] : vector<8xf32> to vector<8xbf16>
+// The sum: both ranks' two slices, in rank then slice order, or both
+// ranks' sums.
+// SENT: %[[SUMMED:.*]] = scf.if %[[FITS]] -> (vector<8xbf16>) {
+// SENT-COUNT-4: symm_mem.lamport_wait
+// SENT-COUNT-4: arith.extf
+// SENT-COUNT-3: arith.addf
+// SENT: } else {
+// SENT-COUNT-2: symm_mem.lamport_wait
+// The stamp goes back to the counter, which no later counter + 1 equals.
+// SENT: symm_mem.set_epoch %{{.*}} channel %{{.*}} to %[[NEXT]]
+// SENT: symm_mem.set_epoch %{{.*}} channel %{{.*}} to %[[COUNTER]]
 // CHECK-LABEL: func.func @split_k_async
 // CHECK: scf.if
 // CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})

@@ -446,3 +446,4 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
     ins(%x, %w : memref<4096x16xbf16>, memref<4096x4096xbf16>) outs(%out : memref<16x4096xbf16>)
   return
 }
+

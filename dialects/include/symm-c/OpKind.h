@@ -84,6 +84,7 @@ enum SymmOpKind {
   SYMM_OP_TENSOR_MAP = 65, /* symm_mem.tensor_map */
   SYMM_OP_ARITH_MULF = 66, /* arith.mulf */
   SYMM_OP_ARITH_TRUNCF = 67, /* arith.truncf */
+  SYMM_OP_GPU_LAUNCH_FUNC = 68, /* gpu.launch_func */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */

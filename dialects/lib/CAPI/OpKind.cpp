@@ -46,6 +46,7 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<scf::WhileOp>([](auto) { return SYMM_OP_SCF_WHILE; })
       .Case<gpu::GPUModuleOp>([](auto) { return SYMM_OP_GPU_MODULE; })
       .Case<gpu::LaunchOp>([](auto) { return SYMM_OP_GPU_LAUNCH; })
+      .Case<gpu::LaunchFuncOp>([](auto) { return SYMM_OP_GPU_LAUNCH_FUNC; })
       .Case<gpu::BinaryOp>([](auto) { return SYMM_OP_GPU_BINARY; })
       .Case<LLVM::LLVMFuncOp>([](auto) { return SYMM_OP_LLVM_FUNC; })
       .Case<LLVM::CallOp>([](auto) { return SYMM_OP_LLVM_CALL; })

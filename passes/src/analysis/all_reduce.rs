@@ -127,6 +127,11 @@ pub struct AllReduceKernel {
     /// barrier one-shot first stores the sums into its input for its peers.
     /// One-shots without a tail only.
     pub split_k: Option<u64>,
+    /// A split-K Lamport kernel whose slices a generated matmul may send
+    /// itself (`symm-mem-expand-collectives`' lamport-send): it sends them
+    /// one by one where they fit a region, and reads the stamp that says a
+    /// matmul sent them (`kernel_ir::lamport`).
+    pub matmul_sends: bool,
 }
 
 /// Where a push two-shot stores the reduced chunks.
@@ -215,6 +220,9 @@ impl AllReduceKernel {
         if let Some(slices) = self.split_k {
             let _ = write!(name, "_splitk{slices}");
         }
+        if self.matmul_sends {
+            name.push_str("_sent");
+        }
         if self.tail {
             name.push_str("_tail");
         }
@@ -249,6 +257,7 @@ mod tests {
             push: None,
             tail: false,
             split_k: None,
+            matmul_sends: false,
             rows: None,
         }
     }

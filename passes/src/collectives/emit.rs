@@ -692,6 +692,22 @@ impl<'c> Emitter<'c> {
                 .into(),
         )
     }
+    /// Whether `slices` slices of `elements` (an i64) 16-bit values each
+    /// fit in one region of the pool's Lamport area, one after the other
+    /// (an i1). The same on every rank: pools and calls are. A split-K
+    /// all-reduce then sends each slice on its own (rounded on its own),
+    /// which the matmul that makes them can do itself as it writes them.
+    pub fn lamport_slices_fit(&self, pool: Val<'c>, elements: Val<'c>, slices: u64) -> Val<'c> {
+        let me = self.pool_rank(pool);
+        let (zero, one) = (self.c_index(0), self.c_index(1));
+        let i64 = self.i64();
+        // Parity 1's first region follows parity 0's `world` regions.
+        let first = self.ptr_to_int(self.lamport_region(pool, me, zero, zero), i64);
+        let second = self.ptr_to_int(self.lamport_region(pool, me, one, zero), i64);
+        let world = self.cast(self.pool_world_size(pool), i64);
+        let needed = self.mul(self.mul(elements, self.c64(2 * slices as i64)), world);
+        self.cmp(CmpiPredicate::Ule, needed, self.sub(second, first))
+    }
     /// The `ty` (16-bit floats) at `address` once no lane is the sentinel.
     pub fn lamport_wait(&self, pool: Val<'c>, address: Val<'c>, ty: Type<'c>) -> Val<'c> {
         self.one(symm_mem::lamport_wait(self.ctx, ty, pool, address, self.loc).into())

@@ -62,6 +62,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
             c"8388608",
         ),
         PassOption::new(
+            c"lamport-send",
+            c"Split-K Lamport kernels take slices that the generated matmul before them may send itself (symm-linalg-matmul-to-gpu's lamport-send): the slices go one by one where they fit a region, and a stamp says whether they were sent",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
             c"lamport-max-bytes",
             c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; at most 524288)",
             OptionKind::Int64,
@@ -135,6 +141,8 @@ struct Expansion<'c, 'a> {
     context: &'c Context,
     groups: GroupTable,
     limits: Limits,
+    /// Split-K Lamport kernels take slices a matmul may send (`lamport-send`).
+    lamport_send: bool,
     kernels: BTreeMap<String, AllReduceKernel>,
     /// Fused ops whose region (the index) becomes the declared function.
     epilogues: Vec<(EpilogueDecl, OperationRef<'c, 'a>, usize)>,
@@ -211,9 +219,15 @@ impl<'c, 'a> Expansion<'c, 'a> {
             // The matmul the kernel's data comes from: split over K into
             // the partials the kernel sums (and takes), or whole into its
             // input.
+            // A Lamport kernel's channel holds a row (rows kernels) or
+            // LAMPORT_THREADS vectors.
+            let lamport_send = kernel.matmul_sends.then(|| match &kernel.rows {
+                Some(rows) => rows.columns,
+                None => kernel.vector * u64::from(symm_protocol::LAMPORT_THREADS),
+            });
             let partials = match (&prologue, kernel.split_k) {
                 (Some(prologue), Some(_)) => {
-                    if let Err(message) = prologue.sliced(host) {
+                    if let Err(message) = prologue.sliced(host, lamport_send) {
                         prologue_error = Some(message);
                     }
                     Some(host.ptr_of(prologue.partials))
@@ -258,7 +272,11 @@ impl<'c, 'a> Expansion<'c, 'a> {
                     )
                 }
             };
-            host.launch_on(&kernel.name(), blocks, kernel.threads(), &args);
+            let launched = host.launch_on(&kernel.name(), blocks, kernel.threads(), &args);
+            if kernel.matmul_sends {
+                launched
+                    .set_attribute_to(super::LAMPORT_RECEIVER_ATTR, Attribute::unit(self.context));
+            }
         };
         host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
         if let Some(message) = prologue_error {
@@ -445,6 +463,7 @@ impl<'c, 'a> Expansion<'c, 'a> {
             fused,
             rows,
             split_k: roles.prologue.map(|p| (p.slices(), p.max_rows)),
+            matmul_sends: self.lamport_send,
         })
     }
 
@@ -504,6 +523,7 @@ impl TypedPass for ExpandCollectives {
             context,
             groups: GroupTable::from_module(module),
             limits: Limits::from_options(options),
+            lamport_send: options.flag("lamport-send"),
             kernels: BTreeMap::new(),
             epilogues: Vec::new(),
             failed: false,

@@ -265,23 +265,13 @@ impl<'k, 'c> Kernel<'k, 'c> {
     /// This rank's vector `i`: its input's, or with `split_k` the sum of
     /// the slices' f32 vectors `i` in slice order, rounded once.
     fn own(&self, e: &Emitter<'c>, i: Val<'c>) -> Val<'c> {
-        let (Some(partials), Some(slices)) = (self.partials, self.spec.split_k) else {
+        let Some(slices) = self.spec.split_k.filter(|_| self.partials.is_some()) else {
             return self.load(e, self.input, i);
         };
-        // A slice holds the call's vectors: the count, or for a rows
-        // kernel (which counts rows) the rows times a row's vectors.
-        let slice_vectors = match &self.spec.rows {
-            Some(rows) => e.mul(self.nvec, e.c64((rows.columns / self.spec.vector) as i64)),
-            None => self.nvec,
-        };
-        let wide = self.vector(Type::float32(e.ctx));
+        let slice_vectors = self.slice_vectors(e);
         let mut sum = None;
-        for slice in 0..slices as i64 {
-            let at = match slice {
-                0 => i,
-                _ => e.add(e.mul(slice_vectors, e.c64(slice)), i),
-            };
-            let term = e.load(e.gep(partials, at, wide), wide, 16);
+        for slice in 0..slices {
+            let term = self.slice_term(e, self.slice_vector(e, i, slice_vectors, slice));
             sum = Some(sum.map_or(term, |acc| e.addf(acc, term)));
         }
         let sum = sum.expect("a split-K kernel has slices");
@@ -290,6 +280,38 @@ impl<'k, 'c> Kernel<'k, 'c> {
         } else {
             e.truncf(sum, self.vector(self.element))
         }
+    }
+
+    /// The vectors of a split-K slice: the call's count, or for a rows
+    /// kernel (which counts rows) the rows times a row's vectors.
+    fn slice_vectors(&self, e: &Emitter<'c>) -> Val<'c> {
+        match &self.spec.rows {
+            Some(rows) => e.mul(self.nvec, e.c64((rows.columns / self.spec.vector) as i64)),
+            None => self.nvec,
+        }
+    }
+
+    /// Vector `i` of slice `slice` among slices of `slice_vectors`.
+    fn slice_vector(
+        &self,
+        e: &Emitter<'c>,
+        i: Val<'c>,
+        slice_vectors: Val<'c>,
+        slice: u64,
+    ) -> Val<'c> {
+        match slice {
+            0 => i,
+            _ => e.add(e.mul(slice_vectors, e.c64(slice as i64)), i),
+        }
+    }
+
+    /// The f32 vector at `at` of the split-K partials.
+    fn slice_term(&self, e: &Emitter<'c>, at: Val<'c>) -> Val<'c> {
+        let partials = self
+            .partials
+            .expect("internal: a split-K kernel has its partials");
+        let wide = self.vector(Type::float32(e.ctx));
+        e.load(e.gep(partials, at, wide), wide, 16)
     }
 
     /// Stores vector `value` at `target[i]`, as it is.

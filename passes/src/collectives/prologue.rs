@@ -72,7 +72,13 @@ impl<'c, 'a> Prologue<'c, 'a> {
     /// `partials[s] = lhs[:, s k : (s+1) k] @ rhs[s k : (s+1) k, :]` for
     /// each slice s of k = K / S columns, as one batched matmul over views:
     /// lhs as `S x rows x k` (strides k, K, 1) and rhs as `S x k x N`.
-    pub fn sliced(&self, host: &mut Host<'c, '_, '_>) -> Result<(), PassError> {
+    /// `lamport_send`: the elements per channel of the Lamport kernel the
+    /// slices feed (`LAMPORT_SEND_ATTR`), if they feed one.
+    pub fn sliced(
+        &self,
+        host: &mut Host<'c, '_, '_>,
+        lamport_send: Option<u64>,
+    ) -> Result<(), PassError> {
         let (Some(lhs), Some(rhs)) = (self.lhs.memref_type(), self.rhs.memref_type()) else {
             return Err("has a matmul prologue whose operands are not memrefs".into());
         };
@@ -111,6 +117,13 @@ impl<'c, 'a> Prologue<'c, 'a> {
             self.partials,
         ));
         batched.set_attribute_to(OVERWRITES_ATTR, Attribute::unit(c));
+        if let Some(elements) = lamport_send {
+            let i64 = melior::ir::r#type::IntegerType::new(c, 64).into();
+            batched.set_attribute_to(
+                super::LAMPORT_SEND_ATTR,
+                melior::ir::attribute::IntegerAttribute::new(i64, elements as i64).into(),
+            );
+        }
         Ok(())
     }
 }

@@ -32,6 +32,9 @@ pub(super) struct AllReduceFacts {
     pub(super) rows: Option<RowsFacts>,
     /// A matmul prologue's slices of K and the most rows that take them.
     pub(super) split_k: Option<(u64, u64)>,
+    /// Its Lamport kernels take slices a generated matmul may send
+    /// (`AllReduceKernel::matmul_sends`).
+    pub(super) matmul_sends: bool,
 }
 
 /// What decides the row half of an `all_reduce_rows_out`'s kernels.
@@ -180,6 +183,7 @@ impl AllReduceFacts {
             tail: false,
             rows,
             split_k: None,
+            matmul_sends: false,
         }
     }
 
@@ -223,6 +227,7 @@ impl AllReduceFacts {
                 && kernel.algorithm == Algorithm::OneShot
             {
                 kernel.split_k = Some(slices);
+                kernel.matmul_sends = self.matmul_sends && kernel.lamport;
             }
             match segments.last_mut() {
                 Some(last) if last.kernel == kernel => last.max_bytes = limit,
@@ -265,6 +270,7 @@ mod tests {
                 out_element: Scalar::Bf16,
             }),
             split_k: None,
+            matmul_sends: false,
         }
     }
 
@@ -396,6 +402,39 @@ mod tests {
         let mut odd = facts(false);
         (odd.count, odd.row_elements, odd.max_count) = (Some(135_169), 135_169, 135_169);
         assert_eq!(at(&odd, 135_169), (false, true));
+    }
+
+    /// With lamport-send only the split-K Lamport kernel takes slices a
+    /// matmul may send (its own name); the barrier one-shot and the kernels
+    /// of the whole product stay as they were.
+    #[test]
+    fn matmul_sends_marks_the_split_k_lamport_kernel_only() {
+        let limits = Limits {
+            lamport_max: 512 << 10,
+            ..LIMITS
+        };
+        let mut split = facts(false);
+        split.split_k = Some((2, 128));
+        let plain = split.segments(limits);
+        split.matmul_sends = true;
+        let sending = split.segments(limits);
+        let marks: Vec<bool> = sending.iter().map(|s| s.kernel.matmul_sends).collect();
+        assert_eq!(marks[..3], [true, false, false]);
+        assert_eq!(
+            sending[0].kernel.name(),
+            format!("{}_sent", plain[0].kernel.name())
+        );
+        for (a, b) in plain.iter().zip(&sending).skip(1) {
+            assert_eq!(a.kernel, b.kernel);
+        }
+        // Without a split there is nothing to send.
+        split.split_k = None;
+        assert!(
+            split
+                .segments(limits)
+                .iter()
+                .all(|s| !s.kernel.matmul_sends)
+        );
     }
 
     /// A matmul prologue split over K up to 128 rows of 4096 bf16 (1 MiB):

@@ -400,7 +400,7 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
         grid: Value<'c, '_>,
         threads: u64,
         args: &[Value<'c, '_>],
-    ) {
+    ) -> OperationRef<'c, 'a> {
         let (c, l) = (self.at.context, self.at.location);
         let block = self.index(threads as i64);
         let one = self.index(1);
@@ -412,6 +412,6 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
             [[grid, one, one], [block, one, one]],
             None,
             args,
-        ));
+        ))
     }
 }

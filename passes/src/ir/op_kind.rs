@@ -143,11 +143,13 @@ pub enum OpKind {
     ArithMulf = 66,
     /// `arith.truncf`
     ArithTruncf = 67,
+    /// `gpu.launch_func`
+    GpuLaunchFunc = 68,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 67] = [
+    const ALL: [OpKind; 68] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -215,6 +217,7 @@ impl OpKind {
         OpKind::TensorMap,
         OpKind::ArithMulf,
         OpKind::ArithTruncf,
+        OpKind::GpuLaunchFunc,
     ];
 
     /// The kind of a live operation given by its C handle (for passes
@@ -272,7 +275,7 @@ mod tests {
     };
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 67] = [
+    const NAMES: [(OpKind, &str); 68] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -293,6 +296,7 @@ mod tests {
         (OpKind::ScfWhile, "scf.while"),
         (OpKind::GpuModule, "gpu.module"),
         (OpKind::GpuLaunch, "gpu.launch"),
+        (OpKind::GpuLaunchFunc, "gpu.launch_func"),
         (OpKind::GpuBinary, "gpu.binary"),
         (OpKind::LlvmFunc, "llvm.func"),
         (OpKind::LlvmCall, "llvm.call"),

@@ -482,6 +482,10 @@ impl SkinnyMatmul {
             // The weights' TMA descriptors (device addresses).
             parameters.extend(std::iter::repeat_n(e.i64(), self.weights as usize));
         }
+        if self.sends(tile) {
+            // The all-reduce's pool, and whether to send (`lamport_send`).
+            parameters.extend([e.pool(), e.int_type(32)]);
+        }
         e.kernel(
             module,
             &self.gemv_name(tile),
@@ -1024,6 +1028,7 @@ impl<'c> Gemv<'_, 'c> {
         let tid = e.cast(e.thread_id(), e.i64());
         let threads = self.c(tile.threads(k.weights));
         let elements = self.c(tile.rows * tile.columns);
+        let lamport = self.lamport_target(m);
         e.for_range(tid, elements, threads, |e, index| {
             let row = e.div(index, self.c(tile.columns));
             let column = e.rem(index, self.c(tile.columns));
@@ -1067,6 +1072,9 @@ impl<'c> Gemv<'_, 'c> {
                 let bytes = k.output.bytes();
                 let at = e.add(e.mul(row, self.c(k.n)), e.add(n0, column));
                 e.store(result, e.byte_offset(out, e.mul(at, self.c(bytes))), bytes);
+                if let Some(lamport) = &lamport {
+                    self.send_element(e, lamport, at, result);
+                }
             });
         });
     }
@@ -1126,6 +1134,7 @@ mod tests {
             tile: if norm { Tile::PAIR } else { Tile::SINGLE },
             grid_dependency: false,
             stream_norm: false,
+            lamport_send: None,
         }
     }
 

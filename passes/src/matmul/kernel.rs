@@ -313,6 +313,12 @@ pub struct SkinnyMatmul {
     /// staging the rows in shared memory first (where they do not fit:
     /// `norm_must_stream`).
     pub stream_norm: bool,
+    /// A split-K single matmul whose slices feed a Lamport all-reduce
+    /// kernel: the elements of the product per channel of that kernel.
+    /// Its GEMVs then take the kernel's pool and a flag, and where the flag
+    /// is set their last slice's blocks send the product into the pool's
+    /// Lamport areas themselves (`lamport_send`).
+    pub lamport_send: Option<u64>,
 }
 
 impl SkinnyMatmul {
@@ -383,6 +389,11 @@ impl SkinnyMatmul {
             parameters.extend(std::iter::repeat_n(e.ptr(), prologue.columns.len()));
         }
         parameters
+    }
+
+    /// How many parameters `parameters` has.
+    pub(super) fn parameter_count(&self) -> usize {
+        3 + self.weights as usize + self.prologue.as_ref().map_or(0, |p| 1 + p.columns.len())
     }
 
     /// Appends the kernel to `module` (a gpu.module's body, which holds the
@@ -901,6 +912,7 @@ mod tests {
             tile,
             grid_dependency: false,
             stream_norm: false,
+            lamport_send: None,
         }
     }
 

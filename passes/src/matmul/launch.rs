@@ -121,10 +121,16 @@ pub(super) fn dispatch<'c>(
                 },
                 |e| e.constant(e.int_type(1), 0),
             );
-            // The kernel's branch.
+            // The kernel's branch. A GEMV that sends its product to the
+            // all-reduce (`lamport_send`) does so in the last round only:
+            // the all-reduce runs once, after the rounds.
             let then_block = Block::new(&[]);
             let then = e.into_block(building(&then_block));
-            choose_kernel(&then, p, &args, &p.gemv);
+            let send = p.lamport_pool.map(|pool| {
+                let last = e.cmp(CmpiPredicate::Eq, e.add(round, e.c_index(1)), rounds);
+                [pool, e.extui(last, e.int_type(32))]
+            });
+            choose_kernel(&then, p, &args, &p.gemv, send);
             then.push(scf::r#yield(&[], loc));
             // The library's branch: the group's ops move here.
             let else_block = Block::new(&[]);
@@ -166,6 +172,7 @@ fn choose_kernel<'c>(
     p: &Planned<'_, '_>,
     args: &[Val<'c>],
     gemvs: &[super::gemv::GemvTile],
+    send: Option<[Val<'c>; 2]>,
 ) {
     let Some((gemv, rest)) = gemvs.split_first() else {
         launch(e, p, args, Kernel::TensorCore);
@@ -194,10 +201,15 @@ fn choose_kernel<'c>(
             gemv_args.push(descriptor);
         }
     }
+    if p.kernel.sends(*gemv)
+        && let Some(send) = send
+    {
+        gemv_args.extend(send);
+    }
     e.if_else(
         fits,
         |e| launch(e, p, &gemv_args, Kernel::Gemv(*gemv)),
-        |e| choose_kernel(e, p, args, rest),
+        |e| choose_kernel(e, p, args, rest, send),
     );
 }
 

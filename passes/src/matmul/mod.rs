@@ -33,6 +33,7 @@ pub mod gemv;
 mod gemv_mma;
 mod gemv_tma;
 pub mod kernel;
+mod lamport_send;
 mod launch;
 pub mod row_scale;
 mod tensor_core;
@@ -145,6 +146,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"lamport-send",
+            c"Where a single matmul's split-K slices feed a Lamport all-reduce kernel that takes them so (symm-mem-expand-collectives' lamport-send), its GEMVs send each slice into the pool's Lamport areas themselves as they write it, and the all-reduce only waits for them (off: on 2x H200 it measured no faster)",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
             c"stream-norm",
             c"With row-scale, where the pair's rows of `a` do not fit in shared memory staged, the tensor-core GEMV applies the norm's column factors to them as it reads them for the mma and sums the row statistic in its loop (where they fit, staging measured faster)",
             OptionKind::Bool,
@@ -236,6 +243,9 @@ struct Planned<'c, 'a> {
     init: Option<Value<'c, 'a>>,
     /// The GEMV kernels, by rows, where they can run.
     gemv: Vec<GemvTile>,
+    /// With `kernel.lamport_send`: the pool of the all-reduce kernel the
+    /// product goes to.
+    lamport_pool: Option<Value<'c, 'a>>,
 }
 
 /// A function made of a generic's body (the element function), or of one
@@ -453,6 +463,9 @@ struct KernelChoices {
     /// The tensor-core GEMV applies such a norm as it reads `a` where its
     /// staged rows would not fit (`stream-norm`).
     stream_norm: bool,
+    /// A single matmul's GEMVs send its product to a Lamport all-reduce
+    /// (`lamport-send`).
+    lamport_send: bool,
 }
 
 /// The kernel for `group`, or why it has none.
@@ -575,6 +588,7 @@ fn plan<'c, 'a>(
                 tile,
                 grid_dependency,
                 stream_norm: false,
+                lamport_send: None,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -589,6 +603,7 @@ fn plan<'c, 'a>(
                 columns,
                 init,
                 gemv: Vec::new(),
+                lamport_pool: None,
                 group,
             })
         }
@@ -657,6 +672,7 @@ fn plan<'c, 'a>(
                 tile,
                 grid_dependency,
                 stream_norm: false,
+                lamport_send: None,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -671,6 +687,7 @@ fn plan<'c, 'a>(
                 columns: Vec::new(),
                 init: None,
                 gemv: Vec::new(),
+                lamport_pool: None,
                 group,
             })
         }
@@ -786,6 +803,7 @@ impl TypedPass for MatmulToGpu {
             grid_dependency: options.flag("launch-dependents"),
             row_scale: options.flag("row-scale"),
             stream_norm: options.flag("stream-norm"),
+            lamport_send: options.flag("lamport-send"),
         };
         let mut taken: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let mut planned = Vec::new();
@@ -833,6 +851,9 @@ impl TypedPass for MatmulToGpu {
                                         ),
                                     ),
                                 }
+                            }
+                            if choices.lamport_send {
+                                lamport_send::plan(context, &mut p);
                             }
                             taken.extend(p.group.ops().into_iter().map(op_key));
                             planned.push(p);

@@ -107,9 +107,18 @@ pub const LAMPORT_EPOCHS: usize = MAX_BLOCKS;
 /// remote stores and spins in flight.
 pub const LAMPORT_THREADS: u32 = 128;
 
-/// Bytes of a pool's table of call counters: the staged kernels', then the
-/// Lamport kernels'.
-pub const EPOCH_BYTES: usize = 2 * MAX_BLOCKS * 4;
+/// Where the Lamport kernels' stamps start in a pool's table of call
+/// counters: one u32 per channel, after their call counters. A generated
+/// matmul that sends its product into the Lamport areas itself (its
+/// epilogue, instead of the all-reduce kernel) sets channel `c`'s stamp to
+/// the channel's call counter + 1; the all-reduce's block then sends
+/// nothing and, once it has read the stamp, sets it back to its counter,
+/// a value no later call's counter + 1 can equal.
+pub const LAMPORT_STAMPS: usize = 2 * MAX_BLOCKS;
+
+/// Bytes of a pool's table of call counters: the staged kernels', the
+/// Lamport kernels', the Lamport stamps.
+pub const EPOCH_BYTES: usize = 3 * MAX_BLOCKS * 4;
 
 /// The u16 every lane of a Lamport area holds where no data has arrived:
 /// -0.0 in bf16 and f16. Senders write +0.0 for it (a sum is unchanged).
@@ -139,7 +148,8 @@ pub enum Descriptor {
     /// Bytes per staging slot.
     Slot = 3,
     /// This rank's per-block call counters (u32 each): `MAX_BLOCKS` for the
-    /// staged kernels, then as many for the Lamport ones (`EPOCH_BYTES`).
+    /// staged kernels, then as many for the Lamport ones and their stamps
+    /// (`EPOCH_BYTES`).
     Epochs = 4,
     /// This process's rank in the pool's group.
     Rank = 5,

@@ -65,6 +65,9 @@ pub struct Args {
     /// Calls of 9 to 16 rows run a tensor-core GEMV that stages `a`
     /// (`mma-gemv-stage-a` of symm-linalg-matmul-to-gpu).
     pub matmul_mma_stage_a: bool,
+    /// A single matmul's GEMVs send its product into the all-reduce's
+    /// Lamport areas (`lamport-send` of symm-linalg-matmul-to-gpu).
+    pub matmul_lamport_send: bool,
     /// The tiling of the GEMV whose weight the TMA streams (k-groups,
     /// stages, stage rows), or `None`: off.
     pub matmul_tma_gemv: Option<[u64; 3]>,
@@ -197,6 +200,12 @@ struct Cli {
     /// shared memory first.
     #[arg(long)]
     no_matmul_mma_stage_a: bool,
+    /// The down projection's GEMVs store each split-K slice into every
+    /// rank's Lamport area themselves, as they write it, and the
+    /// all-reduce kernel after them only waits for the slices and sums
+    /// them (off by default: on 2x H200 it measured no faster).
+    #[arg(long)]
+    matmul_lamport_send: bool,
     /// Single matmuls' calls of 2 up to --matmul-mma-gemv-rows rows run a
     /// tensor-core GEMV whose weight the TMA streams through shared memory
     /// (sm_90 and up), where the runtime has the weight's descriptor; off
@@ -292,6 +301,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_row_scale: !cli.no_matmul_row_scale,
         matmul_stream_norm: !cli.no_matmul_stream_norm,
         matmul_mma_stage_a: !cli.no_matmul_mma_stage_a,
+        matmul_lamport_send: cli.matmul_lamport_send,
         matmul_tma_gemv: match &cli.matmul_tma_gemv {
             None => None,
             Some(values) => tiling(false, values, "--matmul-tma-gemv")?,

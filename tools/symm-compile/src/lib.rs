@@ -46,8 +46,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} {tma} {gemv}}},gpu.module(inline),\
+         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} lamport-send={lamport_send}}},\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
@@ -55,6 +55,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         prefetch = args.matmul_prefetch,
         row_scale = args.matmul_row_scale,
         stream_norm = args.matmul_stream_norm,
+        lamport_send = args.matmul_lamport_send,
         tma = match args.matmul_tma_gemv {
             Some([k_groups, stages, rows]) => format!(
                 "tma-gemv=true tma-gemv-k-groups={k_groups} tma-gemv-stages={stages} tma-gemv-stage-rows={rows}"

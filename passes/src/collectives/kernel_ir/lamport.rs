@@ -12,12 +12,25 @@
 //! takes (one vector per thread; `expand` keeps it so), so a region's
 //! calls are the block's. The rows kernel (`rows.rs`) uses the same
 //! exchange with a block per row, for as many rows as there are channels.
+//!
+//! A split-K kernel that takes slices a generated matmul may send
+//! (`AllReduceKernel::matmul_sends`) sends each slice on its own (rounded
+//! on its own, one slice after the other in a region) where they all fit a
+//! region
+//! (`Emitter::lamport_slices_fit`, the same on every rank), and sums every
+//! rank's slices in rank then slice order; else the sum of the slices, as
+//! any other data. Its data may have been sent already, by the generated
+//! matmul that made the slices (as it wrote them): the matmul then set the
+//! block's stamp (`symm_protocol::LAMPORT_STAMPS`) to its call counter + 1,
+//! and the block sends nothing, only receives. It sets the stamp back to
+//! its counter once every thread has read it, which no later call's
+//! counter + 1 equals (the counters wrap together).
 
 use super::{Kernel, staged::Call};
 use crate::collectives::emit::Emitter;
 use crate::collectives::emit::Val;
 use melior::dialect::arith::CmpiPredicate;
-use symm_protocol::LAMPORT_EPOCHS;
+use symm_protocol::{LAMPORT_EPOCHS, LAMPORT_STAMPS};
 
 /// A Lamport call of a block: its call counter, where this rank's vectors
 /// go (its region of every rank's area) and where every rank's arrive
@@ -26,6 +39,19 @@ pub(super) struct Lamport<'c> {
     pub(super) call: Call<'c>,
     outboxes: Vec<Val<'c>>,
     inboxes: Vec<Val<'c>>,
+    /// A split-K kernel's: whether a matmul sent this call's data, and
+    /// whether the slices go one by one (i1s).
+    split: Option<Split<'c>>,
+}
+
+/// How a split-K kernel's call exchanges its slices.
+#[derive(Clone, Copy)]
+struct Split<'c> {
+    sent: Val<'c>,
+    sliced: Val<'c>,
+    /// Vectors of a slice.
+    vectors: Val<'c>,
+    slices: u64,
 }
 
 impl<'c> Kernel<'_, 'c> {
@@ -37,8 +63,7 @@ impl<'c> Kernel<'_, 'c> {
             // vectors travel, not after they arrived.
             let operands = self.epilogue_operands(e, i);
             self.lamport_send(e, &lamport, i);
-            let terms = self.lamport_receive(e, &lamport, i);
-            let reduced = self.combine(e, terms);
+            let reduced = self.lamport_reduce(e, &lamport, i);
             self.store_with(e, i, reduced, &operands);
         });
         self.lamport_end(&lamport);
@@ -59,54 +84,148 @@ impl<'c> Kernel<'_, 'c> {
             .iter()
             .map(|p| e.lamport_region(self.pool, self.rank_index, parity, *p))
             .collect();
+        let split = self
+            .spec
+            .split_k
+            .filter(|_| self.spec.matmul_sends)
+            .map(|slices| {
+                let stamp = e.epoch(self.pool, self.stamp_channel());
+                let vectors = self.slice_vectors(e);
+                let elements = e.mul(vectors, e.c64(self.spec.vector as i64));
+                Split {
+                    sent: e.cmp(CmpiPredicate::Eq, stamp, call.next),
+                    sliced: e.lamport_slices_fit(self.pool, elements, slices),
+                    vectors,
+                    slices,
+                }
+            });
         Lamport {
             call,
             outboxes,
             inboxes,
+            split,
         }
     }
 
+    /// This block's stamp in the pool's table of counters.
+    fn stamp_channel(&self) -> Val<'c> {
+        self.e
+            .add(self.channel, self.e.c_index(LAMPORT_STAMPS as i64))
+    }
+
     /// Stores this rank's vector `i` (-0.0 lanes as +0.0) into every rank's
-    /// region for it.
+    /// region for it, unless a matmul sent it: a split-K kernel's slices one
+    /// by one where they fit.
     pub(super) fn lamport_send(&self, e: &Emitter<'c>, lamport: &Lamport<'c>, i: Val<'c>) {
+        let Some(split) = lamport.split else {
+            return self.send_vector(e, lamport, i, |e| self.own(e, i));
+        };
+        let unsent = e.xor(split.sent, e.constant(e.int_type(1), 1));
+        e.when(unsent, |e| {
+            e.if_else(
+                split.sliced,
+                |e| {
+                    for slice in 0..split.slices {
+                        let at = self.slice_vector(e, i, split.vectors, slice);
+                        self.send_vector(e, lamport, at, |e| {
+                            e.truncf(self.slice_term(e, at), self.vector(self.element))
+                        });
+                    }
+                },
+                |e| self.send_vector(e, lamport, i, |e| self.own(e, i)),
+            );
+        });
+    }
+
+    /// Stores `value` (-0.0 lanes as +0.0) at vector `i` of this rank's
+    /// region of every rank's area.
+    fn send_vector(
+        &self,
+        e: &Emitter<'c>,
+        lamport: &Lamport<'c>,
+        i: Val<'c>,
+        value: impl FnOnce(&Emitter<'c>) -> Val<'c>,
+    ) {
         let vector = self.vector(self.element);
         let bits = e.vector(self.spec.vector, e.int_type(16));
         let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
-        let mine = self.own(e, i);
-        let is_sentinel = e.cmp(CmpiPredicate::Eq, e.bitcast(mine, bits), sentinel_bits);
-        let sent = e.select(is_sentinel, e.zero(vector), mine);
+        let value = value(e);
+        let is_sentinel = e.cmp(CmpiPredicate::Eq, e.bitcast(value, bits), sentinel_bits);
+        let sent = e.select(is_sentinel, e.zero(vector), value);
         let align = self.align(self.spec.element);
         for outbox in &lamport.outboxes {
             e.store(sent, e.gep(*outbox, i, vector), align);
         }
     }
 
-    /// Every rank's vector `i`, in rank order, once each has arrived; the
-    /// sentinel goes back behind them.
-    pub(super) fn lamport_receive(
+    /// Vector `i` of the reduction: every rank's (and with slices sent one
+    /// by one, every slice's) once it has arrived, in rank then slice
+    /// order; the sentinel goes back behind them.
+    pub(super) fn lamport_reduce(
         &self,
         e: &Emitter<'c>,
         lamport: &Lamport<'c>,
         i: Val<'c>,
+    ) -> Val<'c> {
+        let Some(split) = lamport.split else {
+            let terms = self.lamport_receive(e, lamport, &[i]);
+            return self.combine(e, terms);
+        };
+        e.choose(
+            split.sliced,
+            self.vector(self.element),
+            |e| {
+                let places: Vec<Val<'c>> = (0..split.slices)
+                    .map(|slice| self.slice_vector(e, i, split.vectors, slice))
+                    .collect();
+                let terms = self.lamport_receive(e, lamport, &places);
+                self.combine(e, terms)
+            },
+            |e| {
+                let terms = self.lamport_receive(e, lamport, &[i]);
+                self.combine(e, terms)
+            },
+        )
+    }
+
+    /// The vectors at `places` of every rank's region, in rank then place
+    /// order, once each has arrived; the sentinel goes back behind them.
+    fn lamport_receive(
+        &self,
+        e: &Emitter<'c>,
+        lamport: &Lamport<'c>,
+        places: &[Val<'c>],
     ) -> Vec<Val<'c>> {
         let vector = self.vector(self.element);
         let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
         let sentinel = e.bitcast(sentinel_bits, vector);
         let align = self.align(self.spec.element);
+        let at = |inbox: &Val<'c>, place: &Val<'c>| e.gep(*inbox, *place, vector);
         let terms = lamport
             .inboxes
             .iter()
-            .map(|inbox| e.lamport_wait(self.pool, e.gep(*inbox, i, vector), vector))
+            .flat_map(|inbox| places.iter().map(move |place| (inbox, place)))
+            .map(|(inbox, place)| e.lamport_wait(self.pool, at(inbox, place), vector))
             .collect();
         for inbox in &lamport.inboxes {
-            e.store(sentinel, e.gep(*inbox, i, vector), align);
+            for place in places {
+                e.store(sentinel, at(inbox, place), align);
+            }
         }
         terms
     }
 
-    /// Moves the block's Lamport counter on, once every thread has read it.
+    /// Moves the block's Lamport counter on, once every thread has read it
+    /// (and the stamp, which goes back to the counter's value).
     pub(super) fn lamport_end(&self, lamport: &Lamport<'c>) {
-        self.e.sync_threads();
+        let e = self.e;
+        e.sync_threads();
         self.end_call(&lamport.call);
+        if lamport.split.is_some() {
+            let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
+            e.when(first, |e| {
+                e.set_epoch(self.pool, self.stamp_channel(), lamport.call.epoch)
+            });
+        }
     }
 }

@@ -36,6 +36,7 @@ pub fn build_all_reduce_rms_norm<'c>(
         tail: false,
         rows: None,
         split_k: None,
+        matmul_sends: false,
     };
     let name = all_reduce_rms_norm_name(world, staged);
     let parameters = RmsNorm::parameters(e, &[e.pool(), e.ptr(), e.ptr(), e.i64()]);

@@ -94,10 +94,7 @@ impl<'c> Kernel<'_, 'c> {
                 let lamport = self.lamport_call();
                 self.over_rows(e, zero, rows, row_vectors, |e, base| {
                     self.over_held(e, &held, base, |e, at| self.lamport_send(e, &lamport, at));
-                    fused(e, base, &|e, at| {
-                        let terms = self.lamport_receive(e, &lamport, at);
-                        self.combine(e, terms)
-                    })
+                    fused(e, base, &|e, at| self.lamport_reduce(e, &lamport, at))
                 });
                 self.lamport_end(&lamport);
             }

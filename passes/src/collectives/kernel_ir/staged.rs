@@ -42,6 +42,7 @@ impl<'c> Kernel<'_, 'c> {
         let one = e.constant(e.int_type(32), 1);
         Call {
             counter,
+            epoch,
             parity: e.cast(e.extui(e.and(epoch, one), e.i64()), e.index()),
             next: e.add(epoch, one),
         }
@@ -98,9 +99,12 @@ impl<'c> Kernel<'_, 'c> {
 }
 
 /// A block's call on one of its call counters: the counter (a channel of
-/// `symm_mem.epoch`), the parity of this call, the number after it.
+/// `symm_mem.epoch`), its value, the parity of this call, the number after
+/// it.
 pub(super) struct Call<'c> {
     pub(super) counter: Val<'c>,
+    /// The counter's value at the call.
+    pub(super) epoch: Val<'c>,
     pub(super) parity: Val<'c>,
     pub(super) next: Val<'c>,
 }
