@@ -16,13 +16,4 @@ set -uo pipefail
 NEW=${1:?usage: lamport_send_x2.sh BUILD}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
-floor_read 2>&1 | tee "$OUT/floor.log"
-export SYMM_RUNTIME_LIB=$NEW/layers/libsymm_runtime.so PYTHONPATH=python:bench/model
-export LAYER_TOKENS=${LAYER_TOKENS:-1,16,128,2048}
-L=$NEW/layers
-for round in 1 2; do
-  run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py "$L/libllama_mlp.so" \
-    "nosend=$L/libllama_mlp_nosend.so" 2>&1 | tee "$OUT/layer_bench_$round.log"
-  run timeout 280 torchrun --nproc_per_node=2 bench/model/decoder_bench.py "$L/libllama_decoder.so" \
-    "nosend=$L/libllama_decoder_nosend.so" 2>&1 | tee "$OUT/decoder_bench_$round.log"
-done
+layers_beside_x2 "$NEW" nosend

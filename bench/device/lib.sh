@@ -107,3 +107,20 @@ five_width_checks() {
 # Whether part $1 of a device script runs: PARTS names them (default:
 # every part the script lists in ALL_PARTS).
 part() { [[ " ${PARTS:-${ALL_PARTS:-}} " == *" $1 "* ]]; }
+# On 2 GPUs: the floor, then two rounds of the MLP block and the decoder
+# half-layer of build $1 ($1/layers/libllama_{mlp,decoder}.so) beside
+# torch's variants and torch.compile, each bench also timing the variant
+# $2 ($1/layers/libllama_{mlp,decoder}_$2.so) in the same process; logs in
+# $OUT (LAYER_TOKENS: 1,16,128,2048 unless set).
+layers_beside_x2() {
+  local L=$1/layers variant=$2
+  floor_read 2>&1 | tee "$OUT/floor.log"
+  export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
+  export LAYER_TOKENS=${LAYER_TOKENS:-1,16,128,2048}
+  for round in 1 2; do
+    run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py "$L/libllama_mlp.so" \
+      "$variant=$L/libllama_mlp_$variant.so" 2>&1 | tee "$OUT/layer_bench_$round.log"
+    run timeout 280 torchrun --nproc_per_node=2 bench/model/decoder_bench.py "$L/libllama_decoder.so" \
+      "$variant=$L/libllama_decoder_$variant.so" 2>&1 | tee "$OUT/decoder_bench_$round.log"
+  done
+}
