@@ -56,11 +56,11 @@
 // The tensor-core kernel does not send: the all-reduce's blocks find no
 // stamp and send the slices themselves.
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 {{.*}} args({{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: i64)
-// CHECK: gpu.launch_func @symm_kernels::@receive {{.*}} {symm.lamport_receiver}
+// CHECK: gpu.launch_func @symm_kernels::@receive_sent {{.*}} {symm.lamport_receiver}
 module attributes {gpu.container_module} {
   symm_mem.group @tp world_size(2)
   gpu.module @symm_kernels {
-    gpu.func @receive(%pool: !symm_mem.pool) kernel {
+    gpu.func @receive_sent(%pool: !symm_mem.pool) kernel {
       gpu.return
     }
   }
@@ -80,7 +80,7 @@ module attributes {gpu.container_module} {
     linalg.batch_matmul {symm.lamport_send = 1024 : i64, symm.overwrites}
         ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
         outs(%p : memref<2x?x4096xf32>)
-    gpu.launch_func @symm_kernels::@receive blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
+    gpu.launch_func @symm_kernels::@receive_sent blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
         args(%pool : !symm_mem.pool) {symm.lamport_receiver}
     return
   }
@@ -89,16 +89,18 @@ module attributes {gpu.container_module} {
 // -----
 
 // Where the GEMVs cannot send, a remark at the matmul says why, and they
-// take no pool: a marked matmul with no Lamport kernel's launch after it,
-// and one whose output is not f32 slices.
+// take no pool: a marked matmul with no launch after it of a kernel that
+// reads the stamps (`_sent`), and one whose output is not f32 slices.
 // CHECK-LABEL: func.func @no_receiver
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 {{.*}} args({{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: i64)
-// CHECK-LABEL: func.func @bf16_product
+// CHECK-LABEL: func.func @receiver_without_stamps
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_1_gemv1 {{.*}} args({{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: i64)
+// CHECK-LABEL: func.func @bf16_product
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_2_gemv1 {{.*}} args({{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: !llvm.ptr, {{[^!]*}}: i64)
 module attributes {gpu.container_module} {
   symm_mem.group @tp world_size(2)
   gpu.module @symm_kernels {
-    gpu.func @receive(%pool: !symm_mem.pool) kernel {
+    gpu.func @receive_sent(%pool: !symm_mem.pool) kernel {
       gpu.return
     }
   }
@@ -109,16 +111,34 @@ module attributes {gpu.container_module} {
         ins(%a, %w : memref<?x2048xbf16>, memref<2048x4096xbf16>) outs(%c : memref<?x4096xf32>)
     return
   }
+  gpu.module @plain_kernels {
+    gpu.func @plain(%pool: !symm_mem.pool) kernel {
+      gpu.return
+    }
+  }
+  func.func @receiver_without_stamps(%a: memref<?x2048xbf16>, %w: memref<2048x4096xbf16>, %c: memref<?x4096xf32>,
+                                     %in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %pool = symm_mem.pool_of %in : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+    // expected-remark@+2 {{the GEMVs leave the all-reduce its Lamport send: no launch of a Lamport kernel that takes the slices follows}}
+    // expected-remark@+1 {{matmul 2048x4096: generated kernel @symm_matmul_1}}
+    linalg.matmul {symm.lamport_send = 1024 : i64, symm.overwrites}
+        ins(%a, %w : memref<?x2048xbf16>, memref<2048x4096xbf16>) outs(%c : memref<?x4096xf32>)
+    gpu.launch_func @plain_kernels::@plain blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
+        args(%pool : !symm_mem.pool) {symm.lamport_receiver}
+    return
+  }
   func.func @bf16_product(%a: memref<?x2048xbf16>, %w: memref<2048x4096xbf16>, %c: memref<?x4096xbf16>,
                           %in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>) {
     %c1 = arith.constant 1 : index
     %c128 = arith.constant 128 : index
     %pool = symm_mem.pool_of %in : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
     // expected-remark@+2 {{the GEMVs leave the all-reduce its Lamport send: its output is not the f32 split-K slices}}
-    // expected-remark@+1 {{matmul 2048x4096: generated kernel @symm_matmul_1}}
+    // expected-remark@+1 {{matmul 2048x4096: generated kernel @symm_matmul_2}}
     linalg.matmul {symm.lamport_send = 1024 : i64, symm.overwrites}
         ins(%a, %w : memref<?x2048xbf16>, memref<2048x4096xbf16>) outs(%c : memref<?x4096xbf16>)
-    gpu.launch_func @symm_kernels::@receive blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
+    gpu.launch_func @symm_kernels::@receive_sent blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
         args(%pool : !symm_mem.pool) {symm.lamport_receiver}
     return
   }

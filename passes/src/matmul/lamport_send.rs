@@ -154,8 +154,15 @@ pub(super) fn plan<'c>(context: &'c melior::Context, p: &mut super::Planned<'c, 
     let receiver = std::iter::successors(last.next_in_block(), |op| op.next_in_block())
         .find(|op| op.isa(OpKind::GpuLaunchFunc));
     let pool_type = symm_dialects::attributes::pool_type(context);
+    // The receiver is a launch of a kernel that reads the stamps (its
+    // name says so: `AllReduceKernel::name`), marked by the expansion.
     let pool = receiver
         .filter(|launch| launch.attribute(LAMPORT_RECEIVER_ATTR).is_ok())
+        .filter(|launch| {
+            launch
+                .attribute("kernel")
+                .is_ok_and(|kernel| kernel.to_string().ends_with("_sent"))
+        })
         .and_then(|launch| launch.operands().find(|v| v.r#type() == pool_type));
     let at = first.location();
     let Some(pool) = pool else {
