@@ -708,6 +708,47 @@ impl<'c> Emitter<'c> {
         let needed = self.mul(self.mul(elements, self.c64(2 * slices as i64)), world);
         self.cmp(CmpiPredicate::Ule, needed, self.sub(second, first))
     }
+    /// What a Lamport sender stores: `value()` (16-bit floats, a vector of
+    /// `lanes` or with `None` a scalar of `element`) with each lane that
+    /// holds the sentinel (`symm_protocol::LAMPORT_SENTINEL`, -0.0) as +0.0.
+    pub fn lamport_sendable(
+        &self,
+        lanes: Option<u64>,
+        element: Type<'c>,
+        value: impl FnOnce(&Self) -> Val<'c>,
+    ) -> Val<'c> {
+        let i16 = self.int_type(16);
+        let sentinel_bits = symm_protocol::LAMPORT_SENTINEL as i16;
+        let (ty, bits, sentinel) = match lanes {
+            Some(lanes) => (
+                self.vector(lanes, element),
+                self.vector(lanes, i16),
+                self.splat(lanes, i16, i64::from(sentinel_bits)),
+            ),
+            None => (element, i16, self.constant(i16, i64::from(sentinel_bits))),
+        };
+        let value = value(self);
+        let is_sentinel = self.cmp(CmpiPredicate::Eq, self.bitcast(value, bits), sentinel);
+        self.select(is_sentinel, self.zero(ty), value)
+    }
+    /// For a call whose counter holds `counter` (an i32): its parity (an
+    /// index, 0 or 1: which of two slots or Lamport regions it takes) and
+    /// the counter's value after it.
+    pub fn parity_and_next(&self, counter: Val<'c>) -> (Val<'c>, Val<'c>) {
+        let one = self.constant(self.int_type(32), 1);
+        let parity = self.cast(self.extui(self.and(counter, one), self.i64()), self.index());
+        (parity, self.add(counter, one))
+    }
+    /// Channel `channel`'s Lamport call counter in the pool's table of
+    /// counters (`symm_protocol::LAMPORT_EPOCHS`).
+    pub fn lamport_counter(&self, channel: Val<'c>) -> Val<'c> {
+        self.add(channel, self.c_index(symm_protocol::LAMPORT_EPOCHS as i64))
+    }
+    /// Channel `channel`'s Lamport stamp in the pool's table of counters
+    /// (`symm_protocol::LAMPORT_STAMPS`).
+    pub fn lamport_stamp(&self, channel: Val<'c>) -> Val<'c> {
+        self.add(channel, self.c_index(symm_protocol::LAMPORT_STAMPS as i64))
+    }
     /// The `ty` (16-bit floats) at `address` once no lane is the sentinel.
     pub fn lamport_wait(&self, pool: Val<'c>, address: Val<'c>, ty: Type<'c>) -> Val<'c> {
         self.one(symm_mem::lamport_wait(self.ctx, ty, pool, address, self.loc).into())

@@ -216,15 +216,15 @@ impl<'c, 'a> Expansion<'c, 'a> {
         let mut prologue_error = None;
         let mut launch = |host: &mut Host<'c, 'a, '_>, segment: &Segment| {
             let kernel = &segment.kernel;
-            // The matmul the kernel's data comes from: split over K into
-            // the partials the kernel sums (and takes), or whole into its
-            // input.
             // A Lamport kernel's channel holds a row (rows kernels) or
             // LAMPORT_THREADS vectors.
             let lamport_send = kernel.matmul_sends.then(|| match &kernel.rows {
                 Some(rows) => rows.columns,
                 None => kernel.vector * u64::from(symm_protocol::LAMPORT_THREADS),
             });
+            // The matmul the kernel's data comes from: split over K into
+            // the partials the kernel sums (and takes), or whole into its
+            // input.
             let partials = match (&prologue, kernel.split_k) {
                 (Some(prologue), Some(_)) => {
                     if let Err(message) = prologue.sliced(host, lamport_send) {

@@ -24,8 +24,6 @@ use melior::{
     },
 };
 
-/// An epilogue function the kernels call per element: its name, its
-/// parameters' element types and its result's.
 /// On the split-K matmul that feeds a Lamport all-reduce kernel
 /// (`symm-mem-expand-collectives`): the elements of the product per channel
 /// of that kernel (i64). A generated kernel for the matmul may then send
@@ -35,6 +33,8 @@ pub const LAMPORT_SEND_ATTR: &str = "symm.lamport_send";
 /// block: it takes data a matmul sent (the kernel reads the stamps).
 pub const LAMPORT_RECEIVER_ATTR: &str = "symm.lamport_receiver";
 
+/// An epilogue function the kernels call per element: its name, its
+/// parameters' element types and its result's.
 pub struct EpilogueDecl {
     pub function: String,
     pub elements: Vec<Scalar>,

@@ -316,8 +316,8 @@ pub struct SkinnyMatmul {
     /// A split-K single matmul whose slices feed a Lamport all-reduce
     /// kernel: the elements of the product per channel of that kernel.
     /// Its GEMVs then take the kernel's pool and a flag, and where the flag
-    /// is set their last slice's blocks send the product into the pool's
-    /// Lamport areas themselves (`lamport_send`).
+    /// is set each block also sends its part of its slice into the pool's
+    /// Lamport areas (`lamport_send`).
     pub lamport_send: Option<u64>,
 }
 

@@ -26,7 +26,6 @@ use super::kernel::{Output, SkinnyMatmul};
 use crate::collectives::emit::{Emitter, Val};
 use crate::ir::scalar::Scalar;
 use melior::dialect::arith::CmpiPredicate;
-use symm_protocol::{LAMPORT_EPOCHS, LAMPORT_STAMPS};
 
 impl SkinnyMatmul {
     /// Whether the GEMV of `tile` sends the product itself (and takes the
@@ -97,19 +96,11 @@ impl<'c> Gemv<'_, 'c> {
             channel_elements,
         } = *lamport;
         e.when(go, |e| {
-            let i16 = e.int_type(16);
             let bf16 = e.float(Scalar::Bf16).expect("bf16");
-            let value = e.truncf(value, bf16);
-            let sentinel = e.cmp(
-                CmpiPredicate::Eq,
-                e.bitcast(value, i16),
-                e.constant(i16, i64::from(i16::MIN)),
-            );
-            let value = e.select(sentinel, e.zero(bf16), value);
+            let value = e.lamport_sendable(None, bf16, |e| e.truncf(value, bf16));
             let channel = e.cast(e.div(at, self.c(channel_elements)), e.index());
-            let counter = e.epoch(pool, e.add(channel, e.c_index(LAMPORT_EPOCHS as i64)));
-            let one = e.constant(e.int_type(32), 1);
-            let parity = e.cast(e.extui(e.and(counter, one), e.i64()), e.index());
+            let counter = e.epoch(pool, e.lamport_counter(channel));
+            let (parity, next) = e.parity_and_next(counter);
             let place = e.add(slice_start, at);
             let world = e.pool_world_size(pool);
             e.for_range(e.c_index(0), world, e.c_index(1), |e, rank| {
@@ -124,10 +115,7 @@ impl<'c> Gemv<'_, 'c> {
                     self.c(0),
                 ),
             );
-            e.when(opens, |e| {
-                let stamp = e.add(channel, e.c_index(LAMPORT_STAMPS as i64));
-                e.set_epoch(pool, stamp, e.add(counter, one));
-            });
+            e.when(opens, |e| e.set_epoch(pool, e.lamport_stamp(channel), next));
         });
     }
 }

@@ -30,7 +30,6 @@ use super::{Kernel, staged::Call};
 use crate::collectives::emit::Emitter;
 use crate::collectives::emit::Val;
 use melior::dialect::arith::CmpiPredicate;
-use symm_protocol::{LAMPORT_EPOCHS, LAMPORT_STAMPS};
 
 /// A Lamport call of a block: its call counter, where this rank's vectors
 /// go (its region of every rank's area) and where every rank's arrive
@@ -72,7 +71,7 @@ impl<'c> Kernel<'_, 'c> {
     /// The block's Lamport call: its counter's parity picks the regions.
     pub(super) fn lamport_call(&self) -> Lamport<'c> {
         let e = self.e;
-        let call = self.call(e.add(self.channel, e.c_index(LAMPORT_EPOCHS as i64)));
+        let call = self.call(e.lamport_counter(self.channel));
         let parity = call.parity;
         let outboxes = self
             .peers
@@ -89,7 +88,7 @@ impl<'c> Kernel<'_, 'c> {
             .split_k
             .filter(|_| self.spec.matmul_sends)
             .map(|slices| {
-                let stamp = e.epoch(self.pool, self.stamp_channel());
+                let stamp = e.epoch(self.pool, e.lamport_stamp(self.channel));
                 let vectors = self.slice_vectors(e);
                 let elements = e.mul(vectors, e.c64(self.spec.vector as i64));
                 Split {
@@ -105,12 +104,6 @@ impl<'c> Kernel<'_, 'c> {
             inboxes,
             split,
         }
-    }
-
-    /// This block's stamp in the pool's table of counters.
-    fn stamp_channel(&self) -> Val<'c> {
-        self.e
-            .add(self.channel, self.e.c_index(LAMPORT_STAMPS as i64))
     }
 
     /// Stores this rank's vector `i` (-0.0 lanes as +0.0) into every rank's
@@ -147,11 +140,7 @@ impl<'c> Kernel<'_, 'c> {
         value: impl FnOnce(&Emitter<'c>) -> Val<'c>,
     ) {
         let vector = self.vector(self.element);
-        let bits = e.vector(self.spec.vector, e.int_type(16));
-        let sentinel_bits = e.splat(self.spec.vector, e.int_type(16), i64::from(i16::MIN));
-        let value = value(e);
-        let is_sentinel = e.cmp(CmpiPredicate::Eq, e.bitcast(value, bits), sentinel_bits);
-        let sent = e.select(is_sentinel, e.zero(vector), value);
+        let sent = e.lamport_sendable(Some(self.spec.vector), self.element, value);
         let align = self.align(self.spec.element);
         for outbox in &lamport.outboxes {
             e.store(sent, e.gep(*outbox, i, vector), align);
@@ -224,7 +213,7 @@ impl<'c> Kernel<'_, 'c> {
         if lamport.split.is_some() {
             let first = e.cmp(CmpiPredicate::Eq, self.tid, e.c64(0));
             e.when(first, |e| {
-                e.set_epoch(self.pool, self.stamp_channel(), lamport.call.epoch)
+                e.set_epoch(self.pool, e.lamport_stamp(self.channel), lamport.call.epoch)
             });
         }
     }

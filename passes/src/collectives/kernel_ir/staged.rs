@@ -39,12 +39,12 @@ impl<'c> Kernel<'_, 'c> {
     pub(super) fn call(&self, counter: Val<'c>) -> Call<'c> {
         let e = self.e;
         let epoch = e.epoch(self.pool, counter);
-        let one = e.constant(e.int_type(32), 1);
+        let (parity, next) = e.parity_and_next(epoch);
         Call {
             counter,
             epoch,
-            parity: e.cast(e.extui(e.and(epoch, one), e.i64()), e.index()),
-            next: e.add(epoch, one),
+            parity,
+            next,
         }
     }
 
