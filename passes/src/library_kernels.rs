@@ -159,7 +159,8 @@ pub fn generate(context: &Context) -> Result<Vec<Generated>, PassError> {
 fn build<'c>(e: &Emitter<'c>, kernel: Kernel, name: &str) -> Result<(), PassError> {
     let module = e.block;
     match kernel {
-        Kernel::AllReduce(key) => all_reduce_kernel(key).build(e, module)?,
+        // Launched the ordinary way (no programmatic launch to signal).
+        Kernel::AllReduce(key) => all_reduce_kernel(key).build(e, module, 0)?,
         Kernel::AllReduceRmsNorm { staged, world } => {
             kernel_ir::build_all_reduce_rms_norm(e, module, u64::from(world), staged);
         }

@@ -82,13 +82,17 @@ gpu-module-to-binary{{format=isa}},convert-math-to-llvm,llvm.func(canonicalize,c
 /// The middle end, on `builtin.module`.
 pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-mem-plan";
 
-/// The whole compiler as `symm-to-llvm` runs it, with its default options.
+/// The whole compiler as `symm-to-llvm` runs it, with its default options
+/// (for `Chip::DEFAULT`: where the chip has `griddepcontrol`, the rows
+/// kernels let the one-row GEMV after them launch early, as the GEMVs do
+/// the grid after theirs).
 pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
     format!(
         "func.func(symm-mem-to-dps,symm-mem-fuse-epilogue,symm-mem-select-all-reduce,symm-mem-split-k),\
          symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives,symm-linalg-matmul-to-gpu,gpu.module(inline),\
+         symm-mem-expand-collectives{{launch-dependents-rows={}}},symm-linalg-matmul-to-gpu,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",
+        u8::from(Chip::DEFAULT.has_grid_dependency()),
         upstream_gpu_to_llvm(libdevice, Chip::DEFAULT, true)
     )
 }

@@ -72,7 +72,6 @@ class Entry:
         on_torch_stream(
             lambda stream: self._enqueue(handle, stream, converted),
             device,
-            args,
             self.library.side_streams,
         )
 

@@ -46,7 +46,8 @@
 // thread loads its piece of the row once (16 bytes) and takes both its
 // part of the statistic and the staged elements from it; the statistic's
 // block sum waits until after the loop, where the row factor scales the
-// sums. The pair prefetches nothing (its prefetches measured slower).
+// sums. The pair, first in its function (nothing launches it early),
+// prefetches nothing: there its prefetches measured slower.
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
 // CHECK-NOT: nvvm.prefetch
 // CHECK-COUNT-4: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"

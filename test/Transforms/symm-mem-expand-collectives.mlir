@@ -288,3 +288,71 @@ func.func @symm_kernels(%in: memref<16xf32, #symm_mem.allocator<symmetric, @tp>>
   symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<16xf32, #symm_mem.allocator<symmetric, @tp>>, memref<16xf32>
   return
 }
+
+// -----
+
+// With launch-dependents-rows (sm_90 and up; symm-compile sets 1 from the
+// chip), a rows kernel (whose normalized rows the next matmul reads) first
+// lets the next grid launch for calls of at most that many rows: after the
+// wait symm-wait-for-prior-grids puts first, its block per row mostly waits
+// on its peers, and the matmul's blocks get resident on the other SMs
+// meanwhile. Its launches carry the bound (symm.launches_dependents) for
+// the generated matmul behind them. A plain all-reduce does not signal.
+// Off (the default), no kernel signals.
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='launch-dependents-rows=1' | FileCheck %s --check-prefix=EARLY
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives | FileCheck %s --check-prefix=LATE
+// LATE-NOT: launch_dependents
+// LATE-NOT: symm.launches_dependents
+symm_mem.group @tp world_size(2)
+symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+// EARLY-LABEL: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8(
+// EARLY-NOT: launch_dependents
+// EARLY-LABEL: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
+// EARLY-SAME: %[[NROWS:[^:]*]]: i64,
+// EARLY: %[[FEW:.*]] = arith.cmpi ule, %[[NROWS]], %c1_i64 : i64
+// EARLY-NEXT: scf.if %[[FEW]] {
+// EARLY-NEXT: nvvm.griddepcontrol launch_dependents
+// EARLY-LABEL: func.func @early_rows
+// EARLY: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply
+// EARLY-SAME: {symm.launches_dependents = 1 : i64}
+// EARLY-LABEL: func.func @plain
+// EARLY: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks
+// EARLY-NOT: symm.launches_dependents
+func.func @early_rows(%x: memref<?x4096xbf16>, %gamma: memref<4096xbf16>, %h: memref<?x4096xbf16>, %n: memref<?x4096xbf16>)
+    attributes {symm_mem.max_tokens = 16 : i64} {
+  %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x4096xbf16>
+  %in = memref.view %pool[%c0][%m] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_rows_out sum %in epilogue(%x : memref<?x4096xbf16>) into %h rows(%gamma : memref<4096xbf16>) into %n init 0.25 group @tp algorithm one_shot {
+  ^bb0(%r: bf16, %xv: bf16):
+    %a = arith.extf %r : bf16 to f32
+    %b = arith.extf %xv : bf16 to f32
+    %s = arith.addf %a, %b : f32
+    %t = arith.truncf %s : f32 to bf16
+    symm_mem.epilogue_yield %t : bf16
+  } step {
+  ^bb0(%e: bf16, %acc: f32):
+    %f = arith.extf %e : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    symm_mem.epilogue_yield %s : f32
+  } apply {
+  ^bb0(%e: bf16, %total: f32, %g: bf16):
+    %inv = math.rsqrt %total : f32
+    %f = arith.extf %e : bf16 to f32
+    %gf = arith.extf %g : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %z = arith.mulf %y, %gf : f32
+    %t = arith.truncf %z : f32 to bf16
+    symm_mem.epilogue_yield %t : bf16
+  } : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>, memref<?x4096xbf16>
+  return
+}
+func.func @plain(%out: memref<4096xbf16>) {
+  %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
+  %c0 = arith.constant 0 : index
+  %in = memref.view %pool[%c0][] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<4096xbf16>
+  return
+}

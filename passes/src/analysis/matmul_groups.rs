@@ -156,7 +156,7 @@ fn next_effect<'c, 'a>(
 }
 
 /// The op before `op` that is not pure.
-fn previous_effect<'c, 'a>(
+pub(crate) fn previous_effect<'c, 'a>(
     op: OperationRef<'c, 'a>,
     before_planning: bool,
 ) -> Option<OperationRef<'c, 'a>> {

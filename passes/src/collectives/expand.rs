@@ -35,8 +35,9 @@ use melior::{
     Context,
     ir::{
         Attribute, OperationRef, Type, Value,
+        attribute::IntegerAttribute,
         operation::OperationLike,
-        r#type::{MemRefType, ShapedTypeLike},
+        r#type::{IntegerType, MemRefType, ShapedTypeLike},
     },
 };
 use std::cell::RefCell;
@@ -66,6 +67,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
             c"Split-K Lamport kernels take slices that the generated matmul before them may send itself (symm-linalg-matmul-to-gpu's lamport-send): the slices go one by one where they fit a region, and a stamp says whether they were sent",
             OptionKind::Bool,
             c"false",
+        ),
+        PassOption::new(
+            c"launch-dependents-rows",
+            c"Rows kernels (an all-reduce with a row statistic, whose rows a matmul reads next) let the next grid launch as they start for calls of at most this many rows (griddepcontrol.launch_dependents, sm_90 and up; see symm-wait-for-prior-grids), and their launches say so (symm.launches_dependents) to a generated matmul behind them; 0: never",
+            OptionKind::Int64,
+            c"0",
         ),
         PassOption::new(
             c"lamport-max-bytes",
@@ -143,6 +150,9 @@ struct Expansion<'c, 'a> {
     limits: Limits,
     /// Split-K Lamport kernels take slices a matmul may send (`lamport-send`).
     lamport_send: bool,
+    /// Rows kernels let the next grid launch as they start for calls of at
+    /// most this many rows (`launch-dependents-rows`; 0: never).
+    early_rows: u64,
     kernels: BTreeMap<String, AllReduceKernel>,
     /// Fused ops whose region (the index) becomes the declared function.
     epilogues: Vec<(EpilogueDecl, OperationRef<'c, 'a>, usize)>,
@@ -214,6 +224,7 @@ impl<'c, 'a> Expansion<'c, 'a> {
         let bytes = host.arith(IntOp::Mul, count, bytes_per_element);
         let prologue = roles.prologue;
         let mut prologue_error = None;
+        let early_rows = self.early_rows;
         let mut launch = |host: &mut Host<'c, 'a, '_>, segment: &Segment| {
             let kernel = &segment.kernel;
             // A Lamport kernel's channel holds a row (rows kernels) or
@@ -276,6 +287,16 @@ impl<'c, 'a> Expansion<'c, 'a> {
             if kernel.matmul_sends {
                 launched
                     .set_attribute_to(super::LAMPORT_RECEIVER_ATTR, Attribute::unit(self.context));
+            }
+            if early_rows > 0 && kernel.rows.is_some() {
+                launched.set_attribute_to(
+                    super::LAUNCHES_DEPENDENTS_ATTR,
+                    IntegerAttribute::new(
+                        IntegerType::new(self.context, 64).into(),
+                        early_rows as i64,
+                    )
+                    .into(),
+                );
             }
         };
         host.dispatch(bytes, &segments, |s| s.max_bytes, &mut launch);
@@ -486,6 +507,7 @@ impl<'c, 'a> Expansion<'c, 'a> {
             KERNEL_MODULE,
             self.epilogues.iter().map(|(decl, _, _)| decl),
             self.kernels.values(),
+            self.early_rows,
         ) {
             Ok(gpu_module) => gpu_module,
             Err(message) => return self.error(module, &message.to_string()),
@@ -524,6 +546,9 @@ impl TypedPass for ExpandCollectives {
             groups: GroupTable::from_module(module),
             limits: Limits::from_options(options),
             lamport_send: options.flag("lamport-send"),
+            early_rows: options
+                .int("launch-dependents-rows")
+                .map_or(0, |rows| rows.max(0) as u64),
             kernels: BTreeMap::new(),
             epilogues: Vec::new(),
             failed: false,

@@ -30,8 +30,24 @@ pub use norm::{RMS_NORM, all_reduce_rms_norm_name, build_all_reduce_rms_norm, bu
 
 impl AllReduceKernel {
     /// Appends this kernel to `module` (the body of a `gpu.module`), which
-    /// must also hold the epilogue's function.
-    pub fn build<'c>(&self, e: &Emitter<'c>, module: Blk<'c>) -> Result<(), PassError> {
+    /// must also hold the epilogue's function. With `early_rows` (sm_90
+    /// and up; 0: never), a rows kernel first lets the next grid launch
+    /// (`griddepcontrol.launch_dependents`, after the wait that
+    /// `symm-wait-for-prior-grids` puts first) for calls of at most that
+    /// many rows: it holds a block per row and mostly waits on its peers,
+    /// so the matmul after it gets resident on the other SMs and does what
+    /// precedes its own wait (launch, ramp, a GEMV's weight prefetch)
+    /// meanwhile; it still waits for this grid to complete before it
+    /// touches memory. On 2x H200 the decoder gained 1.5-2 µs at one row
+    /// and lost 0.7-2.4 µs at 16 with every call signalling
+    /// (bench/results/2026-11-26-early-launch-h200x2.md), so the bound is
+    /// the call's rows.
+    pub fn build<'c>(
+        &self,
+        e: &Emitter<'c>,
+        module: Blk<'c>,
+        early_rows: u64,
+    ) -> Result<(), PassError> {
         let element = e
             .float(self.element)
             .ok_or_else(|| format!("no kernel for element type {}", self.element))?;
@@ -85,6 +101,14 @@ impl AllReduceKernel {
             &parameters,
             (self.threads(), most),
             |body| {
+                if early_rows > 0 && self.rows.is_some() {
+                    // A rows kernel's vector count is its row count.
+                    let few =
+                        body.cmp(CmpiPredicate::Ule, body.arg(3), body.c64(early_rows as i64));
+                    body.when(few, |e| {
+                        e.grid_dependency(true);
+                    });
+                }
                 let kernel = Kernel::new(self, body, element, epilogue_types);
                 match &rows {
                     Some(types) => kernel.rows_body(types),

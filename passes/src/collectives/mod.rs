@@ -32,6 +32,13 @@ pub const LAMPORT_SEND_ATTR: &str = "symm.lamport_send";
 /// On that all-reduce kernel's launch, the first after the matmul in its
 /// block: it takes data a matmul sent (the kernel reads the stamps).
 pub const LAMPORT_RECEIVER_ATTR: &str = "symm.lamport_receiver";
+/// On a rows kernel's launch (an all-reduce with a row statistic, whose
+/// rows a matmul reads next) whose kernel lets the next grid launch as it
+/// starts for calls of at most this many rows (i64;
+/// `symm-mem-expand-collectives`' launch-dependents-rows): a generated
+/// matmul right behind it may prefetch its weight there while the
+/// all-reduce waits on its peers (`symm-linalg-matmul-to-gpu`).
+pub const LAUNCHES_DEPENDENTS_ATTR: &str = "symm.launches_dependents";
 
 /// An epilogue function the kernels call per element: its name, its
 /// parameters' element types and its result's.
@@ -42,14 +49,17 @@ pub struct EpilogueDecl {
 }
 
 /// Appends `gpu.module @name` to `parent` (a module's body), holding a
-/// private declaration of each epilogue function and every kernel; returns
-/// the gpu.module.
+/// private declaration of each epilogue function and every kernel (the
+/// rows kernels letting the next grid launch as they start for calls of at
+/// most `early_rows` rows: `AllReduceKernel::build`); returns the
+/// gpu.module.
 pub fn emit_kernel_module<'c, 'a, 'k>(
     context: &'c Context,
     parent: BlockRef<'c, 'a>,
     name: &str,
     epilogues: impl IntoIterator<Item = &'k EpilogueDecl>,
     kernels: impl IntoIterator<Item = &'k AllReduceKernel>,
+    early_rows: u64,
 ) -> Result<OperationRef<'c, 'a>, PassError> {
     emit_gpu_module(context, parent, name, |e| {
         for epilogue in epilogues {
@@ -68,7 +78,7 @@ pub fn emit_kernel_module<'c, 'a, 'k>(
             e.declare_private_function(&epilogue.function, &types, result);
         }
         for kernel in kernels {
-            kernel.build(e, e.block)?;
+            kernel.build(e, e.block, early_rows)?;
         }
         Ok(())
     })

@@ -85,9 +85,14 @@ pub struct GemvTile {
     /// starts its weight's stream while the grid before it drains. On one
     /// H200 the single matmuls gain (the down projection after the pair,
     /// M = 1: 16.6 to 14.4 µs of its kernel, the block 45.6 to 44.3 µs);
-    /// the pairs lose (M = 2..16: 0.7-1.5 µs), so they take none
-    /// (bench/results/2026-11-26-session7-h200.md). With the TMA: weight
-    /// rows of the block's columns, one line each.
+    /// the pairs lose where nothing launched them early (first in a call,
+    /// M = 2..16: 0.7-1.5 µs; bench/results/2026-11-26-session7-h200.md),
+    /// so a pair prefetches only behind an all-reduce that lets it launch
+    /// as that starts (`SkinnyMatmul::launched_early`: the one-row GEMV
+    /// behind a rows kernel), where on 2x H200 the decoder gains 0.8-1 µs
+    /// more than from the early launch alone; the tensor-core pair at 16
+    /// rows lost 0.3-2 µs (bench/results/2026-11-27-early-launch-rows-h200x2.md).
+    /// With the TMA: weight rows of the block's columns, one line each.
     pub prefetch: u64,
 }
 
@@ -101,7 +106,7 @@ impl GemvTile {
         k_groups: 64,
         unroll: 4,
         rows: 1,
-        prefetch: 0,
+        prefetch: 8,
         stage_rows: 0,
         stage_a: false,
         calls: 0,
@@ -566,10 +571,13 @@ impl<'c> Gemv<'_, 'c> {
     }
 
     /// The tiling's prefetched loads where the kernel is launched early
-    /// (`grid_dependency`: sm_90 and up); none elsewhere, where it would
-    /// only delay the loads themselves.
+    /// (`grid_dependency`: sm_90 and up), a pair's only where every call
+    /// it takes follows an all-reduce that launches it as it starts
+    /// (`launched_early`); none elsewhere, where they would only delay the
+    /// loads themselves.
     pub(super) fn prefetch(&self) -> u64 {
-        if self.k.grid_dependency {
+        let early = self.k.weights == 1 || self.tile.takes() <= self.k.launched_early;
+        if self.k.grid_dependency && early {
             self.tile.prefetch
         } else {
             0
@@ -1135,6 +1143,7 @@ mod tests {
             grid_dependency: false,
             stream_norm: false,
             lamport_send: None,
+            launched_early: 0,
         }
     }
 

@@ -319,6 +319,13 @@ pub struct SkinnyMatmul {
     /// is set each block also sends its part of its slice into the pool's
     /// Lamport areas (`lamport_send`).
     pub lamport_send: Option<u64>,
+    /// For calls of up to this many rows (0: none), the grid before this
+    /// matmul's kernels lets them launch as that grid starts: the op before
+    /// the group is a rows kernel's launch that says so
+    /// (`LAUNCHES_DEPENDENTS_ATTR`). A pair's GEMV for such calls then
+    /// prefetches its weight's first lines while the all-reduce runs
+    /// (`GemvTile::prefetch`).
+    pub launched_early: u64,
 }
 
 impl SkinnyMatmul {
@@ -913,6 +920,7 @@ mod tests {
             grid_dependency: false,
             stream_norm: false,
             lamport_send: None,
+            launched_early: 0,
         }
     }
 

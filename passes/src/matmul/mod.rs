@@ -589,6 +589,7 @@ fn plan<'c, 'a>(
                 grid_dependency,
                 stream_norm: false,
                 lamport_send: None,
+                launched_early: 0,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -673,6 +674,7 @@ fn plan<'c, 'a>(
                 grid_dependency,
                 stream_norm: false,
                 lamport_send: None,
+                launched_early: 0,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -855,6 +857,23 @@ impl TypedPass for MatmulToGpu {
                             if choices.lamport_send {
                                 lamport_send::plan(context, &mut p);
                             }
+                            if choices.grid_dependency {
+                                p.kernel.launched_early = launched_early_rows(&p);
+                            }
+                            if p.kernel.weights == 2 {
+                                let early = p.kernel.launched_early;
+                                let prefetching =
+                                    |g: &&GemvTile| g.prefetch > 0 && g.takes() <= early;
+                                for gemv in p.gemv.iter().filter(prefetching) {
+                                    emit_remark(
+                                        p.group.ops()[0].location(),
+                                        &format!(
+                                            "the GEMV for up to {} row(s) prefetches its weights' first lines into L2 while the all-reduce before it runs (which lets it launch as it starts)",
+                                            gemv.takes()
+                                        ),
+                                    );
+                                }
+                            }
                             taken.extend(p.group.ops().into_iter().map(op_key));
                             planned.push(p);
                         }
@@ -895,6 +914,31 @@ impl TypedPass for MatmulToGpu {
         module.set_attribute_to("gpu.container_module", Attribute::unit(context));
         Ok(())
     }
+}
+
+/// Up to how many rows (0: none) the op before `p`'s group (pure ops
+/// aside) lets `p`'s kernels launch as it starts: the least bound that its
+/// launches (one, or the dispatch over sizes that holds them) carry in
+/// `LAUNCHES_DEPENDENTS_ATTR`, 0 where one carries none.
+fn launched_early_rows(p: &Planned<'_, '_>) -> u64 {
+    use crate::collectives::LAUNCHES_DEPENDENTS_ATTR;
+    let Some(before) = crate::analysis::matmul_groups::previous_effect(p.group.ops()[0], false)
+    else {
+        return 0;
+    };
+    let mut launches = before.descendants();
+    launches.push(before);
+    launches
+        .iter()
+        .filter(|op| op.isa(OpKind::GpuLaunchFunc))
+        .map(|launch| {
+            launch
+                .int_attribute(LAUNCHES_DEPENDENTS_ATTR)
+                .unwrap_or(0)
+                .max(0) as u64
+        })
+        .min()
+        .unwrap_or(0)
 }
 
 /// Whether `p` reads (a view of) what another planned group with GEMVs

@@ -46,12 +46,13 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} lamport-send={lamport_send}}},\
+         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
          symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
         waits = args.chip.has_grid_dependency(),
+        early_rows = u8::from(args.chip.has_grid_dependency()),
         prefetch = args.matmul_prefetch,
         row_scale = args.matmul_row_scale,
         stream_norm = args.matmul_stream_norm,
