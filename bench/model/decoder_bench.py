@@ -143,9 +143,10 @@ def main():
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, layer in layers:
+            args = (m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down, next_norm, out, normed)
 
             def ours(layer=layer):
-                layer(m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down, next_norm, out, normed)
+                layer(*args)
 
             out.zero_()
             normed.zero_()
@@ -155,6 +156,7 @@ def main():
                 rel_l2(out, reference[0]), rel_l2(normed, reference[1])
             )
             row[f"symm{label}_us"] = bench(ours, graph=False)
+            row[f"symm{label}_prepared_us"] = bench(layer.prepare(*args), graph=False)
             out.zero_()
             normed.zero_()
             row[f"symm{label}_cg_us"] = bench(ours, graph=True)

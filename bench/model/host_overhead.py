@@ -14,6 +14,8 @@ fills, so no call waits for the GPU) through
   - `before`: the wrapper's join as it was before session 15 (torch's
     `wait_stream` both ways and `record_stream` of every tensor), for the
     same call, as the reference;
+  - `prepared`: `symm.Layer.prepare(*args)`'s call (arguments checked and
+    converted once; per call the device, the pointers and the join);
   - `ctypes`: the compiled entry point alone, its arguments converted once;
   - `graph`: torch.cuda.CUDAGraph.replay of the same call captured, what the
     torch.compile anchor pays per graph;
@@ -106,6 +108,7 @@ def main():
         row = {
             "m": m,
             "layer_cpu_us": cpu_us(ours),
+            "prepared_cpu_us": cpu_us(layer.prepare(*args)),
             "layer_on_stream_cpu_us": cpu_us(on_stream),
             "before_cpu_us": cpu_us(before),
             "ctypes_cpu_us": cpu_us(direct),

@@ -91,6 +91,8 @@ def summarize(row, rank):
         row["torch_compile_best"] = min(compiled)[1]
         row["torch_compile_best_us"] = min(compiled)[0]
         row["compile_over_symm_cg"] = min(compiled)[0] / row["symm_cg_us"]
+        if "symm_prepared_us" in row:
+            row["compile_over_symm_prepared"] = min(compiled)[0] / row["symm_prepared_us"]
     row["torch_best"] = best[1]
     row["torch_best_us"] = best[0]
     row["best_over_symm"] = best[0] / row["symm_us"]
@@ -165,20 +167,22 @@ def main():
             except Exception as error:  # a variant Inductor cannot compile is reported, not fatal
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
-        for label, layer_fn in [("", ours)] + [
-            (f"_{label}", lambda other=other: other(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out))
-            for label, other in others
-        ]:
+        for label, each in [("", layer)] + [(f"_{label}", other) for label, other in others]:
+            args = (m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
+            layer_fn = lambda each=each: each(*args)  # noqa: E731
             out.zero_()
             layer_fn()
             torch.cuda.synchronize()
             row[f"symm{label}_error"] = rel_l2(out, reference)
             # Its async entry point called from Python per call (its own
-            # graph), then captured with 10 calls into one of torch's CUDA
-            # graphs, as torch's graph variants are (and as a serving engine
-            # capturing its whole step would); the output is checked again
-            # after the replays.
+            # graph), the same with its arguments checked and converted once
+            # (`prepared`: the host time of a serving loop's calls, as a
+            # graph's replay over fixed buffers), then captured with 10
+            # calls into one of torch's CUDA graphs, as torch's graph
+            # variants are (and as a serving engine capturing its whole
+            # step would); the output is checked again after the replays.
             row[f"symm{label}_us"] = bench(layer_fn, graph=False)
+            row[f"symm{label}_prepared_us"] = bench(each.prepare(*args), graph=False)
             out.zero_()
             row[f"symm{label}_cg_us"] = bench(layer_fn, graph=True)
             torch.cuda.synchronize()

@@ -18,18 +18,20 @@ argument. A failure of the runtime raises `SymmError` with its message.
 The runtime joins beside torch.distributed when it is initialized (one
 rank per process, under torchrun or symm-launch); `symm.runtime()` is the
 process's, made at the first call. `Runtime` and `Layer` are the
-lower-level ctypes interface.
+lower-level ctypes interface; `Layer.prepare(*args)` checks and converts a
+call's arguments once, for a loop that calls it again and again.
 """
 
 from .compiler import compile, load
 from .library import Library
-from .runtime import Layer, Runtime, SymmError, runtime, runtime_library_path
+from .runtime import Layer, PreparedCall, Runtime, SymmError, runtime, runtime_library_path
 
 __all__ = [
     "compile",
     "load",
     "Library",
     "Layer",
+    "PreparedCall",
     "Runtime",
     "SymmError",
     "runtime",

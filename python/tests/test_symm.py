@@ -196,3 +196,25 @@ class Scalars(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PreparedArguments(unittest.TestCase):
+    """`Layer.prepare`'s calls check that no prepared tensor's storage moved
+    (the pointer the entry point would get): found by `moved_argument`."""
+
+    def test_a_resized_tensor_is_found(self):
+        from symm.runtime import moved_argument
+
+        x, w = torch.zeros(4, 8), torch.zeros(8)
+        pointers = [(1, x, x.data_ptr()), (3, w, w.data_ptr())]
+        self.assertIsNone(moved_argument(pointers))
+        w.resize_(1 << 20)
+        self.assertEqual(moved_argument(pointers), 3)
+
+    def test_a_swapped_storage_is_found(self):
+        from symm.runtime import moved_argument
+
+        x = torch.zeros(4, 8)
+        pointers = [(0, x, x.data_ptr())]
+        x.set_(torch.ones(4, 8))
+        self.assertEqual(moved_argument(pointers), 0)

@@ -44,8 +44,15 @@ pub const POLICY_ENV: &str = "SYMM_MATMUL";
 
 /// Back-to-back rounds of one way, timed together.
 pub const REPEATS: i64 = 3;
-/// Blocks of a measurement: the ways take turns, the generated one first.
-const BLOCKS: i64 = 6;
+/// Blocks of a measurement: the ways take turns, the generated one first;
+/// four of each way counted. With two counted, cuBLAS's best at a site
+/// could still be an outlier: on 2x H200 the decoder's o_proj at 16 rows
+/// took the generated kernel in 3 of 6 processes (cuBLAS timed 10.2-19.1
+/// µs there, 6.9-9.6 in the others; that choice costs the decoder about 2
+/// µs), against 0 of 6 with four (cuBLAS 6.9-9.0 µs), the other sites
+/// unchanged (bench/results/2026-11-27-early-launch-rows-h200x2.md). The
+/// extra rounds run once per site and row count.
+const BLOCKS: i64 = 10;
 /// Rounds of a measurement.
 pub const ROUNDS: i64 = BLOCKS * REPEATS;
 /// Blocks at the start that only warm up.
