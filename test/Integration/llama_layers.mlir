@@ -13,6 +13,8 @@
 // RUN: FileCheck %s --check-prefix=ATTN < %t/llama_attn_out.ptx
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/llama_decoder.o --emit=ptx
 // RUN: FileCheck %s --check-prefix=DECODER < %t/llama_decoder.ptx
+// RUN: FileCheck %s --check-prefix=EARLY < %t/llama_decoder.ptx
+// RUN: FileCheck %s --check-prefix=FIRST < %t/llama_mlp.ptx
 // RUN: not grep -q symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2 %t/llama_decoder.ptx
 // RUN: c++ -O1 -std=c++17 -I %repo/runtime/include -I %t %examples/cpp/llama_decoder.cpp \
 // RUN:   %t/llama_decoder.o %symm_runtime_lib -lpthread -ldl -lm -o %t/llama_decoder
@@ -72,6 +74,24 @@
 // DECODER-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
 // DECODER-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
 // DECODER-NOT: .extern .func
+
+// On sm_90 (symm-compile's default chip) the decoder's rows kernel (the
+// o_proj all-reduce + residual + RMSNorm) lets the next grid launch right
+// after its wait for one-row calls (launch-dependents-rows=1), and the
+// one-row gate/up pair behind it (symm_matmul_1_gemv1) prefetches its
+// weights' first lines before its own wait. The MLP block's pair, first in
+// its call, prefetches nothing.
+// EARLY-LABEL: .visible .entry symm_matmul_1_gemv1(
+// EARLY: prefetch.global.L2
+// EARLY-NEXT: griddepcontrol.wait;
+// EARLY-LABEL: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
+// EARLY: griddepcontrol.wait;
+// EARLY-NEXT: setp.gt.u64 %p[[P:[0-9]+]], %rd{{[0-9]+}}, 1;
+// EARLY-NEXT: @%p[[P]] bra
+// EARLY-NEXT: griddepcontrol.launch_dependents;
+// FIRST-LABEL: .visible .entry symm_matmul_0_gemv1(
+// FIRST-NOT: prefetch.global.L2
+// FIRST: griddepcontrol.wait;
 
 // HEADER: void llama_mlp(
 // HEADER-NEXT: symm_runtime *runtime,
