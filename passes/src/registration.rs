@@ -79,6 +79,15 @@ gpu-module-to-binary{{format=isa}},convert-math-to-llvm,llvm.func(canonicalize,c
     )
 }
 
+/// The rows up to which the rows kernels let the next grid launch early
+/// on `chip`, as symm-compile and `symm-to-llvm` set
+/// `symm-mem-expand-collectives`' `launch-dependents-rows`: one row where
+/// the chip has `griddepcontrol` (at 16 rows it measured no gain:
+/// `AllReduceKernel::build`), else none.
+pub fn early_launch_rows(chip: Chip) -> u64 {
+    u64::from(chip.has_grid_dependency())
+}
+
 /// The middle end, on `builtin.module`.
 pub const MIDDLE_END: &str = "func.func(symm-mem-to-dps),symm-mem-realize,symm-mem-plan";
 
@@ -92,7 +101,7 @@ pub fn symm_to_llvm(libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan,cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{launch-dependents-rows={}}},symm-linalg-matmul-to-gpu,gpu.module(inline),\
          convert-symm-mem-to-runtime,{}",
-        u8::from(Chip::DEFAULT.has_grid_dependency()),
+        early_launch_rows(Chip::DEFAULT),
         upstream_gpu_to_llvm(libdevice, Chip::DEFAULT, true)
     )
 }

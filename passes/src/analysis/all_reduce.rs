@@ -187,6 +187,13 @@ impl AllReduceKernel {
         ) as u64
     }
 
+    /// Whether this kernel lets the next grid launch as it starts (for
+    /// calls of at most `early_rows` rows; 0: never): only a rows kernel,
+    /// whose rows a matmul reads next (`AllReduceKernel::build`).
+    pub fn launches_early(&self, early_rows: u64) -> bool {
+        early_rows > 0 && self.rows.is_some()
+    }
+
     /// Most blocks of this kernel's grid: a rows kernel's block handles
     /// whole rows, one block reduction each, so it takes every channel.
     pub fn most_blocks(&self) -> u64 {

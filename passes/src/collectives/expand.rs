@@ -288,7 +288,7 @@ impl<'c, 'a> Expansion<'c, 'a> {
                 launched
                     .set_attribute_to(super::LAMPORT_RECEIVER_ATTR, Attribute::unit(self.context));
             }
-            if early_rows > 0 && kernel.rows.is_some() {
+            if kernel.launches_early(early_rows) {
                 launched.set_attribute_to(
                     super::LAUNCHES_DEPENDENTS_ATTR,
                     IntegerAttribute::new(

@@ -101,10 +101,10 @@ impl AllReduceKernel {
             &parameters,
             (self.threads(), most),
             |body| {
-                if early_rows > 0 && self.rows.is_some() {
-                    // A rows kernel's vector count is its row count.
-                    let few =
-                        body.cmp(CmpiPredicate::Ule, body.arg(3), body.c64(early_rows as i64));
+                if self.launches_early(early_rows) {
+                    // First: a rows kernel's count is its row count.
+                    let rows = body.arg(COUNT_PARAMETER);
+                    let few = body.cmp(CmpiPredicate::Ule, rows, body.c64(early_rows as i64));
                     body.when(few, |e| {
                         e.grid_dependency(true);
                     });
@@ -119,6 +119,11 @@ impl AllReduceKernel {
         Ok(())
     }
 }
+
+/// The parameter that holds a kernel's count: vectors of one rank's data
+/// (with a tail, elements; a rows kernel's, rows), after the pool, the
+/// input and the output.
+const COUNT_PARAMETER: usize = 3;
 
 /// Grid strides a two-shot's loops take per iteration (vectors in flight
 /// per thread and peer) on 2 ranks, with at most one block per SM
@@ -204,7 +209,7 @@ impl<'k, 'c> Kernel<'k, 'c> {
             out_pool.map(|op| peers.iter().map(|p| e.peer_ptr(op, *p, out)).collect());
         // With a tail the count is in elements: whole vectors, then the
         // elements after them (`tail`).
-        let count = arg(3);
+        let count = arg(COUNT_PARAMETER);
         let nvec = if spec.tail {
             e.div(count, e.c64(spec.vector as i64))
         } else {

@@ -464,6 +464,20 @@ impl SkinnyMatmul {
         with(false).gemv_problem(tile).is_some() && with(true).gemv_problem(tile).is_none()
     }
 
+    /// GEMV `tile`'s prefetched loads: the tiling's where the kernel is
+    /// launched early (`grid_dependency`: sm_90 and up), a pair's only
+    /// where every call it takes follows an all-reduce that launches it as
+    /// it starts (`launched_early`); none elsewhere, where they would only
+    /// delay the loads themselves.
+    pub fn gemv_prefetch(&self, tile: GemvTile) -> u64 {
+        let early = self.weights == 1 || tile.takes() <= self.launched_early;
+        if self.grid_dependency && early {
+            tile.prefetch
+        } else {
+            0
+        }
+    }
+
     /// Blocks of the GEMV along x (column tiles) and y (slices).
     pub fn gemv_grid(&self, tile: GemvTile) -> (u64, u64) {
         (self.n.div_ceil(tile.columns), self.slices)
@@ -570,18 +584,9 @@ impl<'c> Gemv<'_, 'c> {
         )
     }
 
-    /// The tiling's prefetched loads where the kernel is launched early
-    /// (`grid_dependency`: sm_90 and up), a pair's only where every call
-    /// it takes follows an all-reduce that launches it as it starts
-    /// (`launched_early`); none elsewhere, where they would only delay the
-    /// loads themselves.
+    /// The tiling's prefetched loads (`SkinnyMatmul::gemv_prefetch`).
     pub(super) fn prefetch(&self) -> u64 {
-        let early = self.k.weights == 1 || self.tile.takes() <= self.k.launched_early;
-        if self.k.grid_dependency && early {
-            self.tile.prefetch
-        } else {
-            0
-        }
+        self.k.gemv_prefetch(self.tile)
     }
 
     /// Prefetches into L2 the line of `weight` that holds `(row, column)`

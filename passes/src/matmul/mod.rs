@@ -861,9 +861,7 @@ impl TypedPass for MatmulToGpu {
                                 p.kernel.launched_early = launched_early_rows(&p);
                             }
                             if p.kernel.weights == 2 {
-                                let early = p.kernel.launched_early;
-                                let prefetching =
-                                    |g: &&GemvTile| g.prefetch > 0 && g.takes() <= early;
+                                let prefetching = |g: &&GemvTile| p.kernel.gemv_prefetch(**g) > 0;
                                 for gemv in p.gemv.iter().filter(prefetching) {
                                     emit_remark(
                                         p.group.ops()[0].location(),

@@ -25,7 +25,7 @@ use melior::{
 use std::{cell::RefCell, collections::HashSet, ffi::CString, io::Read, path::Path};
 use symm_passes::{
     gpu_codegen::{libdevice, ptx},
-    registration::upstream_gpu_to_llvm,
+    registration::{early_launch_rows, upstream_gpu_to_llvm},
 };
 
 /// The pass pipeline for `args`, on `builtin.module`, linking `libdevice`.
@@ -52,7 +52,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          {upstream})",
         graphs = args.cuda_graphs,
         waits = args.chip.has_grid_dependency(),
-        early_rows = u8::from(args.chip.has_grid_dependency()),
+        early_rows = early_launch_rows(args.chip),
         prefetch = args.matmul_prefetch,
         row_scale = args.matmul_row_scale,
         stream_norm = args.matmul_stream_norm,
