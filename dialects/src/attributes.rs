@@ -115,6 +115,30 @@ pub fn nvvm_ld_matrix_b16(context: &Context) -> Attribute<'_> {
     })
 }
 
+/// `#nvvm.wgmma_type<f32>` (true) or `<bf16>`.
+pub fn nvvm_wgmma_type(context: &Context, f32: bool) -> Attribute<'_> {
+    // SAFETY: a live context.
+    adopt(context, unsafe {
+        ffi::symmNvvmWgmmaTypeGet(context.to_raw(), f32)
+    })
+}
+
+/// `#nvvm.wgmma_scale_out<one>`: the product adds to the accumulators.
+pub fn nvvm_wgmma_scale_out_one(context: &Context) -> Attribute<'_> {
+    // SAFETY: a live context.
+    adopt(context, unsafe {
+        ffi::symmNvvmWgmmaScaleOutOneGet(context.to_raw())
+    })
+}
+
+/// `#nvvm.wgmma_scale_in<one>`: an operand taken as it is.
+pub fn nvvm_wgmma_scale_in_one(context: &Context) -> Attribute<'_> {
+    // SAFETY: a live context.
+    adopt(context, unsafe {
+        ffi::symmNvvmWgmmaScaleInOneGet(context.to_raw())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +161,22 @@ mod tests {
             nvvm_grid_dep_action(&context, true)
                 .to_string()
                 .contains("launch_dependents")
+        );
+        assert_eq!(
+            nvvm_wgmma_type(&context, false).to_string(),
+            "#nvvm.wgmma_type<bf16>"
+        );
+        assert_eq!(
+            nvvm_wgmma_type(&context, true).to_string(),
+            "#nvvm.wgmma_type<f32>"
+        );
+        assert_eq!(
+            nvvm_wgmma_scale_out_one(&context).to_string(),
+            "#nvvm.wgmma_scale_out<one>"
+        );
+        assert_eq!(
+            nvvm_wgmma_scale_in_one(&context).to_string(),
+            "#nvvm.wgmma_scale_in<one>"
         );
     }
 }

@@ -113,6 +113,12 @@ unsafe extern "C" {
     pub fn symmNvvmGridDepActionGet(ctx: MlirContext, launch_dependents: bool) -> MlirAttribute;
     /// `#nvvm.ld_st_matrix_elt_type<b16>`.
     pub fn symmNvvmLdMatrixB16Get(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.wgmma_type<f32>` or `<bf16>`.
+    pub fn symmNvvmWgmmaTypeGet(ctx: MlirContext, f32: bool) -> MlirAttribute;
+    /// `#nvvm.wgmma_scale_out<one>`.
+    pub fn symmNvvmWgmmaScaleOutOneGet(ctx: MlirContext) -> MlirAttribute;
+    /// `#nvvm.wgmma_scale_in<one>`.
+    pub fn symmNvvmWgmmaScaleInOneGet(ctx: MlirContext) -> MlirAttribute;
     /// Drops the allocator memory space from every memref type in `op` and
     /// below, by a dialect conversion; false if it failed.
     pub fn symmMemStripAllocatorMemorySpaces(op: MlirOperation) -> bool;

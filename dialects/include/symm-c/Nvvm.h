@@ -1,7 +1,8 @@
 /*===- symm-c/Nvvm.h - NVVM attributes for the matmul kernels -----*- C -*-===*\
 |*                                                                            *|
 |* The NVVM dialect's attributes that the tensor-core ops take (mma.sync's   *|
-|* shape, layouts and operand types; ldmatrix's shape and element type).    *|
+|* shape, layouts and operand types; ldmatrix's shape and element type;    *|
+|* wgmma's operand types and scales).                                        *|
 |* Upstream MLIR has no C API for them; melior generates the ops' builders  *|
 |* from NVVMOps.td but cannot build these attributes.                       *|
 \*===----------------------------------------------------------------------===*/
@@ -36,6 +37,13 @@ MLIR_CAPI_EXPORTED MlirAttribute symmNvvmPrefetchL2Get(MlirContext ctx);
 /* `#nvvm.grid_dep_action<wait>`, or `<launch_dependents>`. */
 MLIR_CAPI_EXPORTED MlirAttribute symmNvvmGridDepActionGet(MlirContext ctx,
                                                           bool launchDependents);
+
+/* `#nvvm.wgmma_type<f32>` (f32 = true) or `<bf16>`. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmWgmmaTypeGet(MlirContext ctx, bool f32);
+/* `#nvvm.wgmma_scale_out<one>`: D = A * B + D. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmWgmmaScaleOutOneGet(MlirContext ctx);
+/* `#nvvm.wgmma_scale_in<one>`: an operand as it is. */
+MLIR_CAPI_EXPORTED MlirAttribute symmNvvmWgmmaScaleInOneGet(MlirContext ctx);
 
 #ifdef __cplusplus
 }

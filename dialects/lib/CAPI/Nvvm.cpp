@@ -46,3 +46,18 @@ MlirAttribute symmNvvmGridDepActionGet(MlirContext ctx, bool launchDependents) {
       unwrap(ctx), launchDependents ? NVVM::GridDepActionKind::launch_dependents
                                     : NVVM::GridDepActionKind::wait)));
 }
+
+MlirAttribute symmNvvmWgmmaTypeGet(MlirContext ctx, bool f32) {
+  return wrap(Attribute(NVVM::WGMMATypesAttr::get(
+      unwrap(ctx), f32 ? NVVM::WGMMATypes::f32 : NVVM::WGMMATypes::bf16)));
+}
+
+MlirAttribute symmNvvmWgmmaScaleOutOneGet(MlirContext ctx) {
+  return wrap(Attribute(
+      NVVM::WGMMAScaleOutAttr::get(unwrap(ctx), NVVM::WGMMAScaleOut::one)));
+}
+
+MlirAttribute symmNvvmWgmmaScaleInOneGet(MlirContext ctx) {
+  return wrap(Attribute(
+      NVVM::WGMMAScaleInAttr::get(unwrap(ctx), NVVM::WGMMAScaleIn::one)));
+}

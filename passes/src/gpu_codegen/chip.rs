@@ -63,6 +63,13 @@ impl Chip {
         !self.name.starts_with("sm_8")
     }
 
+    /// Whether the chip has Hopper's warpgroup tensor-core instructions
+    /// (`wgmma`): sm_90a only (the architecture-specific target; later
+    /// chips have other ones).
+    pub fn has_wgmma(&self) -> bool {
+        self.name == "sm_90a"
+    }
+
     /// The `features` of `nvvm-attach-target`: the PTX version, never
     /// below 8.0, which every kernel symm writes is valid in (the driver
     /// JIT-compiles PTX, so a newer version costs nothing on a newer GPU).
@@ -86,6 +93,8 @@ mod tests {
         let has = |name| Chip::parse(name).unwrap().has_grid_dependency();
         assert!(!has("sm_80") && !has("sm_86") && !has("sm_89"));
         assert!(has("sm_90") && has("sm_90a") && has("sm_100a") && has("sm_120"));
+        let wgmma = |name: &str| Chip::parse(name).unwrap().has_wgmma();
+        assert!(wgmma("sm_90a") && !wgmma("sm_90") && !wgmma("sm_100a"));
     }
 
     #[test]

@@ -42,13 +42,15 @@ const HELD_VECTORS: u64 = 4;
 pub(super) const MMA_COLUMNS: u64 = 64;
 
 /// Which units multiply: each thread's f32 FMAs, the warps' `mma.sync`
-/// on weight streamed into registers (`gemv_mma`), or `mma.sync` on weight
-/// that the TMA streams through shared memory (`gemv_tma`).
+/// on weight streamed into registers (`gemv_mma`), `mma.sync` on weight
+/// that the TMA streams through shared memory (`gemv_tma`), or a
+/// warpgroup's `wgmma` on the TMA's weight tiles (`gemv_wgmma`, sm_90a).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
     CudaCores,
     TensorCores,
     Tma,
+    Wgmma,
 }
 
 /// The GEMV's tiling.
@@ -94,6 +96,9 @@ pub struct GemvTile {
     /// rows lost 0.3-2 µs (bench/results/2026-11-27-early-launch-rows-h200x2.md).
     /// With the TMA: weight rows of the block's columns, one line each.
     pub prefetch: u64,
+    /// With the TMA: the weight's copies carry an L2 evict-first policy
+    /// (read once, they leave L2 to what is read again: the rows of `a`).
+    pub evict_first: bool,
 }
 
 impl GemvTile {
@@ -110,6 +115,7 @@ impl GemvTile {
         stage_rows: 0,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -121,6 +127,7 @@ impl GemvTile {
         stage_rows: 0,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -134,6 +141,7 @@ impl GemvTile {
         stage_rows: 0,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -145,6 +153,7 @@ impl GemvTile {
         stage_rows: 0,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -159,6 +168,7 @@ impl GemvTile {
         stage_rows: 0,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
     pub const SINGLE_MMA: GemvTile = GemvTile {
         engine: Engine::TensorCores,
@@ -170,6 +180,7 @@ impl GemvTile {
         stage_rows: 0,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
 
     /// The single matmul's GEMV with the weight streamed by the TMA
@@ -189,7 +200,34 @@ impl GemvTile {
         stage_rows: 128,
         stage_a: false,
         calls: 0,
+        evict_first: false,
     };
+
+    /// The single matmul's GEMV on the warpgroup tensor cores (`wgmma`,
+    /// sm_90a), for calls of up to `rows` rows (16, 64 or 128; the weight's
+    /// descriptor from the runtime): 4 stages of 128 weight rows, the
+    /// fastest of the probe's sweep at 16, 64 and 128 rows for the
+    /// Llama-3-8B down projection's two slices on one H200
+    /// (bench/results/2026-11-27-wgmma-probe-h200.md).
+    pub const SINGLE_WGMMA: GemvTile = GemvTile {
+        engine: Engine::Wgmma,
+        columns: 64,
+        k_groups: 1,
+        unroll: 4,
+        rows: 128,
+        prefetch: 512,
+        stage_rows: 128,
+        stage_a: false,
+        calls: 0,
+        evict_first: true,
+    };
+
+    /// Whether the TMA streams the weight (`Tma`, `Wgmma`): the kernel
+    /// then takes each weight's descriptor from the runtime as an extra
+    /// parameter, and a call runs it only where the runtime has them.
+    pub fn streams_by_tma(&self) -> bool {
+        matches!(self.engine, Engine::Tma | Engine::Wgmma)
+    }
 
     /// The most rows of a call the kernel takes.
     pub fn takes(&self) -> u64 {
@@ -208,6 +246,7 @@ impl GemvTile {
                 weights * (self.columns / MMA_COLUMNS) * self.k_groups * super::kernel::WARP
             }
             Engine::Tma => (super::gemv_tma::consumer_warps(self) + 1) * super::kernel::WARP,
+            Engine::Wgmma => super::gemv_wgmma::threads(),
         }
     }
     /// Bytes between two rows of `a` that the tensor-core GEMV stages in
@@ -226,12 +265,12 @@ impl GemvTile {
     fn sums_offset(&self, shape: &GemvShape) -> u64 {
         match self.engine {
             Engine::CudaCores => self.rows * shape.k * 4,
-            Engine::TensorCores | Engine::Tma => 0,
+            Engine::TensorCores | Engine::Tma | Engine::Wgmma => 0,
         }
     }
     fn sums_bytes(&self, weights: u64) -> u64 {
         match self.engine {
-            Engine::CudaCores | Engine::Tma => {
+            Engine::CudaCores | Engine::Tma | Engine::Wgmma => {
                 self.k_groups * self.rows * weights * self.columns * 4
             }
             Engine::TensorCores => self.threads(weights) * super::gemv_mma::LANE_WORDS * 4,
@@ -245,6 +284,9 @@ impl GemvTile {
                 sums_end.max(self.rows * Self::staged_row_stride(shape.k))
             }
             Engine::Tma => super::gemv_tma::RingLayout::of(self, shape)
+                .end
+                .max(sums_end),
+            Engine::Wgmma => super::gemv_wgmma::RingLayout::of(self, shape)
                 .end
                 .max(sums_end),
             _ => sums_end,
@@ -281,6 +323,10 @@ impl GemvTile {
         }
         if self.engine == Engine::Tma {
             if let Some(problem) = super::gemv_tma::tiling_problem(self) {
+                return Some(problem);
+            }
+        } else if self.engine == Engine::Wgmma {
+            if let Some(problem) = super::gemv_wgmma::tiling_problem(self) {
                 return Some(problem);
             }
         } else if self.engine == Engine::TensorCores {
@@ -322,7 +368,7 @@ impl GemvTile {
                         self.rows
                     )
                 }
-                Engine::TensorCores | Engine::Tma => format!(
+                Engine::TensorCores | Engine::Tma | Engine::Wgmma => format!(
                     "{} row(s) of K = {k} as bf16, the sums or the weight's stages do not fit in shared memory",
                     self.rows
                 ),
@@ -399,6 +445,7 @@ impl SkinnyMatmul {
             Engine::CudaCores => "gemv",
             Engine::TensorCores => "mma",
             Engine::Tma => "tma",
+            Engine::Wgmma => "wgmma",
         };
         let staged = if tile.stage_a { "_staged" } else { "" };
         format!("{}_{kind}{}{staged}", self.name, tile.rows)
@@ -409,6 +456,9 @@ impl SkinnyMatmul {
         tile.problem(&self.gemv_shape()).or_else(|| {
             if tile.engine == Engine::Tma {
                 return super::gemv_tma::matmul_problem(self, tile);
+            }
+            if tile.engine == Engine::Wgmma {
+                return super::gemv_wgmma::matmul_problem(self, tile);
             }
             tile.stage_a.then(|| self.rows_vector_problem()).flatten()
         })
@@ -497,9 +547,11 @@ impl SkinnyMatmul {
             )));
         }
         let mut parameters = self.parameters(e);
-        if tile.engine == Engine::Tma {
-            // The weights' TMA descriptors (device addresses).
-            parameters.extend(std::iter::repeat_n(e.i64(), self.weights as usize));
+        if tile.streams_by_tma() {
+            // The weights' TMA descriptors (device addresses), and with
+            // `wgmma` that of the call's rows of `a`.
+            let a = u64::from(tile.engine == Engine::Wgmma);
+            parameters.extend(std::iter::repeat_n(e.i64(), (self.weights + a) as usize));
         }
         if self.sends(tile) {
             // The all-reduce's pool, and whether to send (`lamport_send`).
@@ -523,6 +575,7 @@ impl SkinnyMatmul {
                     Engine::CudaCores => gemv.emit(),
                     Engine::TensorCores => gemv.emit_mma(),
                     Engine::Tma => gemv.emit_tma(),
+                    Engine::Wgmma => gemv.emit_wgmma(),
                 }
             },
         );

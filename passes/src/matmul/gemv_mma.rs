@@ -799,6 +799,7 @@ mod tests {
                 stage_rows: 0,
                 stage_a: false,
                 calls: 0,
+                evict_first: false,
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {

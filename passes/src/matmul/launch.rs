@@ -6,9 +6,9 @@
 
 use super::{KERNEL_MODULE, Planned};
 use crate::collectives::emit::{Emitter, Val, building};
-use crate::ir::builders::gpu_launch_func_op;
+use crate::ir::builders::{gpu_launch_func_op, reinterpret_cast_op};
 use crate::ir::melior_ext::{
-    OperationExt, ValueExt, element_bytes, nested_symbol, strides_and_offset,
+    OperationExt, ValueExt, element_bytes, nested_symbol, strided_memref_type, strides_and_offset,
 };
 use melior::{
     Context,
@@ -61,7 +61,9 @@ fn rows<'c>(e: &Emitter<'c>, memref: Value<'c, '_>, dim: usize) -> Val<'c> {
 /// Replaces the group's ops with the measured choice between the kernel
 /// and themselves. A call whose operands are not all 16-byte aligned (a
 /// view that starts mid-vector) runs the library's branch without
-/// measuring: the kernels' vector loads would fault on it. `after_gemv`:
+/// measuring: the kernels' vector loads would fault on it. So does a call
+/// of more rows than the tensor-core kernel takes whose GEMV has no
+/// weight descriptor (`generated_can_run`). `after_gemv`:
 /// the group's input is another group's output, whose GEMV runs just
 /// before it (`symm_mem.kernel_rounds ... after_gemv`).
 pub(super) fn dispatch<'c>(
@@ -87,9 +89,12 @@ pub(super) fn dispatch<'c>(
         let max_attr = IntegerAttribute::new(i64, max_rows as i64);
         let m = rows(e, p.a, p.rows_dim);
         let (args, addresses) = arguments(e, p, m);
-        let aligned = all_aligned(e, &addresses);
+        let mut runnable = all_aligned(e, &addresses);
+        if let Some(can_run) = generated_can_run(e, p, m) {
+            runnable = e.and(runnable, can_run);
+        }
         let rounds = e.choose(
-            aligned,
+            runnable,
             e.index(),
             |e| {
                 let mut rounds: melior::ir::Operation =
@@ -103,7 +108,7 @@ pub(super) fn dispatch<'c>(
         );
         e.for_range(e.c_index(0), rounds, e.c_index(1), |e, round| {
             let generated = e.choose(
-                aligned,
+                runnable,
                 e.int_type(1),
                 |e| {
                     e.one(
@@ -142,7 +147,7 @@ pub(super) fn dispatch<'c>(
             let else_region = Region::new();
             else_region.append_block(else_block);
             e.push(scf::r#if(generated, &[], then_region, else_region, loc));
-            e.when(aligned, |e| {
+            e.when(runnable, |e| {
                 e.push(symm_mem::kernel_variant_end(context, m, round, site_attr, loc).into());
             });
         });
@@ -184,19 +189,8 @@ fn choose_kernel<'c>(
         e.c64(gemv.takes() as i64),
     );
     let mut gemv_args = args.to_vec();
-    if gemv.engine == super::gemv::Engine::Tma {
-        for weight in &p.weights {
-            let descriptor = e.one(
-                symm_mem::tensor_map(
-                    e.ctx,
-                    e.i64(),
-                    *weight,
-                    IntegerAttribute::new(e.i64(), gemv.stage_rows as i64),
-                    IntegerAttribute::new(e.i64(), super::gemv_tma::BOX_COLUMNS as i64),
-                    e.loc,
-                )
-                .into(),
-            );
+    if gemv.streams_by_tma() {
+        for descriptor in descriptors(e, p, gemv) {
             fits = e.and(fits, e.cmp(CmpiPredicate::Ne, descriptor, e.c64(0)));
             gemv_args.push(descriptor);
         }
@@ -211,6 +205,122 @@ fn choose_kernel<'c>(
         |e| launch(e, p, &gemv_args, Kernel::Gemv(*gemv)),
         |e| choose_kernel(e, p, args, rest, send),
     );
+}
+
+/// The runtime's TMA descriptors (`symm_mem.tensor_map`: 0 where it has
+/// none) that GEMV `gemv` takes: each weight's for its boxes of
+/// `stage_rows` x 64, and with `wgmma` that of the call's rows of `a` for
+/// boxes of its `rows` x 64.
+fn descriptors<'c>(
+    e: &Emitter<'c>,
+    p: &Planned<'c, 'c>,
+    gemv: &super::gemv::GemvTile,
+) -> Vec<Val<'c>> {
+    let map = |matrix: Value<'c, '_>, rows: u64| {
+        e.one(
+            symm_mem::tensor_map(
+                e.ctx,
+                e.i64(),
+                matrix,
+                IntegerAttribute::new(e.i64(), rows as i64),
+                IntegerAttribute::new(e.i64(), gemv.columns as i64),
+                e.loc,
+            )
+            .into(),
+        )
+    };
+    let mut descriptors: Vec<Val<'c>> =
+        p.weights.iter().map(|w| map(*w, gemv.stage_rows)).collect();
+    if gemv.engine == super::gemv::Engine::Wgmma {
+        descriptors.push(map(a_matrix(e, p), gemv.rows));
+    }
+    descriptors
+}
+
+/// `a` as one row-major matrix of the call's rows: itself, or for split-K
+/// slices side by side in its rows (`S x M x K` with strides `K, S K, 1`)
+/// a view of `M x S K`.
+fn a_matrix<'c>(e: &Emitter<'c>, p: &Planned<'c, 'c>) -> Value<'c, 'c> {
+    let Some(ty) = p.a.memref_type() else {
+        return p.a;
+    };
+    if melior::ir::r#type::ShapedTypeLike::rank(&ty) != 3 {
+        return p.a;
+    }
+    let k = &p.kernel;
+    let columns = (k.slices * k.k) as i64;
+    let offset = strides_and_offset(ty)
+        .and_then(|(_, offset)| offset)
+        .unwrap_or(0);
+    let view = strided_memref_type(
+        e.ctx,
+        &[None, Some(columns)],
+        melior::ir::r#type::ShapedTypeLike::element(&ty),
+        (&[k.lda as i64, 1], offset),
+        ty.memory_space(),
+    );
+    let m = rows(e, p.a, p.rows_dim);
+    e.one(reinterpret_cast_op(e.ctx, e.loc, p.a, view, &[m]))
+}
+
+/// Whether the generated branch can run a call of `m` rows (an i1): a call
+/// of more rows than the tensor-core kernel takes runs only a GEMV whose
+/// operands the TMA streams, which needs the runtime's descriptors (it
+/// makes none while a CUDA graph is captured); without them such a call
+/// takes the library. Only the descriptors of the GEMV the call would take
+/// are asked for.
+fn generated_can_run<'c>(e: &Emitter<'c>, p: &Planned<'c, 'c>, m: Val<'c>) -> Option<Val<'c>> {
+    let tiled = p.kernel.tile.rows();
+    let beyond: Vec<&super::gemv::GemvTile> = p
+        .gemv
+        .iter()
+        .filter(|g| g.streams_by_tma() && g.takes() > tiled)
+        .collect();
+    if beyond.is_empty() {
+        return None;
+    }
+    let i1 = e.int_type(1);
+    let have = |e: &Emitter<'c>, gemv: &super::gemv::GemvTile| {
+        descriptors(e, p, gemv)
+            .into_iter()
+            .fold(e.constant(i1, 1), |all, d| {
+                e.and(all, e.cmp(CmpiPredicate::Ne, d, e.c64(0)))
+            })
+    };
+    fn first_that_takes<'c>(
+        e: &Emitter<'c>,
+        m: Val<'c>,
+        tiles: &[&super::gemv::GemvTile],
+        have: &dyn Fn(&Emitter<'c>, &super::gemv::GemvTile) -> Val<'c>,
+    ) -> Val<'c> {
+        let i1 = e.int_type(1);
+        let Some((gemv, rest)) = tiles.split_first() else {
+            return e.constant(i1, 0);
+        };
+        let takes = e.cmp(CmpiPredicate::Ule, m, e.c_index(gemv.takes() as i64));
+        e.choose(
+            takes,
+            i1,
+            |e| have(e, gemv),
+            |e| first_that_takes(e, m, rest, have),
+        )
+    }
+    let within = e.cmp(CmpiPredicate::Ule, m, e.c_index(tiled as i64));
+    Some(e.choose(
+        within,
+        i1,
+        |e| e.constant(i1, 1),
+        |e| first_that_takes(e, m, &beyond, &have),
+    ))
+}
+
+/// The most rows a group's generated branch takes: its tensor-core
+/// kernel's, or more where a GEMV takes more.
+pub(super) fn max_rows(p: &Planned<'_, '_>) -> u64 {
+    p.gemv
+        .iter()
+        .map(|g| g.takes())
+        .fold(p.kernel.tile.rows(), u64::max)
 }
 
 /// The kernels' arguments (every kernel of a group takes the same), and

@@ -32,6 +32,7 @@
 pub mod gemv;
 mod gemv_mma;
 mod gemv_tma;
+mod gemv_wgmma;
 pub mod kernel;
 mod lamport_send;
 mod launch;
@@ -188,6 +189,42 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"0",
         ),
         PassOption::new(
+            c"wgmma-gemv",
+            c"Single matmuls without a prologue (the down projection, o_proj) run a GEMV on the warpgroup tensor cores (wgmma: sm_90a only, see symm-compile --chip) for calls of wgmma-gemv-min-rows to wgmma-gemv-max-rows rows, the weight streamed by the TMA where the runtime has its descriptor",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
+            c"wgmma-gemv-few",
+            c"With wgmma-gemv, calls of 2 to 16 rows run a 16-row wgmma GEMV too (before the tensor-core GEMV, which still takes them where there is no descriptor); otherwise it takes calls of 17 rows and more (a 64-row kernel up to 64, a 128-row one above)",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
+            c"wgmma-gemv-max-rows",
+            c"The most rows of a call the wgmma GEMV takes (at most 128)",
+            OptionKind::Int64,
+            c"128",
+        ),
+        PassOption::new(
+            c"wgmma-gemv-evict-first",
+            c"The wgmma GEMV's weight copies carry an L2 evict-first policy",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
+            c"wgmma-gemv-stages",
+            c"The wgmma GEMV's ring of stages (0: the default)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
+            c"wgmma-gemv-stage-rows",
+            c"The wgmma GEMV's weight rows per stage, a multiple of 64 (0: the default)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
             c"mma-gemv-rows",
             c"Rows the tensor-core GEMV takes (8 or 16)",
             OptionKind::Int64,
@@ -322,10 +359,12 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
         )?;
         Ok(tile)
     };
+    let wgmma = wgmma_tiles_from(options)?;
     let kinds = |one: GemvTile,
                  few: GemvTile,
                  tma: Option<GemvTile>,
-                 mma: GemvTile|
+                 mma: GemvTile,
+                 wgmma: &[GemvTile]|
      -> Result<Vec<GemvTile>, PassError> {
         let mut tiles = Vec::new();
         if options.flag("gemv") {
@@ -358,6 +397,13 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
             )?;
             tiles.push(tile);
         }
+        // A wgmma kernel for calls of up to 16 rows goes before the
+        // tensor-core GEMV (which still takes them where the runtime has no
+        // descriptor), one for more rows after it.
+        let (small, large): (Vec<GemvTile>, Vec<GemvTile>) = wgmma
+            .iter()
+            .partition(|t| t.takes() <= symm_protocol::GEMV_MAX_ROWS);
+        tiles.extend(small);
         if options.flag("mma-gemv") {
             let tile = with_options(mma, "mma-gemv")?;
             // Calls of up to 8 rows read `a` from global memory, more
@@ -382,20 +428,75 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
                 });
             }
         }
+        tiles.extend(large);
         Ok(tiles)
     };
     Ok([
         // The pairs keep `mma16`: with their RMSNorm prologue staged in
         // front of the ring, the TMA pair measured 5-7 µs slower on one H200
         // (bench/results/2026-11-26-tma-gemv-h200.md).
-        kinds(GemvTile::PAIR, GemvTile::PAIR_FEW, None, GemvTile::PAIR_MMA)?,
+        kinds(
+            GemvTile::PAIR,
+            GemvTile::PAIR_FEW,
+            None,
+            GemvTile::PAIR_MMA,
+            &[],
+        )?,
         kinds(
             GemvTile::SINGLE,
             GemvTile::SINGLE_FEW,
             Some(GemvTile::SINGLE_TMA),
             GemvTile::SINGLE_MMA,
+            &wgmma,
         )?,
     ])
+}
+
+/// The single matmuls' wgmma GEMVs (`wgmma-gemv*` options), ordered by
+/// rows: a 16-row kernel where calls of up to 16 rows take it
+/// (`wgmma-gemv-few`), a 64-row one for calls of up to 64, a 128-row one
+/// for more, up to `wgmma-gemv-max-rows` (the accumulators of a call's
+/// rows cost registers and the multiplies time, so each call takes the
+/// smallest kernel that holds it).
+fn wgmma_tiles_from(options: &PassOptions) -> Result<Vec<GemvTile>, PassError> {
+    if !options.flag("wgmma-gemv") {
+        return Ok(Vec::new());
+    }
+    let few = options.flag("wgmma-gemv-few");
+    let max_rows = options.int("wgmma-gemv-max-rows").unwrap_or(128);
+    let takes = (17..=128).contains(&max_rows) || (few && (2..=16).contains(&max_rows));
+    if !takes {
+        return Err(PassError::BadOption(format!(
+            "wgmma-gemv-max-rows = {max_rows}: the wgmma GEMV takes calls of up to 17 to 128 rows (2 to 16 with wgmma-gemv-few)"
+        )));
+    }
+    let mut base = GemvTile::SINGLE_WGMMA;
+    if !options.flag("prefetch") {
+        base.prefetch = 0;
+    }
+    base.evict_first = options.flag("wgmma-gemv-evict-first");
+    override_fields(
+        options,
+        [
+            ("wgmma-gemv-stages", &mut base.unroll),
+            ("wgmma-gemv-stage-rows", &mut base.stage_rows),
+        ],
+    )?;
+    let max_rows = max_rows as u64;
+    let sizes: &[u64] = if few { &[16, 64, 128] } else { &[64, 128] };
+    let mut tiles = Vec::new();
+    let mut below = 0;
+    for &rows in sizes {
+        if below < max_rows {
+            tiles.push(GemvTile {
+                rows,
+                calls: max_rows.min(rows),
+                ..base
+            });
+        }
+        below = rows;
+    }
+    Ok(tiles)
 }
 
 /// The tilings of the pair kernels and the single-matmul kernels, and the
@@ -751,7 +852,7 @@ fn describe(planned: &Planned<'_, '_>) -> String {
         k.tile.shared_bytes(k.weights),
         k.tile.stages,
         k.tile.bk,
-        k.tile.rows()
+        launch::max_rows(planned)
     )
 }
 
@@ -905,7 +1006,7 @@ impl TypedPass for MatmulToGpu {
                 context,
                 p,
                 site_of(p),
-                p.kernel.tile.rows(),
+                launch::max_rows(p),
                 after_gemv(p, &planned),
             );
         }

@@ -60,6 +60,20 @@ pub trait TensorCore<'c> {
     /// to a `CUtensorMap`) describes into shared `dst`, and completes its
     /// bytes on `bar`.
     fn tma_load_2d(&self, dst: Val<'c>, descriptor: Val<'c>, at: (Val<'c>, Val<'c>), bar: Val<'c>);
+    /// `tma_load_2d` with an L2 cache policy (an i64, `l2_evict_first`).
+    fn tma_load_2d_hinted(
+        &self,
+        dst: Val<'c>,
+        descriptor: Val<'c>,
+        at: (Val<'c>, Val<'c>),
+        bar: Val<'c>,
+        policy: Val<'c>,
+    );
+    /// `createpolicy.fractional.L2::evict_first.b64`: an L2 cache policy
+    /// (i64) under which the lines a copy brings in go first, for a stream
+    /// read once (the weights), leaving L2 to what is read again. One PTX
+    /// instruction (no op upstream makes one).
+    fn l2_evict_first(&self) -> Val<'c>;
     /// `prefetch.tensormap`: the TMA descriptor at generic `descriptor`
     /// moves into the descriptor cache before the first copy needs it.
     fn prefetch_tensormap(&self, descriptor: Val<'c>);
@@ -88,6 +102,21 @@ pub trait TensorCore<'c> {
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: returns the
     /// four f32 accumulators.
     fn mma_bf16(&self, a: [Val<'c>; 4], b: [Val<'c>; 2], c: [Val<'c>; 4]) -> [Val<'c>; 4];
+    /// `wgmma.fence.sync.aligned`: the warpgroup's accumulator registers
+    /// and shared-memory operands are ready for the `wgmma`s after it.
+    fn wgmma_fence(&self);
+    /// `wgmma.commit_group.sync.aligned`: the `wgmma`s issued so far form
+    /// a group.
+    fn wgmma_commit(&self);
+    /// `wgmma.wait_group.sync.aligned pending`: at most `pending` groups
+    /// are still running.
+    fn wgmma_wait(&self, pending: i64);
+    /// `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.bf16.bf16`, the
+    /// product added to `accumulators` (an LLVM struct of `n / 2` f32s):
+    /// A (64 x 16) is M-major and B (16 x n) K-major in shared memory, as
+    /// the matrix descriptors `a` and `b` (i64s) describe them. Returns the
+    /// new accumulators (ready only after a `wgmma_wait`).
+    fn wgmma_bf16(&self, accumulators: Val<'c>, a: Val<'c>, b: Val<'c>, n: u64) -> Val<'c>;
     /// `bar.warp.sync 0xffffffff`: the warp's lanes meet.
     fn sync_warp(&self);
     /// The sum of an f32 over the warp's 32 lanes, in every lane
@@ -103,6 +132,38 @@ pub trait TensorCore<'c> {
     fn pack(&self, low: Val<'c>, high: Val<'c>) -> Val<'c>;
     /// `llvm.bitcast`.
     fn reinterpret(&self, v: Val<'c>, to: Type<'c>) -> Val<'c>;
+}
+
+/// `cp.async.bulk.tensor.2d` (`TensorCore::tma_load_2d`), with an L2
+/// cache policy where one is given.
+fn tma_load<'c>(
+    e: &Emitter<'c>,
+    dst: Val<'c>,
+    descriptor: Val<'c>,
+    (x, y): (Val<'c>, Val<'c>),
+    bar: Val<'c>,
+    policy: Option<Val<'c>>,
+) {
+    let cluster = llvm::r#type::pointer(e.ctx, SHARED_CLUSTER);
+    let dst = e.one(ods::llvm::addrspacecast(e.ctx, cluster, dst, e.loc).into());
+    let builder = nvvm::CpAsyncBulkTensorGlobalToSharedClusterOperation::builder(e.ctx, e.loc)
+        .dst_mem(dst)
+        .tma_descriptor(descriptor)
+        .coordinates(&[x, y])
+        .mbar(bar)
+        .im_2_col_offsets(&[]);
+    let mut op: melior::ir::Operation = match policy {
+        Some(policy) => builder.l_2_cache_hint(policy).build().into(),
+        None => builder.build().into(),
+    };
+    // dstMem, tmaDescriptor, coordinates, mbar, im2colOffsets,
+    // multicastMask, l2CacheHint, predicate.
+    let hint = i32::from(policy.is_some());
+    op.set_attribute(
+        "operandSegmentSizes",
+        DenseI32ArrayAttribute::new(e.ctx, &[1, 1, 2, 1, 0, 0, hint, 0]).into(),
+    );
+    e.push(op);
 }
 
 impl<'c> TensorCore<'c> for Emitter<'c> {
@@ -191,31 +252,34 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         self.push(op.into());
     }
 
-    fn tma_load_2d(
+    fn tma_load_2d(&self, dst: Val<'c>, descriptor: Val<'c>, at: (Val<'c>, Val<'c>), bar: Val<'c>) {
+        tma_load(self, dst, descriptor, at, bar, None);
+    }
+
+    fn tma_load_2d_hinted(
         &self,
         dst: Val<'c>,
         descriptor: Val<'c>,
-        (x, y): (Val<'c>, Val<'c>),
+        at: (Val<'c>, Val<'c>),
         bar: Val<'c>,
+        policy: Val<'c>,
     ) {
-        let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
-        let dst = self.one(ods::llvm::addrspacecast(self.ctx, cluster, dst, self.loc).into());
-        let mut op: melior::ir::Operation =
-            nvvm::CpAsyncBulkTensorGlobalToSharedClusterOperation::builder(self.ctx, self.loc)
-                .dst_mem(dst)
-                .tma_descriptor(descriptor)
-                .coordinates(&[x, y])
-                .mbar(bar)
-                .im_2_col_offsets(&[])
+        tma_load(self, dst, descriptor, at, bar, Some(policy));
+    }
+
+    fn l2_evict_first(&self) -> Val<'c> {
+        self.one(
+            ods::llvm::InlineAsmOperationBuilder::new(self.ctx, self.loc)
+                .res(self.i64())
+                .operands(&[])
+                .asm_string(StringAttribute::new(
+                    self.ctx,
+                    "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;",
+                ))
+                .constraints(StringAttribute::new(self.ctx, "=l"))
                 .build()
-                .into();
-        // dstMem, tmaDescriptor, coordinates, mbar, im2colOffsets,
-        // multicastMask, l2CacheHint, predicate.
-        op.set_attribute(
-            "operandSegmentSizes",
-            DenseI32ArrayAttribute::new(self.ctx, &[1, 1, 2, 1, 0, 0, 0, 0]).into(),
-        );
-        self.push(op);
+                .into(),
+        )
     }
 
     fn prefetch_tensormap(&self, descriptor: Val<'c>) {
@@ -330,6 +394,39 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
         op.set_attribute("multiplicandBPtxType", bf16);
         let d = self.one(op);
         std::array::from_fn(|i| self.member(d, i as i64, f32))
+    }
+
+    fn wgmma_fence(&self) {
+        self.push(nvvm::wgmma_fence_aligned(self.ctx, self.loc).into());
+    }
+
+    fn wgmma_commit(&self) {
+        self.push(nvvm::wgmma_commit_group_sync_aligned(self.ctx, self.loc).into());
+    }
+
+    fn wgmma_wait(&self, pending: i64) {
+        let pending = IntegerAttribute::new(self.i64(), pending);
+        self.push(nvvm::wgmma_wait_group_sync_aligned(self.ctx, pending, self.loc).into());
+    }
+
+    fn wgmma_bf16(&self, accumulators: Val<'c>, a: Val<'c>, b: Val<'c>, n: u64) -> Val<'c> {
+        let op = nvvm::WgmmaMmaAsyncOperation::builder(self.ctx, self.loc)
+            .results(accumulators.r#type())
+            .inouts(accumulators)
+            .descriptor_a(a)
+            .descriptor_b(b)
+            .shape(attributes::nvvm_mma_shape(self.ctx, 64, n as i32, 16))
+            .type_a(attributes::nvvm_wgmma_type(self.ctx, false))
+            .type_b(attributes::nvvm_wgmma_type(self.ctx, false))
+            .type_d(attributes::nvvm_wgmma_type(self.ctx, true))
+            .scale_d(attributes::nvvm_wgmma_scale_out_one(self.ctx))
+            .scale_a(attributes::nvvm_wgmma_scale_in_one(self.ctx))
+            .scale_b(attributes::nvvm_wgmma_scale_in_one(self.ctx))
+            // `col` A is M-major (imm-trans-a 1), `col` B K-major.
+            .layout_a(attributes::nvvm_mma_layout(self.ctx, true))
+            .layout_b(attributes::nvvm_mma_layout(self.ctx, true))
+            .build();
+        self.one(op.into())
     }
 
     fn sync_warp(&self) {

@@ -71,6 +71,13 @@ pub struct Args {
     /// The tiling of the GEMV whose weight the TMA streams (k-groups,
     /// stages, stage rows), or `None`: off.
     pub matmul_tma_gemv: Option<[u64; 3]>,
+    /// Single matmuls' calls of 17 (2 with `matmul_wgmma_gemv_few`) up to
+    /// `matmul_wgmma_gemv_max_rows` rows run the wgmma GEMV, where the chip
+    /// has wgmma (`wgmma-gemv` of symm-linalg-matmul-to-gpu); off unless
+    /// asked for.
+    pub matmul_wgmma_gemv: bool,
+    pub matmul_wgmma_gemv_few: bool,
+    pub matmul_wgmma_gemv_max_rows: u64,
     pub split_k_slices: u64,
     pub split_k_min_k: u64,
     pub cuda_graphs: bool,
@@ -215,6 +222,22 @@ struct Cli {
     /// stage (0: the default).
     #[arg(long, value_name = "K_GROUPS,STAGES,STAGE_ROWS", value_delimiter = ',', num_args = 0..=1, default_missing_value = "0,0,0")]
     matmul_tma_gemv: Option<Vec<u64>>,
+    /// On sm_90a (--chip), single matmuls without a prologue (the down
+    /// projection, o_proj) run a GEMV on the warpgroup tensor cores (wgmma,
+    /// the weight and the rows of `a` streamed by the TMA) for calls of 17
+    /// up to --matmul-wgmma-gemv-max-rows rows, against cuBLAS by
+    /// measurement; off by default (on 2x H200 the layers measured no
+    /// faster: bench/results/2026-11-27-wgmma-gemv-h200.md).
+    #[arg(long)]
+    matmul_wgmma_gemv: bool,
+    /// With --matmul-wgmma-gemv, the wgmma GEMV takes calls of 2 to 16
+    /// rows too (before the tensor-core GEMV that streams the weight into
+    /// registers; on one H200 the block measured 1.2-1.8 µs slower).
+    #[arg(long)]
+    matmul_wgmma_gemv_few: bool,
+    /// The most rows of a call the wgmma GEMV takes (at most 128).
+    #[arg(long, value_name = "ROWS", default_value_t = 128)]
+    matmul_wgmma_gemv_max_rows: u64,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -306,6 +329,9 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
             None => None,
             Some(values) => tiling(false, values, "--matmul-tma-gemv")?,
         },
+        matmul_wgmma_gemv: cli.matmul_wgmma_gemv,
+        matmul_wgmma_gemv_few: cli.matmul_wgmma_gemv_few,
+        matmul_wgmma_gemv_max_rows: cli.matmul_wgmma_gemv_max_rows,
         split_k_slices: cli.split_k_slices,
         split_k_min_k: cli.split_k_min_k,
         cuda_graphs: !cli.no_cuda_graphs,
@@ -419,6 +445,17 @@ mod tests {
         let mma_off = parse_strs(&["a.mlir", "--no-matmul-mma-gemv"]).unwrap();
         assert_eq!(mma_off.matmul_mma_gemv, None);
         assert_eq!(mma_off.matmul_gemv, Some([0, 0, 0]));
+        assert!(!plain.matmul_wgmma_gemv && !plain.matmul_wgmma_gemv_few);
+        assert_eq!(plain.matmul_wgmma_gemv_max_rows, 128);
+        let wgmma = parse_strs(&[
+            "a.mlir",
+            "--matmul-wgmma-gemv",
+            "--matmul-wgmma-gemv-few",
+            "--matmul-wgmma-gemv-max-rows=64",
+        ])
+        .unwrap();
+        assert!(wgmma.matmul_wgmma_gemv && wgmma.matmul_wgmma_gemv_few);
+        assert_eq!(wgmma.matmul_wgmma_gemv_max_rows, 64);
     }
 
     #[test]

@@ -41,13 +41,20 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         "one-shot-max-bytes={} two-rank-push-max-bytes={}",
         args.one_shot_max_bytes, args.two_rank_push_max_bytes
     );
+    // The wgmma GEMV only where the chip has wgmma (sm_90a).
+    let wgmma = format!(
+        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={}",
+        args.matmul_wgmma_gemv && args.chip.has_wgmma(),
+        args.matmul_wgmma_gemv_few,
+        args.matmul_wgmma_gemv_max_rows
+    );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {gemv}}},gpu.module(inline),\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {wgmma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
@@ -63,6 +70,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
             ),
             None => "tma-gemv=false".to_owned(),
         },
+        wgmma = wgmma,
         lamport = args.lamport_max_bytes,
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,

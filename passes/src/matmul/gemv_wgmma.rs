@@ -1,0 +1,451 @@
+//! The skinny matmul on Hopper's warpgroup tensor cores (`wgmma`, sm_90a),
+//! for single matmuls without a prologue (the down projection, o_proj) at
+//! up to `GemvTile::rows` rows: the weight streams through shared memory by
+//! the TMA, as in `gemv_tma`, but one warpgroup multiplies each stage with
+//! `wgmma` straight from shared memory (no `ldmatrix`, no register
+//! fragments), with A and B swapped: the block's 64 weight columns are
+//! `wgmma`'s M (the weight tile, M-major: its rows of K hold 64 columns
+//! each) and the call's rows of `a` its N (K-major), so a call of 16 to 128
+//! rows is one `m64n<rows>k16` per 16 rows of K.
+//!
+//! On one H200 (bench/gemv_probe/wgmma_gemm.cu, the same design) the
+//! Llama-3-8B down projection of a TP-2 rank as two split-K slices reads
+//! its 58.7 MB in 16.6-16.8 µs at 16 and 64 rows and 18.0-18.7 µs at 128,
+//! against 19.4-21.0 µs for cuBLAS's one GEMM
+//! (bench/results/2026-11-27-wgmma-probe-h200.md).
+//!
+//! A block owns 64 columns of the weight over its split-K slice (grid y).
+//! Its fifth warp is the producer: for each stage of `stage_rows` weight
+//! rows its first lane issues the weight's TMA box (128-byte swizzle, L2
+//! evict-first) and one box of the call's rows of `a` per 64 elements of
+//! K (the same swizzle; rows past the call's read as zeros), all on the
+//! stage's `full` mbarrier; it refills a stage after the consumers
+//! released it on its `empty` one. (Copied by the producer's lanes with
+//! 16-byte `cp.async` instead, `a` held the 64- and 128-row kernels at
+//! 24 and 50 µs on one H200: its bytes are once to twice the weight's.)
+//! The first four warps are the warpgroup that consumes: per stage a
+//! `wgmma` per 16 rows of K, committed as one group; the stage before is
+//! released once only this one is still running. The accumulators go to
+//! shared memory (where the ring was) and every thread writes whole output
+//! elements through the epilogue (`Gemv::write_out`).
+//!
+//! The descriptors come from the runtime (`symm_mem.tensor_map`): the
+//! weight's (made once) and that of the call's rows of `a` (made once per
+//! row count, outside a CUDA-graph capture), as extra kernel parameters.
+
+use super::gemv::{Gemv, GemvShape, GemvTile, Operands};
+use super::kernel::{SkinnyMatmul, WARP};
+use super::tensor_core::TensorCore;
+use crate::collectives::emit::{Emitter, Val};
+use melior::dialect::arith::CmpiPredicate;
+
+/// Weight columns per block: `wgmma`'s M, and one 128-byte box row.
+pub const BLOCK_COLUMNS: u64 = 64;
+/// Bytes of a swizzled row (a weight row's 64 columns, or 64 elements of
+/// K of a row of `a`).
+const ROW_BYTES: u64 = 128;
+/// Elements of K in a swizzled row of `a`.
+const A_ROW_ELEMENTS: u64 = 64;
+/// The warps of the warpgroup that multiplies (the producer is one more).
+const CONSUMER_WARPS: u64 = 4;
+/// `wgmma`'s K for bf16.
+const WGMMA_K: u64 = 16;
+/// Rows of the swizzle's pattern and their bytes: the stride between
+/// groups of eight rows, the one stride both descriptors use (see
+/// `descriptor`). A stage starts on this boundary.
+const ATOM_ROWS: u64 = 8;
+const ATOM_BYTES: u64 = ATOM_ROWS * ROW_BYTES;
+/// Bytes of an mbarrier.
+const BARRIER: u64 = 8;
+/// The most rows a call may have (`wgmma`'s N; the accumulators of a
+/// thread are rows / 2 f32s).
+const MAX_ROWS: u64 = 128;
+
+/// Threads of a block: the consumer warpgroup and the producer warp.
+pub(super) fn threads() -> u64 {
+    (CONSUMER_WARPS + 1) * WARP
+}
+
+/// Why a `wgmma` tiling cannot run at any size (`None`: it can).
+pub(super) fn tiling_problem(tile: &GemvTile) -> Option<String> {
+    if tile.columns != BLOCK_COLUMNS {
+        return Some(format!(
+            "the wgmma GEMV takes {BLOCK_COLUMNS} columns of the weight per block, not {}",
+            tile.columns
+        ));
+    }
+    if !(WGMMA_K..=MAX_ROWS).contains(&tile.rows) || !tile.rows.is_multiple_of(WGMMA_K) {
+        return Some(format!(
+            "the wgmma GEMV takes 16 to {MAX_ROWS} rows in steps of 16, not {}",
+            tile.rows
+        ));
+    }
+    if tile.stage_rows == 0
+        || !tile.stage_rows.is_multiple_of(A_ROW_ELEMENTS)
+        || tile.stage_rows > 256
+    {
+        return Some(format!(
+            "a wgmma stage of {} weight rows: 64 to 256, whole rows of `a`'s 64-element pieces",
+            tile.stage_rows
+        ));
+    }
+    if tile.unroll < 2 {
+        return Some("the wgmma ring needs at least 2 stages".into());
+    }
+    None
+}
+
+/// Why the `wgmma` GEMV cannot run this matmul (`None`: it can).
+pub(super) fn matmul_problem(k: &SkinnyMatmul, tile: GemvTile) -> Option<String> {
+    if !k.grid_dependency {
+        return Some("wgmma needs sm_90a (launch-dependents marks sm_90 and up)".into());
+    }
+    if k.prologue.is_some() {
+        return Some(
+            "the wgmma GEMV stages no prologue (a pair's norm keeps the tensor-core GEMV)".into(),
+        );
+    }
+    if let Some(problem) = k.rows_vector_problem() {
+        return Some(problem);
+    }
+    if k.slices > 1 && k.a_slice != k.k {
+        return Some("split-K slices of `a` that are not side by side in its rows".into());
+    }
+    if k.slices > 1 && (k.w_slice != k.k * k.n || !k.k.is_multiple_of(tile.stage_rows)) {
+        return Some(format!(
+            "split-K slices that are not whole wgmma stages of one matrix of rows (K = {})",
+            k.k
+        ));
+    }
+    None
+}
+
+/// Where a `wgmma` GEMV's shared memory goes, in bytes from the dynamic
+/// shared memory's start: the ring from 0 (on the first 1024-byte boundary
+/// of the address at or after it, hence one atom of slack), each stage the
+/// weight's box then the stage's columns of `a` (64-element pieces of
+/// K, each `rows` swizzled rows); then the mbarriers (full, then empty),
+/// and `end`. The sums take the place of the ring once the loop is done.
+pub(super) struct RingLayout {
+    pub stage: u64,
+    /// Where `a` starts in a stage.
+    pub a: u64,
+    /// Bytes of one 64-element piece of K of the call's rows of `a`.
+    pub a_piece: u64,
+    pub barriers: u64,
+    pub end: u64,
+}
+
+impl RingLayout {
+    pub fn of(tile: &GemvTile, shape: &GemvShape) -> Self {
+        let a = shape.weights * tile.stage_rows * ROW_BYTES;
+        let a_piece = tile.rows * ROW_BYTES;
+        let stage = a + (tile.stage_rows / A_ROW_ELEMENTS) * a_piece;
+        let barriers = tile.unroll * stage + ATOM_BYTES;
+        RingLayout {
+            stage,
+            a,
+            a_piece,
+            barriers,
+            end: barriers + 2 * tile.unroll * BARRIER,
+        }
+    }
+}
+
+/// The constant fields of a shared-memory matrix descriptor: both byte
+/// offsets 1024 (in 16-byte units) and the 128-byte swizzle (bits 62-63 =
+/// 1). For the weight (M-major, one 64-column atom along M) the only
+/// stride `wgmma` uses is the one between groups of eight rows of K; for
+/// `a` (K-major, 16 of a row's 64 elements per `wgmma`) the one between
+/// groups of eight rows; setting both offsets to it serves either.
+pub(super) const DESCRIPTOR_FIELDS: i64 =
+    (((ATOM_BYTES / 16) << 16) | ((ATOM_BYTES / 16) << 32) | (1 << 62)) as i64;
+
+impl<'c> Gemv<'_, 'c> {
+    /// The matrix descriptor (an i64) of the swizzled tile at shared `ptr`:
+    /// `DESCRIPTOR_FIELDS` plus bits 4-17 of its address.
+    fn descriptor(&self, e: &Emitter<'c>, ptr: Val<'c>) -> Val<'c> {
+        let address = e.and(e.ptr_to_int(ptr, e.i64()), self.c(0x3_FFFF));
+        e.add(e.div(address, self.c(16)), e.c64(DESCRIPTOR_FIELDS))
+    }
+
+    pub(super) fn emit_wgmma(&self) {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let i64 = e.i64();
+        let i32 = TensorCore::i32(e);
+        let shape = k.gemv_shape();
+        let layout = RingLayout::of(&tile, &shape);
+        let stages = tile.unroll;
+        let steps_per_stage = tile.stage_rows / WGMMA_K;
+        let weight_bytes = tile.stage_rows * ROW_BYTES;
+        let tid = e.cast(e.thread_id(), i64);
+        // The warp's index as ptxas sees one (a 32-bit `tid.x >> 5`): the
+        // branches on it are warp-uniform, so it does not serialize the
+        // `wgmma`s in them (ptxas C7520, as with a 64-bit division).
+        let tid32 = e.trunci(tid, i32);
+        let warp32 = e.one(melior::dialect::arith::shrui(tid32, e.c32(5), e.loc));
+        let warp = e.extui(warp32, i64);
+        let lane = e.rem(tid, self.c(WARP));
+        let Operands {
+            m, out, weights, ..
+        } = self.operands();
+        // The weights' descriptors, then that of `a`.
+        let first_descriptor = k.parameters(e).len();
+        let descriptors: Vec<Val<'c>> = (0..k.weights as usize)
+            .map(|j| e.int_to_ptr(e.arg(first_descriptor + j)))
+            .collect();
+        let a_descriptor = e.int_to_ptr(e.arg(first_descriptor + k.weights as usize));
+        // The first `prefetch` weight rows of the block's columns towards
+        // L2 before the wait for the grids before, as the TMA GEMV does.
+        let column_start = e.mul(e.cast(e.block_id(), i64), self.c(BLOCK_COLUMNS));
+        let prefetch_rows = self.prefetch().min(k.k);
+        if prefetch_rows > 0 {
+            let row = e.min(tid, self.c(prefetch_rows - 1));
+            let column = e.min(column_start, self.c(k.n.saturating_sub(8)));
+            for weight in &weights {
+                self.prefetch_weight(e, *weight, row, column);
+            }
+        }
+        let shared = e.dynamic_shared();
+        let barriers = e.byte_offset(shared, self.c(layout.barriers));
+        let full = |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(barriers, e.mul(s, self.c(BARRIER)));
+        let empty = |e: &Emitter<'c>, s: Val<'c>| {
+            e.byte_offset(barriers, e.mul(e.add(s, self.c(stages)), self.c(BARRIER)))
+        };
+        let base = e.ptr_to_int(shared, i64);
+        let start = e.add(base, self.c(ATOM_BYTES - 1));
+        let aligned = e.and(start, e.c64(-(ATOM_BYTES as i64)));
+        let ring = e.byte_offset(shared, e.sub(aligned, base));
+        let stage_at =
+            |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(ring, e.mul(s, self.c(layout.stage)));
+
+        let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
+        e.when(first, |e| {
+            for s in 0..stages {
+                e.mbarrier_init(full(e, self.c(s)), 1);
+                e.mbarrier_init(empty(e, self.c(s)), CONSUMER_WARPS as i64);
+            }
+            e.fence_mbarrier_init();
+        });
+        e.sync_threads();
+
+        let slice = e.cast(e.block_id_y(), i64);
+        let first_row = e.mul(slice, self.c(k.k));
+        let iterations = k.k.div_ceil(tile.stage_rows);
+        let a_pieces = tile.stage_rows / A_ROW_ELEMENTS;
+        let stage_bytes = k.weights * weight_bytes + a_pieces * layout.a_piece;
+        // Stage `it` into ring slot `s` (the producer's first lane).
+        let fill = |e: &Emitter<'c>, it: Val<'c>, s: Val<'c>| {
+            let stage = stage_at(e, s);
+            let bar = full(e, s);
+            e.mbarrier_arrive_expect_tx(bar, e.c32(stage_bytes as i64));
+            let k0 = e.mul(it, self.c(tile.stage_rows));
+            let row = e.add(first_row, k0);
+            let at = (e.trunci(column_start, i32), e.trunci(row, i32));
+            let policy = tile.evict_first.then(|| e.l2_evict_first());
+            for (j, descriptor) in descriptors.iter().enumerate() {
+                let dst = e.byte_offset(stage, self.c(j as u64 * weight_bytes));
+                match policy {
+                    Some(policy) => e.tma_load_2d_hinted(dst, *descriptor, at, bar, policy),
+                    None => e.tma_load_2d(dst, *descriptor, at, bar),
+                }
+            }
+            // `a`'s columns of the stage: its slice starts at column
+            // slice x K of its rows.
+            for piece in 0..a_pieces {
+                let dst = e.byte_offset(stage, self.c(layout.a + piece * layout.a_piece));
+                let column = e.add(e.add(first_row, k0), self.c(piece * A_ROW_ELEMENTS));
+                let at = (e.trunci(column, i32), e.c32(0));
+                e.tma_load_2d(dst, a_descriptor, at, bar);
+            }
+        };
+
+        let producer = e.cmp(CmpiPredicate::Eq, warp32, e.c32(CONSUMER_WARPS as i64));
+        let per_thread = tile.rows / 2;
+        let f32 = e.f32();
+        let accumulator =
+            melior::dialect::llvm::r#type::r#struct(e.ctx, &vec![f32; per_thread as usize], false);
+        let sums_ty = e.vector(k.weights * per_thread, f32);
+        let sums = e.choose(
+            producer,
+            sums_ty,
+            |e| {
+                e.when(e.cmp(CmpiPredicate::Eq, lane, self.c(0)), |e| {
+                    e.for_range(self.c(0), self.c(iterations), self.c(1), |e, it| {
+                        let s = e.rem(it, self.c(stages));
+                        let refill = e.cmp(CmpiPredicate::Uge, it, self.c(stages));
+                        e.when(refill, |e| {
+                            let round = e.sub(e.div(it, self.c(stages)), self.c(1));
+                            let parity = e.trunci(e.rem(round, self.c(2)), i32);
+                            e.mbarrier_wait(empty(e, s), parity);
+                        });
+                        fill(e, it, s);
+                    });
+                });
+                e.zero(sums_ty)
+            },
+            |e| {
+                let inits: Vec<Val<'c>> = (0..k.weights).map(|_| e.zero(accumulator)).collect();
+                let accumulators = e.for_range_carrying_many(
+                    (self.c(0), self.c(iterations), self.c(1)),
+                    &inits,
+                    |e, it, carried| {
+                        let s = e.rem(it, self.c(stages));
+                        let parity = e.trunci(e.rem(e.div(it, self.c(stages)), self.c(2)), i32);
+                        e.mbarrier_wait(full(e, s), parity);
+                        let stage = stage_at(e, s);
+                        e.wgmma_fence();
+                        let mut acc = carried.to_vec();
+                        for step in 0..steps_per_stage {
+                            let a_at = layout.a
+                                + (step * WGMMA_K / A_ROW_ELEMENTS) * layout.a_piece
+                                + (step * WGMMA_K % A_ROW_ELEMENTS) * 2;
+                            let b = self.descriptor(e, e.byte_offset(stage, self.c(a_at)));
+                            for (w, value) in acc.iter_mut().enumerate() {
+                                let w_at = w as u64 * weight_bytes + step * WGMMA_K * ROW_BYTES;
+                                let a = self.descriptor(e, e.byte_offset(stage, self.c(w_at)));
+                                *value = e.wgmma_bf16(*value, a, b, tile.rows);
+                            }
+                        }
+                        e.wgmma_commit();
+                        // The stage before is read once only this one runs.
+                        e.wgmma_wait(1);
+                        let release = e.and(
+                            e.cmp(CmpiPredicate::Ugt, it, self.c(0)),
+                            e.cmp(CmpiPredicate::Eq, lane, self.c(0)),
+                        );
+                        e.when(release, |e| {
+                            let before = e.rem(e.add(it, self.c(stages - 1)), self.c(stages));
+                            e.mbarrier_arrive(empty(e, before));
+                        });
+                        acc
+                    },
+                );
+                e.wgmma_wait(0);
+                let mut sums = e.zero(sums_ty);
+                for (w, acc) in accumulators.iter().enumerate() {
+                    for j in 0..per_thread {
+                        let v = e.member(*acc, j as i64, f32);
+                        sums = e.insert(sums, v, w as u64 * per_thread + j);
+                    }
+                }
+                sums
+            },
+        );
+        // The sums where the ring was: every warp is past its last read.
+        e.sync_threads();
+        self.let_next_grid_launch();
+        let consumer = e.cmp(CmpiPredicate::Ult, warp32, e.c32(CONSUMER_WARPS as i64));
+        e.when(consumer, |e| {
+            // Accumulator j of thread (warp w, lane l): weight column
+            // 16 w + l / 4 (+ 8 for j / 2 odd) of row 8 (j / 4) + 2 (l % 4)
+            // + j % 2 of the call.
+            let quad = e.rem(lane, self.c(4));
+            let group = e.div(lane, self.c(4));
+            for w in 0..k.weights {
+                for j in 0..per_thread {
+                    let row = e.add(self.c(8 * (j / 4) + j % 2), e.mul(quad, self.c(2)));
+                    let column = e.add(
+                        e.add(e.mul(warp, self.c(16)), group),
+                        self.c(w * BLOCK_COLUMNS + 8 * ((j / 2) % 2)),
+                    );
+                    let v = e.extract(sums, w * per_thread + j);
+                    e.store(v, self.sum_slot(e, shared, self.c(0), row, column), 4);
+                }
+            }
+        });
+        e.sync_threads();
+        self.write_out(m, out, column_start, shared);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matmul::gemv::Engine;
+
+    /// The descriptor's start-address field of a shared address, as
+    /// `Gemv::descriptor` computes it.
+    fn descriptor_address(shared_address: u64) -> u64 {
+        (shared_address & 0x3_FFFF) / 16
+    }
+
+    #[test]
+    fn the_descriptor_fields_are_the_swizzle_and_two_1024_byte_strides() {
+        let fields = DESCRIPTOR_FIELDS as u64;
+        assert_eq!((fields >> 16) & 0x3FFF, 64, "leading byte offset / 16");
+        assert_eq!((fields >> 32) & 0x3FFF, 64, "stride byte offset / 16");
+        assert_eq!(fields >> 62, 1, "128-byte swizzle");
+        assert_eq!(fields & 0x3FFF, 0, "no address");
+        // Bits 4-17 of the address: a 1024-byte-aligned stage at 3 KB.
+        assert_eq!(descriptor_address(3 * 1024), 192);
+        assert_eq!(descriptor_address(0x4_0000 + 32), 2);
+    }
+
+    #[test]
+    fn the_wgmma_tilings_fit_the_llama_down_projection() {
+        let down = GemvShape::LLAMA_DOWN;
+        for rows in [16, 64, 128] {
+            let tile = GemvTile {
+                rows,
+                ..GemvTile::SINGLE_WGMMA
+            };
+            assert_eq!(tile.problem(&down), None, "{rows} rows");
+            assert_eq!(tile.threads(1), 160);
+            let layout = RingLayout::of(&tile, &down);
+            assert_eq!(layout.a, tile.stage_rows * 128);
+            assert!(layout.a.is_multiple_of(ATOM_BYTES));
+            assert!(layout.stage.is_multiple_of(ATOM_BYTES));
+            // The sums fit where the ring was.
+            assert!(rows * 64 * 4 <= layout.barriers);
+        }
+    }
+
+    #[test]
+    fn wgmma_tilings_that_cannot_run_are_refused() {
+        let base = GemvTile::SINGLE_WGMMA;
+        assert_eq!(base.engine, Engine::Wgmma);
+        let wide = GemvTile {
+            columns: 128,
+            ..base
+        };
+        assert!(tiling_problem(&wide).unwrap().contains("64 columns"));
+        let odd = GemvTile { rows: 24, ..base };
+        assert!(tiling_problem(&odd).unwrap().contains("steps of 16"));
+        let many = GemvTile { rows: 256, ..base };
+        assert!(tiling_problem(&many).unwrap().contains("16 to 128"));
+        let short = GemvTile {
+            stage_rows: 48,
+            ..base
+        };
+        assert!(tiling_problem(&short).unwrap().contains("64 to 256"));
+        let one = GemvTile { unroll: 1, ..base };
+        assert!(tiling_problem(&one).unwrap().contains("2 stages"));
+    }
+
+    proptest::proptest! {
+        /// An accepted tiling's regions fit its shared memory: the sums
+        /// where the ring was, the barriers after the ring's slack.
+        #[test]
+        fn accepted_wgmma_layouts_fit(
+            row_steps in 1u64..9,
+            stages in 2u64..9,
+            pieces in 1u64..5,
+            k_steps in 1u64..600,
+        ) {
+            let tile = GemvTile {
+                rows: row_steps * 16,
+                unroll: stages,
+                stage_rows: pieces * 64,
+                ..GemvTile::SINGLE_WGMMA
+            };
+            let shape = GemvShape { k: k_steps * 16, weights: 1, staged: false, streamed: false };
+            if tile.problem(&shape).is_none() {
+                let layout = RingLayout::of(&tile, &shape);
+                proptest::prop_assert!(tile.rows * 64 * 4 <= layout.barriers);
+                proptest::prop_assert!(layout.end <= tile.shared_bytes(&shape));
+                proptest::prop_assert!(tile.shared_bytes(&shape) <= super::super::kernel::MAX_SHARED);
+            }
+        }
+    }
+}
