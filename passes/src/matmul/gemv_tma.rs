@@ -46,9 +46,9 @@ const COLUMN_WARPS: u64 = 4;
 const WARP_COLUMNS: u64 = BOX_COLUMNS / COLUMN_WARPS;
 /// A swizzled stage starts on this boundary (the pattern repeats every 8
 /// rows of 128 bytes).
-const STAGE_ALIGNMENT: u64 = 1024;
+pub(super) const STAGE_ALIGNMENT: u64 = 1024;
 /// Bytes of an mbarrier.
-const BARRIER: u64 = 8;
+pub(super) const BARRIER: u64 = 8;
 /// Rows of an `ldmatrix` matrix, and the accumulators of one `mma`.
 const LINES: u64 = 8;
 const PER_MMA: u64 = 4;
@@ -94,16 +94,21 @@ pub(super) fn matmul_problem(k: &SkinnyMatmul, tile: GemvTile) -> Option<String>
     if !k.grid_dependency {
         return Some("the TMA needs sm_90 or later (launch-dependents marks it)".into());
     }
-    if let Some(problem) = k.rows_vector_problem() {
-        return Some(problem);
-    }
-    if k.slices > 1 && (k.w_slice != k.k * k.n || !k.k.is_multiple_of(tile.stage_rows)) {
-        return Some(format!(
-            "split-K slices that are not whole TMA stages of one matrix of rows (K = {})",
+    k.rows_vector_problem()
+        .or_else(|| slices_problem(k, tile, "TMA"))
+}
+
+/// Why a GEMV whose weight the TMA streams in stages of `tile.stage_rows`
+/// rows cannot take `k`'s split-K slices (`None`: it can): each slice must
+/// be whole stages of one matrix of all the slices' rows, as one
+/// descriptor describes them (`engine` names the GEMV).
+pub(super) fn slices_problem(k: &SkinnyMatmul, tile: GemvTile, engine: &str) -> Option<String> {
+    (k.slices > 1 && (k.w_slice != k.k * k.n || !k.k.is_multiple_of(tile.stage_rows))).then(|| {
+        format!(
+            "split-K slices that are not whole {engine} stages of one matrix of rows (K = {})",
             k.k
-        ));
-    }
-    None
+        )
+    })
 }
 
 /// Where a TMA GEMV's shared memory goes, in bytes from the dynamic
@@ -132,6 +137,69 @@ impl RingLayout {
             barriers,
             end: barriers + 2 * tile.unroll * BARRIER,
         }
+    }
+}
+
+/// A ring of shared-memory stages that the TMA fills, on the first
+/// 1024-byte boundary (the swizzle's) at or after its place, with a `full`
+/// and an `empty` mbarrier per stage: what the TMA GEMV and the wgmma GEMV
+/// both stream through.
+pub(super) struct Ring<'c> {
+    ring: Val<'c>,
+    barriers: Val<'c>,
+    stages: u64,
+    stage: u64,
+}
+
+impl<'c> Ring<'c> {
+    /// The ring of `stages` stages of `stage` bytes from byte `at` of the
+    /// dynamic shared memory (rounded up to 1024), its barriers at byte
+    /// `barriers` (full, then empty). Thread 0 initializes them, the full
+    /// ones for `arrivals.0` arrivals and the empty ones for `arrivals.1`;
+    /// the block meets after.
+    pub(super) fn new(
+        e: &Emitter<'c>,
+        (at, stage, stages): (u64, u64, u64),
+        barriers: u64,
+        arrivals: (i64, i64),
+    ) -> Self {
+        let c = |v: u64| e.c64(v as i64);
+        let shared = e.dynamic_shared();
+        let base = e.ptr_to_int(shared, e.i64());
+        let start = e.add(base, c(at + STAGE_ALIGNMENT - 1));
+        let aligned = e.and(start, e.c64(-(STAGE_ALIGNMENT as i64)));
+        let ring = Ring {
+            ring: e.byte_offset(shared, e.sub(aligned, base)),
+            barriers: e.byte_offset(shared, c(barriers)),
+            stages,
+            stage,
+        };
+        let first = e.cmp(CmpiPredicate::Eq, e.cast(e.thread_id(), e.i64()), c(0));
+        e.when(first, |e| {
+            for s in 0..stages {
+                e.mbarrier_init(ring.full(e, c(s)), arrivals.0);
+                e.mbarrier_init(ring.empty(e, c(s)), arrivals.1);
+            }
+            e.fence_mbarrier_init();
+        });
+        e.sync_threads();
+        ring
+    }
+
+    /// Stage `s`'s `full` mbarrier (the TMA completes on it).
+    pub(super) fn full(&self, e: &Emitter<'c>, s: Val<'c>) -> Val<'c> {
+        e.byte_offset(self.barriers, e.mul(s, e.c64(BARRIER as i64)))
+    }
+
+    /// Stage `s`'s `empty` mbarrier (the consumers release it on it).
+    pub(super) fn empty(&self, e: &Emitter<'c>, s: Val<'c>) -> Val<'c> {
+        let at = e.add(s, e.c64(self.stages as i64));
+        e.byte_offset(self.barriers, e.mul(at, e.c64(BARRIER as i64)))
+    }
+
+    /// Stage `s`'s first byte.
+    pub(super) fn stage(&self, e: &Emitter<'c>, s: Val<'c>) -> Val<'c> {
+        e.byte_offset(self.ring, e.mul(s, e.c64(self.stage as i64)))
     }
 }
 
@@ -171,28 +239,15 @@ impl<'c> Gemv<'_, 'c> {
         }
         let shared = e.dynamic_shared();
         let statistics = e.byte_offset(shared, self.c(tile.statistics_offset(&shape)));
-        let barriers = e.byte_offset(shared, self.c(layout.barriers));
-        let full = |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(barriers, e.mul(s, self.c(BARRIER)));
-        let empty = |e: &Emitter<'c>, s: Val<'c>| {
-            e.byte_offset(barriers, e.mul(e.add(s, self.c(stages)), self.c(BARRIER)))
-        };
-        // The ring on the first 1024-byte boundary at or after its place.
-        let base = e.ptr_to_int(shared, i64);
-        let start = e.add(base, self.c(layout.ring + STAGE_ALIGNMENT - 1));
-        let aligned = e.and(start, e.c64(-(STAGE_ALIGNMENT as i64)));
-        let ring = e.byte_offset(shared, e.sub(aligned, base));
-        let stage_at =
-            |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(ring, e.mul(s, self.c(layout.stage)));
-
-        let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
-        e.when(first, |e| {
-            for s in 0..stages {
-                e.mbarrier_init(full(e, self.c(s)), 1);
-                e.mbarrier_init(empty(e, self.c(s)), consumers as i64);
-            }
-            e.fence_mbarrier_init();
-        });
-        e.sync_threads();
+        let ring = Ring::new(
+            e,
+            (layout.ring, layout.stage, stages),
+            layout.barriers,
+            (1, consumers as i64),
+        );
+        let full = |e: &Emitter<'c>, s: Val<'c>| ring.full(e, s);
+        let empty = |e: &Emitter<'c>, s: Val<'c>| ring.empty(e, s);
+        let stage_at = |e: &Emitter<'c>, s: Val<'c>| ring.stage(e, s);
 
         // Stage `it` of the block's slice: each weight's box of rows
         // [slice K + it x stage_rows, ...) at the block's columns.

@@ -34,6 +34,7 @@
 //! row count, outside a CUDA-graph capture), as extra kernel parameters.
 
 use super::gemv::{Gemv, GemvShape, GemvTile, Operands};
+use super::gemv_tma::{BARRIER, Ring, STAGE_ALIGNMENT, slices_problem};
 use super::kernel::{SkinnyMatmul, WARP};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::{Emitter, Val};
@@ -50,13 +51,10 @@ const A_ROW_ELEMENTS: u64 = 64;
 const CONSUMER_WARPS: u64 = 4;
 /// `wgmma`'s K for bf16.
 const WGMMA_K: u64 = 16;
-/// Rows of the swizzle's pattern and their bytes: the stride between
+/// The bytes of the swizzle's pattern (eight rows): the stride between
 /// groups of eight rows, the one stride both descriptors use (see
-/// `descriptor`). A stage starts on this boundary.
-const ATOM_ROWS: u64 = 8;
-const ATOM_BYTES: u64 = ATOM_ROWS * ROW_BYTES;
-/// Bytes of an mbarrier.
-const BARRIER: u64 = 8;
+/// `descriptor`), and the boundary a stage starts on.
+const ATOM_BYTES: u64 = STAGE_ALIGNMENT;
 /// The most rows a call may have (`wgmma`'s N; the accumulators of a
 /// thread are rows / 2 f32s).
 const MAX_ROWS: u64 = 128;
@@ -111,13 +109,7 @@ pub(super) fn matmul_problem(k: &SkinnyMatmul, tile: GemvTile) -> Option<String>
     if k.slices > 1 && k.a_slice != k.k {
         return Some("split-K slices of `a` that are not side by side in its rows".into());
     }
-    if k.slices > 1 && (k.w_slice != k.k * k.n || !k.k.is_multiple_of(tile.stage_rows)) {
-        return Some(format!(
-            "split-K slices that are not whole wgmma stages of one matrix of rows (K = {})",
-            k.k
-        ));
-    }
-    None
+    slices_problem(k, tile, "wgmma")
 }
 
 /// Where a `wgmma` GEMV's shared memory goes, in bytes from the dynamic
@@ -207,27 +199,15 @@ impl<'c> Gemv<'_, 'c> {
             }
         }
         let shared = e.dynamic_shared();
-        let barriers = e.byte_offset(shared, self.c(layout.barriers));
-        let full = |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(barriers, e.mul(s, self.c(BARRIER)));
-        let empty = |e: &Emitter<'c>, s: Val<'c>| {
-            e.byte_offset(barriers, e.mul(e.add(s, self.c(stages)), self.c(BARRIER)))
-        };
-        let base = e.ptr_to_int(shared, i64);
-        let start = e.add(base, self.c(ATOM_BYTES - 1));
-        let aligned = e.and(start, e.c64(-(ATOM_BYTES as i64)));
-        let ring = e.byte_offset(shared, e.sub(aligned, base));
-        let stage_at =
-            |e: &Emitter<'c>, s: Val<'c>| e.byte_offset(ring, e.mul(s, self.c(layout.stage)));
-
-        let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
-        e.when(first, |e| {
-            for s in 0..stages {
-                e.mbarrier_init(full(e, self.c(s)), 1);
-                e.mbarrier_init(empty(e, self.c(s)), CONSUMER_WARPS as i64);
-            }
-            e.fence_mbarrier_init();
-        });
-        e.sync_threads();
+        let ring = Ring::new(
+            e,
+            (0, layout.stage, stages),
+            layout.barriers,
+            (1, CONSUMER_WARPS as i64),
+        );
+        let full = |e: &Emitter<'c>, s: Val<'c>| ring.full(e, s);
+        let empty = |e: &Emitter<'c>, s: Val<'c>| ring.empty(e, s);
+        let stage_at = |e: &Emitter<'c>, s: Val<'c>| ring.stage(e, s);
 
         let slice = e.cast(e.block_id_y(), i64);
         let first_row = e.mul(slice, self.c(k.k));
