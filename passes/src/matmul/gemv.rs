@@ -208,7 +208,7 @@ impl GemvTile {
     /// descriptor from the runtime): 4 stages of 128 weight rows, the
     /// fastest of the probe's sweep at 16, 64 and 128 rows for the
     /// Llama-3-8B down projection's two slices on one H200
-    /// (bench/results/2026-11-27-wgmma-probe-h200.md).
+    /// (bench/results/2026-11-27-wgmma-gemv-h200.md).
     pub const SINGLE_WGMMA: GemvTile = GemvTile {
         engine: Engine::Wgmma,
         columns: 64,

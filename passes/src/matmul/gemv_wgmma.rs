@@ -11,8 +11,11 @@
 //! On one H200 (bench/gemv_probe/wgmma_gemm.cu, the same design) the
 //! Llama-3-8B down projection of a TP-2 rank as two split-K slices reads
 //! its 58.7 MB in 16.6-16.8 µs at 16 and 64 rows and 18.0-18.7 µs at 128,
-//! against 19.4-21.0 µs for cuBLAS's one GEMM
-//! (bench/results/2026-11-27-wgmma-probe-h200.md).
+//! against 19.4-21.0 µs for cuBLAS's one GEMM; but the layers run
+//! cuBLAS's batched split-K GEMM (17.2-19.0 µs), and with this GEMV they
+//! ran no faster on 2x H200, so it is opt-in (`wgmma-gemv`, off by
+//! default; symm-compile --matmul-wgmma-gemv on sm_90a)
+//! (bench/results/2026-11-27-wgmma-gemv-h200.md).
 //!
 //! A block owns 64 columns of the weight over its split-K slice (grid y).
 //! Its fifth warp is the producer: for each stage of `stage_rows` weight
