@@ -208,14 +208,15 @@ impl GemvTile {
     /// descriptor from the runtime): 4 stages of 128 weight rows, the
     /// fastest of the probe's sweep at 16, 64 and 128 rows for the
     /// Llama-3-8B down projection's two slices on one H200
-    /// (bench/results/2026-11-27-wgmma-gemv-h200.md).
+    /// (bench/results/2026-11-27-wgmma-gemv-h200.md). Its prefetch is a
+    /// weight line for each of its 160 threads.
     pub const SINGLE_WGMMA: GemvTile = GemvTile {
         engine: Engine::Wgmma,
         columns: 64,
         k_groups: 1,
         unroll: 4,
         rows: 128,
-        prefetch: 512,
+        prefetch: 160,
         stage_rows: 128,
         stage_a: false,
         calls: 0,

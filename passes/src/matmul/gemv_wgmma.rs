@@ -191,7 +191,8 @@ impl<'c> Gemv<'_, 'c> {
             .collect();
         let a_descriptor = e.int_to_ptr(e.arg(first_descriptor + k.weights as usize));
         // The first `prefetch` weight rows of the block's columns towards
-        // L2 before the wait for the grids before, as the TMA GEMV does.
+        // L2 before the wait for the grids before, as the TMA GEMV does
+        // (a line a thread).
         let column_start = e.mul(e.cast(e.block_id(), i64), self.c(BLOCK_COLUMNS));
         let prefetch_rows = self.prefetch().min(k.k);
         if prefetch_rows > 0 {
@@ -208,9 +209,6 @@ impl<'c> Gemv<'_, 'c> {
             layout.barriers,
             (1, CONSUMER_WARPS as i64),
         );
-        let full = |e: &Emitter<'c>, s: Val<'c>| ring.full(e, s);
-        let empty = |e: &Emitter<'c>, s: Val<'c>| ring.empty(e, s);
-        let stage_at = |e: &Emitter<'c>, s: Val<'c>| ring.stage(e, s);
 
         let slice = e.cast(e.block_id_y(), i64);
         let first_row = e.mul(slice, self.c(k.k));
@@ -219,8 +217,8 @@ impl<'c> Gemv<'_, 'c> {
         let stage_bytes = k.weights * weight_bytes + a_pieces * layout.a_piece;
         // Stage `it` into ring slot `s` (the producer's first lane).
         let fill = |e: &Emitter<'c>, it: Val<'c>, s: Val<'c>| {
-            let stage = stage_at(e, s);
-            let bar = full(e, s);
+            let stage = ring.stage(e, s);
+            let bar = ring.full(e, s);
             e.mbarrier_arrive_expect_tx(bar, e.c32(stage_bytes as i64));
             let k0 = e.mul(it, self.c(tile.stage_rows));
             let row = e.add(first_row, k0);
@@ -260,7 +258,7 @@ impl<'c> Gemv<'_, 'c> {
                         e.when(refill, |e| {
                             let round = e.sub(e.div(it, self.c(stages)), self.c(1));
                             let parity = e.trunci(e.rem(round, self.c(2)), i32);
-                            e.mbarrier_wait(empty(e, s), parity);
+                            e.mbarrier_wait(ring.empty(e, s), parity);
                         });
                         fill(e, it, s);
                     });
@@ -275,8 +273,8 @@ impl<'c> Gemv<'_, 'c> {
                     |e, it, carried| {
                         let s = e.rem(it, self.c(stages));
                         let parity = e.trunci(e.rem(e.div(it, self.c(stages)), self.c(2)), i32);
-                        e.mbarrier_wait(full(e, s), parity);
-                        let stage = stage_at(e, s);
+                        e.mbarrier_wait(ring.full(e, s), parity);
+                        let stage = ring.stage(e, s);
                         e.wgmma_fence();
                         let mut acc = carried.to_vec();
                         for step in 0..steps_per_stage {
@@ -299,7 +297,7 @@ impl<'c> Gemv<'_, 'c> {
                         );
                         e.when(release, |e| {
                             let before = e.rem(e.add(it, self.c(stages - 1)), self.c(stages));
-                            e.mbarrier_arrive(empty(e, before));
+                            e.mbarrier_arrive(ring.empty(e, before));
                         });
                         acc
                     },
