@@ -1,7 +1,8 @@
 // The GEMV whose weight the TMA streams (`tma-gemv`, off by default): a
 // single matmul's calls of 2 to 16 rows take it where the runtime has the
-// weight's descriptor (`symm_mem.tensor_map`, non-zero), passed as an extra
-// kernel argument; else the register-streaming `mma16`.
+// weight's descriptor (`symm_mem.tensor_map`, non-zero, asked for only
+// where the call's rows fit), passed as an extra kernel argument; else the
+// register-streaming `mma16`.
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{tma-gemv=true})' | FileCheck %s
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{tma-gemv=true launch-dependents=false})' 2>&1 | FileCheck %s --check-prefix=SM80
 
@@ -30,7 +31,9 @@
 // CHECK: %[[M:.*]] = memref.dim
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %c16_i64
-// CHECK: %[[D:.*]] = symm_mem.tensor_map %[[WS]] box(128 x 64) : memref<2x3584x4096xbf16>
+// CHECK: %[[D:.*]] = scf.if %[[FITS]] -> (i64) {
+// CHECK-NEXT: %[[MAP:.*]] = symm_mem.tensor_map %[[WS]] box(128 x 64) : memref<2x3584x4096xbf16>
+// CHECK-NEXT: scf.yield %[[MAP]] : i64
 // CHECK: %[[HAS:.*]] = arith.cmpi ne, %[[D]], %c0_i64
 // CHECK: %[[TAKES:.*]] = arith.andi %[[FITS]], %[[HAS]] : i1
 // CHECK: scf.if %[[TAKES]] {

@@ -46,7 +46,8 @@
 // where the runtime has the descriptors of the kernel it would take (the
 // weight's, a stack of both slices' 7168 rows, and that of the call's rows
 // of `a` as one M x 7168 matrix, boxes of the kernel's rows); the site is
-// measured up to 128 rows.
+// measured up to 128 rows. In the generated branch each kernel asks for its
+// descriptors only where the call's rows fit it.
 // CHECK-LABEL: func.func @slices
 // CHECK: %[[AS:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, %{{.*}}, 3584]
 // CHECK: %[[WS:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 3584, 4096]
@@ -64,8 +65,10 @@
 // CHECK: symm_mem.kernel_rounds site({{.*}}) rows(%[[M]]) max_rows(128)
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16_staged
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %c64_i64
-// CHECK: %[[D:.*]] = symm_mem.tensor_map %[[WS]] box(128 x 64)
-// CHECK: %[[AD:.*]] = symm_mem.tensor_map %{{.*}} box(64 x 64)
+// CHECK: %[[D:.*]] = scf.if %[[FITS]] -> (i64) {
+// CHECK-NEXT: symm_mem.tensor_map %[[WS]] box(128 x 64)
+// CHECK: %[[AD:.*]] = scf.if %[[FITS]] -> (i64) {
+// CHECK: symm_mem.tensor_map %{{.*}} box(64 x 64)
 // CHECK: scf.if %{{.*}} {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_wgmma64 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c160, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %[[D]] : i64, %[[AD]] : i64)
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_wgmma128

@@ -245,9 +245,6 @@ impl<'c> Gemv<'_, 'c> {
             layout.barriers,
             (1, consumers as i64),
         );
-        let full = |e: &Emitter<'c>, s: Val<'c>| ring.full(e, s);
-        let empty = |e: &Emitter<'c>, s: Val<'c>| ring.empty(e, s);
-        let stage_at = |e: &Emitter<'c>, s: Val<'c>| ring.stage(e, s);
 
         // Stage `it` of the block's slice: each weight's box of rows
         // [slice K + it x stage_rows, ...) at the block's columns.
@@ -257,8 +254,8 @@ impl<'c> Gemv<'_, 'c> {
         let weight_bytes = tile.stage_rows * BOX_ROW_BYTES;
         let issue = |e: &Emitter<'c>, it: Val<'c>| {
             let s = e.rem(it, self.c(stages));
-            let stage = stage_at(e, s);
-            let bar = full(e, s);
+            let stage = ring.stage(e, s);
+            let bar = ring.full(e, s);
             e.mbarrier_arrive_expect_tx(bar, e.c32(layout.stage as i64));
             let row = e.add(first_row, e.mul(it, self.c(tile.stage_rows)));
             let at = (e.trunci(column_start, i32), e.trunci(row, i32));
@@ -298,7 +295,7 @@ impl<'c> Gemv<'_, 'c> {
                             let s = e.rem(it, self.c(stages));
                             let round = e.sub(e.div(it, self.c(stages)), self.c(1));
                             let parity = e.trunci(e.rem(round, self.c(2)), i32);
-                            e.mbarrier_wait(empty(e, s), parity);
+                            e.mbarrier_wait(ring.empty(e, s), parity);
                             issue(e, it);
                         },
                     );
@@ -338,8 +335,8 @@ impl<'c> Gemv<'_, 'c> {
                     |e, it, acc| {
                         let s = e.rem(it, self.c(stages));
                         let parity = e.trunci(e.rem(e.div(it, self.c(stages)), self.c(2)), i32);
-                        e.mbarrier_wait(full(e, s), parity);
-                        let stage = stage_at(e, s);
+                        e.mbarrier_wait(ring.full(e, s), parity);
+                        let stage = ring.stage(e, s);
                         let mut acc = acc;
                         for j in 0..steps_per_stage / tile.k_groups {
                             let kk = e.add(k_group, self.c(j * tile.k_groups));
@@ -365,7 +362,7 @@ impl<'c> Gemv<'_, 'c> {
                         }
                         e.sync_warp();
                         e.when(e.cmp(CmpiPredicate::Eq, lane, self.c(0)), |e| {
-                            e.mbarrier_arrive(empty(e, s));
+                            e.mbarrier_arrive(ring.empty(e, s));
                         });
                         acc
                     },

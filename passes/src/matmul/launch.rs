@@ -190,7 +190,10 @@ fn choose_kernel<'c>(
     );
     let mut gemv_args = args.to_vec();
     if gemv.streams_by_tma() {
-        for descriptor in descriptors(e, p, gemv) {
+        // Asked for only where the call's rows fit: a descriptor of `a` is
+        // made per row count and box, and one for a kernel the call does
+        // not take would only fill the runtime's table.
+        for descriptor in descriptors(e, p, gemv, Some(fits)) {
             fits = e.and(fits, e.cmp(CmpiPredicate::Ne, descriptor, e.c64(0)));
             gemv_args.push(descriptor);
         }
@@ -210,29 +213,41 @@ fn choose_kernel<'c>(
 /// The runtime's TMA descriptors (`symm_mem.tensor_map`: 0 where it has
 /// none) that GEMV `gemv` takes: each weight's for its boxes of
 /// `stage_rows` x 64, and with `wgmma` that of the call's rows of `a` for
-/// boxes of its `rows` x 64.
+/// boxes of its `rows` x 64. With `when` (an i1), each is asked for only
+/// where it holds, and is 0 elsewhere.
 fn descriptors<'c>(
     e: &Emitter<'c>,
     p: &Planned<'c, 'c>,
     gemv: &super::gemv::GemvTile,
+    when: Option<Val<'c>>,
 ) -> Vec<Val<'c>> {
-    let map = |matrix: Value<'c, '_>, rows: u64| {
-        e.one(
-            symm_mem::tensor_map(
-                e.ctx,
-                e.i64(),
-                matrix,
-                IntegerAttribute::new(e.i64(), rows as i64),
-                IntegerAttribute::new(e.i64(), gemv.columns as i64),
-                e.loc,
+    let map = |e: &Emitter<'c>, matrix: Option<Value<'c, 'c>>, rows: u64| {
+        let ask = |e: &Emitter<'c>| {
+            let matrix = matrix.unwrap_or_else(|| a_matrix(e, p));
+            e.one(
+                symm_mem::tensor_map(
+                    e.ctx,
+                    e.i64(),
+                    matrix,
+                    IntegerAttribute::new(e.i64(), rows as i64),
+                    IntegerAttribute::new(e.i64(), gemv.columns as i64),
+                    e.loc,
+                )
+                .into(),
             )
-            .into(),
-        )
+        };
+        match when {
+            Some(when) => e.choose(when, e.i64(), ask, |e| e.c64(0)),
+            None => ask(e),
+        }
     };
-    let mut descriptors: Vec<Val<'c>> =
-        p.weights.iter().map(|w| map(*w, gemv.stage_rows)).collect();
+    let mut descriptors: Vec<Val<'c>> = p
+        .weights
+        .iter()
+        .map(|w| map(e, Some(*w), gemv.stage_rows))
+        .collect();
     if gemv.engine == super::gemv::Engine::Wgmma {
-        descriptors.push(map(a_matrix(e, p), gemv.rows));
+        descriptors.push(map(e, None, gemv.rows));
     }
     descriptors
 }
@@ -281,7 +296,7 @@ fn generated_can_run<'c>(e: &Emitter<'c>, p: &Planned<'c, 'c>, m: Val<'c>) -> Op
     }
     let i1 = e.int_type(1);
     let have = |e: &Emitter<'c>, gemv: &super::gemv::GemvTile| {
-        descriptors(e, p, gemv)
+        descriptors(e, p, gemv, None)
             .into_iter()
             .fold(e.constant(i1, 1), |all, d| {
                 e.and(all, e.cmp(CmpiPredicate::Ne, d, e.c64(0)))

@@ -190,7 +190,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"wgmma-gemv",
-            c"Single matmuls without a prologue (the down projection, o_proj) run a GEMV on the warpgroup tensor cores (wgmma: sm_90a only, see symm-compile --chip) for calls of wgmma-gemv-min-rows to wgmma-gemv-max-rows rows, the weight streamed by the TMA where the runtime has its descriptor",
+            c"Single matmuls without a prologue (the down projection, o_proj) run a GEMV on the warpgroup tensor cores (wgmma: sm_90a only, see symm-compile --chip) for calls of 17 (2 with wgmma-gemv-few) to wgmma-gemv-max-rows rows, the weight and the call's rows streamed by the TMA where the runtime has their descriptors (else cuBLAS or the tensor-core GEMV)",
             OptionKind::Bool,
             c"false",
         ),
