@@ -198,18 +198,13 @@ impl Collectives {
         let bytes = elements * dtype.bytes();
         // Small sums of whole 16-byte vectors of bf16 or f16 need no barrier
         // (the Lamport kernel), on a grid that must not be capped (each
-        // vector stays in the block of its index); other small one-shots go
+        // vector stays in the block the full grid keeps it in, at every
+        // size: `lamport_takes`); other small one-shots go
         // through the staging slots: one barrier, not two.
         let vectors = bytes / 16;
         let lamport = algorithm == Algorithm::OneShot
             && bytes.is_multiple_of(16)
-            && lamport_takes(
-                dtype,
-                op,
-                bytes,
-                vectors,
-                self.lamport_max.min(input.lamport_region),
-            )
+            && lamport_takes(dtype, op, bytes, self.lamport_max.min(input.lamport_region))
             && grid_blocks(vectors, Variant::Lamport.threads() as usize, MAX_BLOCKS)
                 <= self.max_blocks as usize;
         let variant = match algorithm {

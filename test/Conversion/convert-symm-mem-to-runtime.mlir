@@ -341,8 +341,8 @@ func.func private @step_async()
 // against symm_mem.max_tokens at run time) and the data pointer of each
 // dynamic memref, rebuilt inside with that many rows. The matmul's rows and
 // the all-reduce's size come from it; the all-reduce picks its kernel per
-// call by byte size: the Lamport one-shot up to 512 KiB, one-shot to 1 MiB,
-// push two-shot to 8 MiB, one-shot above (the output is not symmetric).
+// call by byte size: the Lamport one-shot up to 1 MiB, push two-shot to
+// 8 MiB, one-shot above (the output is not symmetric).
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @tokens_async
@@ -357,18 +357,17 @@ symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<s
 // CHECK: call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %[[M]],
 // CHECK: %[[COUNT:.*]] = arith.muli %{{.*}}, %c4096_i64{{.*}} : i64
 // CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %c2_i64{{.*}} : i64
-// CHECK: %[[LIMIT:.*]] = arith.constant 524288 : i64
+// CHECK: %[[LIMIT:.*]] = arith.constant 1048576 : i64
 // CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[BYTES]], %[[LIMIT]] : i64
 // CHECK: scf.if %[[SMALL]] {
 // CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8
 // CHECK: } else {
-// CHECK:   scf.if
-// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
+// CHECK:   %[[PUSH:.*]] = arith.constant 8388608 : i64
+// CHECK:   %[[MID:.*]] = arith.cmpi ule, %[[BYTES]], %[[PUSH]] : i64
+// CHECK:   scf.if %[[MID]] {
+// CHECK:     gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8
 // CHECK:   } else {
-// CHECK:     scf.if
-// CHECK:       gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8
-// CHECK:     } else {
-// CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
+// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
 // CHECK-LABEL: func.func @tokens(
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 func.func @tokens(%x: memref<?x64xbf16>, %w: memref<64x4096xbf16>, %out: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {
@@ -634,13 +633,6 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // CHECK: %[[S1:.*]] = llvm.load %[[SECOND]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xf32>
 // CHECK: %[[SUM:.*]] = arith.addf %[[S0]], %[[S1]] : vector<8xf32>
 // CHECK: arith.truncf %[[SUM]] : vector<8xf32> to vector<8xbf16>
-// CHECK: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
-// A barrier one-shot first stores the sums into its input, for its peers.
-// CHECK: scf.for
-// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: arith.truncf
-// CHECK: llvm.store
-// CHECK: symm_mem.barrier
 // With lamport-send (symm-linalg-matmul-to-gpu's GEMVs may send the
 // slices themselves) the split-K Lamport kernel is another one, `_sent`:
 // SENT-LABEL: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2_sent(
@@ -688,17 +680,15 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // CHECK: scf.if
 // CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
 // CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+// The Lamport kernel takes all 128 rows (1 MiB); above them, the whole
+// matmul and the plain kernels.
 // CHECK: } else {
 // CHECK:   scf.if
-// CHECK:     call @symm_rt_batch_matmul(
-// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2
+// CHECK:     call @symm_rt_matmul(
+// CHECK:     gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0 
 // CHECK:   } else {
-// CHECK:     scf.if
-// CHECK:       call @symm_rt_matmul(
-// CHECK:       gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0 
-// CHECK:     } else {
-// CHECK:       call @symm_rt_matmul(
-// CHECK:       gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0 
+// CHECK:     call @symm_rt_matmul(
+// CHECK:     gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0 
 // Without Lamport, the staged one-shot sums the slices into its own
 // staging slot before the counters meet (peers read the slot after).
 // STAGED-LABEL: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
@@ -712,6 +702,14 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // STAGED: llvm.store %[[OWN]], %[[AT]] {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr
 // STAGED: symm_mem.add_counter
 // STAGED: symm_mem.wait_counter
+// Above the staging slots (512 KiB) to 128 rows, a barrier one-shot first
+// stores the sums into its input, for its peers.
+// STAGED: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
+// STAGED: scf.for
+// STAGED: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// STAGED: arith.truncf
+// STAGED: llvm.store
+// STAGED: symm_mem.barrier
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
 func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: memref<?x4096xbf16>, %out: memref<?x4096xbf16>) attributes {symm_mem.max_tokens = 2048 : i64} {

@@ -34,9 +34,9 @@
 // MLP-DAG: ex2.approx
 // The all-reduce + residual kernel is picked per call by size. Up to 128
 // rows (symm-mem-split-k) the down projection runs as 2 f32 slices of K
-// that the kernel sums where it reads its own rank's data.
+// that the Lamport kernel sums where it reads its own rank's data (up to
+// 1 MiB: all 128 rows).
 // MLP-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
-// MLP-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_splitk2(
 // MLP-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0(
 // MLP-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0(
 // Up to 16 rows the RMSNorm, gate and up projections and SiLU·up may run as

@@ -35,11 +35,12 @@ func.func @one_shot(%out: memref<32x32xf32>) {
 
 // -----
 
-// bf16 sums up to 512 KiB take the Lamport one-shot: each thread stores
-// its vector (-0.0 lanes as +0.0) into its rank's region of every rank's
-// Lamport area, waits for every rank's region of its own, puts the
-// sentinel back, sums in rank order; the block's Lamport call counter
-// (channel + 264) picks the parity. No barrier, no counter.
+// bf16 sums up to 1 MiB take the Lamport one-shot: each thread stores
+// its vectors (-0.0 lanes as +0.0) into its rank's region of every rank's
+// Lamport area, in a first loop; in a second it waits for every rank's
+// region of its own, puts the sentinel back, sums in rank order; the
+// block's Lamport call counter (channel + 264) picks the parity. No
+// barrier, no counter.
 // With lamport-max-bytes=0 the same op takes the staged one-shot.
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-max-bytes=0' | FileCheck %s --check-prefix=NOLAMPORT
 symm_mem.group @tp world_size(2)
@@ -61,6 +62,8 @@ symm_mem.global @pool alignment(128) : memref<8192xi8, #symm_mem.allocator<symme
 // CHECK: %[[SENT:.*]] = arith.select %[[NEG_ZERO]], %{{.*}}, %[[MINE]] : vector<8xi1>, vector<8xbf16>
 // CHECK: llvm.store %[[SENT]]
 // CHECK: llvm.store %[[SENT]]
+// CHECK-NOT: symm_mem.lamport_wait
+// CHECK: scf.for
 // CHECK: %[[T0:.*]] = symm_mem.lamport_wait %[[KPOOL]], %{{.*}} : vector<8xbf16>
 // CHECK: %[[T1:.*]] = symm_mem.lamport_wait %[[KPOOL]], %{{.*}} : vector<8xbf16>
 // CHECK: %[[W0:.*]] = arith.extf %[[T0]]
@@ -96,10 +99,17 @@ symm_mem.group @tp world_size(2)
 // CHECK: %[[ROWS:.*]] = memref.dim %[[IN]], %{{.*}}
 // CHECK: %[[COUNT:.*]] = arith.muli
 // CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %{{.*}} : i64
-// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %{{.*}} : i64
+// Up to 1 MiB (128 rows) the Lamport kernel, on a vector per thread up
+// to 264 blocks (LAMPORT_THREADS each), above that on 264, whose threads
+// loop.
+// CHECK: %[[LIMIT:.*]] = arith.constant 1048576 : i64
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %[[LIMIT]] : i64
 // CHECK: scf.if %[[FITS]] {
 // CHECK: %[[LBLOCKS:.*]] = arith.divui %{{.*}}, %c128{{.*}} : i64
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%{{.*}}) threads in (%c128, %c1, %c1)
+// CHECK: %[[AT_LEAST:.*]] = arith.maxui %[[LBLOCKS]], %{{.*}} : i64
+// CHECK: %[[CAP:.*]] = arith.minui %[[AT_LEAST]], %c264{{.*}} : i64
+// CHECK: %[[GRID:.*]] = arith.index_cast %[[CAP]] : i64 to index
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8 blocks in (%[[GRID]], %{{.*}}, %{{.*}}) threads in (%c128, %c1, %c1)
 // CHECK: } else {
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
 func.func @dynamic(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)

@@ -76,9 +76,9 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
         ),
         PassOption::new(
             c"lamport-max-bytes",
-            c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; at most 524288)",
+            c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; at most 1048576, symm_protocol::LAMPORT_MAX)",
             OptionKind::Int64,
-            c"524288",
+            c"1048576",
         ),
     ],
     file!(),
@@ -616,4 +616,21 @@ fn kernel_element(ty: Type) -> Result<Scalar, PassError> {
         )
         .into()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DESCRIPTOR;
+
+    /// The option's default is the protocol's bound (one definition; the
+    /// option's text must be a C literal).
+    #[test]
+    fn lamport_max_bytes_defaults_to_the_protocol_bound() {
+        let default = DESCRIPTOR
+            .options()
+            .into_iter()
+            .find(|option| option.0 == "lamport-max-bytes")
+            .map(|option| option.3);
+        assert_eq!(default, Some(symm_protocol::LAMPORT_MAX.to_string().as_str()));
+    }
 }

@@ -139,30 +139,22 @@ impl AllReduceFacts {
         // The pool holds the input, so its staging slots hold any message
         // up to STAGING_MAX bytes (symm_protocol::staging_layout).
         // The Lamport one-shot (symm_protocol::library::lamport_takes): 16-bit
-        // float sums up to the limit, each vector in the block of its index
-        // at every size (one per thread); a rows kernel's row in the block
-        // of its index (no more rows than channels), up to its own bound.
-        let dtype = self.element.dtype();
-        let lamport_takes = |vectors: u64| {
-            dtype.is_some_and(|dtype| {
-                symm_protocol::library::lamport_takes(
-                    dtype,
-                    self.reduction,
-                    bytes as usize,
-                    vectors as usize,
-                    limits.lamport_max as usize,
-                )
-            })
-        };
+        // float sums up to the limit, each vector in the block its grid
+        // keeps it in at every size; a rows kernel's row in the block of
+        // its index (no more rows than channels), up to its own bound.
+        let takes = self.element.dtype().is_some_and(|dtype| {
+            symm_protocol::library::lamport_takes(
+                dtype,
+                self.reduction,
+                bytes as usize,
+                limits.lamport_max as usize,
+            )
+        });
         let lamport = algorithm == Algorithm::OneShot
-            && match &self.rows {
-                None => lamport_takes(count / vector),
-                Some(_) => {
-                    lamport_takes(1)
-                        && count / self.columns <= kernels::MAX_BLOCKS
-                        && bytes <= kernels::ROWS_LAMPORT_MAX
-                }
-            };
+            && takes
+            && self.rows.as_ref().is_none_or(|_| {
+                count / self.columns <= kernels::MAX_BLOCKS && bytes <= kernels::ROWS_LAMPORT_MAX
+            });
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
             Algorithm::TwoShot if self.input_read_after => None,

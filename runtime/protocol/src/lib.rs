@@ -92,8 +92,12 @@ pub const fn staging_layout(bytes: usize) -> (usize, usize) {
 }
 
 /// Largest message the Lamport one-shot takes: its area holds
-/// `2 * world` regions of up to this many bytes in every rank's copy.
-pub const LAMPORT_MAX: usize = 512 << 10;
+/// `2 * world` regions of up to this many bytes in every rank's copy
+/// (a buffer of at least this size keeps 4 MiB of them on 2 ranks, 16 MiB
+/// on 8). 1 MiB is the Llama-3-8B MLP block's all-reduce at 128 tokens
+/// (4096 bf16 columns), where the barrier one-shot was slower
+/// (bench/results/2026-11-27-lamport-1m-h200x2.md).
+pub const LAMPORT_MAX: usize = 1 << 20;
 
 /// Where the Lamport one-shot's per-block call counters start in a pool's
 /// table of call counters (`Descriptor::Epochs`): after the staged

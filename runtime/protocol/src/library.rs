@@ -67,24 +67,18 @@ impl Variant {
 }
 
 /// Whether the Lamport one-shot takes a `reduce` of `dtype` over `bytes`
-/// bytes in `vectors` vectors (one per thread), where the caller allows it
-/// up to `limit` bytes: a sum of a 16-bit float with the sentinel, within
-/// `LAMPORT_MAX` (the Lamport region of a pool) and within the grid that
-/// keeps every vector in the block of its index (`MAX_BLOCKS` blocks of
-/// `LAMPORT_THREADS`). The compiler's expansion and the runtime's library
-/// both choose by it; each adds what its own kernels need (whole 16-byte
-/// vectors and the buffer's region in the library, rows in the compiler).
-pub const fn lamport_takes(
-    dtype: DtypeCode,
-    reduce: ReduceCode,
-    bytes: usize,
-    vectors: usize,
-    limit: usize,
-) -> bool {
-    Variant::Lamport.takes(dtype, reduce, false)
-        && bytes <= limit
-        && bytes <= LAMPORT_MAX
-        && vectors <= MAX_BLOCKS * LAMPORT_THREADS as usize
+/// bytes, where the caller allows it up to `limit` bytes: a sum of a
+/// 16-bit float with the sentinel, within `LAMPORT_MAX` (the Lamport
+/// region of a pool). Its grid must be `grid_blocks(vectors,
+/// LAMPORT_THREADS, MAX_BLOCKS)`, which keeps vector `i` in block
+/// `(i mod MAX_BLOCKS * LAMPORT_THREADS) / LAMPORT_THREADS` at every size:
+/// one vector per thread up to a full grid, above it the full grid, whose
+/// threads loop. The compiler's expansion and the runtime's library both
+/// choose by it; each adds what its own kernels need (whole 16-byte
+/// vectors, the buffer's region and the grid in the library, rows in the
+/// compiler).
+pub const fn lamport_takes(dtype: DtypeCode, reduce: ReduceCode, bytes: usize, limit: usize) -> bool {
+    Variant::Lamport.takes(dtype, reduce, false) && bytes <= limit && bytes <= LAMPORT_MAX
 }
 
 /// An all-reduce of `input` (a symmetric buffer) into `out`. Parameters:
@@ -185,34 +179,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lamport_takes_small_sums_of_16_bit_floats_that_fit_its_grid() {
-        let (sum, vectors) = (ReduceCode::Sum, |bytes: usize| bytes / 16);
-        let takes = |dtype, reduce, bytes, limit| {
-            lamport_takes(dtype, reduce, bytes, vectors(bytes), limit)
-        };
-        assert!(takes(DtypeCode::Bf16, sum, 16, LAMPORT_MAX));
-        assert!(takes(DtypeCode::F16, sum, LAMPORT_MAX, LAMPORT_MAX));
-        assert!(!takes(DtypeCode::F32, sum, 16, LAMPORT_MAX));
-        assert!(!takes(DtypeCode::Bf16, ReduceCode::Max, 16, LAMPORT_MAX));
+    fn lamport_takes_small_sums_of_16_bit_floats() {
+        let sum = ReduceCode::Sum;
+        assert!(lamport_takes(DtypeCode::Bf16, sum, 16, LAMPORT_MAX));
+        assert!(lamport_takes(DtypeCode::F16, sum, LAMPORT_MAX, LAMPORT_MAX));
+        assert!(!lamport_takes(DtypeCode::F32, sum, 16, LAMPORT_MAX));
+        assert!(!lamport_takes(DtypeCode::Bf16, ReduceCode::Max, 16, LAMPORT_MAX));
         // The caller's limit, and the pool's region whatever the limit.
-        assert!(!takes(DtypeCode::Bf16, sum, 8192, 4096));
-        assert!(!takes(DtypeCode::Bf16, sum, LAMPORT_MAX + 16, usize::MAX));
-        // Narrower vectors than 16 bytes: more threads than the grid holds.
-        let most = MAX_BLOCKS * LAMPORT_THREADS as usize;
-        assert!(lamport_takes(
-            DtypeCode::Bf16,
-            sum,
-            most * 4,
-            most,
-            usize::MAX
-        ));
-        assert!(!lamport_takes(
-            DtypeCode::Bf16,
-            sum,
-            most * 4,
-            most + 1,
-            usize::MAX
-        ));
+        assert!(!lamport_takes(DtypeCode::Bf16, sum, 8192, 4096));
+        assert!(!lamport_takes(DtypeCode::Bf16, sum, LAMPORT_MAX + 16, usize::MAX));
+    }
+
+    /// The Lamport grid keeps vector `i` in block `(i mod full) / threads`
+    /// at every size it takes, so a block's regions pair with the same
+    /// block's calls whatever the sizes of the calls between.
+    #[test]
+    fn lamport_grid_keeps_each_vector_in_one_block_at_every_size() {
+        let threads = LAMPORT_THREADS as usize;
+        let full = MAX_BLOCKS * threads;
+        for vectors in [1, threads + 1, full - 1, full, full + 1, 2 * full + 5, LAMPORT_MAX / 8] {
+            let stride = grid_blocks(vectors, threads, MAX_BLOCKS) * threads;
+            for i in (0..vectors).step_by(97).chain([vectors - 1]) {
+                assert_eq!((i % stride) / threads, (i % full) / threads, "{vectors} vectors, vector {i}");
+            }
+        }
     }
 
     #[test]

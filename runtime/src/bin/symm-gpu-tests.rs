@@ -30,8 +30,8 @@ const VARIANTS: [(Algorithm, bool); 3] = [
     (Algorithm::TwoShot, false),
     (Algorithm::TwoShot, true),
 ];
-/// Byte sizes, several not a multiple of 16; 16 B, 8 KiB, 128 KiB and
-/// 512 KiB take the Lamport one-shot for bf16 and f16 sums.
+/// Byte sizes, several not a multiple of 16; 16 B, 8 KiB, 128 KiB,
+/// 512 KiB and 1 MiB take the Lamport one-shot for bf16 and f16 sums.
 const SIZES: [usize; 11] = [
     16,
     20,
@@ -304,7 +304,7 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
         }
     }
     Ok(format!(
-        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB; bf16/f16 sums of whole vectors up to 512 KiB by the Lamport kernel) equal the host reference bit for bit; a one-shot in place beyond the staging slot is refused",
+        "{cases} cases (one-shot, two-shot, two-shot in place x sum/max/min x f32/f16/bf16 x {} sizes, 16 B to 64 MiB; bf16/f16 sums of whole vectors up to 1 MiB by the Lamport kernel) equal the host reference bit for bit; a one-shot in place beyond the staging slot is refused",
         SIZES.len()
     ))
 }
@@ -316,8 +316,11 @@ fn all_reduce_correctness(ctx: &mut Ctx) -> Result<String> {
 /// (the two keep apart counters).
 fn lamport(ctx: &mut Ctx) -> Result<String> {
     let (rank, world) = (ctx.session.group.rank(), ctx.session.group.world_size());
-    let sizes = [16, 8 << 10, 128 << 10, 512 << 10];
-    let largest = sizes[sizes.len() - 1];
+    // Up to LAMPORT_MAX; above 33792 vectors (a full grid of 264 blocks
+    // of 128 threads) the grid wraps, and the sizes alternate so that a
+    // block's regions see calls of both kinds in turn.
+    let sizes = [16, 1 << 20, 8 << 10, (768 << 10) + 16, 128 << 10, 512 << 10, 1 << 20];
+    let largest = 1 << 20;
     let input = ctx.allocate("lamport", largest)?;
     let out = DeviceBuffer::new(largest)?;
     // Rank r's value, with -0.0 wherever index % 5 == r % 5: sums with a
@@ -385,7 +388,7 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
         }
     }
     Ok(format!(
-        "{calls} Lamport all-reduces (bf16, f16; 16 B to 512 KiB; in place and not; -0.0 terms; \
+        "{calls} Lamport all-reduces (bf16, f16; 16 B to 1 MiB, where the grid wraps; in place and not; -0.0 terms; \
          both parities, with staged one-shots on the same buffer between) equal the host sums bit for bit"
     ))
 }

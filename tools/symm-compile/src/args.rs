@@ -139,8 +139,8 @@ struct Cli {
     two_rank_push_max_bytes: u64,
     /// One-shot all-reduces of bf16 or f16 sums up to this many bytes take
     /// the Lamport kernel, whose data is its own signal (no barrier); 0:
-    /// never. At most 524288.
-    #[arg(long, value_name = "N", default_value_t = 512 << 10)]
+    /// never. At most 1048576 (`symm_protocol::LAMPORT_MAX`).
+    #[arg(long, value_name = "N", default_value_t = symm_passes::middle_end::select_all_reduce::LAMPORT_MAX)]
     lamport_max_bytes: u64,
     /// A matmul that only an all-reduce reads runs, for calls of up to
     /// this many rows, as split-K slices that the all-reduce kernel sums

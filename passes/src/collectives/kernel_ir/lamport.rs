@@ -8,9 +8,11 @@
 //! `symm_protocol::LAMPORT_EPOCHS`) picks one of two parities of the area: a peer
 //! writes a parity again only two calls of the block later, after this
 //! rank's next call sent it data, so after this call's reads and clears.
-//! Vector `i` belongs to block `i / LAMPORT_THREADS` at every size the kernel
-//! takes (one vector per thread; `expand` keeps it so), so a region's
-//! calls are the block's. The rows kernel (`rows.rs`) uses the same
+//! Vector `i` belongs to block `(i mod MAX_BLOCKS * LAMPORT_THREADS) /
+//! LAMPORT_THREADS` at every size the kernel takes: one vector per thread
+//! up to a full grid of `MAX_BLOCKS`, above it the full grid, whose loop
+//! wraps (`symm_protocol::library::lamport_takes`), so a region's calls
+//! are the block's. The rows kernel (`rows.rs`) uses the same
 //! exchange with a block per row, for as many rows as there are channels.
 //!
 //! A split-K kernel that takes slices a generated matmul may send
@@ -57,11 +59,17 @@ impl<'c> Kernel<'_, 'c> {
     pub(super) fn lamport_one_shot(&self) {
         let e = self.e;
         let lamport = self.lamport_call();
+        // Every vector of the thread goes out before it waits for any: a
+        // thread holds more than one where the grid wraps (above
+        // `MAX_BLOCKS * LAMPORT_THREADS` vectors), and each wait is an
+        // NVLink flight.
+        e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
+            self.lamport_send(e, &lamport, i);
+        });
         e.for_range(self.gtid, self.nvec, self.stride, |e, i| {
             // The epilogue's operands (a residual) load while the peers'
             // vectors travel, not after they arrived.
             let operands = self.epilogue_operands(e, i);
-            self.lamport_send(e, &lamport, i);
             let reduced = self.lamport_reduce(e, &lamport, i);
             self.store_with(e, i, reduced, &operands);
         });
