@@ -3,14 +3,18 @@
 // calls of up to 128 rows and whole above) get the wgmma GEMV for calls of
 // 17-128 rows, whose PTX is `wgmma.mma_async` with the weight transposed
 // (M-major) and the row count as N, fed by the TMA; the gate/up pair (with
-// its RMSNorm prologue) gets none. On sm_90 the flag changes nothing (no
-// wgmma there), and without the flag sm_90a's kernels have none either.
+// its RMSNorm prologue) gets none. On sm_90 (the default chip, no wgmma)
+// the flag is refused with the chip it needs, and without the flag
+// sm_90a's kernels have none either.
 // REQUIRES: symm-compile
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/wg.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv
 // RUN: FileCheck %s < %t/wg.ptx
-// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/sm90.o --emit=ptx --matmul-wgmma-gemv
-// RUN: not grep -q wgmma %t/sm90.ptx
+// RUN: not %symm-compile %examples/llama_mlp.mlir -o %t/sm90.o --matmul-wgmma-gemv 2>&1 | FileCheck %s --check-prefix=SM90
+// RUN: not %symm-compile %examples/llama_mlp.mlir -o %t/few90.o --chip sm_90a --matmul-wgmma-gemv-few 2>&1 | FileCheck %s --check-prefix=ALONE
+// SM90: --matmul-wgmma-gemv needs a chip with wgmma (--chip sm_90a); sm_90 has none
+// ALONE: error: the following required arguments were not provided:
+// ALONE-NEXT: --matmul-wgmma-gemv{{$}}
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/off.o --emit=ptx --chip sm_90a
 // RUN: not grep -q wgmma %t/off.ptx
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/few.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-few

@@ -631,6 +631,9 @@ mod tests {
             .into_iter()
             .find(|option| option.0 == "lamport-max-bytes")
             .map(|option| option.3);
-        assert_eq!(default, Some(symm_protocol::LAMPORT_MAX.to_string().as_str()));
+        assert_eq!(
+            default,
+            Some(symm_protocol::LAMPORT_MAX.to_string().as_str())
+        );
     }
 }

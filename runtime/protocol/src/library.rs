@@ -77,7 +77,12 @@ impl Variant {
 /// choose by it; each adds what its own kernels need (whole 16-byte
 /// vectors, the buffer's region and the grid in the library, rows in the
 /// compiler).
-pub const fn lamport_takes(dtype: DtypeCode, reduce: ReduceCode, bytes: usize, limit: usize) -> bool {
+pub const fn lamport_takes(
+    dtype: DtypeCode,
+    reduce: ReduceCode,
+    bytes: usize,
+    limit: usize,
+) -> bool {
     Variant::Lamport.takes(dtype, reduce, false) && bytes <= limit && bytes <= LAMPORT_MAX
 }
 
@@ -184,10 +189,20 @@ mod tests {
         assert!(lamport_takes(DtypeCode::Bf16, sum, 16, LAMPORT_MAX));
         assert!(lamport_takes(DtypeCode::F16, sum, LAMPORT_MAX, LAMPORT_MAX));
         assert!(!lamport_takes(DtypeCode::F32, sum, 16, LAMPORT_MAX));
-        assert!(!lamport_takes(DtypeCode::Bf16, ReduceCode::Max, 16, LAMPORT_MAX));
+        assert!(!lamport_takes(
+            DtypeCode::Bf16,
+            ReduceCode::Max,
+            16,
+            LAMPORT_MAX
+        ));
         // The caller's limit, and the pool's region whatever the limit.
         assert!(!lamport_takes(DtypeCode::Bf16, sum, 8192, 4096));
-        assert!(!lamport_takes(DtypeCode::Bf16, sum, LAMPORT_MAX + 16, usize::MAX));
+        assert!(!lamport_takes(
+            DtypeCode::Bf16,
+            sum,
+            LAMPORT_MAX + 16,
+            usize::MAX
+        ));
     }
 
     /// The Lamport grid keeps vector `i` in block `(i mod full) / threads`
@@ -197,10 +212,22 @@ mod tests {
     fn lamport_grid_keeps_each_vector_in_one_block_at_every_size() {
         let threads = LAMPORT_THREADS as usize;
         let full = MAX_BLOCKS * threads;
-        for vectors in [1, threads + 1, full - 1, full, full + 1, 2 * full + 5, LAMPORT_MAX / 8] {
+        for vectors in [
+            1,
+            threads + 1,
+            full - 1,
+            full,
+            full + 1,
+            2 * full + 5,
+            LAMPORT_MAX / 8,
+        ] {
             let stride = grid_blocks(vectors, threads, MAX_BLOCKS) * threads;
             for i in (0..vectors).step_by(97).chain([vectors - 1]) {
-                assert_eq!((i % stride) / threads, (i % full) / threads, "{vectors} vectors, vector {i}");
+                assert_eq!(
+                    (i % stride) / threads,
+                    (i % full) / threads,
+                    "{vectors} vectors, vector {i}"
+                );
             }
         }
     }

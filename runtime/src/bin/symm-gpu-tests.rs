@@ -319,7 +319,15 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
     // Up to LAMPORT_MAX; above 33792 vectors (a full grid of 264 blocks
     // of 128 threads) the grid wraps, and the sizes alternate so that a
     // block's regions see calls of both kinds in turn.
-    let sizes = [16, 1 << 20, 8 << 10, (768 << 10) + 16, 128 << 10, 512 << 10, 1 << 20];
+    let sizes = [
+        16,
+        1 << 20,
+        8 << 10,
+        (768 << 10) + 16,
+        128 << 10,
+        512 << 10,
+        1 << 20,
+    ];
     let largest = 1 << 20;
     let input = ctx.allocate("lamport", largest)?;
     let out = DeviceBuffer::new(largest)?;

@@ -233,10 +233,15 @@ struct Cli {
     /// With --matmul-wgmma-gemv, the wgmma GEMV takes calls of 2 to 16
     /// rows too (before the tensor-core GEMV that streams the weight into
     /// registers; on one H200 the block measured 1.2-1.8 µs slower).
-    #[arg(long)]
+    #[arg(long, requires = "matmul_wgmma_gemv")]
     matmul_wgmma_gemv_few: bool,
     /// The most rows of a call the wgmma GEMV takes (at most 128).
-    #[arg(long, value_name = "ROWS", default_value_t = 128)]
+    #[arg(
+        long,
+        value_name = "ROWS",
+        default_value_t = 128,
+        requires = "matmul_wgmma_gemv"
+    )]
     matmul_wgmma_gemv_max_rows: u64,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
@@ -287,6 +292,15 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         }
         None => PathBuf::from(&cli.input).with_extension("o"),
     };
+    if cli.matmul_wgmma_gemv && !cli.chip.has_wgmma() {
+        return Err(clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            format!(
+                "--matmul-wgmma-gemv needs a chip with wgmma (--chip sm_90a); {} has none\n",
+                cli.chip.name()
+            ),
+        ));
+    }
     let libdevice = match (cli.libdevice, cli.no_libdevice) {
         (_, true) => Libdevice::Off,
         (Some(path), false) => Libdevice::Path(path),
@@ -449,6 +463,7 @@ mod tests {
         assert_eq!(plain.matmul_wgmma_gemv_max_rows, 128);
         let wgmma = parse_strs(&[
             "a.mlir",
+            "--chip=sm_90a",
             "--matmul-wgmma-gemv",
             "--matmul-wgmma-gemv-few",
             "--matmul-wgmma-gemv-max-rows=64",
@@ -475,6 +490,19 @@ mod tests {
             ErrorKind::ValueValidation
         );
         assert_eq!(kind(&["-"]), ErrorKind::MissingRequiredArgument);
+        // The wgmma GEMV needs sm_90a; its other flags need it on.
+        assert_eq!(
+            kind(&["a.mlir", "--matmul-wgmma-gemv"]),
+            ErrorKind::ArgumentConflict
+        );
+        assert_eq!(
+            kind(&["a.mlir", "--chip=sm_90a", "--matmul-wgmma-gemv-few"]),
+            ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            kind(&["a.mlir", "--chip=sm_90a", "--matmul-wgmma-gemv-max-rows=64"]),
+            ErrorKind::MissingRequiredArgument
+        );
         assert_eq!(
             kind(&["a.mlir", "--matmul-tile=64,256"]),
             ErrorKind::WrongNumberOfValues

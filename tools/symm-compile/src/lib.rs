@@ -41,12 +41,10 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         "one-shot-max-bytes={} two-rank-push-max-bytes={}",
         args.one_shot_max_bytes, args.two_rank_push_max_bytes
     );
-    // The wgmma GEMV only where the chip has wgmma (sm_90a).
+    // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
     let wgmma = format!(
         "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={}",
-        args.matmul_wgmma_gemv && args.chip.has_wgmma(),
-        args.matmul_wgmma_gemv_few,
-        args.matmul_wgmma_gemv_max_rows
+        args.matmul_wgmma_gemv, args.matmul_wgmma_gemv_few, args.matmul_wgmma_gemv_max_rows
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
