@@ -16,13 +16,25 @@
 #              target/lx/layers OLD_RELEASE_DIR   (then the new runtime copied back)
 #            cp target/release/{symm-gpu-tests,symm-launch} target/lx/
 #   (device) bash bench/device/lamport_1m_x2.sh target/lx   (kind nvidia-h200-x2)
+# PROFILE=1: instead, where the time goes at 16 and 128 rows
+# (layer_profile.py, this build), then the MLP block at 2048 rows beside
+# `old`, two rounds.
 set -uo pipefail
 B=${1:?usage: lamport_1m_x2.sh BUILD}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
 L=$B/layers
-floor_read 2>&1 | tee "$OUT/floor.log"
 export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
+if [ -n "${PROFILE:-}" ]; then
+  PROFILE_TOKENS=16,128 run timeout 200 torchrun --nproc_per_node=2 bench/model/layer_profile.py \
+    "$L/libllama_mlp.so" 2>&1 | tee "$OUT/layer_profile.log"
+  for round in 1 2; do
+    LAYER_TOKENS=2048 run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
+      "$L/libllama_mlp.so" "old=$L/libllama_mlp_old.so" 2>&1 | tee "$OUT/layer_bench_2048_$round.log"
+  done
+  exit 0
+fi
+floor_read 2>&1 | tee "$OUT/floor.log"
 export LAYER_TOKENS=${LAYER_TOKENS:-1,16,96,128}
 for round in 1 2; do
   run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py "$L/libllama_mlp.so" \
