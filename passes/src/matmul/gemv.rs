@@ -1218,6 +1218,37 @@ mod tests {
         ]
     }
 
+    /// The runtime keeps its choice between the generated branch and
+    /// cuBLAS per site: the same matmul with the same kernels in the same
+    /// function is one site; other GEMV tilings, other kernel options or
+    /// another function are another.
+    #[test]
+    fn a_site_is_its_matmul_and_its_generated_kernels() {
+        let down = matmul(3584, 4096, 7168, false);
+        let tiles = down.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA));
+        let site = |k: &SkinnyMatmul, g: &[GemvTile]| crate::matmul::site_id("f", k, g);
+        assert_eq!(site(&down, &tiles), site(&down.clone(), &tiles.clone()));
+        let other = [
+            GemvTile {
+                k_groups: 8,
+                ..tiles[0]
+            },
+            tiles[1],
+        ];
+        assert_ne!(site(&down, &tiles), site(&down, &other));
+        assert_ne!(site(&down, &tiles), site(&down, &[]));
+        let early = SkinnyMatmul {
+            grid_dependency: true,
+            ..down.clone()
+        };
+        assert_ne!(site(&down, &tiles), site(&early, &tiles));
+        assert_ne!(
+            site(&down, &tiles),
+            crate::matmul::site_id("g", &down, &tiles)
+        );
+        assert!(site(&down, &tiles) >= 0);
+    }
+
     #[test]
     fn a_single_matmul_stages_a_from_nine_rows_where_the_rows_fit() {
         let down = matmul(3584, 4096, 7168, false);

@@ -1052,25 +1052,23 @@ fn after_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> bool {
 }
 
 /// A site id for the runtime's table of choices: FNV-1a of the function
-/// that holds the group, the kernel's name and its sizes and fusions, so
-/// that programs linked together keep their sites apart (two sites share
-/// their decisions only where they are the same matmul of the same
-/// function).
+/// that holds the group and of what its generated branch runs (the
+/// kernel's name, sizes, fusions and tiling, and its GEMVs), so that
+/// programs linked together keep their sites apart: two sites share their
+/// decisions only where they are the same matmul of the same function
+/// with the same generated kernels. (Two builds of one program with other
+/// kernel options, loaded into one process, measured their choices once
+/// between them while the GEMVs were not part of the id.)
 fn site_of(planned: &Planned<'_, '_>) -> i64 {
     let function = crate::analysis::dynamic::enclosing_function_op(planned.group.ops()[0])
         .and_then(|f| f.symbol_or_string("sym_name"))
         .unwrap_or_default();
-    let k = &planned.kernel;
-    let text = format!(
-        "{function}/{}/{}x{}x{}/{}/{}/{}",
-        k.name,
-        k.k,
-        k.n,
-        k.slices,
-        k.weights,
-        k.prologue.is_some(),
-        k.epilogue.is_some()
-    );
+    site_id(&function, &planned.kernel, &planned.gemv)
+}
+
+/// The site id of `kernel` with `gemvs` in `function` (`site_of`).
+fn site_id(function: &str, kernel: &SkinnyMatmul, gemvs: &[GemvTile]) -> i64 {
+    let text = format!("{function}/{kernel:?}/{gemvs:?}");
     (crate::ir::stable_id::fnv1a(&text) >> 1) as i64
 }
 
