@@ -27,6 +27,18 @@ use crate::collectives::emit::{Emitter, Val};
 use crate::ir::scalar::Scalar;
 use melior::dialect::arith::CmpiPredicate;
 
+/// A matmul sends only where its slices (at least two,
+/// `symm-mem-split-k`) fit one Lamport region together
+/// (`Emitter::lamport_slices_fit`), so a slice is at most half of
+/// `LAMPORT_MAX`: fewer 16-byte vectors than a full Lamport grid has
+/// threads, where the all-reduce's grid would wrap and vector `i` would
+/// belong to block `(i mod 33792) / 128` rather than `i / 128`, the
+/// channel computed here. A larger `LAMPORT_MAX` must change that first.
+const _: () = assert!(
+    symm_protocol::LAMPORT_MAX / 2 / 16
+        <= symm_protocol::MAX_BLOCKS * symm_protocol::LAMPORT_THREADS as usize
+);
+
 impl SkinnyMatmul {
     /// Whether the GEMV of `tile` sends the product itself (and takes the
     /// pool and the flag after the kernel's parameters): the CUDA-core and
@@ -98,6 +110,8 @@ impl<'c> Gemv<'_, 'c> {
         e.when(go, |e| {
             let bf16 = e.float(Scalar::Bf16).expect("bf16");
             let value = e.lamport_sendable(None, bf16, |e| e.truncf(value, bf16));
+            // The element's channel: its vector's block in the all-reduce,
+            // one vector per thread here (see the assertion on LAMPORT_MAX).
             let channel = e.cast(e.div(at, self.c(channel_elements)), e.index());
             let counter = e.epoch(pool, e.lamport_counter(channel));
             let (parity, next) = e.parity_and_next(counter);
