@@ -328,7 +328,7 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
         512 << 10,
         1 << 20,
     ];
-    let largest = 1 << 20;
+    let largest = *sizes.iter().max().unwrap_or(&0);
     let input = ctx.allocate("lamport", largest)?;
     let out = DeviceBuffer::new(largest)?;
     // Rank r's value, with -0.0 wherever index % 5 == r % 5: sums with a
