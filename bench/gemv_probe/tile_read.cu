@@ -6,10 +6,11 @@
 //   nvcc -O3 -arch=sm_90a -o /tmp/tile_read bench/gemv_probe/tile_read.cu && /tmp/tile_read
 #include <cuda_runtime.h>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 template <int U>
-__global__ void band(const int4 *__restrict__ src, int rows, int row_vecs, int width_vecs,
+__global__ void __launch_bounds__(1024) band(const int4 *__restrict__ src, int rows, int row_vecs, int width_vecs,
                      int rows_per_block, unsigned *sink) {
   const int lanes_per_row = width_vecs < 32 ? width_vecs : 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -37,7 +38,10 @@ __global__ void band(const int4 *__restrict__ src, int rows, int row_vecs, int w
   if (acc == 0x12345678) sink[blockIdx.x] = acc;
 }
 
-int main() {
+int main(int argc, char **argv) {
+  // `long`: 128-byte bands only, K split 1 or 2 ways (a GEMV's blocks,
+  // each over its whole K range), every configuration printed.
+  const bool long_blocks = argc > 1 && std::string(argv[1]) == "long";
   struct Shape { const char *name; int rows, cols; };
   std::vector<Shape> shapes = {{"gate+up (2 x 4096 x 7168)", 8192, 7168},
                                {"down (7168 x 4096)", 7168, 4096}};
@@ -53,11 +57,13 @@ int main() {
     for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
     const int row_vecs = s.cols / 8;
     for (int width : {128, 256, 512, 1024, 2048}) {
+      if (long_blocks && width != 128) continue;
       double best = 1e30; char what[128] = "";
       int width_vecs = width / 16;
       int bands = row_vecs / width_vecs;
       for (int split : {1, 2, 4, 8, 16, 32, 64})
-        for (int threads : {128, 256, 512})
+        for (int threads : {128, 256, 512, 1024}) {
+          if (long_blocks ? split > 2 : threads > 512) continue;
           for (int unroll : {2, 4, 8}) {
             int rows_per_block = (s.rows + split - 1) / split;
             dim3 grid(bands, split);
@@ -75,12 +81,16 @@ int main() {
             float ms;
             cudaEventElapsedTime(&ms, a, b);
             double us = ms * 1000 / reps;
+            if (long_blocks)
+              printf("%s, 128-byte bands, %d blocks (%d bands x %d), %d threads, %d in flight: %.1f us %.2f TB/s\n",
+                     s.name, bands * split, bands, split, threads, unroll, us, bytes / us / 1e6);
             if (us < best) {
               best = us;
               snprintf(what, sizeof what, "%d blocks (%d bands x %d), %d threads, %d in flight",
                        bands * split, bands, split, threads, unroll);
             }
           }
+        }
       printf("%s, %4d-byte bands: %.1f us %.2f TB/s  %s\n", s.name, width, best, bytes / best / 1e6, what);
     }
     if (cudaGetLastError() != cudaSuccess) { printf("CUDA error\n"); return 1; }
