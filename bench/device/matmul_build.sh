@@ -13,6 +13,7 @@
 #     widths) and 2 (the shipped examples, run with ranks sharing a GPU).
 #
 #   bench/device/matmul_build.sh target/mN
+# WIDTHS ("DxF ...") replaces the four widths.
 # LAYER_FLAGS adds symm-compile options to every layer and app.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,7 +38,7 @@ layer() { # name mlir [symm-compile flags...]
   c++ -shared -o "$out/layers/lib$name.so" "$out/src/$name.o" -L"$out/layers" -lsymm_runtime \
     -Wl,-rpath,'$ORIGIN'
 }
-for w in 4096x7168 3072x8192 5120x1728 2064x1000; do
+for w in ${WIDTHS:-4096x7168 3072x8192 5120x1728 2064x1000}; do
   widths "${w%x*}" "${w#*x}" "$out/src/mlp_$w.mlir"
   layer "mlp_$w" "$out/src/mlp_$w.mlir"
 done
