@@ -2,14 +2,18 @@
 // it is read in column bands `width` bytes wide (a matmul kernel's column
 // tile), each warp instruction covering 512 / width rows of its band,
 // against reading it front to back. Answers whether a skinny matmul's
-// column tile must be wider than 128 bytes to reach the floor.
+// column tile must be wider than 128 bytes to reach the floor. With `long`:
+// the GEMVs' block shape (one block per 128-byte band over its whole K
+// range, or half of it), the weight as it is and packed band-major
+// ([bands][K][128 bytes]: each band contiguous, as a load-time repacking
+// would lay it out).
 //   nvcc -O3 -arch=sm_90a -o /tmp/tile_read bench/gemv_probe/tile_read.cu && /tmp/tile_read
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-template <int U>
+template <int U, bool PACKED = false>
 __global__ void __launch_bounds__(1024) band(const int4 *__restrict__ src, int rows, int row_vecs, int width_vecs,
                      int rows_per_block, unsigned *sink) {
   const int lanes_per_row = width_vecs < 32 ? width_vecs : 32;
@@ -28,7 +32,8 @@ __global__ void __launch_bounds__(1024) band(const int4 *__restrict__ src, int r
       for (int u = 0; u < U; ++u) {
         int rr = r + u * warps * per_instr;
         v[u] = rr < r0 + rows_per_block && rr < rows
-                   ? __ldcs(src + (size_t)rr * row_vecs + band0 + piece + chunk)
+                   ? __ldcs(PACKED ? src + ((size_t)blockIdx.x * rows + rr) * width_vecs + piece + chunk
+                                   : src + (size_t)rr * row_vecs + band0 + piece + chunk)
                    : make_int4(0, 0, 0, 0);
       }
 #pragma unroll
@@ -67,7 +72,14 @@ int main(int argc, char **argv) {
           for (int unroll : {2, 4, 8}) {
             int rows_per_block = (s.rows + split - 1) / split;
             dim3 grid(bands, split);
+            for (int packed = 0; packed < (long_blocks ? 2 : 1); ++packed) {
             auto launch = [&](const int4 *p) {
+              if (packed) {
+                if (unroll == 2) band<2, true><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
+                if (unroll == 4) band<4, true><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
+                if (unroll == 8) band<8, true><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
+                return;
+              }
               if (unroll == 2) band<2><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
               if (unroll == 4) band<4><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
               if (unroll == 8) band<8><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
@@ -82,12 +94,13 @@ int main(int argc, char **argv) {
             cudaEventElapsedTime(&ms, a, b);
             double us = ms * 1000 / reps;
             if (long_blocks)
-              printf("%s, 128-byte bands, %d blocks (%d bands x %d), %d threads, %d in flight: %.1f us %.2f TB/s\n",
-                     s.name, bands * split, bands, split, threads, unroll, us, bytes / us / 1e6);
+              printf("%s, 128-byte bands%s, %d blocks (%d bands x %d), %d threads, %d in flight: %.1f us %.2f TB/s\n",
+                     s.name, packed ? " packed" : "", bands * split, bands, split, threads, unroll, us, bytes / us / 1e6);
             if (us < best) {
               best = us;
-              snprintf(what, sizeof what, "%d blocks (%d bands x %d), %d threads, %d in flight",
-                       bands * split, bands, split, threads, unroll);
+              snprintf(what, sizeof what, "%d blocks (%d bands x %d), %d threads, %d in flight%s",
+                       bands * split, bands, split, threads, unroll, packed ? ", packed" : "");
+            }
             }
           }
         }
