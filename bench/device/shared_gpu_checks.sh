@@ -9,6 +9,8 @@
 #   bench/device/shared_gpu_build.sh target/gN
 #   (device) bash bench/device/shared_gpu_checks.sh target/gN [WORLDS] [SECTIONS]
 #
+# SPREAD_GPUS=N spreads the ranks over N GPUs instead (symm-launch --gpus N:
+# rank r on GPU r mod N), for a machine of several GPUs.
 # TOKENS (the apps' token counts) overrides the defaults below; with
 # SYMM_MATMUL=generated the apps run the generated matmuls at every
 # shard width. WORLDS: "2 4 8" unless given; SECTIONS: "apps tests errors" unless given
@@ -25,6 +27,7 @@ want() { [[ $sections == *" $1 "* ]]; }
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=20
+G=${SPREAD_GPUS:-1}
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
   extra=${TOKENS:-}
@@ -36,16 +39,16 @@ export SYMM_TIMEOUT_S=20
     tokens=${TOKENS:-$tokens}
     if want apps; then
       for layer in llama_mlp llama_attn_out llama_decoder; do
-        run timeout 240 "$B/symm-launch" -n "$world" --gpus 1 "$B/w$world/$layer" /tmp/ref \
+        run timeout 240 "$B/symm-launch" -n "$world" --gpus "$G" "$B/w$world/$layer" /tmp/ref \
           --tokens=$tokens --iterations=1
       done
-      SYMM_CUDA_GRAPHS=0 run timeout 240 "$B/symm-launch" -n "$world" --gpus 1 \
+      SYMM_CUDA_GRAPHS=0 run timeout 240 "$B/symm-launch" -n "$world" --gpus "$G" \
         "$B/w$world/llama_decoder" /tmp/ref --tokens=1,129 --iterations=1
     fi
     if want tests; then
-      run timeout 400 "$B/symm-launch" -n "$world" --gpus 1 "$B/symm-gpu-tests"
+      run timeout 400 "$B/symm-launch" -n "$world" --gpus "$G" "$B/symm-gpu-tests"
       echo "== a peer dies at world $world (rank 1 leaves; the others time out)"
-      RANKS=$world GPUS=1 SYMM_TIMEOUT_S=5 ranks timeout 90 "$B/symm-gpu-tests" dead-peer
+      RANKS=$world GPUS=$G SYMM_TIMEOUT_S=5 ranks timeout 90 "$B/symm-gpu-tests" dead-peer
     fi
   done
   if want errors; then

@@ -9,7 +9,8 @@
 // HELP: -o <OUTPUT.o>
 // HELP: --emit <KINDS>
 // HELP: --one-shot-max-bytes <N>
-// HELP: [default: 1048576]
+// HELP-SAME: {{$}}
+// HELP-NEXT: left out: 1 MiB on up to 2 ranks, 512 KiB on more
 // HELP: --no-cuda-graphs
 // HELP: --libdevice <PATH>
 

@@ -79,3 +79,30 @@ func.func @eight_ranks(%s: memref<64xf32>, %l: memref<1048576xf32>, %d: memref<?
   %2 = symm_mem.all_reduce sum %d group @dp : memref<?xf32> -> memref<?xf32>
   return
 }
+
+// -----
+
+// Left at its default, the one-shot limit goes by the world size: 512 KiB
+// on 4 ranks (a one-shot reads 3 copies over NVLink, a two-shot about 2),
+// 1 MiB on 2. A limit the option sets holds on every world size.
+// CHECK-LABEL: func.func @four_ranks_at_the_limits
+// CHECK: symm_mem.all_reduce_out sum %[[A:.*]] into %{{.*}} group @tp4 algorithm one_shot : memref<262144xbf16>
+// CHECK: symm_mem.all_reduce_out sum %[[B:.*]] into %{{.*}} group @tp4 algorithm two_shot : memref<524288xbf16>
+// CHECK: symm_mem.all_reduce_out sum %[[C:.*]] into %{{.*}} group @tp2 algorithm one_shot : memref<524288xbf16>
+// SMALL-LABEL: func.func @four_ranks_at_the_limits
+// SMALL: algorithm two_shot : memref<262144xbf16>
+// SMALL: algorithm two_shot : memref<524288xbf16>
+symm_mem.group @tp4 world_size(4)
+symm_mem.group @tp2 world_size(2)
+func.func @four_ranks_at_the_limits(%o1: memref<262144xbf16>, %o2: memref<524288xbf16>, %o3: memref<524288xbf16>) {
+  %a = memref.alloc() : memref<262144xbf16>
+  // expected-remark@+1 {{all_reduce of 524288 bytes in group @tp4 (world size 4): one-shot}}
+  symm_mem.all_reduce_out sum %a into %o1 group @tp4 : memref<262144xbf16>, memref<262144xbf16>
+  %b = memref.alloc() : memref<524288xbf16>
+  // expected-remark@+1 {{all_reduce of 1048576 bytes in group @tp4 (world size 4): two-shot}}
+  symm_mem.all_reduce_out sum %b into %o2 group @tp4 : memref<524288xbf16>, memref<524288xbf16>
+  %c = memref.alloc() : memref<524288xbf16>
+  // expected-remark@+1 {{all_reduce of 1048576 bytes in group @tp2 (world size 2): one-shot}}
+  symm_mem.all_reduce_out sum %c into %o3 group @tp2 : memref<524288xbf16>, memref<524288xbf16>
+  return
+}

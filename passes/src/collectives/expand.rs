@@ -50,12 +50,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
     c"Expand symm_mem all-reduces into gpu.func kernels over the symm_mem device ops and their launches",
     c"builtin.module",
     &[
-        PassOption::new(
-            c"one-shot-max-bytes",
-            c"Largest symm_mem.all_reduce_out that uses one-shot on more than 2 ranks",
-            OptionKind::Int64,
-            c"1048576",
-        ),
+        crate::middle_end::select_all_reduce::ONE_SHOT_MAX_OPTION,
         PassOption::new(
             c"two-rank-push-max-bytes",
             c"On 2 ranks, the largest message whose two-shot pushes into the inputs (an output that is not symmetric)",

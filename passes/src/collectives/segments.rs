@@ -196,7 +196,7 @@ impl AllReduceFacts {
         let mut bounds: Vec<u64> = [
             limits.lamport_max,
             kernels::STAGING_MAX,
-            limits.one_shot_max,
+            limits.one_shot_max(Some(self.world)),
             limits.two_rank_push_max,
         ]
         .into_iter()
@@ -267,7 +267,7 @@ mod tests {
     }
 
     const LIMITS: Limits = Limits {
-        one_shot_max: 1 << 20,
+        one_shot: Some(1 << 20),
         two_rank_push_max: 8 << 20,
         lamport_max: 0,
     };

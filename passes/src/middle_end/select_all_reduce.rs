@@ -1,7 +1,13 @@
 //! `symm-mem-select-all-reduce`: each `symm_mem.all_reduce(_out)` becomes
 //! the one-shot or two-shot form by its static byte size.
 //!
-//! Above `one-shot-max-bytes` two-shot wins with more than 2 ranks. On 2
+//! Above `one-shot-max-bytes` two-shot wins with more than 2 ranks. Left at
+//! its default (-1) the limit goes by the world size: 1 MiB on 2 ranks (or
+//! a world set at launch), 512 KiB on more. A one-shot on `w` ranks reads
+//! `w - 1` copies of the message over NVLink, a two-shot about two; on 4x
+//! H200 the TP-4 Llama-3-8B decoder half-layer at 128 rows (1 MiB) took
+//! 77.7-78.5 µs with the two-shot against 82.7 with the one-shot, the MLP
+//! block 54.5-54.6 against 55.4 (bench/results/2026-11-27-tp4-h200x4.md). On 2
 //! ranks only its push form can (it stores reduced chunks into the peers'
 //! buffers, overwriting the inputs; the pull form reads as many bytes over
 //! NVLink as one-shot and adds a barrier). When the output is the
@@ -31,12 +37,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
     c"Choose one-shot or two-shot for each symm_mem.all_reduce by its byte size",
     c"func.func",
     &[
-        PassOption::new(
-            c"one-shot-max-bytes",
-            c"Largest message that uses one-shot",
-            OptionKind::Int64,
-            c"1048576",
-        ),
+        ONE_SHOT_MAX_OPTION,
         PassOption::new(
             c"two-rank-push-max-bytes",
             c"On 2 ranks, the largest message that takes the two-shot pushing into the inputs (an output the compiler cannot make symmetric)",
@@ -49,10 +50,21 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
 
 pub struct SelectAllReduce;
 
+/// `one-shot-max-bytes`, of this pass and of `symm-mem-expand-collectives`
+/// (which cuts a dynamic all-reduce's sizes at the same limit).
+pub const ONE_SHOT_MAX_OPTION: PassOption = PassOption::new(
+    c"one-shot-max-bytes",
+    c"Largest message that uses one-shot (-1: 1048576 on up to 2 ranks, 524288 on more)",
+    OptionKind::Int64,
+    c"-1",
+);
+
 /// The byte sizes the choice turns on (the passes' options).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    pub one_shot_max: u64,
+    /// The largest one-shot on every world size, where the option sets
+    /// one (`None`: by the world size, `Limits::one_shot_max`).
+    pub one_shot: Option<u64>,
     pub two_rank_push_max: u64,
     /// Largest one-shot of 16-bit float sums that takes the Lamport
     /// kernel (at most `symm_protocol::LAMPORT_MAX`).
@@ -67,13 +79,31 @@ impl Limits {
                 .map_or(default, |value| value.max(0) as u64)
         };
         Self {
-            one_shot_max: bytes("one-shot-max-bytes", 1 << 20),
+            one_shot: options
+                .int("one-shot-max-bytes")
+                .and_then(|value| u64::try_from(value).ok()),
             two_rank_push_max: bytes("two-rank-push-max-bytes", TWO_RANK_TWO_SHOT_MAX),
             lamport_max: bytes("lamport-max-bytes", LAMPORT_MAX)
                 .min(symm_protocol::LAMPORT_MAX as u64),
         }
     }
 }
+
+impl Limits {
+    /// The largest one-shot on `world` ranks (`None`: set at launch).
+    pub fn one_shot_max(&self, world: Option<u64>) -> u64 {
+        self.one_shot.unwrap_or(match world {
+            Some(ranks) if ranks > 2 => ONE_SHOT_MAX_MORE_RANKS,
+            _ => ONE_SHOT_MAX,
+        })
+    }
+}
+
+/// Largest one-shot on up to 2 ranks by default (`one-shot-max-bytes`).
+pub const ONE_SHOT_MAX: u64 = 1 << 20;
+
+/// Largest one-shot on more than 2 ranks by default.
+pub const ONE_SHOT_MAX_MORE_RANKS: u64 = 512 << 10;
 
 /// Largest one-shot that takes the Lamport kernel by default
 /// (`lamport-max-bytes`).
@@ -104,7 +134,7 @@ pub fn choose(bytes: u64, facts: Facts, limits: Limits) -> &'static str {
     } = facts;
     let two_ranks_push_pays =
         !input_read_after && (output_owned || bytes <= limits.two_rank_push_max);
-    if bytes <= limits.one_shot_max || (world == Some(2) && !two_ranks_push_pays) {
+    if bytes <= limits.one_shot_max(world) || (world == Some(2) && !two_ranks_push_pays) {
         "one_shot"
     } else {
         "two_shot"
@@ -164,8 +194,9 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
         _ => Algorithm::TwoShot,
     };
     op.set_int_attribute("algorithm", 32, i64::from(fixed.code()));
+    let one_shot_max = limits.one_shot_max(world);
     let world = world.map_or_else(|| "set at launch".to_owned(), |w| w.to_string());
-    let why = if algorithm == "one_shot" && bytes > limits.one_shot_max {
+    let why = if algorithm == "one_shot" && bytes > one_shot_max {
         if read_after {
             " (its input is read afterwards, which two-shot would overwrite)"
         } else {
@@ -186,7 +217,10 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Facts, LAMPORT_MAX, Limits, TWO_RANK_TWO_SHOT_MAX, choose};
+    use super::{
+        Facts, LAMPORT_MAX, Limits, ONE_SHOT_MAX, ONE_SHOT_MAX_MORE_RANKS, TWO_RANK_TWO_SHOT_MAX,
+        choose,
+    };
 
     fn facts(world: Option<u64>, input_read_after: bool, output_owned: bool) -> Facts {
         Facts {
@@ -198,7 +232,7 @@ mod tests {
 
     fn limits(one_shot_max: u64) -> Limits {
         Limits {
-            one_shot_max,
+            one_shot: Some(one_shot_max),
             two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
             lamport_max: LAMPORT_MAX,
         }
@@ -237,5 +271,27 @@ mod tests {
         );
         assert_eq!(choose(4 << 20, facts(None, false, false), m), "two_shot");
         assert_eq!(choose(128, facts(None, false, false), m), "one_shot");
+    }
+
+    /// Left at its default, the limit goes by the world size: 1 MiB on 2
+    /// ranks or a world set at launch, 512 KiB on more; a limit the
+    /// option sets holds on every world size (0: never one-shot).
+    #[test]
+    fn the_default_limit_goes_by_the_world_size() {
+        let by_world = Limits {
+            one_shot: None,
+            ..limits(0)
+        };
+        assert_eq!(by_world.one_shot_max(Some(2)), ONE_SHOT_MAX);
+        assert_eq!(by_world.one_shot_max(None), ONE_SHOT_MAX);
+        for world in [3, 4, 8] {
+            assert_eq!(by_world.one_shot_max(Some(world)), ONE_SHOT_MAX_MORE_RANKS);
+        }
+        let tp4 = facts(Some(4), false, true);
+        assert_eq!(choose(512 << 10, tp4, by_world), "one_shot");
+        assert_eq!(choose((512 << 10) + 2, tp4, by_world), "two_shot");
+        assert_eq!(choose(1 << 20, facts(Some(2), false, true), by_world), "one_shot");
+        assert_eq!(limits(1 << 20).one_shot_max(Some(4)), 1 << 20);
+        assert_eq!(limits(0).one_shot_max(Some(2)), 0);
     }
 }

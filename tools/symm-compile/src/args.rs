@@ -40,7 +40,8 @@ pub struct Args {
     pub emit: Vec<Emit>,
     pub fuse_epilogue: bool,
     pub fuse_rows: bool,
-    pub one_shot_max_bytes: u64,
+    /// `None`: by the world size (the pass's default).
+    pub one_shot_max_bytes: Option<u64>,
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
     pub split_k_max_rows: u64,
@@ -130,9 +131,11 @@ struct Cli {
     /// add) out of the all-reduce's kernel.
     #[arg(long)]
     no_fuse_rows: bool,
-    /// All-reduces up to this many bytes take the one-shot.
-    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
-    one_shot_max_bytes: u64,
+    /// All-reduces up to this many bytes take the one-shot (0: none), on
+    /// every world size; left out: 1 MiB on up to 2 ranks, 512 KiB on more
+    /// (symm-mem-select-all-reduce).
+    #[arg(long, value_name = "N")]
+    one_shot_max_bytes: Option<u64>,
     /// On 2 ranks, all-reduces up to this many bytes whose output is the
     /// caller's take the two-shot pushing into the inputs (one-shot above).
     #[arg(long, value_name = "N", default_value_t = 8 << 20)]
@@ -401,11 +404,12 @@ mod tests {
         assert_eq!(args.output, PathBuf::from("b.o"));
         assert_eq!(args.emit, vec![Emit::Llvm, Emit::Ptx]);
         assert!(!args.fuse_epilogue && !args.fuse_rows);
-        assert_eq!(args.one_shot_max_bytes, 64);
+        assert_eq!(args.one_shot_max_bytes, Some(64));
         assert!(!args.cuda_graphs);
         assert_eq!(args.libdevice, Libdevice::Path("/x/libdevice.10.bc".into()));
         let plain = parse_strs(&["a.mlir", "--no-libdevice"]).unwrap();
         assert_eq!(plain.libdevice, Libdevice::Off);
+        assert_eq!(plain.one_shot_max_bytes, None);
         assert_eq!(plain.output, PathBuf::from("a.o"));
         assert!(plain.cuda_graphs && plain.fuse_epilogue && plain.fuse_rows);
         assert!(!plain.verbose && parse_strs(&["a.mlir", "-v"]).unwrap().verbose);

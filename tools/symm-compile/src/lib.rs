@@ -37,9 +37,11 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     };
     // Selection comes before realize: a two-shot's output may need to
     // become symmetric (its push lands in the peers' outputs).
+    // Left out, the one-shot limit goes by the world size (-1).
     let limits = format!(
         "one-shot-max-bytes={} two-rank-push-max-bytes={}",
-        args.one_shot_max_bytes, args.two_rank_push_max_bytes
+        args.one_shot_max_bytes.map_or(-1, |bytes| bytes as i64),
+        args.two_rank_push_max_bytes
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
     let wgmma = format!(
