@@ -22,6 +22,7 @@
 // Every call in a CUDA graph reads HBM (weights rotated through 6 copies).
 // The floor: a streaming read of the same 176 MB in the same process.
 //   nvcc -O3 -arch=sm_90a [-DINTERLEAVE=0] -o /tmp/fused_mlp bench/gemv_probe/fused_mlp.cu && /tmp/fused_mlp
+// (the mma step is mma_rows.cuh, shared with regmma.cu)
 // Results: bench/results/2026-11-27-fused-mlp-probe-h200.md
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -32,6 +33,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "mma_rows.cuh"
 
 #define CK(x)                                                                        \
   do {                                                                               \
@@ -65,17 +68,6 @@ struct Args {
   int M, pf;                     // rows; steps per warp prefetched before a down unit
 };
 
-__device__ __forceinline__ void mma(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                    uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ uint32_t word(const uint4 &v, int i) {
-  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
-}
 __device__ __forceinline__ void grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void grid_launch() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -116,13 +108,7 @@ __device__ void tile_sums(const uint16_t *a, int K, const uint4 *w0, const uint4
     uint32_t a1 = hi ? load_a(a32 + ((g + 8) * K + k0 + 2 * q) / 2, coherent) : 0;
     uint32_t a2 = lo ? load_a(a32 + (g * K + k0 + 2 * q + 8) / 2, coherent) : 0;
     uint32_t a3 = hi ? load_a(a32 + ((g + 8) * K + k0 + 2 * q + 8) / 2, coherent) : 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const unsigned sel = (j & 1) ? 0x7632 : 0x5410;
-      uint32_t b0 = __byte_perm(word(rows[0], j / 2), word(rows[1], j / 2), sel);
-      uint32_t b1 = __byte_perm(word(rows[2], j / 2), word(rows[3], j / 2), sel);
-      mma(acc[j], a0, a1, a2, a3, b0, b1);
-    }
+    mma_step(acc, {a0, a1, a2, a3}, rows);
   };
   constexpr int U = 2;
   // INTERLEAVE: warp r takes steps s0 + r, s0 + r + R, ... (the generated
@@ -134,23 +120,13 @@ __device__ void tile_sums(const uint16_t *a, int K, const uint4 *w0, const uint4
   for (; s + (U - 1) * stride < end; s += U * stride) {
     uint4 rows[U][4];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int k = (s + u * stride) * 16 + 2 * q;
-      rows[u][0] = __ldcs(wt + (size_t)k * ld + cv);
-      rows[u][1] = __ldcs(wt + (size_t)(k + 1) * ld + cv);
-      rows[u][2] = __ldcs(wt + (size_t)(k + 8) * ld + cv);
-      rows[u][3] = __ldcs(wt + (size_t)(k + 9) * ld + cv);
-    }
+    for (int u = 0; u < U; ++u) load_rows(rows[u], wt, (s + u * stride) * 16 + 2 * q, ld, cv);
 #pragma unroll
     for (int u = 0; u < U; ++u) step(rows[u], (s + u * stride) * 16);
   }
   for (; s < end; s += stride) {
     uint4 rows[4];
-    const int k = s * 16 + 2 * q;
-    rows[0] = __ldcs(wt + (size_t)k * ld + cv);
-    rows[1] = __ldcs(wt + (size_t)(k + 1) * ld + cv);
-    rows[2] = __ldcs(wt + (size_t)(k + 8) * ld + cv);
-    rows[3] = __ldcs(wt + (size_t)(k + 9) * ld + cv);
+    load_rows(rows, wt, s * 16 + 2 * q, ld, cv);
     step(rows, s * 16);
   }
 #pragma unroll

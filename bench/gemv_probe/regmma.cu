@@ -14,18 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 
-__device__ __forceinline__ void mma(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                    uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t word(const uint4 &v, int i) {
-  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
-}
+#include "mma_rows.cuh"
 
 template <int W, int U, int P, bool AV>
 __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
@@ -55,13 +44,7 @@ __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
     uint32_t a1 = hi ? __ldg(a32 + ((g + 8) * K + k0 + 2 * q) / 2) : 0;
     uint32_t a2 = lo ? __ldg(a32 + (g * K + k0 + 2 * q + 8) / 2) : 0;
     uint32_t a3 = hi ? __ldg(a32 + ((g + 8) * K + k0 + 2 * q + 8) / 2) : 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const unsigned sel = (j & 1) ? 0x7632 : 0x5410;
-      uint32_t b0 = __byte_perm(word(rows[0], j / 2), word(rows[1], j / 2), sel);
-      uint32_t b1 = __byte_perm(word(rows[2], j / 2), word(rows[3], j / 2), sel);
-      mma(acc[j], a0, a1, a2, a3, b0, b1);
-    }
+    mma_step(acc, {a0, a1, a2, a3}, rows);
   };
   int s = s0;
   if (AV) {
@@ -97,23 +80,13 @@ __global__ void __launch_bounds__(W * 32) regmma(const uint16_t *__restrict__ a,
   for (; s + U <= s1; s += U) {
     uint4 rows[U][4];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int k = (s + u) * 16 + 2 * q;
-      rows[u][0] = __ldcs(wt + (size_t)k * ld + col / 8);
-      rows[u][1] = __ldcs(wt + (size_t)(k + 1) * ld + col / 8);
-      rows[u][2] = __ldcs(wt + (size_t)(k + 8) * ld + col / 8);
-      rows[u][3] = __ldcs(wt + (size_t)(k + 9) * ld + col / 8);
-    }
+    for (int u = 0; u < U; ++u) load_rows(rows[u], wt, (s + u) * 16 + 2 * q, ld, col / 8);
 #pragma unroll
     for (int u = 0; u < U; ++u) step(rows[u], (s + u) * 16);
   }
   for (; s < s1; ++s) {
     uint4 rows[4];
-    const int k = s * 16 + 2 * q;
-    rows[0] = __ldcs(wt + (size_t)k * ld + col / 8);
-    rows[1] = __ldcs(wt + (size_t)(k + 1) * ld + col / 8);
-    rows[2] = __ldcs(wt + (size_t)(k + 8) * ld + col / 8);
-    rows[3] = __ldcs(wt + (size_t)(k + 9) * ld + col / 8);
+    load_rows(rows, wt, s * 16 + 2 * q, ld, col / 8);
     step(rows, s * 16);
   }
 #pragma unroll
@@ -237,35 +210,19 @@ __global__ void __launch_bounds__(W * 32) regmma2(const uint16_t *__restrict__ a
     uint32_t a1 = hi ? __ldg(a32 + ((g + 8) * K + k0 + 2 * q) / 2) : 0;
     uint32_t a2 = lo ? __ldg(a32 + (g * K + k0 + 2 * q + 8) / 2) : 0;
     uint32_t a3 = hi ? __ldg(a32 + ((g + 8) * K + k0 + 2 * q + 8) / 2) : 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const unsigned sel = (j & 1) ? 0x7632 : 0x5410;
-      uint32_t b0 = __byte_perm(word(rows[0], j / 2), word(rows[1], j / 2), sel);
-      uint32_t b1 = __byte_perm(word(rows[2], j / 2), word(rows[3], j / 2), sel);
-      mma(acc[j], a0, a1, a2, a3, b0, b1);
-    }
+    mma_step(acc, {a0, a1, a2, a3}, rows);
   };
   int s = s0;
   for (; s + U <= s1; s += U) {
     uint4 rows[U][4];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int k = (s + u) * 16 + 2 * q;
-      rows[u][0] = __ldcs(wt + (size_t)k * ld + col / 8);
-      rows[u][1] = __ldcs(wt + (size_t)(k + 1) * ld + col / 8);
-      rows[u][2] = __ldcs(wt + (size_t)(k + 8) * ld + col / 8);
-      rows[u][3] = __ldcs(wt + (size_t)(k + 9) * ld + col / 8);
-    }
+    for (int u = 0; u < U; ++u) load_rows(rows[u], wt, (s + u) * 16 + 2 * q, ld, col / 8);
 #pragma unroll
     for (int u = 0; u < U; ++u) step(rows[u], (s + u) * 16);
   }
   for (; s < s1; ++s) {
     uint4 rows[4];
-    const int k = s * 16 + 2 * q;
-    rows[0] = __ldcs(wt + (size_t)k * ld + col / 8);
-    rows[1] = __ldcs(wt + (size_t)(k + 1) * ld + col / 8);
-    rows[2] = __ldcs(wt + (size_t)(k + 8) * ld + col / 8);
-    rows[3] = __ldcs(wt + (size_t)(k + 9) * ld + col / 8);
+    load_rows(rows, wt, s * 16 + 2 * q, ld, col / 8);
     step(rows, s * 16);
   }
   if (R > 1) {

@@ -290,7 +290,10 @@ mod tests {
         let tp4 = facts(Some(4), false, true);
         assert_eq!(choose(512 << 10, tp4, by_world), "one_shot");
         assert_eq!(choose((512 << 10) + 2, tp4, by_world), "two_shot");
-        assert_eq!(choose(1 << 20, facts(Some(2), false, true), by_world), "one_shot");
+        assert_eq!(
+            choose(1 << 20, facts(Some(2), false, true), by_world),
+            "one_shot"
+        );
         assert_eq!(limits(1 << 20).one_shot_max(Some(4)), 1 << 20);
         assert_eq!(limits(0).one_shot_max(Some(2)), 0);
     }
