@@ -32,7 +32,7 @@ func.func @down_projection(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>
   linalg.fill ins(%zero : bf16) outs(%p : memref<?x4096xbf16>)
   linalg.matmul ins(%act, %w : memref<?x7168xbf16>, memref<7168x4096xbf16>)
                 outs(%p : memref<?x4096xbf16>)
-  // expected-remark@-2 {{split over K into 2 slices summed by the all-reduce, for calls of up to 128 rows}}
+  // expected-remark@-2 {{split over K into 2 slices summed by the all-reduce, for calls of up to 128 rows whose all-reduce is a one-shot (a call above one-shot-max-bytes, 512 KiB on more than 2 ranks by default, runs the matmul whole before a two-shot)}}
   symm_mem.all_reduce_epilogue_out sum %p epilogue(%x : memref<?x4096xbf16>) into %out group @tp algorithm auto {
   ^bb0(%s: bf16, %r: bf16):
     %sf = arith.extf %s : bf16 to f32

@@ -18,7 +18,10 @@
 //! and one element type; K is at least `min-k` and `slices` divides it
 //! into slices of whole 16-byte vectors; and a static row count is at most
 //! `max-rows`. Larger calls of a dynamic row count run the whole matmul as
-//! before.
+//! before. Only the one-shot kernels sum slices: a call whose message is
+//! above `one-shot-max-bytes` (by default 512 KiB on more than 2 ranks,
+//! 64 rows of 4096 bf16) takes the two-shot, after the whole matmul
+//! (symm-mem-expand-collectives cuts the sizes so).
 //!
 //! `min-k` = 3072 from a sweep over K on one H200 (the probe with its
 //! weights rotated through 200 MB of copies, so each call reads HBM, as a
@@ -215,7 +218,8 @@ fn fold<'c, 'a>(
         matmul.location(),
         &format!(
             "split over K into {slices} slices summed by the all-reduce, for calls of up to \
-             {max_rows} rows"
+             {max_rows} rows whose all-reduce is a one-shot (a call above one-shot-max-bytes, \
+             512 KiB on more than 2 ranks by default, runs the matmul whole before a two-shot)"
         ),
     );
     rewriter.erase_op(matmul);
