@@ -1,0 +1,30 @@
+// symm-compile's one-shot limit: left out, it goes by the world size (1 MiB
+// on 2 ranks, 512 KiB on more), so a 1 MiB all-reduce on 4 ranks takes the
+// two-shot and the same on 2 ranks the one-shot; --one-shot-max-bytes sets
+// one limit for every world size (the pipeline gets -1 when it is left out).
+// REQUIRES: symm-compile
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %symm-compile %s -o %t/w4.o --no-libdevice --remarks 2>&1 | FileCheck %s --check-prefix=W4
+// RUN: %symm-compile %s -o %t/set.o --no-libdevice --remarks --one-shot-max-bytes=1048576 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SET
+// RUN: sed -e 's/world_size(4)/world_size(2)/' %s > %t/w2.mlir
+// RUN: %symm-compile %t/w2.mlir -o %t/w2.o --no-libdevice --remarks 2>&1 | FileCheck %s --check-prefix=W2
+// W4-DAG: remark: all_reduce of 1048576 bytes in group @tp (world size 4): two-shot
+// W4-DAG: remark: all_reduce of 524288 bytes in group @tp (world size 4): one-shot
+// SET-DAG: remark: all_reduce of 1048576 bytes in group @tp (world size 4): one-shot
+// SET-DAG: remark: all_reduce of 524288 bytes in group @tp (world size 4): one-shot
+// W2-DAG: remark: all_reduce of 1048576 bytes in group @tp (world size 2): one-shot
+// W2-DAG: remark: all_reduce of 524288 bytes in group @tp (world size 2): one-shot
+
+symm_mem.group @tp world_size(4)
+func.func @limits(%big: memref<524288xbf16>, %half: memref<262144xbf16>) {
+  %a = memref.alloc() : memref<524288xbf16>
+  memref.copy %big, %a : memref<524288xbf16> to memref<524288xbf16>
+  symm_mem.all_reduce_out sum %a into %big group @tp : memref<524288xbf16>, memref<524288xbf16>
+  %b = memref.alloc() : memref<262144xbf16>
+  memref.copy %half, %b : memref<262144xbf16> to memref<262144xbf16>
+  symm_mem.all_reduce_out sum %b into %half group @tp : memref<262144xbf16>, memref<262144xbf16>
+  memref.dealloc %a : memref<524288xbf16>
+  memref.dealloc %b : memref<262144xbf16>
+  return
+}
