@@ -376,6 +376,7 @@ func.func @tokens(%x: memref<?x64xbf16>, %w: memref<64x4096xbf16>, %out: memref<
   %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
   %p = memref.view %pool[%c0][%n] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
   linalg.matmul ins(%x, %w : memref<?x64xbf16>, memref<64x4096xbf16>) outs(%p : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>)
+  // expected-remark@+1 {{all_reduce of up to 2048 rows of 8192 bytes on 2 ranks, a kernel per size}}
   symm_mem.all_reduce_out sum %p into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
   return
 }
@@ -723,6 +724,7 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
   %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
   %p = memref.view %pool[%c0][%n] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
   %q = memref.expand_shape %flat [[0, 1, 2]] output_shape [2, %room, 4096] : memref<?xf32> into memref<2x?x4096xf32>
+  // expected-remark@+1 {{all_reduce of up to 2048 rows of 8192 bytes on 2 ranks, a kernel per size}}
   symm_mem.all_reduce_epilogue_out sum %p matmul(%act, %w : memref<?x7168xbf16>, memref<7168x4096xbf16>) split_k(%q : memref<2x?x4096xf32>) up to 128 rows epilogue(%x : memref<?x4096xbf16>) into %out group @tp algorithm auto {
   ^bb0(%s: bf16, %r: bf16):
     %sf = arith.extf %s : bf16 to f32
@@ -788,6 +790,7 @@ func.func @split_k_rows(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %
   %pool = symm_mem.get_global @pool : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
   %p = memref.view %pool[%c0][%n] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
   %q = memref.expand_shape %flat [[0, 1, 2]] output_shape [2, %room, 4096] : memref<?xf32> into memref<2x?x4096xf32>
+  // expected-remark@+1 {{all_reduce of up to 2048 rows of 8192 bytes on 2 ranks, a kernel per size}}
   symm_mem.all_reduce_rows_out sum %p matmul(%act, %w : memref<?x7168xbf16>, memref<7168x4096xbf16>) split_k(%q : memref<2x?x4096xf32>) up to 128 rows epilogue(%x : memref<?x4096xbf16>) into %h rows(%gamma : memref<4096xbf16>) into %normed init 0.0 group @tp algorithm auto {
   ^bb0(%s: bf16, %r: bf16):
     %sf = arith.extf %s : bf16 to f32

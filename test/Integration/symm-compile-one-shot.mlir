@@ -9,6 +9,13 @@
 // RUN:   | FileCheck %s --check-prefix=SET
 // RUN: sed -e 's/world_size(4)/world_size(2)/' %s > %t/w2.mlir
 // RUN: %symm-compile %t/w2.mlir -o %t/w2.o --no-libdevice --remarks 2>&1 | FileCheck %s --check-prefix=W2
+// The Llama MLP block at TP 4 (dynamic token count): the down projection's
+// all-reduce sums its split-K slices in the Lamport one-shot up to 512 KiB
+// (64 rows), and above runs the whole matmul before the two-shot; each range's
+// kernel is in the remark.
+// RUN: sed -e 's/world_size(2)/world_size(4)/' -e 's/7168/3584/g' %examples/llama_mlp.mlir > %t/mlp4.mlir
+// RUN: %symm-compile %t/mlp4.mlir -o %t/mlp4.o --remarks 2>&1 | FileCheck %s --check-prefix=MLP4
+// MLP4: remark: all_reduce of up to 2048 rows of 8192 bytes on 4 ranks, a kernel per size: up to 524288 bytes (64 rows): the Lamport one-shot summing 2 split-K slices; up to 16777216 bytes (2048 rows): the two-shot pushing into the peers' inputs, after the whole matmul{{$}}
 // W4-DAG: remark: all_reduce of 1048576 bytes in group @tp (world size 4): two-shot
 // W4-DAG: remark: all_reduce of 524288 bytes in group @tp (world size 4): one-shot
 // SET-DAG: remark: all_reduce of 1048576 bytes in group @tp (world size 4): one-shot

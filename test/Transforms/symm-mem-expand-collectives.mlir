@@ -114,6 +114,7 @@ symm_mem.group @tp world_size(2)
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8
 func.func @dynamic(%in: memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, %out: memref<?x4096xbf16>)
     attributes {symm_mem.max_tokens = 2048 : i64} {
+  // expected-remark@+1 {{all_reduce of up to 2048 rows of 8192 bytes on 2 ranks, a kernel per size}}
   symm_mem.all_reduce_out sum %in into %out group @tp : memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>, memref<?x4096xbf16>
   return
 }
@@ -334,6 +335,7 @@ func.func @early_rows(%x: memref<?x4096xbf16>, %gamma: memref<4096xbf16>, %h: me
   %c0 = arith.constant 0 : index
   %m = memref.dim %x, %c0 : memref<?x4096xbf16>
   %in = memref.view %pool[%c0][%m] : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>> to memref<?x4096xbf16, #symm_mem.allocator<symmetric, @tp>>
+  // expected-remark@+1 {{all_reduce of up to 16 rows of 8192 bytes on 2 ranks, a kernel per size}}
   symm_mem.all_reduce_rows_out sum %in epilogue(%x : memref<?x4096xbf16>) into %h rows(%gamma : memref<4096xbf16>) into %n init 0.25 group @tp algorithm one_shot {
   ^bb0(%r: bf16, %xv: bf16):
     %a = arith.extf %r : bf16 to f32

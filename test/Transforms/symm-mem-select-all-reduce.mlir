@@ -75,7 +75,7 @@ func.func @eight_ranks(%s: memref<64xf32>, %l: memref<1048576xf32>, %d: memref<?
   %0 = symm_mem.all_reduce sum %s group @dp : memref<64xf32> -> memref<64xf32>
   // expected-remark@+1 {{all_reduce of 4194304 bytes in group @dp (world size 8): two-shot}}
   %1 = symm_mem.all_reduce sum %l group @dp : memref<1048576xf32> -> memref<1048576xf32>
-  // expected-remark@+1 {{all_reduce of dynamic size: the runtime chooses the algorithm}}
+  // expected-remark@+1 {{all_reduce of dynamic size: each call takes the kernel of its size's range (symm-mem-expand-collectives names them)}}
   %2 = symm_mem.all_reduce sum %d group @dp : memref<?xf32> -> memref<?xf32>
   return
 }

@@ -165,6 +165,27 @@ pub fn most_blocks(algorithm: Algorithm) -> u64 {
 }
 
 impl AllReduceKernel {
+    /// The kernel in words, for remarks: its form, and the split-K
+    /// slices it sums.
+    pub fn describe(&self) -> String {
+        let form = match (self.algorithm, self.lamport, self.staged, self.push) {
+            (Algorithm::OneShot, true, _, _) => "the Lamport one-shot",
+            (Algorithm::OneShot, _, true, _) => "the staged one-shot",
+            (Algorithm::OneShot, ..) => "the one-shot between barriers",
+            (Algorithm::TwoShot, _, _, Some(Push::IntoOutputs)) => {
+                "the two-shot pushing into the peers' outputs"
+            }
+            (Algorithm::TwoShot, _, _, Some(Push::IntoInputs)) => {
+                "the two-shot pushing into the peers' inputs"
+            }
+            (Algorithm::TwoShot, ..) => "the two-shot",
+        };
+        match self.split_k {
+            Some(slices) => format!("{form} summing {slices} split-K slices"),
+            None => form.to_owned(),
+        }
+    }
+
     /// Threads per block: the Lamport one-shot's own size
     /// (`symm_protocol::LAMPORT_THREADS`), else `THREADS` (a rows kernel's
     /// block takes a row, Lamport or not).

@@ -177,6 +177,11 @@ impl<'c, 'a> Expansion<'c, 'a> {
             }
         };
         let segments = facts.segments(self.limits);
+        // A static size's algorithm has its remark (select-all-reduce); a
+        // dynamic one's kernels are cut by size here.
+        if facts.count.is_none() {
+            symm_dialects::emit_remark(op.location(), &facts.describe(&segments));
+        }
         let (input, out) = (roles.input, roles.out);
         let at = Inserter::before(self.context, op).expect("internal: a collective in a block");
         let mut host = Host::without_runtime(at);

@@ -233,6 +233,35 @@ impl AllReduceFacts {
     }
 }
 
+impl AllReduceFacts {
+    /// The remark for a dynamic all-reduce's `segments`: each size range
+    /// and its kernel (in rows too), and where a split-K matmul runs whole.
+    pub(super) fn describe(&self, segments: &[Segment]) -> String {
+        let row_bytes = self.row_elements * self.element_bytes;
+        let ranges: Vec<String> = segments
+            .iter()
+            .map(|segment| {
+                let whole = match (self.split_k, segment.kernel.split_k) {
+                    (Some(_), None) => ", after the whole matmul",
+                    _ => "",
+                };
+                format!(
+                    "up to {} bytes ({} rows): {}{whole}",
+                    segment.max_bytes,
+                    segment.max_bytes / row_bytes,
+                    segment.kernel.describe()
+                )
+            })
+            .collect();
+        format!(
+            "all_reduce of up to {} rows of {row_bytes} bytes on {} ranks, a kernel per size: {}",
+            self.max_count / self.row_elements,
+            self.world,
+            ranges.join("; ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +300,28 @@ mod tests {
         two_rank_push_max: 8 << 20,
         lamport_max: 0,
     };
+
+    /// The remark names each size range's kernel, in bytes and rows, and
+    /// where a split-K matmul runs whole (above the one-shots, on 4 ranks
+    /// from 512 KiB by default).
+    #[test]
+    fn describes_each_size_range() {
+        let mut split = facts(false);
+        split.split_k = Some((2, 128));
+        split.world = 4;
+        let limits = Limits {
+            one_shot: None,
+            lamport_max: 1 << 20,
+            ..LIMITS
+        };
+        assert_eq!(
+            split.describe(&split.segments(limits)),
+            "all_reduce of up to 4096 rows of 8192 bytes on 4 ranks, a kernel per size: \
+             up to 524288 bytes (64 rows): the Lamport one-shot summing 2 split-K slices; \
+             up to 33554432 bytes (4096 rows): the two-shot pushing into the peers' inputs, \
+             after the whole matmul"
+        );
+    }
 
     fn plan(facts: &AllReduceFacts) -> Vec<(Algorithm, bool, u64)> {
         facts

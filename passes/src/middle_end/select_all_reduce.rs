@@ -162,7 +162,7 @@ impl TypedPass for SelectAllReduce {
 }
 
 /// Fixes the algorithm of all-reduce `op` by its byte size, with a remark
-/// saying which and why (dynamic sizes: left to the runtime).
+/// saying which and why (dynamic sizes: cut by size at expansion).
 fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
     // An algorithm the program fixed stays.
     if Algorithm::fixed_by_op(op).is_some() {
@@ -174,7 +174,8 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
     let Some(bytes) = byte_size(input.r#type()) else {
         emit_remark(
             op.location(),
-            "all_reduce of dynamic size: the runtime chooses the algorithm",
+            "all_reduce of dynamic size: each call takes the kernel of its size's range \
+             (symm-mem-expand-collectives names them)",
         );
         return;
     };
