@@ -75,6 +75,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
             OptionKind::Int64,
             c"1048576",
         ),
+        PassOption::new(
+            c"rows-two-shot-max-bytes",
+            c"Largest message a rows kernel (an all-reduce with a row statistic, such as the next RMSNorm) takes as a two-shot; above, the one-shot",
+            OptionKind::Int64,
+            c"2097152",
+        ),
     ],
     file!(),
 );
@@ -621,6 +627,25 @@ fn kernel_element(ty: Type) -> Result<Scalar, PassError> {
 #[cfg(test)]
 mod tests {
     use super::DESCRIPTOR;
+
+    /// The rows kernels' two-shot bound defaults to the analysis's
+    /// constant (one definition; the option's text must be a C literal).
+    #[test]
+    fn rows_two_shot_max_bytes_defaults_to_the_constant() {
+        let default = DESCRIPTOR
+            .options()
+            .into_iter()
+            .find(|option| option.0 == "rows-two-shot-max-bytes")
+            .map(|option| option.3);
+        assert_eq!(
+            default,
+            Some(
+                crate::analysis::all_reduce::ROWS_TWO_SHOT_MAX
+                    .to_string()
+                    .as_str()
+            )
+        );
+    }
 
     /// The option's default is the protocol's bound (one definition; the
     /// option's text must be a C literal).

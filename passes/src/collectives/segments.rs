@@ -85,11 +85,11 @@ impl AllReduceFacts {
             }
         });
         // A rows kernel's two-shot pushes reduced rows into the inputs, and
-        // pays only up to ROWS_TWO_SHOT_MAX.
+        // pays only up to `rows-two-shot-max-bytes` (ROWS_TWO_SHOT_MAX).
         let algorithm = match (&self.rows, algorithm) {
             (Some(_), Algorithm::TwoShot) if self.input_read_after => Algorithm::OneShot,
             (Some(_), Algorithm::TwoShot)
-                if self.fixed.is_none() && bytes > kernels::ROWS_TWO_SHOT_MAX =>
+                if self.fixed.is_none() && bytes > limits.rows_two_shot_max =>
             {
                 Algorithm::OneShot
             }
@@ -188,7 +188,7 @@ impl AllReduceFacts {
         let rows_bounds = self
             .rows
             .as_ref()
-            .map(|_| [kernels::ROWS_LAMPORT_MAX, kernels::ROWS_TWO_SHOT_MAX]);
+            .map(|_| [kernels::ROWS_LAMPORT_MAX, limits.rows_two_shot_max]);
         // A matmul prologue is split over K up to its row bound.
         let split_k_bound = self
             .split_k
@@ -299,6 +299,7 @@ mod tests {
         one_shot: Some(1 << 20),
         two_rank_push_max: 8 << 20,
         lamport_max: 0,
+        rows_two_shot_max: kernels::ROWS_TWO_SHOT_MAX,
     };
 
     /// The remark names each size range's kernel, in bytes and rows, and

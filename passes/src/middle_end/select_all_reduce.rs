@@ -20,7 +20,7 @@
 
 use crate::{
     GroupTable, OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
-    analysis::all_reduce::Algorithm,
+    analysis::all_reduce::{Algorithm, ROWS_TWO_SHOT_MAX},
     analysis::read_after::{own_static_allocation, used_after},
     ir::melior_ext::{OperationExt, byte_size},
     ir::op_kind::OpKind,
@@ -69,6 +69,10 @@ pub struct Limits {
     /// Largest one-shot of 16-bit float sums that takes the Lamport
     /// kernel (at most `symm_protocol::LAMPORT_MAX`).
     pub lamport_max: u64,
+    /// Largest message a rows kernel (an all-reduce with a row statistic)
+    /// takes as a two-shot; above, the one-shot
+    /// (`analysis::all_reduce::ROWS_TWO_SHOT_MAX` by default).
+    pub rows_two_shot_max: u64,
 }
 
 impl Limits {
@@ -85,6 +89,7 @@ impl Limits {
             two_rank_push_max: bytes("two-rank-push-max-bytes", TWO_RANK_TWO_SHOT_MAX),
             lamport_max: bytes("lamport-max-bytes", LAMPORT_MAX)
                 .min(symm_protocol::LAMPORT_MAX as u64),
+            rows_two_shot_max: bytes("rows-two-shot-max-bytes", ROWS_TWO_SHOT_MAX),
         }
     }
 }
@@ -236,6 +241,7 @@ mod tests {
             one_shot: Some(one_shot_max),
             two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
             lamport_max: LAMPORT_MAX,
+            rows_two_shot_max: super::ROWS_TWO_SHOT_MAX,
         }
     }
 

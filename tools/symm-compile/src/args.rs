@@ -44,6 +44,7 @@ pub struct Args {
     pub one_shot_max_bytes: Option<u64>,
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
+    pub rows_two_shot_max_bytes: u64,
     pub split_k_max_rows: u64,
     pub matmul_max_rows: u64,
     pub matmul_tile: [u64; 4],
@@ -145,6 +146,11 @@ struct Cli {
     /// never. At most 1048576 (`symm_protocol::LAMPORT_MAX`).
     #[arg(long, value_name = "N", default_value_t = symm_passes::middle_end::select_all_reduce::LAMPORT_MAX)]
     lamport_max_bytes: u64,
+    /// An all-reduce with a row statistic (the residual and the next
+    /// RMSNorm fused in) takes the two-shot up to this many bytes, the
+    /// one-shot above (measured on 2 ranks only).
+    #[arg(long, value_name = "N", default_value_t = symm_passes::analysis::all_reduce::ROWS_TWO_SHOT_MAX)]
+    rows_two_shot_max_bytes: u64,
     /// A matmul that only an all-reduce reads runs, for calls of up to
     /// this many rows, as split-K slices that the all-reduce kernel sums
     /// (no reduction kernel of its own); 0: never.
@@ -318,6 +324,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         one_shot_max_bytes: cli.one_shot_max_bytes,
         two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
         lamport_max_bytes: cli.lamport_max_bytes,
+        rows_two_shot_max_bytes: cli.rows_two_shot_max_bytes,
         split_k_max_rows: cli.split_k_max_rows,
         matmul_max_rows: cli.matmul_max_rows,
         matmul_tile: match cli.matmul_tile[..] {

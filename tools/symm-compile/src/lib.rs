@@ -53,7 +53,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
+         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} rows-two-shot-max-bytes={rows_two_shot} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
          symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {wgmma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
@@ -72,6 +72,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         },
         wgmma = wgmma,
         lamport = args.lamport_max_bytes,
+        rows_two_shot = args.rows_two_shot_max_bytes,
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,
         bn = args.matmul_tile[0],
