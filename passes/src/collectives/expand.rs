@@ -628,37 +628,27 @@ fn kernel_element(ty: Type) -> Result<Scalar, PassError> {
 mod tests {
     use super::DESCRIPTOR;
 
-    /// The rows kernels' two-shot bound defaults to the analysis's
-    /// constant (one definition; the option's text must be a C literal).
-    #[test]
-    fn rows_two_shot_max_bytes_defaults_to_the_constant() {
-        let default = DESCRIPTOR
+    /// Option `name`'s default text.
+    fn default_of(name: &str) -> Option<String> {
+        DESCRIPTOR
             .options()
             .into_iter()
-            .find(|option| option.0 == "rows-two-shot-max-bytes")
-            .map(|option| option.3);
-        assert_eq!(
-            default,
-            Some(
-                crate::analysis::all_reduce::ROWS_TWO_SHOT_MAX
-                    .to_string()
-                    .as_str()
-            )
-        );
+            .find(|option| option.0 == name)
+            .map(|option| option.3.to_owned())
     }
 
-    /// The option's default is the protocol's bound (one definition; the
-    /// option's text must be a C literal).
+    /// The byte bounds' defaults are the constants they stand for (one
+    /// definition; an option's text must be a C literal): the protocol's
+    /// Lamport bound, and the rows kernels' two-shot bound.
     #[test]
-    fn lamport_max_bytes_defaults_to_the_protocol_bound() {
-        let default = DESCRIPTOR
-            .options()
-            .into_iter()
-            .find(|option| option.0 == "lamport-max-bytes")
-            .map(|option| option.3);
+    fn byte_bounds_default_to_their_constants() {
         assert_eq!(
-            default,
-            Some(symm_protocol::LAMPORT_MAX.to_string().as_str())
+            default_of("lamport-max-bytes"),
+            Some(symm_protocol::LAMPORT_MAX.to_string())
+        );
+        assert_eq!(
+            default_of("rows-two-shot-max-bytes"),
+            Some(crate::analysis::all_reduce::ROWS_TWO_SHOT_MAX.to_string())
         );
     }
 }
