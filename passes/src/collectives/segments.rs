@@ -231,9 +231,7 @@ impl AllReduceFacts {
         }
         segments
     }
-}
 
-impl AllReduceFacts {
     /// The remark for a dynamic all-reduce's `segments`: each size range
     /// and its kernel (in rows too), and where a split-K matmul runs whole.
     pub(super) fn describe(&self, segments: &[Segment]) -> String {

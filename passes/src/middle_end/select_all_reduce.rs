@@ -92,9 +92,7 @@ impl Limits {
             rows_two_shot_max: bytes("rows-two-shot-max-bytes", ROWS_TWO_SHOT_MAX),
         }
     }
-}
 
-impl Limits {
     /// The largest one-shot on `world` ranks (`None`: set at launch).
     pub fn one_shot_max(&self, world: Option<u64>) -> u64 {
         self.one_shot.unwrap_or(match world {
@@ -303,5 +301,20 @@ mod tests {
         );
         assert_eq!(limits(1 << 20).one_shot_max(Some(4)), 1 << 20);
         assert_eq!(limits(0).one_shot_max(Some(2)), 0);
+    }
+
+    /// The option's text names the defaults it stands for (it must be a C
+    /// literal, so it cannot be built from them).
+    #[test]
+    fn the_option_text_names_the_default_limits() {
+        let option = super::DESCRIPTOR
+            .options()
+            .into_iter()
+            .find(|option| option.0 == "one-shot-max-bytes");
+        let (_, text, _, default) = option.expect("the pass has one-shot-max-bytes");
+        assert_eq!(default, "-1");
+        assert!(text.contains(&format!(
+            "-1: {ONE_SHOT_MAX} on up to 2 ranks, {ONE_SHOT_MAX_MORE_RANKS} on more"
+        )));
     }
 }

@@ -40,7 +40,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     // Left out, the one-shot limit goes by the world size (-1).
     let limits = format!(
         "one-shot-max-bytes={} two-rank-push-max-bytes={}",
-        args.one_shot_max_bytes.map_or(-1, |bytes| bytes as i64),
+        args.one_shot_max_bytes
+            .map_or(-1, |bytes| i64::try_from(bytes).unwrap_or(i64::MAX)),
         args.two_rank_push_max_bytes
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
@@ -470,4 +471,34 @@ unsafe extern "C" fn print_diagnostic(
     let (location, message) = symm_dialects::diagnostic_text(diagnostic);
     printer.print(severity, &location::plain(&location), &message);
     mlir_sys::MlirLogicalResult { value: 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pipeline;
+
+    /// The one-shot limit reaches the passes as given, -1 (by the world
+    /// size) when left out, and a limit past i64 saturates rather than
+    /// wrapping into that -1.
+    #[test]
+    fn passes_the_one_shot_limit() {
+        let limit = |extra: &[&str]| {
+            let args = ["a.mlir", "--no-libdevice"].iter().chain(extra);
+            let args = crate::args::parse(args.map(|s| s.to_string())).expect("a command line");
+            let text = pipeline(&args, None);
+            let at = text.find("one-shot-max-bytes=").expect("the option") + 19;
+            text[at..]
+                .split([' ', '}'])
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(limit(&[]), "-1");
+        assert_eq!(limit(&["--one-shot-max-bytes=0"]), "0");
+        assert_eq!(limit(&["--one-shot-max-bytes=65536"]), "65536");
+        assert_eq!(
+            limit(&["--one-shot-max-bytes=18446744073709551615"]),
+            i64::MAX.to_string()
+        );
+    }
 }
