@@ -77,9 +77,9 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
         ),
         PassOption::new(
             c"rows-two-shot-max-bytes",
-            c"Largest message a rows kernel (an all-reduce with a row statistic, such as the next RMSNorm) takes as a two-shot; above, the one-shot",
+            c"Largest message a rows kernel (an all-reduce with a row statistic, such as the next RMSNorm) takes as a two-shot; above, the one-shot (-1: 2097152 on up to 2 ranks, no bound on more)",
             OptionKind::Int64,
-            c"2097152",
+            c"-1",
         ),
     ],
     file!(),
@@ -639,16 +639,23 @@ mod tests {
 
     /// The byte bounds' defaults are the constants they stand for (one
     /// definition; an option's text must be a C literal): the protocol's
-    /// Lamport bound, and the rows kernels' two-shot bound.
+    /// Lamport bound, and the rows kernels' two-shot bound, which goes by
+    /// the world size (-1) and whose text names it.
     #[test]
     fn byte_bounds_default_to_their_constants() {
         assert_eq!(
             default_of("lamport-max-bytes"),
             Some(symm_protocol::LAMPORT_MAX.to_string())
         );
-        assert_eq!(
-            default_of("rows-two-shot-max-bytes"),
-            Some(crate::analysis::all_reduce::ROWS_TWO_SHOT_MAX.to_string())
-        );
+        assert_eq!(default_of("rows-two-shot-max-bytes"), Some("-1".into()));
+        let text = DESCRIPTOR
+            .options()
+            .into_iter()
+            .find(|option| option.0 == "rows-two-shot-max-bytes")
+            .map(|option| option.1.to_owned());
+        let rows_two_shot = crate::analysis::all_reduce::ROWS_TWO_SHOT_MAX;
+        assert!(text.is_some_and(|text| text.contains(&format!(
+            "-1: {rows_two_shot} on up to 2 ranks, no bound on more"
+        ))));
     }
 }

@@ -85,11 +85,12 @@ impl AllReduceFacts {
             }
         });
         // A rows kernel's two-shot pushes reduced rows into the inputs, and
-        // pays only up to `rows-two-shot-max-bytes` (ROWS_TWO_SHOT_MAX).
+        // pays only up to `rows-two-shot-max-bytes` (by the world size:
+        // ROWS_TWO_SHOT_MAX on 2 ranks, no bound on more).
         let algorithm = match (&self.rows, algorithm) {
             (Some(_), Algorithm::TwoShot) if self.input_read_after => Algorithm::OneShot,
             (Some(_), Algorithm::TwoShot)
-                if self.fixed.is_none() && bytes > limits.rows_two_shot_max =>
+                if self.fixed.is_none() && bytes > limits.rows_two_shot_max(Some(self.world)) =>
             {
                 Algorithm::OneShot
             }
@@ -185,10 +186,12 @@ impl AllReduceFacts {
     pub(super) fn segments(&self, limits: Limits) -> Vec<Segment> {
         let bytes = |count: u64| count * self.element_bytes;
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
-        let rows_bounds = self
-            .rows
-            .as_ref()
-            .map(|_| [kernels::ROWS_LAMPORT_MAX, limits.rows_two_shot_max]);
+        let rows_bounds = self.rows.as_ref().map(|_| {
+            [
+                kernels::ROWS_LAMPORT_MAX,
+                limits.rows_two_shot_max(Some(self.world)),
+            ]
+        });
         // A matmul prologue is split over K up to its row bound.
         let split_k_bound = self
             .split_k
@@ -297,7 +300,7 @@ mod tests {
         one_shot: Some(1 << 20),
         two_rank_push_max: 8 << 20,
         lamport_max: 0,
-        rows_two_shot_max: kernels::ROWS_TWO_SHOT_MAX,
+        rows_two_shot: Some(kernels::ROWS_TWO_SHOT_MAX),
     };
 
     /// The remark names each size range's kernel, in bytes and rows, and
@@ -352,6 +355,44 @@ mod tests {
                 (TwoShot, false, 8 * mb),
                 (OneShot, false, 32 * mb),
             ]
+        );
+    }
+
+    /// Left at its default, the rows kernels' two-shot bound goes by the
+    /// world size: 2 MiB on 2 ranks, none on 4, where every size above the
+    /// one-shot takes the two-shot.
+    #[test]
+    fn rows_kernels_two_shot_bound_goes_by_the_world_size() {
+        use Algorithm::{OneShot, TwoShot};
+        let by_world = Limits {
+            one_shot: None,
+            rows_two_shot: None,
+            ..LIMITS
+        };
+        let algorithms = |world: u64| {
+            let facts = AllReduceFacts {
+                world,
+                ..facts(true)
+            };
+            facts
+                .segments(by_world)
+                .into_iter()
+                .map(|s| (s.kernel.algorithm, s.max_bytes))
+                .collect::<Vec<_>>()
+        };
+        let mb = 1 << 20;
+        assert_eq!(
+            algorithms(2),
+            vec![
+                (OneShot, 512 << 10),
+                (OneShot, mb),
+                (TwoShot, 2 * mb),
+                (OneShot, 32 * mb)
+            ]
+        );
+        assert_eq!(
+            algorithms(4),
+            vec![(OneShot, 512 << 10), (TwoShot, 32 * mb)]
         );
     }
 

@@ -70,9 +70,9 @@ pub struct Limits {
     /// kernel (at most `symm_protocol::LAMPORT_MAX`).
     pub lamport_max: u64,
     /// Largest message a rows kernel (an all-reduce with a row statistic)
-    /// takes as a two-shot; above, the one-shot
-    /// (`analysis::all_reduce::ROWS_TWO_SHOT_MAX` by default).
-    pub rows_two_shot_max: u64,
+    /// takes as a two-shot, above it the one-shot, where the option sets
+    /// one (`None`: by the world size, `Limits::rows_two_shot_max`).
+    pub rows_two_shot: Option<u64>,
 }
 
 impl Limits {
@@ -82,14 +82,18 @@ impl Limits {
                 .int(name)
                 .map_or(default, |value| value.max(0) as u64)
         };
+        // -1 (any negative): by the world size.
+        let by_world = |name: &str| {
+            options
+                .int(name)
+                .and_then(|value| u64::try_from(value).ok())
+        };
         Self {
-            one_shot: options
-                .int("one-shot-max-bytes")
-                .and_then(|value| u64::try_from(value).ok()),
+            one_shot: by_world("one-shot-max-bytes"),
             two_rank_push_max: bytes("two-rank-push-max-bytes", TWO_RANK_TWO_SHOT_MAX),
             lamport_max: bytes("lamport-max-bytes", LAMPORT_MAX)
                 .min(symm_protocol::LAMPORT_MAX as u64),
-            rows_two_shot_max: bytes("rows-two-shot-max-bytes", ROWS_TWO_SHOT_MAX),
+            rows_two_shot: by_world("rows-two-shot-max-bytes"),
         }
     }
 
@@ -98,6 +102,19 @@ impl Limits {
         self.one_shot.unwrap_or(match world {
             Some(ranks) if ranks > 2 => ONE_SHOT_MAX_MORE_RANKS,
             _ => ONE_SHOT_MAX,
+        })
+    }
+
+    /// The largest rows two-shot on `world` ranks (`None`: set at launch):
+    /// `ROWS_TWO_SHOT_MAX` on 2 ranks, no bound on more, where the
+    /// one-shot reads `w - 1` copies of the message. On 4x H200 the TP-4
+    /// decoder half-layer with the two-shot at every size took 148.5-149.2
+    /// against 181.9-182.3 µs at 512 rows and 494.8-496.3 against
+    /// 619.7-620.7 at 2048 (bench/results/2026-11-27-tp4-prefill-h200x4.md).
+    pub fn rows_two_shot_max(&self, world: Option<u64>) -> u64 {
+        self.rows_two_shot.unwrap_or(match world {
+            Some(ranks) if ranks > 2 => u64::MAX,
+            _ => ROWS_TWO_SHOT_MAX,
         })
     }
 }
@@ -239,7 +256,7 @@ mod tests {
             one_shot: Some(one_shot_max),
             two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
             lamport_max: LAMPORT_MAX,
-            rows_two_shot_max: super::ROWS_TWO_SHOT_MAX,
+            rows_two_shot: Some(super::ROWS_TWO_SHOT_MAX),
         }
     }
 
@@ -301,6 +318,31 @@ mod tests {
         );
         assert_eq!(limits(1 << 20).one_shot_max(Some(4)), 1 << 20);
         assert_eq!(limits(0).one_shot_max(Some(2)), 0);
+    }
+
+    /// So does the rows kernels' two-shot bound: ROWS_TWO_SHOT_MAX on 2
+    /// ranks or a world set at launch, none on more; a bound the option
+    /// sets holds on every world size.
+    #[test]
+    fn the_default_rows_two_shot_bound_goes_by_the_world_size() {
+        let by_world = Limits {
+            rows_two_shot: None,
+            ..limits(0)
+        };
+        assert_eq!(
+            by_world.rows_two_shot_max(Some(2)),
+            super::ROWS_TWO_SHOT_MAX
+        );
+        assert_eq!(by_world.rows_two_shot_max(None), super::ROWS_TWO_SHOT_MAX);
+        for world in [3, 4, 8] {
+            assert_eq!(by_world.rows_two_shot_max(Some(world)), u64::MAX);
+        }
+        let set = Limits {
+            rows_two_shot: Some(16 << 20),
+            ..limits(0)
+        };
+        assert_eq!(set.rows_two_shot_max(Some(2)), 16 << 20);
+        assert_eq!(set.rows_two_shot_max(Some(8)), 16 << 20);
     }
 
     /// The option's text names the defaults it stands for (it must be a C

@@ -44,7 +44,7 @@ pub struct Args {
     pub one_shot_max_bytes: Option<u64>,
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
-    pub rows_two_shot_max_bytes: u64,
+    pub rows_two_shot_max_bytes: Option<u64>,
     pub split_k_max_rows: u64,
     pub matmul_max_rows: u64,
     pub matmul_tile: [u64; 4],
@@ -148,9 +148,10 @@ struct Cli {
     lamport_max_bytes: u64,
     /// An all-reduce with a row statistic (the residual and the next
     /// RMSNorm fused in) takes the two-shot up to this many bytes, the
-    /// one-shot above (measured on 2 ranks only).
-    #[arg(long, value_name = "N", default_value_t = symm_passes::analysis::all_reduce::ROWS_TWO_SHOT_MAX)]
-    rows_two_shot_max_bytes: u64,
+    /// one-shot above, on every world size; left out: 2 MiB on up to 2
+    /// ranks, no bound on more (symm-mem-expand-collectives).
+    #[arg(long, value_name = "N")]
+    rows_two_shot_max_bytes: Option<u64>,
     /// A matmul that only an all-reduce reads runs, for calls of up to
     /// this many rows, as split-K slices that the all-reduce kernel sums
     /// (no reduction kernel of its own); 0: never.

@@ -28,6 +28,12 @@ use symm_passes::{
     registration::{early_launch_rows, upstream_gpu_to_llvm},
 };
 
+/// A byte bound as its pass option: -1 (by the world size) when left out,
+/// and past i64 saturated rather than wrapped into that -1.
+fn by_world(bytes: Option<u64>) -> i64 {
+    bytes.map_or(-1, |bytes| i64::try_from(bytes).unwrap_or(i64::MAX))
+}
+
 /// The pass pipeline for `args`, on `builtin.module`, linking `libdevice`.
 fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     let fuse = match (args.fuse_epilogue, args.fuse_rows) {
@@ -37,11 +43,9 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     };
     // Selection comes before realize: a two-shot's output may need to
     // become symmetric (its push lands in the peers' outputs).
-    // Left out, the one-shot limit goes by the world size (-1).
     let limits = format!(
         "one-shot-max-bytes={} two-rank-push-max-bytes={}",
-        args.one_shot_max_bytes
-            .map_or(-1, |bytes| i64::try_from(bytes).unwrap_or(i64::MAX)),
+        by_world(args.one_shot_max_bytes),
         args.two_rank_push_max_bytes
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
@@ -73,7 +77,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         },
         wgmma = wgmma,
         lamport = args.lamport_max_bytes,
-        rows_two_shot = args.rows_two_shot_max_bytes,
+        rows_two_shot = by_world(args.rows_two_shot_max_bytes),
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,
         bn = args.matmul_tile[0],
@@ -477,28 +481,30 @@ unsafe extern "C" fn print_diagnostic(
 mod tests {
     use super::pipeline;
 
-    /// The one-shot limit reaches the passes as given, -1 (by the world
-    /// size) when left out, and a limit past i64 saturates rather than
-    /// wrapping into that -1.
+    /// The one-shot limit and the rows kernels' two-shot bound reach the
+    /// passes as given, -1 (by the world size) when left out, and a bound
+    /// past i64 saturates rather than wrapping into that -1.
     #[test]
-    fn passes_the_one_shot_limit() {
-        let limit = |extra: &[&str]| {
-            let args = ["a.mlir", "--no-libdevice"].iter().chain(extra);
-            let args = crate::args::parse(args.map(|s| s.to_string())).expect("a command line");
-            let text = pipeline(&args, None);
-            let at = text.find("one-shot-max-bytes=").expect("the option") + 19;
-            text[at..]
-                .split([' ', '}'])
-                .next()
-                .unwrap_or_default()
-                .to_owned()
-        };
-        assert_eq!(limit(&[]), "-1");
-        assert_eq!(limit(&["--one-shot-max-bytes=0"]), "0");
-        assert_eq!(limit(&["--one-shot-max-bytes=65536"]), "65536");
-        assert_eq!(
-            limit(&["--one-shot-max-bytes=18446744073709551615"]),
-            i64::MAX.to_string()
-        );
+    fn passes_the_bounds_by_world_size() {
+        for option in ["one-shot-max-bytes", "rows-two-shot-max-bytes"] {
+            let limit = |value: Option<&str>| {
+                let flag = value.map(|value| format!("--{option}={value}"));
+                let args = ["a.mlir", "--no-libdevice"].map(str::to_owned);
+                let args =
+                    crate::args::parse(args.into_iter().chain(flag)).expect("a command line");
+                let text = pipeline(&args, None);
+                let key = format!("{option}=");
+                let at = text.find(&key).expect("the option") + key.len();
+                text[at..]
+                    .split([' ', '}'])
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            assert_eq!(limit(None), "-1");
+            assert_eq!(limit(Some("0")), "0");
+            assert_eq!(limit(Some("65536")), "65536");
+            assert_eq!(limit(Some("18446744073709551615")), i64::MAX.to_string());
+        }
     }
 }
