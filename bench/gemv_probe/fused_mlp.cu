@@ -19,6 +19,15 @@
 //          counter, each block's first down unit prefetched into L2 while
 //          the others finish, then the down units; the slices summed by a
 //          tile's last block (no finish kernel).
+//   sk     stream-K (session 19): sep3's three kernels, the two GEMVs on a
+//          grid of one (sk1) or two (sk2) blocks per SM, each block taking
+//          an even share of the tiles' 16-row steps laid end to end (the
+//          end of one tile and the start of the next). A pair tile split
+//          between blocks is finished by the last of them to arrive (f32
+//          partials in a workspace, an arrival counter); a down tile's
+//          parts are its split-K slices (up to SK_PARTS, the ones a tile
+//          lacks stay zero), summed by the finish kernel as the all-reduce
+//          sums slices in the compiler's layer.
 // Every call in a CUDA graph reads HBM (weights rotated through 6 copies).
 // The floor: a streaming read of the same 176 MB in the same process.
 //   nvcc -O3 -arch=sm_90a [-DINTERLEAVE=0] -o /tmp/fused_mlp bench/gemv_probe/fused_mlp.cu && /tmp/fused_mlp
@@ -53,6 +62,8 @@ constexpr int DOWN_TILES = N2 / 64;  // 64
 constexpr int SLICES = 2;
 constexpr int DOWN_UNITS = DOWN_TILES * SLICES;  // 128
 constexpr int SMEM = WARPS * 32 * 32 * 4;        // 64 KB: every lane's 32 sums
+constexpr int PAIR_STEPS = K1 / 16, DOWN_STEPS = K2 / 16;  // 16-row steps a tile
+constexpr int SK_PARTS = 6;  // most blocks meeting one tile (1-2 blocks an SM)
 #ifndef INTERLEAVE
 #define INTERLEAVE 1
 #endif
@@ -66,6 +77,9 @@ struct Args {
   unsigned *bar;                 // [2] the fused kernel's phase counters
   unsigned *tile_cnt;            // [DOWN_TILES] arrivals per down column tile
   int M, pf;                     // rows; steps per warp prefetched before a down unit
+  float *pws;                    // stream-K: [PAIR_TILES][SK_PARTS][2][16][64] pair partials
+  float *sws;                    // stream-K: [SK_PARTS][M][N2] down slices (unused ones zero)
+  unsigned *pair_cnt;            // stream-K: [PAIR_TILES] arrivals
 };
 
 __device__ __forceinline__ void grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
@@ -262,6 +276,107 @@ __global__ void __launch_bounds__(THREADS, 1) fused_k(Args a) {
   }
 }
 
+// Stream-K: the block holding global step g of T steps on G blocks (block
+// b takes [b T / G, (b + 1) T / G)).
+__device__ __forceinline__ int sk_block(long long g, long long T, int G) {
+  return (int)(((g + 1) * G + T - 1) / T) - 1;
+}
+
+template <int MINB>
+__global__ void __launch_bounds__(THREADS, MINB) pair_sk(Args a) {
+  extern __shared__ float red[];
+  __shared__ bool last;
+  grid_wait();
+  const int G = gridDim.x, b = blockIdx.x;
+  const long long T = (long long)PAIR_TILES * PAIR_STEPS;
+  const long long g1 = T * (b + 1) / G;
+  for (long long g = T * b / G; g < g1;) {
+    const int t = (int)(g / PAIR_STEPS), s0 = (int)(g % PAIR_STEPS);
+    const long long end = min((long long)(t + 1) * PAIR_STEPS, g1);
+    tile_sums<2>(a.x, K1, a.wg, a.wu, N1, t * 64, s0, s0 + (int)(end - g), a.M, false, red);
+    const int first = sk_block((long long)t * PAIR_STEPS, T, G);
+    const int parts = sk_block((long long)(t + 1) * PAIR_STEPS - 1, T, G) - first + 1;
+    float *mine = a.pws + ((size_t)t * SK_PARTS + (b - first)) * 2 * 16 * 64;
+    for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
+      int m, n, l, slot;
+      element(e, t * 64, m, n, l, slot);
+      if (m >= a.M) continue;
+      float gs = 0.f, us = 0.f;
+      for (int r = 0; r < WARPS / 2; ++r) {
+        gs += red[((r * 2 + 0) * 32 + l) * 32 + slot];
+        us += red[((r * 2 + 1) * 32 + l) * 32 + slot];
+      }
+      if (parts == 1) {
+        a.h[(size_t)m * N1 + n] = to_bf(gs / (1.f + __expf(-gs)) * us);
+      } else {
+        mine[m * 64 + (n - t * 64)] = gs;
+        mine[16 * 64 + m * 64 + (n - t * 64)] = us;
+      }
+    }
+    __syncthreads();
+    if (parts > 1) {
+      if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(a.pair_cnt + t, 1u) == (unsigned)parts - 1;
+      }
+      __syncthreads();
+      if (last) {
+        __threadfence();
+        const float *all = a.pws + (size_t)t * SK_PARTS * 2 * 16 * 64;
+        for (int e = threadIdx.x; e < a.M * 64; e += THREADS) {
+          float gs = 0.f, us = 0.f;
+          for (int p = 0; p < parts; ++p) {
+            gs += __ldcg(all + p * 2 * 16 * 64 + e);
+            us += __ldcg(all + p * 2 * 16 * 64 + 16 * 64 + e);
+          }
+          a.h[(size_t)(e / 64) * N1 + t * 64 + e % 64] = to_bf(gs / (1.f + __expf(-gs)) * us);
+        }
+        if (threadIdx.x == 0) a.pair_cnt[t] = 0;
+      }
+      __syncthreads();
+    }
+    g = end;
+  }
+  grid_launch();
+}
+
+// Down: part p of a tile (the p-th block meeting it) stores its f32 sums
+// as slice p.
+template <int MINB>
+__global__ void __launch_bounds__(THREADS, MINB) down_sk(Args a) {
+  extern __shared__ float red[];
+  grid_wait();
+  const int G = gridDim.x, b = blockIdx.x;
+  const long long T = (long long)DOWN_TILES * DOWN_STEPS;
+  const long long g1 = T * (b + 1) / G;
+  for (long long g = T * b / G; g < g1;) {
+    const int t = (int)(g / DOWN_STEPS), s0 = (int)(g % DOWN_STEPS);
+    const long long end = min((long long)(t + 1) * DOWN_STEPS, g1);
+    tile_sums<1>(a.h, K2, a.wd, a.wd, N2, t * 64, s0, s0 + (int)(end - g), a.M, true, red);
+    const int p = b - sk_block((long long)t * DOWN_STEPS, T, G);
+    for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
+      int m, n, l, slot;
+      element(e, t * 64, m, n, l, slot);
+      if (m >= a.M) continue;
+      float sum = 0.f;
+      for (int r = 0; r < WARPS; ++r) sum += red[(r * 32 + l) * 32 + slot];
+      a.sws[((size_t)p * a.M + m) * N2 + n] = sum;
+    }
+    __syncthreads();
+    g = end;
+  }
+  grid_launch();
+}
+__global__ void finish_sk(Args a) {
+  grid_wait();
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= a.M * N2) return;
+  const int m = e / N2, n = e % N2;
+  float sum = bf(a.x[(size_t)m * K1 + n]);
+  for (int p = 0; p < SK_PARTS; ++p) sum += a.sws[((size_t)p * a.M + m) * N2 + n];
+  a.out[e] = to_bf(sum);
+}
+
 // The floor: every byte of the block's weights read once, 16-byte loads,
 // 4 in flight a thread.
 __global__ void __launch_bounds__(512) stream_read(const uint4 *p, size_t n, unsigned *sink) {
@@ -319,14 +434,14 @@ constexpr size_t WG = (size_t)K1 * N1, WD = (size_t)K2 * N2, COPY = 2 * WG + WD;
 
 struct Bufs {
   uint16_t *w, *x, *h, *out;
-  float *ws, *hr, *ref;
-  unsigned *bar, *tile_cnt, *sink;
+  float *ws, *hr, *ref, *pws, *sws;
+  unsigned *bar, *tile_cnt, *sink, *pair_cnt;
 };
 
 static Args args_for(const Bufs &b, int c, int M, int pf) {
   const uint16_t *base = b.w + c * COPY;
   return Args{b.x, (const uint4 *)base, (const uint4 *)(base + WG), (const uint4 *)(base + 2 * WG),
-              b.h, b.ws, b.out, b.bar, b.tile_cnt, M, pf};
+              b.h, b.ws, b.out, b.bar, b.tile_cnt, M, pf, b.pws, b.sws, b.pair_cnt};
 }
 
 template <typename... P, typename... A>
@@ -345,8 +460,8 @@ static void launch(void (*k)(P...), int grid, int block, int smem, bool pdl, cud
   CK(cudaLaunchKernelEx(&cfg, k, args...));
 }
 
-enum Variant { SEP3, SEP2, FUSED, FLOOR };
-static const char *names[] = {"sep3", "sep2", "fused", "floor"};
+enum Variant { SEP3, SEP2, FUSED, FLOOR, SK1, SK2 };
+static const char *names[] = {"sep3", "sep2", "fused", "floor", "sk1", "sk2"};
 
 static void call(const Bufs &b, Variant v, int c, int M, int pf, int sms, cudaStream_t s) {
   const Args a = args_for(b, c, M, pf);
@@ -362,6 +477,16 @@ static void call(const Bufs &b, Variant v, int c, int M, int pf, int sms, cudaSt
       break;
     case FUSED:
       launch(fused_k, sms, THREADS, SMEM, true, s, a);
+      break;
+    case SK1:
+      launch(pair_sk<1>, sms, THREADS, SMEM, true, s, a);
+      launch(down_sk<1>, sms, THREADS, SMEM, true, s, a);
+      launch(finish_sk, (M * N2 + 255) / 256, 256, 0, true, s, a);
+      break;
+    case SK2:
+      launch(pair_sk<2>, 2 * sms, THREADS, SMEM, true, s, a);
+      launch(down_sk<2>, 2 * sms, THREADS, SMEM, true, s, a);
+      launch(finish_sk, (M * N2 + 255) / 256, 256, 0, true, s, a);
       break;
     case FLOOR:
       launch(stream_read, 1056, 512, 0, false, s, (const uint4 *)(b.w + c * COPY), COPY / 8, b.sink);
@@ -400,6 +525,8 @@ static double time_variant(const Bufs &b, Variant v, int M, int pf, int sms, cud
 
 static double check(const Bufs &b, Variant v, int M, int pf, int sms, cudaStream_t s) {
   CK(cudaMemset(b.out, 0, (size_t)16 * N2 * 2));
+  // A stream-K grid writes only its tiles' parts: the other slices read zero.
+  CK(cudaMemset(b.sws, 0, (size_t)SK_PARTS * 16 * N2 * 4));
   call(b, v, 0, M, pf, sms, s);
   CK(cudaStreamSynchronize(s));
   std::vector<uint16_t> o(M * N2);
@@ -434,6 +561,10 @@ int main() {
   CK(cudaMalloc(&b.bar, 2 * 4));
   CK(cudaMalloc(&b.tile_cnt, DOWN_TILES * 4));
   CK(cudaMalloc(&b.sink, 4));
+  CK(cudaMalloc(&b.pws, (size_t)PAIR_TILES * SK_PARTS * 2 * 16 * 64 * 4));
+  CK(cudaMalloc(&b.sws, (size_t)SK_PARTS * 16 * N2 * 4));
+  CK(cudaMalloc(&b.pair_cnt, PAIR_TILES * 4));
+  CK(cudaMemset(b.pair_cnt, 0, PAIR_TILES * 4));
   CK(cudaMemset(b.bar, 0, 8));
   CK(cudaMemset(b.tile_cnt, 0, DOWN_TILES * 4));
   for (int c = 0; c < COPIES; ++c) {
@@ -444,6 +575,20 @@ int main() {
   CK(cudaDeviceSynchronize());
   for (auto f : {pair_k, fused_k}) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
   CK(cudaFuncSetAttribute(down_k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+  for (auto f : {pair_sk<1>, pair_sk<2>, down_sk<1>, down_sk<2>})
+    CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+  for (auto f : {pair_sk<1>, pair_sk<2>, down_sk<1>, down_sk<2>}) {
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, THREADS, SMEM));
+    printf("stream-K kernel: %d blocks an SM fit\n", per_sm);
+  }
+  // The most blocks meeting one tile must fit the workspaces.
+  for (int G : {sms, 2 * sms})
+    for (int steps : {PAIR_STEPS, DOWN_STEPS}) {
+      const long long T = (long long)(steps == PAIR_STEPS ? PAIR_TILES : DOWN_TILES) * steps;
+      const int per = (int)(T / G);
+      if ((steps + per - 1) / per + 1 > SK_PARTS) { printf("SK_PARTS too small for grid %d\n", G); return 1; }
+    }
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   printf("floor (176.2 MB): %.1f us\n", time_variant(b, FLOOR, 16, 0, sms, s));
@@ -452,6 +597,14 @@ int main() {
     ref_h<<<(M * N1 + 127) / 128, 128>>>(b.x, b.w, b.w + WG, b.hr, M);
     ref_out<<<(M * N2 + 127) / 128, 128>>>(b.x, b.hr, b.w + 2 * WG, b.ref, M);
     CK(cudaDeviceSynchronize());
+    for (int round = 0; round < 2; ++round)
+      for (Variant v : {SEP3, SK1, SK2}) {
+        const double err = check(b, v, M, 0, sms, s);
+        const double us = time_variant(b, v, M, 0, sms, s);
+        printf("M=%2d %-5s round %d  %6.1f us  rel_l2 %.2e %s\n", M, names[v], round, us, err,
+               err < 1e-2 ? "PASS" : "FAIL");
+      }
+    if (getenv("SK_ONLY")) continue;
     for (Variant v : {SEP3, SEP2, FUSED})
       for (int pf : pfs) {
         const double err = check(b, v, M, pf, sms, s);

@@ -6,7 +6,10 @@
 // the GEMVs' block shape (one block per 128-byte band over its whole K
 // range, or half of it), the weight as it is and packed band-major
 // ([bands][K][128 bytes]: each band contiguous, as a load-time repacking
-// would lay it out).
+// would lay it out). With `streamk`: a grid of a few blocks per SM, the
+// bands' rows laid end to end and cut evenly between the blocks (a block
+// takes the end of one band and the start of the next), against `long`'s
+// one block per band.
 //   nvcc -O3 -arch=sm_90a -o /tmp/tile_read bench/gemv_probe/tile_read.cu && /tmp/tile_read
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -43,10 +46,89 @@ __global__ void __launch_bounds__(1024) band(const int4 *__restrict__ src, int r
   if (acc == 0x12345678) sink[blockIdx.x] = acc;
 }
 
+// Reads rows [r0, r1) of 128-byte band `bi` (8 lanes a row, 4 rows a warp
+// instruction), U loads in flight per lane.
+template <int U>
+__device__ int read_band_rows(const int4 *__restrict__ src, int row_vecs, int bi, int r0, int r1) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int chunk = lane & 7, sub = lane >> 3, stride = warps * 4;
+  int acc = 0;
+  for (int r = r0 + warp * 4 + sub; r < r1; r += U * stride) {
+    int4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int rr = r + u * stride;
+      v[u] = rr < r1 ? __ldcs(src + (size_t)rr * row_vecs + bi * 8 + chunk) : make_int4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  return acc;
+}
+
+// Stream-K: the bands' rows end to end, block b takes [b, b + 1) * total / gridDim.x.
+template <int U>
+__global__ void __launch_bounds__(1024) streamk(const int4 *__restrict__ src, int rows, int row_vecs, int bands,
+                                                unsigned *sink) {
+  const long long total = (long long)bands * rows;
+  const long long g0 = total * blockIdx.x / gridDim.x, g1 = total * (blockIdx.x + 1) / gridDim.x;
+  int acc = 0;
+  for (long long g = g0; g < g1;) {
+    const int bi = (int)(g / rows), r0 = (int)(g % rows);
+    const long long end = (long long)(bi + 1) * rows < g1 ? (long long)(bi + 1) * rows : g1;
+    acc ^= read_band_rows<U>(src, row_vecs, bi, r0, r0 + (int)(end - g));
+    g = end;
+  }
+  if (acc == 0x12345678) sink[blockIdx.x] = acc;
+}
+
+// `streamk` mode: grids of 1-3 blocks per SM against one block per band.
+static void streamk_sweep(int rows, int cols, const char *name, unsigned *sink) {
+  const int copies = 6, row_vecs = cols / 8, bands = row_vecs / 8;
+  const size_t bytes = (size_t)rows * cols * 2;
+  std::vector<int4 *> bufs(copies);
+  for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int grid : {bands, sms, 2 * sms, 3 * sms, 4 * sms})
+    for (int threads : {256, 512, 1024})
+      for (int unroll : {4, 8}) {
+        if (grid * threads > 2048 * sms || (grid == bands && threads != 1024)) continue;
+        auto launch = [&](const int4 *p) {
+          if (unroll == 4) streamk<4><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
+          if (unroll == 8) streamk<8><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
+        };
+        for (int i = 0; i < 3; ++i) launch(bufs[i % copies]);
+        cudaEventRecord(a);
+        const int reps = 30;
+        for (int i = 0; i < reps; ++i) launch(bufs[i % copies]);
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms;
+        cudaEventElapsedTime(&ms, a, b);
+        double us = ms * 1000 / reps;
+        printf("%s, stream-K over %d bands: %d blocks, %d threads, %d in flight: %.1f us %.2f TB/s\n", name, bands,
+               grid, threads, unroll, us, bytes / us / 1e6);
+      }
+  for (auto p : bufs) cudaFree(p);
+}
+
 int main(int argc, char **argv) {
   // `long`: 128-byte bands only, K split 1 or 2 ways (a GEMV's blocks,
   // each over its whole K range), every configuration printed.
   const bool long_blocks = argc > 1 && std::string(argv[1]) == "long";
+  if (argc > 1 && std::string(argv[1]) == "streamk") {
+    unsigned *sink;
+    cudaMalloc(&sink, 1 << 20);
+    streamk_sweep(8192, 7168, "gate+up (2 x 4096 x 7168)", sink);
+    streamk_sweep(7168, 4096, "down (7168 x 4096)", sink);
+    streamk_sweep(4096, 7168, "one of gate/up (4096 x 7168)", sink);
+    if (cudaGetLastError() != cudaSuccess) { printf("CUDA error\n"); return 1; }
+    return 0;
+  }
   struct Shape { const char *name; int rows, cols; };
   std::vector<Shape> shapes = {{"gate+up (2 x 4096 x 7168)", 8192, 7168},
                                {"down (7168 x 4096)", 7168, 4096}};
