@@ -75,7 +75,8 @@ pub struct RowsEpilogue {
     pub columns: u64,
 }
 
-/// Largest message a rows kernel takes as a two-shot; above, the one-shot.
+/// Largest message a rows kernel takes as a two-shot on 2 ranks; above,
+/// the one-shot (on more ranks no bound: `Limits::rows_two_shot_max`).
 /// Measured on 2x H200 in the Llama attention-output block (4096-wide
 /// bf16 rows, bench/results/2026-11-23-norm-h200x2.md): the two-shot rows
 /// kernel was 0.9 µs faster at 2 MB, 0.9 µs slower at 4 MB and 5.6 µs
