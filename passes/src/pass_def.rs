@@ -169,6 +169,14 @@ impl PassDescriptor {
             .collect()
     }
 
+    /// Option `name`: its description and default (`options`).
+    pub fn option(&self, name: &str) -> Option<(&'static str, &'static str)> {
+        self.options()
+            .into_iter()
+            .find(|option| option.0 == name)
+            .map(|(_, description, _, default)| (description, default))
+    }
+
     /// A new instance with default options, for a melior `PassManager`.
     pub fn create(&'static self) -> melior::pass::Pass {
         // SAFETY: the descriptor is 'static; the pass takes ownership.

@@ -628,34 +628,24 @@ fn kernel_element(ty: Type) -> Result<Scalar, PassError> {
 mod tests {
     use super::DESCRIPTOR;
 
-    /// Option `name`'s default text.
-    fn default_of(name: &str) -> Option<String> {
-        DESCRIPTOR
-            .options()
-            .into_iter()
-            .find(|option| option.0 == name)
-            .map(|option| option.3.to_owned())
-    }
-
     /// The byte bounds' defaults are the constants they stand for (one
     /// definition; an option's text must be a C literal): the protocol's
     /// Lamport bound, and the rows kernels' two-shot bound, which goes by
     /// the world size (-1) and whose text names it.
     #[test]
     fn byte_bounds_default_to_their_constants() {
+        let lamport = DESCRIPTOR.option("lamport-max-bytes");
         assert_eq!(
-            default_of("lamport-max-bytes"),
-            Some(symm_protocol::LAMPORT_MAX.to_string())
+            lamport.map(|(_, default)| default),
+            Some(symm_protocol::LAMPORT_MAX.to_string().as_str())
         );
-        assert_eq!(default_of("rows-two-shot-max-bytes"), Some("-1".into()));
-        let text = DESCRIPTOR
-            .options()
-            .into_iter()
-            .find(|option| option.0 == "rows-two-shot-max-bytes")
-            .map(|option| option.1.to_owned());
+        let (text, default) = DESCRIPTOR
+            .option("rows-two-shot-max-bytes")
+            .expect("the pass has rows-two-shot-max-bytes");
+        assert_eq!(default, "-1");
         let rows_two_shot = crate::analysis::all_reduce::ROWS_TWO_SHOT_MAX;
-        assert!(text.is_some_and(|text| text.contains(&format!(
+        assert!(text.contains(&format!(
             "-1: {rows_two_shot} on up to 2 ranks, no bound on more"
-        ))));
+        )));
     }
 }

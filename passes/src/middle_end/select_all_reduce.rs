@@ -349,11 +349,9 @@ mod tests {
     /// literal, so it cannot be built from them).
     #[test]
     fn the_option_text_names_the_default_limits() {
-        let option = super::DESCRIPTOR
-            .options()
-            .into_iter()
-            .find(|option| option.0 == "one-shot-max-bytes");
-        let (_, text, _, default) = option.expect("the pass has one-shot-max-bytes");
+        let (text, default) = super::DESCRIPTOR
+            .option("one-shot-max-bytes")
+            .expect("the pass has one-shot-max-bytes");
         assert_eq!(default, "-1");
         assert!(text.contains(&format!(
             "-1: {ONE_SHOT_MAX} on up to 2 ranks, {ONE_SHOT_MAX_MORE_RANKS} on more"
