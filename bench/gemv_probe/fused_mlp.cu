@@ -166,20 +166,42 @@ __device__ __forceinline__ uint16_t to_bf(float v) {
   return __bfloat16_as_ushort(__float2bfloat16(v));
 }
 
-__device__ void pair_tile(const Args &a, int t) {
-  extern __shared__ float red[];
-  tile_sums<2>(a.x, K1, a.wg, a.wu, N1, t * 64, 0, K1 / 16, a.M, false, red);
+// Each of the tile's sums in `red` for rows below M, over the warps:
+// f(m, n, gate, up) for a pair tile (tile_sums<2>), f(m, n, sum) for a
+// single weight's (tile_sums<1>).
+template <class F>
+__device__ void pair_sums(const float *red, int col0, int M, F f) {
   for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
     int m, n, l, slot;
-    element(e, t * 64, m, n, l, slot);
-    if (m >= a.M) continue;
+    element(e, col0, m, n, l, slot);
+    if (m >= M) continue;
     float g = 0.f, u = 0.f;
     for (int r = 0; r < WARPS / 2; ++r) {
       g += red[((r * 2 + 0) * 32 + l) * 32 + slot];
       u += red[((r * 2 + 1) * 32 + l) * 32 + slot];
     }
-    a.h[(size_t)m * N1 + n] = to_bf(g / (1.f + __expf(-g)) * u);
+    f(m, n, g, u);
   }
+}
+template <class F>
+__device__ void single_sums(const float *red, int col0, int M, F f) {
+  for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
+    int m, n, l, slot;
+    element(e, col0, m, n, l, slot);
+    if (m >= M) continue;
+    float sum = 0.f;
+    for (int r = 0; r < WARPS; ++r) sum += red[(r * 32 + l) * 32 + slot];
+    f(m, n, sum);
+  }
+}
+__device__ __forceinline__ uint16_t silu_mul(float g, float u) {
+  return to_bf(g / (1.f + __expf(-g)) * u);
+}
+
+__device__ void pair_tile(const Args &a, int t) {
+  extern __shared__ float red[];
+  tile_sums<2>(a.x, K1, a.wg, a.wu, N1, t * 64, 0, K1 / 16, a.M, false, red);
+  pair_sums(red, t * 64, a.M, [&](int m, int n, float g, float u) { a.h[(size_t)m * N1 + n] = silu_mul(g, u); });
   __syncthreads();
 }
 
@@ -191,14 +213,7 @@ __device__ void down_unit(const Args &a, int u, bool finish) {
   __shared__ bool last;
   const int t = u % DOWN_TILES, sl = u / DOWN_TILES, steps = K2 / 16 / SLICES;
   tile_sums<1>(a.h, K2, a.wd, a.wd, N2, t * 64, sl * steps, (sl + 1) * steps, a.M, true, red);
-  for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
-    int m, n, l, slot;
-    element(e, t * 64, m, n, l, slot);
-    if (m >= a.M) continue;
-    float s = 0.f;
-    for (int r = 0; r < WARPS; ++r) s += red[(r * 32 + l) * 32 + slot];
-    a.ws[((size_t)sl * a.M + m) * N2 + n] = s;
-  }
+  single_sums(red, t * 64, a.M, [&](int m, int n, float sum) { a.ws[((size_t)sl * a.M + m) * N2 + n] = sum; });
   __syncthreads();
   if (!finish) return;
   if (threadIdx.x == 0) {
@@ -297,22 +312,14 @@ __global__ void __launch_bounds__(THREADS, MINB) pair_sk(Args a) {
     const int first = sk_block((long long)t * PAIR_STEPS, T, G);
     const int parts = sk_block((long long)(t + 1) * PAIR_STEPS - 1, T, G) - first + 1;
     float *mine = a.pws + ((size_t)t * SK_PARTS + (b - first)) * 2 * 16 * 64;
-    for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
-      int m, n, l, slot;
-      element(e, t * 64, m, n, l, slot);
-      if (m >= a.M) continue;
-      float gs = 0.f, us = 0.f;
-      for (int r = 0; r < WARPS / 2; ++r) {
-        gs += red[((r * 2 + 0) * 32 + l) * 32 + slot];
-        us += red[((r * 2 + 1) * 32 + l) * 32 + slot];
-      }
+    pair_sums(red, t * 64, a.M, [&](int m, int n, float g, float u) {
       if (parts == 1) {
-        a.h[(size_t)m * N1 + n] = to_bf(gs / (1.f + __expf(-gs)) * us);
+        a.h[(size_t)m * N1 + n] = silu_mul(g, u);
       } else {
-        mine[m * 64 + (n - t * 64)] = gs;
-        mine[16 * 64 + m * 64 + (n - t * 64)] = us;
+        mine[m * 64 + (n - t * 64)] = g;
+        mine[16 * 64 + m * 64 + (n - t * 64)] = u;
       }
-    }
+    });
     __syncthreads();
     if (parts > 1) {
       if (threadIdx.x == 0) {
@@ -329,7 +336,7 @@ __global__ void __launch_bounds__(THREADS, MINB) pair_sk(Args a) {
             gs += __ldcg(all + p * 2 * 16 * 64 + e);
             us += __ldcg(all + p * 2 * 16 * 64 + 16 * 64 + e);
           }
-          a.h[(size_t)(e / 64) * N1 + t * 64 + e % 64] = to_bf(gs / (1.f + __expf(-gs)) * us);
+          a.h[(size_t)(e / 64) * N1 + t * 64 + e % 64] = silu_mul(gs, us);
         }
         if (threadIdx.x == 0) a.pair_cnt[t] = 0;
       }
@@ -354,14 +361,7 @@ __global__ void __launch_bounds__(THREADS, MINB) down_sk(Args a) {
     const long long end = min((long long)(t + 1) * DOWN_STEPS, g1);
     tile_sums<1>(a.h, K2, a.wd, a.wd, N2, t * 64, s0, s0 + (int)(end - g), a.M, true, red);
     const int p = b - sk_block((long long)t * DOWN_STEPS, T, G);
-    for (int e = threadIdx.x; e < 32 * 32; e += THREADS) {
-      int m, n, l, slot;
-      element(e, t * 64, m, n, l, slot);
-      if (m >= a.M) continue;
-      float sum = 0.f;
-      for (int r = 0; r < WARPS; ++r) sum += red[(r * 32 + l) * 32 + slot];
-      a.sws[((size_t)p * a.M + m) * N2 + n] = sum;
-    }
+    single_sums(red, t * 64, a.M, [&](int m, int n, float sum) { a.sws[((size_t)p * a.M + m) * N2 + n] = sum; });
     __syncthreads();
     g = end;
   }

@@ -46,6 +46,25 @@ __global__ void __launch_bounds__(1024) band(const int4 *__restrict__ src, int r
   if (acc == 0x12345678) sink[blockIdx.x] = acc;
 }
 
+// µs per launch of `launch(buffer)` over `bufs` in turn (3 warm-up
+// launches, then `reps` timed by events).
+template <class Launch>
+static double us_per_call(const Launch &launch, const std::vector<int4 *> &bufs, int reps) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) launch(bufs[i % bufs.size()]);
+  cudaEventRecord(a);
+  for (int i = 0; i < reps; ++i) launch(bufs[i % bufs.size()]);
+  cudaEventRecord(b);
+  cudaEventSynchronize(b);
+  float ms;
+  cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms * 1000 / reps;
+}
+
 // Reads rows [r0, r1) of 128-byte band `bi` (8 lanes a row, 4 rows a warp
 // instruction), U loads in flight per lane.
 template <int U>
@@ -90,9 +109,6 @@ static void streamk_sweep(int rows, int cols, const char *name, unsigned *sink) 
   for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   for (int grid : {bands, sms, 2 * sms, 3 * sms, 4 * sms})
     for (int threads : {256, 512, 1024})
       for (int unroll : {4, 8}) {
@@ -101,15 +117,7 @@ static void streamk_sweep(int rows, int cols, const char *name, unsigned *sink) 
           if (unroll == 4) streamk<4><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
           if (unroll == 8) streamk<8><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
         };
-        for (int i = 0; i < 3; ++i) launch(bufs[i % copies]);
-        cudaEventRecord(a);
-        const int reps = 30;
-        for (int i = 0; i < reps; ++i) launch(bufs[i % copies]);
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        double us = ms * 1000 / reps;
+        const double us = us_per_call(launch, bufs, 30);
         printf("%s, stream-K over %d bands: %d blocks, %d threads, %d in flight: %.1f us %.2f TB/s\n", name, bands,
                grid, threads, unroll, us, bytes / us / 1e6);
       }
@@ -135,9 +143,6 @@ int main(int argc, char **argv) {
   const int copies = 6;
   unsigned *sink;
   cudaMalloc(&sink, 1 << 20);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   for (auto s : shapes) {
     size_t bytes = (size_t)s.rows * s.cols * 2;
     std::vector<int4 *> bufs(copies);
@@ -166,15 +171,7 @@ int main(int argc, char **argv) {
               if (unroll == 4) band<4><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
               if (unroll == 8) band<8><<<grid, threads>>>(p, s.rows, row_vecs, width_vecs, rows_per_block, sink);
             };
-            for (int i = 0; i < 3; ++i) launch(bufs[i % copies]);
-            cudaEventRecord(a);
-            const int reps = 24;
-            for (int i = 0; i < reps; ++i) launch(bufs[i % copies]);
-            cudaEventRecord(b);
-            cudaEventSynchronize(b);
-            float ms;
-            cudaEventElapsedTime(&ms, a, b);
-            double us = ms * 1000 / reps;
+            const double us = us_per_call(launch, bufs, 24);
             if (long_blocks)
               printf("%s, 128-byte bands%s, %d blocks (%d bands x %d), %d threads, %d in flight: %.1f us %.2f TB/s\n",
                      s.name, packed ? " packed" : "", bands * split, bands, split, threads, unroll, us, bytes / us / 1e6);
