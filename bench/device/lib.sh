@@ -7,6 +7,19 @@ nvidia_libraries() {
   export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glob.glob(os.path.join(nvidia.__path__[0], '*', 'lib'))))" 2>/dev/null)
 }
 run() { echo "== $*"; "$@"; echo "exit status $?"; }
+# A layer bench's JSON lines (the log $2) as one line per token count:
+# LABEL ($1), the count, then each column named after (µs, nan where
+# absent) and whether the checks held.
+bench_columns() {
+  local label=$1 log=$2
+  shift 2
+  grep '^{' "$log" | python3 -c "
+import sys, json
+label, cols = sys.argv[1], sys.argv[2:]
+for line in sys.stdin:
+    r = json.loads(line)
+    print(label, r['m'], ' '.join(f'{c}={r.get(c, float(\"nan\")):.1f}' for c in cols), 'checks', r.get('checks'))" "$label" "$@"
+}
 # RANKS ranks (2 unless set) without a launcher, which would stop the
 # survivors of a death; GPUS (else one per rank) spreads them as
 # symm-launch --gpus does (rank r on GPU r mod GPUS).

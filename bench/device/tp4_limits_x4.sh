@@ -24,10 +24,6 @@ for layer in mlp decoder; do
   run timeout 200 torchrun --nproc_per_node=4 $bench $L/libllama_$layer.so \
     os512=$L/libllama_${layer}_os512.so os256=$L/libllama_${layer}_os256.so \
     lm512=$L/libllama_${layer}_lm512.so > "$OUT/${layer}_tp4_limits.log" 2>&1
-  grep '^{' "$OUT/${layer}_tp4_limits.log" | python3 -c "
-import sys, json
-for line in sys.stdin:
-    r = json.loads(line)
-    cols = ['symm_us', 'symm_os512_us', 'symm_os256_us', 'symm_lm512_us', 'torch_compile_best_us']
-    print('$layer', r['m'], ' '.join(f'{c}={r.get(c, float(\"nan\")):.1f}' for c in cols), 'checks', r.get('checks'))"
+  bench_columns "$layer" "$OUT/${layer}_tp4_limits.log" symm_us symm_os512_us symm_os256_us symm_lm512_us \
+    torch_compile_best_us
 done

@@ -33,11 +33,7 @@ for round in ${ROUNDS:-1 2}; do
     [ $layer = decoder ] && bench=bench/model/decoder_bench.py
     run timeout ${RUN_TIMEOUT:-280} torchrun --nproc_per_node=4 $bench $L/libllama_$layer.so \
       r16=$L/libllama_${layer}_r16.so > "$OUT/${layer}_tp4_prefill_$round.log" 2>&1
-    grep '^{' "$OUT/${layer}_tp4_prefill_$round.log" | python3 -c "
-import sys, json
-for line in sys.stdin:
-    r = json.loads(line)
-    cols = ['symm_us', 'symm_r16_us', 'torch_compile_best_us']
-    print('$layer round $round', r['m'], ' '.join(f'{c}={r.get(c, float(\"nan\")):.1f}' for c in cols), 'checks', r.get('checks'))"
+    bench_columns "$layer round $round" "$OUT/${layer}_tp4_prefill_$round.log" symm_us symm_r16_us \
+      torch_compile_best_us
   done
 done

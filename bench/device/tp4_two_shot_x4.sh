@@ -25,10 +25,6 @@ export LAYER_TOKENS=${LAYER_TOKENS:-96,128,256,512}
 for round in 1 2; do
   run timeout 200 torchrun --nproc_per_node=4 bench/model/layer_bench.py $L/libllama_mlp.so \
     pull=$L/libllama_mlp_pull.so > "$OUT/mlp_tp4_pull_$round.log" 2>&1
-  grep '^{' "$OUT/mlp_tp4_pull_$round.log" | python3 -c "
-import sys, json
-for line in sys.stdin:
-    r = json.loads(line)
-    cols = ['symm_us', 'symm_cg_us', 'symm_pull_us', 'symm_pull_cg_us', 'torch_compile_best_us']
-    print('mlp round $round', r['m'], ' '.join(f'{c}={r.get(c, float(\"nan\")):.1f}' for c in cols), 'checks', r.get('checks'))"
+  bench_columns "mlp round $round" "$OUT/mlp_tp4_pull_$round.log" symm_us symm_cg_us symm_pull_us \
+    symm_pull_cg_us torch_compile_best_us
 done
