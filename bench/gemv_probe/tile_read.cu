@@ -9,7 +9,9 @@
 // would lay it out). With `streamk`: a grid of a few blocks per SM, the
 // bands' rows laid end to end and cut evenly between the blocks (a block
 // takes the end of one band and the start of the next), against `long`'s
-// one block per band.
+// one block per band. With `hints`: the GEMVs' block shapes with each
+// load flavour (cache-streaming, L1::no_allocate, and the L2 prefetch
+// sizes 128B / 256B).
 //   nvcc -O3 -arch=sm_90a -o /tmp/tile_read bench/gemv_probe/tile_read.cu && /tmp/tile_read
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -124,10 +126,94 @@ static void streamk_sweep(int rows, int cols, const char *name, unsigned *sink) 
   for (auto p : bufs) cudaFree(p);
 }
 
+
+// One 16-byte load of `p` in the flavour `H`: 0 `ld.global.cs` (__ldcs),
+// 1 `ld.global.L1::no_allocate` (the generated GEMVs' load), 2 and 3 the
+// same with the L2 prefetch size `L2::128B` / `L2::256B` (an L2 miss
+// fetches that many bytes around the line), 4 `ld.global.nc` with
+// `L2::256B`.
+template <int H>
+__device__ __forceinline__ int4 load_hint(const int4 *p) {
+  int4 v;
+  if constexpr (H == 0) {
+    v = __ldcs(p);
+  } else if constexpr (H == 1) {
+    asm volatile("ld.global.L1::no_allocate.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  } else if constexpr (H == 2) {
+    asm volatile("ld.global.L1::no_allocate.L2::128B.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  } else if constexpr (H == 3) {
+    asm volatile("ld.global.L1::no_allocate.L2::256B.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  } else {
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  }
+  return v;
+}
+
+// `hints` mode: 128-byte bands (8 lanes a row, 4 rows a warp
+// instruction), K split `gridDim.y` ways, U loads of flavour H in flight.
+template <int U, int H>
+__global__ void __launch_bounds__(1024) band_hint(const int4 *__restrict__ src, int rows, int row_vecs,
+                                                  int rows_per_block, unsigned *sink) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int chunk = lane & 7, sub = lane >> 3, stride = warps * 4;
+  const int r0 = blockIdx.y * rows_per_block, r1 = min(rows, r0 + rows_per_block);
+  int acc = 0;
+  for (int r = r0 + warp * 4 + sub; r < r1; r += U * stride) {
+    int4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int rr = r + u * stride;
+      v[u] = rr < r1 ? load_hint<H>(src + (size_t)rr * row_vecs + blockIdx.x * 8 + chunk) : make_int4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  if (acc == 0x12345678) sink[blockIdx.x] = acc;
+}
+
+// `hints` mode: the GEMVs' block shapes (one block per band, K split 1,
+// 2 or 4 ways) with each load flavour.
+static void hint_sweep(int rows, int cols, const char *name, unsigned *sink) {
+  const int copies = 6, row_vecs = cols / 8, bands = row_vecs / 8;
+  const size_t bytes = (size_t)rows * cols * 2;
+  std::vector<int4 *> bufs(copies);
+  for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
+  static const char *names[] = {"ld.cs", "ld.L1::no_allocate", "+L2::128B", "+L2::256B", "nc+L2::256B"};
+  for (int split : {1, 2, 4})
+    for (int threads : {512, 1024})
+      for (int unroll : {4, 8})
+        for (int h = 0; h < 5; ++h) {
+          const int per = (rows + split - 1) / split;
+          const dim3 grid(bands, split);
+          auto launch = [&](const int4 *p) {
+#define HINT_CASE(U, H) if (unroll == U && h == H) band_hint<U, H><<<grid, threads>>>(p, rows, row_vecs, per, sink);
+            HINT_CASE(4, 0) HINT_CASE(4, 1) HINT_CASE(4, 2) HINT_CASE(4, 3) HINT_CASE(4, 4)
+            HINT_CASE(8, 0) HINT_CASE(8, 1) HINT_CASE(8, 2) HINT_CASE(8, 3) HINT_CASE(8, 4)
+#undef HINT_CASE
+          };
+          const double us = us_per_call(launch, bufs, 30);
+          printf("%s, hints: %d blocks (%d bands x %d), %d threads, %d in flight, %s: %.1f us %.2f TB/s\n", name,
+                 bands * split, bands, split, threads, unroll, names[h], us, bytes / us / 1e6);
+        }
+  for (auto p : bufs) cudaFree(p);
+}
+
 int main(int argc, char **argv) {
   // `long`: 128-byte bands only, K split 1 or 2 ways (a GEMV's blocks,
   // each over its whole K range), every configuration printed.
   const bool long_blocks = argc > 1 && std::string(argv[1]) == "long";
+  if (argc > 1 && std::string(argv[1]) == "hints") {
+    unsigned *sink;
+    cudaMalloc(&sink, 1 << 20);
+    hint_sweep(8192, 7168, "gate+up (2 x 4096 x 7168)", sink);
+    hint_sweep(7168, 4096, "down (7168 x 4096)", sink);
+    if (cudaGetLastError() != cudaSuccess) { printf("CUDA error\n"); return 1; }
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "streamk") {
     unsigned *sink;
     cudaMalloc(&sink, 1 << 20);
