@@ -13,7 +13,12 @@
 #     widths) and 2 (the shipped examples, run with ranks sharing a GPU).
 #
 #   bench/device/matmul_build.sh target/mN
-# WIDTHS ("DxF ...") replaces the four widths.
+# WIDTHS ("DxF ...") replaces the four widths. TP_WORLDS ("2 4 ...") also
+# builds each width tensor-parallel on that many ranks (F the width a rank
+# holds) as layers mlp_tp<W>_<D>x<F>, for matmul_check.py under
+# symm-launch -n W. DECODER_WIDTHS ("DxAxF ...", A the attention features
+# a rank holds) builds the decoder half-layer the same way (dec_<D>x<A>x<F>
+# at world size 1, dec_tp<W>_... on TP_WORLDS), for matmul_check.py --decoder A.
 # LAYER_FLAGS adds symm-compile options to every layer and app.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,9 +31,9 @@ cp $release/{symm-launch,symm-gpu-tests} "$out/"
 soname=$(readelf -d $release/libsymm_runtime.so | sed -n 's/.*soname: \[\(.*\)\]/\1/p')
 cp $release/libsymm_runtime.so "$out/layers/$soname"
 cp $release/libsymm_runtime.so "$out/layers/" # a copy: carries drop links
-# The MLP block at hidden D, MLP width F, world size 1.
-widths() { # D F mlir
-  sed -e 's/world_size(2)/world_size(1)/' -e "s/4096/$1/g" -e "s/7168/$2/g" examples/llama_mlp.mlir > "$3"
+# The MLP block at hidden D, MLP width F (a rank's), world size W (1 unless given).
+widths() { # D F mlir [W]
+  sed -e "s/world_size(2)/world_size(${4:-1})/" -e "s/4096/$1/g" -e "s/7168/$2/g" examples/llama_mlp.mlir > "$3"
 }
 layer() { # name mlir [symm-compile flags...]
   local name=$1 mlir=$2
@@ -41,6 +46,26 @@ layer() { # name mlir [symm-compile flags...]
 for w in ${WIDTHS:-4096x7168 3072x8192 5120x1728 2064x1000}; do
   widths "${w%x*}" "${w#*x}" "$out/src/mlp_$w.mlir"
   layer "mlp_$w" "$out/src/mlp_$w.mlir"
+  for world in ${TP_WORLDS:-}; do
+    widths "${w%x*}" "${w#*x}" "$out/src/mlp_tp${world}_$w.mlir" "$world"
+    layer "mlp_tp${world}_$w" "$out/src/mlp_tp${world}_$w.mlir"
+  done
+done
+# The decoder half-layer at hidden D, A attention features and MLP width F
+# (a rank's), world size W.
+decoder_widths() { # D A F W mlir
+  sed -e "s/world_size(2)/world_size($4)/" -e "s/2048x4096xbf16/@A@x4096xbf16/g" \
+    -e "s/?x2048xbf16/?x@A@xbf16/g" -e "s/4096/$1/g" -e "s/7168/$3/g" -e "s/@A@/$2/g" \
+    examples/llama_decoder.mlir > "$5"
+}
+for w in ${DECODER_WIDTHS:-}; do
+  IFS=x read -r d a f <<< "$w"
+  for world in 1 ${TP_WORLDS:-}; do
+    name=dec_tp${world}_$w
+    [[ $world == 1 ]] && name=dec_$w
+    decoder_widths "$d" "$a" "$f" "$world" "$out/src/$name.mlir"
+    layer "$name" "$out/src/$name.mlir"
+  done
 done
 # The C++ apps: world 1 at full widths, and the shipped world-2 examples.
 for layer in llama_mlp llama_decoder; do

@@ -1,5 +1,7 @@
-"""The compiled Llama MLP block at any widths, on one GPU (world size 1),
-against torch's f32 reference; and, per kernel, where its time goes.
+"""The compiled Llama MLP block at any widths against torch's f32
+reference, at world size 1 or tensor-parallel (each rank of symm-launch
+holds its shard: F columns of gate and up, F rows of down); and, per
+kernel, where its time goes.
 
 The block is examples/llama_mlp.mlir with the hidden size D and the MLP
 width F put in (bench/device/matmul_build.sh makes such variants), so the
@@ -12,6 +14,19 @@ and the relative L2 error below 1e-2 (examples/cpp/llama_common.h's
 tolerances), called twice (the first call of a count measures the two
 ways, the second runs the chosen one) and in a CUDA graph of ours.
 
+With --decoder A: the decoder half-layer (examples/llama_decoder.mlir, A
+the attention features a rank holds) instead: o_proj, its all-reduce with
+the residual and the post-attention RMSNorm, the MLP, its all-reduce with
+the residual and the next layer's RMSNorm; both outputs are checked, with
+twice the element-wise bound (two residual blocks, as the C++ decoder app
+checks them).
+
+Under symm-launch -n W (WORLD_SIZE = W > 1) the library is the block
+compiled for W ranks with F the width a rank holds: every rank draws the
+same full weights (D x W F), takes its shard, and checks the all-reduced
+output against the whole block's reference. Ranks may share a GPU
+(symm-launch --gpus 1).
+
 With --misalign: each operand in turn (x, the norm weight, the three
 weights, the output) sits 2 bytes past a 16-byte boundary, as a view into a
 larger tensor may. The kernels move 16-byte vectors, so the call must be
@@ -23,13 +38,15 @@ calls (torch.profiler), with the weight bytes and the TB/s each matmul
 kernel reads them at (gate+up: 2 D F bf16; down: F D bf16).
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python:bench/model \\
-      torchrun --nproc_per_node=1 bench/model/matmul_check.py LIB D F \\
+      symm-launch -n 1 python3 bench/model/matmul_check.py LIB D F \\
       [--tokens 1,16,...] [--profile 1,16]
+    symm-launch -n 4 --gpus 1 python3 bench/model/matmul_check.py LIB_TP4 D F
 
 Exit status 1 if a check fails.
 """
 
 import argparse
+import os
 import sys
 
 import torch
@@ -49,12 +66,28 @@ def reference(x, norm, w_gate, w_up, w_down):
     return xf + act @ w_down.float()
 
 
-def verdict(got, want):
+def rms_norm(h, weight):
+    return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()
+
+
+def decoder_reference(attn, w_o, residual, post_norm, w_gate, w_up, w_down, next_norm):
+    """The decoder half-layer in f32 from the bf16 values: (out, normed)."""
+    h = residual.float() + attn.float() @ w_o.float()
+    xn = rms_norm(h, post_norm)
+    out = h + (torch.nn.functional.silu(xn @ w_gate.float()) * (xn @ w_up.float())) @ w_down.float()
+    return out, rms_norm(out, next_norm)
+
+
+def verdict(got, want, blocks=1):
+    """Whether `got` is within bf16 tolerances of `want`, its relative L2
+    error and its worst element's error over its bound; `blocks` residual
+    blocks, each with its roundings, get that many times the element-wise
+    bound (the decoder's two, as examples/cpp/llama_decoder.cpp has it)."""
     got = got.float()
     if not torch.isfinite(got).all():
         return False, float("nan"), float("nan")
     rms = want.pow(2).mean().sqrt()
-    limit = want.abs() * 2**-6 + rms * 2**-6
+    limit = blocks * (want.abs() * 2**-6 + rms * 2**-6)
     err = (got - want).abs()
     worst = (err / limit).max().item()
     rel = ((got - want).norm() / want.norm()).item()
@@ -68,12 +101,24 @@ def main():
     parser.add_argument("F", type=int)
     parser.add_argument("--tokens", default="1,2,7,15,16,17,33,64,100,128,129,256")
     parser.add_argument("--profile", default="")
-    parser.add_argument("--entry", default="llama_mlp")
+    parser.add_argument("--entry", default=None)
+    parser.add_argument("--decoder", type=int, default=0, metavar="A",
+                        help="check the decoder half-layer, A attention features a rank")
     parser.add_argument("--misalign", action="store_true")
     args = parser.parse_args()
     D, F = args.D, args.F
-    torch.cuda.set_device(0)
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and (args.misalign or args.profile):
+        sys.exit("matmul_check: --misalign and --profile run at world size 1 only")
+    A = args.decoder
+    if A and (args.misalign or args.profile):
+        sys.exit("matmul_check: --misalign and --profile check the MLP block only")
+    entry = args.entry or ("llama_decoder" if A else "llama_mlp")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    # The same seed on every rank: the same full weights and inputs.
     g = torch.Generator(device="cuda").manual_seed(0)
+    tag = f"[rank {rank}/{world}] " if world > 1 else ""
 
     def normal(*shape, std):
         return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
@@ -87,18 +132,55 @@ def main():
         return view
 
     norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
-    w_gate, w_up = normal(D, F, std=D**-0.5), normal(D, F, std=D**-0.5)
-    w_down = normal(F, D, std=F**-0.5)
+    # The whole block's weights; this rank holds columns (gate, up) and
+    # rows (down) [rank F, (rank + 1) F).
+    full_gate = normal(D, world * F, std=D**-0.5)
+    full_up = normal(D, world * F, std=D**-0.5)
+    full_down = normal(world * F, D, std=(world * F) ** -0.5)
+    # Copies, not views: a shard's view starts wherever rank F lands, and
+    # the compiled program refuses buffers off a 16-byte boundary.
+    shard = slice(rank * F, (rank + 1) * F)
+    own = dict(memory_format=torch.contiguous_format)
+    w_gate, w_up = full_gate[:, shard].clone(**own), full_up[:, shard].clone(**own)
+    w_down = full_down[shard].clone(**own)
+    if A:
+        # The decoder's: o_proj's rows [rank A, (rank + 1) A) and the next norm.
+        full_o = normal(world * A, D, std=(world * A) ** -0.5)
+        w_o = full_o[rank * A : (rank + 1) * A].clone(**own)
+        next_norm = (1 + normal(D, std=0.1).float()).to(torch.bfloat16)
+
+    def case(m):
+        """This count's inputs, the references of its outputs, and a call
+        that writes fresh NaN-poisoned outputs and returns them."""
+        if not A:
+            x = normal(m, D, std=1.0)
+            want = [reference(x, norm, full_gate, full_up, full_down)]
+            inputs = [x, norm, w_gate, w_up, w_down]
+        else:
+            attn = normal(m, world * A, std=1.0)
+            residual = normal(m, D, std=1.0)
+            want = list(decoder_reference(attn, full_o, residual, norm, full_gate, full_up,
+                                          full_down, next_norm))
+            mine = attn[:, rank * A : (rank + 1) * A].clone(**own)
+            inputs = [mine, w_o, residual, norm, w_gate, w_up, w_down, next_norm]
+
+        def call():
+            outs = [torch.full((m, D), float("nan"), dtype=torch.bfloat16, device="cuda")
+                    for _ in want]
+            layer(m, *inputs, *outs)
+            return outs
+
+        return inputs, want, call
+
     runtime = symm.Runtime()
-    layer = symm.Layer(runtime, args.library, args.entry)
+    layer = symm.Layer(runtime, args.library, entry)
     stream = torch.cuda.Stream()
     failed = False
     with torch.cuda.stream(stream):
         for m in [int(t) for t in args.tokens.split(",") if t]:
-            x = normal(m, D, std=1.0)
-            want = reference(x, norm, w_gate, w_up, w_down)
+            inputs, want, call = case(m)
             if args.misalign:
-                operands = [x, norm, w_gate, w_up, w_down, torch.empty_like(x)]
+                operands = [*inputs, torch.empty_like(inputs[0])]
                 for index in range(len(operands)):
                     moved = list(operands)
                     moved[index] = misplaced(moved[index])
@@ -113,15 +195,18 @@ def main():
                     print(f"{'PASS' if ok else 'FAIL'} D={D} F={F} M={m}: operand {index} "
                           f"2 bytes off 16: {refused or 'not refused'}", flush=True)
             results = []
-            for call in range(3):
-                out = torch.full((m, D), float("nan"), dtype=torch.bfloat16, device="cuda")
-                layer(m, x, norm, w_gate, w_up, w_down, out)
+            for _ in range(3):
+                outs = call()
                 torch.cuda.synchronize()
-                results.append(verdict(out, want))
+                # The worst of the outputs (the decoder's out and normed).
+                checks = [verdict(o, w, blocks=2 if A else 1) for o, w in zip(outs, want)]
+                results.append((all(c[0] for c in checks), max(c[1] for c in checks),
+                                max(c[2] for c in checks)))
             ok = all(r[0] for r in results)
             failed |= not ok
+            what = f"decoder A={A} " if A else ""
             print(
-                f"{'PASS' if ok else 'FAIL'} D={D} F={F} M={m}: rel L2 "
+                f"{tag}{'PASS' if ok else 'FAIL'} {what}D={D} F={F} M={m}: rel L2 "
                 + ", ".join(f"{r[1]:.2e}" for r in results)
                 + " (calls 1-3), worst element at "
                 + ", ".join(f"{r[2]:.2f}" for r in results)
