@@ -22,6 +22,7 @@ use crate::analysis::{
         OVERWRITES_ATTR, body_captures_only_constants, default_maps, generic_body, generic_maps,
         loop_kinds, zero_constant,
     },
+    read_after::root_of,
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
@@ -305,6 +306,7 @@ pub fn group_at<'c, 'a>(
             .then_some((fill1, matmul1))
         });
     let Some((fill1, matmul1)) = sibling else {
+        note_unfused_neighbours(op, fill0, (a, g), m);
         return Ok(Some(Group::Single {
             fill: Some(fill0),
             matmul: op,
@@ -322,6 +324,49 @@ pub fn group_at<'c, 'a>(
             m.notes.push(note);
             Ok(Some(single))
         }
+    }
+}
+
+/// Notes why a lone matmul's neighbours stay apart: an element-wise
+/// generic right after it that reads its product or a view of it (an
+/// activation, a bias, a gate and up product split in halves),
+/// and an RMSNorm-style prologue right before it that writes its left
+/// operand. The kernels fuse those into a gate and up pair only. The second
+/// matmul of a pair that did not fuse (a matmul right before its fill) gets
+/// no note: the pair's note already says why.
+fn note_unfused_neighbours<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    fill: OperationRef<'c, 'a>,
+    (a, product): (Value<'c, 'a>, Value<'c, 'a>),
+    m: &mut Matching<'c, 'a>,
+) {
+    let before = m.before_planning;
+    if previous_effect(fill, before).is_some_and(|p| p.isa(OpKind::LinalgMatmul)) {
+        return;
+    }
+    if let Some(next) = next_effect(op, before)
+        && next.isa(OpKind::LinalgGeneric)
+        && let Ok((inputs, _, _)) = elementwise(next)
+        && inputs
+            .iter()
+            .any(|input| same(root_of(*input), root_of(product)))
+    {
+        m.notes.push((
+            next,
+            "not fused into the matmul's kernel: the generated kernels take an element-wise \
+             epilogue only after a gate and up pair (two matmuls of one left operand), and this \
+             matmul is alone"
+                .into(),
+        ));
+    }
+    if let Ok(Some(prologue)) = prologue_before(fill, a, &[op], before) {
+        m.notes.push((
+            prologue.normalize,
+            "not fused as the matmul's prologue: the generated kernels take a row-norm prologue \
+             only before a gate and up pair (two matmuls of one left operand), and this matmul \
+             is alone"
+                .into(),
+        ));
     }
 }
 

@@ -176,3 +176,74 @@ func.func @gemv_row_too_long(%a: memref<?x65536xbf16>, %w: memref<65536x64xbf16>
   linalg.matmul ins(%a, %w : memref<?x65536xbf16>, memref<65536x64xbf16>) outs(%c : memref<?x64xbf16>)
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// A lone matmul (a GELU MLP's up projection): its activation stays a
+// kernel of its own, and the remark says why.
+func.func @lone_matmul_epilogue(%a: memref<?x4096xbf16>, %w: memref<4096x7168xbf16>, %act: memref<?x7168xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %a, %c0 : memref<?x4096xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %up = memref.alloc(%m) : memref<?x7168xbf16>
+  // The matmul itself takes the generated kernels.
+  // expected-remark@+1 {{matmul 4096x7168: generated kernel @symm_matmul_0}}
+  linalg.fill ins(%zero : bf16) outs(%up : memref<?x7168xbf16>)
+  linalg.matmul ins(%a, %w : memref<?x4096xbf16>, memref<4096x7168xbf16>) outs(%up : memref<?x7168xbf16>)
+  // expected-remark@+1 {{not fused into the matmul's kernel: the generated kernels take an element-wise epilogue only after a gate and up pair (two matmuls of one left operand), and this matmul is alone}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%up : memref<?x7168xbf16>) outs(%act : memref<?x7168xbf16>) {
+  ^bb0(%u: bf16, %unused: bf16):
+    %f = arith.extf %u : bf16 to f32
+    %t = math.tanh %f : f32
+    %r = arith.truncf %t : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %up : memref<?x7168xbf16>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+// A lone matmul after an RMSNorm: the norm stays a kernel of its own.
+func.func @lone_matmul_prologue(%x: memref<?x4096xbf16>, %g: memref<4096xbf16>, %w: memref<4096x7168xbf16>, %c: memref<?x7168xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x4096xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %n = arith.constant 4096.0 : f32
+  %sq = memref.alloc(%m) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%sq : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x4096xbf16>) outs(%sq : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.mulf %f, %f : f32
+    %t = arith.addf %s, %acc : f32
+    linalg.yield %t : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x4096xbf16>
+  // expected-remark@+1 {{not fused as the matmul's prologue: the generated kernels take a row-norm prologue only before a gate and up pair (two matmuls of one left operand), and this matmul is alone}}
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sq, %g : memref<?x4096xbf16>, memref<?xf32>, memref<4096xbf16>) outs(%xn : memref<?x4096xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %wt: bf16, %unused: bf16):
+    %mean = arith.divf %s, %n : f32
+    %inv = math.rsqrt %mean : f32
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %wf = arith.extf %wt : bf16 to f32
+    %z = arith.mulf %y, %wf : f32
+    %r = arith.truncf %z : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  // expected-remark@+1 {{matmul 4096x7168: generated kernel @symm_matmul_0}}
+  linalg.fill ins(%zero_bf16 : bf16) outs(%c : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %w : memref<?x4096xbf16>, memref<4096x7168xbf16>) outs(%c : memref<?x7168xbf16>)
+  memref.dealloc %sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x4096xbf16>
+  return
+}
