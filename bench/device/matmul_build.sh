@@ -19,6 +19,8 @@
 # symm-launch -n W. DECODER_WIDTHS ("DxAxF ...", A the attention features
 # a rank holds) builds the decoder half-layer the same way (dec_<D>x<A>x<F>
 # at world size 1, dec_tp<W>_... on TP_WORLDS), for matmul_check.py --decoder A.
+# GELU_WIDTHS ("DxF ...") builds the non-gated block bench/model/gelu_mlp.mlir
+# (gelu_<D>x<F>, gelu_tp<W>_... on TP_WORLDS), for matmul_check.py --gelu.
 # LAYER_FLAGS adds symm-compile options to every layer and app.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,6 +66,15 @@ for w in ${DECODER_WIDTHS:-}; do
     name=dec_tp${world}_$w
     [[ $world == 1 ]] && name=dec_$w
     decoder_widths "$d" "$a" "$f" "$world" "$out/src/$name.mlir"
+    layer "$name" "$out/src/$name.mlir"
+  done
+done
+for w in ${GELU_WIDTHS:-}; do
+  for world in 1 ${TP_WORLDS:-}; do
+    name=gelu_tp${world}_$w
+    [[ $world == 1 ]] && name=gelu_$w
+    sed -e "s/world_size(2)/world_size($world)/" -e "s/4096/${w%x*}/g" -e "s/7168/${w#*x}/g" \
+      bench/model/gelu_mlp.mlir > "$out/src/$name.mlir"
     layer "$name" "$out/src/$name.mlir"
   done
 done

@@ -14,6 +14,11 @@ and the relative L2 error below 1e-2 (examples/cpp/llama_common.h's
 tolerances), called twice (the first call of a count measures the two
 ways, the second runs the chosen one) and in a CUDA graph of ours.
 
+With --gelu: the non-gated MLP block of bench/model/gelu_mlp.mlir instead
+(RMSNorm, one up projection, GELU with the tanh approximation, the down
+projection, all-reduce, residual), whose lone up projection takes the norm
+as its prologue and GELU as its epilogue.
+
 With --decoder A: the decoder half-layer (examples/llama_decoder.mlir, A
 the attention features a rank holds) instead: o_proj, its all-reduce with
 the residual and the post-attention RMSNorm, the MLP, its all-reduce with
@@ -66,6 +71,14 @@ def reference(x, norm, w_gate, w_up, w_down):
     return xf + act @ w_down.float()
 
 
+def gelu_reference(x, norm, w_up, w_down):
+    """The non-gated block in f32 from the bf16 values."""
+    xf = x.float()
+    xn = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * norm.float()
+    act = torch.nn.functional.gelu(xn @ w_up.float(), approximate="tanh")
+    return xf + act @ w_down.float()
+
+
 def rms_norm(h, weight):
     return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()
 
@@ -102,6 +115,8 @@ def main():
     parser.add_argument("--tokens", default="1,2,7,15,16,17,33,64,100,128,129,256")
     parser.add_argument("--profile", default="")
     parser.add_argument("--entry", default=None)
+    parser.add_argument("--gelu", action="store_true",
+                        help="check the non-gated block (bench/model/gelu_mlp.mlir)")
     parser.add_argument("--decoder", type=int, default=0, metavar="A",
                         help="check the decoder half-layer, A attention features a rank")
     parser.add_argument("--misalign", action="store_true")
@@ -112,9 +127,11 @@ def main():
     if world > 1 and (args.misalign or args.profile):
         sys.exit("matmul_check: --misalign and --profile run at world size 1 only")
     A = args.decoder
-    if A and (args.misalign or args.profile):
-        sys.exit("matmul_check: --misalign and --profile check the MLP block only")
-    entry = args.entry or ("llama_decoder" if A else "llama_mlp")
+    if A and args.gelu:
+        sys.exit("matmul_check: --gelu and --decoder are two blocks; pick one")
+    if (A or args.gelu) and (args.misalign or args.profile and A):
+        sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no decoder")
+    entry = args.entry or ("llama_decoder" if A else "gelu_mlp" if args.gelu else "llama_mlp")
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     # The same seed on every rank: the same full weights and inputs.
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -152,7 +169,11 @@ def main():
     def case(m):
         """This count's inputs, the references of its outputs, and a call
         that writes fresh NaN-poisoned outputs and returns them."""
-        if not A:
+        if args.gelu:
+            x = normal(m, D, std=1.0)
+            want = [gelu_reference(x, norm, full_up, full_down)]
+            inputs = [x, norm, w_up, w_down]
+        elif not A:
             x = normal(m, D, std=1.0)
             want = [reference(x, norm, full_gate, full_up, full_down)]
             inputs = [x, norm, w_gate, w_up, w_down]
@@ -204,7 +225,7 @@ def main():
                                 max(c[2] for c in checks)))
             ok = all(r[0] for r in results)
             failed |= not ok
-            what = f"decoder A={A} " if A else ""
+            what = f"decoder A={A} " if A else "gelu " if args.gelu else ""
             print(
                 f"{tag}{'PASS' if ok else 'FAIL'} {what}D={D} F={F} M={m}: rel L2 "
                 + ", ".join(f"{r[1]:.2e}" for r in results)
@@ -216,14 +237,15 @@ def main():
         for m in [int(t) for t in args.profile.split(",") if t]:
             x = normal(m, D, std=1.0)
             out = torch.empty_like(x)
+            mats = [w_up, w_down] if args.gelu else [w_gate, w_up, w_down]
             for _ in range(3):
-                layer(m, x, norm, w_gate, w_up, w_down, out)
+                layer(m, x, norm, *mats, out)
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             calls = 20
             with torch.cuda.graph(graph, stream=stream):
                 for _ in range(calls):
-                    layer(m, x, norm, w_gate, w_up, w_down, out)
+                    layer(m, x, norm, *mats, out)
             graph.replay()
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:

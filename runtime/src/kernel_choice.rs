@@ -205,16 +205,20 @@ impl KernelChoices {
         Ok(policy)
     }
 
-    /// Rounds to run at `site` for `rows` rows (`after_gemv`: its input
-    /// comes from a generated GEMV launched just before).
+    /// Rounds to run at `site` for `rows` rows. `after`: the site whose
+    /// output is this site's input (0: none); where that site took its
+    /// generated GEMV for these rows, it launches just before this one,
+    /// whose GEMV the decision then credits (`EARLY_LAUNCH_CREDIT`). Where
+    /// it took the library, or was not measured, nothing is credited.
     pub fn rounds(
         &mut self,
         site: i64,
         rows: i64,
         max_rows: i64,
         capturing: bool,
-        after_gemv: bool,
+        after: i64,
     ) -> Result<i64> {
+        let after_gemv = after != 0 && self.decided.get(&(after, rows)) == Some(&Way::Generated);
         if rows <= 0 || rows > max_rows {
             return Ok(1);
         }
@@ -439,8 +443,39 @@ mod tests {
             after_gemv: false,
         };
         assert_eq!(choices.decide(timed, 2), Way::Generated);
-        assert_eq!(choices.rounds(7, 4, 16, false, false).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 4, 16, false, 0).unwrap(), 1);
         assert_eq!(choices.decided.get(&(7, 4)), Some(&Way::Generated));
+    }
+
+    /// A site after another site's GEMV gets the early-launch credit at
+    /// the row counts where that site took its generated kernel, not where
+    /// it took the library (its GEMV then does not run before this one).
+    #[test]
+    fn the_early_launch_credit_follows_the_site_before() {
+        let mut choices = KernelChoices {
+            policy: Some(Policy::Measured),
+            ..KernelChoices::default()
+        };
+        let before = |rows, generated, library| Timed {
+            site: 3,
+            rows,
+            generated,
+            library,
+            after_gemv: false,
+        };
+        assert_eq!(choices.decide(before(4, 30.0, 34.0), 1), Way::Generated);
+        assert_eq!(choices.decide(before(16, 40.0, 34.0), 1), Way::Library);
+        // This site's generated GEMV is 3% slower than the library alone.
+        let mut credited_at = |rows| {
+            assert_eq!(choices.rounds(9, rows, 16, false, 3).unwrap(), ROUNDS);
+            let measuring = choices.measuring.remove(&(9, rows)).expect("measuring");
+            let way = faster(18.5, 18.0, rows, measuring.after_gemv);
+            (measuring.after_gemv, way)
+        };
+        assert_eq!(credited_at(4), (true, Way::Generated));
+        assert_eq!(credited_at(16), (false, Way::Library));
+        // Rows the site before never measured: no credit either.
+        assert_eq!(credited_at(8), (false, Way::Library));
     }
 
     #[test]
@@ -449,9 +484,9 @@ mod tests {
             policy: Some(Policy::Measured),
             ..KernelChoices::default()
         };
-        assert_eq!(choices.rounds(7, 17, 16, false, false).unwrap(), 1);
-        assert_eq!(choices.rounds(7, 0, 16, false, false).unwrap(), 1);
-        assert_eq!(choices.rounds(7, 16, 16, true, false).unwrap(), 1);
-        assert_eq!(choices.rounds(7, 16, 16, false, false).unwrap(), ROUNDS);
+        assert_eq!(choices.rounds(7, 17, 16, false, 0).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 0, 16, false, 0).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 16, 16, true, 0).unwrap(), 1);
+        assert_eq!(choices.rounds(7, 16, 16, false, 0).unwrap(), ROUNDS);
     }
 }

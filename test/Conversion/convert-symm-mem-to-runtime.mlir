@@ -948,15 +948,15 @@ func.func @too_many_bytes_static(%x: memref<4611686018427387904x4xf32>) {
 
 // -----
 
-// A measured choice: its rounds ask the runtime, passing whether the site
-// follows a generated GEMV (1 with `after_gemv`, else 0).
+// A measured choice: its rounds ask the runtime, passing the site whose
+// generated GEMV may run just before (`after_gemv(3)`: site 3), else 0.
 // CHECK-LABEL: func.func @measured
 // CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr
 // CHECK: call @symm_rt_kernel_rounds(%[[RT]], %{{.*}}, %{{.*}}, %c16_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}) : (!llvm.ptr, i64, i64, i64, i64) -> i64
-// CHECK: call @symm_rt_kernel_rounds(%[[RT]], %{{.*}}, %{{.*}}, %c16_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}) : (!llvm.ptr, i64, i64, i64, i64) -> i64
+// CHECK: call @symm_rt_kernel_rounds(%[[RT]], %{{.*}}, %{{.*}}, %c16_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}) : (!llvm.ptr, i64, i64, i64, i64) -> i64
 func.func @measured(%m: index) -> (index, index) {
   %first = symm_mem.kernel_rounds site(3) rows(%m) max_rows(16)
-  %after = symm_mem.kernel_rounds site(4) rows(%m) max_rows(16) after_gemv
+  %after = symm_mem.kernel_rounds site(4) rows(%m) max_rows(16) after_gemv(3)
   return %first, %after : index, index
 }
 

@@ -381,12 +381,13 @@ func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memre
 
 // A single matmul that reads the pair's output (the MLP's down projection
 // after gate/up): the pair's GEMV runs just before its own, so its measured
-// choice is marked `after_gemv` (the runtime credits the early launch);
+// choice is marked `after_gemv` with the pair's site (the runtime credits
+// the early launch where the pair took its generated kernel);
 // the pair, which reads the function's input, is not.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @mlp
-// CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16){{$}}
-// CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16) after_gemv{{$}}
+// CHECK: symm_mem.kernel_rounds site([[PAIR:[0-9]+]]) rows(%{{.*}}) max_rows(16){{$}}
+// CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16) after_gemv([[PAIR]]){{$}}
 func.func @mlp(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
                %wd: memref<7168x4096xbf16>, %out: memref<?x4096xbf16>) {
   %c0 = arith.constant 0 : index
@@ -448,3 +449,142 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
   return
 }
 
+
+// -----
+
+// A non-gated MLP's first half (GPT-style): RMSNorm, one up projection,
+// GELU. The lone matmul takes the norm as its prologue and the activation
+// as its epilogue, as a pair does: one generated kernel per row count,
+// the ops as they were in the library's branch.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+// CHECK: gpu.module @symm_matmul_kernels
+// CHECK-DAG: func.func private @symm_matmul_0_epilogue(%[[U:.*]]: bf16, %{{.*}}: bf16) -> bf16
+// CHECK-DAG: func.func private @symm_matmul_0_step(%{{.*}}: bf16, %{{.*}}: f32) -> f32
+// CHECK-DAG: func.func private @symm_matmul_0_prologue(%{{.*}}: bf16, %{{.*}}: f32, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16
+// CHECK-DAG: gpu.func @symm_matmul_0_gemv1(
+// CHECK-DAG: gpu.func @symm_matmul_0_mma16(
+// CHECK-LABEL: func.func @gelu_up
+// CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[W:.*]]: memref<4096x11008xbf16>, %[[ACT:.*]]: memref<?x11008xbf16>)
+// CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16){{$}}
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1
+// CHECK-SAME: args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks
+// CHECK: } else {
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: linalg.fill
+// CHECK: linalg.matmul ins(%{{.*}}, %[[W]]
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[ACT]]
+func.func @gelu_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>, %w: memref<4096x11008xbf16>,
+                   %act: memref<?x11008xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x4096xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %hidden = arith.constant 4096.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %sq = memref.alloc(%m) : memref<?xf32>
+  // expected-remark@+1 {{matmul 4096x11008 with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0}}
+  linalg.fill ins(%zero : f32) outs(%sq : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x4096xbf16>) outs(%sq : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.mulf %f, %f : f32
+    %t = arith.addf %s, %acc : f32
+    linalg.yield %t : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x4096xbf16>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sq, %norm : memref<?x4096xbf16>, memref<?xf32>, memref<4096xbf16>)
+      outs(%xn : memref<?x4096xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %wt: bf16, %unused: bf16):
+    %mean = arith.divf %s, %hidden : f32
+    %var = arith.addf %mean, %eps : f32
+    %inv = math.rsqrt %var : f32
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %wf = arith.extf %wt : bf16 to f32
+    %z = arith.mulf %y, %wf : f32
+    %r = arith.truncf %z : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %up = memref.alloc(%m) : memref<?x11008xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x11008xbf16>)
+  linalg.matmul ins(%xn, %w : memref<?x4096xbf16>, memref<4096x11008xbf16>)
+                outs(%up : memref<?x11008xbf16>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%up : memref<?x11008xbf16>) outs(%act : memref<?x11008xbf16>) {
+  ^bb0(%u: bf16, %unused: bf16):
+    %uf = arith.extf %u : bf16 to f32
+    %t = math.tanh %uf : f32
+    %y = arith.mulf %uf, %t : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x4096xbf16>
+  memref.dealloc %up : memref<?x11008xbf16>
+  return
+}
+
+// -----
+
+// An attention block's QKV projection after its input RMSNorm: a lone
+// matmul with a prologue and no epilogue.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+// CHECK: gpu.module @symm_matmul_kernels
+// CHECK-NOT: @symm_matmul_0_epilogue
+// CHECK: func.func private @symm_matmul_0_step
+// CHECK-LABEL: func.func @qkv
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1
+// CHECK: } else {
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: linalg.matmul
+func.func @qkv(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>, %w: memref<4096x3072xbf16>,
+               %qkv: memref<?x3072xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x4096xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %hidden = arith.constant 4096.0 : f32
+  %sq = memref.alloc(%m) : memref<?xf32>
+  // expected-remark@+1 {{matmul 4096x3072 with the row-norm prologue (its row factor applied to the sums): generated kernel @symm_matmul_0}}
+  linalg.fill ins(%zero : f32) outs(%sq : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x4096xbf16>) outs(%sq : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.mulf %f, %f : f32
+    %t = arith.addf %s, %acc : f32
+    linalg.yield %t : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x4096xbf16>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sq, %norm : memref<?x4096xbf16>, memref<?xf32>, memref<4096xbf16>)
+      outs(%xn : memref<?x4096xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %wt: bf16, %unused: bf16):
+    %mean = arith.divf %s, %hidden : f32
+    %inv = math.rsqrt %mean : f32
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.mulf %f, %inv : f32
+    %wf = arith.extf %wt : bf16 to f32
+    %z = arith.mulf %y, %wf : f32
+    %r = arith.truncf %z : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.fill ins(%zero_bf16 : bf16) outs(%qkv : memref<?x3072xbf16>)
+  linalg.matmul ins(%xn, %w : memref<?x4096xbf16>, memref<4096x3072xbf16>)
+                outs(%qkv : memref<?x3072xbf16>)
+  memref.dealloc %sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x4096xbf16>
+  return
+}

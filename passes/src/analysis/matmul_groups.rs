@@ -11,7 +11,11 @@
 //!   operand and the statistic have no other reader.
 //! - A **single** matmul: `linalg.batch_matmul {symm.overwrites}` over
 //!   split-K slices (from `symm-mem-split-k`), or a zero fill followed by
-//!   a `linalg.matmul`.
+//!   a `linalg.matmul`. A lone `linalg.matmul` (no sibling sharing its
+//!   left operand) takes, as a pair does, the RMSNorm-style prologue that
+//!   writes its left operand (a QKV projection after the input norm) and
+//!   an element-wise generic of its product alone that is the product's
+//!   only reader (the activation of a non-gated MLP: GELU, ReLU).
 //!
 //! Between the ops of a group only ops without side effects (views,
 //! sizes, constants, allocations) may sit. Every refusal is a remark at
@@ -88,7 +92,16 @@ pub enum Group<'c, 'a> {
     Single {
         fill: Option<OperationRef<'c, 'a>>,
         matmul: OperationRef<'c, 'a>,
+        /// A lone matmul's fused neighbours (none for split-K slices).
+        prologue: Option<PrologueOps<'c, 'a>>,
+        epilogue: Option<EpilogueOps<'c, 'a>>,
     },
+}
+
+/// A lone matmul's element-wise epilogue: the generic and its parameters.
+pub struct EpilogueOps<'c, 'a> {
+    pub op: OperationRef<'c, 'a>,
+    pub args: Vec<Arg>,
 }
 
 impl<'c, 'a> Group<'c, 'a> {
@@ -109,7 +122,20 @@ impl<'c, 'a> Group<'c, 'a> {
                 ops.extend([fills[0], matmuls[0], fills[1], matmuls[1], *epilogue]);
                 ops
             }
-            Group::Single { fill, matmul } => fill.iter().copied().chain([*matmul]).collect(),
+            Group::Single {
+                fill,
+                matmul,
+                prologue,
+                epilogue,
+            } => {
+                let mut ops = Vec::new();
+                if let Some(p) = prologue {
+                    ops.extend([p.fill, p.reduction, p.normalize]);
+                }
+                ops.extend(fill.iter().copied().chain([*matmul]));
+                ops.extend(epilogue.iter().map(|e| e.op));
+                ops
+            }
         }
     }
 }
@@ -271,6 +297,8 @@ pub fn group_at<'c, 'a>(
         return Ok(Some(Group::Single {
             fill: None,
             matmul: op,
+            prologue: None,
+            epilogue: None,
         }));
     }
     if !op.isa(OpKind::LinalgMatmul) || op.operand_count() != 3 {
@@ -283,6 +311,8 @@ pub fn group_at<'c, 'a>(
         return Ok(Some(Group::Single {
             fill: None,
             matmul: op,
+            prologue: None,
+            epilogue: None,
         }));
     }
     let fill0 = previous_effect(op, before).filter(|f| zero_fill_of(*f, g));
@@ -306,15 +336,19 @@ pub fn group_at<'c, 'a>(
             .then_some((fill1, matmul1))
         });
     let Some((fill1, matmul1)) = sibling else {
-        note_unfused_neighbours(op, fill0, (a, g), m);
+        let (prologue, epilogue) = lone_fusions(op, fill0, (a, g), m);
         return Ok(Some(Group::Single {
             fill: Some(fill0),
             matmul: op,
+            prologue,
+            epilogue,
         }));
     };
     let single = Group::Single {
         fill: Some(fill0),
         matmul: op,
+        prologue: None,
+        epilogue: None,
     };
     match pair_after(op, [fill0, fill1], matmul1, (a, g), m) {
         Ok(pair) => Ok(Some(pair)),
@@ -327,47 +361,83 @@ pub fn group_at<'c, 'a>(
     }
 }
 
-/// Notes why a lone matmul's neighbours stay apart: an element-wise
-/// generic right after it that reads its product or a view of it (an
-/// activation, a bias, a gate and up product split in halves),
-/// and an RMSNorm-style prologue right before it that writes its left
-/// operand. The kernels fuse those into a gate and up pair only. The second
-/// matmul of a pair that did not fuse (a matmul right before its fill) gets
-/// no note: the pair's note already says why.
-fn note_unfused_neighbours<'c, 'a>(
+/// What fuses into a lone matmul `op` (after its zero fill `fill`): the
+/// RMSNorm-style prologue right before it that writes its left operand
+/// `a`, and the element-wise generic right after it that reads its
+/// product alone; a note at each candidate that does not fuse says why.
+/// The second matmul of a pair that did not fuse (a matmul right before
+/// its fill) takes neither: the pair's note already says why.
+fn lone_fusions<'c, 'a>(
     op: OperationRef<'c, 'a>,
     fill: OperationRef<'c, 'a>,
     (a, product): (Value<'c, 'a>, Value<'c, 'a>),
     m: &mut Matching<'c, 'a>,
-) {
+) -> (Option<PrologueOps<'c, 'a>>, Option<EpilogueOps<'c, 'a>>) {
     let before = m.before_planning;
     if previous_effect(fill, before).is_some_and(|p| p.isa(OpKind::LinalgMatmul)) {
-        return;
+        return (None, None);
     }
-    if let Some(next) = next_effect(op, before)
-        && next.isa(OpKind::LinalgGeneric)
-        && let Ok((inputs, _, _)) = elementwise(next)
-        && inputs
-            .iter()
-            .any(|input| same(root_of(*input), root_of(product)))
-    {
-        m.notes.push((
-            next,
-            "not fused into the matmul's kernel: the generated kernels take an element-wise \
-             epilogue only after a gate and up pair (two matmuls of one left operand), and this \
-             matmul is alone"
+    let epilogue = next_effect(op, before)
+        .filter(|next| next.isa(OpKind::LinalgGeneric))
+        .and_then(|next| match lone_epilogue(next, fill, op, product) {
+            Ok(epilogue) => epilogue,
+            Err(why) => {
+                m.notes.push((
+                    next,
+                    format!("not fused as the matmul's epilogue: it {why}").into(),
+                ));
+                None
+            }
+        });
+    let prologue = match prologue_before(fill, a, &[op], before) {
+        Ok(p) => p,
+        Err((at, why)) => {
+            m.notes.push((
+                at,
+                format!("not fused as the matmul's prologue: {why}").into(),
+            ));
+            None
+        }
+    };
+    (prologue, epilogue)
+}
+
+/// The element-wise epilogue `next` of a lone matmul `op` (after `fill`):
+/// `Ok(None)` where `next` does not read the product (or a view of it),
+/// `Err` where it reads it but cannot fuse.
+fn lone_epilogue<'c, 'a>(
+    next: OperationRef<'c, 'a>,
+    fill: OperationRef<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+    product: Value<'c, 'a>,
+) -> Result<Option<EpilogueOps<'c, 'a>>, String> {
+    let reads_product = |v: &Value<'c, 'a>| same(root_of(*v), root_of(product));
+    if !next.operands().any(|v| reads_product(&v)) {
+        return Ok(None);
+    }
+    let (inputs, dims, _out) = elementwise(next).map_err(|why| why.to_string())?;
+    if inputs.len() != 1 || !same(inputs[0], product) || dims[0] != [0, 1] {
+        return Err(
+            "reads more than the product element by element (the generated kernels take an \
+             epilogue of the product alone, or of a gate and up pair's two)"
                 .into(),
-        ));
+        );
     }
-    if let Ok(Some(prologue)) = prologue_before(fill, a, &[op], before) {
-        m.notes.push((
-            prologue.normalize,
-            "not fused as the matmul's prologue: the generated kernels take a row-norm prologue \
-             only before a gate and up pair (two matmuls of one left operand), and this matmul \
-             is alone"
-                .into(),
-        ));
+    let Some(out_type) = next
+        .operands()
+        .last()
+        .and_then(element_scalar)
+        .filter(|s| *s == Scalar::Bf16)
+    else {
+        return Err("writes no bf16 output".into());
+    };
+    if !only_used_by(product, &[fill, op, next]) {
+        return Err("is not the product's only reader".into());
     }
+    Ok(Some(EpilogueOps {
+        op: next,
+        args: vec![Arg::Product(0), Arg::Unused(out_type)],
+    }))
 }
 
 /// The pair of `op` (after its zero fill `fill0`) and `matmul1` (after

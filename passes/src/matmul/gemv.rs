@@ -516,12 +516,14 @@ impl SkinnyMatmul {
     }
 
     /// GEMV `tile`'s prefetched loads: the tiling's where the kernel is
-    /// launched early (`grid_dependency`: sm_90 and up), a pair's only
-    /// where every call it takes follows an all-reduce that launches it as
-    /// it starts (`launched_early`); none elsewhere, where they would only
-    /// delay the loads themselves.
+    /// launched early (`grid_dependency`: sm_90 and up), a pair's (and a
+    /// single matmul's with a prologue, which stages its rows as a pair
+    /// does) only where every call it takes follows an all-reduce that
+    /// launches it as it starts (`launched_early`); none elsewhere, where
+    /// they would only delay the loads themselves.
     pub fn gemv_prefetch(&self, tile: GemvTile) -> u64 {
-        let early = self.weights == 1 || tile.takes() <= self.launched_early;
+        let plain = self.weights == 1 && self.prologue.is_none();
+        let early = plain || tile.takes() <= self.launched_early;
         if self.grid_dependency && early {
             tile.prefetch
         } else {

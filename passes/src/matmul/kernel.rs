@@ -375,8 +375,8 @@ impl SkinnyMatmul {
         {
             return Some("the prologue reads rows in 16-byte vectors".into());
         }
-        if (self.weights == 2) != self.epilogue.is_some() || self.weights == 0 {
-            return Some("a pair takes an epilogue, a single matmul none".into());
+        if self.weights == 0 || self.weights > 2 || (self.weights == 2 && self.epilogue.is_none()) {
+            return Some("a pair takes an epilogue (a single matmul may)".into());
         }
         None
     }

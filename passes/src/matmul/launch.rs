@@ -14,7 +14,7 @@ use melior::{
     Context,
     dialect::{arith::CmpiPredicate, ods, scf},
     ir::{
-        Attribute, Block, BlockLike, Region, RegionLike, Value, attribute::IntegerAttribute,
+        Block, BlockLike, Region, RegionLike, Value, attribute::IntegerAttribute,
         operation::OperationMutLike,
     },
 };
@@ -63,15 +63,16 @@ fn rows<'c>(e: &Emitter<'c>, memref: Value<'c, '_>, dim: usize) -> Val<'c> {
 /// view that starts mid-vector) runs the library's branch without
 /// measuring: the kernels' vector loads would fault on it. So does a call
 /// of more rows than the tensor-core kernel takes whose GEMV has no
-/// weight descriptor (`generated_can_run`). `after_gemv`:
-/// the group's input is another group's output, whose GEMV runs just
-/// before it (`symm_mem.kernel_rounds ... after_gemv`).
+/// weight descriptor (`generated_can_run`). `after_gemv`: the site of the
+/// group whose output is this group's input, and whose GEMV, where that
+/// site takes it, runs just before this one
+/// (`symm_mem.kernel_rounds ... after_gemv(site)`).
 pub(super) fn dispatch<'c>(
     context: &'c Context,
     p: &Planned<'c, '_>,
     site: i64,
     max_rows: u64,
-    after_gemv: bool,
+    after_gemv: Option<i64>,
 ) {
     use melior::ir::operation::OperationLike;
     let ops = p.group.ops();
@@ -99,8 +100,8 @@ pub(super) fn dispatch<'c>(
             |e| {
                 let mut rounds: melior::ir::Operation =
                     symm_mem::kernel_rounds(context, e.index(), m, site_attr, max_attr, loc).into();
-                if after_gemv {
-                    rounds.set_attribute("after_gemv", Attribute::unit(context));
+                if let Some(before) = after_gemv {
+                    rounds.set_attribute("after_gemv", IntegerAttribute::new(i64, before).into());
                 }
                 e.one(rounds)
             },

@@ -623,54 +623,20 @@ fn plan<'c, 'a>(
             if ![a, w0, w1].iter().all(|v| is_bf16(*v)) || output_of(out) != Some(Output::Bf16) {
                 return refuse("the generated kernel takes bf16 operands and a bf16 result");
             }
-            let mut functions = vec![ElementFunction::whole(
-                format!("{name}_epilogue"),
-                *epilogue,
-            )];
-            let (kernel_a, columns, init, prologue_spec) = match prologue {
-                Some(p) => {
-                    functions.push(ElementFunction::whole(format!("{name}_step"), p.reduction));
-                    functions.push(ElementFunction::whole(
-                        format!("{name}_prologue"),
-                        p.normalize,
-                    ));
-                    let split = row_scale
-                        .then(|| normalization_split(p.normalize, &p.args))
-                        .flatten();
-                    let row_scale = split.map(|split| {
-                        let functions_of = RowScaleFunctions {
-                            row: format!("{name}_prologue_row"),
-                            columns: format!("{name}_prologue_columns"),
-                        };
-                        for (function, part) in [
-                            (&functions_of.row, row_scale::Part::Row),
-                            (&functions_of.columns, row_scale::Part::Columns),
-                        ] {
-                            functions.push(ElementFunction {
-                                name: function.clone(),
-                                generic: p.normalize,
-                                part: Some((split.clone(), part)),
-                            });
-                        }
-                        functions_of
-                    });
-                    let spec = Prologue {
-                        step: format!("{name}_step"),
-                        apply: format!("{name}_prologue"),
-                        args: p.args.clone(),
-                        columns: p
-                            .columns
-                            .iter()
-                            .filter_map(|c| {
-                                crate::ir::scalar::Scalar::of_type(c.memref_type()?.element())
-                            })
-                            .collect(),
-                        row_scale,
-                    };
-                    (p.x, p.columns.clone(), Some(p.init), Some(spec))
-                }
-                None => (a, Vec::new(), None, None),
-            };
+            let Fusions {
+                functions,
+                a: kernel_a,
+                columns,
+                init,
+                prologue: prologue_spec,
+                epilogue: epilogue_spec,
+            } = fusions(
+                &name,
+                a,
+                prologue.as_ref(),
+                Some((*epilogue, epilogue_args)),
+                row_scale,
+            );
             let kernel = SkinnyMatmul {
                 name: name.clone(),
                 k: *k as u64,
@@ -682,10 +648,7 @@ fn plan<'c, 'a>(
                 weights: 2,
                 output: Output::Bf16,
                 prologue: prologue_spec,
-                epilogue: Some(Epilogue {
-                    function: format!("{name}_epilogue"),
-                    args: epilogue_args.clone(),
-                }),
+                epilogue: epilogue_spec,
                 tile,
                 grid_dependency,
                 stream_norm: false,
@@ -699,6 +662,85 @@ fn plan<'c, 'a>(
                 kernel,
                 a: kernel_a,
                 weights: vec![w0, w1],
+                out,
+                rows_dim: 0,
+                functions,
+                columns,
+                init,
+                gemv: Vec::new(),
+                lamport_pool: None,
+                group,
+            })
+        }
+        Group::Single {
+            matmul,
+            prologue,
+            epilogue,
+            ..
+        } if prologue.is_some() || epilogue.is_some() => {
+            let op = *matmul;
+            let (a, w, c) = (operand(op, 0), operand(op, 1), operand(op, 2));
+            let out = epilogue.as_ref().map_or(c, |e| {
+                e.op.operands()
+                    .last()
+                    .expect("an elementwise generic has an output")
+            });
+            let refuse = |why: &str| Err((op, format!("keeps cuBLAS: {why}").into()));
+            let (Some((a_shape, _)), Some((w_shape, _))) = (strides(a), strides(w)) else {
+                return refuse("an operand without a strided layout at a static offset");
+            };
+            if !contiguous(a) || !contiguous(w) || !contiguous(out) {
+                return refuse("operands that are not contiguous row-major matrices");
+            }
+            let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
+                return refuse("a weight of dynamic shape");
+            };
+            let out_shape = out.memref_type().map(dims).unwrap_or_default();
+            if a_shape.get(1) != Some(&Some(*k)) || out_shape.get(1) != Some(&Some(*n)) {
+                return refuse("shapes that do not match");
+            }
+            if !is_bf16(a) || !is_bf16(w) || output_of(out) != Some(Output::Bf16) {
+                return refuse("the generated kernel takes bf16 operands and a bf16 result");
+            }
+            let Fusions {
+                functions,
+                a: kernel_a,
+                columns,
+                init,
+                prologue: prologue_spec,
+                epilogue: epilogue_spec,
+            } = fusions(
+                &name,
+                a,
+                prologue.as_ref(),
+                epilogue.as_ref().map(|e| (e.op, e.args.as_slice())),
+                row_scale,
+            );
+            let kernel = SkinnyMatmul {
+                name: name.clone(),
+                k: *k as u64,
+                n: *n as u64,
+                lda: *k as u64,
+                a_slice: 0,
+                w_slice: 0,
+                slices: 1,
+                weights: 1,
+                output: Output::Bf16,
+                prologue: prologue_spec,
+                epilogue: epilogue_spec,
+                tile,
+                grid_dependency,
+                stream_norm: false,
+                lamport_send: None,
+                launched_early: 0,
+            };
+            if let Some(problem) = kernel.problem() {
+                return refuse(&problem);
+            }
+            Ok(Planned {
+                kernel,
+                a: kernel_a,
+                weights: vec![w],
                 out,
                 rows_dim: 0,
                 functions,
@@ -797,6 +839,94 @@ fn plan<'c, 'a>(
     }
 }
 
+/// What a group's generated kernels fuse: the element functions they call,
+/// the operand they read as `a` (x where a prologue normalizes it), the
+/// prologue's column vectors and statistic's initial value, and the
+/// prologue's and epilogue's descriptions.
+struct Fusions<'c, 'a> {
+    functions: Vec<ElementFunction<'c, 'a>>,
+    a: Value<'c, 'a>,
+    columns: Vec<Value<'c, 'a>>,
+    init: Option<Value<'c, 'a>>,
+    prologue: Option<Prologue>,
+    epilogue: Option<Epilogue>,
+}
+
+/// The fusions of kernel `name` whose matmuls read `a`: its prologue (an
+/// RMSNorm-style normalization of x into `a`, split into row and column
+/// factors with `row_scale` where it splits) and its epilogue (a generic
+/// and its parameters).
+fn fusions<'c, 'a>(
+    name: &str,
+    a: Value<'c, 'a>,
+    prologue: Option<&crate::analysis::matmul_groups::PrologueOps<'c, 'a>>,
+    epilogue: Option<(OperationRef<'c, 'a>, &[kernel::Arg])>,
+    row_scale: bool,
+) -> Fusions<'c, 'a> {
+    let mut functions = Vec::new();
+    let epilogue = epilogue.map(|(generic, args)| {
+        functions.push(ElementFunction::whole(format!("{name}_epilogue"), generic));
+        Epilogue {
+            function: format!("{name}_epilogue"),
+            args: args.to_vec(),
+        }
+    });
+    let Some(p) = prologue else {
+        return Fusions {
+            functions,
+            a,
+            columns: Vec::new(),
+            init: None,
+            prologue: None,
+            epilogue,
+        };
+    };
+    functions.push(ElementFunction::whole(format!("{name}_step"), p.reduction));
+    functions.push(ElementFunction::whole(
+        format!("{name}_prologue"),
+        p.normalize,
+    ));
+    let split = row_scale
+        .then(|| normalization_split(p.normalize, &p.args))
+        .flatten();
+    let row_scale = split.map(|split| {
+        let functions_of = RowScaleFunctions {
+            row: format!("{name}_prologue_row"),
+            columns: format!("{name}_prologue_columns"),
+        };
+        for (function, part) in [
+            (&functions_of.row, row_scale::Part::Row),
+            (&functions_of.columns, row_scale::Part::Columns),
+        ] {
+            functions.push(ElementFunction {
+                name: function.clone(),
+                generic: p.normalize,
+                part: Some((split.clone(), part)),
+            });
+        }
+        functions_of
+    });
+    let spec = Prologue {
+        step: format!("{name}_step"),
+        apply: format!("{name}_prologue"),
+        args: p.args.clone(),
+        columns: p
+            .columns
+            .iter()
+            .filter_map(|c| crate::ir::scalar::Scalar::of_type(c.memref_type()?.element()))
+            .collect(),
+        row_scale,
+    };
+    Fusions {
+        functions,
+        a: p.x,
+        columns: p.columns.clone(),
+        init: Some(p.init),
+        prologue: Some(spec),
+        epilogue,
+    }
+}
+
 /// The split of a pair's normalization into its row and column factors
 /// (`row_scale`), where it has one.
 fn normalization_split(normalize: OperationRef, args: &[kernel::Arg]) -> Option<row_scale::Split> {
@@ -824,6 +954,28 @@ fn describe(planned: &Planned<'_, '_>) -> String {
                 }
                 (Some(_), _) => " with the row-norm prologue",
                 (None, _) => "",
+            }
+        ),
+        Group::Single {
+            prologue, epilogue, ..
+        } if prologue.is_some() || epilogue.is_some() => format!(
+            "matmul {}x{}{}{}",
+            k.k,
+            k.n,
+            match (prologue, &k.prologue) {
+                (
+                    Some(_),
+                    Some(Prologue {
+                        row_scale: Some(_), ..
+                    }),
+                ) => " with the row-norm prologue (its row factor applied to the sums)",
+                (Some(_), _) => " with the row-norm prologue",
+                (None, _) => "",
+            },
+            if epilogue.is_some() {
+                " with the element-wise epilogue"
+            } else {
+                ""
             }
         ),
         Group::Single { .. } if k.slices > 1 => {
@@ -1040,15 +1192,17 @@ fn launched_early_rows(p: &Planned<'_, '_>) -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether `p` reads (a view of) what another planned group with GEMVs
-/// writes: that group's GEMV then runs just before `p`'s, which launches
-/// while it drains (the runtime's measured choice credits that).
-fn after_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> bool {
+/// The site of another planned group with GEMVs whose output `p` reads (a
+/// view of): where that site takes its generated GEMV, it runs just before
+/// `p`'s, which launches while it drains (the runtime's measured choice
+/// credits that, for the row counts where that site took it).
+fn after_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> Option<i64> {
     use crate::{analysis::read_after::root_of, ir::melior_ext::value_key};
     let input = value_key(root_of(p.a));
     planned
         .iter()
-        .any(|q| !std::ptr::eq(q, p) && !q.gemv.is_empty() && value_key(root_of(q.out)) == input)
+        .find(|q| !std::ptr::eq(*q, p) && !q.gemv.is_empty() && value_key(root_of(q.out)) == input)
+        .map(site_of)
 }
 
 /// A site id for the runtime's table of choices: FNV-1a of the function

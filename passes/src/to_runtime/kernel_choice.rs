@@ -11,7 +11,7 @@ use crate::ir::builders::CmpI;
 use crate::ir::host::Host;
 use crate::ir::melior_ext::OperationExt;
 use crate::ir::op_kind::OpKind;
-use melior::ir::{OperationRef, Type, Value, operation::OperationLike};
+use melior::ir::{OperationRef, Type, Value};
 use symm_protocol::abi;
 
 /// The op's integer attribute `name` as an i64 value.
@@ -36,7 +36,9 @@ pub fn lower<'c, 'a>(
     match op.kind() {
         OpKind::KernelRounds => {
             let max_rows = attribute(host, op, "max_rows")?;
-            let after_gemv = host.int(64, i64::from(op.attribute("after_gemv").is_ok()));
+            // The site whose generated GEMV may run just before (0: none).
+            let before = op.int_attribute("after_gemv").unwrap_or(0);
+            let after_gemv = host.int(64, before);
             let rounds = host.call_value(&abi::KERNEL_ROUNDS, &[site, rows, max_rows, after_gemv]);
             let index = host.cast(rounds, Type::index(host.context()));
             super::replace_result(op, index)?;

@@ -407,10 +407,10 @@ pub unsafe extern "C" fn symm_rt_kernel_rounds(
     site: i64,
     rows: i64,
     max_rows: i64,
-    after_gemv: i64,
+    after: i64,
 ) -> i64 {
     run("choosing a matmul's kernel", runtime, |s| {
-        s.kernel_rounds(site, rows, max_rows, after_gemv != 0)
+        s.kernel_rounds(site, rows, max_rows, after)
     })
 }
 

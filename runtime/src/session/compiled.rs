@@ -664,12 +664,12 @@ impl Session {
         site: i64,
         rows: i64,
         max_rows: i64,
-        after_gemv: bool,
+        after: i64,
     ) -> Result<i64> {
         let capturing = self.active_stream().is_capturing()?;
         self.compiled
             .kernels
-            .rounds(site, rows, max_rows, capturing, after_gemv)
+            .rounds(site, rows, max_rows, capturing, after)
     }
 
     /// The device address of `key`'s TMA descriptor, or 0 where there is

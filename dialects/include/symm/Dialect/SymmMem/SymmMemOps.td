@@ -818,13 +818,14 @@ def SymmMem_KernelRoundsOp : SymmMem_Op<"kernel_rounds", []> {
     the first call of a row count outside a capture, when it times both
     ways by turns and keeps the faster. Rows above `max_rows` always take
     the library. The work must overwrite its outputs from its inputs, so
-    that running it again changes nothing. `after_gemv`: the site's input
-    is the output of a generated GEMV launched just before it, so that its
-    own GEMV starts while that one drains, a gain its timing alone cannot
-    show (the runtime credits it).
+    that running it again changes nothing. `after_gemv(S)`: the site's input
+    is the output of site `S`, whose generated GEMV, where `S` takes it for
+    this row count, runs just before it, so that this site's own GEMV starts
+    while that one drains, a gain its timing alone cannot show (the runtime
+    credits it then, and only then).
 
     ```mlir
-    %rounds = symm_mem.kernel_rounds site(3) rows(%m) max_rows(16) after_gemv
+    %rounds = symm_mem.kernel_rounds site(3) rows(%m) max_rows(16) after_gemv(2)
     scf.for %i = %c0 to %rounds step %c1 {
       %generated = symm_mem.kernel_variant site(3) rows(%m) round(%i) max_rows(16)
       scf.if %generated { gpu.launch_func ... } else { linalg.matmul ... }
@@ -833,9 +834,9 @@ def SymmMem_KernelRoundsOp : SymmMem_Op<"kernel_rounds", []> {
     ```
   }];
   let arguments = (ins I64Attr:$site, Index:$rows, I64Attr:$max_rows,
-                       UnitAttr:$after_gemv);
+                       OptionalAttr<I64Attr>:$after_gemv);
   let results = (outs Index:$rounds);
-  let assemblyFormat = "`site` `(` $site `)` `rows` `(` $rows `)` `max_rows` `(` $max_rows `)` (`after_gemv` $after_gemv^)? attr-dict";
+  let assemblyFormat = "`site` `(` $site `)` `rows` `(` $rows `)` `max_rows` `(` $max_rows `)` (`after_gemv` `(` $after_gemv^ `)`)? attr-dict";
 }
 
 def SymmMem_KernelVariantOp : SymmMem_Op<"kernel_variant", []> {
