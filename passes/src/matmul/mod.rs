@@ -1,7 +1,8 @@
 //! `symm-linalg-matmul-to-gpu`: compiler-owned matmuls for small token
 //! counts. Each group of `groups` (a gate + up pair with its RMSNorm
-//! prologue and SiLU·up epilogue, or a single matmul such as the down
-//! projection's split-K slices) gets a kernel of its own (`kernel`), built
+//! prologue and SiLU·up epilogue, a lone matmul with such a prologue and an
+//! activation of its product as epilogue, or a single matmul such as the
+//! down projection's split-K slices) gets a kernel of its own (`kernel`), built
 //! as IR from the upstream NVVM ops (`tensor_core`) into
 //! `gpu.module @symm_matmul_kernels`, and the group's ops become one of
 //! two ways behind a measured choice:
