@@ -26,7 +26,6 @@ use crate::analysis::{
         OVERWRITES_ATTR, body_captures_only_constants, default_maps, generic_body, generic_maps,
         loop_kinds, zero_constant,
     },
-    read_after::root_of,
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
@@ -365,8 +364,9 @@ pub fn group_at<'c, 'a>(
 /// RMSNorm-style prologue right before it that writes its left operand
 /// `a`, and the element-wise generic right after it that reads its
 /// product alone; a note at each candidate that does not fuse says why.
-/// The second matmul of a pair that did not fuse (a matmul right before
-/// its fill) takes neither: the pair's note already says why.
+/// The second matmul of a pair that did not fuse (a matmul of the same
+/// left operand right before its fill) takes neither: the pair's note
+/// already says why.
 fn lone_fusions<'c, 'a>(
     op: OperationRef<'c, 'a>,
     fill: OperationRef<'c, 'a>,
@@ -374,7 +374,10 @@ fn lone_fusions<'c, 'a>(
     m: &mut Matching<'c, 'a>,
 ) -> (Option<PrologueOps<'c, 'a>>, Option<EpilogueOps<'c, 'a>>) {
     let before = m.before_planning;
-    if previous_effect(fill, before).is_some_and(|p| p.isa(OpKind::LinalgMatmul)) {
+    let second_of_pair = previous_effect(fill, before).is_some_and(|p| {
+        p.isa(OpKind::LinalgMatmul) && operand(p, 0).is_some_and(|a0| same(a0, a))
+    });
+    if second_of_pair {
         return (None, None);
     }
     let epilogue = next_effect(op, before)
@@ -411,8 +414,7 @@ fn lone_epilogue<'c, 'a>(
     op: OperationRef<'c, 'a>,
     product: Value<'c, 'a>,
 ) -> Result<Option<EpilogueOps<'c, 'a>>, String> {
-    let reads_product = |v: &Value<'c, 'a>| same(root_of(*v), root_of(product));
-    if !next.operands().any(|v| reads_product(&v)) {
+    if !next.operands().any(|v| is_view_of(v, product)) {
         return Ok(None);
     }
     let (inputs, dims, _out) = elementwise(next).map_err(|why| why.to_string())?;
@@ -438,6 +440,25 @@ fn lone_epilogue<'c, 'a>(
         op: next,
         args: vec![Arg::Product(0), Arg::Unused(out_type)],
     }))
+}
+
+/// Whether `value` is `of` or a view of it (through view-like ops only:
+/// planned buffers that are views of one pool are not views of each
+/// other).
+fn is_view_of<'c: 'a, 'a>(mut value: Value<'c, 'a>, of: Value<'c, 'a>) -> bool {
+    loop {
+        if same(value, of) {
+            return true;
+        }
+        let Some(source) = value
+            .defining_op()
+            .filter(|def| def.is_view_like())
+            .and_then(|def| def.operand(0).ok())
+        else {
+            return false;
+        };
+        value = source;
+    }
 }
 
 /// The pair of `op` (after its zero fill `fill0`) and `matmul1` (after
