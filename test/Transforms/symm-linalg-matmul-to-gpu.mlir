@@ -588,3 +588,49 @@ func.func @qkv(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>, %w: memref<409
   memref.dealloc %xn : memref<?x4096xbf16>
   return
 }
+
+// -----
+
+// Planned buffers are views of one pool: the pair's input and the down
+// projection's output here. Only a view of a group's output counts as
+// reading it: the pair is not marked after the down projection's GEMV;
+// the down projection, which reads the pair's output, is.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @pool_views
+// CHECK: symm_mem.kernel_rounds site([[PAIR:[0-9]+]]) rows(%{{.*}}) max_rows(16){{$}}
+// CHECK: symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16) after_gemv([[PAIR]]){{$}}
+func.func @pool_views(%m: index, %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
+                      %wd: memref<7168x4096xbf16>) {
+  %one = arith.constant 1.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %c0 = arith.constant 0 : index
+  %c16m = arith.constant 16777216 : index
+  %pool = memref.alloc() : memref<33554432xi8>
+  %xn = memref.view %pool[%c0][%m] : memref<33554432xi8> to memref<?x4096xbf16>
+  %out = memref.view %pool[%c16m][%m] : memref<33554432xi8> to memref<?x4096xbf16>
+  %gate = memref.alloc(%m) : memref<?x7168xbf16>
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the element-wise epilogue}}
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x4096xbf16>, memref<4096x7168xbf16>)
+                outs(%gate : memref<?x7168xbf16>)
+  %up = memref.alloc(%m) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x4096xbf16>, memref<4096x7168xbf16>)
+                outs(%up : memref<?x7168xbf16>)
+  %act = memref.alloc(%m) : memref<?x7168xbf16>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x7168xbf16>, memref<?x7168xbf16>)
+      outs(%act : memref<?x7168xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %unused: bf16):
+    %gf = arith.extf %g : bf16 to f32
+    %uf = arith.extf %u : bf16 to f32
+    %y = arith.mulf %gf, %uf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  // expected-remark@+1 {{matmul 7168x4096}}
+  linalg.fill ins(%zero_bf16 : bf16) outs(%out : memref<?x4096xbf16>)
+  linalg.matmul ins(%act, %wd : memref<?x7168xbf16>, memref<7168x4096xbf16>)
+                outs(%out : memref<?x4096xbf16>)
+  return
+}

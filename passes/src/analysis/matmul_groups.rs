@@ -445,7 +445,7 @@ fn lone_epilogue<'c, 'a>(
 /// Whether `value` is `of` or a view of it (through view-like ops only:
 /// planned buffers that are views of one pool are not views of each
 /// other).
-fn is_view_of<'c: 'a, 'a>(mut value: Value<'c, 'a>, of: Value<'c, 'a>) -> bool {
+pub fn is_view_of<'c: 'a, 'a>(mut value: Value<'c, 'a>, of: Value<'c, 'a>) -> bool {
     loop {
         if same(value, of) {
             return true;
