@@ -18,7 +18,9 @@ through the symm package), in one process per GPU, on the same GPUs:
 
 More builds of the layer can follow as LABEL=PATH (each timed and
 checked as `symm_LABEL_us`, e.g. one compiled with other all-reduce
-limits); LAYER_TOKENS=1,16,... replaces the token counts.
+limits); LAYER_TOKENS=1,16,... replaces the token counts. LAYER_BLOCK=gelu
+times the non-gated block of bench/model/gelu_mlp.mlir (entry gelu_mlp)
+instead.
 
 One JSON line per token count on rank 0: every variant's µs per call
 (CUDA events, 200 calls after 50), torch's best, ours, and best / ours.
@@ -117,12 +119,14 @@ def compiled_variant(name, fn):
 
 def main():
     s = llama_tp.setup()
+    entry = "gelu_mlp" if s.block == "gelu" else "llama_mlp"
+    weights = (s.w_up, s.w_down) if s.block == "gelu" else (s.w_gate, s.w_up, s.w_down)
     runtime = symm.Runtime()
-    layer = symm.Layer(runtime, sys.argv[1], "llama_mlp")
+    layer = symm.Layer(runtime, sys.argv[1], entry)
     others = []
     for spec in sys.argv[2:]:
         label, path = spec.split("=", 1)
-        others.append((label, symm.Layer(runtime, path, "llama_mlp")))
+        others.append((label, symm.Layer(runtime, path, entry)))
 
     for m in TOKENS:
         x = s.normal(m, D, std=1.0)
@@ -140,7 +144,7 @@ def main():
             return llama_tp.two_shot(s, x, buf, fused)
 
         def ours():
-            layer(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
+            layer(m, x, s.norm, *weights, out)
 
         ours()
         reference = nccl(False)
@@ -168,7 +172,7 @@ def main():
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, each in [("", layer)] + [(f"_{label}", other) for label, other in others]:
-            args = (m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
+            args = (m, x, s.norm, *weights, out)
             layer_fn = lambda each=each: each(*args)  # noqa: E731
             out.zero_()
             layer_fn()

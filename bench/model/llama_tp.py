@@ -34,7 +34,10 @@ def compile_every_shape():
 
 
 def setup():
-    """Joins torch.distributed (NCCL) and draws this rank's shards."""
+    """Joins torch.distributed (NCCL) and draws this rank's shards. With
+    LAYER_BLOCK=gelu the block is the non-gated one of
+    bench/model/gelu_mlp.mlir (GELU of the up projection; the gate weight
+    is drawn but unused, so that the other weights are the same)."""
     compile_every_shape()
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -50,7 +53,11 @@ def setup():
     w_gate = normal(D, F, std=D**-0.5)[:, cols].contiguous()
     w_up = normal(D, F, std=D**-0.5)[:, cols].contiguous()
     w_down = normal(F, D, std=F**-0.5)[cols].contiguous()
+    block = os.environ.get("LAYER_BLOCK", "llama")
+    if block not in ("llama", "gelu"):
+        raise SystemExit(f"LAYER_BLOCK={block}: llama or gelu")
     return SimpleNamespace(
+        block=block,
         rank=rank,
         world=world,
         device=torch.device("cuda", torch.cuda.current_device()),
@@ -66,8 +73,11 @@ def setup():
 
 
 def hidden(s, x, fused):
-    """SiLU(gate) * up of RMSNorm(x), gate and up as one GEMM when `fused`."""
+    """SiLU(gate) * up of RMSNorm(x), gate and up as one GEMM when `fused`
+    (the gelu block: GELU(up), the tanh approximation, either way)."""
     xn = rmsnorm(x, s.norm)
+    if s.block == "gelu":
+        return torch.nn.functional.gelu(xn @ s.w_up, approximate="tanh")
     if fused:
         gu = xn @ s.w_gate_up
         return torch.nn.functional.silu(gu[:, : s.shard]) * gu[:, s.shard :]
