@@ -80,8 +80,6 @@ def compiled_decoder(name):
 
 def main():
     s = llama_tp.setup()
-    if s.block != "llama":
-        raise SystemExit("decoder_bench: the decoder half-layer is the Llama one (LAYER_BLOCK=llama)")
     heads, w_o, next_norm = attention_weights(s)
     runtime = symm.Runtime()
     layers = [("", symm.Layer(runtime, sys.argv[1], "llama_decoder"))]

@@ -118,7 +118,7 @@ def compiled_variant(name, fn):
 
 
 def main():
-    s = llama_tp.setup()
+    s = llama_tp.setup(blocks=("llama", "gelu"))
     entry = "gelu_mlp" if s.block == "gelu" else "llama_mlp"
     weights = (s.w_up, s.w_down) if s.block == "gelu" else (s.w_gate, s.w_up, s.w_down)
     runtime = symm.Runtime()

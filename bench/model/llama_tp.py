@@ -33,11 +33,12 @@ def compile_every_shape():
     config.fail_on_recompile_limit_hit = True
 
 
-def setup():
+def setup(blocks=("llama",)):
     """Joins torch.distributed (NCCL) and draws this rank's shards. With
-    LAYER_BLOCK=gelu the block is the non-gated one of
-    bench/model/gelu_mlp.mlir (GELU of the up projection; the gate weight
-    is drawn but unused, so that the other weights are the same)."""
+    LAYER_BLOCK=gelu (for callers whose `blocks` name it) the block is the
+    non-gated one of bench/model/gelu_mlp.mlir (GELU of the up projection;
+    the gate weight is drawn but unused, so that the other weights are the
+    same)."""
     compile_every_shape()
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -54,8 +55,8 @@ def setup():
     w_up = normal(D, F, std=D**-0.5)[:, cols].contiguous()
     w_down = normal(F, D, std=F**-0.5)[cols].contiguous()
     block = os.environ.get("LAYER_BLOCK", "llama")
-    if block not in ("llama", "gelu"):
-        raise SystemExit(f"LAYER_BLOCK={block}: llama or gelu")
+    if block not in blocks:
+        raise SystemExit(f"LAYER_BLOCK={block}: this bench takes {' or '.join(blocks)}")
     return SimpleNamespace(
         block=block,
         rank=rank,
