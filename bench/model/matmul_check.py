@@ -19,6 +19,10 @@ With --gelu: the non-gated MLP block of bench/model/gelu_mlp.mlir instead
 projection, all-reduce, residual), whose lone up projection takes the norm
 as its prologue and GELU as its epilogue.
 
+With --qkv: bench/model/qkv.mlir instead (RMSNorm, then one projection
+of F columns, world size 1): a lone matmul with the norm as its fused
+prologue and no epilogue.
+
 With --decoder A: the decoder half-layer (examples/llama_decoder.mlir, A
 the attention features a rank holds) instead: o_proj, its all-reduce with
 the residual and the post-attention RMSNorm, the MLP, its all-reduce with
@@ -79,6 +83,12 @@ def gelu_reference(x, norm, w_up, w_down):
     return xf + act @ w_down.float()
 
 
+def qkv_reference(x, norm, w):
+    """The input norm and projection in f32 from the bf16 values."""
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * norm.float()) @ w.float()
+
+
 def rms_norm(h, weight):
     return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()
 
@@ -117,6 +127,8 @@ def main():
     parser.add_argument("--entry", default=None)
     parser.add_argument("--gelu", action="store_true",
                         help="check the non-gated block (bench/model/gelu_mlp.mlir)")
+    parser.add_argument("--qkv", action="store_true",
+                        help="check the norm + projection of bench/model/qkv.mlir")
     parser.add_argument("--decoder", type=int, default=0, metavar="A",
                         help="check the decoder half-layer, A attention features a rank")
     parser.add_argument("--misalign", action="store_true")
@@ -127,11 +139,15 @@ def main():
     if world > 1 and (args.misalign or args.profile):
         sys.exit("matmul_check: --misalign and --profile run at world size 1 only")
     A = args.decoder
-    if A and args.gelu:
-        sys.exit("matmul_check: --gelu and --decoder are two blocks; pick one")
-    if (A or args.gelu) and (args.misalign or args.profile and A):
-        sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no decoder")
-    entry = args.entry or ("llama_decoder" if A else "gelu_mlp" if args.gelu else "llama_mlp")
+    if sum([bool(A), args.gelu, args.qkv]) > 1:
+        sys.exit("matmul_check: --gelu, --qkv and --decoder are other blocks; pick one")
+    if (A or args.gelu or args.qkv) and (args.misalign or args.profile and (A or args.qkv)):
+        sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no decoder or qkv")
+    if args.qkv and world > 1:
+        sys.exit("matmul_check: --qkv runs at world size 1")
+    entry = args.entry or (
+        "llama_decoder" if A else "gelu_mlp" if args.gelu else "qkv" if args.qkv else "llama_mlp"
+    )
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     # The same seed on every rank: the same full weights and inputs.
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -169,7 +185,11 @@ def main():
     def case(m):
         """This count's inputs, the references of its outputs, and a call
         that writes fresh NaN-poisoned outputs and returns them."""
-        if args.gelu:
+        if args.qkv:
+            x = normal(m, D, std=1.0)
+            want = [qkv_reference(x, norm, full_up)]
+            inputs = [x, norm, w_up]
+        elif args.gelu:
             x = normal(m, D, std=1.0)
             want = [gelu_reference(x, norm, full_up, full_down)]
             inputs = [x, norm, w_up, w_down]
@@ -186,8 +206,8 @@ def main():
             inputs = [mine, w_o, residual, norm, w_gate, w_up, w_down, next_norm]
 
         def call():
-            outs = [torch.full((m, D), float("nan"), dtype=torch.bfloat16, device="cuda")
-                    for _ in want]
+            outs = [torch.full(w.shape, float("nan"), dtype=torch.bfloat16, device="cuda")
+                    for w in want]
             layer(m, *inputs, *outs)
             return outs
 
@@ -225,7 +245,7 @@ def main():
                                 max(c[2] for c in checks)))
             ok = all(r[0] for r in results)
             failed |= not ok
-            what = f"decoder A={A} " if A else "gelu " if args.gelu else ""
+            what = f"decoder A={A} " if A else "gelu " if args.gelu else "qkv " if args.qkv else ""
             print(
                 f"{tag}{'PASS' if ok else 'FAIL'} {what}D={D} F={F} M={m}: rel L2 "
                 + ", ".join(f"{r[1]:.2e}" for r in results)
