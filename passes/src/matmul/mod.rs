@@ -578,9 +578,7 @@ fn plan<'c, 'a>(
     choices: KernelChoices,
 ) -> Result<Planned<'c, 'a>, crate::Refusal<'c, 'a>> {
     let KernelChoices {
-        grid_dependency,
-        row_scale,
-        ..
+        grid_dependency, ..
     } = choices;
     let name = format!("symm_matmul_{index}");
     match &group {
@@ -591,87 +589,17 @@ fn plan<'c, 'a>(
             epilogue_args,
             ..
         } => {
-            let (a, w0, w1) = (
-                operand(matmuls[0], 0),
-                operand(matmuls[0], 1),
-                operand(matmuls[1], 1),
-            );
             let out = epilogue
                 .operands()
                 .last()
                 .expect("an elementwise generic has an output");
-            let refuse = |why: &str| Err((matmuls[0], format!("keeps cuBLAS: {why}").into()));
-            let (Some((a_shape, _)), Some((w_shape, _))) = (strides(a), strides(w0)) else {
-                return refuse("an operand without a strided layout at a static offset");
-            };
-            if strides(w1).map(|s| s.0) != Some(w_shape.clone())
-                || !contiguous(a)
-                || !contiguous(w0)
-                || !contiguous(w1)
-                || !contiguous(out)
-            {
-                return refuse(
-                    "the pair's operands are not contiguous row-major matrices of one shape",
-                );
-            }
-            let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
-                return refuse("a weight of dynamic shape");
-            };
-            let out_shape = out.memref_type().map(dims).unwrap_or_default();
-            if a_shape.get(1) != Some(&Some(*k)) || out_shape.get(1) != Some(&Some(*n)) {
-                return refuse("shapes that do not match");
-            }
-            if ![a, w0, w1].iter().all(|v| is_bf16(*v)) || output_of(out) != Some(Output::Bf16) {
-                return refuse("the generated kernel takes bf16 operands and a bf16 result");
-            }
-            let Fusions {
-                functions,
-                a: kernel_a,
-                columns,
-                init,
-                prologue: prologue_spec,
-                epilogue: epilogue_spec,
-            } = fusions(
-                &name,
-                a,
-                prologue.as_ref(),
-                Some((*epilogue, epilogue_args)),
-                row_scale,
-            );
-            let kernel = SkinnyMatmul {
-                name: name.clone(),
-                k: *k as u64,
-                n: *n as u64,
-                lda: *k as u64,
-                a_slice: 0,
-                w_slice: 0,
-                slices: 1,
-                weights: 2,
-                output: Output::Bf16,
-                prologue: prologue_spec,
-                epilogue: epilogue_spec,
-                tile,
-                grid_dependency,
-                stream_norm: false,
-                lamport_send: None,
-                launched_early: 0,
-            };
-            if let Some(problem) = kernel.problem() {
-                return refuse(&problem);
-            }
-            Ok(Planned {
-                kernel,
-                a: kernel_a,
-                weights: vec![w0, w1],
+            let fused = Fused {
+                matmuls,
                 out,
-                rows_dim: 0,
-                functions,
-                columns,
-                init,
-                gemv: Vec::new(),
-                lamport_pool: None,
-                group,
-            })
+                prologue: prologue.as_ref(),
+                epilogue: Some((*epilogue, epilogue_args)),
+            };
+            plan_fused(&name, fused, tile, choices).map(|parts| parts.planned(group))
         }
         Group::Single {
             matmul,
@@ -679,78 +607,18 @@ fn plan<'c, 'a>(
             epilogue,
             ..
         } if prologue.is_some() || epilogue.is_some() => {
-            let op = *matmul;
-            let (a, w, c) = (operand(op, 0), operand(op, 1), operand(op, 2));
-            let out = epilogue.as_ref().map_or(c, |e| {
+            let out = epilogue.as_ref().map_or(operand(*matmul, 2), |e| {
                 e.op.operands()
                     .last()
                     .expect("an elementwise generic has an output")
             });
-            let refuse = |why: &str| Err((op, format!("keeps cuBLAS: {why}").into()));
-            let (Some((a_shape, _)), Some((w_shape, _))) = (strides(a), strides(w)) else {
-                return refuse("an operand without a strided layout at a static offset");
-            };
-            if !contiguous(a) || !contiguous(w) || !contiguous(out) {
-                return refuse("operands that are not contiguous row-major matrices");
-            }
-            let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
-                return refuse("a weight of dynamic shape");
-            };
-            let out_shape = out.memref_type().map(dims).unwrap_or_default();
-            if a_shape.get(1) != Some(&Some(*k)) || out_shape.get(1) != Some(&Some(*n)) {
-                return refuse("shapes that do not match");
-            }
-            if !is_bf16(a) || !is_bf16(w) || output_of(out) != Some(Output::Bf16) {
-                return refuse("the generated kernel takes bf16 operands and a bf16 result");
-            }
-            let Fusions {
-                functions,
-                a: kernel_a,
-                columns,
-                init,
-                prologue: prologue_spec,
-                epilogue: epilogue_spec,
-            } = fusions(
-                &name,
-                a,
-                prologue.as_ref(),
-                epilogue.as_ref().map(|e| (e.op, e.args.as_slice())),
-                row_scale,
-            );
-            let kernel = SkinnyMatmul {
-                name: name.clone(),
-                k: *k as u64,
-                n: *n as u64,
-                lda: *k as u64,
-                a_slice: 0,
-                w_slice: 0,
-                slices: 1,
-                weights: 1,
-                output: Output::Bf16,
-                prologue: prologue_spec,
-                epilogue: epilogue_spec,
-                tile,
-                grid_dependency,
-                stream_norm: false,
-                lamport_send: None,
-                launched_early: 0,
-            };
-            if let Some(problem) = kernel.problem() {
-                return refuse(&problem);
-            }
-            Ok(Planned {
-                kernel,
-                a: kernel_a,
-                weights: vec![w],
+            let fused = Fused {
+                matmuls: std::slice::from_ref(matmul),
                 out,
-                rows_dim: 0,
-                functions,
-                columns,
-                init,
-                gemv: Vec::new(),
-                lamport_pool: None,
-                group,
-            })
+                prologue: prologue.as_ref(),
+                epilogue: epilogue.as_ref().map(|e| (e.op, e.args.as_slice())),
+            };
+            plan_fused(&name, fused, tile, choices).map(|parts| parts.planned(group))
         }
         Group::Single { matmul, .. } => {
             let op = *matmul;
@@ -838,6 +706,126 @@ fn plan<'c, 'a>(
             })
         }
     }
+}
+
+/// A group whose kernel fuses what surrounds its matmuls (one, or a pair
+/// sharing `a`): the matmuls, the output the kernel writes (the epilogue's,
+/// or the product's without one), the prologue and the epilogue.
+struct Fused<'g, 'c, 'a> {
+    matmuls: &'g [OperationRef<'c, 'a>],
+    out: Value<'c, 'a>,
+    prologue: Option<&'g crate::analysis::matmul_groups::PrologueOps<'c, 'a>>,
+    epilogue: Option<(OperationRef<'c, 'a>, &'g [kernel::Arg])>,
+}
+
+/// A fused group's kernel and what `Planned` takes besides its group.
+struct FusedParts<'c, 'a> {
+    kernel: SkinnyMatmul,
+    a: Value<'c, 'a>,
+    weights: Vec<Value<'c, 'a>>,
+    out: Value<'c, 'a>,
+    functions: Vec<ElementFunction<'c, 'a>>,
+    columns: Vec<Value<'c, 'a>>,
+    init: Option<Value<'c, 'a>>,
+}
+
+impl<'c, 'a> FusedParts<'c, 'a> {
+    fn planned(self, group: Group<'c, 'a>) -> Planned<'c, 'a> {
+        Planned {
+            kernel: self.kernel,
+            a: self.a,
+            weights: self.weights,
+            out: self.out,
+            rows_dim: 0,
+            functions: self.functions,
+            columns: self.columns,
+            init: self.init,
+            gemv: Vec::new(),
+            lamport_pool: None,
+            group,
+        }
+    }
+}
+
+/// The kernel of a fused group: its operands must be contiguous row-major
+/// bf16 matrices (the weights of one shape) and its output bf16.
+fn plan_fused<'c, 'a>(
+    name: &str,
+    fused: Fused<'_, 'c, 'a>,
+    tile: Tile,
+    choices: KernelChoices,
+) -> Result<FusedParts<'c, 'a>, crate::Refusal<'c, 'a>> {
+    let Fused {
+        matmuls,
+        out,
+        prologue,
+        epilogue,
+    } = fused;
+    let first = matmuls[0];
+    let a = operand(first, 0);
+    let weights: Vec<Value<'c, 'a>> = matmuls.iter().map(|m| operand(*m, 1)).collect();
+    let refuse = |why: &str| Err((first, format!("keeps cuBLAS: {why}").into()));
+    let (Some((a_shape, _)), Some((w_shape, _))) = (strides(a), strides(weights[0])) else {
+        return refuse("an operand without a strided layout at a static offset");
+    };
+    let one_shape = weights
+        .iter()
+        .all(|w| strides(*w).map(|s| s.0) == Some(w_shape.clone()));
+    if !one_shape || !contiguous(a) || !contiguous(out) || !weights.iter().all(|w| contiguous(*w)) {
+        return refuse(if weights.len() == 2 {
+            "the pair's operands are not contiguous row-major matrices of one shape"
+        } else {
+            "operands that are not contiguous row-major matrices"
+        });
+    }
+    let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
+        return refuse("a weight of dynamic shape");
+    };
+    let out_shape = out.memref_type().map(dims).unwrap_or_default();
+    if a_shape.get(1) != Some(&Some(*k)) || out_shape.get(1) != Some(&Some(*n)) {
+        return refuse("shapes that do not match");
+    }
+    if !is_bf16(a) || !weights.iter().all(|w| is_bf16(*w)) || output_of(out) != Some(Output::Bf16) {
+        return refuse("the generated kernel takes bf16 operands and a bf16 result");
+    }
+    let Fusions {
+        functions,
+        a: kernel_a,
+        columns,
+        init,
+        prologue,
+        epilogue,
+    } = fusions(name, a, prologue, epilogue, choices.row_scale);
+    let kernel = SkinnyMatmul {
+        name: name.to_owned(),
+        k: *k as u64,
+        n: *n as u64,
+        lda: *k as u64,
+        a_slice: 0,
+        w_slice: 0,
+        slices: 1,
+        weights: weights.len() as u64,
+        output: Output::Bf16,
+        prologue,
+        epilogue,
+        tile,
+        grid_dependency: choices.grid_dependency,
+        stream_norm: false,
+        lamport_send: None,
+        launched_early: 0,
+    };
+    if let Some(problem) = kernel.problem() {
+        return refuse(&problem);
+    }
+    Ok(FusedParts {
+        kernel,
+        a: kernel_a,
+        weights,
+        out,
+        functions,
+        columns,
+        init,
+    })
 }
 
 /// What a group's generated kernels fuse: the element functions they call,
