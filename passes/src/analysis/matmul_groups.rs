@@ -26,6 +26,7 @@ use crate::analysis::{
         OVERWRITES_ATTR, body_captures_only_constants, default_maps, generic_body, generic_maps,
         loop_kinds, zero_constant,
     },
+    read_after::is_view_of,
     row_reduction::match_row_reduction,
 };
 use crate::ir::builders::FloatOp;
@@ -79,6 +80,13 @@ pub struct PrologueOps<'c, 'a> {
     pub columns: Vec<Value<'c, 'a>>,
 }
 
+impl<'c, 'a> PrologueOps<'c, 'a> {
+    /// The prologue's ops in program order.
+    pub fn ops(&self) -> [OperationRef<'c, 'a>; 3] {
+        [self.fill, self.reduction, self.normalize]
+    }
+}
+
 /// A fusable group.
 pub enum Group<'c, 'a> {
     Pair {
@@ -114,10 +122,7 @@ impl<'c, 'a> Group<'c, 'a> {
                 epilogue,
                 ..
             } => {
-                let mut ops = Vec::new();
-                if let Some(p) = prologue {
-                    ops.extend([p.fill, p.reduction, p.normalize]);
-                }
+                let mut ops: Vec<_> = prologue.iter().flat_map(PrologueOps::ops).collect();
                 ops.extend([fills[0], matmuls[0], fills[1], matmuls[1], *epilogue]);
                 ops
             }
@@ -127,10 +132,7 @@ impl<'c, 'a> Group<'c, 'a> {
                 prologue,
                 epilogue,
             } => {
-                let mut ops = Vec::new();
-                if let Some(p) = prologue {
-                    ops.extend([p.fill, p.reduction, p.normalize]);
-                }
+                let mut ops: Vec<_> = prologue.iter().flat_map(PrologueOps::ops).collect();
                 ops.extend(fill.iter().copied().chain([*matmul]));
                 ops.extend(epilogue.iter().map(|e| e.op));
                 ops
@@ -440,25 +442,6 @@ fn lone_epilogue<'c, 'a>(
         op: next,
         args: vec![Arg::Product(0), Arg::Unused(out_type)],
     }))
-}
-
-/// Whether `value` is `of` or a view of it (through view-like ops only:
-/// planned buffers that are views of one pool are not views of each
-/// other).
-pub fn is_view_of<'c: 'a, 'a>(mut value: Value<'c, 'a>, of: Value<'c, 'a>) -> bool {
-    loop {
-        if same(value, of) {
-            return true;
-        }
-        let Some(source) = value
-            .defining_op()
-            .filter(|def| def.is_view_like())
-            .and_then(|def| def.operand(0).ok())
-        else {
-            return false;
-        };
-        value = source;
-    }
 }
 
 /// The pair of `op` (after its zero fill `fill0`) and `matmul1` (after

@@ -3,7 +3,7 @@
 //! whether a buffer is the function's own allocation (can the output be
 //! made symmetric, without a copy, so the push lands in the peers' outputs?).
 
-use crate::ir::melior_ext::{OperationExt, ValueExt};
+use crate::ir::melior_ext::{OperationExt, ValueExt, value_key};
 use crate::ir::op_kind::OpKind;
 use melior::ir::{BlockLike, OperationRef, Value, ValueLike, operation::OperationLike};
 
@@ -56,18 +56,25 @@ pub fn used_after<'c: 'a, 'a>(value: Value<'c, 'a>, op: OperationRef<'c, 'a>) ->
     false
 }
 
+/// `value`, then the source of each view it is made by, down to the
+/// buffer it comes from.
+fn view_chain<'c: 'a, 'a>(value: Value<'c, 'a>) -> impl Iterator<Item = Value<'c, 'a>> {
+    std::iter::successors(Some(value), |v| {
+        v.defining_op()
+            .filter(|def| def.is_view_like())
+            .and_then(|def| def.operand(0).ok())
+    })
+}
+
 /// Where a buffer comes from, looking through views.
-pub fn root_of<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
-    while let Some(def) = value.defining_op() {
-        if !def.is_view_like() {
-            break;
-        }
-        let Ok(source) = def.operand(0) else {
-            break;
-        };
-        value = source;
-    }
-    value
+pub fn root_of<'c: 'a, 'a>(value: Value<'c, 'a>) -> Value<'c, 'a> {
+    view_chain(value).last().unwrap_or(value)
+}
+
+/// Whether `value` is `of` or a view of it (through view-like ops only:
+/// buffers that are views of one pool are not views of each other).
+pub fn is_view_of<'c: 'a, 'a>(value: Value<'c, 'a>, of: Value<'c, 'a>) -> bool {
+    view_chain(value).any(|v| value_key(v) == value_key(of))
 }
 
 /// Whether `value` is (a view of) a statically shaped `memref.alloc` or

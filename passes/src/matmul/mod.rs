@@ -1186,7 +1186,7 @@ fn launched_early_rows(p: &Planned<'_, '_>) -> u64 {
 /// `p`'s, which launches while it drains (the runtime's measured choice
 /// credits that, for the row counts where that site took it).
 fn after_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> Option<i64> {
-    use crate::analysis::matmul_groups::is_view_of;
+    use crate::analysis::read_after::is_view_of;
     planned
         .iter()
         .find(|q| !std::ptr::eq(*q, p) && !q.gemv.is_empty() && is_view_of(p.a, q.out))
