@@ -67,10 +67,15 @@ from layer_profile import kernel_times
 EPS = 1e-5
 
 
+def rms_norm(h, weight):
+    """RMSNorm of f32 rows `h` by a bf16 weight, in f32."""
+    return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()
+
+
 def reference(x, norm, w_gate, w_up, w_down):
     """The block in f32 from the bf16 values: no bf16 intermediates."""
     xf = x.float()
-    xn = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * norm.float()
+    xn = rms_norm(xf, norm)
     act = torch.nn.functional.silu(xn @ w_gate.float()) * (xn @ w_up.float())
     return xf + act @ w_down.float()
 
@@ -78,19 +83,13 @@ def reference(x, norm, w_gate, w_up, w_down):
 def gelu_reference(x, norm, w_up, w_down):
     """The non-gated block in f32 from the bf16 values."""
     xf = x.float()
-    xn = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * norm.float()
-    act = torch.nn.functional.gelu(xn @ w_up.float(), approximate="tanh")
+    act = torch.nn.functional.gelu(rms_norm(xf, norm) @ w_up.float(), approximate="tanh")
     return xf + act @ w_down.float()
 
 
 def qkv_reference(x, norm, w):
     """The input norm and projection in f32 from the bf16 values."""
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * norm.float()) @ w.float()
-
-
-def rms_norm(h, weight):
-    return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()
+    return rms_norm(x.float(), norm) @ w.float()
 
 
 def decoder_reference(attn, w_o, residual, post_norm, w_gate, w_up, w_down, next_norm):
