@@ -67,65 +67,17 @@ static double us_per_call(const Launch &launch, const std::vector<int4 *> &bufs,
   return ms * 1000 / reps;
 }
 
-// Reads rows [r0, r1) of 128-byte band `bi` (8 lanes a row, 4 rows a warp
-// instruction), U loads in flight per lane.
-template <int U>
-__device__ int read_band_rows(const int4 *__restrict__ src, int row_vecs, int bi, int r0, int r1) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int chunk = lane & 7, sub = lane >> 3, stride = warps * 4;
-  int acc = 0;
-  for (int r = r0 + warp * 4 + sub; r < r1; r += U * stride) {
-    int4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      int rr = r + u * stride;
-      v[u] = rr < r1 ? __ldcs(src + (size_t)rr * row_vecs + bi * 8 + chunk) : make_int4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  return acc;
-}
-
-// Stream-K: the bands' rows end to end, block b takes [b, b + 1) * total / gridDim.x.
-template <int U>
-__global__ void __launch_bounds__(1024) streamk(const int4 *__restrict__ src, int rows, int row_vecs, int bands,
-                                                unsigned *sink) {
-  const long long total = (long long)bands * rows;
-  const long long g0 = total * blockIdx.x / gridDim.x, g1 = total * (blockIdx.x + 1) / gridDim.x;
-  int acc = 0;
-  for (long long g = g0; g < g1;) {
-    const int bi = (int)(g / rows), r0 = (int)(g % rows);
-    const long long end = (long long)(bi + 1) * rows < g1 ? (long long)(bi + 1) * rows : g1;
-    acc ^= read_band_rows<U>(src, row_vecs, bi, r0, r0 + (int)(end - g));
-    g = end;
-  }
-  if (acc == 0x12345678) sink[blockIdx.x] = acc;
-}
-
-// `streamk` mode: grids of 1-3 blocks per SM against one block per band.
-static void streamk_sweep(int rows, int cols, const char *name, unsigned *sink) {
-  const int copies = 6, row_vecs = cols / 8, bands = row_vecs / 8;
-  const size_t bytes = (size_t)rows * cols * 2;
+// `copies` buffers of `bytes` each (set to 1s), read in turn so that
+// every launch reads past L2.
+static std::vector<int4 *> weight_copies(size_t bytes, int copies = 6) {
   std::vector<int4 *> bufs(copies);
   for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
-  int sms = 0;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  for (int grid : {bands, sms, 2 * sms, 3 * sms, 4 * sms})
-    for (int threads : {256, 512, 1024})
-      for (int unroll : {4, 8}) {
-        if (grid * threads > 2048 * sms || (grid == bands && threads != 1024)) continue;
-        auto launch = [&](const int4 *p) {
-          if (unroll == 4) streamk<4><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
-          if (unroll == 8) streamk<8><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
-        };
-        const double us = us_per_call(launch, bufs, 30);
-        printf("%s, stream-K over %d bands: %d blocks, %d threads, %d in flight: %.1f us %.2f TB/s\n", name, bands,
-               grid, threads, unroll, us, bytes / us / 1e6);
-      }
-  for (auto p : bufs) cudaFree(p);
+  return bufs;
 }
 
+static void free_all(const std::vector<int4 *> &bufs) {
+  for (auto p : bufs) cudaFree(p);
+}
 
 // One 16-byte load of `p` in the flavour `H`: 0 `ld.global.cs` (__ldcs),
 // 1 `ld.global.L1::no_allocate` (the generated GEMVs' load), 2 and 3 the
@@ -153,35 +105,81 @@ __device__ __forceinline__ int4 load_hint(const int4 *p) {
   return v;
 }
 
-// `hints` mode: 128-byte bands (8 lanes a row, 4 rows a warp
-// instruction), K split `gridDim.y` ways, U loads of flavour H in flight.
-template <int U, int H>
-__global__ void __launch_bounds__(1024) band_hint(const int4 *__restrict__ src, int rows, int row_vecs,
-                                                  int rows_per_block, unsigned *sink) {
+// Reads rows [r0, r1) of 128-byte band `bi` (8 lanes a row, 4 rows a warp
+// instruction), U loads of flavour H (`load_hint`) in flight per lane.
+template <int U, int H = 0>
+__device__ int read_band_rows(const int4 *__restrict__ src, int row_vecs, int bi, int r0, int r1) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int chunk = lane & 7, sub = lane >> 3, stride = warps * 4;
-  const int r0 = blockIdx.y * rows_per_block, r1 = min(rows, r0 + rows_per_block);
   int acc = 0;
   for (int r = r0 + warp * 4 + sub; r < r1; r += U * stride) {
     int4 v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       int rr = r + u * stride;
-      v[u] = rr < r1 ? load_hint<H>(src + (size_t)rr * row_vecs + blockIdx.x * 8 + chunk) : make_int4(0, 0, 0, 0);
+      v[u] = rr < r1 ? load_hint<H>(src + (size_t)rr * row_vecs + bi * 8 + chunk) : make_int4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
+  return acc;
+}
+
+// Stream-K: the bands' rows end to end, block b takes [b, b + 1) * total / gridDim.x.
+template <int U>
+__global__ void __launch_bounds__(1024) streamk(const int4 *__restrict__ src, int rows, int row_vecs, int bands,
+                                                unsigned *sink) {
+  const long long total = (long long)bands * rows;
+  const long long g0 = total * blockIdx.x / gridDim.x, g1 = total * (blockIdx.x + 1) / gridDim.x;
+  int acc = 0;
+  for (long long g = g0; g < g1;) {
+    const int bi = (int)(g / rows), r0 = (int)(g % rows);
+    const long long end = (long long)(bi + 1) * rows < g1 ? (long long)(bi + 1) * rows : g1;
+    acc ^= read_band_rows<U>(src, row_vecs, bi, r0, r0 + (int)(end - g));
+    g = end;
+  }
+  if (acc == 0x12345678) sink[blockIdx.x] = acc;
+}
+
+// `streamk` mode: grids of 1-3 blocks per SM against one block per band.
+static void streamk_sweep(int rows, int cols, const char *name, unsigned *sink) {
+  const int row_vecs = cols / 8, bands = row_vecs / 8;
+  const size_t bytes = (size_t)rows * cols * 2;
+  const std::vector<int4 *> bufs = weight_copies(bytes);
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  for (int grid : {bands, sms, 2 * sms, 3 * sms, 4 * sms})
+    for (int threads : {256, 512, 1024})
+      for (int unroll : {4, 8}) {
+        if (grid * threads > 2048 * sms || (grid == bands && threads != 1024)) continue;
+        auto launch = [&](const int4 *p) {
+          if (unroll == 4) streamk<4><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
+          if (unroll == 8) streamk<8><<<grid, threads>>>(p, rows, row_vecs, bands, sink);
+        };
+        const double us = us_per_call(launch, bufs, 30);
+        printf("%s, stream-K over %d bands: %d blocks, %d threads, %d in flight: %.1f us %.2f TB/s\n", name, bands,
+               grid, threads, unroll, us, bytes / us / 1e6);
+      }
+  free_all(bufs);
+}
+
+
+// `hints` mode: 128-byte bands (8 lanes a row, 4 rows a warp
+// instruction), K split `gridDim.y` ways, U loads of flavour H in flight.
+template <int U, int H>
+__global__ void __launch_bounds__(1024) band_hint(const int4 *__restrict__ src, int rows, int row_vecs,
+                                                  int rows_per_block, unsigned *sink) {
+  const int r0 = blockIdx.y * rows_per_block, r1 = min(rows, r0 + rows_per_block);
+  const int acc = read_band_rows<U, H>(src, row_vecs, blockIdx.x, r0, r1);
   if (acc == 0x12345678) sink[blockIdx.x] = acc;
 }
 
 // `hints` mode: the GEMVs' block shapes (one block per band, K split 1,
 // 2 or 4 ways) with each load flavour.
 static void hint_sweep(int rows, int cols, const char *name, unsigned *sink) {
-  const int copies = 6, row_vecs = cols / 8, bands = row_vecs / 8;
+  const int row_vecs = cols / 8, bands = row_vecs / 8;
   const size_t bytes = (size_t)rows * cols * 2;
-  std::vector<int4 *> bufs(copies);
-  for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
+  const std::vector<int4 *> bufs = weight_copies(bytes);
   static const char *names[] = {"ld.cs", "ld.L1::no_allocate", "+L2::128B", "+L2::256B", "nc+L2::256B"};
   for (int split : {1, 2, 4})
     for (int threads : {512, 1024})
@@ -199,7 +197,7 @@ static void hint_sweep(int rows, int cols, const char *name, unsigned *sink) {
           printf("%s, hints: %d blocks (%d bands x %d), %d threads, %d in flight, %s: %.1f us %.2f TB/s\n", name,
                  bands * split, bands, split, threads, unroll, names[h], us, bytes / us / 1e6);
         }
-  for (auto p : bufs) cudaFree(p);
+  free_all(bufs);
 }
 
 int main(int argc, char **argv) {
@@ -226,13 +224,11 @@ int main(int argc, char **argv) {
   struct Shape { const char *name; int rows, cols; };
   std::vector<Shape> shapes = {{"gate+up (2 x 4096 x 7168)", 8192, 7168},
                                {"down (7168 x 4096)", 7168, 4096}};
-  const int copies = 6;
   unsigned *sink;
   cudaMalloc(&sink, 1 << 20);
   for (auto s : shapes) {
     size_t bytes = (size_t)s.rows * s.cols * 2;
-    std::vector<int4 *> bufs(copies);
-    for (auto &p : bufs) { cudaMalloc(&p, bytes); cudaMemset(p, 1, bytes); }
+    const std::vector<int4 *> bufs = weight_copies(bytes);
     const int row_vecs = s.cols / 8;
     for (int width : {128, 256, 512, 1024, 2048}) {
       if (long_blocks && width != 128) continue;
@@ -272,6 +268,6 @@ int main(int argc, char **argv) {
       printf("%s, %4d-byte bands: %.1f us %.2f TB/s  %s\n", s.name, width, best, bytes / best / 1e6, what);
     }
     if (cudaGetLastError() != cudaSuccess) { printf("CUDA error\n"); return 1; }
-    for (auto p : bufs) cudaFree(p);
+    free_all(bufs);
   }
 }
