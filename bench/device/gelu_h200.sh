@@ -20,12 +20,7 @@ OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=30
 L=$B/layers
 WIDTHS=${WIDTHS:-4096x7168 4096x11008 2048x5632 5120x1728 1000x2064}
-check() { # world layer D F [args...]
-  local world=$1
-  shift
-  SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-    timeout 280 "$B/symm-launch" -n "$world" --gpus 1 python3 bench/model/matmul_check.py "$@" --gelu
-}
+check() { tp_py "$@" --gelu; } # world layer D F [options]
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [[ $parts == *" checks "* ]]; then
   for w in $WIDTHS; do

@@ -46,6 +46,14 @@ pair() {
 # and the runtime beside its layers in $B/layers).
 py() { SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
   timeout 150 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
+# The same on WORLD ranks sharing GPU 0 (symm-launch --gpus 1), each with
+# its shard: tp_py WORLD LIB D F [matmul_check.py options].
+tp_py() {
+  local world=$1
+  shift
+  SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
+    timeout 280 "$B/symm-launch" -n "$world" --gpus 1 python3 bench/model/matmul_check.py "$@"
+}
 # Scratch-build variants ($B/layers/lib<v>.so, the 4096/7168 block) against
 # each other, forced generated, kernels per call in a CUDA graph, two
 # rounds: variant_rounds "v1 v2 ..." CHECK_TOKENS PROFILE_TOKENS.

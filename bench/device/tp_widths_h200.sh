@@ -23,12 +23,7 @@ export SYMM_TIMEOUT_S=30
 L=$B/layers
 WIDTHS=${WIDTHS:-1001x2050 4100x7170 4098x7168 1000x2064 4104x7184 5120x1728 4096x7168}
 TOKENS=${TOKENS:-1,2,3,7,8,9,15,16,17,33,64,65,127,128,129,300,1000,2048}
-check() { # world layer D F
-  local world=$1
-  shift
-  SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-    timeout 280 "$B/symm-launch" -n "$world" --gpus 1 python3 bench/model/matmul_check.py "$@" --tokens "$TOKENS"
-}
+check() { tp_py "$@" --tokens "$TOKENS"; } # world layer D F [options]
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 case $section in
   w1) for w in 1001x2050 4100x7170 4098x7168; do
