@@ -21,6 +21,9 @@
 # at world size 1, dec_tp<W>_... on TP_WORLDS), for matmul_check.py --decoder A.
 # GELU_WIDTHS ("DxF ...") builds the non-gated block bench/model/gelu_mlp.mlir
 # (gelu_<D>x<F>, gelu_tp<W>_... on TP_WORLDS), for matmul_check.py --gelu.
+# LINEAR_WIDTHS ("DxF ...") builds bench/model/linear_mlp.mlir, the block with
+# nn.Linear-layout weights (linear_<D>x<F>, linear_tp<W>_... on TP_WORLDS),
+# for matmul_check.py --linear.
 # LAYER_FLAGS adds symm-compile options to every layer and app.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -69,15 +72,23 @@ for w in ${DECODER_WIDTHS:-}; do
     layer "$name" "$out/src/$name.mlir"
   done
 done
-for w in ${GELU_WIDTHS:-}; do
-  for world in 1 ${TP_WORLDS:-}; do
-    name=gelu_tp${world}_$w
-    [[ $world == 1 ]] && name=gelu_$w
-    sed -e "s/world_size(2)/world_size($world)/" -e "s/4096/${w%x*}/g" -e "s/7168/${w#*x}/g" \
-      bench/model/gelu_mlp.mlir > "$out/src/$name.mlir"
-    layer "$name" "$out/src/$name.mlir"
+# A block of bench/model (hidden 4096, 7168 a rank, world size 2 in the
+# source) at each "DxF" of WIDTHS, world size 1 and each of TP_WORLDS, as
+# layers PREFIX_<D>x<F> and PREFIX_tp<W>_<D>x<F>.
+model_widths() { # PREFIX mlir "DxF ..."
+  local prefix=$1 mlir=$2 w world name
+  for w in $3; do
+    for world in 1 ${TP_WORLDS:-}; do
+      name=${prefix}_tp${world}_$w
+      [[ $world == 1 ]] && name=${prefix}_$w
+      sed -e "s/world_size(2)/world_size($world)/" -e "s/4096/${w%x*}/g" -e "s/7168/${w#*x}/g" \
+        "$mlir" > "$out/src/$name.mlir"
+      layer "$name" "$out/src/$name.mlir"
+    done
   done
-done
+}
+model_widths gelu bench/model/gelu_mlp.mlir "${GELU_WIDTHS:-}"
+model_widths linear bench/model/linear_mlp.mlir "${LINEAR_WIDTHS:-}"
 # The C++ apps: world 1 at full widths, and the shipped world-2 examples.
 for layer in llama_mlp llama_decoder; do
   sed -e 's/world_size(2)/world_size(1)/' -e 's/7168/14336/g' -e 's/2048x4096xbf16/4096x4096xbf16/g' \

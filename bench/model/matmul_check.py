@@ -23,6 +23,11 @@ With --qkv: bench/model/qkv.mlir instead (RMSNorm, then one projection
 of F columns, world size 1): a lone matmul with the norm as its fused
 prologue and no epilogue.
 
+With --linear: bench/model/linear_mlp.mlir instead, the same block with
+its weights in nn.Linear's layout (gate and up F x D, down D x F, as
+Hugging Face checkpoints store them), each matmul reading its weight
+transposed; the layer is handed the transposes of the same weights.
+
 With --decoder A: the decoder half-layer (examples/llama_decoder.mlir, A
 the attention features a rank holds) instead: o_proj, its all-reduce with
 the residual and the post-attention RMSNorm, the MLP, its all-reduce with
@@ -128,6 +133,8 @@ def main():
                         help="check the non-gated block (bench/model/gelu_mlp.mlir)")
     parser.add_argument("--qkv", action="store_true",
                         help="check the norm + projection of bench/model/qkv.mlir")
+    parser.add_argument("--linear", action="store_true",
+                        help="check the block with nn.Linear-layout weights (bench/model/linear_mlp.mlir)")
     parser.add_argument("--decoder", type=int, default=0, metavar="A",
                         help="check the decoder half-layer, A attention features a rank")
     parser.add_argument("--misalign", action="store_true")
@@ -138,14 +145,16 @@ def main():
     if world > 1 and (args.misalign or args.profile):
         sys.exit("matmul_check: --misalign and --profile run at world size 1 only")
     A = args.decoder
-    if sum([bool(A), args.gelu, args.qkv]) > 1:
-        sys.exit("matmul_check: --gelu, --qkv and --decoder are other blocks; pick one")
-    if (A or args.gelu or args.qkv) and (args.misalign or args.profile and (A or args.qkv)):
+    if sum([bool(A), args.gelu, args.qkv, args.linear]) > 1:
+        sys.exit("matmul_check: --gelu, --qkv, --linear and --decoder are other blocks; pick one")
+    if (A or args.gelu or args.qkv or args.linear) and (
+            args.misalign or args.profile and (A or args.qkv)):
         sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no decoder or qkv")
     if args.qkv and world > 1:
         sys.exit("matmul_check: --qkv runs at world size 1")
     entry = args.entry or (
-        "llama_decoder" if A else "gelu_mlp" if args.gelu else "qkv" if args.qkv else "llama_mlp"
+        "llama_decoder" if A else "gelu_mlp" if args.gelu else "qkv" if args.qkv
+        else "linear_mlp" if args.linear else "llama_mlp"
     )
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     # The same seed on every rank: the same full weights and inputs.
@@ -175,6 +184,11 @@ def main():
     own = dict(memory_format=torch.contiguous_format)
     w_gate, w_up = full_gate[:, shard].clone(**own), full_up[:, shard].clone(**own)
     w_down = full_down[shard].clone(**own)
+    # The layer's weights: as the reference reads them, or (--linear)
+    # their transposes, nn.Linear's [out_features, in_features].
+    mlp_weights = [w_gate, w_up, w_down]
+    if args.linear:
+        mlp_weights = [w.t().contiguous() for w in mlp_weights]
     if A:
         # The decoder's: o_proj's rows [rank A, (rank + 1) A) and the next norm.
         full_o = normal(world * A, D, std=(world * A) ** -0.5)
@@ -195,7 +209,7 @@ def main():
         elif not A:
             x = normal(m, D, std=1.0)
             want = [reference(x, norm, full_gate, full_up, full_down)]
-            inputs = [x, norm, w_gate, w_up, w_down]
+            inputs = [x, norm, *mlp_weights]
         else:
             attn = normal(m, world * A, std=1.0)
             residual = normal(m, D, std=1.0)
@@ -244,7 +258,8 @@ def main():
                                 max(c[2] for c in checks)))
             ok = all(r[0] for r in results)
             failed |= not ok
-            what = f"decoder A={A} " if A else "gelu " if args.gelu else "qkv " if args.qkv else ""
+            what = (f"decoder A={A} " if A else "gelu " if args.gelu else "qkv " if args.qkv
+                    else "linear " if args.linear else "")
             print(
                 f"{tag}{'PASS' if ok else 'FAIL'} {what}D={D} F={F} M={m}: rel L2 "
                 + ", ".join(f"{r[1]:.2e}" for r in results)
@@ -256,7 +271,7 @@ def main():
         for m in [int(t) for t in args.profile.split(",") if t]:
             x = normal(m, D, std=1.0)
             out = torch.empty_like(x)
-            mats = [w_up, w_down] if args.gelu else [w_gate, w_up, w_down]
+            mats = [w_up, w_down] if args.gelu else mlp_weights
             for _ in range(3):
                 layer(m, x, norm, *mats, out)
             torch.cuda.synchronize()

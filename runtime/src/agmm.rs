@@ -11,7 +11,7 @@ use crate::{
     collectives::Collectives,
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Stream, check},
     error::{Error, Result},
-    library::Dtype,
+    library::{Dtype, GemmInputs},
     pair_choice::{PairChoices, PairPolicy, PairWay, faster},
     symmetric::SymmetricBuffer,
 };
@@ -85,7 +85,8 @@ impl Matmul {
         beta: f32,
         stream: CUstream,
     ) -> Result<()> {
-        self.gemm_batched(dtype, [a, b, c], [0, 0], 1, shape, beta, stream)
+        let inputs = GemmInputs::row_major(dtype);
+        self.gemm_batched(inputs, [a, b, c], [0, 0], 1, shape, beta, stream)
     }
 
     /// Two matmuls that share `a`: `c0 = a @ b0` and `c1 = a @ b1` (plus
@@ -94,11 +95,11 @@ impl Matmul {
     /// same sign (a batch stride, in either order), which is one launch
     /// over both weights (a gate and up projection as one wide GEMM), and
     /// the shape's way (`pair_choice`) is the batched one; otherwise as two
-    /// GEMMs.
+    /// GEMMs. `inputs.layout` says how `a` and the weights are stored.
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_pair(
         &self,
-        dtype: Dtype,
+        inputs: GemmInputs,
         a: CUdeviceptr,
         [b0, c0]: [CUdeviceptr; 2],
         [b1, c1]: [CUdeviceptr; 2],
@@ -106,27 +107,27 @@ impl Matmul {
         beta: f32,
         stream: CUstream,
     ) -> Result<()> {
-        match pair_strides(dtype.bytes() as u64, [b0, c0], [b1, c1]) {
+        match pair_strides(inputs.dtype.bytes() as u64, [b0, c0], [b1, c1]) {
             Some((first, strides)) => {
                 let [b, c] = if first == 0 { [b0, c0] } else { [b1, c1] };
-                let way = self.pairs.way((dtype, shape), || {
-                    self.measure_pair(dtype, a, b, strides[0], shape, stream)
+                let way = self.pairs.way((inputs, shape), || {
+                    self.measure_pair(inputs, a, b, strides[0], shape, stream)
                 })?;
                 if way == PairWay::Batched {
-                    return self.gemm_batched(dtype, [a, b, c], strides, 2, shape, beta, stream);
+                    return self.gemm_batched(inputs, [a, b, c], strides, 2, shape, beta, stream);
                 }
             }
             None => {
                 tracing::debug!("matmul pair: weights and outputs not at one stride; two GEMMs");
             }
         }
-        self.two_gemms(dtype, a, [[b0, c0], [b1, c1]], shape, beta, stream)
+        self.two_gemms(inputs, a, [[b0, c0], [b1, c1]], shape, beta, stream)
     }
 
     /// The pair as two GEMMs, `c_i = a @ b_i + beta * c_i`.
     fn two_gemms(
         &self,
-        dtype: Dtype,
+        inputs: GemmInputs,
         a: CUdeviceptr,
         pair: [[CUdeviceptr; 2]; 2],
         shape: (usize, usize, usize),
@@ -134,7 +135,7 @@ impl Matmul {
         stream: CUstream,
     ) -> Result<()> {
         for [b, c] in pair {
-            self.gemm(dtype, [a, b, c], shape, beta, stream)?;
+            self.gemm_batched(inputs, [a, b, c], [0, 0], 1, shape, beta, stream)?;
         }
         Ok(())
     }
@@ -147,7 +148,7 @@ impl Matmul {
     /// GEMM when the scratch cannot be allocated (a full device).
     fn measure_pair(
         &self,
-        dtype: Dtype,
+        inputs: GemmInputs,
         a: CUdeviceptr,
         b: CUdeviceptr,
         stride_b: i64,
@@ -158,7 +159,7 @@ impl Matmul {
         if on.is_capturing()? {
             return Ok(None);
         }
-        let bytes = dtype.bytes();
+        let bytes = inputs.dtype.bytes();
         let elements = m * n;
         // Scratch outputs; without the memory for them, the default way.
         let scratch = match DeviceBuffer::new(2 * elements * bytes) {
@@ -177,7 +178,7 @@ impl Matmul {
         let shape = (m, k, n);
         let batched = || {
             self.gemm_batched(
-                dtype,
+                inputs,
                 [a, b, c],
                 [stride_b, elements as i64],
                 2,
@@ -186,7 +187,7 @@ impl Matmul {
                 stream,
             )
         };
-        let two = || self.two_gemms(dtype, a, [[b, c], [b1, c1]], shape, 0.0, stream);
+        let two = || self.two_gemms(inputs, a, [[b, c], [b1, c1]], shape, 0.0, stream);
         let (start, end) = (Event::new()?, Event::new()?);
         let time = |run: &dyn Fn() -> Result<()>| -> Result<f64> {
             start.record(&on)?;
@@ -203,19 +204,21 @@ impl Matmul {
         }
         let way = faster(batched_us, two_us);
         tracing::info!(
-            "matmul pair {m}x{k} @ 2 x {k}x{n} {}: batched {batched_us:.1} us, two GEMMs \
+            "matmul pair {m}x{k} @ 2 x {k}x{n} {} ({}): batched {batched_us:.1} us, two GEMMs \
              {two_us:.1} us: {way:?}",
-            dtype.text()
+            inputs.dtype.text(),
+            inputs.layout.text()
         );
         Ok(Some(way))
     }
 
     /// `batch` GEMMs `c_i = a @ b_i + beta * c_i`, `b_i` and `c_i` at
-    /// `strides` elements from each other (`a` shared).
+    /// `strides` elements from each other (`a` shared), each input dense
+    /// as `inputs.layout` stores it.
     #[allow(clippy::too_many_arguments)]
     fn gemm_batched(
         &self,
-        dtype: Dtype,
+        GemmInputs { dtype, layout }: GemmInputs,
         [a, b, c]: [CUdeviceptr; 3],
         [stride_b, stride_c]: [i64; 2],
         batch: i32,
@@ -223,17 +226,19 @@ impl Matmul {
         beta: f32,
         stream: CUstream,
     ) -> Result<()> {
-        let operand = |ptr, ld, batch_stride| Strided {
+        let operand = |ptr, ld, batch_stride, transposed| Strided {
             ptr,
             dtype,
             ld,
             batch_stride,
+            transposed,
         };
+        let (a_t, b_t) = (layout.a_transposed(), layout.b_transposed());
         self.gemm_strided(
             [
-                operand(a, k, 0),
-                operand(b, n, stride_b),
-                operand(c, n, stride_c),
+                operand(a, if a_t { m } else { k }, 0, a_t),
+                operand(b, if b_t { k } else { n }, stride_b, b_t),
+                operand(c, n, stride_c, false),
             ],
             batch,
             (m, k, n),
@@ -289,7 +294,24 @@ impl Matmul {
             }
             dim(operand.ld)
         };
-        // Row-major C = A B is column-major C^T = B^T A^T.
+        if c.transposed {
+            return Err(Error::InvalidArgument(
+                "a matmul's output is written row-major, never transposed".into(),
+            ));
+        }
+        // A row-major m x k matrix is column-major k x m: its transpose.
+        // So row-major C = A B is column-major C^T = B^T A^T, with b
+        // first. An input stored transposed (b as n x k, a as k x m) is
+        // read with op T, and its rows are as long as the other size.
+        let op = |operand: &Strided| {
+            if operand.transposed {
+                cublas::cublasOperation_t::CUBLAS_OP_T
+            } else {
+                cublas::cublasOperation_t::CUBLAS_OP_N
+            }
+        };
+        let b_columns = if b.transposed { k } else { n };
+        let a_columns = if a.transposed { m } else { k };
         // SAFETY: device matrices of the given shapes and strides (`batch`
         // of each); a live handle and stream.
         unsafe {
@@ -303,19 +325,19 @@ impl Matmul {
             check_blas(
                 cublas::cublasGemmStridedBatchedEx(
                     self.handle,
-                    cublas::cublasOperation_t::CUBLAS_OP_N,
-                    cublas::cublasOperation_t::CUBLAS_OP_N,
+                    op(&b),
+                    op(&a),
                     dim(n)?,
                     dim(m)?,
                     dim(k.max(1))?,
                     (&alpha as *const f32).cast(),
                     b.ptr as *const std::ffi::c_void,
                     data_type(b.dtype),
-                    ld(&b, n)?,
+                    ld(&b, b_columns)?,
                     b.batch_stride,
                     a.ptr as *const std::ffi::c_void,
                     data_type(a.dtype),
-                    ld(&a, k)?,
+                    ld(&a, a_columns)?,
                     a.batch_stride,
                     (&beta as *const f32).cast(),
                     c.ptr as *mut std::ffi::c_void,
@@ -333,14 +355,16 @@ impl Matmul {
 }
 
 /// One operand of a strided batched GEMM: its address, element type, row
-/// stride (the leading dimension of a row-major matrix) and the distance
-/// from one matrix of the batch to the next, in elements.
+/// stride (the leading dimension of a row-major matrix), the distance
+/// from one matrix of the batch to the next, in elements, and whether it
+/// is stored as its transpose (an input only: b as n x k, a as k x m).
 #[derive(Clone, Copy, Debug)]
 pub struct Strided {
     pub ptr: CUdeviceptr,
     pub dtype: Dtype,
     pub ld: usize,
     pub batch_stride: i64,
+    pub transposed: bool,
 }
 
 /// For a pair of (weight, output) addresses: which comes first in the

@@ -14,7 +14,7 @@ use std::{collections::HashMap, sync::OnceLock};
 pub use symm_protocol::abi::{
     AlgorithmCode as Algorithm, DtypeCode as Dtype, ReduceCode as ReduceOp,
 };
-use symm_protocol::abi::{DtypeCode, ReduceCode};
+use symm_protocol::abi::{DtypeCode, LayoutCode, ReduceCode};
 pub use symm_protocol::library::Entry;
 use symm_protocol::library::{AllReduce, Kernel, Variant};
 pub use symm_protocol::{MAX_BLOCKS, MAX_WORLD, PAD_BYTES, THREADS};
@@ -35,6 +35,24 @@ pub fn find(kernel: Kernel) -> Result<&'static Entry> {
 /// `code` decoded by `from_code` (an ABI enum's), or an error naming `what`.
 pub fn decode<T>(code: i64, from_code: fn(i64) -> Option<T>, what: &str) -> Result<T> {
     from_code(code).ok_or_else(|| Error::InvalidArgument(format!("unknown {what} code {code}")))
+}
+
+/// A GEMM's element type (of inputs and output alike) and how its inputs
+/// are stored: the key of a pair's way, beside the shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemmInputs {
+    pub dtype: Dtype,
+    pub layout: LayoutCode,
+}
+
+impl GemmInputs {
+    /// Inputs of `dtype`, row-major as written.
+    pub fn row_major(dtype: Dtype) -> Self {
+        Self {
+            dtype,
+            layout: LayoutCode::RowMajor,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 
 use crate::choice::Choice;
 use crate::error::{Error, Result};
-use crate::library::Dtype;
+use crate::library::GemmInputs;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -68,8 +68,8 @@ pub fn faster(batched_us: f64, two_us: f64) -> PairWay {
     }
 }
 
-/// A pair's shape: element type and (m, k, n).
-pub type PairShape = (Dtype, (usize, usize, usize));
+/// A pair's shape: element type and layout, and (m, k, n).
+pub type PairShape = (GemmInputs, (usize, usize, usize));
 
 /// The policy and, when measured, the way found for each shape.
 pub struct PairChoices {
@@ -119,6 +119,7 @@ impl PairChoices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::library::Dtype;
 
     #[test]
     fn the_policy_comes_from_the_environment_value() {
@@ -158,7 +159,8 @@ mod tests {
     #[test]
     fn a_shape_is_measured_once_and_a_capture_measures_nothing() {
         let choices = PairChoices::new(PairPolicy::Measured);
-        let shape = (Dtype::Bf16, (128, 4096, 14336));
+        let bf16 = GemmInputs::row_major(Dtype::Bf16);
+        let shape = (bf16, (128, 4096, 14336));
         // Under a capture: batched, nothing kept.
         assert_eq!(choices.way(shape, || Ok(None)).unwrap(), PairWay::Batched);
         assert_eq!(
@@ -171,9 +173,22 @@ mod tests {
             PairWay::Two
         );
         // Another shape is its own.
-        let other = (Dtype::Bf16, (1, 4096, 14336));
+        let other = (bf16, (1, 4096, 14336));
         assert_eq!(
             choices.way(other, || Ok(Some(PairWay::Batched))).unwrap(),
+            PairWay::Batched
+        );
+        // So are the same sizes with the weights stored transposed.
+        let transposed = GemmInputs {
+            layout: symm_protocol::abi::LayoutCode::TransposedB,
+            ..bf16
+        };
+        assert_eq!(
+            choices
+                .way((transposed, (128, 4096, 14336)), || Ok(Some(
+                    PairWay::Batched
+                )))
+                .unwrap(),
             PairWay::Batched
         );
         // A fixed policy never measures.
@@ -187,7 +202,7 @@ mod tests {
     #[test]
     fn a_failed_measurement_is_an_error() {
         let choices = PairChoices::new(PairPolicy::Measured);
-        let shape = (Dtype::F32, (4, 8, 16));
+        let shape = (GemmInputs::row_major(Dtype::F32), (4, 8, 16));
         assert!(
             choices
                 .way(shape, || Err(Error::Cuda("no".into())))

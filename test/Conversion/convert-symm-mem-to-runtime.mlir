@@ -280,7 +280,7 @@ func.func @dynamic_columns(%n: index) {
 // A matmul whose output map is transposed (C^T = A B) is not the plain
 // product cuBLAS is asked for: refused, not lowered as one.
 func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x4xf32>, %c: memref<4x4xf32>) {
-  // expected-error@+1 {{'linalg.matmul' has transposed or broadcast indexing maps, which the cuBLAS lowering does not support yet}}
+  // expected-error@+1 {{'linalg.matmul' has indexing maps that are not a matmul's with each input as written or transposed (a broadcast, or a transposed output), which cuBLAS does not run}}
   linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
                                  affine_map<(d0, d1, d2) -> (d2, d1)>,
                                  affine_map<(d0, d1, d2) -> (d1, d0)>]
@@ -494,7 +494,7 @@ func.func @fill_matmul_reads_own_output(%b: memref<16x16xbf16>, %c: memref<4x16x
 // CHECK-LABEL: func.func @gate_up_async
 // CHECK-SAME: (%[[RT:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[X:[^:]*]]: !llvm.ptr, %[[WG:[^:]*]]: !llvm.ptr, %[[WU:[^:]*]]: !llvm.ptr, %[[WD:[^:]*]]: !llvm.ptr, %[[G:[^:]*]]: !llvm.ptr, %[[U:[^:]*]]: !llvm.ptr, %[[D:[^:]*]]: !llvm.ptr)
 // CHECK-NOT: call @symm_rt_matmul(
-// CHECK: call @symm_rt_matmul_pair(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32) -> ()
+// CHECK: call @symm_rt_matmul_pair(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i32, i32, i32) -> ()
 // CHECK-NOT: call @symm_rt_matmul_pair(
 // CHECK: call @symm_rt_matmul(%[[RT]],
 func.func @gate_up(%x: memref<4x64xbf16>, %wg: memref<64x128xbf16>, %wu: memref<64x128xbf16>, %wd: memref<128x64xbf16>,
@@ -523,6 +523,81 @@ func.func @not_siblings(%x: memref<4x64xbf16>, %wg: memref<64x128xbf16>, %wu: me
   linalg.fill ins(%zero : bf16) outs(%g : memref<4x128xbf16>)
   linalg.matmul ins(%x, %wg : memref<4x64xbf16>, memref<64x128xbf16>) outs(%g : memref<4x128xbf16>)
   linalg.matmul ins(%x, %wu : memref<4x64xbf16>, memref<64x128xbf16>) outs(%u : memref<4x128xbf16>)
+  return
+}
+
+// -----
+
+// Weights in nn.Linear's layout (n x k: checkpoints, vLLM, TensorRT-LLM),
+// read through transposed maps, at a dynamic token count. The gate and up
+// projections are still siblings: one symm_rt_matmul_pair, layout code 1
+// (SYMM_TRANSPOSED_B) last. The down projection is a strided GEMM of one:
+// symm_rt_batch_matmul with batch 1, m from the activations' rows, n 64,
+// k 128, its weight's rows of k = 128 (batch strides 0), layout code 1.
+#lin_a = affine_map<(m, n, k) -> (m, k)>
+#lin_b = affine_map<(m, n, k) -> (n, k)>
+#lin_c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @linear_layout_async
+// CHECK: call @symm_rt_matmul_pair(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c128_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK: %[[ROWS:[a-z0-9_]+]] = memref.dim %{{.*}}, %{{.*}} : memref<?x128xbf16>
+// CHECK-NEXT: %[[M:.*]] = arith.index_cast %[[ROWS]] : index to i64
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c1_i64{{[_0-9]*}}, %[[M]], %c64_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK-NOT: symm_rt_matmul(
+func.func @linear_layout(%x: memref<?x64xbf16>, %wg: memref<128x64xbf16>, %wu: memref<128x64xbf16>,
+                         %wd: memref<64x128xbf16>, %g: memref<?x128xbf16>, %u: memref<?x128xbf16>,
+                         %d: memref<?x64xbf16>) attributes {symm_mem.max_tokens = 64 : i64} {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%g : memref<?x128xbf16>)
+  linalg.matmul indexing_maps = [#lin_a, #lin_b, #lin_c]
+    ins(%x, %wg : memref<?x64xbf16>, memref<128x64xbf16>) outs(%g : memref<?x128xbf16>)
+  linalg.fill ins(%zero : bf16) outs(%u : memref<?x128xbf16>)
+  linalg.matmul indexing_maps = [#lin_a, #lin_b, #lin_c]
+    ins(%x, %wu : memref<?x64xbf16>, memref<128x64xbf16>) outs(%u : memref<?x128xbf16>)
+  linalg.fill ins(%zero : bf16) outs(%d : memref<?x64xbf16>)
+  linalg.matmul indexing_maps = [#lin_a, #lin_b, #lin_c]
+    ins(%u, %wd : memref<?x128xbf16>, memref<64x128xbf16>) outs(%d : memref<?x64xbf16>)
+  return
+}
+
+// -----
+
+// A merged gate_up weight in nn.Linear's layout (2F x K, vLLM's
+// MergedColumnParallelLinear) read as its two row halves: views at offsets
+// 0 and F K = 8192 elements. Neither is a whole buffer, so each is a strided
+// GEMM: the second's address is the weight's plus 16384 bytes. A view
+// that takes every other column has rows cuBLAS cannot read: refused.
+#mg_a = affine_map<(m, n, k) -> (m, k)>
+#mg_b = affine_map<(m, n, k) -> (n, k)>
+#mg_c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @merged_gate_up_async
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c1_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK: %[[INTPTR:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<128x64xbf16, strided<[64, 1], offset: 8192>> -> index
+// CHECK-NEXT: %[[BASE:.*]] = arith.index_cast %[[INTPTR]] : index to i64
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.constant 16384 : i64
+// CHECK-NEXT: %[[UP:.*]] = arith.addi %[[BASE]], %[[SHIFT]] : i64
+// CHECK-NEXT: %[[UP_PTR:.*]] = llvm.inttoptr %[[UP]] : i64 to !llvm.ptr
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %[[UP_PTR]], %{{[^,]*}}, %c1_i64
+func.func @merged_gate_up(%x: memref<4x64xbf16>, %w: memref<256x64xbf16>,
+                          %g: memref<4x128xbf16>, %u: memref<4x128xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %wg = memref.subview %w[0, 0] [128, 64] [1, 1] : memref<256x64xbf16> to memref<128x64xbf16, strided<[64, 1]>>
+  %wu = memref.subview %w[128, 0] [128, 64] [1, 1] : memref<256x64xbf16> to memref<128x64xbf16, strided<[64, 1], offset: 8192>>
+  linalg.fill ins(%zero : bf16) outs(%g : memref<4x128xbf16>)
+  linalg.matmul indexing_maps = [#mg_a, #mg_b, #mg_c]
+    ins(%x, %wg : memref<4x64xbf16>, memref<128x64xbf16, strided<[64, 1]>>) outs(%g : memref<4x128xbf16>)
+  linalg.fill ins(%zero : bf16) outs(%u : memref<4x128xbf16>)
+  linalg.matmul indexing_maps = [#mg_a, #mg_b, #mg_c]
+    ins(%x, %wu : memref<4x64xbf16>, memref<128x64xbf16, strided<[64, 1], offset: 8192>>) outs(%u : memref<4x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @every_other_column(%x: memref<4x32xbf16>, %w: memref<128x64xbf16>, %y: memref<4x128xbf16>) {
+  %half = memref.subview %w[0, 0] [128, 32] [1, 2] : memref<128x64xbf16> to memref<128x32xbf16, strided<[64, 2]>>
+  // expected-error@+1 {{'linalg.matmul' has a right-hand side whose rows are not contiguous (memref<128x32xbf16, strided<[64, 2]>>); cuBLAS reads unit-stride rows}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%x, %half : memref<4x32xbf16>, memref<128x32xbf16, strided<[64, 2]>>) outs(%y : memref<4x128xbf16>)
   return
 }
 
@@ -679,7 +754,7 @@ func.func @mixed_pair(%x: memref<4x64xbf16>, %wg: memref<64x128xf32>, %wu: memre
 // SENT: symm_mem.set_epoch %{{.*}} channel %{{.*}} to %[[COUNTER]]
 // CHECK-LABEL: func.func @split_k_async
 // CHECK: scf.if
-// CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
+// CHECK:   call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %[[M:[^,]*]], %c4096_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c7168_i64{{[_0-9]*}}, %c3584_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %c14680064_i64{{[_0-9]*}}, %c4096_i64{{[_0-9]*}}, %{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
 // CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 // The Lamport kernel takes all 128 rows (1 MiB); above them, the whole
 // matmul and the plain kernels.
@@ -824,12 +899,21 @@ func.func @split_k_rows(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %
 
 // A batched matmul the user wrote (the parser gives it the default maps)
 // is one cuBLAS strided batched GEMM: batch 2, m 4, n 16, k 8, row and
-// batch strides 8/32, 16/128, 16/64, f32 in and out, accumulating. One
-// with transposed maps stays linalg, for the GPU loops.
+// batch strides 8/32, 16/128, 16/64, f32 in and out, accumulating, row-major
+// (layout 0). One that reads its lhs transposed (a: batch x k x m) is one
+// too, with a's rows of m = 4 (stride 4/32) and layout code 2
+// (SYMM_TRANSPOSED_A); attention's scores, q k^T, read b transposed
+// (b: batch x n x k, rows of k = 8: stride 8/128), layout code 1. One that
+// broadcasts its lhs over the batch stays linalg, for the GPU loops.
 // CHECK-LABEL: func.func @user_batch_matmul_async
-// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
 // CHECK-NOT: linalg.batch_matmul
-// CHECK-LABEL: func.func @transposed_batch_matmul
+// CHECK-LABEL: func.func @transposed_batch_matmul_async
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}}, %c2_i32{{[_0-9]*}})
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-LABEL: func.func @scores_async
+// CHECK: call @symm_rt_batch_matmul(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c2_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK-LABEL: func.func @broadcast_batch_matmul
 // CHECK-NOT: symm_rt_batch_matmul
 // CHECK: linalg.batch_matmul indexing_maps
 func.func @user_batch_matmul(%a: memref<2x4x8xf32>, %b: memref<2x8x16xf32>, %c: memref<2x4x16xf32>) {
@@ -839,6 +923,16 @@ func.func @user_batch_matmul(%a: memref<2x4x8xf32>, %b: memref<2x8x16xf32>, %c: 
 func.func @transposed_batch_matmul(%a: memref<2x8x4xf32>, %b: memref<2x8x16xf32>, %c: memref<2x4x16xf32>) {
   linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
     ins(%a, %b : memref<2x8x4xf32>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>)
+  return
+}
+func.func @scores(%q: memref<2x4x8xf32>, %k: memref<2x16x8xf32>, %s: memref<2x4x16xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+    ins(%q, %k : memref<2x4x8xf32>, memref<2x16x8xf32>) outs(%s : memref<2x4x16xf32>)
+  return
+}
+func.func @broadcast_batch_matmul(%a: memref<4x8xf32>, %b: memref<2x8x16xf32>, %c: memref<2x4x16xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+    ins(%a, %b : memref<4x8xf32>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>)
   return
 }
 

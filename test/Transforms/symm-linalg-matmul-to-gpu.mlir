@@ -431,8 +431,8 @@ func.func @mlp(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memre
 // -----
 
 // A matmul that reads its lhs transposed (a^T w) is not the product the
-// kernels compute: it keeps cuBLAS (whose lowering refuses such maps in
-// turn: convert-symm-mem-to-runtime.mlir).
+// kernels compute: it keeps cuBLAS (a strided GEMM with the layout code:
+// convert-symm-mem-to-runtime.mlir).
 // CHECK-LABEL: func.func @transposed_lhs
 // CHECK-NOT: symm_matmul
 // CHECK: linalg.matmul
@@ -441,7 +441,7 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
                           %out: memref<16x4096xbf16>) {
   %zero = arith.constant 0.0 : bf16
   linalg.fill ins(%zero : bf16) outs(%out : memref<16x4096xbf16>)
-  // expected-remark@+1 {{keeps cuBLAS: reads or writes through transposed or broadcast indexing maps; the generated kernels take row-major operands as written}}
+  // expected-remark@+1 {{keeps cuBLAS: reads its inputs transposed_a; the generated kernels read a as m x k and b as k x n, row-major}}
   linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
                                  affine_map<(d0, d1, d2) -> (d2, d1)>,
                                  affine_map<(d0, d1, d2) -> (d0, d1)>]
@@ -450,6 +450,25 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
 }
 
 
+
+// -----
+
+// A weight in nn.Linear's layout (n x k: x @ W^T) keeps cuBLAS too, and
+// the remark says how to let the generated kernels take it.
+// CHECK-LABEL: func.func @linear_weight
+// CHECK-NOT: symm_matmul
+// CHECK: linalg.matmul
+func.func @linear_weight(%x: memref<16x4096xbf16>, %w: memref<7168x4096xbf16>,
+                         %out: memref<16x7168xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%out : memref<16x7168xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: reads its weight as n x k (nn.Linear's layout); the generated kernels read it as k x n, row-major: store it transposed once, where the weights are loaded, for them to run}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+    ins(%x, %w : memref<16x4096xbf16>, memref<7168x4096xbf16>) outs(%out : memref<16x7168xbf16>)
+  return
+}
 // -----
 
 // A non-gated MLP's first half (GPT-style): RMSNorm, one up projection,

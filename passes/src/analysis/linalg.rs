@@ -10,6 +10,7 @@ use melior::ir::{
     attribute::{ArrayAttribute, FloatAttribute, IntegerAttribute},
     operation::OperationLike,
 };
+use symm_protocol::abi::LayoutCode;
 
 /// Unit attribute on a `linalg.matmul` whose output a folded zero fill
 /// cleared: the matmul overwrites its output instead of adding to it.
@@ -69,25 +70,48 @@ pub fn generic_body<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<BlockRef<'c, 'a>
 /// `(d0, d1, d2)`; a batch matmul's with the batch dimension first), read
 /// from the maps themselves.
 pub fn default_maps(op: OperationRef) -> bool {
-    let expected: &[&[usize]] = if op.isa(OpKind::LinalgBatchMatmul) {
-        &[&[0, 1, 3], &[0, 3, 2], &[0, 1, 2]]
+    matmul_layout(op) == Some(LayoutCode::RowMajor)
+}
+
+/// How a `linalg.matmul` or `linalg.batch_matmul` reads its inputs, from
+/// its indexing maps: as written (the default maps), or either input
+/// transposed, a as `(d2, d0)` (k x m) or b as `(d1, d2)` (n x k,
+/// nn.Linear's weight), its output always `(d0, d1)`; the batch dimension
+/// first in each of a batch matmul's. `None` for any other maps
+/// (broadcasts, a transposed output).
+pub fn matmul_layout(op: OperationRef) -> Option<LayoutCode> {
+    let batch: &[usize] = if op.isa(OpKind::LinalgBatchMatmul) {
+        &[0]
     } else {
-        &[&[0, 2], &[2, 1], &[0, 1]]
+        &[]
     };
+    let (m, n, k) = (batch.len(), batch.len() + 1, batch.len() + 2);
     let Ok(maps) = op.attribute("indexing_maps") else {
-        return true;
+        return Some(LayoutCode::RowMajor);
     };
-    let Ok(maps) = ArrayAttribute::try_from(maps) else {
-        return false;
+    let maps = ArrayAttribute::try_from(maps).ok()?;
+    if maps.len() != 3 {
+        return None;
+    }
+    let map = |i: usize| -> Option<Vec<usize>> {
+        let (loops, results) = maps.element(i).ok().and_then(dim_projection)?;
+        (loops == k + 1 && results.starts_with(batch)).then(|| results[batch.len()..].to_vec())
     };
-    let dims = expected[0].len() + 1;
-    maps.len() == expected.len()
-        && expected.iter().enumerate().all(|(i, results)| {
-            maps.element(i)
-                .ok()
-                .and_then(dim_projection)
-                .is_some_and(|(n, found)| n == dims && found == *results)
-        })
+    let transposed = |found: Vec<usize>, rows: usize, columns: usize| {
+        if found == [rows, columns] {
+            Some(false)
+        } else if found == [columns, rows] {
+            Some(true)
+        } else {
+            None
+        }
+    };
+    let a_transposed = transposed(map(0)?, m, k)?;
+    let b_transposed = transposed(map(1)?, k, n)?;
+    if map(2)? != [m, n] {
+        return None;
+    }
+    Some(LayoutCode::of(a_transposed, b_transposed))
 }
 
 /// `is_zero_constant` on melior's typed API.
@@ -119,4 +143,80 @@ pub fn body_captures_only_constants(generic: OperationRef) -> Result<(), &'stati
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use melior::ir::{BlockLike, Module};
+
+    /// The layout of each matmul of `body` (a function's), in order.
+    fn layouts(body: &str) -> Vec<Option<LayoutCode>> {
+        let context = symm_dialects::create_context();
+        let module = Module::parse(&context, body).expect("parses");
+        let function = module.body().first_operation().expect("a function");
+        let block = function.first_block().expect("a body");
+        block
+            .ops()
+            .into_iter()
+            .filter(|op| op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul))
+            .map(matmul_layout)
+            .collect()
+    }
+
+    #[test]
+    fn a_matmul_layout_reads_which_input_is_transposed() {
+        let found = layouts(
+            r#"
+            #a = affine_map<(m, n, k) -> (m, k)>
+            #at = affine_map<(m, n, k) -> (k, m)>
+            #b = affine_map<(m, n, k) -> (k, n)>
+            #bt = affine_map<(m, n, k) -> (n, k)>
+            #c = affine_map<(m, n, k) -> (m, n)>
+            #ct = affine_map<(m, n, k) -> (n, m)>
+            #row = affine_map<(m, n, k) -> (k)>
+            func.func @f(%a: memref<4x8xf32>, %at: memref<8x4xf32>, %b: memref<8x16xf32>,
+                         %bt: memref<16x8xf32>, %c: memref<4x16xf32>, %ct: memref<16x4xf32>,
+                         %v: memref<8xf32>, %qa: memref<2x4x8xf32>, %qb: memref<2x16x8xf32>,
+                         %qc: memref<2x4x16xf32>) {
+              linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+              linalg.matmul indexing_maps = [#a, #bt, #c]
+                ins(%a, %bt : memref<4x8xf32>, memref<16x8xf32>) outs(%c : memref<4x16xf32>)
+              linalg.matmul indexing_maps = [#at, #b, #c]
+                ins(%at, %b : memref<8x4xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+              linalg.matmul indexing_maps = [#at, #bt, #c]
+                ins(%at, %bt : memref<8x4xf32>, memref<16x8xf32>) outs(%c : memref<4x16xf32>)
+              linalg.matmul indexing_maps = [#a, #b, #ct]
+                ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%ct : memref<16x4xf32>)
+              linalg.matmul indexing_maps = [#row, #b, #c]
+                ins(%v, %b : memref<8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+              linalg.batch_matmul indexing_maps = [
+                  affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>,
+                  affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+                  affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+                ins(%qa, %qb : memref<2x4x8xf32>, memref<2x16x8xf32>) outs(%qc : memref<2x4x16xf32>)
+              linalg.batch_matmul indexing_maps = [
+                  affine_map<(d0, d1, d2, d3) -> (d1, d3)>,
+                  affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+                  affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+                ins(%a, %qb : memref<4x8xf32>, memref<2x16x8xf32>) outs(%qc : memref<2x4x16xf32>)
+              return
+            }
+            "#,
+        );
+        use LayoutCode::*;
+        assert_eq!(
+            found,
+            [
+                Some(RowMajor),
+                Some(TransposedB),
+                Some(TransposedA),
+                Some(TransposedBoth),
+                None, // a transposed output
+                None, // a broadcast lhs
+                Some(TransposedB),
+                None, // a lhs broadcast over the batch
+            ]
+        );
+    }
 }

@@ -24,7 +24,7 @@
 use crate::analysis::{
     linalg::{
         OVERWRITES_ATTR, body_captures_only_constants, default_maps, generic_body, generic_maps,
-        loop_kinds, zero_constant,
+        loop_kinds, matmul_layout, zero_constant,
     },
     read_after::is_view_of,
     row_reduction::match_row_reduction,
@@ -38,6 +38,7 @@ use melior::ir::{
     BlockLike, OperationRef, Type, Value, ValueLike, operation::OperationLike,
     r#type::ShapedTypeLike,
 };
+use symm_protocol::abi::LayoutCode;
 
 /// What the output is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -281,12 +282,21 @@ pub fn group_at<'c, 'a>(
 ) -> Result<Option<Group<'c, 'a>>, Refusal<'c, 'a>> {
     let before = m.before_planning;
     if (op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul)) && !default_maps(op) {
-        return Err((
-            op,
-            "reads or writes through transposed or broadcast indexing maps; the generated \
-             kernels take row-major operands as written"
-                .into(),
-        ));
+        let why = match matmul_layout(op) {
+            Some(LayoutCode::TransposedB) => {
+                "reads its weight as n x k (nn.Linear's layout); the generated kernels read it \
+                 as k x n, row-major: store it transposed once, where the weights are loaded, \
+                 for them to run"
+                    .to_owned()
+            }
+            Some(layout) => format!(
+                "reads its inputs {}; the generated kernels read a as m x k and b as k x n, \
+                 row-major",
+                layout.text()
+            ),
+            None => "reads or writes through broadcast or transposed-output maps".to_owned(),
+        };
+        return Err((op, why.into()));
     }
     if op.isa(OpKind::LinalgBatchMatmul) {
         if op.attribute_of(OVERWRITES_ATTR).is_none() {

@@ -25,13 +25,13 @@
 //! it, with the function's entry and exit.
 //! What it cannot lower yet it names, with the op's location.
 
-mod batch_matmul;
 mod entry;
 mod graphs;
 mod host_access;
 mod kernel_choice;
+mod strided_matmul;
 mod tensor_map;
-use crate::analysis::linalg::{OVERWRITES_ATTR, default_maps, zero_constant};
+use crate::analysis::linalg::{OVERWRITES_ATTR, matmul_layout, zero_constant};
 use crate::cudagraph::classify::is_host;
 use crate::ir::builders::{Cast, IntOp};
 use crate::ir::convert::{Rewrite, convert_typed};
@@ -58,7 +58,7 @@ use melior::{
         r#type::{MemRefType, ShapedTypeLike},
     },
 };
-use symm_protocol::abi::{self, RuntimeCall};
+use symm_protocol::abi::{self, LayoutCode, RuntimeCall};
 
 /// Unit attribute on each function that gained the `symm_runtime*` first
 /// argument; func-to-llvm carries it to the `llvm.func`, where symm-compile
@@ -260,7 +260,7 @@ impl<'c> Conversion<'c> {
                     && op
                         .parent_operation()
                         .is_some_and(|p| op_key(p) == op_key(function)))
-                    || (lowers(op.kind()) && !batch_matmul::left_to_loops(*op))
+                    || (lowers(op.kind()) && !strided_matmul::left_to_loops(*op))
             })
             .collect();
         // Each pair's second op (its key), by the first.
@@ -380,7 +380,7 @@ impl<'c> Conversion<'c> {
             }
             OpKind::MemrefCopy => lower_copy(&mut host, op),
             OpKind::LinalgMatmul => lower_matmul(&mut host, op),
-            OpKind::LinalgBatchMatmul => batch_matmul::lower(&mut host, op),
+            OpKind::LinalgBatchMatmul => strided_matmul::lower(&mut host, op),
             OpKind::KernelRounds | OpKind::KernelVariant | OpKind::KernelVariantEnd => {
                 kernel_choice::lower(&mut host, op)
             }
@@ -578,32 +578,51 @@ fn matrix(value: Value) -> Result<(Option<i64>, i64, i64), PassError> {
     }
 }
 
-/// The i64 sizes (m, n, k), the dtype code and the accumulate flag of a
-/// matmul call.
-type MatmulCall<'c, 'a> = ([Value<'c, 'a>; 3], i64, Value<'c, 'a>);
+/// The i64 sizes (m, n, k), the dtype code, the accumulate flag and the
+/// layout of a matmul call.
+type MatmulCall<'c, 'a> = ([Value<'c, 'a>; 3], i64, Value<'c, 'a>, LayoutCode);
 
-/// A matmul's sizes (m, n, k), dtype code and accumulate flag, after
-/// checking its operands are what cuBLAS is called with.
+/// Whether `op` (a `linalg.matmul`) reads and writes whole contiguous
+/// matrices (identity layouts), which `symm_rt_matmul` and
+/// `symm_rt_matmul_pair` take by address alone; any other matmul is
+/// strided (`strided_matmul`).
+fn dense_operands(op: OperationRef) -> bool {
+    op.operand_count() == 3
+        && op.operands().all(|v| {
+            v.memref_type()
+                .is_some_and(|ty| has_identity_layout(ty.into()))
+        })
+}
+
+/// A matmul's sizes (m, n, k), dtype code, accumulate flag and layout,
+/// after checking its operands are what cuBLAS is called with: dense, an
+/// input transposed or not (`matmul_layout`).
 fn matmul_call<'c, 'a>(
     host: &mut Host<'c, 'a, '_>,
     op: OperationRef<'c, 'a>,
 ) -> Result<MatmulCall<'c, 'a>, PassError> {
-    if op.operand_count() != 3 || op.result_count() != 0 {
-        return Err("must work on memrefs (bufferize first)".into());
-    }
-    if !default_maps(op) {
-        return Err("has transposed or broadcast indexing maps, which the cuBLAS lowering does not support yet".into());
-    }
-    let (m, k, a_code) = matrix(operand(op, 0)?)?;
-    let (k2, n, b_code) = matrix(operand(op, 1)?)?;
+    let layout = strided_matmul::cublas_layout(op)?;
+    let (a_rows, a_columns, a_code) = matrix(operand(op, 0)?)?;
+    let (b_rows, b_columns, b_code) = matrix(operand(op, 1)?)?;
     let (m2, n2, c_code) = matrix(operand(op, 2)?)?;
     if a_code != b_code || a_code != c_code {
         return Err("mixes element types; cuBLAS is called with one".into());
     }
-    let Some(k2) = k2 else {
+    // (m, k) of a and (k, n) of b, as stored or transposed.
+    let (m, k) = if layout.a_transposed() {
+        (Some(a_columns), a_rows)
+    } else {
+        (a_rows, Some(a_columns))
+    };
+    let (k2, n) = if layout.b_transposed() {
+        (Some(b_columns), b_rows)
+    } else {
+        (b_rows, Some(b_columns))
+    };
+    let (Some(k), Some(k2), Some(n)) = (k, k2, n) else {
         return Err(
-            "has a right-hand side of dynamic size; only the rows of the left-hand side \
-                    and the result may be dynamic"
+            "has a dynamic k or n; only the rows of the left-hand side and the result may be \
+             dynamic"
                 .into(),
         );
     };
@@ -611,26 +630,37 @@ fn matmul_call<'c, 'a>(
     if k != k2 || n != n2 || (m.is_some() && m2.is_some() && m != m2) || m.is_some() != m2.is_some()
     {
         return Err(format!(
-            "has shapes {}x{k} @ {k2}x{n} into {}x{n2}, which do not match",
+            "has shapes {}x{k} @ {k2}x{n} into {}x{n2} (m x k @ k x n, {}), which do not match",
             shown(m),
-            shown(m2)
+            shown(m2),
+            layout.text()
         )
         .into());
     }
-    let m = host.extent_i64(operand(op, 0)?, 0);
+    // m from the output's rows, which a transposed a does not hold.
+    let m = if layout.a_transposed() {
+        host.extent_i64(operand(op, 2)?, 0)
+    } else {
+        host.extent_i64(operand(op, 0)?, 0)
+    };
     let (n, k) = (host.int(64, n), host.int(64, k));
     // c = a @ b when a zero fill was folded in (cuBLAS beta = 0), else
     // c += a @ b (linalg.matmul's meaning).
     let accumulate = i64::from(op.attribute_of(OVERWRITES_ATTR).is_none());
     let accumulate = host.int(32, accumulate);
-    Ok(([m, n, k], a_code, accumulate))
+    Ok(([m, n, k], a_code, accumulate, layout))
 }
 
+/// A row-major matmul of dense operands as one `symm_rt_matmul`; any
+/// other as a strided GEMM (`strided_matmul`).
 fn lower_matmul<'c, 'a>(
     host: &mut Host<'c, 'a, '_>,
     op: OperationRef<'c, 'a>,
 ) -> Result<(), PassError> {
-    let (sizes, code, accumulate) = matmul_call(host, op)?;
+    if !dense_operands(op) || matmul_layout(op) != Some(LayoutCode::RowMajor) {
+        return strided_matmul::lower(host, op);
+    }
+    let (sizes, code, accumulate, _) = matmul_call(host, op)?;
     call_on_matrices(host, &abi::MATMUL, op, sizes, code, &[accumulate]);
     Ok(())
 }
@@ -645,7 +675,7 @@ fn lower_matmul_pair<'c, 'a>(
     // `sibling_matmuls` matched the second's operand types, maps and
     // overwriting to the first's, so the first's checks and sizes hold
     // for both.
-    let (sizes, code, accumulate) = matmul_call(host, first)?;
+    let (sizes, code, accumulate, layout) = matmul_call(host, first)?;
     let mut args = vec![host.ptr_of(operand(first, 0)?)];
     for op in [first, second] {
         args.push(host.ptr_of(operand(op, 1)?));
@@ -654,6 +684,7 @@ fn lower_matmul_pair<'c, 'a>(
     args.extend(sizes);
     args.push(host.int(32, code));
     args.push(accumulate);
+    args.push(host.int(32, layout as i64));
     host.call(&abi::MATMUL_PAIR, &args);
     Ok(())
 }
@@ -695,7 +726,7 @@ fn sibling_matmuls<'c, 'a>(
 ) -> Vec<(OperationRef<'c, 'a>, OperationRef<'c, 'a>)> {
     let mut pairs = Vec::new();
     let mut seconds = std::collections::HashSet::new();
-    let is_matmul = |op: &OperationRef| op.isa(OpKind::LinalgMatmul) && op.operand_count() == 3;
+    let is_matmul = |op: &OperationRef| op.isa(OpKind::LinalgMatmul) && dense_operands(*op);
     let operands = |op: &OperationRef<'c, 'a>| -> Vec<Value<'c, 'a>> { op.operands().collect() };
     for &first in ops {
         if !is_matmul(&first) || seconds.contains(&op_key(first)) {

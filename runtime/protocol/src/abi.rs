@@ -69,6 +69,39 @@ codes!(
     ]
 );
 
+codes!(
+    /// How a matmul's inputs are stored (`enum symm_matmul_layout`): each
+    /// row-major as written (a: m x k, b: k x n), or as its transpose. A
+    /// transposed b (n x k) is nn.Linear's weight, as checkpoints, vLLM and
+    /// TensorRT-LLM keep it.
+    LayoutCode, "symm_matmul_layout", [
+        RowMajor = 0, "row_major", "SYMM_ROW_MAJOR";
+        TransposedB = 1, "transposed_b", "SYMM_TRANSPOSED_B";
+        TransposedA = 2, "transposed_a", "SYMM_TRANSPOSED_A";
+        TransposedBoth = 3, "transposed_both", "SYMM_TRANSPOSED_BOTH";
+    ]
+);
+
+impl LayoutCode {
+    /// The layout with `a` and `b` each stored transposed or not.
+    pub fn of(a_transposed: bool, b_transposed: bool) -> Self {
+        match (a_transposed, b_transposed) {
+            (false, false) => Self::RowMajor,
+            (false, true) => Self::TransposedB,
+            (true, false) => Self::TransposedA,
+            (true, true) => Self::TransposedBoth,
+        }
+    }
+    /// Whether `a` is stored as its transpose (k x m).
+    pub fn a_transposed(self) -> bool {
+        matches!(self, Self::TransposedA | Self::TransposedBoth)
+    }
+    /// Whether `b` is stored as its transpose (n x k).
+    pub fn b_transposed(self) -> bool {
+        matches!(self, Self::TransposedB | Self::TransposedBoth)
+    }
+}
+
 impl DtypeCode {
     pub fn bytes(self) -> usize {
         match self {
@@ -146,14 +179,16 @@ runtime_calls! {
     /// c (+)= a b: a, b, c, m, n, k, dtype code, accumulate.
     MATMUL = "symm_rt_matmul"(Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
     /// c0 (+)= a b0 and c1 (+)= a b1 as one batched GEMM where the strides
-    /// allow: a, b0, c0, b1, c1, m, n, k, dtype code, accumulate.
-    MATMUL_PAIR = "symm_rt_matmul_pair"(Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32);
+    /// allow: a, b0, c0, b1, c1, m, n, k, dtype code, accumulate, layout
+    /// code (how a and the weights are stored).
+    MATMUL_PAIR = "symm_rt_matmul_pair"(Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I32, I32, I32);
     /// c_i (+)= a_i b_i for i < batch, strided row-major matrices: a, b,
     /// c, batch, m, n, k, then each operand's row stride and batch stride
     /// (a's, b's, c's, in elements), the inputs' dtype code, the output's,
-    /// accumulate.
+    /// accumulate, the layout code (a and b each as written, m x k and
+    /// k x n, or stored transposed).
     BATCH_MATMUL = "symm_rt_batch_matmul"(
-        Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I64, I64, I64, I64, I64, I64, I64, I32, I32, I32
+        Ptr, Ptr, Ptr, Ptr, I64, I64, I64, I64, I64, I64, I64, I64, I64, I64, I32, I32, I32, I32
     );
     /// Rounds of a measured choice between a generated kernel and the
     /// library (site, rows, max rows, 1 where the site's input comes from a
@@ -206,6 +241,9 @@ impl fmt::Display for CAbiHeader {
         one(f, AlgorithmCode::C_ENUM, AlgorithmCode::ALL, |v| {
             (v.c_name(), v as i32)
         })?;
+        one(f, LayoutCode::C_ENUM, LayoutCode::ALL, |v| {
+            (v.c_name(), v as i32)
+        })?;
         writeln!(f, "\n#endif /* SYMM_ABI_H */")
     }
 }
@@ -227,6 +265,12 @@ mod tests {
             AlgorithmCode::from_text("two_shot"),
             Some(AlgorithmCode::TwoShot)
         );
+        for layout in LayoutCode::ALL {
+            let (a, b) = (layout.a_transposed(), layout.b_transposed());
+            assert_eq!(LayoutCode::of(a, b), *layout);
+            assert_eq!(LayoutCode::from_code(*layout as i64), Some(*layout));
+        }
+        assert!(LayoutCode::TransposedB.b_transposed() && !LayoutCode::TransposedB.a_transposed());
     }
 
     #[test]

@@ -609,10 +609,13 @@ fn all_gather_matmul(ctx: &mut Ctx) -> Result<String> {
 /// runtime measures the batched GEMM against two GEMMs on each shape's
 /// first call (`pair_choice`; M = 128 is where two GEMMs won on an H200),
 /// equal the host reference bit for bit, then again from a captured graph
-/// (which reuses the way found). The data keep every sum an integer of at
-/// most 64, exact in bf16 whatever the kernel's order of accumulation.
+/// (which reuses the way found). Each shape runs with the weights row-major
+/// (k x n) and in nn.Linear's layout (n x k, `SYMM_TRANSPOSED_B`): the same
+/// products. The data keep every sum an integer of at most 64, exact in
+/// bf16 whatever the kernel's order of accumulation.
 fn matmul_pair(ctx: &mut Ctx) -> Result<String> {
-    use symm_runtime::agmm::Matmul;
+    use symm_protocol::abi::LayoutCode;
+    use symm_runtime::{agmm::Matmul, library::GemmInputs};
     let matmul = Matmul::new()?;
     let mut shapes = Vec::new();
     for (m, k, n) in [
@@ -630,6 +633,13 @@ fn matmul_pair(ctx: &mut Ctx) -> Result<String> {
                 ((kk * 7 + j * 3 + p) % 3) as f32 - 1.0
             })
             .collect();
+        // The same weights stored transposed: b_t[p][j][kk] = b[p][kk][j].
+        let b_t: Vec<f32> = (0..2 * k * n)
+            .map(|x| {
+                let (p, j, kk) = (x / (k * n), (x / k) % n, x % k);
+                b[p * k * n + kk * n + j]
+            })
+            .collect();
         let mut expected = vec![0f32; 2 * m * n];
         for p in 0..2 {
             for i in 0..m {
@@ -644,42 +654,48 @@ fn matmul_pair(ctx: &mut Ctx) -> Result<String> {
         }
         let expected = to_bits(Dtype::Bf16, &expected);
         let a_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &a))?;
-        let b_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &b))?;
-        let c = DeviceBuffer::new(2 * m * n * 2)?;
-        let half = |buffer: &DeviceBuffer, elements: usize| buffer.ptr + (elements * 2) as u64;
-        let stream = &ctx.session.stream;
-        let call = || {
-            matmul.gemm_pair(
-                Dtype::Bf16,
-                a_dev.ptr,
-                [b_dev.ptr, c.ptr],
-                [half(&b_dev, k * n), half(&c, m * n)],
-                (m, k, n),
-                0.0,
-                stream.raw,
-            )
-        };
-        call()?;
-        stream.synchronize()?;
-        if copy_from_device::<u8>(c.ptr, 2 * m * n * 2)? != expected {
-            return Err(Error::Cuda(format!(
-                "the matmul pair {m}x{k} @ 2 x {k}x{n} differs from the host reference"
-            )));
-        }
-        let graph = Graph::capture(stream, call)?;
-        c.zero()?;
-        graph.replay(stream)?;
-        stream.synchronize()?;
-        if copy_from_device::<u8>(c.ptr, 2 * m * n * 2)? != expected {
-            return Err(Error::Cuda(format!(
-                "the replayed matmul pair {m}x{k} @ 2 x {k}x{n} differs from the host reference"
-            )));
+        for (layout, weights) in [(LayoutCode::RowMajor, &b), (LayoutCode::TransposedB, &b_t)] {
+            let b_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, weights))?;
+            let c = DeviceBuffer::new(2 * m * n * 2)?;
+            let half = |buffer: &DeviceBuffer, elements: usize| buffer.ptr + (elements * 2) as u64;
+            let stream = &ctx.session.stream;
+            let call = || {
+                matmul.gemm_pair(
+                    GemmInputs {
+                        dtype: Dtype::Bf16,
+                        layout,
+                    },
+                    a_dev.ptr,
+                    [b_dev.ptr, c.ptr],
+                    [half(&b_dev, k * n), half(&c, m * n)],
+                    (m, k, n),
+                    0.0,
+                    stream.raw,
+                )
+            };
+            let what = format!("the matmul pair {m}x{k} @ 2 x {k}x{n} ({})", layout.text());
+            call()?;
+            stream.synchronize()?;
+            if copy_from_device::<u8>(c.ptr, 2 * m * n * 2)? != expected {
+                return Err(Error::Cuda(format!(
+                    "{what} differs from the host reference"
+                )));
+            }
+            let graph = Graph::capture(stream, call)?;
+            c.zero()?;
+            graph.replay(stream)?;
+            stream.synchronize()?;
+            if copy_from_device::<u8>(c.ptr, 2 * m * n * 2)? != expected {
+                return Err(Error::Cuda(format!(
+                    "replayed, {what} differs from the host reference"
+                )));
+            }
         }
         shapes.push(format!("{m}x{k} @ 2 x {k}x{n}"));
     }
     Ok(format!(
-        "{} equal the host reference, called and replayed from a graph (SYMM_LOG=info shows \
-         the way each shape took)",
+        "{} equal the host reference, weights k x n and n x k, called and replayed from a \
+         graph (SYMM_LOG=info shows the way each shape took)",
         shapes.join(", ")
     ))
 }

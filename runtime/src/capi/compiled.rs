@@ -324,6 +324,8 @@ pub unsafe extern "C" fn symm_rt_matmul(
 /// `c0 (+)= a @ b0` and `c1 (+)= a @ b1`, shapes and codes as
 /// `symm_rt_matmul`'s: two matmuls sharing their left operand (a gate and
 /// an up projection), one batched GEMM where the addresses allow it.
+/// `layout` (`enum symm_matmul_layout`) says how `a` and the weights are
+/// stored: `SYMM_TRANSPOSED_B` for weights of n x k (nn.Linear's).
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn symm_rt_matmul_pair(
@@ -338,17 +340,25 @@ pub unsafe extern "C" fn symm_rt_matmul_pair(
     k: i64,
     dtype_code: i32,
     accumulate: i32,
+    layout: i32,
 ) {
     run("a matmul pair", runtime, |s| {
         let pairs = [[address(b0), address(c0)], [address(b1), address(c1)]];
-        s.matmul_pair(address(a), pairs, [m, n, k], dtype_code, accumulate)
+        s.matmul_pair(
+            address(a),
+            pairs,
+            [m, n, k],
+            [dtype_code, accumulate, layout],
+        )
     })
 }
 
 /// `c_i (+)= a_i @ b_i` for `i < batch` (linalg.batch_matmul, a split-K
 /// GEMM's slices): row-major matrices, a_i m x k, b_i k x n, c_i m x n,
 /// each with its row stride and batch stride in elements; the inputs of
-/// dtype code `in_code`, the output of `out_code` (the same, or f32).
+/// dtype code `in_code`, the output of `out_code` (the same, or f32);
+/// `layout` (`enum symm_matmul_layout`) says whether a_i is stored as its
+/// transpose (k x m) and whether b_i is (n x k).
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn symm_rt_batch_matmul(
@@ -369,6 +379,7 @@ pub unsafe extern "C" fn symm_rt_batch_matmul(
     in_code: i32,
     out_code: i32,
     accumulate: i32,
+    layout: i32,
 ) {
     run("a batched matmul", runtime, |s| {
         let operands = [
@@ -376,7 +387,13 @@ pub unsafe extern "C" fn symm_rt_batch_matmul(
             (address(b), ldb, stride_b),
             (address(c), ldc, stride_c),
         ];
-        s.batch_matmul(operands, batch, [m, n, k], [in_code, out_code], accumulate)
+        s.batch_matmul(
+            operands,
+            batch,
+            [m, n, k],
+            [in_code, out_code],
+            [accumulate, layout],
+        )
     })
 }
 
@@ -525,7 +542,9 @@ mod abi_tests {
     signature!(A, B, C, D, E, F, G, H);
     signature!(A, B, C, D, E, F, G, H, I);
     signature!(A, B, C, D, E, F, G, H, I, J, K);
+    signature!(A, B, C, D, E, F, G, H, I, J, K, L);
     signature!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q);
+    signature!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, S);
 
     fn of<F: Signature>(_: F) -> Kinds {
         F::signature()
@@ -595,7 +614,7 @@ mod abi_tests {
             (
                 "symm_rt_batch_matmul",
                 of(symm_rt_batch_matmul
-                    as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _)),
+                    as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _)),
             ),
             (
                 "symm_rt_host_wait",
@@ -607,7 +626,7 @@ mod abi_tests {
             ),
             (
                 "symm_rt_matmul_pair",
-                of(symm_rt_matmul_pair as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _)),
+                of(symm_rt_matmul_pair as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _)),
             ),
             (
                 "symm_rt_all_gather_matmul",

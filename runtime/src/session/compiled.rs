@@ -12,11 +12,12 @@ use crate::{
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Step},
     kernel_choice::{KernelChoices, Way},
-    library::{self, Dtype},
+    library::{self, Dtype, GemmInputs},
     symmetric::SymmetricBuffer,
 };
 use cudarc::driver::sys;
 use std::collections::{BTreeSet, HashMap};
+use symm_protocol::abi::LayoutCode;
 
 /// What compiled programs hold on to between calls: the persistent pools
 /// (`symm_mem.global`), created on first use, and the matmul machinery.
@@ -112,6 +113,11 @@ impl CompiledState {
 /// A size argument of the ABI (an i64), as a `usize`.
 pub fn size(value: i64, what: &str) -> Result<usize> {
     usize::try_from(value).map_err(|_| Error::InvalidArgument(format!("{what} is {value}")))
+}
+
+/// A matmul's layout code argument (how its inputs are stored).
+fn layout(code: i32) -> Result<LayoutCode> {
+    library::decode(code.into(), LayoutCode::from_code, "matmul layout")
 }
 
 /// Whether compiled functions may become CUDA graphs: unless the
@@ -554,18 +560,22 @@ impl Session {
             .gemm(call.dtype, operands, call.shape, call.beta, call.stream)
     }
 
-    /// Two matmuls sharing `a`: `(b0, c0)` and `(b1, c1)`.
+    /// Two matmuls sharing `a`: `(b0, c0)` and `(b1, c1)`, the inputs
+    /// stored as layout code `layout_code` says.
     pub fn matmul_pair(
         &mut self,
         a: CUdeviceptr,
         [first, second]: [[CUdeviceptr; 2]; 2],
         sizes: [i64; 3],
-        dtype_code: i32,
-        accumulate: i32,
+        [dtype_code, accumulate, layout_code]: [i32; 3],
     ) -> Result<()> {
+        let layout = layout(layout_code)?;
         let call = self.matmul_call(sizes, dtype_code, accumulate)?;
         call.matmul.gemm_pair(
-            call.dtype,
+            GemmInputs {
+                dtype: call.dtype,
+                layout,
+            },
             a,
             first,
             second,
@@ -575,23 +585,26 @@ impl Session {
         )
     }
 
-    /// `c_i (+)= a_i @ b_i` for `i < batch`, each operand strided.
+    /// `c_i (+)= a_i @ b_i` for `i < batch`, each operand strided, the
+    /// inputs stored as layout code `layout_code` says.
     pub fn batch_matmul(
         &mut self,
         [a, b, c]: [StridedArgs; 3],
         batch: i64,
         sizes: [i64; 3],
         [in_code, out_code]: [i32; 2],
-        accumulate: i32,
+        [accumulate, layout_code]: [i32; 2],
     ) -> Result<()> {
+        let layout = layout(layout_code)?;
         let call = self.matmul_call(sizes, in_code, accumulate)?;
         let out = library::decode(out_code.into(), Dtype::from_code, "output dtype")?;
-        let operand = |(ptr, ld, batch_stride): StridedArgs, dtype| {
+        let operand = |(ptr, ld, batch_stride): StridedArgs, dtype, transposed| {
             Ok::<_, Error>(Strided {
                 ptr,
                 dtype,
                 ld: size(ld, "a row stride")?,
                 batch_stride: size(batch_stride, "a batch stride")? as i64,
+                transposed,
             })
         };
         let batch = i32::try_from(size(batch, "the batch")?).map_err(|_| {
@@ -599,9 +612,9 @@ impl Session {
         })?;
         call.matmul.gemm_strided(
             [
-                operand(a, call.dtype)?,
-                operand(b, call.dtype)?,
-                operand(c, out)?,
+                operand(a, call.dtype, layout.a_transposed())?,
+                operand(b, call.dtype, layout.b_transposed())?,
+                operand(c, out, false)?,
             ],
             batch,
             call.shape,
