@@ -453,20 +453,41 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
 
 // -----
 
-// A weight in nn.Linear's layout (n x k: x @ W^T) keeps cuBLAS too, and
-// the remark says how to let the generated kernels take it.
+// A weight in nn.Linear's layout (n x k: x @ W^T) is read by the one-row
+// CUDA-core GEMV along its rows (gemv_linear): no tensor-core kernel reads
+// it, so the generated branch takes calls of one row (max_rows(1)) and the
+// library keeps the rest. One whose K is not a multiple of 8 (its rows'
+// 16-byte pieces) keeps cuBLAS, and says why.
+// CHECK-LABEL: gpu.module @symm_matmul_kernels
+// CHECK-NOT: gpu.func @symm_matmul_0(
+// CHECK: gpu.func @symm_matmul_0_gemv1(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 256, 1, 1>}
+// CHECK-NOT: gpu.func @symm_matmul_0(
 // CHECK-LABEL: func.func @linear_weight
+// CHECK: %[[ROWS:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(1)
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%c224{{[_0-9]*}}, %{{.*}}, %{{.*}}) threads in (%c256{{[_0-9]*}},
+// CHECK: linalg.matmul indexing_maps
+// CHECK-LABEL: func.func @linear_odd_k
 // CHECK-NOT: symm_matmul
-// CHECK: linalg.matmul
-func.func @linear_weight(%x: memref<16x4096xbf16>, %w: memref<7168x4096xbf16>,
-                         %out: memref<16x7168xbf16>) {
+func.func @linear_weight(%x: memref<?x4096xbf16>, %w: memref<7168x4096xbf16>,
+                         %out: memref<?x7168xbf16>) {
   %zero = arith.constant 0.0 : bf16
-  linalg.fill ins(%zero : bf16) outs(%out : memref<16x7168xbf16>)
-  // expected-remark@+1 {{keeps cuBLAS: reads its weight as n x k (nn.Linear's layout); the generated kernels read it as k x n, row-major: store it transposed once, where the weights are loaded, for them to run}}
+  // expected-remark@+1 {{matmul 4096x7168, the weights stored n x k: generated GEMVs (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 224x1 blocks of 256 threads), chosen against cuBLAS by measurement for up to 1 rows whose operands are 16-byte aligned (others take cuBLAS; no tensor-core kernel reads n x k weights)}}
+  linalg.fill ins(%zero : bf16) outs(%out : memref<?x7168xbf16>)
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                  affine_map<(m, n, k) -> (n, k)>,
                                  affine_map<(m, n, k) -> (m, n)>]
-    ins(%x, %w : memref<16x4096xbf16>, memref<7168x4096xbf16>) outs(%out : memref<16x7168xbf16>)
+    ins(%x, %w : memref<?x4096xbf16>, memref<7168x4096xbf16>) outs(%out : memref<?x7168xbf16>)
+  return
+}
+func.func @linear_odd_k(%x: memref<?x4100xbf16>, %w: memref<7168x4100xbf16>,
+                        %out: memref<?x7168xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%out : memref<?x7168xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: K = 4100 is not a multiple of 8}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+    ins(%x, %w : memref<?x4100xbf16>, memref<7168x4100xbf16>) outs(%out : memref<?x7168xbf16>)
   return
 }
 // -----

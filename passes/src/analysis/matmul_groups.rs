@@ -281,14 +281,15 @@ pub fn group_at<'c, 'a>(
     m: &mut Matching<'c, 'a>,
 ) -> Result<Option<Group<'c, 'a>>, Refusal<'c, 'a>> {
     let before = m.before_planning;
-    if (op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul)) && !default_maps(op) {
+    // A 2-D matmul may read its weight stored n x k (nn.Linear's layout):
+    // its GEMV reads that (`SkinnyMatmul::weight_transposed`).
+    let linear_weight =
+        op.isa(OpKind::LinalgMatmul) && matmul_layout(op) == Some(LayoutCode::TransposedB);
+    if (op.isa(OpKind::LinalgMatmul) || op.isa(OpKind::LinalgBatchMatmul))
+        && !default_maps(op)
+        && !linear_weight
+    {
         let why = match matmul_layout(op) {
-            Some(LayoutCode::TransposedB) => {
-                "reads its weight as n x k (nn.Linear's layout); the generated kernels read it \
-                 as k x n, row-major: store it transposed once, where the weights are loaded, \
-                 for them to run"
-                    .to_owned()
-            }
             Some(layout) => format!(
                 "reads its inputs {}; the generated kernels read a as m x k and b as k x n, \
                  row-major",
@@ -340,7 +341,7 @@ pub fn group_at<'c, 'a>(
         .and_then(|fill1| {
             let matmul1 = next_effect(fill1, before)?;
             (matmul1.isa(OpKind::LinalgMatmul)
-                && default_maps(matmul1)
+                && matmul_layout(matmul1) == matmul_layout(op)
                 && matmul1.operand_count() == 3
                 && operand(matmul1, 0).is_some_and(|a1| same(a1, a))
                 && operand(matmul1, 2).is_some_and(|u| zero_fill_of(fill1, u)))

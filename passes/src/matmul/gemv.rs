@@ -117,6 +117,23 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
     };
+    /// The one-row GEMVs of weights stored n x k (`gemv_linear`): 32
+    /// columns of each weight a block (224 blocks for the Llama-3-8B TP-2
+    /// pair, 128 for its down projection), 64 k-groups, two steps of 8
+    /// loads in flight.
+    pub const PAIR_LINEAR: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
+        columns: 32,
+        k_groups: 64,
+        unroll: 2,
+        rows: 1,
+        prefetch: 0,
+        stage_rows: 0,
+        stage_a: false,
+        calls: 0,
+        evict_first: false,
+    };
+    pub const SINGLE_LINEAR: GemvTile = GemvTile::PAIR_LINEAR;
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
         columns: 64,
@@ -263,7 +280,7 @@ impl GemvTile {
     /// the rows of `a` (bf16, normalized once by the block) once the loop
     /// is done; without one `a` is read from global memory. Where the
     /// sums start:
-    fn sums_offset(&self, shape: &GemvShape) -> u64 {
+    pub(super) fn sums_offset(&self, shape: &GemvShape) -> u64 {
         match self.engine {
             Engine::CudaCores => self.rows * shape.k * 4,
             Engine::TensorCores | Engine::Tma | Engine::Wgmma => 0,
@@ -454,6 +471,11 @@ impl SkinnyMatmul {
 
     /// Why GEMV `tile` cannot run this matmul (`None`: it can).
     pub fn gemv_problem(&self, tile: GemvTile) -> Option<String> {
+        if self.weight_transposed {
+            return tile
+                .problem(&self.gemv_shape())
+                .or_else(|| self.linear_gemv_problem(tile));
+        }
         tile.problem(&self.gemv_shape()).or_else(|| {
             if tile.engine == Engine::Tma {
                 return super::gemv_tma::matmul_problem(self, tile);
@@ -463,6 +485,26 @@ impl SkinnyMatmul {
             }
             tile.stage_a.then(|| self.rows_vector_problem()).flatten()
         })
+    }
+
+    /// Why GEMV `tile` cannot read weights stored n x k (`gemv_linear`).
+    fn linear_gemv_problem(&self, tile: GemvTile) -> Option<String> {
+        if tile.engine != Engine::CudaCores {
+            return Some("only the CUDA-core GEMV reads weights stored n x k".into());
+        }
+        if !tile.k_groups.is_multiple_of(super::kernel::WARP) {
+            return Some(format!(
+                "{} k-groups are not whole warps (a warp reads one piece's weight rows)",
+                tile.k_groups
+            ));
+        }
+        if !self.k.is_multiple_of(PIECE) || self.slices != 1 {
+            return Some(format!(
+                "K = {} of weights stored n x k is read in 16-byte pieces along their rows, in one slice",
+                self.k
+            ));
+        }
+        None
     }
 
     /// The GEMVs this matmul runs for `tiles` (ordered by the rows they
@@ -522,6 +564,9 @@ impl SkinnyMatmul {
     /// launches it as it starts (`launched_early`); none elsewhere, where
     /// they would only delay the loads themselves.
     pub fn gemv_prefetch(&self, tile: GemvTile) -> u64 {
+        if self.weight_transposed {
+            return 0;
+        }
         let plain = self.weights == 1 && self.prologue.is_none();
         let early = plain || tile.takes() <= self.launched_early;
         if self.grid_dependency && early {
@@ -575,6 +620,7 @@ impl SkinnyMatmul {
                     e: body,
                 };
                 match tile.engine {
+                    Engine::CudaCores if self.weight_transposed => gemv.emit_linear(),
                     Engine::CudaCores => gemv.emit(),
                     Engine::TensorCores => gemv.emit_mma(),
                     Engine::Tma => gemv.emit_tma(),
@@ -815,7 +861,7 @@ impl<'c> Gemv<'_, 'c> {
     /// rows hold only the column factors and this returns each row's
     /// thread partial of its statistic, for `finish` to reduce after the
     /// loop; otherwise nothing.
-    fn prepare_rows(
+    pub(super) fn prepare_rows(
         &self,
         m: Val<'c>,
         a: Val<'c>,
@@ -1023,7 +1069,7 @@ impl<'c> Gemv<'_, 'c> {
         e.sync_threads();
     }
 
-    fn shared_f32(&self, e: &Emitter<'c>, base: Val<'c>, index: Val<'c>) -> Val<'c> {
+    pub(super) fn shared_f32(&self, e: &Emitter<'c>, base: Val<'c>, index: Val<'c>) -> Val<'c> {
         e.load(e.byte_offset(base, e.mul(index, self.c(4))), e.f32(), 4)
     }
 
@@ -1033,7 +1079,7 @@ impl<'c> Gemv<'_, 'c> {
     /// The thread's sums into shared memory, each row's statistic reduced
     /// from the `partials` `prepare_rows` left (with `row_scale`), then the
     /// output.
-    fn finish(
+    pub(super) fn finish(
         &self,
         m: Val<'c>,
         out: Val<'c>,
@@ -1205,6 +1251,7 @@ mod tests {
             stream_norm: false,
             lamport_send: None,
             launched_early: 0,
+            weight_transposed: false,
         }
     }
 
@@ -1345,5 +1392,44 @@ mod tests {
                 .unwrap()
                 .contains("shared memory")
         );
+    }
+
+    #[test]
+    fn weights_stored_n_by_k_take_only_the_cuda_core_gemv() {
+        let linear = |k: u64, n: u64| SkinnyMatmul {
+            weight_transposed: true,
+            grid_dependency: true,
+            ..matmul(k, n, k, false)
+        };
+        let down = linear(7168, 4096);
+        assert_eq!(down.problem(), None);
+        assert_eq!(down.gemv_problem(GemvTile::SINGLE_LINEAR), None);
+        // 128 blocks of 32 columns, 4 pieces of 64 k-groups each.
+        assert_eq!(down.gemv_grid(GemvTile::SINGLE_LINEAR), (128, 1));
+        assert_eq!(GemvTile::SINGLE_LINEAR.threads(1), 256);
+        // Nothing is prefetched before the wait: the tilings' lines are
+        // those of k x n weights.
+        assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_LINEAR), 0);
+        // The tensor-core GEMV reads k x n weights only.
+        assert!(
+            down.gemv_problem(GemvTile::SINGLE_MMA)
+                .unwrap()
+                .contains("only the CUDA-core GEMV")
+        );
+        // A warp's lanes are k-groups of one piece.
+        let ragged = GemvTile {
+            k_groups: 48,
+            ..GemvTile::SINGLE_LINEAR
+        };
+        assert!(down.gemv_problem(ragged).unwrap().contains("whole warps"));
+        // K in 16-byte pieces of a row; N anything (a column is a row).
+        assert_eq!(linear(1000, 2063).problem(), None);
+        assert!(
+            linear(1004, 4096)
+                .problem()
+                .unwrap()
+                .contains("multiple of 8")
+        );
+        assert!(matmul(1000, 4096, 1000, false).problem().is_some());
     }
 }

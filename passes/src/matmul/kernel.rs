@@ -326,6 +326,11 @@ pub struct SkinnyMatmul {
     /// prefetches its weight's first lines while the all-reduce runs
     /// (`GemvTile::prefetch`).
     pub launched_early: u64,
+    /// The weights are stored n x k (nn.Linear's layout, read through the
+    /// maps `(m, k)`, `(n, k)`, `(m, n)`): only the CUDA-core GEMV reads
+    /// them (`Gemv::emit_transposed`), and the group has no tensor-core
+    /// kernel: calls of more rows than its GEMVs take run the library.
+    pub weight_transposed: bool,
 }
 
 impl SkinnyMatmul {
@@ -358,10 +363,17 @@ impl SkinnyMatmul {
         if let Some(problem) = self.tile.problem(self.weights) {
             return Some(problem);
         }
-        if self.k == 0 || !self.k.is_multiple_of(MMA_K) {
-            return Some(format!("K = {} is not a multiple of 16", self.k));
+        // The tensor cores take K in 16s; the GEMV of weights stored n x k
+        // reads their rows in 16-byte pieces.
+        let k_step = if self.weight_transposed {
+            VECTOR
+        } else {
+            MMA_K
+        };
+        if self.k == 0 || !self.k.is_multiple_of(k_step) {
+            return Some(format!("K = {} is not a multiple of {k_step}", self.k));
         }
-        if self.n == 0 || !self.n.is_multiple_of(VECTOR) {
+        if self.n == 0 || (!self.weight_transposed && !self.n.is_multiple_of(VECTOR)) {
             return Some(format!(
                 "N = {} is not a multiple of 8 (the weight moves in 16-byte pieces)",
                 self.n
@@ -921,6 +933,7 @@ mod tests {
             stream_norm: false,
             lamport_send: None,
             launched_early: 0,
+            weight_transposed: false,
         }
     }
 

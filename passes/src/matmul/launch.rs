@@ -170,7 +170,9 @@ enum Kernel {
 }
 
 /// Launches the first GEMV of `gemvs` (ordered by rows) that takes the
-/// call's row count, else the tensor-core kernel. A GEMV whose weight the
+/// call's row count, else the tensor-core kernel; a group of weights
+/// stored n x k has none, and its last GEMV takes every call that reaches
+/// it (the runtime gives calls of more rows the library). A GEMV whose weight the
 /// TMA streams takes the call only where the runtime has the weights'
 /// descriptors (`symm_mem.tensor_map`), which it gets as extra arguments.
 fn choose_kernel<'c>(
@@ -184,6 +186,10 @@ fn choose_kernel<'c>(
         launch(e, p, args, Kernel::TensorCore);
         return;
     };
+    if rest.is_empty() && p.kernel.weight_transposed {
+        launch(e, p, args, Kernel::Gemv(*gemv));
+        return;
+    }
     let mut fits = e.cmp(
         CmpiPredicate::Ule,
         args[p.weights.len() + 2],
@@ -333,10 +339,12 @@ fn generated_can_run<'c>(e: &Emitter<'c>, p: &Planned<'c, 'c>, m: Val<'c>) -> Op
 /// The most rows a group's generated branch takes: its tensor-core
 /// kernel's, or more where a GEMV takes more.
 pub(super) fn max_rows(p: &Planned<'_, '_>) -> u64 {
-    p.gemv
-        .iter()
-        .map(|g| g.takes())
-        .fold(p.kernel.tile.rows(), u64::max)
+    let tensor_core = if p.kernel.weight_transposed {
+        0
+    } else {
+        p.kernel.tile.rows()
+    };
+    p.gemv.iter().map(|g| g.takes()).fold(tensor_core, u64::max)
 }
 
 /// The kernels' arguments (every kernel of a group takes the same), and

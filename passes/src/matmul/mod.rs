@@ -29,8 +29,16 @@
 //! it the same way into `mma.sync` on the tensor cores (`gemv_mma`). Both
 //! carry the same fusions; the measured choice at those rows is between
 //! them and cuBLAS.
+//!
+//! A matmul that reads its weight stored n x k (nn.Linear's layout: the
+//! maps `(m, k)`, `(n, k)`, `(m, n)`, as Hugging Face checkpoints, vLLM and
+//! TensorRT-LLM keep weights) groups and fuses the same way, but only the
+//! one-row CUDA-core GEMV reads such a weight, along its rows
+//! (`gemv_linear`): its group has no tensor-core kernel, and calls of more
+//! rows take the library.
 
 pub mod gemv;
+mod gemv_linear;
 mod gemv_mma;
 mod gemv_tma;
 mod gemv_wgmma;
@@ -326,8 +334,11 @@ fn override_fields<const N: usize>(
 
 /// The GEMV tilings of the pair kernels and of the single-matmul kernels,
 /// each ordered by rows (empty: the GEMVs are off): the CUDA-core GEMVs
-/// (`gemv-*` options), then the tensor-core one (`mma-gemv-*`).
-fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassError> {
+/// (`gemv-*` options), then the tensor-core one (`mma-gemv-*`); then those
+/// of pairs and single matmuls whose weights are stored n x k: the
+/// CUDA-core GEMV for one row (`gemv-*` options too), the one kernel kind
+/// that reads them.
+fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassError> {
     let max_rows = options.int("gemv-max-rows").unwrap_or(1);
     if !(1..=16).contains(&max_rows) {
         return Err(PassError::BadOption(format!(
@@ -432,6 +443,13 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
         tiles.extend(large);
         Ok(tiles)
     };
+    let linear = |tile: GemvTile| -> Result<Vec<GemvTile>, PassError> {
+        if options.flag("gemv") {
+            Ok(vec![with_options(tile, "gemv")?])
+        } else {
+            Ok(Vec::new())
+        }
+    };
     Ok([
         // The pairs keep `mma16`: with their RMSNorm prologue staged in
         // front of the ring, the TMA pair measured 5-7 µs slower on one H200
@@ -450,6 +468,8 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 2], PassErro
             GemvTile::SINGLE_MMA,
             &wgmma,
         )?,
+        linear(GemvTile::PAIR_LINEAR)?,
+        linear(GemvTile::SINGLE_LINEAR)?,
     ])
 }
 
@@ -659,7 +679,7 @@ fn plan<'c, 'a>(
                 }
                 (slices, k, n, lda, a_slice, w_slice)
             } else {
-                let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
+                let (Some(Some(k)), Some(Some(n))) = k_by_n(op, &w_shape) else {
                     return refuse("a weight of dynamic shape");
                 };
                 let Some(Some(lda)) = a_strides.first() else {
@@ -668,7 +688,7 @@ fn plan<'c, 'a>(
                 if !contiguous(w) || a_strides.get(1) != Some(&Some(1)) {
                     return refuse("operands whose rows are not contiguous");
                 }
-                (1, *k, *n, *lda, 0, 0)
+                (1, k, n, *lda, 0, 0)
             };
             let kernel = SkinnyMatmul {
                 name,
@@ -687,6 +707,7 @@ fn plan<'c, 'a>(
                 stream_norm: false,
                 lamport_send: None,
                 launched_early: 0,
+                weight_transposed: weight_transposed(op),
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -705,6 +726,27 @@ fn plan<'c, 'a>(
                 group,
             })
         }
+    }
+}
+
+/// Whether `matmul` reads its weight stored n x k (nn.Linear's layout),
+/// which `group_at` lets through beside the default maps.
+fn weight_transposed(matmul: OperationRef) -> bool {
+    crate::analysis::linalg::matmul_layout(matmul)
+        == Some(symm_protocol::abi::LayoutCode::TransposedB)
+}
+
+/// (K, N) of a 2-D matmul's weight of shape `w_shape`: k x n as written,
+/// or n x k where the matmul reads it transposed.
+fn k_by_n(
+    matmul: OperationRef,
+    w_shape: &[Option<i64>],
+) -> (Option<Option<i64>>, Option<Option<i64>>) {
+    let (rows, columns) = (w_shape.first().copied(), w_shape.get(1).copied());
+    if weight_transposed(matmul) {
+        (columns, rows)
+    } else {
+        (rows, columns)
     }
 }
 
@@ -778,11 +820,11 @@ fn plan_fused<'c, 'a>(
             "operands that are not contiguous row-major matrices"
         });
     }
-    let (Some(Some(k)), Some(Some(n))) = (w_shape.first(), w_shape.get(1)) else {
+    let (Some(Some(k)), Some(Some(n))) = k_by_n(first, &w_shape) else {
         return refuse("a weight of dynamic shape");
     };
     let out_shape = out.memref_type().map(dims).unwrap_or_default();
-    if a_shape.get(1) != Some(&Some(*k)) || out_shape.get(1) != Some(&Some(*n)) {
+    if a_shape.get(1) != Some(&Some(k)) || out_shape.get(1) != Some(&Some(n)) {
         return refuse("shapes that do not match");
     }
     if !is_bf16(a) || !weights.iter().all(|w| is_bf16(*w)) || output_of(out) != Some(Output::Bf16) {
@@ -798,9 +840,9 @@ fn plan_fused<'c, 'a>(
     } = fusions(name, a, prologue, epilogue, choices.row_scale);
     let kernel = SkinnyMatmul {
         name: name.to_owned(),
-        k: *k as u64,
-        n: *n as u64,
-        lda: *k as u64,
+        k: k as u64,
+        n: n as u64,
+        lda: k as u64,
         a_slice: 0,
         w_slice: 0,
         slices: 1,
@@ -813,6 +855,7 @@ fn plan_fused<'c, 'a>(
         stream_norm: false,
         lamport_send: None,
         launched_early: 0,
+        weight_transposed: weight_transposed(first),
     };
     if let Some(problem) = kernel.problem() {
         return refuse(&problem);
@@ -972,6 +1015,11 @@ fn describe(planned: &Planned<'_, '_>) -> String {
         }
         Group::Single { .. } => format!("matmul {}x{}", k.k, k.n),
     };
+    let what = if k.weight_transposed {
+        format!("{what}, the weights stored n x k")
+    } else {
+        what
+    };
     let (x, y) = k.grid();
     let gemv: String = planned
         .gemv
@@ -986,6 +1034,12 @@ fn describe(planned: &Planned<'_, '_>) -> String {
             )
         })
         .collect();
+    if k.weight_transposed {
+        return format!(
+            "{what}: generated GEMVs{gemv}, chosen against cuBLAS by measurement for up to {} rows whose operands are 16-byte aligned (others take cuBLAS; no tensor-core kernel reads n x k weights)",
+            launch::max_rows(planned)
+        );
+    }
     format!(
         "{what}: generated kernel @{} ({x}x{y} blocks of {} threads, {} bytes of shared memory, {} stages of {} rows){gemv}, chosen against cuBLAS by measurement for up to {} rows whose operands are 16-byte aligned (others take cuBLAS)",
         k.name,
@@ -1017,10 +1071,10 @@ impl TypedPass for MatmulToGpu {
         if max_rows == 0 {
             return Ok(());
         }
-        let gemv_problem = gemv_tiles[0]
+        let gemv_problem = [2, 1, 2, 1]
             .iter()
-            .map(|t| t.tiling_problem(2))
-            .chain(gemv_tiles[1].iter().map(|t| t.tiling_problem(1)))
+            .zip(&gemv_tiles)
+            .flat_map(|(weights, tiles)| tiles.iter().map(|t| t.tiling_problem(*weights)))
             .find_map(|problem| problem);
         if let Some(problem) = pair_tile
             .problem(2)
@@ -1062,13 +1116,14 @@ impl TypedPass for MatmulToGpu {
             }
             match found {
                 Ok(Some(group)) => {
-                    let (tile, gemvs) = match group {
-                        Group::Pair { .. } => (pair_tile, &gemv_tiles[0]),
-                        Group::Single { .. } => (single_tile, &gemv_tiles[1]),
+                    let (tile, kinds) = match group {
+                        Group::Pair { .. } => (pair_tile, [0, 2]),
+                        Group::Single { .. } => (single_tile, [1, 3]),
                     };
                     match plan(group, planned.len(), tile, choices) {
                         Ok(mut p) => {
-                            let gemvs = p.kernel.gemv_tiles_for(gemvs);
+                            let kind = kinds[usize::from(p.kernel.weight_transposed)];
+                            let gemvs = p.kernel.gemv_tiles_for(&gemv_tiles[kind]);
                             if choices.stream_norm
                                 && let Some(gemv) =
                                     gemvs.iter().find(|g| p.kernel.norm_must_stream(**g))
@@ -1095,6 +1150,13 @@ impl TypedPass for MatmulToGpu {
                                         ),
                                     ),
                                 }
+                            }
+                            if p.kernel.weight_transposed && p.gemv.is_empty() {
+                                emit_remark(
+                                    p.group.ops()[0].location(),
+                                    "keeps cuBLAS: its weights are stored n x k, which only the CUDA-core GEMV reads, and none takes it (see the remarks above, or the gemv option)",
+                                );
+                                continue;
                             }
                             if choices.lamport_send {
                                 lamport_send::plan(context, &mut p);
@@ -1247,7 +1309,9 @@ fn emit_module<'c, 'a>(
             }
         }
         for p in planned {
-            p.kernel.build(e, e.block)?;
+            if !p.kernel.weight_transposed {
+                p.kernel.build(e, e.block)?;
+            }
             for gemv in &p.gemv {
                 p.kernel.build_gemv(e, e.block, *gemv)?;
             }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Session 21, one H200: the one-row GEMV of weights stored n x k
+# (nn.Linear's layout, passes/src/matmul/gemv_linear.rs) in the Llama MLP
+# block of bench/model/linear_mlp.mlir. Checks against torch's f32
+# reference at five widths (forced generated, then measured; world size 1,
+# TP 2 and 4 with ranks sharing the GPU); compute-sanitizer memcheck and
+# racecheck on the GEMVs; then µs of kernels per call in a CUDA graph at
+# one row: the default tiling and the variants layers/liblinear_g<C>_<G>_<U>.so
+# (--matmul-gemv C,G,U), generated, beside the same layer on cuBLAS
+# (SYMM_MATMUL=library) and the row-major block, two rounds.
+#   (here)   WIDTHS=4096x7168 LINEAR_WIDTHS="4096x7168 3072x8192 2064x1000 5120x1728 1000x2064" \
+#              TP_WORLDS="2 4" bash bench/device/matmul_build.sh target/tg
+#            (+ the variants; see the session's notes) && (cd target && tar -cJf tg.tar.xz tg)
+#   (device) tar -xJf target/tg.tar.xz -C target && bash bench/device/linear_gemv_h200.sh target/tg [PARTS]
+# PARTS: "checks sanitizer speed" unless given.
+set -uo pipefail
+B=${1:?usage: linear_gemv_h200.sh BUILD_DIR [PARTS]}
+parts=" ${2:-checks sanitizer speed} "
+. "$(dirname "$0")/lib.sh"
+OUT=${OUT:-/tmp}
+export SYMM_TIMEOUT_S=30
+L=$B/layers
+WIDTHS=${WIDTHS:-4096x7168 3072x8192 2064x1000 5120x1728 1000x2064}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+if [[ $parts == *" checks "* ]]; then
+  for w in $WIDTHS; do
+    SYMM_MATMUL=generated run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear --tokens 1,2,17,2048
+    SYMM_LOG=info run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear --tokens 1,16,129
+    for world in 2 4; do
+      SYMM_MATMUL=generated run tp_py "$world" "$L/liblinear_tp${world}_$w.so" "${w%x*}" "${w#*x}" --linear \
+        --tokens 1,3,2048
+    done
+  done 2>&1 | tee "$OUT/linear_gemv_checks.log"
+  echo "checks: $(grep -c 'PASS ' "$OUT/linear_gemv_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/linear_gemv_checks.log") FAIL, $(grep '^exit status' "$OUT/linear_gemv_checks.log" | grep -vc 'status 0$') non-zero exits"
+fi
+if [[ $parts == *" sanitizer "* ]]; then
+  for tool in memcheck racecheck; do
+    for w in 4096x7168 2064x1000; do
+      SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
+        run timeout 250 compute-sanitizer --tool $tool --target-processes all --kernel-name "kns=symm_matmul_" \
+        "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" \
+        --linear --tokens 1
+    done
+  done 2>&1 | tee "$OUT/linear_gemv_sanitizer.log"
+fi
+if [[ $parts == *" speed "* ]]; then
+  for round in 1 2; do
+    for v in linear_4096x7168 $(cd "$L" && ls liblinear_g*.so 2>/dev/null | sed 's/^lib//; s/\.so$//'); do
+      echo "== $v generated round $round"
+      SYMM_MATMUL=generated run py "$L/lib$v.so" 4096 7168 --linear --tokens 1 --profile 1
+    done
+    echo "== linear_4096x7168 library round $round"
+    SYMM_MATMUL=library run py "$L/liblinear_4096x7168.so" 4096 7168 --linear --tokens 1 --profile 1
+    echo "== mlp_4096x7168 generated round $round"
+    SYMM_MATMUL=generated run py "$L/libmlp_4096x7168.so" 4096 7168 --tokens 1 --profile 1
+  done 2>&1 | tee "$OUT/linear_gemv_speed.log"
+fi
