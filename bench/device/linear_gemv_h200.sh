@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 21, one H200: the one-row GEMV of weights stored n x k
+# Session 21, one H200: the GEMVs (one row, and 2-4 rows) of weights stored n x k
 # (nn.Linear's layout, passes/src/matmul/gemv_linear.rs) in the Llama MLP
 # block of bench/model/linear_mlp.mlir. Checks against torch's f32
 # reference at five widths (forced generated, then measured; world size 1,
@@ -21,14 +21,16 @@ OUT=${OUT:-/tmp}
 export SYMM_TIMEOUT_S=30
 L=$B/layers
 WIDTHS=${WIDTHS:-4096x7168 3072x8192 2064x1000 5120x1728 1000x2064}
+PROFILE=${PROFILE:-1,2,4}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [[ $parts == *" checks "* ]]; then
   for w in $WIDTHS; do
-    SYMM_MATMUL=generated run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear --tokens 1,2,17,2048
-    SYMM_LOG=info run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear --tokens 1,16,129
+    SYMM_MATMUL=generated run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear \
+      --tokens 1,2,3,4,5,17,2048
+    SYMM_LOG=info run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear --tokens 1,2,4,16,129
     for world in 2 4; do
       SYMM_MATMUL=generated run tp_py "$world" "$L/liblinear_tp${world}_$w.so" "${w%x*}" "${w#*x}" --linear \
-        --tokens 1,3,2048
+        --tokens 1,3,4,2048
     done
   done 2>&1 | tee "$OUT/linear_gemv_checks.log"
   echo "checks: $(grep -c 'PASS ' "$OUT/linear_gemv_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/linear_gemv_checks.log") FAIL, $(grep '^exit status' "$OUT/linear_gemv_checks.log" | grep -vc 'status 0$') non-zero exits"
@@ -39,7 +41,7 @@ if [[ $parts == *" sanitizer "* ]]; then
       SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
         run timeout 250 compute-sanitizer --tool $tool --target-processes all --kernel-name "kns=symm_matmul_" \
         "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" \
-        --linear --tokens 1
+        --linear --tokens 1,4
     done
   done 2>&1 | tee "$OUT/linear_gemv_sanitizer.log"
 fi
@@ -47,11 +49,11 @@ if [[ $parts == *" speed "* ]]; then
   for round in 1 2; do
     for v in linear_4096x7168 $(cd "$L" && ls liblinear_g*.so 2>/dev/null | sed 's/^lib//; s/\.so$//'); do
       echo "== $v generated round $round"
-      SYMM_MATMUL=generated run py "$L/lib$v.so" 4096 7168 --linear --tokens 1 --profile 1
+      SYMM_MATMUL=generated run py "$L/lib$v.so" 4096 7168 --linear --tokens 1 --profile "$PROFILE"
     done
     echo "== linear_4096x7168 library round $round"
-    SYMM_MATMUL=library run py "$L/liblinear_4096x7168.so" 4096 7168 --linear --tokens 1 --profile 1
+    SYMM_MATMUL=library run py "$L/liblinear_4096x7168.so" 4096 7168 --linear --tokens 1 --profile "$PROFILE"
     echo "== mlp_4096x7168 generated round $round"
-    SYMM_MATMUL=generated run py "$L/libmlp_4096x7168.so" 4096 7168 --tokens 1 --profile 1
+    SYMM_MATMUL=generated run py "$L/libmlp_4096x7168.so" 4096 7168 --tokens 1 --profile "$PROFILE"
   done 2>&1 | tee "$OUT/linear_gemv_speed.log"
 fi

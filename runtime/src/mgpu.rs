@@ -174,6 +174,17 @@ pub unsafe extern "C" fn mgpuModuleGetFunction(
     function
 }
 
+/// Shared memory a kernel may take without opting in (its static and
+/// dynamic parts together).
+const DEFAULT_SHARED_BYTES: i32 = 48 * 1024;
+
+/// Whether a launch with `dynamic` bytes of dynamic shared memory must
+/// first allow them (`MAX_DYNAMIC_SHARED_SIZE_BYTES`): where they and the
+/// kernel's `static_bytes` together pass the default.
+fn needs_shared_opt_in(dynamic: i32, static_bytes: i32) -> bool {
+    dynamic > DEFAULT_SHARED_BYTES - static_bytes
+}
+
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn mgpuLaunchKernel(
@@ -195,8 +206,23 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
         return;
     }
     scoped_context();
-    // Above 48 KB a kernel's dynamic shared memory must be allowed first.
-    if shared_memory > 48 * 1024 {
+    // Where the static and the dynamic shared memory together pass 48 KB,
+    // the dynamic part must be allowed first (by default a kernel may take
+    // 48 KB less its static shared memory).
+    let mut static_bytes = 0i32;
+    // SAFETY: a live function; the attribute is an int.
+    let queried = unsafe {
+        sys::cuFuncGetAttribute(
+            &mut static_bytes,
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            function,
+        )
+    };
+    if queried != sys::CUresult::CUDA_SUCCESS {
+        report(queried, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+        return;
+    }
+    if needs_shared_opt_in(shared_memory, static_bytes) {
         // SAFETY: a live function; the attribute takes a byte count.
         let allowed = unsafe {
             sys::cuFuncSetAttribute(
@@ -450,4 +476,19 @@ pub unsafe extern "C" fn mgpuMemset16(
         unsafe { sys::cuMemsetD16Async(dst as sys::CUdeviceptr, value, count as usize, stream) },
         "cuMemsetD16Async",
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_memory_past_48_kb_with_the_static_part_opts_in() {
+        assert!(!needs_shared_opt_in(48 * 1024, 0));
+        assert!(needs_shared_opt_in(48 * 1024 + 1, 0));
+        // The 4-row pair GEMV of weights stored n x k at D = 1000: 48,784
+        // bytes dynamic and 512 static pass 48 KB together.
+        assert!(needs_shared_opt_in(48_784, 512));
+        assert!(!needs_shared_opt_in(48_784, 128));
+    }
 }

@@ -117,15 +117,18 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
     };
-    /// The one-row GEMVs of weights stored n x k (`gemv_linear`): 32
-    /// columns of each weight a block (224 blocks for the Llama-3-8B TP-2
-    /// pair, 128 for its down projection), 64 k-groups, two steps of 8
-    /// loads in flight.
+    /// The one-row GEMVs of weights stored n x k (`gemv_linear`), the
+    /// fastest of a sweep on one H200 for the Llama-3-8B TP-2 shard
+    /// (bench/results/2026-11-27-linear-gemv-h200.md): the pair 64 columns
+    /// of each weight a block, 32 k-groups and one step of 8 loads in
+    /// flight (112 blocks of 512 threads, one wave; two steps read as fast
+    /// but spill at 512 threads), the single matmul 32 columns, 64 k-groups
+    /// and two steps (128 blocks of 256 threads).
     pub const PAIR_LINEAR: GemvTile = GemvTile {
         engine: Engine::CudaCores,
-        columns: 32,
-        k_groups: 64,
-        unroll: 2,
+        columns: 64,
+        k_groups: 32,
+        unroll: 1,
         rows: 1,
         prefetch: 0,
         stage_rows: 0,
@@ -133,7 +136,29 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
     };
-    pub const SINGLE_LINEAR: GemvTile = GemvTile::PAIR_LINEAR;
+    pub const SINGLE_LINEAR: GemvTile = GemvTile {
+        columns: 32,
+        k_groups: 64,
+        unroll: 2,
+        ..GemvTile::PAIR_LINEAR
+    };
+    /// The same for calls of 2 to 4 rows: 16 columns, one step in flight
+    /// (each thread holds 4 rows' sums of 8 columns). Measured against
+    /// cuBLAS like every GEMV: on one H200 it loses at the Llama-3-8B TP-2
+    /// shard (the pair 49-50 against 45-46 µs) and wins at narrow ones (a
+    /// 2064 x 1000 pair 9.3 against 12.8 µs).
+    pub const LINEAR_FEW: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
+        columns: 16,
+        k_groups: 64,
+        unroll: 1,
+        rows: 4,
+        prefetch: 0,
+        stage_rows: 0,
+        stage_a: false,
+        calls: 0,
+        evict_first: false,
+    };
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
         columns: 64,
@@ -1407,6 +1432,13 @@ mod tests {
         // 128 blocks of 32 columns, 4 pieces of 64 k-groups each.
         assert_eq!(down.gemv_grid(GemvTile::SINGLE_LINEAR), (128, 1));
         assert_eq!(GemvTile::SINGLE_LINEAR.threads(1), 256);
+        // The pair: one wave of 112 blocks of 512 threads at N = 7168.
+        let pair = SkinnyMatmul {
+            weights: 2,
+            ..linear(4096, 7168)
+        };
+        assert_eq!(pair.gemv_grid(GemvTile::PAIR_LINEAR), (112, 1));
+        assert_eq!(GemvTile::PAIR_LINEAR.threads(2), 512);
         // Nothing is prefetched before the wait: the tilings' lines are
         // those of k x n weights.
         assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_LINEAR), 0);

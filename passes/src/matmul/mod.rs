@@ -443,12 +443,18 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassErro
         tiles.extend(large);
         Ok(tiles)
     };
+    // Weights stored n x k: the one-row GEMV (`gemv-*` options), then the
+    // one for up to `gemv-max-rows` rows (4 unless set higher), which no
+    // tensor-core GEMV takes over.
     let linear = |tile: GemvTile| -> Result<Vec<GemvTile>, PassError> {
-        if options.flag("gemv") {
-            Ok(vec![with_options(tile, "gemv")?])
-        } else {
-            Ok(Vec::new())
+        if !options.flag("gemv") {
+            return Ok(Vec::new());
         }
+        let few = GemvTile {
+            rows: (max_rows as u64).max(GemvTile::LINEAR_FEW.rows),
+            ..GemvTile::LINEAR_FEW
+        };
+        Ok(vec![with_options(tile, "gemv")?, few])
     };
     Ok([
         // The pairs keep `mma16`: with their RMSNorm prologue staged in
