@@ -42,6 +42,14 @@ pair() {
   done
   wait
 }
+# What a layer-check script of build $B sets up: logs in $OUT (/tmp unless
+# set), a 30 s bound on waits for peers, $L its layers; the GPU named first.
+layer_checks_setup() {
+  OUT=${OUT:-/tmp}
+  export SYMM_TIMEOUT_S=30
+  L=$B/layers
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+}
 # bench/model/matmul_check.py at world size 1 on build $B (its symm-launch,
 # and the runtime beside its layers in $B/layers).
 py() { SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \

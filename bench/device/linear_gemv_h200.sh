@@ -17,12 +17,9 @@ set -uo pipefail
 B=${1:?usage: linear_gemv_h200.sh BUILD_DIR [PARTS]}
 parts=" ${2:-checks sanitizer speed} "
 . "$(dirname "$0")/lib.sh"
-OUT=${OUT:-/tmp}
-export SYMM_TIMEOUT_S=30
-L=$B/layers
 WIDTHS=${WIDTHS:-4096x7168 3072x8192 2064x1000 5120x1728 1000x2064}
 PROFILE=${PROFILE:-1,2,4}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+layer_checks_setup
 if [[ $parts == *" checks "* ]]; then
   for w in $WIDTHS; do
     SYMM_MATMUL=generated run tp_py 1 "$L/liblinear_$w.so" "${w%x*}" "${w#*x}" --linear \

@@ -23,7 +23,8 @@
 # (gelu_<D>x<F>, gelu_tp<W>_... on TP_WORLDS), for matmul_check.py --gelu.
 # LINEAR_WIDTHS ("DxF ...") builds bench/model/linear_mlp.mlir, the block with
 # nn.Linear-layout weights (linear_<D>x<F>, linear_tp<W>_... on TP_WORLDS),
-# for matmul_check.py --linear.
+# for matmul_check.py --linear. MERGED_WIDTHS ("DxF ...") does the same for
+# bench/model/merged_mlp.mlir (merged_<D>x<F>, ...), for matmul_check.py --merged.
 # LAYER_FLAGS adds symm-compile options to every layer and app.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -89,6 +90,13 @@ model_widths() { # PREFIX mlir "DxF ..."
 }
 model_widths gelu bench/model/gelu_mlp.mlir "${GELU_WIDTHS:-}"
 model_widths linear bench/model/linear_mlp.mlir "${LINEAR_WIDTHS:-}"
+# The merged gate_up block: its weight's 2F rows and the up half's offset
+# F D go in before the widths.
+for w in ${MERGED_WIDTHS:-}; do
+  d=${w%x*} f=${w#*x}
+  sed -e "s/29360128/$((f * d))/g" -e "s/14336/$((2 * f))/g" bench/model/merged_mlp.mlir > "$out/src/merged_src_$w.mlir"
+  model_widths merged "$out/src/merged_src_$w.mlir" "$w"
+done
 # The C++ apps: world 1 at full widths, and the shipped world-2 examples.
 for layer in llama_mlp llama_decoder; do
   sed -e 's/world_size(2)/world_size(1)/' -e 's/7168/14336/g' -e 's/2048x4096xbf16/4096x4096xbf16/g' \

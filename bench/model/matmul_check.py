@@ -28,6 +28,11 @@ its weights in nn.Linear's layout (gate and up F x D, down D x F, as
 Hugging Face checkpoints store them), each matmul reading its weight
 transposed; the layer is handed the transposes of the same weights.
 
+With --merged: bench/model/merged_mlp.mlir instead, the same block with
+one gate_up weight of 2F x D in nn.Linear's layout (vLLM's
+MergedColumnParallelLinear: the gate's rows, then the up projection's),
+read as its two row halves, and the down projection's D x F.
+
 With --decoder A: the decoder half-layer (examples/llama_decoder.mlir, A
 the attention features a rank holds) instead: o_proj, its all-reduce with
 the residual and the post-attention RMSNorm, the MLP, its all-reduce with
@@ -135,6 +140,8 @@ def main():
                         help="check the norm + projection of bench/model/qkv.mlir")
     parser.add_argument("--linear", action="store_true",
                         help="check the block with nn.Linear-layout weights (bench/model/linear_mlp.mlir)")
+    parser.add_argument("--merged", action="store_true",
+                        help="check the block with a merged gate_up weight (bench/model/merged_mlp.mlir)")
     parser.add_argument("--decoder", type=int, default=0, metavar="A",
                         help="check the decoder half-layer, A attention features a rank")
     parser.add_argument("--misalign", action="store_true")
@@ -145,16 +152,17 @@ def main():
     if world > 1 and (args.misalign or args.profile):
         sys.exit("matmul_check: --misalign and --profile run at world size 1 only")
     A = args.decoder
-    if sum([bool(A), args.gelu, args.qkv, args.linear]) > 1:
-        sys.exit("matmul_check: --gelu, --qkv, --linear and --decoder are other blocks; pick one")
-    if (A or args.gelu or args.qkv or args.linear) and (
+    if sum([bool(A), args.gelu, args.qkv, args.linear, args.merged]) > 1:
+        sys.exit("matmul_check: --gelu, --qkv, --linear, --merged and --decoder are other blocks; "
+                 "pick one")
+    if (A or args.gelu or args.qkv or args.linear or args.merged) and (
             args.misalign or args.profile and (A or args.qkv)):
         sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no decoder or qkv")
     if args.qkv and world > 1:
         sys.exit("matmul_check: --qkv runs at world size 1")
     entry = args.entry or (
         "llama_decoder" if A else "gelu_mlp" if args.gelu else "qkv" if args.qkv
-        else "linear_mlp" if args.linear else "llama_mlp"
+        else "linear_mlp" if args.linear else "merged_mlp" if args.merged else "llama_mlp"
     )
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     # The same seed on every rank: the same full weights and inputs.
@@ -189,6 +197,8 @@ def main():
     mlp_weights = [w_gate, w_up, w_down]
     if args.linear:
         mlp_weights = [w.t().contiguous() for w in mlp_weights]
+    if args.merged:
+        mlp_weights = [torch.cat([w_gate.t(), w_up.t()]).contiguous(), w_down.t().contiguous()]
     if A:
         # The decoder's: o_proj's rows [rank A, (rank + 1) A) and the next norm.
         full_o = normal(world * A, D, std=(world * A) ** -0.5)
@@ -259,7 +269,7 @@ def main():
             ok = all(r[0] for r in results)
             failed |= not ok
             what = (f"decoder A={A} " if A else "gelu " if args.gelu else "qkv " if args.qkv
-                    else "linear " if args.linear else "")
+                    else "linear " if args.linear else "merged " if args.merged else "")
             print(
                 f"{tag}{'PASS' if ok else 'FAIL'} {what}D={D} F={F} M={m}: rel L2 "
                 + ", ".join(f"{r[1]:.2e}" for r in results)

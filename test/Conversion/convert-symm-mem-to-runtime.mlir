@@ -1086,3 +1086,22 @@ func.func @tensor_maps(%w: memref<4096x7168xbf16>, %slices: memref<2x3584x4096xb
   %g = symm_mem.tensor_map %gapped box(128 x 64) : memref<2x3584x4096xbf16, strided<[16777216, 4096, 1]>>
   return %d, %s, %g : i64, i64, i64
 }
+
+// -----
+
+// A descriptor of a view at an offset (the second half of a weight's rows)
+// starts at the view's first element: the buffer's address plus the
+// offset's bytes (2048 x 7168 bf16).
+// CHECK-LABEL: func.func @tensor_map_at_offset
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<2048x7168xbf16, strided<[7168, 1], offset: 14680064>> -> index
+// CHECK-NEXT: %[[BASE64:.*]] = arith.index_cast %[[BASE]] : index to i64
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.constant 29360128 : i64
+// CHECK-NEXT: %[[FIRST:.*]] = arith.addi %[[BASE64]], %[[SHIFT]] : i64
+// CHECK-NEXT: %[[PTR:.*]] = llvm.inttoptr %[[FIRST]] : i64 to !llvm.ptr
+// CHECK: call @symm_rt_tensor_map(%{{[^,]*}}, %[[PTR]],
+func.func @tensor_map_at_offset(%w: memref<4096x7168xbf16>) -> i64 {
+  %half = memref.subview %w[2048, 0] [2048, 7168] [1, 1]
+      : memref<4096x7168xbf16> to memref<2048x7168xbf16, strided<[7168, 1], offset: 14680064>>
+  %d = symm_mem.tensor_map %half box(64 x 64) : memref<2048x7168xbf16, strided<[7168, 1], offset: 14680064>>
+  return %d : i64
+}

@@ -475,7 +475,7 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
 // CHECK-NOT: gpu.launch_func
 // CHECK: linalg.matmul indexing_maps
 // CHECK-LABEL: func.func @linear_odd_k
-// CHECK-NOT: symm_matmul
+// CHECK-NOT: gpu.launch_func
 func.func @linear_weight(%x: memref<?x4096xbf16>, %w: memref<7168x4096xbf16>,
                          %out: memref<?x7168xbf16>) {
   %zero = arith.constant 0.0 : bf16
@@ -496,6 +496,76 @@ func.func @linear_odd_k(%x: memref<?x4100xbf16>, %w: memref<7168x4100xbf16>,
                                  affine_map<(m, n, k) -> (n, k)>,
                                  affine_map<(m, n, k) -> (m, n)>]
     ins(%x, %w : memref<?x4100xbf16>, memref<7168x4100xbf16>) outs(%out : memref<?x7168xbf16>)
+  return
+}
+
+// -----
+
+// A merged gate_up weight in nn.Linear's layout (2F x K, vLLM's
+// MergedColumnParallelLinear) read as its two row halves: each half is a
+// whole row-major matrix at an offset, so the pair takes its GEMVs; the
+// launch passes the up half's address moved by its offset (F K = 1024 x 64
+// elements, 131072 bytes). The column halves of a row-major k x 2F weight
+// are not whole matrices (rows 2F apart): that pair keeps cuBLAS.
+// CHECK-LABEL: func.func @merged_halves
+// CHECK: %[[UP:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<1024x64xbf16, strided<[64, 1], offset: 65536>> -> index
+// CHECK-NEXT: %[[UP64:.*]] = arith.index_cast %[[UP]] : index to i64
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.constant 131072 : i64
+// CHECK-NEXT: arith.addi %[[UP64]], %[[SHIFT]] : i64
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1
+// CHECK-LABEL: func.func @column_halves
+// CHECK-NOT: gpu.launch_func
+#mh_a = affine_map<(m, n, k) -> (m, k)>
+#mh_b = affine_map<(m, n, k) -> (n, k)>
+#mh_c = affine_map<(m, n, k) -> (m, n)>
+#mh_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @merged_halves(%x: memref<?x64xbf16>, %w: memref<2048x64xbf16>, %act: memref<?x1024xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %wg = memref.subview %w[0, 0] [1024, 64] [1, 1] : memref<2048x64xbf16> to memref<1024x64xbf16, strided<[64, 1]>>
+  %wu = memref.subview %w[1024, 0] [1024, 64] [1, 1] : memref<2048x64xbf16> to memref<1024x64xbf16, strided<[64, 1], offset: 65536>>
+  %g = memref.alloc(%m) : memref<?x1024xbf16>
+  // expected-remark@+1 {{matmul pair (64x1024 per weight) with the element-wise epilogue, the weights stored n x k: generated GEMVs}}
+  linalg.fill ins(%zero : bf16) outs(%g : memref<?x1024xbf16>)
+  linalg.matmul indexing_maps = [#mh_a, #mh_b, #mh_c]
+    ins(%x, %wg : memref<?x64xbf16>, memref<1024x64xbf16, strided<[64, 1]>>) outs(%g : memref<?x1024xbf16>)
+  %u = memref.alloc(%m) : memref<?x1024xbf16>
+  linalg.fill ins(%zero : bf16) outs(%u : memref<?x1024xbf16>)
+  linalg.matmul indexing_maps = [#mh_a, #mh_b, #mh_c]
+    ins(%x, %wu : memref<?x64xbf16>, memref<1024x64xbf16, strided<[64, 1], offset: 65536>>) outs(%u : memref<?x1024xbf16>)
+  linalg.generic {indexing_maps = [#mh_id, #mh_id, #mh_id], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %u : memref<?x1024xbf16>, memref<?x1024xbf16>) outs(%act : memref<?x1024xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %p = arith.mulf %a, %b : bf16
+    linalg.yield %p : bf16
+  }
+  memref.dealloc %g : memref<?x1024xbf16>
+  memref.dealloc %u : memref<?x1024xbf16>
+  return
+}
+func.func @column_halves(%x: memref<?x64xbf16>, %w: memref<64x2048xbf16>, %act: memref<?x1024xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %wg = memref.subview %w[0, 0] [64, 1024] [1, 1] : memref<64x2048xbf16> to memref<64x1024xbf16, strided<[2048, 1]>>
+  %wu = memref.subview %w[0, 1024] [64, 1024] [1, 1] : memref<64x2048xbf16> to memref<64x1024xbf16, strided<[2048, 1], offset: 1024>>
+  %g = memref.alloc(%m) : memref<?x1024xbf16>
+  linalg.fill ins(%zero : bf16) outs(%g : memref<?x1024xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: the pair's operands are not contiguous row-major matrices of one shape}}
+  linalg.matmul ins(%x, %wg : memref<?x64xbf16>, memref<64x1024xbf16, strided<[2048, 1]>>) outs(%g : memref<?x1024xbf16>)
+  %u = memref.alloc(%m) : memref<?x1024xbf16>
+  linalg.fill ins(%zero : bf16) outs(%u : memref<?x1024xbf16>)
+  // expected-remark@+1 {{keeps cuBLAS: operands whose rows are not contiguous}}
+  linalg.matmul ins(%x, %wu : memref<?x64xbf16>, memref<64x1024xbf16, strided<[2048, 1], offset: 1024>>) outs(%u : memref<?x1024xbf16>)
+  linalg.generic {indexing_maps = [#mh_id, #mh_id, #mh_id], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %u : memref<?x1024xbf16>, memref<?x1024xbf16>) outs(%act : memref<?x1024xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %p = arith.mulf %a, %b : bf16
+    linalg.yield %p : bf16
+  }
+  memref.dealloc %g : memref<?x1024xbf16>
+  memref.dealloc %u : memref<?x1024xbf16>
   return
 }
 // -----

@@ -194,6 +194,37 @@ impl<'c, 'a, 'd> Host<'c, 'a, 'd> {
         self.cast(index, i64_ty)
     }
 
+    /// The address of the first element of a strided memref, as a
+    /// pointer: its aligned pointer moved by its static offset (a view
+    /// into a larger buffer); an error where the offset is dynamic or the
+    /// type is not strided.
+    pub fn strided_ptr_of(&mut self, memref: Value<'c, '_>) -> Result<Value<'c, 'a>, PassError> {
+        let ty = memref
+            .memref_type()
+            .ok_or_else(|| PassError::from("needs a memref"))?;
+        let (_, offset) = super::melior_ext::strides_and_offset(ty)
+            .ok_or_else(|| format!("needs a strided layout, got {}", type_text(ty)))?;
+        let offset =
+            offset.ok_or_else(|| format!("needs a static offset, got {}", type_text(ty)))?;
+        let bytes =
+            super::melior_ext::element_bytes(melior::ir::r#type::ShapedTypeLike::element(&ty))
+                .and_then(|bytes| offset.checked_mul(bytes as i64))
+                .ok_or_else(|| {
+                    format!(
+                        "has an offset of more bytes than 64 bits count: {}",
+                        type_text(ty)
+                    )
+                })?;
+        let base = self.address_of(memref);
+        let address = if bytes == 0 {
+            base
+        } else {
+            let shift = self.int(64, bytes);
+            self.arith(IntOp::Add, base, shift)
+        };
+        Ok(self.int_to_ptr(address))
+    }
+
     /// The address of a memref's first element, as a pointer.
     pub fn ptr_of(&mut self, memref: Value<'c, '_>) -> Value<'c, 'a> {
         let as_int = self.address_of(memref);

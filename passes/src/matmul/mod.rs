@@ -574,6 +574,31 @@ fn contiguous(value: Value) -> bool {
     has_identity_layout(value.r#type())
 }
 
+/// Whether weight `value` is a whole row-major matrix: the identity
+/// layout, or a view of static shape whose strides are that shape's
+/// row-major ones at a static offset (a row range of a larger matrix:
+/// the gate or up half of a merged gate_up weight stored n x k, whose
+/// address the host moves by the offset, `launch::address`).
+fn dense_weight(value: Value) -> bool {
+    if contiguous(value) {
+        return true;
+    }
+    let Some((shape, strides)) = strides(value) else {
+        return false;
+    };
+    let mut expected = 1i64;
+    for (size, stride) in shape.iter().zip(&strides).rev() {
+        let (Some(size), Some(stride)) = (size, stride) else {
+            return false;
+        };
+        if *stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(*size);
+    }
+    true
+}
+
 /// Operand `index` of a matched op (the matcher checked its operands).
 fn operand<'c, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> {
     op.operand(index)
@@ -691,7 +716,7 @@ fn plan<'c, 'a>(
                 let Some(Some(lda)) = a_strides.first() else {
                     return refuse("a left operand of dynamic row stride");
                 };
-                if !contiguous(w) || a_strides.get(1) != Some(&Some(1)) {
+                if !dense_weight(w) || a_strides.get(1) != Some(&Some(1)) {
                     return refuse("operands whose rows are not contiguous");
                 }
                 (1, k, n, *lda, 0, 0)
@@ -819,7 +844,8 @@ fn plan_fused<'c, 'a>(
     let one_shape = weights
         .iter()
         .all(|w| strides(*w).map(|s| s.0) == Some(w_shape.clone()));
-    if !one_shape || !contiguous(a) || !contiguous(out) || !weights.iter().all(|w| contiguous(*w)) {
+    if !one_shape || !contiguous(a) || !contiguous(out) || !weights.iter().all(|w| dense_weight(*w))
+    {
         return refuse(if weights.len() == 2 {
             "the pair's operands are not contiguous row-major matrices of one shape"
         } else {

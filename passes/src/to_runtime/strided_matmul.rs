@@ -60,9 +60,9 @@ fn operand<'c, 'a>(
     let Some((strides, offset)) = strides_and_offset(ty) else {
         return Err(format!("has a {role} without a strided layout: {}", type_text(ty)).into());
     };
-    let Some(offset) = offset else {
+    if offset.is_none() {
         return Err(format!("has a {role} at a dynamic offset: {}", type_text(ty)).into());
-    };
+    }
     if strides[rank - 1] != Some(1) {
         return Err(format!(
             "has a {role} whose rows are not contiguous ({}); cuBLAS reads unit-stride rows",
@@ -93,17 +93,8 @@ fn operand<'c, 'a>(
     } else {
         host.int(64, 0)
     };
-    let base = host.address_of(value);
-    let shift = offset
-        .checked_mul(dtype.bytes() as i64)
-        .ok_or_else(|| format!("has a {role} at an offset of more bytes than 64 bits count"))?;
-    let address = if shift == 0 {
-        base
-    } else {
-        let shift = host.int(64, shift);
-        host.arith(IntOp::Add, base, shift)
-    };
-    let ptr = host.int_to_ptr(address);
+    // The first element's address (the offset is static).
+    let ptr = host.strided_ptr_of(value)?;
     Ok(Operand {
         ptr,
         row_stride,

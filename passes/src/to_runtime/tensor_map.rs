@@ -49,7 +49,7 @@ pub fn lower<'c, 'a>(
         _ => host.int(64, 0),
     };
     let args = [
-        host.ptr_of(source),
+        host.strided_ptr_of(source)?,
         rows,
         host.extent_i64(source, rank - 1),
         host.int(64, row_stride.unwrap_or(0)),
