@@ -20,7 +20,9 @@ More builds of the layer can follow as LABEL=PATH (each timed and
 checked as `symm_LABEL_us`, e.g. one compiled with other all-reduce
 limits); LAYER_TOKENS=1,16,... replaces the token counts. LAYER_BLOCK=gelu
 times the non-gated block of bench/model/gelu_mlp.mlir (entry gelu_mlp)
-instead.
+instead; LAYER_BLOCK=linear the block with nn.Linear-layout weights of
+bench/model/linear_mlp.mlir (entry linear_mlp), torch's variants then
+multiplying by the same n x k weights (F.linear).
 
 One JSON line per token count on rank 0: every variant's µs per call
 (CUDA events, 200 calls after 50), torch's best, ours, and best / ours.
@@ -118,9 +120,12 @@ def compiled_variant(name, fn):
 
 
 def main():
-    s = llama_tp.setup(blocks=("llama", "gelu"))
-    entry = "gelu_mlp" if s.block == "gelu" else "llama_mlp"
-    weights = (s.w_up, s.w_down) if s.block == "gelu" else (s.w_gate, s.w_up, s.w_down)
+    s = llama_tp.setup(blocks=("llama", "gelu", "linear"))
+    entry = {"gelu": "gelu_mlp", "linear": "linear_mlp"}.get(s.block, "llama_mlp")
+    weights = {
+        "gelu": (s.w_up, s.w_down),
+        "linear": (s.w_gate_t, s.w_up_t, s.w_down_t),
+    }.get(s.block, (s.w_gate, s.w_up, s.w_down))
     runtime = symm.Runtime()
     layer = symm.Layer(runtime, sys.argv[1], entry)
     others = []

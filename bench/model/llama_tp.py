@@ -38,7 +38,10 @@ def setup(blocks=("llama",)):
     LAYER_BLOCK=gelu (for callers whose `blocks` name it) the block is the
     non-gated one of bench/model/gelu_mlp.mlir (GELU of the up projection;
     the gate weight is drawn but unused, so that the other weights are the
-    same)."""
+    same). With LAYER_BLOCK=linear the weights are also kept in nn.Linear's
+    layout (`*_t`: [out_features, in_features], as Hugging Face checkpoints
+    and vLLM store them), which torch's variants then multiply by with
+    F.linear and bench/model/linear_mlp.mlir takes."""
     compile_every_shape()
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -57,6 +60,7 @@ def setup(blocks=("llama",)):
     block = os.environ.get("LAYER_BLOCK", "llama")
     if block not in blocks:
         raise SystemExit(f"LAYER_BLOCK={block}: this bench takes {' or '.join(blocks)}")
+    linear = block == "linear"
     return SimpleNamespace(
         block=block,
         rank=rank,
@@ -70,6 +74,10 @@ def setup(blocks=("llama",)):
         w_up=w_up,
         w_down=w_down,
         w_gate_up=torch.cat([w_gate, w_up], dim=1).contiguous(),
+        w_gate_t=w_gate.t().contiguous() if linear else None,
+        w_up_t=w_up.t().contiguous() if linear else None,
+        w_down_t=w_down.t().contiguous() if linear else None,
+        w_gate_up_t=torch.cat([w_gate.t(), w_up.t()]).contiguous() if linear else None,
     )
 
 
@@ -77,6 +85,12 @@ def hidden(s, x, fused):
     """SiLU(gate) * up of RMSNorm(x), gate and up as one GEMM when `fused`
     (the gelu block: GELU(up), the tanh approximation, either way)."""
     xn = rmsnorm(x, s.norm)
+    if s.block == "linear":
+        linear = torch.nn.functional.linear
+        if fused:
+            gu = linear(xn, s.w_gate_up_t)
+            return torch.nn.functional.silu(gu[:, : s.shard]) * gu[:, s.shard :]
+        return torch.nn.functional.silu(linear(xn, s.w_gate_t)) * linear(xn, s.w_up_t)
     if s.block == "gelu":
         return torch.nn.functional.gelu(xn @ s.w_up, approximate="tanh")
     if fused:
@@ -85,18 +99,24 @@ def hidden(s, x, fused):
     return torch.nn.functional.silu(xn @ s.w_gate) * (xn @ s.w_up)
 
 
+def down_rhs(s):
+    """The down projection's right-hand side: its k x n weight, or (linear)
+    the transpose view of the n x k one."""
+    return s.w_down_t.t() if s.block == "linear" else s.w_down
+
+
 def nccl(s, x, fused):
-    partial = hidden(s, x, fused) @ s.w_down
+    partial = hidden(s, x, fused) @ down_rhs(s)
     dist.all_reduce(partial)
     return x + partial
 
 
 def one_shot(s, x, buf, fused):
-    torch.mm(hidden(s, x, fused), s.w_down, out=buf)
+    torch.mm(hidden(s, x, fused), down_rhs(s), out=buf)
     return x + torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
 
 
 def two_shot(s, x, buf, fused):
-    torch.mm(hidden(s, x, fused), s.w_down, out=buf)
+    torch.mm(hidden(s, x, fused), down_rhs(s), out=buf)
     torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
     return x + buf
