@@ -10,9 +10,7 @@
 set -uo pipefail
 B=${1:?usage: linear_x2.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
-OUT=${OUT:-/tmp}
-L=$B/layers
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+layer_checks_setup
 export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
 export LAYER_TOKENS=${LAYER_TOKENS:-1,16,128}
 for round in 1 2; do

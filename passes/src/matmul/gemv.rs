@@ -515,7 +515,7 @@ impl SkinnyMatmul {
     /// Why GEMV `tile` cannot read weights stored n x k (`gemv_linear`).
     fn linear_gemv_problem(&self, tile: GemvTile) -> Option<String> {
         if tile.engine != Engine::CudaCores {
-            return Some("only the CUDA-core GEMV reads weights stored n x k".into());
+            return Some("only the CUDA-core GEMVs read weights stored n x k".into());
         }
         if !tile.k_groups.is_multiple_of(super::kernel::WARP) {
             return Some(format!(
@@ -1446,7 +1446,7 @@ mod tests {
         assert!(
             down.gemv_problem(GemvTile::SINGLE_MMA)
                 .unwrap()
-                .contains("only the CUDA-core GEMV")
+                .contains("only the CUDA-core GEMVs")
         );
         // A warp's lanes are k-groups of one piece.
         let ragged = GemvTile {

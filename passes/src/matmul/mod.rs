@@ -32,10 +32,11 @@
 //!
 //! A matmul that reads its weight stored n x k (nn.Linear's layout: the
 //! maps `(m, k)`, `(n, k)`, `(m, n)`, as Hugging Face checkpoints, vLLM and
-//! TensorRT-LLM keep weights) groups and fuses the same way, but only the
-//! one-row CUDA-core GEMV reads such a weight, along its rows
-//! (`gemv_linear`): its group has no tensor-core kernel, and calls of more
-//! rows take the library.
+//! TensorRT-LLM keep weights; also a row half of a merged gate_up weight)
+//! groups and fuses the same way, but only the CUDA-core GEMVs read such a
+//! weight, along its rows (`gemv_linear`; one for a row, one for up to 4):
+//! its group has no tensor-core kernel, and calls of more rows take the
+//! library.
 
 pub mod gemv;
 mod gemv_linear;
@@ -336,8 +337,8 @@ fn override_fields<const N: usize>(
 /// each ordered by rows (empty: the GEMVs are off): the CUDA-core GEMVs
 /// (`gemv-*` options), then the tensor-core one (`mma-gemv-*`); then those
 /// of pairs and single matmuls whose weights are stored n x k: the
-/// CUDA-core GEMV for one row (`gemv-*` options too), the one kernel kind
-/// that reads them.
+/// CUDA-core GEMVs for one row (`gemv-*` options too) and for up to 4, the
+/// one kernel kind that reads them.
 fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassError> {
     let max_rows = options.int("gemv-max-rows").unwrap_or(1);
     if !(1..=16).contains(&max_rows) {
@@ -1186,7 +1187,7 @@ impl TypedPass for MatmulToGpu {
                             if p.kernel.weight_transposed && p.gemv.is_empty() {
                                 emit_remark(
                                     p.group.ops()[0].location(),
-                                    "keeps cuBLAS: its weights are stored n x k, which only the CUDA-core GEMV reads, and none takes it (see the remarks above, or the gemv option)",
+                                    "keeps cuBLAS: its weights are stored n x k, which only the CUDA-core GEMVs read, and none takes it (see the remarks above, or the gemv option)",
                                 );
                                 continue;
                             }
