@@ -405,16 +405,7 @@ fn lone_fusions<'c, 'a>(
                 None
             }
         });
-    let prologue = match prologue_before(fill, a, &[op], before) {
-        Ok(p) => p,
-        Err((at, why)) => {
-            m.notes.push((
-                at,
-                format!("not fused as the matmul's prologue: {why}").into(),
-            ));
-            None
-        }
-    };
+    let prologue = noted_prologue(m, (fill, a), &[op], "the matmul's");
     (prologue, epilogue)
 }
 
@@ -514,16 +505,7 @@ fn pair_after<'c, 'a>(
             "not fused: the matmul pair's products are read elsewhere too".into(),
         ));
     }
-    let prologue = match prologue_before(fill0, a, &[op, matmul1], before) {
-        Ok(p) => p,
-        Err((at, why)) => {
-            m.notes.push((
-                at,
-                format!("not fused as the matmul pair's prologue: {why}").into(),
-            ));
-            None
-        }
-    };
+    let prologue = noted_prologue(m, (fill0, a), &[op, matmul1], "the matmul pair's");
 
     Ok(Group::Pair {
         prologue,
@@ -532,6 +514,24 @@ fn pair_after<'c, 'a>(
         epilogue,
         epilogue_args,
     })
+}
+
+/// `prologue_before`'s prologue of `matmuls` (whose: "the matmul's", "the
+/// matmul pair's"), or `None` with a note at the op that does not fuse.
+fn noted_prologue<'c, 'a>(
+    m: &mut Matching<'c, 'a>,
+    (first, a): (OperationRef<'c, 'a>, Value<'c, 'a>),
+    matmuls: &[OperationRef<'c, 'a>],
+    whose: &str,
+) -> Option<PrologueOps<'c, 'a>> {
+    match prologue_before(first, a, matmuls, m.before_planning) {
+        Ok(p) => p,
+        Err((at, why)) => {
+            m.notes
+                .push((at, format!("not fused as {whose} prologue: {why}").into()));
+            None
+        }
+    }
 }
 
 /// The RMSNorm-style prologue that writes `a` right before `first` (the

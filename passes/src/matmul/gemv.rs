@@ -148,16 +148,11 @@ impl GemvTile {
     /// shard (the pair 49-50 against 45-46 µs) and wins at narrow ones (a
     /// 2064 x 1000 pair 9.3 against 12.8 µs).
     pub const LINEAR_FEW: GemvTile = GemvTile {
-        engine: Engine::CudaCores,
         columns: 16,
         k_groups: 64,
         unroll: 1,
         rows: 4,
-        prefetch: 0,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
+        ..GemvTile::PAIR_LINEAR
     };
     pub const SINGLE: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -657,6 +652,26 @@ impl SkinnyMatmul {
     }
 }
 
+/// What a thread of a CUDA-core GEMV works on: its piece of 8 columns of
+/// the block's (the second weight's after the first's) and its k-group,
+/// the block's first column `n0` and the piece's first `column` (of its
+/// weight), the call's rows `m`, `a` and `out` at the block's slice, the
+/// piece's weight, and the shared memory's rows of `a`, k-group sums and
+/// row statistics.
+pub(super) struct CoreThread<'c> {
+    pub piece: Val<'c>,
+    pub group: Val<'c>,
+    pub n0: Val<'c>,
+    pub column: Val<'c>,
+    pub m: Val<'c>,
+    pub a: Val<'c>,
+    pub out: Val<'c>,
+    pub weight: Val<'c>,
+    pub row_of_a: Val<'c>,
+    pub sums: Val<'c>,
+    pub statistics: Val<'c>,
+}
+
 /// A kernel's operands at its block's split-K slice.
 pub(super) struct Operands<'c> {
     /// The call's rows (i64).
@@ -758,26 +773,45 @@ impl<'c> Gemv<'_, 'c> {
         e.select(second, weights[1], weights[0])
     }
 
-    fn emit(&self) {
+    /// A CUDA-core GEMV thread's `CoreThread`, for its `piece` and k-group
+    /// `group` (i64 values, however the kernel maps threads to them).
+    pub(super) fn core_thread(&self, piece: Val<'c>, group: Val<'c>) -> CoreThread<'c> {
         let (e, k, tile) = (self.e, self.k, self.tile);
-        let i64 = e.i64();
-        let f32 = e.f32();
-        let pieces = tile.pieces(k.weights);
         let per_weight = tile.columns / PIECE;
-        let threads = tile.threads(k.weights);
-        let tid = e.cast(e.thread_id(), i64);
-        let piece = e.rem(tid, self.c(pieces));
-        let group = e.div(tid, self.c(pieces));
         let which = e.div(piece, self.c(per_weight));
-        let n0 = e.mul(e.cast(e.block_id(), i64), self.c(tile.columns));
+        let n0 = e.mul(e.cast(e.block_id(), e.i64()), self.c(tile.columns));
         let column = e.add(n0, e.mul(e.rem(piece, self.c(per_weight)), self.c(PIECE)));
         let Operands { m, a, out, weights } = self.operands();
         let weight = self.weight_of(&weights, which);
         let row_of_a = e.dynamic_shared();
-        let rows = tile.rows;
         let shape = k.gemv_shape();
         let sums = e.byte_offset(row_of_a, self.c(tile.sums_offset(&shape)));
         let statistics = e.byte_offset(row_of_a, self.c(tile.statistics_offset(&shape)));
+        CoreThread {
+            piece,
+            group,
+            n0,
+            column,
+            m,
+            a,
+            out,
+            weight,
+            row_of_a,
+            sums,
+            statistics,
+        }
+    }
+
+    fn emit(&self) {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let f32 = e.f32();
+        let pieces = tile.pieces(k.weights);
+        let threads = tile.threads(k.weights);
+        let tid = e.cast(e.thread_id(), e.i64());
+        let t = self.core_thread(e.rem(tid, self.c(pieces)), e.div(tid, self.c(pieces)));
+        let (piece, group, column, weight, row_of_a) =
+            (t.piece, t.group, t.column, t.weight, t.row_of_a);
+        let rows = tile.rows;
 
         // Row i of this thread is i * k_groups + group; a thread has
         // `per_thread` of them, consumed `unroll` at a time.
@@ -813,7 +847,7 @@ impl<'c> Gemv<'_, 'c> {
         }
         // The first loads are in flight while the row of `a` is prepared.
         let first: Vec<Val<'c>> = (0..tile.unroll).map(|u| load_piece(e, self.c(u))).collect();
-        let partials = self.prepare_rows(m, a, row_of_a, statistics, threads);
+        let partials = self.prepare_rows(t.m, t.a, row_of_a, t.statistics, threads);
 
         let accumulators = rows * PIECE;
         let mut inits = vec![e.zero(e.vector(accumulators, f32))];
@@ -858,15 +892,7 @@ impl<'c> Gemv<'_, 'c> {
                 out
             },
         );
-        self.let_next_grid_launch();
-        self.finish(
-            m,
-            out,
-            (n0, piece, group),
-            (sums, statistics),
-            carried[0],
-            &partials,
-        );
+        self.finish(&t, carried[0], &partials);
     }
 
     /// With `grid_dependency`: the next grid may launch once every block
@@ -1098,22 +1124,24 @@ impl<'c> Gemv<'_, 'c> {
         e.load(e.byte_offset(base, e.mul(index, self.c(4))), e.f32(), 4)
     }
 
-    /// The k-groups' sums meet in shared memory; each thread then writes
-    /// whole elements of the block's columns, row by row.
-    #[allow(clippy::too_many_arguments)]
-    /// The thread's sums into shared memory, each row's statistic reduced
-    /// from the `partials` `prepare_rows` left (with `row_scale`), then the
-    /// output.
-    pub(super) fn finish(
-        &self,
-        m: Val<'c>,
-        out: Val<'c>,
-        (n0, piece, group): (Val<'c>, Val<'c>, Val<'c>),
-        (sums, statistics): (Val<'c>, Val<'c>),
-        acc: Val<'c>,
-        partials: &[Val<'c>],
-    ) {
+    /// After a CUDA-core GEMV thread's loop: the next grid may launch, the
+    /// k-groups' sums meet in shared memory (the thread's `acc`, each
+    /// row's statistic reduced from the `partials` `prepare_rows` left with
+    /// `row_scale`), and each thread then writes whole elements of the
+    /// block's columns, row by row.
+    pub(super) fn finish(&self, t: &CoreThread<'c>, acc: Val<'c>, partials: &[Val<'c>]) {
+        self.let_next_grid_launch();
         let e = self.e;
+        let CoreThread {
+            piece,
+            group,
+            n0,
+            m,
+            out,
+            sums,
+            statistics,
+            ..
+        } = *t;
         let (init, _) = self.prologue_parameters();
         if let Some(init) = init {
             let first = e.cmp(CmpiPredicate::Eq, e.cast(e.thread_id(), e.i64()), self.c(0));

@@ -14,13 +14,22 @@
 //! in flight `unroll` steps ahead; each multiplies 8 elements of each row
 //! of `a` into its column's sum.
 
-use super::gemv::{Gemv, Operands, PIECE};
+use super::gemv::{Gemv, PIECE};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::{Emitter, Val};
 use crate::ir::scalar::Scalar;
 use melior::dialect::{arith::CmpiPredicate, ods};
 
 impl<'c> Gemv<'_, 'c> {
+    /// The first element of K of k-group `group`'s piece at `step`:
+    /// piece `step * k_groups + group` of 8.
+    fn linear_first(&self, e: &Emitter<'c>, step: Val<'c>, group: Val<'c>) -> Val<'c> {
+        e.mul(
+            e.add(e.mul(step, self.c(self.tile.k_groups)), group),
+            self.c(PIECE),
+        )
+    }
+
     /// The loads of one step: piece `(step * k_groups + group)` of K in
     /// each of the 8 weight rows from `column`. With an `exact` tiling
     /// every piece is inside (K a multiple of the steps' pieces, N of the
@@ -37,10 +46,7 @@ impl<'c> Gemv<'_, 'c> {
         let k = self.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let piece_ty = e.vector(PIECE, bf16);
-        let first = e.mul(
-            e.add(e.mul(step, self.c(self.tile.k_groups)), group),
-            self.c(PIECE),
-        );
+        let first = self.linear_first(e, step, group);
         let load = |e: &Emitter<'c>, row: Val<'c>, at: Val<'c>| {
             let element = e.add(e.mul(row, self.c(k.k)), at);
             e.load_streaming_16(e.gep(weight, element, bf16), piece_ty)
@@ -67,22 +73,13 @@ impl<'c> Gemv<'_, 'c> {
 
     pub(super) fn emit_linear(&self) {
         let (e, k, tile) = (self.e, self.k, self.tile);
-        let i64 = e.i64();
         let f32 = e.f32();
-        let per_weight = tile.columns / PIECE;
         let threads = tile.threads(k.weights);
-        let tid = e.cast(e.thread_id(), i64);
+        let tid = e.cast(e.thread_id(), e.i64());
+        // The lanes of a warp are k-groups of one piece.
         let group = e.rem(tid, self.c(tile.k_groups));
-        let piece = e.div(tid, self.c(tile.k_groups));
-        let which = e.div(piece, self.c(per_weight));
-        let n0 = e.mul(e.cast(e.block_id(), i64), self.c(tile.columns));
-        let column = e.add(n0, e.mul(e.rem(piece, self.c(per_weight)), self.c(PIECE)));
-        let Operands { m, a, out, weights } = self.operands();
-        let weight = self.weight_of(&weights, which);
-        let row_of_a = e.dynamic_shared();
-        let shape = k.gemv_shape();
-        let sums = e.byte_offset(row_of_a, self.c(tile.sums_offset(&shape)));
-        let statistics = e.byte_offset(row_of_a, self.c(tile.statistics_offset(&shape)));
+        let t = self.core_thread(e.div(tid, self.c(tile.k_groups)), group);
+        let (weight, column, row_of_a) = (t.weight, t.column, t.row_of_a);
 
         // Steps of k_groups pieces of 8 along K, `unroll` at a time.
         let steps = k.k.div_ceil(tile.k_groups * PIECE);
@@ -97,7 +94,7 @@ impl<'c> Gemv<'_, 'c> {
         for u in 0..tile.unroll {
             inits.extend(step_loads(e, self.c(u)));
         }
-        let partials = self.prepare_rows(m, a, row_of_a, statistics, threads);
+        let partials = self.prepare_rows(t.m, t.a, row_of_a, t.statistics, threads);
         let carried = e.for_range_carrying_many(
             (self.c(0), self.c(iterations), self.c(1)),
             &inits,
@@ -108,10 +105,7 @@ impl<'c> Gemv<'_, 'c> {
                     let step = e.add(e.mul(iteration, self.c(tile.unroll)), self.c(u));
                     let loaded = &carried[1 + (u * PIECE) as usize..1 + ((u + 1) * PIECE) as usize];
                     next.extend(step_loads(e, e.add(step, self.c(tile.unroll))));
-                    let first = e.mul(
-                        e.add(e.mul(step, self.c(tile.k_groups)), group),
-                        self.c(PIECE),
-                    );
+                    let first = self.linear_first(e, step, group);
                     // Past K (guarded path only) the piece of `a` reads as 0.
                     let (read, inside) = if exact {
                         (first, None)
@@ -150,14 +144,6 @@ impl<'c> Gemv<'_, 'c> {
                 out
             },
         );
-        self.let_next_grid_launch();
-        self.finish(
-            m,
-            out,
-            (n0, piece, group),
-            (sums, statistics),
-            carried[0],
-            &partials,
-        );
+        self.finish(&t, carried[0], &partials);
     }
 }

@@ -690,6 +690,7 @@ fn plan<'c, 'a>(
                 return refuse("an output that is not contiguous");
             }
             let batched = a_shape.len() == 3;
+            let transposed = weight_transposed(op);
             let (slices, k, n, lda, a_slice, w_slice) = if batched {
                 let static_of = |v: &[Option<i64>], i: usize| v.get(i).copied().flatten();
                 let (Some(slices), Some(k), Some(n), Some(lda), Some(a_slice), Some(w_row)) = (
@@ -711,7 +712,7 @@ fn plan<'c, 'a>(
                 }
                 (slices, k, n, lda, a_slice, w_slice)
             } else {
-                let (Some(Some(k)), Some(Some(n))) = k_by_n(op, &w_shape) else {
+                let (Some(Some(k)), Some(Some(n))) = k_by_n(transposed, &w_shape) else {
                     return refuse("a weight of dynamic shape");
                 };
                 let Some(Some(lda)) = a_strides.first() else {
@@ -739,7 +740,7 @@ fn plan<'c, 'a>(
                 stream_norm: false,
                 lamport_send: None,
                 launched_early: 0,
-                weight_transposed: weight_transposed(op),
+                weight_transposed: transposed,
             };
             if let Some(problem) = kernel.problem() {
                 return refuse(&problem);
@@ -769,13 +770,10 @@ fn weight_transposed(matmul: OperationRef) -> bool {
 }
 
 /// (K, N) of a 2-D matmul's weight of shape `w_shape`: k x n as written,
-/// or n x k where the matmul reads it transposed.
-fn k_by_n(
-    matmul: OperationRef,
-    w_shape: &[Option<i64>],
-) -> (Option<Option<i64>>, Option<Option<i64>>) {
+/// or n x k where the matmul reads it `transposed`.
+fn k_by_n(transposed: bool, w_shape: &[Option<i64>]) -> (Option<Option<i64>>, Option<Option<i64>>) {
     let (rows, columns) = (w_shape.first().copied(), w_shape.get(1).copied());
-    if weight_transposed(matmul) {
+    if transposed {
         (columns, rows)
     } else {
         (rows, columns)
@@ -853,7 +851,8 @@ fn plan_fused<'c, 'a>(
             "operands that are not contiguous row-major matrices"
         });
     }
-    let (Some(Some(k)), Some(Some(n))) = k_by_n(first, &w_shape) else {
+    let transposed = weight_transposed(first);
+    let (Some(Some(k)), Some(Some(n))) = k_by_n(transposed, &w_shape) else {
         return refuse("a weight of dynamic shape");
     };
     let out_shape = out.memref_type().map(dims).unwrap_or_default();
@@ -888,7 +887,7 @@ fn plan_fused<'c, 'a>(
         stream_norm: false,
         lamport_send: None,
         launched_early: 0,
-        weight_transposed: weight_transposed(first),
+        weight_transposed: transposed,
     };
     if let Some(problem) = kernel.problem() {
         return refuse(&problem);
