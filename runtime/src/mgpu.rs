@@ -208,32 +208,35 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
     scoped_context();
     // Where the static and the dynamic shared memory together pass 48 KB,
     // the dynamic part must be allowed first (by default a kernel may take
-    // 48 KB less its static shared memory).
-    let mut static_bytes = 0i32;
-    // SAFETY: a live function; the attribute is an int.
-    let queried = unsafe {
-        sys::cuFuncGetAttribute(
-            &mut static_bytes,
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-            function,
-        )
-    };
-    if queried != sys::CUresult::CUDA_SUCCESS {
-        report(queried, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
-        return;
-    }
-    if needs_shared_opt_in(shared_memory, static_bytes) {
-        // SAFETY: a live function; the attribute takes a byte count.
-        let allowed = unsafe {
-            sys::cuFuncSetAttribute(
+    // 48 KB less its static shared memory). Only a launch with dynamic
+    // shared memory asks the kernel for its static part.
+    if shared_memory > 0 {
+        let mut static_bytes = 0i32;
+        // SAFETY: a live function; the attribute is an int.
+        let queried = unsafe {
+            sys::cuFuncGetAttribute(
+                &mut static_bytes,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                 function,
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_memory,
             )
         };
-        if allowed != sys::CUresult::CUDA_SUCCESS {
-            report(allowed, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+        if queried != sys::CUresult::CUDA_SUCCESS {
+            report(queried, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
             return;
+        }
+        if needs_shared_opt_in(shared_memory, static_bytes) {
+            // SAFETY: a live function; the attribute takes a byte count.
+            let allowed = unsafe {
+                sys::cuFuncSetAttribute(
+                    function,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_memory,
+                )
+            };
+            if allowed != sys::CUresult::CUDA_SUCCESS {
+                report(allowed, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+                return;
+            }
         }
     }
     let (grid, block) = (
