@@ -80,8 +80,8 @@
 // GEMV-ROWS: error: symm-linalg-matmul-to-gpu: gemv-max-rows = 0: a GEMV takes 1 to 16 rows
 // RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=64,16 2>&1 | FileCheck %s --check-prefix=MMA-COUNT
 // MMA-COUNT: error: --matmul-mma-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL
-// RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=96,0,0 2>&1 | FileCheck %s --check-prefix=MMA-TILING
-// MMA-TILING: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 96 is not a multiple of 64 (a warp's columns)
+// RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=48,0,0 2>&1 | FileCheck %s --check-prefix=MMA-TILING
+// MMA-TILING: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 48 is not a multiple of 32 (a warp's columns: 64, or 32 for weights stored n x k)
 // RUN: not %symm-compile %s -o %t/g.o --matmul-tma-gemv=4,4 2>&1 | FileCheck %s --check-prefix=TMA-COUNT
 // TMA-COUNT: error: --matmul-tma-gemv takes three numbers: K_GROUPS,STAGES,STAGE_ROWS
 // RUN: not %symm-compile %s -o %t/g.o --matmul-tma-gemv=4,4,48 2>&1 | FileCheck %s --check-prefix=TMA-TILING

@@ -453,25 +453,33 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
 
 // -----
 
-// A weight in nn.Linear's layout (n x k: x @ W^T) is read by the CUDA-core
-// GEMVs along its rows (gemv_linear), one for one row and one for up to 4:
-// no tensor-core kernel reads it, so the generated branch takes calls of up
-// to 4 rows (max_rows(4)), a call of one row the first GEMV, and the library
-// keeps the rest. One whose K is not a multiple of 8 (its rows' 16-byte
-// pieces) keeps cuBLAS, and says why.
+// A weight in nn.Linear's layout (n x k: x @ W^T) is read along its rows
+// by the CUDA-core GEMV for one row (gemv_linear) and by the tensor-core
+// GEMVs with the mma's operands swapped (gemv_mma_linear), a lone matmul's
+// for up to 8 rows and for up to 16, its warps 32 columns each: the
+// generated branch takes calls of up to 16 rows (max_rows(16)), each the
+// first kernel that holds it, and the library keeps the rest. No tiled
+// tensor-core kernel is built. One whose K is not a multiple of 8 (its
+// rows' 16-byte pieces) keeps cuBLAS, and says why.
 // CHECK-LABEL: gpu.module @symm_matmul_kernels
 // CHECK-NOT: gpu.func @symm_matmul_0(
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 256, 1, 1>}
-// CHECK: gpu.func @symm_matmul_0_gemv4(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @symm_matmul_0_mma8(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 512, 1, 1>}
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.func @symm_matmul_0_mma16(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 512, 1, 1>}
 // CHECK-NOT: gpu.func @symm_matmul_0(
 // CHECK-LABEL: func.func @linear_weight
-// CHECK: %[[ROWS:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(4)
-// CHECK: %[[ONE:.*]] = arith.cmpi ule, %{{.*}}, %c1_i64{{[_0-9]*}} : i64
+// CHECK: %[[ROWS:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16)
+// CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[M:.*]], %c1_i64{{[_0-9]*}} : i64
 // CHECK: scf.if %[[ONE]] {
 // CHECK:   gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%c224{{[_0-9]*}}, %{{.*}}, %{{.*}}) threads in (%c256{{[_0-9]*}},
 // CHECK: } else {
+// CHECK:   %[[EIGHT:.*]] = arith.cmpi ule, %[[M]], %c8_i64{{[_0-9]*}} : i64
+// CHECK:   scf.if %[[EIGHT]] {
+// CHECK:     gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma8 blocks in (%c224{{[_0-9]*}}, %{{.*}}, %{{.*}}) threads in (%c512{{[_0-9]*}},
+// CHECK:   } else {
 // CHECK-NOT: scf.if
-// CHECK:   gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv4 blocks in (%c448{{[_0-9]*}}, %{{.*}}, %{{.*}}) threads in (%c128{{[_0-9]*}},
+// CHECK:     gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks in (%c224{{[_0-9]*}}, %{{.*}}, %{{.*}}) threads in (%c512{{[_0-9]*}},
 // CHECK-NOT: gpu.launch_func
 // CHECK: linalg.matmul indexing_maps
 // CHECK-LABEL: func.func @linear_odd_k
@@ -479,7 +487,7 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
 func.func @linear_weight(%x: memref<?x4096xbf16>, %w: memref<7168x4096xbf16>,
                          %out: memref<?x7168xbf16>) {
   %zero = arith.constant 0.0 : bf16
-  // expected-remark@+1 {{matmul 4096x7168, the weights stored n x k: generated GEMVs (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 224x1 blocks of 256 threads) (up to 4 row(s): the GEMV @symm_matmul_0_gemv4, 448x1 blocks of 128 threads), chosen against cuBLAS by measurement for up to 4 rows whose operands are 16-byte aligned (others take cuBLAS; no tensor-core kernel reads n x k weights)}}
+  // expected-remark@+1 {{matmul 4096x7168, the weights stored n x k: generated GEMVs (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 224x1 blocks of 256 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma8, 224x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 224x1 blocks of 512 threads), chosen against cuBLAS by measurement for up to 16 rows whose operands are 16-byte aligned (others take cuBLAS; n x k weights take no tiled tensor-core kernel)}}
   linalg.fill ins(%zero : bf16) outs(%out : memref<?x7168xbf16>)
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                  affine_map<(m, n, k) -> (n, k)>,

@@ -207,6 +207,26 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
     };
+    /// The tensor-core GEMVs of weights stored n x k (`gemv_mma_linear`),
+    /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 4
+    /// k-groups of 2 contiguous 32-element steps (112 blocks of 256 threads
+    /// at the Llama-3-8B TP-2 shard); the single matmul's warps 32 columns,
+    /// in 16 k-groups of 2 steps (128 blocks of 512 threads for its 4096
+    /// columns). No L2 prefetch before the wait: on one H200 it measured
+    /// no faster.
+    pub const PAIR_MMA_LINEAR: GemvTile = GemvTile {
+        k_groups: 4,
+        unroll: 2,
+        prefetch: 0,
+        ..GemvTile::PAIR_MMA
+    };
+    pub const SINGLE_MMA_LINEAR: GemvTile = GemvTile {
+        columns: 32,
+        k_groups: 16,
+        unroll: 2,
+        prefetch: 0,
+        ..GemvTile::SINGLE_MMA
+    };
     pub const SINGLE_MMA: GemvTile = GemvTile {
         engine: Engine::TensorCores,
         columns: 64,
@@ -274,6 +294,16 @@ impl GemvTile {
             calls => calls.min(self.rows),
         }
     }
+    /// On the tensor cores, the columns of a warp: 64, or 32 where the
+    /// block's are not a multiple of 64 (only the GEMV of weights stored
+    /// n x k takes that: `SkinnyMatmul::gemv_problem`).
+    pub(super) fn warp_columns(&self) -> u64 {
+        if self.columns.is_multiple_of(MMA_COLUMNS) {
+            MMA_COLUMNS
+        } else {
+            MMA_COLUMNS / 2
+        }
+    }
     fn pieces(&self, weights: u64) -> u64 {
         weights * self.columns / PIECE
     }
@@ -281,7 +311,7 @@ impl GemvTile {
         match self.engine {
             Engine::CudaCores => self.pieces(weights) * self.k_groups,
             Engine::TensorCores => {
-                weights * (self.columns / MMA_COLUMNS) * self.k_groups * super::kernel::WARP
+                weights * (self.columns / self.warp_columns()) * self.k_groups * super::kernel::WARP
             }
             Engine::Tma => (super::gemv_tma::consumer_warps(self) + 1) * super::kernel::WARP,
             Engine::Wgmma => super::gemv_wgmma::threads(),
@@ -368,9 +398,9 @@ impl GemvTile {
                 return Some(problem);
             }
         } else if self.engine == Engine::TensorCores {
-            if !self.columns.is_multiple_of(MMA_COLUMNS) {
+            if !self.columns.is_multiple_of(MMA_COLUMNS / 2) {
                 return Some(format!(
-                    "mma-gemv-columns = {} is not a multiple of 64 (a warp's columns)",
+                    "mma-gemv-columns = {} is not a multiple of 32 (a warp's columns: 64, or 32 for weights stored n x k)",
                     self.columns
                 ));
             }
@@ -503,25 +533,44 @@ impl SkinnyMatmul {
             if tile.engine == Engine::Wgmma {
                 return super::gemv_wgmma::matmul_problem(self, tile);
             }
+            if tile.engine == Engine::TensorCores && tile.warp_columns() != MMA_COLUMNS {
+                return Some(format!(
+                    "the tensor-core GEMV of weights stored k x n takes a multiple of 64 columns, not {}",
+                    tile.columns
+                ));
+            }
             tile.stage_a.then(|| self.rows_vector_problem()).flatten()
         })
     }
 
-    /// Why GEMV `tile` cannot read weights stored n x k (`gemv_linear`).
+    /// Why GEMV `tile` cannot read weights stored n x k (`gemv_linear`,
+    /// `gemv_mma_linear`).
     fn linear_gemv_problem(&self, tile: GemvTile) -> Option<String> {
+        if !self.k.is_multiple_of(PIECE) || self.slices != 1 {
+            return Some(format!(
+                "K = {} of weights stored n x k is read in 16-byte pieces along their rows, in one slice",
+                self.k
+            ));
+        }
+        if tile.engine == Engine::TensorCores {
+            if self.gemv_shape().streamed {
+                return Some(
+                    "the tensor-core GEMV of weights stored n x k stages its rows of `a` (it does not apply the norm as it reads them)"
+                        .into(),
+                );
+            }
+            return tile.stage_a.then(|| self.rows_vector_problem()).flatten();
+        }
         if tile.engine != Engine::CudaCores {
-            return Some("only the CUDA-core GEMVs read weights stored n x k".into());
+            return Some(
+                "only the CUDA-core and the register-streaming tensor-core GEMVs read weights stored n x k"
+                    .into(),
+            );
         }
         if !tile.k_groups.is_multiple_of(super::kernel::WARP) {
             return Some(format!(
                 "{} k-groups are not whole warps (a warp reads one piece's weight rows)",
                 tile.k_groups
-            ));
-        }
-        if !self.k.is_multiple_of(PIECE) || self.slices != 1 {
-            return Some(format!(
-                "K = {} of weights stored n x k is read in 16-byte pieces along their rows, in one slice",
-                self.k
             ));
         }
         None
@@ -584,7 +633,7 @@ impl SkinnyMatmul {
     /// launches it as it starts (`launched_early`); none elsewhere, where
     /// they would only delay the loads themselves.
     pub fn gemv_prefetch(&self, tile: GemvTile) -> u64 {
-        if self.weight_transposed {
+        if self.weight_transposed && tile.engine != Engine::TensorCores {
             return 0;
         }
         let plain = self.weights == 1 && self.prologue.is_none();
@@ -642,6 +691,7 @@ impl SkinnyMatmul {
                 match tile.engine {
                     Engine::CudaCores if self.weight_transposed => gemv.emit_linear(),
                     Engine::CudaCores => gemv.emit(),
+                    Engine::TensorCores if self.weight_transposed => gemv.emit_mma_linear(),
                     Engine::TensorCores => gemv.emit_mma(),
                     Engine::Tma => gemv.emit_tma(),
                     Engine::Wgmma => gemv.emit_wgmma(),
@@ -1448,7 +1498,7 @@ mod tests {
     }
 
     #[test]
-    fn weights_stored_n_by_k_take_only_the_cuda_core_gemv() {
+    fn weights_stored_n_by_k_take_the_register_streaming_gemvs() {
         let linear = |k: u64, n: u64| SkinnyMatmul {
             weight_transposed: true,
             grid_dependency: true,
@@ -1470,12 +1520,30 @@ mod tests {
         // Nothing is prefetched before the wait: the tilings' lines are
         // those of k x n weights.
         assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_LINEAR), 0);
-        // The tensor-core GEMV reads k x n weights only.
+        // The register-streaming tensor-core GEMV reads them too (its own
+        // loop: `gemv_mma_linear`), the TMA's and wgmma's do not.
+        assert_eq!(down.gemv_problem(GemvTile::SINGLE_MMA_LINEAR), None);
+        let tma = linear(2048, 4096)
+            .gemv_problem(GemvTile::SINGLE_TMA)
+            .unwrap();
         assert!(
-            down.gemv_problem(GemvTile::SINGLE_MMA)
-                .unwrap()
-                .contains("only the CUDA-core GEMVs")
+            tma.contains("only the CUDA-core and the register-streaming"),
+            "{tma}"
         );
+        // Its norm is staged, never streamed.
+        let streamed = SkinnyMatmul {
+            weights: 2,
+            stream_norm: true,
+            ..linear(16384, 7168)
+        };
+        if streamed.gemv_shape().streamed {
+            assert!(
+                streamed
+                    .gemv_problem(GemvTile::PAIR_MMA_LINEAR)
+                    .unwrap()
+                    .contains("stages its rows")
+            );
+        }
         // A warp's lanes are k-groups of one piece.
         let ragged = GemvTile {
             k_groups: 48,

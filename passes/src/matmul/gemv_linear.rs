@@ -30,12 +30,37 @@ impl<'c> Gemv<'_, 'c> {
         )
     }
 
+    /// The 16-byte piece of weight row `row` (a column of the product) at
+    /// element `first` of K, streamed past L1. With an `exact` tiling the
+    /// row is inside and a piece past K (a load one step ahead of the last)
+    /// is clamped to the last piece, never used; otherwise a piece past K
+    /// or a row past N reads as zero.
+    pub(super) fn linear_piece(
+        &self,
+        e: &Emitter<'c>,
+        weight: Val<'c>,
+        (row, first): (Val<'c>, Val<'c>),
+        exact: bool,
+    ) -> Val<'c> {
+        let k = self.k;
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let piece_ty = e.vector(PIECE, bf16);
+        let load = |e: &Emitter<'c>, at: Val<'c>| {
+            let element = e.add(e.mul(row, self.c(k.k)), at);
+            e.load_streaming_16(e.gep(weight, element, bf16), piece_ty)
+        };
+        if exact {
+            return load(e, e.min(first, self.c(k.k - PIECE)));
+        }
+        let inside = e.and(
+            e.cmp(CmpiPredicate::Ult, first, self.c(k.k)),
+            e.cmp(CmpiPredicate::Ult, row, self.c(k.n)),
+        );
+        e.choose(inside, piece_ty, |e| load(e, first), |e| e.zero(piece_ty))
+    }
+
     /// The loads of one step: piece `(step * k_groups + group)` of K in
-    /// each of the 8 weight rows from `column`. With an `exact` tiling
-    /// every piece is inside (K a multiple of the steps' pieces, N of the
-    /// block's columns) and a step past the last (the loads one ahead) is
-    /// clamped to the last piece, never used; otherwise a piece past K or
-    /// a row past N reads as zero.
+    /// each of the 8 weight rows from `column` (`linear_piece`).
     fn linear_step(
         &self,
         e: &Emitter<'c>,
@@ -43,31 +68,9 @@ impl<'c> Gemv<'_, 'c> {
         (step, group, column): (Val<'c>, Val<'c>, Val<'c>),
         exact: bool,
     ) -> Vec<Val<'c>> {
-        let k = self.k;
-        let bf16 = e.float(Scalar::Bf16).expect("bf16");
-        let piece_ty = e.vector(PIECE, bf16);
         let first = self.linear_first(e, step, group);
-        let load = |e: &Emitter<'c>, row: Val<'c>, at: Val<'c>| {
-            let element = e.add(e.mul(row, self.c(k.k)), at);
-            e.load_streaming_16(e.gep(weight, element, bf16), piece_ty)
-        };
         (0..PIECE)
-            .map(|i| {
-                let row = e.add(column, self.c(i));
-                if exact {
-                    return load(e, row, e.min(first, self.c(k.k - PIECE)));
-                }
-                let inside = e.and(
-                    e.cmp(CmpiPredicate::Ult, first, self.c(k.k)),
-                    e.cmp(CmpiPredicate::Ult, row, self.c(k.n)),
-                );
-                e.choose(
-                    inside,
-                    piece_ty,
-                    |e| load(e, row, first),
-                    |e| e.zero(piece_ty),
-                )
-            })
+            .map(|i| self.linear_piece(e, weight, (e.add(column, self.c(i)), first), exact))
             .collect()
     }
 

@@ -47,13 +47,13 @@ use melior::dialect::arith::CmpiPredicate;
 
 /// Weight rows a lane loads per 16-row step (its four k of the fragment),
 /// and the lanes that share a piece's columns.
-const ROWS_PER_LANE: u64 = 4;
+pub(super) const ROWS_PER_LANE: u64 = 4;
 /// `mma`s per step: one per column of a lane's piece.
 const MMAS: u64 = PIECE;
 /// f32 accumulators of one `mma` per lane.
-const PER_MMA: u64 = 4;
+pub(super) const PER_MMA: u64 = 4;
 /// Rows of one `mma` half (the A fragment's rows g and g + 8).
-const HALF: u64 = 8;
+pub(super) const HALF: u64 = 8;
 /// The most pieces of `a` a thread loads at once while the rows are
 /// prepared: each round of loads is a trip to memory while the weight's
 /// stream waits, so a row takes as few rounds as these registers allow.
@@ -62,8 +62,35 @@ const MAX_BATCH: u64 = 16;
 /// the 16-byte stores of eight lanes fall in different banks.
 pub(super) const LANE_WORDS: u64 = MMAS * PER_MMA + 4;
 
+/// What a tensor-core GEMV's lane works on: its lane in the warp, the
+/// lane's group g and quad t of the `mma` fragments, the warp's column tile
+/// (of `GemvTile::warp_columns`, the second weight's after the first's) and
+/// k-group, the block's first column `n0`, the tile's first column within
+/// the block's and the lane's group's first column within its weight
+/// (`column`), the call's rows `m`, `a` and `out` at the block's
+/// slice, the tile's weight, and the shared memory and its row statistics.
+pub(super) struct MmaLane<'c> {
+    pub lane: Val<'c>,
+    pub group: Val<'c>,
+    pub quad: Val<'c>,
+    pub column_tile: Val<'c>,
+    pub k_group: Val<'c>,
+    pub n0: Val<'c>,
+    pub tile_start: Val<'c>,
+    pub column: Val<'c>,
+    pub m: Val<'c>,
+    pub a: Val<'c>,
+    pub out: Val<'c>,
+    pub weight: Val<'c>,
+    pub shared: Val<'c>,
+    pub statistics: Val<'c>,
+}
+
 impl<'c> Gemv<'_, 'c> {
-    pub(super) fn emit_mma(&self) {
+    /// This thread's `MmaLane`: warp w is column tile `w % tiles` of
+    /// k-group `w / tiles`, and lane group g's first column is
+    /// `g * group_columns` into the tile.
+    pub(super) fn mma_lane(&self, group_columns: u64) -> MmaLane<'c> {
         let (e, k, tile) = (self.e, self.k, self.tile);
         let i64 = e.i64();
         let tid = e.cast(e.thread_id(), i64);
@@ -71,18 +98,59 @@ impl<'c> Gemv<'_, 'c> {
         let lane = e.rem(tid, self.c(WARP));
         let group = e.div(lane, self.c(ROWS_PER_LANE));
         let quad = e.rem(lane, self.c(ROWS_PER_LANE));
-        let per_weight = tile.columns / MMA_COLUMNS;
+        let warp_columns = tile.warp_columns();
+        let per_weight = tile.columns / warp_columns;
         let tiles = k.weights * per_weight;
         let column_tile = e.rem(warp, self.c(tiles));
         let k_group = e.div(warp, self.c(tiles));
         let which = e.div(column_tile, self.c(per_weight));
         let n0 = e.mul(e.cast(e.block_id(), i64), self.c(tile.columns));
-        let tile_start = e.mul(e.rem(column_tile, self.c(per_weight)), self.c(MMA_COLUMNS));
-        let column = e.add(e.add(n0, tile_start), e.mul(group, self.c(PIECE)));
+        let tile_start = e.mul(e.rem(column_tile, self.c(per_weight)), self.c(warp_columns));
+        let group_column = match group_columns {
+            1 => group,
+            columns => e.mul(group, self.c(columns)),
+        };
+        let column = e.add(e.add(n0, tile_start), group_column);
         let Operands { m, a, out, weights } = self.operands();
         let weight = self.weight_of(&weights, which);
         let shared = e.dynamic_shared();
         let statistics = e.byte_offset(shared, self.c(tile.statistics_offset(&k.gemv_shape())));
+        MmaLane {
+            lane,
+            group,
+            quad,
+            column_tile,
+            k_group,
+            n0,
+            tile_start,
+            column,
+            m,
+            a,
+            out,
+            weight,
+            shared,
+            statistics,
+        }
+    }
+
+    pub(super) fn emit_mma(&self) {
+        let (e, k, tile) = (self.e, self.k, self.tile);
+        let MmaLane {
+            lane,
+            group,
+            quad,
+            column_tile,
+            k_group,
+            n0,
+            tile_start,
+            column,
+            m,
+            a,
+            out,
+            weight,
+            shared,
+            statistics,
+        } = self.mma_lane(PIECE);
 
         // Step i of this warp is i * k_groups + k_group (K is a multiple
         // of 16: `SkinnyMatmul::problem`).
@@ -190,14 +258,28 @@ impl<'c> Gemv<'_, 'c> {
             self.store_statistic_parts(&carried[1..1 + parts], (k_group, column_tile), lane);
         }
 
+        self.mma_finish(carried[0], (m, out, n0), (k_group, column_tile, lane));
+    }
+
+    /// After a tensor-core GEMV's loop: the next grid may launch, each
+    /// lane's accumulators `acc` go to a row of their own in shared memory
+    /// (`lane_sums`; where the staged rows of `a` were, once every warp is
+    /// done with them), and the block writes its output through the
+    /// epilogue (`write_out`, which finds each sum with `mma_sum_slot`).
+    pub(super) fn mma_finish(
+        &self,
+        acc: Val<'c>,
+        (m, out, n0): (Val<'c>, Val<'c>, Val<'c>),
+        (k_group, column_tile, lane): (Val<'c>, Val<'c>, Val<'c>),
+    ) {
+        let e = self.e;
         self.let_next_grid_launch();
-        // Each lane's 32 sums in a row of their own (`mma_sum_slot`), where
-        // the staged rows of `a` were.
         if self.stages_rows() {
             e.sync_threads();
         }
+        let shared = e.dynamic_shared();
         let lane_sums = self.lane_sums(e, shared, k_group, column_tile, lane);
-        e.store(carried[0], lane_sums, 16);
+        e.store(acc, lane_sums, 16);
         e.sync_threads();
         self.write_out(m, out, n0, shared);
     }
@@ -363,7 +445,7 @@ impl<'c> Gemv<'_, 'c> {
 
     /// Where lane `lane` of the warp of k-group `k_group` and column tile
     /// `column_tile` keeps its accumulators.
-    fn lane_sums(
+    pub(super) fn lane_sums(
         &self,
         e: &Emitter<'c>,
         sums: Val<'c>,
@@ -371,7 +453,7 @@ impl<'c> Gemv<'_, 'c> {
         column_tile: Val<'c>,
         lane: Val<'c>,
     ) -> Val<'c> {
-        let tiles = self.k.weights * self.tile.columns / MMA_COLUMNS;
+        let tiles = self.k.weights * self.tile.columns / self.tile.warp_columns();
         let warp = e.add(e.mul(k_group, self.c(tiles)), column_tile);
         let at = e.add(e.mul(warp, self.c(WARP)), lane);
         e.byte_offset(sums, e.mul(at, self.c(LANE_WORDS * 4)))
@@ -392,6 +474,9 @@ impl<'c> Gemv<'_, 'c> {
         row: Val<'c>,
         column: Val<'c>,
     ) -> Val<'c> {
+        if self.k.weight_transposed {
+            return self.linear_mma_sum_slot(e, sums, group, row, column);
+        }
         let column_tile = e.div(column, self.c(MMA_COLUMNS));
         let in_tile = e.rem(column, self.c(MMA_COLUMNS));
         let j = e.rem(in_tile, self.c(PIECE));
@@ -441,7 +526,7 @@ impl<'c> Gemv<'_, 'c> {
     }
 
     /// The lane's rows of `a` in the A fragment: g, and g + 8 for 16 rows.
-    fn halves(&self) -> usize {
+    pub(super) fn halves(&self) -> usize {
         if self.tile.rows > HALF { 2 } else { 1 }
     }
 
@@ -450,7 +535,7 @@ impl<'c> Gemv<'_, 'c> {
     /// where the tiling says so (`GemvTile::stage_a`), and always with the
     /// TMA (whose consumers would otherwise wait on global memory for every
     /// step).
-    fn stages_rows(&self) -> bool {
+    pub(super) fn stages_rows(&self) -> bool {
         ((self.k.prologue.is_some() || self.tile.stage_a) && !self.streams_norm())
             || self.tile.engine == super::gemv::Engine::Tma
     }
@@ -651,16 +736,32 @@ impl<'c> FragmentRow<'c> {
         at: Val<'c>,
         inside: Option<Val<'c>>,
     ) -> Val<'c> {
+        self.words_of(gemv, e, at, inside, 2)
+    }
+
+    /// `count` words (2 elements each) of the row from column `at` (a
+    /// multiple of `2 count`): one load of `4 count` bytes where the rows
+    /// allow, else element by element; zero where the call has no such
+    /// row or where `inside` is false.
+    pub(super) fn words_of(
+        &self,
+        gemv: &Gemv<'_, 'c>,
+        e: &Emitter<'c>,
+        at: Val<'c>,
+        inside: Option<Val<'c>>,
+        count: u64,
+    ) -> Val<'c> {
         let k = gemv.k;
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
-        let words = e.vector(2, TensorCore::i32(e));
+        let words = e.vector(count, TensorCore::i32(e));
+        let bytes = 4 * count;
         let zero_outside = |v: Val<'c>| match inside {
             Some(inside) => e.select(inside, v, e.zero(words)),
             None => v,
         };
         let (start, present) = match *self {
             FragmentRow::Staged(start) => {
-                let loaded = e.load(e.byte_offset(start, e.mul(at, gemv.c(2))), words, 8);
+                let loaded = e.load(e.byte_offset(start, e.mul(at, gemv.c(2))), words, bytes);
                 return zero_outside(loaded);
             }
             FragmentRow::Global { start, present } => (start, present),
@@ -669,20 +770,20 @@ impl<'c> FragmentRow<'c> {
             Some(inside) => e.and(present, inside),
             None => present,
         };
-        // 8-byte loads where the rows allow (K is a multiple of 16 and `at`
-        // of 4), else element by element.
-        let aligned =
-            k.lda.is_multiple_of(ROWS_PER_LANE) && k.a_slice.is_multiple_of(ROWS_PER_LANE);
-        let four = e.vector(ROWS_PER_LANE, bf16);
+        // One load where the rows allow (K is a multiple of 16 and `at`
+        // of `2 count`), else element by element.
+        let elements = 2 * count;
+        let aligned = k.lda.is_multiple_of(elements) && k.a_slice.is_multiple_of(elements);
+        let all = e.vector(elements, bf16);
         e.choose(
             read,
             words,
             |e| {
                 if aligned {
-                    return e.load(e.gep(start, at, bf16), words, 8);
+                    return e.load(e.gep(start, at, bf16), words, bytes);
                 }
-                let mut x = e.zero(four);
-                for l in 0..ROWS_PER_LANE {
+                let mut x = e.zero(all);
+                for l in 0..elements {
                     let at = e.add(at, gemv.c(l));
                     x = e.insert(x, e.load(e.gep(start, at, bf16), bf16, 2), l);
                 }
@@ -835,14 +936,14 @@ mod tests {
         };
         assert!(rows.tiling_problem(2).unwrap().contains("8 or 16 rows"));
         let columns = GemvTile {
-            columns: 96,
+            columns: 48,
             ..GemvTile::PAIR_MMA
         };
         assert!(
             columns
                 .tiling_problem(1)
                 .unwrap()
-                .contains("multiple of 64")
+                .contains("multiple of 32")
         );
         let wide = GemvTile {
             k_groups: 32,

@@ -327,9 +327,10 @@ pub struct SkinnyMatmul {
     /// (`GemvTile::prefetch`).
     pub launched_early: u64,
     /// The weights are stored n x k (nn.Linear's layout, read through the
-    /// maps `(m, k)`, `(n, k)`, `(m, n)`): only the CUDA-core GEMV reads
-    /// them (`Gemv::emit_transposed`), and the group has no tensor-core
-    /// kernel: calls of more rows than its GEMVs take run the library.
+    /// maps `(m, k)`, `(n, k)`, `(m, n)`): only the GEMVs read them
+    /// (`Gemv::emit_linear`, `Gemv::emit_mma_linear`), and the group has no
+    /// tiled tensor-core kernel: calls of more rows than its GEMVs take run
+    /// the library.
     pub weight_transposed: bool,
 }
 

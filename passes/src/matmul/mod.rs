@@ -33,14 +33,17 @@
 //! A matmul that reads its weight stored n x k (nn.Linear's layout: the
 //! maps `(m, k)`, `(n, k)`, `(m, n)`, as Hugging Face checkpoints, vLLM and
 //! TensorRT-LLM keep weights; also a row half of a merged gate_up weight)
-//! groups and fuses the same way, but only the CUDA-core GEMVs read such a
-//! weight, along its rows (`gemv_linear`; one for a row, one for up to 4):
-//! its group has no tensor-core kernel, and calls of more rows take the
-//! library.
+//! groups and fuses the same way, but only the GEMVs read such a weight,
+//! along its rows: the CUDA-core one for a row (`gemv_linear`), and the
+//! tensor-core ones with the `mma`'s operands swapped for up to
+//! `mma-gemv-rows` (`gemv_mma_linear`; a lone matmul's also for up to 8
+//! rows); without them the CUDA-core one for up to 4. Its group has no
+//! tiled tensor-core kernel, and calls of more rows take the library.
 
 pub mod gemv;
 mod gemv_linear;
 mod gemv_mma;
+mod gemv_mma_linear;
 mod gemv_tma;
 mod gemv_wgmma;
 pub mod kernel;
@@ -248,7 +251,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"mma-gemv-columns",
-            c"The tensor-core GEMV's columns of each weight per block, a multiple of 64 (0: the default of each kind)",
+            c"The tensor-core GEMV's columns of each weight per block, a multiple of 64 (of 32 for weights stored n x k, whose warps then take 32 columns each; 0: the default of each kind)",
             OptionKind::Int64,
             c"0",
         ),
@@ -444,19 +447,46 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassErro
         tiles.extend(large);
         Ok(tiles)
     };
-    // Weights stored n x k: the one-row GEMV (`gemv-*` options), then the
-    // one for up to `gemv-max-rows` rows (4 unless set higher), which no
-    // tensor-core GEMV takes over.
-    let linear = |tile: GemvTile| -> Result<Vec<GemvTile>, PassError> {
-        if !options.flag("gemv") {
-            return Ok(Vec::new());
-        }
-        let few = GemvTile {
-            rows: (max_rows as u64).max(GemvTile::LINEAR_FEW.rows),
-            ..GemvTile::LINEAR_FEW
+    // Weights stored n x k: the one-row CUDA-core GEMV (`gemv-*` options),
+    // then, as for k x n weights, the CUDA-core one for up to
+    // `gemv-max-rows` rows where that is above 1, and the tensor-core one
+    // (`mma-gemv-*`) for up to `mma-gemv-rows`; without the tensor-core
+    // GEMV, the CUDA-core one for up to 4 rows (or `gemv-max-rows`).
+    let linear =
+        |one: GemvTile, mma: GemvTile, few_mma: bool| -> Result<Vec<GemvTile>, PassError> {
+            let mut tiles = Vec::new();
+            let tensor_cores = options.flag("mma-gemv");
+            if options.flag("gemv") {
+                tiles.push(with_options(one, "gemv")?);
+                if max_rows > 1 || !tensor_cores {
+                    let rows = if tensor_cores {
+                        max_rows as u64
+                    } else {
+                        (max_rows as u64).max(GemvTile::LINEAR_FEW.rows)
+                    };
+                    tiles.push(GemvTile {
+                        rows,
+                        ..GemvTile::LINEAR_FEW
+                    });
+                }
+            }
+            if tensor_cores {
+                // With `few_mma`, an 8-row kernel for calls of up to 8 rows
+                // (half the `mma`s of the 16-row one) before the 16-row one: on
+                // one H200 the down projection's at 2 and 8 rows read 1.5 µs
+                // faster, the pair's 1-4 µs slower
+                // (bench/results/2026-11-27-linear-mma-h200.md).
+                let tile = with_options(mma, "mma-gemv")?;
+                if few_mma && mma_rows == 16 {
+                    tiles.push(GemvTile { rows: 8, ..tile });
+                }
+                tiles.push(GemvTile {
+                    rows: mma_rows as u64,
+                    ..tile
+                });
+            }
+            Ok(tiles)
         };
-        Ok(vec![with_options(tile, "gemv")?, few])
-    };
     Ok([
         // The pairs keep `mma16`: with their RMSNorm prologue staged in
         // front of the ring, the TMA pair measured 5-7 µs slower on one H200
@@ -475,8 +505,8 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassErro
             GemvTile::SINGLE_MMA,
             &wgmma,
         )?,
-        linear(GemvTile::PAIR_LINEAR)?,
-        linear(GemvTile::SINGLE_LINEAR)?,
+        linear(GemvTile::PAIR_LINEAR, GemvTile::PAIR_MMA_LINEAR, false)?,
+        linear(GemvTile::SINGLE_LINEAR, GemvTile::SINGLE_MMA_LINEAR, true)?,
     ])
 }
 
@@ -1068,7 +1098,7 @@ fn describe(planned: &Planned<'_, '_>) -> String {
         .collect();
     if k.weight_transposed {
         return format!(
-            "{what}: generated GEMVs{gemv}, chosen against cuBLAS by measurement for up to {} rows whose operands are 16-byte aligned (others take cuBLAS; no tensor-core kernel reads n x k weights)",
+            "{what}: generated GEMVs{gemv}, chosen against cuBLAS by measurement for up to {} rows whose operands are 16-byte aligned (others take cuBLAS; n x k weights take no tiled tensor-core kernel)",
             launch::max_rows(planned)
         );
     }
@@ -1186,7 +1216,7 @@ impl TypedPass for MatmulToGpu {
                             if p.kernel.weight_transposed && p.gemv.is_empty() {
                                 emit_remark(
                                     p.group.ops()[0].location(),
-                                    "keeps cuBLAS: its weights are stored n x k, which only the CUDA-core GEMVs read, and none takes it (see the remarks above, or the gemv option)",
+                                    "keeps cuBLAS: its weights are stored n x k, which only the GEMVs read, and none takes it (see the remarks above, or the gemv and mma-gemv options)",
                                 );
                                 continue;
                             }

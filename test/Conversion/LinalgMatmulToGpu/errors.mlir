@@ -9,7 +9,7 @@
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-unroll=-1})' 2>&1 | FileCheck %s --check-prefix=GEMV-UNROLL
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{gemv-max-rows=0})' 2>&1 | FileCheck %s --check-prefix=GEMV-ROWS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-rows=12})' 2>&1 | FileCheck %s --check-prefix=MMA-ROWS
-// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-columns=96})' 2>&1 | FileCheck %s --check-prefix=MMA-COLUMNS
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-columns=48})' 2>&1 | FileCheck %s --check-prefix=MMA-COLUMNS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-k-groups=64})' 2>&1 | FileCheck %s --check-prefix=MMA-THREADS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-unroll=-2})' 2>&1 | FileCheck %s --check-prefix=MMA-UNROLL
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-max-rows=200})' 2>&1 | FileCheck %s --check-prefix=WGMMA-ROWS
@@ -26,7 +26,7 @@
 // GEMV-UNROLL: error: symm-linalg-matmul-to-gpu: gemv-unroll = -1 must be positive
 // GEMV-ROWS: error: symm-linalg-matmul-to-gpu: gemv-max-rows = 0: a GEMV takes 1 to 16 rows
 // MMA-ROWS: error: symm-linalg-matmul-to-gpu: mma-gemv-rows = 12: the tensor-core GEMV takes 8 or 16 rows
-// MMA-COLUMNS: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 96 is not a multiple of 64 (a warp's columns)
+// MMA-COLUMNS: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 48 is not a multiple of 32 (a warp's columns: 64, or 32 for weights stored n x k)
 // MMA-THREADS: error: symm-linalg-matmul-to-gpu: the GEMV's 64 columns x 64 k-groups make 4096 threads per block for 2 weight(s) (whole warps, at most 1024)
 // MMA-UNROLL: error: symm-linalg-matmul-to-gpu: mma-gemv-unroll = -2 must be positive
 

@@ -185,8 +185,9 @@ struct Cli {
     no_matmul_gemv: bool,
     /// The GEMV on the tensor cores that calls of more rows than the
     /// GEMVs above take run, up to --matmul-mma-gemv-rows: columns of each
-    /// weight per block (a multiple of 64), warps splitting K per 64
-    /// columns, 16-row steps in flight per warp (0: each kind's default).
+    /// weight per block (a multiple of 64; of 32 for weights stored n x k),
+    /// warps splitting K per 64 columns (32 where the columns are not a
+    /// multiple of 64), steps in flight per warp (0: each kind's default).
     #[arg(long, value_name = "COLUMNS,K_GROUPS,UNROLL", value_delimiter = ',', default_values_t = [0, 0, 0])]
     matmul_mma_gemv: Vec<u64>,
     /// Rows the tensor-core GEMV takes (8 or 16).
