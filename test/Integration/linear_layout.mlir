@@ -19,7 +19,7 @@
 // RUN: not grep -qE '\.entry symm_matmul_[01]\(' %t/linear.ptx
 // RUN: FileCheck %s --check-prefix=HEADER < %t/linear.h
 
-// REMARK: remark: matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue, the weights stored n x k: generated GEMVs (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 256 threads), chosen against cuBLAS by measurement for up to 16 rows
+// REMARK: remark: matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue, the weights stored n x k: generated GEMVs (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 384 threads), chosen against cuBLAS by measurement for up to 16 rows
 // REMARK: remark: matmul 7168x4096, the weights stored n x k: generated GEMVs (up to 1 row(s): the GEMV @symm_matmul_1_gemv1, 128x1 blocks of 256 threads) (up to 8 row(s): the GEMV @symm_matmul_1_mma8, 128x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_1_mma16, 128x1 blocks of 512 threads)
 // REMARK-NOT: keeps cuBLAS
 

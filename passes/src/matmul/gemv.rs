@@ -208,15 +208,16 @@ impl GemvTile {
         evict_first: false,
     };
     /// The tensor-core GEMVs of weights stored n x k (`gemv_mma_linear`),
-    /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 4
-    /// k-groups of 2 contiguous 32-element steps (112 blocks of 256 threads
-    /// at the Llama-3-8B TP-2 shard); the single matmul's warps 32 columns,
-    /// in 16 k-groups of 2 steps (128 blocks of 512 threads for its 4096
-    /// columns). No L2 prefetch before the wait: on one H200 it measured
-    /// no faster.
+    /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 6
+    /// k-groups of one 32-element step (112 blocks of 384 threads at the
+    /// Llama-3-8B TP-2 shard); the single matmul's warps 32 columns, in 16
+    /// k-groups of 2 contiguous steps (128 blocks of 512 threads for its
+    /// 4096 columns). The fastest of sweeps on one H200
+    /// (bench/results/2026-11-27-linear-mma-h200.md). No L2 prefetch
+    /// before the wait: it measured no faster.
     pub const PAIR_MMA_LINEAR: GemvTile = GemvTile {
-        k_groups: 4,
-        unroll: 2,
+        k_groups: 6,
+        unroll: 1,
         prefetch: 0,
         ..GemvTile::PAIR_MMA
     };

@@ -327,9 +327,9 @@ mod tests {
         let (pair, single) = (GemvShape::LLAMA_PAIR, GemvShape::LLAMA_DOWN);
         assert_eq!(GemvTile::PAIR_MMA_LINEAR.problem(&pair), None);
         assert_eq!(GemvTile::SINGLE_MMA_LINEAR.problem(&single), None);
-        // The pair: 64 columns a warp, 4 k-groups; the single matmul: 32
+        // The pair: 64 columns a warp, 6 k-groups; the single matmul: 32
         // columns a warp, 16 k-groups.
-        assert_eq!(GemvTile::PAIR_MMA_LINEAR.threads(2), 256);
+        assert_eq!(GemvTile::PAIR_MMA_LINEAR.threads(2), 384);
         assert_eq!(GemvTile::SINGLE_MMA_LINEAR.warp_columns(), 32);
         assert_eq!(GemvTile::SINGLE_MMA_LINEAR.threads(1), 512);
     }
