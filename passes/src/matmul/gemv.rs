@@ -213,8 +213,9 @@ impl GemvTile {
     /// Llama-3-8B TP-2 shard); the single matmul's warps 32 columns, in 16
     /// k-groups of 2 contiguous steps (128 blocks of 512 threads for its
     /// 4096 columns). The fastest of sweeps on one H200
-    /// (bench/results/2026-11-27-linear-mma-h200.md). No L2 prefetch
-    /// before the wait: it measured no faster.
+    /// (bench/results/2026-11-27-linear-mma-h200.md). Neither prefetches
+    /// into L2 before the wait: a prefetch of the lone matmul's first steps
+    /// measured no faster, and was not kept.
     pub const PAIR_MMA_LINEAR: GemvTile = GemvTile {
         k_groups: 6,
         unroll: 1,
@@ -634,7 +635,7 @@ impl SkinnyMatmul {
     /// launches it as it starts (`launched_early`); none elsewhere, where
     /// they would only delay the loads themselves.
     pub fn gemv_prefetch(&self, tile: GemvTile) -> u64 {
-        if self.weight_transposed && tile.engine != Engine::TensorCores {
+        if self.weight_transposed {
             return 0;
         }
         let plain = self.weights == 1 && self.prologue.is_none();

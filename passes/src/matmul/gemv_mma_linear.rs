@@ -33,7 +33,6 @@ use super::gemv::{Gemv, PIECE};
 use super::gemv_mma::{FragmentRow, HALF, MmaLane, PER_MMA, ROWS_PER_LANE};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::{Emitter, Val};
-use crate::ir::scalar::Scalar;
 use melior::dialect::arith::CmpiPredicate;
 
 /// Elements of K of one step: each of a row's 4 lanes loads a piece of 8.
@@ -90,28 +89,13 @@ impl<'c> Gemv<'_, 'c> {
             let step = e.add(first, self.c(u));
             e.add(e.mul(step, self.c(STEP_K)), e.mul(quad, self.c(PIECE)))
         };
-        // The lines of the first `prefetch` iterations towards L2, before
-        // the wait for the grids before (no value depends on them): a line
-        // holds two steps of a row, and lane t takes rows t and t + 4 of
-        // the lane group's 8 loads.
-        for j in 0..self.prefetch() {
-            for u in (0..tile.unroll).step_by(2) {
-                let start = e.sub(piece_start(e, self.c(j), u), e.mul(quad, self.c(PIECE)));
-                let at = e.min(start, self.c(k.k - 1));
-                for l in [0, ROWS_PER_LANE] {
-                    let load = e.add(quad, self.c(l));
-                    let row = e.add(first_row, e.mul(load, self.c(HALF)));
-                    let row = e.min(row, self.c(k.n - 1));
-                    let element = e.add(e.mul(row, self.c(k.k)), at);
-                    e.prefetch_l2(e.gep(weight, element, e.float(Scalar::Bf16).expect("bf16")));
-                }
-            }
-        }
         // The rows' 8 elements of K at `start` (zero past K, where the
-        // weight's piece is zero too).
+        // weight's piece is zero too). With an exact tiling every step is
+        // inside K but those one iteration past the last (loaded ahead,
+        // never used), which are clamped into the rows.
         let b_words = |e: &Emitter<'c>, rows: &[FragmentRow<'c>], start: Val<'c>| {
             let (at, inside) = if exact {
-                (start, None)
+                (e.min(start, self.c(k.k - PIECE)), None)
             } else {
                 let inside = e.cmp(CmpiPredicate::Ult, start, self.c(k.k));
                 (e.min(start, self.c(k.k - PIECE)), Some(inside))
