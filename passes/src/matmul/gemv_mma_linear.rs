@@ -9,12 +9,13 @@
 //!
 //! A warp owns 64 columns of one weight (a column tile: 4 fragments of 16
 //! weight rows; or 32 columns, 2 fragments, where the block's columns are
-//! not a multiple of 64: `GemvTile::warp_columns`) and every `k_groups`-th run of `unroll` 32-element steps
-//! of K (each row's 64 `unroll` contiguous bytes). In a step,
-//! lane `(g, t)` (`g = lane / 4`, `t = lane % 4`) loads the 16-byte piece
-//! at K `32 step + 8 t` of weight rows `16 f + g` and `16 f + g + 8` of
-//! each fragment `f`: 8 loads (4 with 32 columns), and the warp reads 64
-//! contiguous bytes of each of its rows. The `mma`'s K order is free as long as both
+//! not a multiple of 64: `GemvTile::warp_columns`) and every
+//! `k_groups`-th run of `unroll` 32-element steps of K (each row's
+//! `64 unroll` contiguous bytes). In a step, lane `(g, t)` (`g = lane / 4`,
+//! `t = lane % 4`) loads the 16-byte piece at K `32 step + 8 t` of weight
+//! rows `16 f + g` and `16 f + g + 8` of each fragment `f`: 8 loads (4 with
+//! 32 columns), and the warp reads 64 contiguous bytes of each of its rows.
+//! The `mma`'s K order is free as long as both
 //! operands agree, so a piece's first four elements are the fragment's k
 //! indices 2t, 2t + 1, 2t + 8 and 2t + 9 of the step's first 16-element
 //! `mma`, its last four those of the second: no shuffle between lanes. The
@@ -62,9 +63,8 @@ impl<'c> Gemv<'_, 'c> {
             shared,
             statistics,
         } = self.mma_lane(1);
-        // (`first_row`: the weight row of the lane's first piece, fragment
-        // 0's row g.)
-        // A warp's fragments (its 64 or 32 columns: `warp_columns`), the
+        // (`first_row` is the weight row of the lane's first piece: row g
+        // of fragment 0.) A warp's fragments (its 64 or 32 columns: `warp_columns`), the
         // pieces a lane loads per step (rows g and g + 8 of each) and its
         // accumulators.
         let fragments = tile.warp_columns() / FRAGMENT_ROWS;
@@ -94,12 +94,8 @@ impl<'c> Gemv<'_, 'c> {
         // inside K but those one iteration past the last (loaded ahead,
         // never used), which are clamped into the rows.
         let b_words = |e: &Emitter<'c>, rows: &[FragmentRow<'c>], start: Val<'c>| {
-            let (at, inside) = if exact {
-                (e.min(start, self.c(k.k - PIECE)), None)
-            } else {
-                let inside = e.cmp(CmpiPredicate::Ult, start, self.c(k.k));
-                (e.min(start, self.c(k.k - PIECE)), Some(inside))
-            };
+            let inside = (!exact).then(|| e.cmp(CmpiPredicate::Ult, start, self.c(k.k)));
+            let at = e.min(start, self.c(k.k - PIECE));
             rows.iter()
                 .map(|row| row.words_of(self, e, at, inside, PIECE_WORDS))
                 .collect::<Vec<Val<'c>>>()
