@@ -521,28 +521,32 @@ impl SkinnyMatmul {
         format!("{}_{kind}{}{staged}", self.name, tile.rows)
     }
 
-    /// Why GEMV `tile` cannot run this matmul (`None`: it can).
+    /// Why GEMV `tile` cannot run this matmul (`None`: it can): the
+    /// tiling's problem at this shape, then its weights' layout's, then
+    /// (a tiling that stages `a` without a prologue) the rows' alignment.
     pub fn gemv_problem(&self, tile: GemvTile) -> Option<String> {
-        if self.weight_transposed {
-            return tile
-                .problem(&self.gemv_shape())
-                .or_else(|| self.linear_gemv_problem(tile));
+        tile.problem(&self.gemv_shape())
+            .or_else(|| {
+                if self.weight_transposed {
+                    self.linear_gemv_problem(tile)
+                } else {
+                    self.row_major_gemv_problem(tile)
+                }
+            })
+            .or_else(|| tile.stage_a.then(|| self.rows_vector_problem()).flatten())
+    }
+
+    /// Why GEMV `tile` cannot read weights stored k x n.
+    fn row_major_gemv_problem(&self, tile: GemvTile) -> Option<String> {
+        match tile.engine {
+            Engine::Tma => super::gemv_tma::matmul_problem(self, tile),
+            Engine::Wgmma => super::gemv_wgmma::matmul_problem(self, tile),
+            Engine::TensorCores if tile.warp_columns() != MMA_COLUMNS => Some(format!(
+                "the tensor-core GEMV of weights stored k x n takes a multiple of 64 columns, not {}",
+                tile.columns
+            )),
+            Engine::TensorCores | Engine::CudaCores => None,
         }
-        tile.problem(&self.gemv_shape()).or_else(|| {
-            if tile.engine == Engine::Tma {
-                return super::gemv_tma::matmul_problem(self, tile);
-            }
-            if tile.engine == Engine::Wgmma {
-                return super::gemv_wgmma::matmul_problem(self, tile);
-            }
-            if tile.engine == Engine::TensorCores && tile.warp_columns() != MMA_COLUMNS {
-                return Some(format!(
-                    "the tensor-core GEMV of weights stored k x n takes a multiple of 64 columns, not {}",
-                    tile.columns
-                ));
-            }
-            tile.stage_a.then(|| self.rows_vector_problem()).flatten()
-        })
     }
 
     /// Why GEMV `tile` cannot read weights stored n x k (`gemv_linear`,
@@ -554,28 +558,24 @@ impl SkinnyMatmul {
                 self.k
             ));
         }
-        if tile.engine == Engine::TensorCores {
-            if self.gemv_shape().streamed {
-                return Some(
-                    "the tensor-core GEMV of weights stored n x k stages its rows of `a` (it does not apply the norm as it reads them)"
-                        .into(),
-                );
+        match tile.engine {
+            Engine::TensorCores if self.gemv_shape().streamed => Some(
+                "the tensor-core GEMV of weights stored n x k stages its rows of `a` (it does not apply the norm as it reads them)"
+                    .into(),
+            ),
+            Engine::TensorCores => None,
+            Engine::CudaCores if !tile.k_groups.is_multiple_of(super::kernel::WARP) => {
+                Some(format!(
+                    "{} k-groups are not whole warps (a warp reads one piece's weight rows)",
+                    tile.k_groups
+                ))
             }
-            return tile.stage_a.then(|| self.rows_vector_problem()).flatten();
-        }
-        if tile.engine != Engine::CudaCores {
-            return Some(
+            Engine::CudaCores => None,
+            Engine::Tma | Engine::Wgmma => Some(
                 "only the CUDA-core and the register-streaming tensor-core GEMVs read weights stored n x k"
                     .into(),
-            );
+            ),
         }
-        if !tile.k_groups.is_multiple_of(super::kernel::WARP) {
-            return Some(format!(
-                "{} k-groups are not whole warps (a warp reads one piece's weight rows)",
-                tile.k_groups
-            ));
-        }
-        None
     }
 
     /// The GEMVs this matmul runs for `tiles` (ordered by the rows they
@@ -1532,20 +1532,26 @@ mod tests {
             tma.contains("only the CUDA-core and the register-streaming"),
             "{tma}"
         );
-        // Its norm is staged, never streamed.
+        // Its norm is staged, never streamed: a pair with the RMSNorm
+        // prologue whose rows would stream is refused, so `norm_must_stream`
+        // never turns streaming on for it.
         let streamed = SkinnyMatmul {
-            weights: 2,
+            weight_transposed: true,
             stream_norm: true,
-            ..linear(16384, 7168)
+            ..matmul(16384, 7168, 16384, true)
         };
-        if streamed.gemv_shape().streamed {
-            assert!(
-                streamed
-                    .gemv_problem(GemvTile::PAIR_MMA_LINEAR)
-                    .unwrap()
-                    .contains("stages its rows")
-            );
-        }
+        assert!(streamed.gemv_shape().streamed);
+        assert!(
+            streamed
+                .gemv_problem(GemvTile::PAIR_MMA_LINEAR)
+                .unwrap()
+                .contains("stages its rows")
+        );
+        let pair_norm = SkinnyMatmul {
+            stream_norm: false,
+            ..streamed
+        };
+        assert!(!pair_norm.norm_must_stream(GemvTile::PAIR_MMA_LINEAR));
         // A warp's lanes are k-groups of one piece.
         let ragged = GemvTile {
             k_groups: 48,
