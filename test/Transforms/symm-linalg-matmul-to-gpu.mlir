@@ -460,13 +460,24 @@ func.func @transposed_lhs(%x: memref<4096x16xbf16>, %w: memref<4096x4096xbf16>,
 // generated branch takes calls of up to 16 rows (max_rows(16)), each the
 // first kernel that holds it, and the library keeps the rest. No tiled
 // tensor-core kernel is built. One whose K is not a multiple of 8 (its
-// rows' 16-byte pieces) keeps cuBLAS, and says why.
+// rows' 16-byte pieces) keeps cuBLAS, and says why. Each GEMV of the lone
+// matmul first sends its weight's first lines towards L2, before its wait
+// for the grid before it: the one-row GEMV 8 steps (a line a thread each),
+// the tensor-core ones 4 iterations (a line of each of the warp's 32 rows
+// each, one a lane).
 // CHECK-LABEL: gpu.module @symm_matmul_kernels
 // CHECK-NOT: gpu.func @symm_matmul_0(
 // CHECK: gpu.func @symm_matmul_0_gemv1(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 256, 1, 1>}
+// CHECK-COUNT-8: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
 // CHECK: gpu.func @symm_matmul_0_mma8(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 512, 1, 1>}
+// CHECK-COUNT-4: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.func @symm_matmul_0_mma16(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) kernel attributes {{{.*}}nvvm.reqntid = array<i32: 512, 1, 1>}
+// CHECK-COUNT-4: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
+// CHECK: nvvm.mma.sync
 // CHECK-NOT: gpu.func @symm_matmul_0(
 // CHECK-LABEL: func.func @linear_weight
 // CHECK: %[[ROWS:.*]] = symm_mem.kernel_rounds site({{[0-9]+}}) rows(%{{.*}}) max_rows(16)

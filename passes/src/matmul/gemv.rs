@@ -34,6 +34,8 @@ use melior::dialect::{arith::CmpiPredicate, ods};
 
 /// Elements of bf16 in a 16-byte piece.
 pub(super) const PIECE: u64 = 8;
+/// bf16 elements of a 128-byte line (what one L2 prefetch brings).
+pub(super) const LINE_ELEMENTS: u64 = 64;
 /// The most 16-byte vectors of a row of `a` a thread holds in registers
 /// while the rows are prepared (`Gemv::rows_fit_registers`).
 const HELD_VECTORS: u64 = 4;
@@ -95,6 +97,9 @@ pub struct GemvTile {
     /// more than from the early launch alone; the tensor-core pair at 16
     /// rows lost 0.3-2 µs (bench/results/2026-11-27-early-launch-rows-h200x2.md).
     /// With the TMA: weight rows of the block's columns, one line each.
+    /// With weights stored n x k: steps of the CUDA-core GEMV (a line a
+    /// thread each), iterations of the tensor-core one (a line of each of
+    /// the warp's rows each).
     pub prefetch: u64,
     /// With the TMA: the weight's copies carry an L2 evict-first policy
     /// (read once, they leave L2 to what is read again: the rows of `a`).
@@ -123,7 +128,12 @@ impl GemvTile {
     /// of each weight a block, 32 k-groups and one step of 8 loads in
     /// flight (112 blocks of 512 threads, one wave; two steps read as fast
     /// but spill at 512 threads), the single matmul 32 columns, 64 k-groups
-    /// and two steps (128 blocks of 256 threads).
+    /// and two steps (128 blocks of 256 threads). The single matmul
+    /// prefetches the lines of its threads' first 8 steps into L2 before the
+    /// wait (one line a thread a step: 33.5 MB of the down projection's 58.7
+    /// at that shard): launched early behind the pair, the block took 44.4
+    /// instead of 46.7 µs on one H200 (2 to 16 steps swept;
+    /// bench/results/2026-11-27-linear-prefetch-h200.md).
     pub const PAIR_LINEAR: GemvTile = GemvTile {
         engine: Engine::CudaCores,
         columns: 64,
@@ -140,6 +150,7 @@ impl GemvTile {
         columns: 32,
         k_groups: 64,
         unroll: 2,
+        prefetch: 8,
         ..GemvTile::PAIR_LINEAR
     };
     /// The same for calls of 2 to 4 rows: 16 columns, one step in flight
@@ -213,9 +224,13 @@ impl GemvTile {
     /// Llama-3-8B TP-2 shard); the single matmul's warps 32 columns, in 16
     /// k-groups of 2 contiguous steps (128 blocks of 512 threads for its
     /// 4096 columns). The fastest of sweeps on one H200
-    /// (bench/results/2026-11-27-linear-mma-h200.md). Neither prefetches
-    /// into L2 before the wait: a prefetch of the lone matmul's first steps
-    /// measured no faster, and was not kept.
+    /// (bench/results/2026-11-27-linear-mma-h200.md). The single matmul
+    /// prefetches the lines of each warp's first 4 iterations into L2
+    /// before the wait (a line of each of its rows an iteration): launched
+    /// early behind the pair, the block took 1.5-2.5 µs less at 2-16 rows on
+    /// one H200 (1 to 8 swept; bench/results/2026-11-27-linear-prefetch-h200.md;
+    /// session 22 had measured a prefetch of the 64-block tiling no faster).
+    /// The pair prefetches nothing (its staged prologue comes first).
     pub const PAIR_MMA_LINEAR: GemvTile = GemvTile {
         k_groups: 6,
         unroll: 1,
@@ -226,7 +241,7 @@ impl GemvTile {
         columns: 32,
         k_groups: 16,
         unroll: 2,
-        prefetch: 0,
+        prefetch: 4,
         ..GemvTile::SINGLE_MMA
     };
     pub const SINGLE_MMA: GemvTile = GemvTile {
@@ -635,7 +650,12 @@ impl SkinnyMatmul {
     /// launches it as it starts (`launched_early`); none elsewhere, where
     /// they would only delay the loads themselves.
     pub fn gemv_prefetch(&self, tile: GemvTile) -> u64 {
-        if self.weight_transposed {
+        // n x k weights: the CUDA-core GEMV's threads take a step's lines
+        // only where its k-groups make whole lines of each row.
+        if self.weight_transposed
+            && tile.engine == Engine::CudaCores
+            && !tile.k_groups.is_multiple_of(LINE_ELEMENTS / PIECE)
+        {
             return 0;
         }
         let plain = self.weights == 1 && self.prologue.is_none();
@@ -1519,9 +1539,22 @@ mod tests {
         };
         assert_eq!(pair.gemv_grid(GemvTile::PAIR_LINEAR), (112, 1));
         assert_eq!(GemvTile::PAIR_LINEAR.threads(2), 512);
-        // Nothing is prefetched before the wait: the tilings' lines are
-        // those of k x n weights.
-        assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_LINEAR), 0);
+        // The lone matmul prefetches its first steps before the wait, the
+        // pair (with its prologue, first in a call) nothing; the CUDA-core
+        // GEMV only where its k-groups make whole lines of a row.
+        assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_LINEAR), 8);
+        assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_MMA_LINEAR), 4);
+        assert_eq!(pair.gemv_prefetch(GemvTile::PAIR_MMA_LINEAR), 0);
+        let ragged_groups = GemvTile {
+            k_groups: 36,
+            ..GemvTile::SINGLE_LINEAR
+        };
+        assert_eq!(down.gemv_prefetch(ragged_groups), 0);
+        let not_early = SkinnyMatmul {
+            grid_dependency: false,
+            ..down.clone()
+        };
+        assert_eq!(not_early.gemv_prefetch(GemvTile::SINGLE_LINEAR), 0);
         // The register-streaming tensor-core GEMV reads them too (its own
         // loop: `gemv_mma_linear`), the TMA's and wgmma's do not.
         assert_eq!(down.gemv_problem(GemvTile::SINGLE_MMA_LINEAR), None);

@@ -14,7 +14,7 @@
 //! in flight `unroll` steps ahead; each multiplies 8 elements of each row
 //! of `a` into its column's sum.
 
-use super::gemv::{Gemv, PIECE};
+use super::gemv::{Gemv, LINE_ELEMENTS, PIECE};
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::{Emitter, Val};
 use crate::ir::scalar::Scalar;
@@ -59,6 +59,23 @@ impl<'c> Gemv<'_, 'c> {
         e.choose(inside, piece_ty, |e| load(e, first), |e| e.zero(piece_ty))
     }
 
+    /// Prefetches into L2 the line of weight row `row` (a column of the
+    /// product) that holds element `first` of K, both clamped into the
+    /// weight.
+    pub(super) fn prefetch_linear(
+        &self,
+        e: &Emitter<'c>,
+        weight: Val<'c>,
+        (row, first): (Val<'c>, Val<'c>),
+    ) {
+        let k = self.k;
+        let bf16 = e.float(Scalar::Bf16).expect("bf16");
+        let row = e.min(row, self.c(k.n - 1));
+        let first = e.min(first, self.c(k.k - 1));
+        let element = e.add(e.mul(row, self.c(k.k)), first);
+        e.prefetch_l2(e.gep(weight, element, bf16));
+    }
+
     /// The loads of one step: piece `(step * k_groups + group)` of K in
     /// each of the 8 weight rows from `column` (`linear_piece`).
     fn linear_step(
@@ -83,6 +100,21 @@ impl<'c> Gemv<'_, 'c> {
         let group = e.rem(tid, self.c(tile.k_groups));
         let t = self.core_thread(e.div(tid, self.c(tile.k_groups)), group);
         let (weight, column, row_of_a) = (t.weight, t.column, t.row_of_a);
+
+        // The lines of the first `prefetch` steps towards L2, before the
+        // wait for the grids before (no value depends on them). A step
+        // reads k_groups pieces of each of the piece's 8 weight rows
+        // (k_groups / 8 lines a row: `SkinnyMatmul::gemv_prefetch` asks
+        // for a multiple of 8): thread `group` takes line group / 8 of
+        // row group % 8.
+        let (line_row, line) = (e.rem(group, self.c(PIECE)), e.div(group, self.c(PIECE)));
+        for j in 0..self.prefetch() {
+            let first = e.add(
+                self.c(j * tile.k_groups * PIECE),
+                e.mul(line, self.c(LINE_ELEMENTS)),
+            );
+            self.prefetch_linear(e, weight, (e.add(column, line_row), first));
+        }
 
         // Steps of k_groups pieces of 8 along K, `unroll` at a time.
         let steps = k.k.div_ceil(tile.k_groups * PIECE);

@@ -30,8 +30,9 @@
 //! rows took, and each thread writes whole output elements through the
 //! epilogue, as in `gemv_mma`.
 
-use super::gemv::{Gemv, PIECE};
+use super::gemv::{Gemv, LINE_ELEMENTS, PIECE};
 use super::gemv_mma::{FragmentRow, HALF, MmaLane, PER_MMA, ROWS_PER_LANE};
+use super::kernel::WARP;
 use super::tensor_core::TensorCore;
 use crate::collectives::emit::{Emitter, Val};
 use melior::dialect::arith::CmpiPredicate;
@@ -54,7 +55,7 @@ impl<'c> Gemv<'_, 'c> {
             column_tile,
             k_group,
             n0,
-            tile_start: _,
+            tile_start,
             column: first_row,
             m,
             a,
@@ -89,6 +90,25 @@ impl<'c> Gemv<'_, 'c> {
             let step = e.add(first, self.c(u));
             e.add(e.mul(step, self.c(STEP_K)), e.mul(quad, self.c(PIECE)))
         };
+        // The lines of the first `prefetch` iterations towards L2, before
+        // the wait for the grids before (no value depends on them): an
+        // iteration reads 64 unroll contiguous bytes of each of the warp's
+        // rows, and lane l takes rows l, l + 32, ... of them.
+        let warp_row = e.add(n0, tile_start);
+        let iteration_lines = (STEP_K * tile.unroll).div_ceil(LINE_ELEMENTS);
+        for j in 0..self.prefetch() {
+            let start = e.mul(
+                e.add(self.c(j * tile.k_groups), k_group),
+                self.c(tile.unroll * STEP_K),
+            );
+            for r in 0..tile.warp_columns().div_ceil(WARP) {
+                let row = e.add(warp_row, e.add(lane, self.c(r * WARP)));
+                for l in 0..iteration_lines {
+                    let first = e.add(start, self.c(l * LINE_ELEMENTS));
+                    self.prefetch_linear(e, weight, (row, first));
+                }
+            }
+        }
         // The rows' 8 elements of K at `start` (zero past K, where the
         // weight's piece is zero too). With an exact tiling every step is
         // inside K but those one iteration past the last (loaded ahead,
