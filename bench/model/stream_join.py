@@ -4,13 +4,23 @@ inside torch's CUDA graph: the stream join, or the layer's own graph launch.
 The compiled Llama MLP block (matmul_build.sh's libmlp_DxF.so, world size
 1) called back to back, µs per call (CUDA events, 200 calls after 50):
 
-  legacy    on torch's legacy default stream: each call records an event,
-            a side stream waits for it, the layer replays its graph there,
-            and the legacy stream waits for the side stream (symm.runtime's
-            on_torch_stream), what a torch program on the default stream pays;
+  legacy    on torch's legacy default stream (what a torch program on the
+            default stream pays: symm.runtime's on_torch_stream passes it
+            as CU_STREAM_LEGACY, on which the runtime replays the layer's
+            graph; until session 23 a side stream joined to it by events);
+  joined    the same call on a side stream joined to the legacy stream by
+            an event each way (the earlier way, for comparison);
   stream    on a torch stream of its own: the layer's graph replays on it
-            directly, no join;
+            directly;
   torch_cg  10 calls captured into one of torch's CUDA graphs, replayed.
+
+First, on the legacy stream, the same call three times (the runtime runs
+it, captures its graph on a stream of its own, replays it there): each
+output is checked against torch's f32 reference of the block
+(matmul_check.py's bounds), and the captured and replayed calls' equal bit
+for bit to a call on a stream of its own (the first call measures the
+generated kernels against cuBLAS, so its output may be either's). A check
+that fails exits 1.
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python:bench/model \\
       symm-launch -n 1 python3 bench/model/stream_join.py LIB D F --tokens 1,16
@@ -18,12 +28,33 @@ The compiled Llama MLP block (matmul_build.sh's libmlp_DxF.so, world size
 
 import argparse
 import json
+import sys
 
 import torch
 
 import symm
+from matmul_check import reference, verdict
 
 ITERS, WARMUP = 200, 50
+
+
+class Joined:
+    """Runs a call on a side stream joined to the legacy stream by an event
+    each way."""
+
+    def __init__(self, call):
+        self.call = call
+        self.side = torch.cuda.Stream()
+        self.ready, self.done = torch.cuda.Event(), torch.cuda.Event()
+
+    def __call__(self):
+        legacy = torch.cuda.current_stream()
+        self.ready.record(legacy)
+        self.side.wait_event(self.ready)
+        with torch.cuda.stream(self.side):
+            self.call()
+        self.done.record(self.side)
+        legacy.wait_event(self.done)
 
 
 def per_call(run, per, stream):
@@ -64,13 +95,31 @@ def main():
     layer = symm.Layer(runtime, args.library, args.entry)
     legacy = torch.cuda.default_stream()
     own = torch.cuda.Stream()
+    failed = False
     for m in [int(t) for t in args.tokens.split(",") if t]:
         x = normal(m, D, std=1.0)
         out = torch.empty_like(x)
         call = layer.prepare(m, x, norm, *weights, out)
+        want = reference(x, norm, *weights)
+        outs = []
         for _ in range(3):
+            out.fill_(float("nan"))
+            call()
+            torch.cuda.synchronize()
+            outs.append(out.clone())
+        with torch.cuda.stream(own):
+            out.fill_(float("nan"))
             call()
         torch.cuda.synchronize()
+        checks = [verdict(o, want) for o in outs]
+        same = all(torch.equal(o, out) for o in outs[1:])
+        ok = all(c[0] for c in checks) and same
+        failed |= not ok
+        print(f"{'PASS' if ok else 'FAIL'} M={m}: on the legacy stream run, captured and replayed: "
+              f"rel L2 {', '.join(f'{c[1]:.2e}' for c in checks)}; the captured and replayed "
+              f"calls {'equal' if same else 'NOT equal'} bit for bit to the call on a stream of "
+              "its own", flush=True)
+        joined = Joined(call)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, stream=own):
             for _ in range(10):
@@ -80,11 +129,13 @@ def main():
                 "m": m,
                 "round": rnd + 1,
                 "legacy_us": per_call(call, 1, legacy),
+                "joined_us": per_call(joined, 1, legacy),
                 "stream_us": per_call(call, 1, own),
                 "torch_cg_us": per_call(graph.replay, 10, legacy),
             }
             print(json.dumps(row), flush=True)
     runtime.close()
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -164,13 +164,15 @@ struct Timing {
 };
 
 // The synchronizing entry point call by call, and the asynchronous one
-// enqueued back to back with one synchronize at the end.
+// enqueued back to back on `stream` (nullptr: the runtime's) with one
+// synchronize at the end.
 inline Timing time_both(int iterations, const std::function<void()> &sync_call,
-                        const std::function<void()> &async_call, symm_runtime *rt) {
+                        const std::function<void()> &async_call, symm_runtime *rt,
+                        void *stream = nullptr) {
   Timing t;
   t.sync_us = time_us(5, iterations, sync_call, [] {});
   t.async_us = time_us(5, iterations, async_call, [&] {
-    check(symm_stream_synchronize(rt, nullptr), "symm_stream_synchronize");
+    check(symm_stream_synchronize(rt, stream), "symm_stream_synchronize");
   });
   return t;
 }
@@ -184,6 +186,25 @@ inline std::string flag(int argc, char **argv, const char *name) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') return argv[i] + n + 1;
   return "";
+}
+
+// The stream the asynchronous entry point enqueues on (`*stream`): the
+// runtime's, or with --stream=legacy the legacy default stream
+// (CU_STREAM_LEGACY, which cannot be captured: the runtime captures the
+// call's graphs on its own stream and replays them on the legacy one).
+// False, with a message, for any other value.
+inline bool async_stream(int argc, char **argv, symm_runtime *rt, void **stream) {
+  std::string which = flag(argc, argv, "--stream");
+  if (which.empty() || which == "runtime") {
+    *stream = symm_stream(rt);
+    return true;
+  }
+  if (which == "legacy") {
+    *stream = reinterpret_cast<void *>(uintptr_t{1}); // CU_STREAM_LEGACY
+    return true;
+  }
+  std::fprintf(stderr, "unknown stream '%s' (runtime, legacy)\n", which.c_str());
+  return false;
 }
 
 // --tokens=1,16,128,2048 (the default).
@@ -205,7 +226,8 @@ inline std::vector<size_t> token_counts(int argc, char **argv) {
 // the exit status: 1 when the failure was reported (the synchronizing entry
 // point exits by itself), 2 when it went unnoticed.
 inline int plant(symm_runtime *rt, const std::string &fault,
-                 const std::function<int(bool, int64_t, uint16_t *)> &layer, uint16_t *input) {
+                 const std::function<int(bool, int64_t, uint16_t *)> &layer, uint16_t *input,
+                 void *stream = nullptr) {
   std::printf("planting a fault: %s\n", fault.c_str());
   std::fflush(stdout);
   int status = 0;
@@ -215,10 +237,10 @@ inline int plant(symm_runtime *rt, const std::string &fault,
     layer(false, 2 * MAX_TOKENS, input);
   } else if (fault == "async") {
     status = layer(true, 16, unmapped());
-    if (status == 0) status = symm_stream_synchronize(rt, nullptr);
+    if (status == 0) status = symm_stream_synchronize(rt, stream);
   } else if (fault == "misaligned") {
     status = layer(true, 16, input + 1);
-    if (status == 0) status = symm_stream_synchronize(rt, nullptr);
+    if (status == 0) status = symm_stream_synchronize(rt, stream);
   } else {
     std::fprintf(stderr, "unknown fault '%s' (sync, async, too-many-tokens, misaligned)\n",
                  fault.c_str());

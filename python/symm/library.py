@@ -69,14 +69,10 @@ class Entry:
             else:
                 converted.append(ctypes.c_void_p(value.data_ptr()))
         handle = self.library.runtime().handle
-        on_torch_stream(
-            lambda stream: self._enqueue(handle, stream, converted),
-            device,
-            self.library.side_streams,
-        )
+        on_torch_stream(lambda stream: self._enqueue(handle, stream, converted))
 
     def _enqueue(self, handle, stream, converted):
-        status = self.function(handle, ctypes.c_void_p(stream.cuda_stream), *converted)
+        status = self.function(handle, ctypes.c_void_p(stream), *converted)
         if status != 0:
             raise SymmError(f"{self.spec.name}: {self.library.runtime().take_failure()}")
 
@@ -95,8 +91,6 @@ class Library:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise ValueError(f"library name {self.name!r} is not an identifier: pass name=")
         self._runtime = process_runtime
-        # Side streams by device, for torch's legacy default stream.
-        self.side_streams = {}
         # The runtime first and global, so the layer's symm_rt_* calls resolve.
         _runtime_library()
         self.lib = ctypes.CDLL(self.path)

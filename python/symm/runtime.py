@@ -5,9 +5,9 @@ A layer is the shared library of a compiled program (symm-compile's
 object linked against libsymm_runtime.so, see python/build_layer.sh); its
 asynchronous entry point runs on torch's current CUDA stream, on the
 tensors' device memory, so it takes the place of the torch code it
-replaces in a model (on torch's legacy default stream, which CUDA graphs
-cannot capture, it runs on a side stream ordered after and before torch's
-work):
+replaces in a model (torch's legacy default stream included: the
+runtime captures the layer's CUDA graphs on a stream of its own and
+replays them there):
 
     import torch, torch.distributed as dist, symm
     dist.init_process_group("nccl")                 # under torchrun
@@ -112,40 +112,23 @@ class Runtime:
         self.close()
 
 
-class _SideStream:
-    """A device's side stream for calls on torch's legacy default stream,
-    and the two events that join it to torch's stream, made once (torch's
-    `wait_stream` makes an event per call)."""
-
-    def __init__(self, device):
-        self.stream = torch.cuda.Stream(device=device)
-        self.ready = torch.cuda.Event()
-        self.done = torch.cuda.Event()
+# CU_STREAM_LEGACY (cuda.h's `((CUstream)0x1)`): the legacy default stream.
+_LEGACY_STREAM = 1
 
 
-def on_torch_stream(enqueue, device, side_streams):
-    """Calls `enqueue(stream)` with torch's current stream on `device`.
-    torch's default stream is the legacy default stream, which cannot be
-    captured into a layer's CUDA graphs: then it enqueues on a side stream
-    (kept in `side_streams` by device), after torch's work so far and before
-    what follows. That join also orders after the call every reuse of the
-    arguments' memory that torch's caching allocator makes on its stream,
-    so the tensors need no `record_stream` (which cost about 2 µs each:
-    with it and `wait_stream`, this wrapper took 51 µs of host time per
-    decoder call on a 2x H200 host, against 3.4 µs for the entry point
-    itself, bench/results/2026-11-27-early-launch-rows-h200x2.md)."""
-    current = torch.cuda.current_stream()
-    if current.cuda_stream != 0:
-        enqueue(current)
-        return
-    side = side_streams.get(device)
-    if side is None:
-        side = side_streams[device] = _SideStream(device)
-    side.ready.record(current)
-    side.stream.wait_event(side.ready)
-    enqueue(side.stream)
-    side.done.record(side.stream)
-    current.wait_event(side.done)
+def on_torch_stream(enqueue):
+    """Calls `enqueue(stream)` with torch's current stream as a CUstream
+    handle. torch's default stream is the legacy default stream (handle
+    0, which the runtime takes as its own stream): it is passed as
+    CU_STREAM_LEGACY, on which the runtime runs the call in order with
+    torch's work and replays its CUDA graphs (capturing them on a stream of
+    its own). Every later reuse of the arguments' memory by torch's caching
+    allocator is then ordered after the call, so the tensors need no
+    `record_stream`. A side stream joined to torch's by an event each way
+    cost 0.6-0.8 µs more per call on an H200
+    (bench/results/2026-11-27-linear-prefetch-h200.md)."""
+    current = torch.cuda.current_stream().cuda_stream
+    enqueue(current if current != 0 else _LEGACY_STREAM)
 
 
 class Layer:
@@ -160,17 +143,15 @@ class Layer:
             raise SymmError(f"{library} has no entry point {entry}_async") from error
         self.function.restype = ctypes.c_int32
         self.entry = entry
-        # Side streams by device, for torch's legacy default stream.
-        self.side_streams = {}
 
     def __call__(self, *args):
         device = torch.cuda.current_device()
         converted = self._converted(args, device)
-        on_torch_stream(lambda stream: self._run(stream, converted), device, self.side_streams)
+        on_torch_stream(lambda stream: self._run(stream, converted))
 
     def prepare(self, *args):
         """This call's arguments checked and converted once: a `PreparedCall`
-        whose calls pay only the stream join and the entry point, as a
+        whose calls pay only the checks and the entry point, as a
         serving loop replays a CUDA graph over the same buffers."""
         return PreparedCall(self, args)
 
@@ -195,7 +176,7 @@ class Layer:
         return converted
 
     def _run(self, stream, converted):
-        status = self.function(self.runtime.handle, ctypes.c_void_p(stream.cuda_stream), *converted)
+        status = self.function(self.runtime.handle, ctypes.c_void_p(stream), *converted)
         if status != 0:
             raise SymmError(f"{self.entry}: {self.runtime.take_failure()}")
 
@@ -214,7 +195,7 @@ class PreparedCall:
     """A layer's call with fixed arguments (`Layer.prepare`), checked and
     converted once; it holds the tensors. Each call checks only that it runs
     on their device and that no tensor's storage moved (its data pointer),
-    then joins torch's stream and calls the entry point: on 2x H200 hosts
+    then calls the entry point on torch's stream: on 2x H200 hosts
     the decoder's call took 17-24 µs of host time this way against 21-34
     through `Layer.__call__` and 5 for the entry point alone
     (bench/results/2026-11-27-early-launch-rows-h200x2.md)."""
@@ -233,7 +214,7 @@ class PreparedCall:
             raise SymmError(
                 f"{self.layer.entry}: argument {moved}'s storage moved since prepare(); prepare the call again"
             )
-        on_torch_stream(self._run, self.device, self.layer.side_streams)
+        on_torch_stream(self._run)
 
     def _run(self, stream):
         self.layer._run(stream, self.converted)

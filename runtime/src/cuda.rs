@@ -435,6 +435,10 @@ impl Drop for MemPool {
     }
 }
 
+/// `CU_STREAM_LEGACY`: the handle of the legacy default stream (cuda.h
+/// defines it as `((CUstream)0x1)`).
+pub const LEGACY_STREAM: usize = 0x1;
+
 /// A stream of our own (capture needs one other than the legacy default).
 pub struct Stream {
     pub raw: CUstream,
@@ -458,6 +462,13 @@ impl Stream {
     /// A stream the caller owns (an application's), used but not destroyed.
     pub fn borrowed(raw: CUstream) -> Self {
         Self { raw, owned: false }
+    }
+
+    /// Whether this is the legacy default stream (`CU_STREAM_LEGACY`, or
+    /// NULL where the caller means it), which synchronizes with every
+    /// blocking stream and cannot be captured into a graph.
+    pub fn is_legacy(&self) -> bool {
+        self.raw.is_null() || self.raw as usize == LEGACY_STREAM
     }
 
     pub fn synchronize(&self) -> Result<()> {

@@ -35,6 +35,10 @@ pub struct CompiledState {
     graphs: FunctionGraphCache<Graph, DeviceBuffer>,
     /// The application's stream of the asynchronous call in flight.
     call_stream: Option<Stream>,
+    /// While a partition of a call on the legacy default stream is
+    /// captured: the runtime's stream, which the capture runs on (the
+    /// legacy stream cannot be captured; the graph then replays on it).
+    capture_stream: Option<Stream>,
     /// The first failure of an asynchronous call that `symm_status` has
     /// not reported yet; until it has, later calls do not run.
     pub(crate) status: Option<String>,
@@ -199,8 +203,22 @@ impl Session {
     }
 
     /// The stream the running compiled call enqueues on: the application's
-    /// for an asynchronous call given one, else the runtime's.
+    /// for an asynchronous call given one, else the runtime's; while a
+    /// partition of a call on the legacy default stream is captured, the
+    /// runtime's.
     pub fn active_stream(&self) -> Stream {
+        let raw = self
+            .compiled
+            .capture_stream
+            .as_ref()
+            .or(self.compiled.call_stream.as_ref())
+            .map_or(self.stream.raw, |stream| stream.raw);
+        Stream::borrowed(raw)
+    }
+
+    /// The stream a call's graphs replay on: the application's for an
+    /// asynchronous call given one, else the runtime's.
+    fn call_stream(&self) -> Stream {
         let raw = self
             .compiled
             .call_stream
@@ -228,6 +246,7 @@ impl Session {
     pub fn leave_async(&mut self) {
         crate::mgpu::set_current_stream(std::ptr::null_mut());
         self.compiled.call_stream = None;
+        self.compiled.capture_stream = None;
     }
 
     /// Ends an asynchronous call (`symm_rt_exit_async`; `session` is None
@@ -344,7 +363,22 @@ impl Session {
                     "compiled partition {id:#x}: capturing a CUDA graph ({} graphs captured so far)",
                     self.compiled.graphs.captures()
                 );
-                Graph::begin_capture(&stream)?;
+                // The legacy default stream cannot be captured: the body is
+                // captured on the runtime's stream (nothing runs during a
+                // capture, so no order is lost) and the graph replays on the
+                // call's stream.
+                let stream = if stream.is_legacy() && self.compiled.call_stream.is_some() {
+                    let capture = Stream::borrowed(self.stream.raw);
+                    crate::mgpu::set_current_stream(capture.raw);
+                    self.compiled.capture_stream = Some(Stream::borrowed(capture.raw));
+                    capture
+                } else {
+                    stream
+                };
+                if let Err(error) = Graph::begin_capture(&stream) {
+                    self.leave_capture_stream();
+                    return Err(error);
+                }
                 Ok(true)
             }
             Step::Replay(index) => {
@@ -396,8 +430,9 @@ impl Session {
         if !self.compiled.graphs.capturing(id) {
             return Ok(());
         }
-        let stream = self.active_stream();
-        let graph = match Graph::end_capture(&stream) {
+        let captured = Graph::end_capture(&self.active_stream());
+        self.leave_capture_stream();
+        let graph = match captured {
             Ok(graph) => graph,
             Err(error) => {
                 self.compiled.graphs.abandon(id);
@@ -411,12 +446,21 @@ impl Session {
             self.compiled.graphs.abandon(id);
             return Ok(());
         }
+        let stream = self.call_stream();
         let graph = self
             .compiled
             .graphs
             .captured(id, graph)
             .ok_or_else(|| Error::InvalidArgument("no capture to finish".into()))?;
         graph.replay(&stream)
+    }
+
+    /// A capture on the runtime's stream for a call on the legacy default
+    /// stream is over: the call's stream is the active one again.
+    fn leave_capture_stream(&mut self) {
+        if self.compiled.capture_stream.take().is_some() {
+            crate::mgpu::set_current_stream(self.call_stream().raw);
+        }
     }
 }
 
