@@ -7,6 +7,9 @@
 #   (here)   mkdir -p target/tx/layers && for p in bench/model/linear_mlp.mlir examples/llama_mlp.mlir; do
 #              python/build_layer.sh $p target/tx/layers; done && (cd target && tar -cJf tx.tar.xz tx)
 #   (device) tar -xJf target/tx.tar.xz -C target && bash bench/device/linear_x2.sh target/tx
+# BUILDS ("LABEL=LIB ...", LIB in the build's layers) adds more builds of the
+# n x k block to the same processes (timed and checked as symm_LABEL_us), as
+# session 23 ran the previous commit's beside its own (head=liblinear_mlp_head.so).
 set -uo pipefail
 B=${1:?usage: linear_x2.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
@@ -14,11 +17,15 @@ layer_checks_setup
 export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
 export LAYER_TOKENS=${LAYER_TOKENS:-1,16,128}
 for round in 1 2; do
+  builds=()
+  for build in ${BUILDS:-}; do builds+=("${build%%=*}=$L/${build#*=}"); done
   LAYER_BLOCK=linear run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
-    "$L/liblinear_mlp.so" 2>&1 | tee "$OUT/linear_bench_$round.log"
+    "$L/liblinear_mlp.so" "${builds[@]}" 2>&1 | tee "$OUT/linear_bench_$round.log"
 done
 LAYER_BLOCK=llama run timeout 280 torchrun --nproc_per_node=2 bench/model/layer_bench.py \
   "$L/libllama_mlp.so" 2>&1 | tee "$OUT/llama_bench.log"
 for log in "$OUT"/linear_bench_*.log "$OUT/llama_bench.log"; do
-  bench_columns "$(basename "$log" .log)" "$log" symm_us symm_cg_us torch_compile_best_us torch_best_us
+  columns=(symm_us)
+  for build in ${BUILDS:-}; do columns+=("symm_${build%%=*}_us"); done
+  bench_columns "$(basename "$log" .log)" "$log" "${columns[@]}" symm_cg_us torch_compile_best_us torch_best_us
 done
