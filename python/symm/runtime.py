@@ -7,7 +7,7 @@ asynchronous entry point runs on torch's current CUDA stream, on the
 tensors' device memory, so it takes the place of the torch code it
 replaces in a model (torch's legacy default stream included: the
 runtime captures the layer's CUDA graphs on a stream of its own and
-replays them there):
+replays them on the legacy stream):
 
     import torch, torch.distributed as dist, symm
     dist.init_process_group("nccl")                 # under torchrun
@@ -125,8 +125,9 @@ def on_torch_stream(enqueue):
     its own). Every later reuse of the arguments' memory by torch's caching
     allocator is then ordered after the call, so the tensors need no
     `record_stream`. A side stream joined to torch's by an event each way
-    cost 0.6-0.8 µs more per call on an H200
-    (bench/results/2026-11-27-linear-prefetch-h200.md)."""
+    cost 0-0.8 µs more per call on one-GPU H200 hosts and 5-12 µs on a 2x
+    H200 host, whose Python loop it made fall behind the GPU
+    (bench/results/2026-11-27-session23-h200x2.md)."""
     current = torch.cuda.current_stream().cuda_stream
     enqueue(current if current != 0 else _LEGACY_STREAM)
 

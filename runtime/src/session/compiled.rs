@@ -367,10 +367,10 @@ impl Session {
                 // captured on the runtime's stream (nothing runs during a
                 // capture, so no order is lost) and the graph replays on the
                 // call's stream.
-                let stream = if stream.is_legacy() && self.compiled.call_stream.is_some() {
-                    let capture = Stream::borrowed(self.stream.raw);
+                let stream = if stream.is_legacy() {
+                    self.compiled.capture_stream = Some(Stream::borrowed(self.stream.raw));
+                    let capture = self.active_stream();
                     crate::mgpu::set_current_stream(capture.raw);
-                    self.compiled.capture_stream = Some(Stream::borrowed(capture.raw));
                     capture
                 } else {
                     stream
