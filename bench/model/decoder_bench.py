@@ -20,7 +20,11 @@ GPU, on the same GPUs:
       torchrun --nproc_per_node=2 bench/model/decoder_bench.py build/layers/libllama_decoder.so
 
 More builds can follow as LABEL=PATH (timed and checked as symm_LABEL_us);
-LAYER_TOKENS=1,16,... replaces the token counts. One JSON line per token
+LAYER_TOKENS=1,16,... replaces the token counts. LAYER_BLOCK=linear times
+bench/model/linear_decoder.mlir (entry linear_decoder) instead: the same
+layer with its weights in nn.Linear's layout (as Hugging Face checkpoints
+store them), torch's variants multiplying by the same n x k weights
+(F.linear). One JSON line per token
 count on rank 0, as bench/model/layer_bench.py writes them. Both outputs
 are checked against torch's NCCL variant (relative L2 below 2e-2).
 """
@@ -54,11 +58,13 @@ def attention_weights(s):
 def decoder(s, w_o, next_norm, attn, x, reduce, fused):
     """The block in torch; `reduce(partial_fn)` runs a projection (given as
     a function of its output buffer or None) and returns the all-reduced
-    sum."""
-    h = x + reduce(lambda out: torch.mm(attn, w_o, out=out))
+    sum. With LAYER_BLOCK=linear `w_o` is n x k and every projection
+    multiplies by its weight's transpose view, as F.linear does."""
+    o_rhs = w_o.t() if s.block == "linear" else w_o
+    h = x + reduce(lambda out: torch.mm(attn, o_rhs, out=out))
     # The MLP on h (its RMSNorm is the post-attention norm).
     act = llama_tp.hidden(s, h, fused)
-    out = h + reduce(lambda o: torch.mm(act, s.w_down, out=o))
+    out = h + reduce(lambda o: torch.mm(act, llama_tp.down_rhs(s), out=o))
     return out, rmsnorm(out, next_norm)
 
 
@@ -79,13 +85,18 @@ def compiled_decoder(name):
 
 
 def main():
-    s = llama_tp.setup()
+    s = llama_tp.setup(blocks=("llama", "linear"))
     heads, w_o, next_norm = attention_weights(s)
+    linear = s.block == "linear"
+    entry = "linear_decoder" if linear else "llama_decoder"
+    if linear:
+        w_o = w_o.t().contiguous()
+    mlp = (s.w_gate_t, s.w_up_t, s.w_down_t) if linear else (s.w_gate, s.w_up, s.w_down)
     runtime = symm.Runtime()
-    layers = [("", symm.Layer(runtime, sys.argv[1], "llama_decoder"))]
+    layers = [("", symm.Layer(runtime, sys.argv[1], entry))]
     for spec in sys.argv[2:]:
         label, path = spec.split("=", 1)
-        layers.append((f"_{label}", symm.Layer(runtime, path, "llama_decoder")))
+        layers.append((f"_{label}", symm.Layer(runtime, path, entry)))
 
     for m in TOKENS:
         attn = s.normal(m, heads, std=1.0)
@@ -143,7 +154,7 @@ def main():
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, layer in layers:
-            args = (m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down, next_norm, out, normed)
+            args = (m, attn, w_o, x, s.norm, *mlp, next_norm, out, normed)
 
             def ours(layer=layer):
                 layer(*args)

@@ -133,14 +133,18 @@ impl GemvTile {
     /// wait (one line a thread a step: 33.5 MB of the down projection's 58.7
     /// at that shard): launched early behind the pair, the block took 44.4
     /// instead of 46.7 µs on one H200 (2 to 16 steps swept;
-    /// bench/results/2026-11-27-linear-prefetch-h200.md).
+    /// bench/results/2026-11-27-linear-prefetch-h200.md). The pair
+    /// prefetches its first 4 steps where an all-reduce launches it early
+    /// (the decoder's, behind the post-attention norm): on 2x H200 the n x k
+    /// decoder half-layer took 57.5 instead of 58.3-58.8 µs at one token,
+    /// and 8 steps 59.6-59.7 (bench/results/2026-11-27-linear-decoder-h200x2.md).
     pub const PAIR_LINEAR: GemvTile = GemvTile {
         engine: Engine::CudaCores,
         columns: 64,
         k_groups: 32,
         unroll: 1,
         rows: 1,
-        prefetch: 0,
+        prefetch: 4,
         stage_rows: 0,
         stage_a: false,
         calls: 0,
@@ -163,6 +167,7 @@ impl GemvTile {
         k_groups: 64,
         unroll: 1,
         rows: 4,
+        prefetch: 0,
         ..GemvTile::PAIR_LINEAR
     };
     pub const SINGLE: GemvTile = GemvTile {
@@ -1545,6 +1550,16 @@ mod tests {
         assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_LINEAR), 8);
         assert_eq!(down.gemv_prefetch(GemvTile::SINGLE_MMA_LINEAR), 4);
         assert_eq!(pair.gemv_prefetch(GemvTile::PAIR_MMA_LINEAR), 0);
+        assert_eq!(pair.gemv_prefetch(GemvTile::PAIR_LINEAR), 0);
+        // Launched early behind an all-reduce, the one-row pair prefetches
+        // too; its 16-row tensor-core GEMV, which that launch never takes,
+        // does not.
+        let early_pair = SkinnyMatmul {
+            launched_early: 1,
+            ..pair.clone()
+        };
+        assert_eq!(early_pair.gemv_prefetch(GemvTile::PAIR_LINEAR), 4);
+        assert_eq!(early_pair.gemv_prefetch(GemvTile::PAIR_MMA_LINEAR), 0);
         let ragged_groups = GemvTile {
             k_groups: 36,
             ..GemvTile::SINGLE_LINEAR
