@@ -9,13 +9,13 @@ time of CALLS back-to-back calls (few enough that the launch queue never
 fills, so no call waits for the GPU) through
   - `layer`: the Python wrapper (`symm.Layer.__call__`: argument checks,
     torch's current stream, the ctypes call), on torch's legacy default
-    stream (joined to a side stream) and on a stream of its own
-    (`layer_on_stream`);
+    stream (passed as CU_STREAM_LEGACY; before session 23 joined to a side
+    stream by events) and on a stream of its own (`layer_on_stream`);
   - `before`: the wrapper's join as it was before session 15 (torch's
     `wait_stream` both ways and `record_stream` of every tensor), for the
     same call, as the reference;
   - `prepared`: `symm.Layer.prepare(*args)`'s call (arguments checked and
-    converted once; per call the device, the pointers and the join);
+    converted once; per call the device and the pointers);
   - `ctypes`: the compiled entry point alone, its arguments converted once;
   - `graph`: torch.cuda.CUDAGraph.replay of the same call captured, what the
     torch.compile anchor pays per graph;

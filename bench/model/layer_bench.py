@@ -7,8 +7,8 @@ through the symm package), in one process per GPU, on the same GPUs:
   writes into the symmetric buffer) or two-shot in place; gate and up as
   one GEMM (as serving engines do) or two; eager, or replayed from a CUDA
   graph of 10 calls.  symm: the compiled layer's async entry point (its
-  own CUDA graph after the second call), on a side stream when torch's
-  current stream is the legacy default one; symm_cg: the same entry point
+  own CUDA graph after the second call) on torch's current stream, the
+  legacy default one passed as CU_STREAM_LEGACY; symm_cg: the same entry point
   captured 10 calls at a time into one of torch's CUDA graphs, like
   torch's graph variants (its output checked after the replays).
 
