@@ -696,4 +696,14 @@ mod tests {
             "cuBLAS failed (the GPU context reports CUDA_ERROR_ILLEGAL_ADDRESS: an earlier kernel failed)"
         );
     }
+
+    #[test]
+    fn the_legacy_stream_is_its_handle_or_null() {
+        // Borrowed handles are never destroyed, so no driver call happens.
+        assert!(Stream::borrowed(LEGACY_STREAM as CUstream).is_legacy());
+        assert!(Stream::borrowed(std::ptr::null_mut()).is_legacy());
+        // CU_STREAM_PER_THREAD (0x2) and an ordinary handle are not.
+        assert!(!Stream::borrowed(0x2 as CUstream).is_legacy());
+        assert!(!Stream::borrowed(0x7f00_1234_5000 as CUstream).is_legacy());
+    }
 }

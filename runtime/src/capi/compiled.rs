@@ -92,8 +92,9 @@ fn pointer(address: CUdeviceptr) -> *mut c_void {
 }
 
 /// Starts a call of a compiled function's asynchronous entry point: its
-/// work goes on `stream` (NULL: the runtime's), in order, without a
-/// synchronize. After a failure that `symm_status` has not reported, the
+/// work goes on `stream` (NULL: the runtime's; `CU_STREAM_LEGACY` is
+/// taken as the legacy default stream, see `Session::graph_begin`), in
+/// order, without a synchronize. After a failure that `symm_status` has not reported, the
 /// call fails at once and runs nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_enter_async(runtime: *mut SymmRuntime, stream: *mut c_void) {

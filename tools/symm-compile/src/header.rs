@@ -355,8 +355,11 @@ pub fn render(input: &str, entries: &[Entry], lowered: &Lowered) -> String {
          * result; any failure (a kernel that does not load or launch, a dead\n \
          * peer) prints a message and ends the process with status 1.\n \
          * NAME_async(runtime, stream, ...) enqueues on `stream` (a CUstream;\n \
-         * NULL: the runtime's) and returns at once: 0, or -1 when the call\n \
-         * failed (symm_last_error() says why; nothing after the failure ran).\n \
+         * NULL: the runtime's; CU_STREAM_LEGACY: the legacy default stream,\n \
+         * the call's CUDA graphs captured on the runtime's stream and\n \
+         * replayed on the legacy one) and returns at once: 0, or -1 when\n \
+         * the call failed (symm_last_error() says why; nothing after the\n \
+         * failure ran).\n \
          * Failures that surface later (a peer that never signals) are\n \
          * reported by symm_status() or symm_stream_synchronize(); after a\n \
          * failure, calls fail until one of them has reported it. */\n\
@@ -474,7 +477,8 @@ pub fn render_rust(input: &str, entries: &[Entry], lowered: &Lowered) -> String 
          // module: `mod layer {{ include!(concat!(env!(\"OUT_DIR\"), \"/NAME.rs\")); }}`.\n\
          // Memrefs are pointers to device memory (bf16/f16 as u16), `runtime` is\n\
          // the symm_runtime::session::Session the call runs in, `stream` a CUstream\n\
-         // (null: the runtime's). NAME waits for its result and ends the process\n\
+         // (null: the runtime's; CU_STREAM_LEGACY, 0x1: the legacy default\n\
+         // stream). NAME waits for its result and ends the process\n\
          // on a failure; NAME_async enqueues and returns 0, or -1 with the reason\n\
          // in symm_runtime's last error (symm_last_error).\n\n\
          // The compiled object calls the runtime: this links it, even in a crate\n\
