@@ -33,7 +33,7 @@ if [[ $parts == *" checks "* ]]; then
         --tokens 1,3,9,16,17,65,129,2048
     done
   done 2>&1 | tee "$OUT/gelu_checks.log"
-  echo "checks: $(grep -c 'PASS ' "$OUT/gelu_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/gelu_checks.log") FAIL, $(grep '^exit status' "$OUT/gelu_checks.log" | grep -vc 'status 0$') non-zero exits"
+  tally checks "$OUT/gelu_checks.log"
 fi
 if [[ $parts == *" sanitizer "* ]]; then
   for tool in memcheck racecheck; do

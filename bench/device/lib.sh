@@ -7,6 +7,12 @@ nvidia_libraries() {
   export LD_LIBRARY_PATH=$(python3 -c "import nvidia, glob, os; print(':'.join(glob.glob(os.path.join(nvidia.__path__[0], '*', 'lib'))))" 2>/dev/null)
 }
 run() { echo "== $*"; "$@"; echo "exit status $?"; }
+# A check log's tally: LABEL: its PASS and FAIL lines and the non-zero exit
+# statuses `run` recorded in it.
+tally() {
+  local label=$1 log=$2
+  echo "$label: $(grep -c 'PASS ' "$log") PASS, $(grep -c 'FAIL ' "$log") FAIL, $(grep '^exit status' "$log" | grep -vc 'status 0$') non-zero exits"
+}
 # A layer bench's JSON lines (the log $2) as one line per token count:
 # LABEL ($1), the count, then each column named after (µs, nan where
 # absent) and whether the checks held.

@@ -30,7 +30,7 @@ if [[ $parts == *" checks "* ]]; then
         --tokens 1,3,4,2048
     done
   done 2>&1 | tee "$OUT/linear_gemv_checks.log"
-  echo "checks: $(grep -c 'PASS ' "$OUT/linear_gemv_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/linear_gemv_checks.log") FAIL, $(grep '^exit status' "$OUT/linear_gemv_checks.log" | grep -vc 'status 0$') non-zero exits"
+  tally checks "$OUT/linear_gemv_checks.log"
 fi
 if [[ $parts == *" sanitizer "* ]]; then
   for tool in memcheck racecheck; do

@@ -27,7 +27,7 @@ if [[ $parts == *" checks "* ]]; then
         --tokens 1,3,9,16,17,65,129,2048
     done
   done 2>&1 | tee "$OUT/linear_checks.log"
-  echo "checks: $(grep -c 'PASS ' "$OUT/linear_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/linear_checks.log") FAIL, $(grep '^exit status' "$OUT/linear_checks.log" | grep -vc 'status 0$') non-zero exits"
+  tally checks "$OUT/linear_checks.log"
 fi
 if [[ $parts == *" gpu_tests "* ]]; then
   nvidia_libraries

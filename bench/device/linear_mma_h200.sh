@@ -30,7 +30,7 @@ if [[ $parts == *" checks "* ]]; then
   done 2>&1 | tee "$OUT/linear_mma_checks.log"
   SYMM_MATMUL=generated run py "$L/liblinear_few_4096x7168.so" 4096 7168 --linear --tokens 2,4,5,16 \
     2>&1 | tee -a "$OUT/linear_mma_checks.log"
-  echo "checks: $(grep -c 'PASS ' "$OUT/linear_mma_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/linear_mma_checks.log") FAIL, $(grep '^exit status' "$OUT/linear_mma_checks.log" | grep -vc 'status 0$') non-zero exits"
+  tally checks "$OUT/linear_mma_checks.log"
 fi
 if [[ $parts == *" sanitizer "* ]]; then
   for tool in memcheck racecheck; do

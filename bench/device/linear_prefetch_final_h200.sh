@@ -22,7 +22,7 @@ if [[ $parts == *" checks "* ]]; then
     SYMM_MATMUL=generated run py "$L/libmerged_$w.so" "${w%x*}" "${w#*x}" --merged --tokens 1,2,9,16,17
     SYMM_MATMUL=generated run tp_py 2 "$L/libmerged_tp2_$w.so" "${w%x*}" "${w#*x}" --merged --tokens 1,2,16
   done 2>&1 | tee "$OUT/merged_checks.log"
-  echo "merged: $(grep -c 'PASS ' "$OUT/merged_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/merged_checks.log") FAIL"
+  tally merged "$OUT/merged_checks.log"
 fi
 if [[ $parts == *" sanitizer "* ]]; then
   for tool in memcheck racecheck; do

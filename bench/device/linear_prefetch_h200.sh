@@ -22,4 +22,4 @@ for round in 1 2; do
   echo "== row-major round $round"
   SYMM_MATMUL=generated run py "$L/libmlp_4096x7168.so" 4096 7168 --tokens 1 --profile "$PROFILE"
 done 2>&1 | tee "$OUT/linear_prefetch.log"
-echo "checks: $(grep -c 'PASS ' "$OUT/linear_prefetch.log") PASS, $(grep -c 'FAIL ' "$OUT/linear_prefetch.log") FAIL"
+tally checks "$OUT/linear_prefetch.log"

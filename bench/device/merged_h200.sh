@@ -20,7 +20,7 @@ for w in 4096x7168 2064x1000 5120x1728; do
       --tokens 1,3,2048
   done
 done 2>&1 | tee "$OUT/merged_checks.log"
-echo "checks: $(grep -c 'PASS ' "$OUT/merged_checks.log") PASS, $(grep -c 'FAIL ' "$OUT/merged_checks.log") FAIL, $(grep '^exit status' "$OUT/merged_checks.log" | grep -vc 'status 0$') non-zero exits"
+tally checks "$OUT/merged_checks.log"
 SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
   run timeout 250 compute-sanitizer --tool memcheck --target-processes all --kernel-name "kns=symm_matmul_" \
   "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmerged_4096x7168.so" 4096 7168 \
