@@ -20,7 +20,9 @@ GPU, on the same GPUs:
       torchrun --nproc_per_node=2 bench/model/decoder_bench.py build/layers/libllama_decoder.so
 
 More builds can follow as LABEL=PATH (timed and checked as symm_LABEL_us);
-LAYER_TOKENS=1,16,... replaces the token counts. LAYER_BLOCK=linear times
+LAYER_TOKENS=1,16,... replaces the token counts; TORCH_VARIANTS=two_shot,...
+keeps only those of torch's all-reduce variants (nccl, one_shot, two_shot;
+the NCCL reference runs either way), for A/B runs of our builds. LAYER_BLOCK=linear times
 bench/model/linear_decoder.mlir (entry linear_decoder) instead: the same
 layer with its weights in nn.Linear's layout (as Hugging Face checkpoints
 store them), torch's variants multiplying by the same n x k weights
@@ -37,7 +39,7 @@ import torch.distributed._symmetric_memory as symm_mem
 
 import llama_tp
 import symm
-from layer_bench import TOKENS, bench, rel_l2, summarize
+from layer_bench import TOKENS, TORCH_VARIANTS, bench, rel_l2, summarize
 from llama_tp import D, rmsnorm
 
 
@@ -119,7 +121,13 @@ def main():
             torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
             return buf
 
-        variants = [("nccl", by_nccl), ("one_shot", by_one_shot), ("two_shot", by_two_shot)]
+        variants = [
+            (name, reduce)
+            for name, reduce in (
+                ("nccl", by_nccl), ("one_shot", by_one_shot), ("two_shot", by_two_shot)
+            )
+            if name in TORCH_VARIANTS
+        ]
         reference = decoder(s, w_o, next_norm, attn, x, by_nccl, False)
         torch.cuda.synchronize()
         row = {"m": m}

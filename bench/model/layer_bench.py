@@ -18,7 +18,9 @@ through the symm package), in one process per GPU, on the same GPUs:
 
 More builds of the layer can follow as LABEL=PATH (each timed and
 checked as `symm_LABEL_us`, e.g. one compiled with other all-reduce
-limits); LAYER_TOKENS=1,16,... replaces the token counts. LAYER_BLOCK=gelu
+limits); LAYER_TOKENS=1,16,... replaces the token counts; TORCH_VARIANTS=two_shot,...
+keeps only those of torch's all-reduce variants (nccl, one_shot, two_shot;
+the NCCL reference runs either way). LAYER_BLOCK=gelu
 times the non-gated block of bench/model/gelu_mlp.mlir (entry gelu_mlp)
 instead; LAYER_BLOCK=linear the block with nn.Linear-layout weights of
 bench/model/linear_mlp.mlir (entry linear_mlp), torch's variants then
@@ -42,6 +44,7 @@ import symm
 from llama_tp import D
 
 TOKENS = [int(m) for m in os.environ.get("LAYER_TOKENS", "1,16,128,2048").split(",")]
+TORCH_VARIANTS = os.environ.get("TORCH_VARIANTS", "nccl,one_shot,two_shot").split(",")
 ITERS, WARMUP = 200, 50
 
 
@@ -151,11 +154,16 @@ def main():
         def ours():
             layer(m, x, s.norm, *weights, out)
 
+        variants = [
+            (name, fn)
+            for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]
+            if name in TORCH_VARIANTS
+        ]
         ours()
         reference = nccl(False)
         torch.cuda.synchronize()
         row = {"m": m}
-        for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]:
+        for name, fn in variants:
             got = fn(True)
             torch.cuda.synchronize()
             row[f"torch_{name}_error"] = rel_l2(got, reference)
@@ -166,7 +174,7 @@ def main():
         # torch.compile (Inductor) of the fused-gate+up variants, each
         # captured in a CUDA graph as the others are: what a torch user
         # picks instead of us, and the anchor the targets are set against.
-        for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]:
+        for name, fn in variants:
             compiled = compiled_variant(name, fn)
             try:
                 got = compiled()

@@ -1,13 +1,16 @@
-"""Where the time of the Llama TP MLP block goes, per kernel: the compiled
-block (through the symm package) and torch's best variants at the same
-token counts, each called eagerly and captured into a CUDA graph, under
-torch.profiler (CUPTI sees every kernel of the process, ours included).
+"""Where the time of the Llama TP MLP block (or, with PROFILE_BLOCK=decoder,
+the decoder half-layer) goes, per kernel: the compiled block (through the
+symm package), torch's two-shot variant, each called eagerly and captured
+into a CUDA graph, and torch.compile (Inductor) in a CUDA graph, at the same
+token counts, under torch.profiler (CUPTI sees every kernel of the process,
+ours included).
 Rank 0 prints, per variant and token count, the wall time per layer call
 and the part of it no kernel ran, then each kernel's name, calls per layer
 call and µs per layer call.
 
     SYMM_RUNTIME_LIB=build/layers/libsymm_runtime.so PYTHONPATH=python \\
       torchrun --nproc_per_node=2 bench/model/layer_profile.py build/layers/libllama_mlp.so
+    PROFILE_BLOCK=decoder ... layer_profile.py build/layers/libllama_decoder.so
 """
 
 import itertools
@@ -20,9 +23,10 @@ import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
 from torch.profiler import ProfilerActivity, profile, schedule
 
+import decoder_bench
 import llama_tp
 import symm
-from layer_bench import graph_of
+from layer_bench import compiled_variant, graph_of
 from llama_tp import D
 
 CALLS = 20
@@ -63,38 +67,87 @@ def host_barrier(key):
         pass
 
 
+def variants(s, m):
+    """(name, fn) of what is profiled at m tokens: the compiled layer and
+    torch's variants of the same block. PROFILE_BLOCK=decoder profiles the
+    decoder half-layer (examples/llama_decoder.mlir, as decoder_bench.py
+    builds it), else the MLP block (examples/llama_mlp.mlir). Both include
+    torch.compile (Inductor) of the two-shot variant, the anchor of issue
+    32's targets at 16 and 128 tokens (PROFILE_COMPILED=one_shot,two_shot
+    names others)."""
+    compiled_names = os.environ.get("PROFILE_COMPILED", "two_shot").split(",")
+    buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
+    symm_mem.rendezvous(buf, s.group)
+    x = s.normal(m, D, std=1.0)
+    out = torch.empty_like(x)
+    if s.profile_block == "decoder":
+        heads, w_o, next_norm = decoder_bench.attention_weights(s)
+        attn = s.normal(m, heads, std=1.0)
+        normed = torch.empty_like(x)
+        layer = s.layer
+
+        def by_one_shot(project):
+            project(buf)
+            return torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
+
+        def by_two_shot(project):
+            project(buf)
+            torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
+            return buf
+
+        reduces = {"one_shot": by_one_shot, "two_shot": by_two_shot}
+        found = [
+            ("symm", lambda: layer(m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down,
+                                   next_norm, out, normed)),
+            ("torch two-shot", lambda: decoder_bench.decoder(
+                s, w_o, next_norm, attn, x, by_two_shot, True)),
+        ]
+        for name in compiled_names:
+            compiled = decoder_bench.compiled_decoder(name)
+            found.append((f"torch.compile {name.replace('_', '-')}",
+                          lambda compiled=compiled, reduce=reduces[name]: compiled(
+                              s, w_o, next_norm, attn, x, reduce)))
+        return found
+    layer = s.layer
+    torch_fns = {
+        "one_shot": lambda fused: llama_tp.one_shot(s, x, buf, fused),
+        "two_shot": lambda fused: llama_tp.two_shot(s, x, buf, fused),
+    }
+    found = [
+        ("symm", lambda: layer(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)),
+        ("torch two-shot", lambda: torch_fns["two_shot"](True)),
+    ]
+    for name in compiled_names:
+        found.append((f"torch.compile {name.replace('_', '-')}",
+                      compiled_variant(name, torch_fns[name])))
+    return found
+
+
 def main():
     s = llama_tp.setup()
     runtime = symm.Runtime()
-    layer = symm.Layer(runtime, sys.argv[1], "llama_mlp")
+    s.profile_block = os.environ.get("PROFILE_BLOCK", "mlp")
+    entry = "llama_decoder" if s.profile_block == "decoder" else "llama_mlp"
+    s.layer = symm.Layer(runtime, sys.argv[1], entry)
 
     # PROFILE_TOKENS=1,16 picks the token counts (default 1 and 2048).
     tokens = [int(t) for t in os.environ.get("PROFILE_TOKENS", "1,2048").split(",")]
     for m in tokens:
-        x = s.normal(m, D, std=1.0)
-        out = torch.empty_like(x)
-        buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
-        symm_mem.rendezvous(buf, s.group)
-
-        def torch_one_shot():
-            return llama_tp.one_shot(s, x, buf, fused=True)
-
-        def torch_two_shot():
-            return llama_tp.two_shot(s, x, buf, fused=True)
-
-        def ours():
-            layer(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)
-
-        for (name, fn), graphed in itertools.product(
-            (("symm", ours), ("torch one-shot", torch_one_shot),
-             ("torch two-shot", torch_two_shot)),
-            (False, True),
-        ):
-            run = calls(fn, graphed)
-            name += " in a CUDA graph" if graphed else " eager"
-            for _ in range(3):
-                run()
-            torch.cuda.synchronize()
+        for (name, fn), graphed in itertools.product(variants(s, m), (False, True)):
+            # torch.compile's variants are measured (layer_bench.py) and
+            # profiled in a CUDA graph only.
+            if name.startswith("torch.compile") and not graphed:
+                continue
+            try:
+                run = calls(fn, graphed)
+                name += " in a CUDA graph" if graphed else " eager"
+                for _ in range(3):
+                    run()
+                torch.cuda.synchronize()
+            except Exception as error:  # a variant Inductor cannot compile is reported, not fatal
+                if s.rank == 0:
+                    print(f"== M={m} {name}: {type(error).__name__}: {error}", flush=True)
+                continue
             dist.barrier()
             # The profiler starts in its own time on each rank, and its first
             # traced kernels run late: a first (warm-up) step is traced and
@@ -108,7 +161,7 @@ def main():
                 on_trace_ready=lambda prof: traced.append(kernel_times(prof)),
             ) as prof:
                 for step in range(2):
-                    host_barrier(f"{m}/{name}/{step}")
+                    host_barrier(f"{s.profile_block}/{m}/{name}/{step}")
                     run()
                     torch.cuda.synchronize()
                     prof.step()
@@ -126,7 +179,7 @@ def main():
             wall = spans[-1][1] - spans[0][0] if spans else 0.0
             if s.rank == 0:
                 total = sum(totals.values()) / CALLS
-                print(f"== M={m} {name}: {total:.1f} us of kernels per call, "
+                print(f"== {s.profile_block} M={m} {name}: {total:.1f} us of kernels per call, "
                       f"{wall / CALLS:.1f} us wall, {(wall - busy) / CALLS:.1f} us idle",
                       flush=True)
                 for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):

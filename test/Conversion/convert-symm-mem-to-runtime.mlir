@@ -1,6 +1,7 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives --convert-symm-mem-to-runtime | FileCheck %s
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-max-bytes=0' --convert-symm-mem-to-runtime | FileCheck %s --check-prefix=STAGED
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='lamport-send=true' --convert-symm-mem-to-runtime | FileCheck %s --check-prefix=SENT
+// RUN: symm-opt %s -split-input-file -verify-diagnostics --symm-mem-expand-collectives='rows-lamport-max-bytes=262144' --convert-symm-mem-to-runtime | FileCheck %s --check-prefix=ROWS256
 
 // A planned one-shot all-reduce: the pool becomes symm_rt_global, the
 // collective a launch of a kernel specialized for f32, 2 ranks, 4-wide
@@ -816,10 +817,12 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 
 // all_reduce_rows_out takes the same prologue (a down projection whose
 // all-reduce the residual and the next layer's RMSNorm follow): up to 128
-// rows each one-shot rows kernel (Lamport up to 32 rows, staged up to 64,
-// between barriers up to 128) sums the slices, taking the partials before
-// the epilogue's operands; a rows kernel counts rows, so a slice is the
-// rows times 512 vectors. Above, the whole matmul and the plain kernels.
+// rows the one-shot rows kernel (by default the Lamport one, up to 1 MiB)
+// sums the slices, taking the partials before the epilogue's operands; a
+// rows kernel counts rows, so a slice is the rows times 512 vectors. Above,
+// the whole matmul and the plain kernels. With rows-lamport-max-bytes lower
+// (ROWS256), each one-shot rows kernel sums them: Lamport up to 32 rows,
+// staged up to 64, between barriers up to 128.
 // CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr,
 // CHECK: %[[SLICE:.*]] = arith.muli %[[ROWS]], %c512_i64{{[_0-9]*}} : i64
 // CHECK: %[[FIRST:.*]] = llvm.getelementptr %[[PARTIALS]][%[[AT:.*]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
@@ -827,23 +830,29 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 // CHECK: %[[NEXT:.*]] = arith.addi %[[OFFSET]], %[[AT]] : i64
 // CHECK: llvm.getelementptr %[[PARTIALS]][%[[NEXT]]] : (!llvm.ptr, i64) -> !llvm.ptr, vector<8xf32>
 // CHECK: symm_mem.lamport_wait
-// CHECK: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
-// CHECK: scf.for
-// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: arith.truncf
-// CHECK: llvm.store
-// CHECK: symm_mem.barrier
 // CHECK-LABEL: func.func @split_k_rows_async
 // CHECK: call @symm_rt_batch_matmul(
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : f32)
-// CHECK: call @symm_rt_batch_matmul(
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
-// CHECK: call @symm_rt_batch_matmul(
-// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
+// CHECK-NOT: symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows
 // CHECK: call @symm_rt_matmul(
 // CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
 // CHECK: call @symm_rt_matmul(
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
+// ROWS256: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
+// ROWS256: scf.for
+// ROWS256: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// ROWS256: arith.truncf
+// ROWS256: llvm.store
+// ROWS256: symm_mem.barrier
+// ROWS256-LABEL: func.func @split_k_rows_async
+// ROWS256: call @symm_rt_batch_matmul(
+// ROWS256: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
+// ROWS256: call @symm_rt_batch_matmul(
+// ROWS256: gpu.launch_func @symm_kernels::@symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
+// ROWS256: call @symm_rt_batch_matmul(
+// ROWS256: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2
+// ROWS256: call @symm_rt_matmul(
+// ROWS256: gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
 // Between barriers, the sums go into the rank's input row by row first.
 // STAGED-LABEL: gpu.func @symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(
 // STAGED: %[[MINE:.*]] = symm_mem.staging_slot

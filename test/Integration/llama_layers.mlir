@@ -66,13 +66,13 @@
 // The decoder layer's two all-reduces each carry the residual and a norm
 // (rows kernels, epilogues 0 and 3); the o_proj (K = 2048) is below
 // min-k, the down projection (K = 7168) is split over K into the MLP's up
-// to 128 rows.
+// to 128 rows, all of which (1 MiB) the Lamport rows kernel takes; the
+// two-shot up to 2 MiB, the barrier one-shot above.
 // DECODER-NOT: .extern .func
 // DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
-// DECODER-DAG: .visible .entry symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
-// DECODER-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
 // DECODER-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
+// DECODER-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
 // DECODER-NOT: .extern .func
 
 // On sm_90 (symm-compile's default chip) the decoder's rows kernel (the

@@ -84,12 +84,16 @@ pub struct RowsEpilogue {
 pub const ROWS_TWO_SHOT_MAX: u64 = 2 << 20;
 
 /// Largest message a rows kernel takes as a Lamport one-shot (with the
-/// pass's own lamport-max-bytes below it). Measured on 2x H200 in the Llama
-/// attention-output block (bench/results/2026-11-23-rows-lamport-h200x2.md):
-/// 0.5 µs faster than the staged rows kernel at 1 and 16 rows of 4096
-/// bf16, 0.2 µs slower at 64 (512 KiB: 64 blocks, each spinning on a whole
-/// row before its block reduction).
-pub const ROWS_LAMPORT_MAX: u64 = 256 << 10;
+/// pass's own lamport-max-bytes below it; `rows-lamport-max-bytes` sets
+/// another): the protocol's whole Lamport range, 128 rows of 4096 bf16.
+/// Measured on 2x H200 in the Llama decoder half-layer, whose two
+/// all-reduces are rows kernels (bench/results/2026-11-28-rows-lamport-h200x2.md):
+/// against the staged rows kernel (33-64 rows) 1.0-2.0 µs faster per
+/// layer, against the barrier one-shot (65-128 rows) 7.0-8.1 µs faster.
+/// (Before the Lamport kernel sent all of a thread's vectors in one
+/// flight, it had been 0.2 µs slower than the staged one at 64 rows:
+/// bench/results/2026-11-23-rows-lamport-h200x2.md.)
+pub const ROWS_LAMPORT_MAX: u64 = symm_protocol::LAMPORT_MAX as u64;
 
 /// Longest row a rows kernel keeps in registers: two 16-byte vectors per
 /// thread of a block.

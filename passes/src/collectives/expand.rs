@@ -81,6 +81,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
             OptionKind::Int64,
             c"-1",
         ),
+        PassOption::new(
+            c"rows-lamport-max-bytes",
+            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row (with lamport-max-bytes below it; at most 1048576, symm_protocol::LAMPORT_MAX)",
+            OptionKind::Int64,
+            c"1048576",
+        ),
     ],
     file!(),
 );
@@ -647,5 +653,14 @@ mod tests {
         assert!(text.contains(&format!(
             "-1: {rows_two_shot} on up to 2 ranks, no bound on more"
         )));
+        let rows_lamport = DESCRIPTOR.option("rows-lamport-max-bytes");
+        assert_eq!(
+            rows_lamport.map(|(_, default)| default),
+            Some(
+                crate::analysis::all_reduce::ROWS_LAMPORT_MAX
+                    .to_string()
+                    .as_str()
+            )
+        );
     }
 }

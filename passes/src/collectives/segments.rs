@@ -154,7 +154,7 @@ impl AllReduceFacts {
         let lamport = algorithm == Algorithm::OneShot
             && takes
             && self.rows.as_ref().is_none_or(|_| {
-                count / self.columns <= kernels::MAX_BLOCKS && bytes <= kernels::ROWS_LAMPORT_MAX
+                count / self.columns <= kernels::MAX_BLOCKS && bytes <= limits.rows_lamport_max
             });
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
@@ -188,7 +188,7 @@ impl AllReduceFacts {
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
         let rows_bounds = self.rows.as_ref().map(|_| {
             [
-                kernels::ROWS_LAMPORT_MAX,
+                limits.rows_lamport_max,
                 limits.rows_two_shot_max(Some(self.world)),
             ]
         });
@@ -301,6 +301,7 @@ mod tests {
         two_rank_push_max: 8 << 20,
         lamport_max: 0,
         rows_two_shot: Some(kernels::ROWS_TWO_SHOT_MAX),
+        rows_lamport_max: kernels::ROWS_LAMPORT_MAX,
     };
 
     /// The remark names each size range's kernel, in bytes and rows, and
@@ -470,7 +471,7 @@ mod tests {
         // of 512 threads: 16 rows of 4096 on 16 blocks.
         let rows = facts(true);
         assert_eq!(at(&rows, 4096 * 16), (true, false));
-        // Up to ROWS_LAMPORT_MAX (32 rows of 4096 bf16), then staged.
+        // Up to the Lamport bound (here 32 rows of 4096 bf16), then staged.
         assert_eq!(at(&rows, 4096 * 32), (true, false));
         assert_eq!(at(&rows, 4096 * 33), (false, true));
         let kernel = rows.kernel(4096 * 16, limits);
@@ -558,40 +559,54 @@ mod tests {
     }
 
     /// The rows kernels (residual + RMSNorm) take the split too, in each of
-    /// their one-shots up to 128 rows: Lamport up to ROWS_LAMPORT_MAX,
-    /// staged up to STAGING_MAX, between barriers up to the bound; the
-    /// two-shot above sums no slices.
+    /// their one-shots up to 128 rows: by default the Lamport one up to
+    /// ROWS_LAMPORT_MAX (1 MiB); with a lower `rows-lamport-max-bytes`,
+    /// Lamport up to it, staged up to STAGING_MAX, between barriers up to
+    /// the bound. The two-shot above sums no slices.
     #[test]
     fn split_k_takes_the_rows_one_shots() {
-        let limits = Limits {
-            lamport_max: 512 << 10,
-            ..LIMITS
-        };
         let mut split = facts(true);
         split.split_k = Some((2, 128));
-        let kernels: Vec<(bool, bool, Option<u64>, u64)> = split
-            .segments(limits)
-            .iter()
-            .map(|s| {
-                (
-                    s.kernel.lamport,
-                    s.kernel.staged,
-                    s.kernel.split_k,
-                    s.max_bytes,
-                )
-            })
-            .take(4)
-            .collect();
+        let kernels = |limits| -> Vec<(bool, bool, Option<u64>, u64)> {
+            split
+                .segments(limits)
+                .iter()
+                .map(|s| {
+                    (
+                        s.kernel.lamport,
+                        s.kernel.staged,
+                        s.kernel.split_k,
+                        s.max_bytes,
+                    )
+                })
+                .take(4)
+                .collect()
+        };
+        let by_default = Limits {
+            lamport_max: 1 << 20,
+            ..LIMITS
+        };
         assert_eq!(
-            kernels,
+            kernels(by_default)[..2],
             [
                 (true, false, Some(2), kernels::ROWS_LAMPORT_MAX),
+                (false, false, None, 2 << 20),
+            ]
+        );
+        let lower = Limits {
+            rows_lamport_max: 256 << 10,
+            ..by_default
+        };
+        assert_eq!(
+            kernels(lower),
+            [
+                (true, false, Some(2), 256 << 10),
                 (false, true, Some(2), 512 << 10),
                 (false, false, Some(2), 1 << 20),
                 (false, false, None, 2 << 20),
             ]
         );
-        let segments = split.segments(limits);
+        let segments = split.segments(lower);
         assert!(segments[3].kernel.algorithm == Algorithm::TwoShot);
         assert!(
             segments[2]

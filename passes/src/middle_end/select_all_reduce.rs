@@ -20,7 +20,7 @@
 
 use crate::{
     GroupTable, OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
-    analysis::all_reduce::{Algorithm, ROWS_TWO_SHOT_MAX},
+    analysis::all_reduce::{Algorithm, ROWS_LAMPORT_MAX, ROWS_TWO_SHOT_MAX},
     analysis::read_after::{own_static_allocation, used_after},
     ir::melior_ext::{OperationExt, byte_size},
     ir::op_kind::OpKind,
@@ -73,6 +73,9 @@ pub struct Limits {
     /// takes as a two-shot, above it the one-shot, where the option sets
     /// one (`None`: by the world size, `Limits::rows_two_shot_max`).
     pub rows_two_shot: Option<u64>,
+    /// Largest message a rows kernel takes as a Lamport one-shot (with
+    /// `lamport_max` below it).
+    pub rows_lamport_max: u64,
 }
 
 impl Limits {
@@ -94,6 +97,8 @@ impl Limits {
             lamport_max: bytes("lamport-max-bytes", LAMPORT_MAX)
                 .min(symm_protocol::LAMPORT_MAX as u64),
             rows_two_shot: by_world("rows-two-shot-max-bytes"),
+            rows_lamport_max: bytes("rows-lamport-max-bytes", ROWS_LAMPORT_MAX)
+                .min(symm_protocol::LAMPORT_MAX as u64),
         }
     }
 
@@ -257,6 +262,7 @@ mod tests {
             two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
             lamport_max: LAMPORT_MAX,
             rows_two_shot: Some(super::ROWS_TWO_SHOT_MAX),
+            rows_lamport_max: super::ROWS_LAMPORT_MAX,
         }
     }
 

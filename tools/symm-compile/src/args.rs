@@ -45,6 +45,7 @@ pub struct Args {
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
     pub rows_two_shot_max_bytes: Option<u64>,
+    pub rows_lamport_max_bytes: u64,
     pub split_k_max_rows: u64,
     pub matmul_max_rows: u64,
     pub matmul_tile: [u64; 4],
@@ -144,7 +145,12 @@ struct Cli {
     /// One-shot all-reduces of bf16 or f16 sums up to this many bytes take
     /// the Lamport kernel, whose data is its own signal (no barrier); 0:
     /// never. At most 1048576 (`symm_protocol::LAMPORT_MAX`).
-    #[arg(long, value_name = "N", default_value_t = symm_passes::middle_end::select_all_reduce::LAMPORT_MAX)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = symm_passes::middle_end::select_all_reduce::LAMPORT_MAX,
+        value_parser = lamport_bytes()
+    )]
     lamport_max_bytes: u64,
     /// An all-reduce with a row statistic (the residual and the next
     /// RMSNorm fused in) takes the two-shot up to this many bytes, the
@@ -152,6 +158,16 @@ struct Cli {
     /// ranks, no bound on more (symm-mem-expand-collectives).
     #[arg(long, value_name = "N")]
     rows_two_shot_max_bytes: Option<u64>,
+    /// An all-reduce with a row statistic takes the Lamport one-shot (a
+    /// block per row, no barrier) up to this many bytes, where
+    /// --lamport-max-bytes allows it too. At most 1048576.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = symm_passes::analysis::all_reduce::ROWS_LAMPORT_MAX,
+        value_parser = lamport_bytes()
+    )]
+    rows_lamport_max_bytes: u64,
     /// A matmul that only an all-reduce reads runs, for calls of up to
     /// this many rows, as split-K slices that the all-reduce kernel sums
     /// (no reduction kernel of its own); 0: never.
@@ -289,6 +305,12 @@ struct Cli {
     chip: Chip,
 }
 
+/// A Lamport byte bound: 0 up to the protocol's cap (its regions hold no
+/// larger message).
+fn lamport_bytes() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(..=symm_passes::middle_end::select_all_reduce::LAMPORT_MAX)
+}
+
 /// `args` without the program name; a clap error (its `exit` prints it
 /// and exits 0 for --help/--version, 2 otherwise).
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Error> {
@@ -327,6 +349,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         two_rank_push_max_bytes: cli.two_rank_push_max_bytes,
         lamport_max_bytes: cli.lamport_max_bytes,
         rows_two_shot_max_bytes: cli.rows_two_shot_max_bytes,
+        rows_lamport_max_bytes: cli.rows_lamport_max_bytes,
         split_k_max_rows: cli.split_k_max_rows,
         matmul_max_rows: cli.matmul_max_rows,
         matmul_tile: match cli.matmul_tile[..] {
@@ -428,6 +451,25 @@ mod tests {
         assert_eq!(chip.name(), "sm_100a");
         let stdin = parse_strs(&["-", "-o", "x.o"]).unwrap();
         assert!(stdin.from_stdin() && stdin.output == std::path::Path::new("x.o"));
+    }
+
+    /// The Lamport bounds take 0 up to the protocol's cap; a larger one is
+    /// refused with the option's name and the range, not handed to the
+    /// passes (whose pipeline would not parse it).
+    #[test]
+    fn refuses_lamport_bounds_past_the_cap() {
+        let plain = parse_strs(&["a.mlir"]).unwrap();
+        assert_eq!(plain.rows_lamport_max_bytes, 1 << 20);
+        assert_eq!(plain.lamport_max_bytes, 1 << 20);
+        let set = parse_strs(&["a.mlir", "--rows-lamport-max-bytes=262144"]).unwrap();
+        assert_eq!(set.rows_lamport_max_bytes, 262144);
+        for option in ["--lamport-max-bytes", "--rows-lamport-max-bytes"] {
+            let error = parse_strs(&["a.mlir", &format!("{option}=1048577")])
+                .expect_err("a bound past the cap is refused");
+            assert_eq!(error.kind(), ErrorKind::ValueValidation);
+            let text = error.to_string();
+            assert!(text.contains(option) && text.contains("1048576"), "{text}");
+        }
     }
 
     #[test]

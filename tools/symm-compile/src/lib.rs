@@ -58,7 +58,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} rows-two-shot-max-bytes={rows_two_shot} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
+         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} rows-two-shot-max-bytes={rows_two_shot} rows-lamport-max-bytes={rows_lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
          symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {wgmma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
@@ -78,6 +78,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         wgmma = wgmma,
         lamport = args.lamport_max_bytes,
         rows_two_shot = by_world(args.rows_two_shot_max_bytes),
+        rows_lamport = args.rows_lamport_max_bytes,
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,
         bn = args.matmul_tile[0],
@@ -480,6 +481,20 @@ unsafe extern "C" fn print_diagnostic(
 #[cfg(test)]
 mod tests {
     use super::pipeline;
+
+    /// The Lamport bounds reach the collectives' expansion as given.
+    #[test]
+    fn passes_the_lamport_bounds() {
+        let args = [
+            "a.mlir",
+            "--no-libdevice",
+            "--rows-lamport-max-bytes=262144",
+        ];
+        let args = crate::args::parse(args.map(str::to_owned)).expect("a command line");
+        let text = pipeline(&args, None);
+        assert!(text.contains("lamport-max-bytes=1048576 "), "{text}");
+        assert!(text.contains("rows-lamport-max-bytes=262144 "), "{text}");
+    }
 
     /// The one-shot limit and the rows kernels' two-shot bound reach the
     /// passes as given, -1 (by the world size) when left out, and a bound
