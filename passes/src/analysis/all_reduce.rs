@@ -83,17 +83,25 @@ pub struct RowsEpilogue {
 /// slower at 8 MB (its second half runs every row in each block).
 pub const ROWS_TWO_SHOT_MAX: u64 = 2 << 20;
 
-/// Largest message a rows kernel takes as a Lamport one-shot (with the
-/// pass's own lamport-max-bytes below it; `rows-lamport-max-bytes` sets
-/// another): the protocol's whole Lamport range, 128 rows of 4096 bf16.
-/// Measured on 2x H200 in the Llama decoder half-layer, whose two
-/// all-reduces are rows kernels (bench/results/2026-11-28-rows-lamport-h200x2.md):
-/// against the staged rows kernel (33-64 rows) 1.0-2.0 µs faster per
-/// layer, against the barrier one-shot (65-128 rows) 7.0-8.1 µs faster.
-/// (Before the Lamport kernel sent all of a thread's vectors in one
-/// flight, it had been 0.2 µs slower than the staged one at 64 rows:
+/// Largest message a rows kernel takes as a Lamport one-shot on 2 ranks
+/// (with the pass's own lamport-max-bytes below it; `rows-lamport-max-bytes`
+/// sets another on every world size): the protocol's whole Lamport range,
+/// 128 rows of 4096 bf16. Measured on 2x H200 in the Llama decoder
+/// half-layer, whose two all-reduces are rows kernels
+/// (bench/results/2026-11-28-rows-lamport-h200x2.md): against the staged
+/// rows kernel (33-64 rows) 1.0-2.0 µs faster per layer, against the
+/// barrier one-shot (65-128 rows) 7.0-8.1 µs faster. (Before the Lamport
+/// kernel sent all of a thread's vectors in one flight, it had been 0.2 µs
+/// slower than the staged one at 64 rows:
 /// bench/results/2026-11-23-rows-lamport-h200x2.md.)
 pub const ROWS_LAMPORT_MAX: u64 = symm_protocol::LAMPORT_MAX as u64;
+
+/// The same on more than 2 ranks: 32 rows of 4096 bf16. On 4x H200 the
+/// TP-4 decoder half-layer with the Lamport rows kernel up to 1 MiB was
+/// 0.8-1.3 µs slower at 33 rows than with the staged one and even at 64
+/// (bench/results/2026-11-28-rows-lamport-h200x2.md, TP 4); a rows
+/// one-shot runs only up to 512 KiB there (`Limits::one_shot_max`).
+pub const ROWS_LAMPORT_MAX_MORE_RANKS: u64 = 256 << 10;
 
 /// Longest row a rows kernel keeps in registers: two 16-byte vectors per
 /// thread of a block.

@@ -83,9 +83,9 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
         ),
         PassOption::new(
             c"rows-lamport-max-bytes",
-            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row (with lamport-max-bytes below it; at most 1048576, symm_protocol::LAMPORT_MAX)",
+            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row, with lamport-max-bytes below it (-1: 1048576 on up to 2 ranks, 262144 on more; at most 1048576, symm_protocol::LAMPORT_MAX)",
             OptionKind::Int64,
-            c"1048576",
+            c"-1",
         ),
     ],
     file!(),
@@ -653,14 +653,13 @@ mod tests {
         assert!(text.contains(&format!(
             "-1: {rows_two_shot} on up to 2 ranks, no bound on more"
         )));
-        let rows_lamport = DESCRIPTOR.option("rows-lamport-max-bytes");
-        assert_eq!(
-            rows_lamport.map(|(_, default)| default),
-            Some(
-                crate::analysis::all_reduce::ROWS_LAMPORT_MAX
-                    .to_string()
-                    .as_str()
-            )
-        );
+        let (text, default) = DESCRIPTOR
+            .option("rows-lamport-max-bytes")
+            .expect("the pass has rows-lamport-max-bytes");
+        assert_eq!(default, "-1");
+        use crate::analysis::all_reduce::{ROWS_LAMPORT_MAX, ROWS_LAMPORT_MAX_MORE_RANKS};
+        assert!(text.contains(&format!(
+            "-1: {ROWS_LAMPORT_MAX} on up to 2 ranks, {ROWS_LAMPORT_MAX_MORE_RANKS} on more"
+        )));
     }
 }

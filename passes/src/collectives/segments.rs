@@ -154,7 +154,8 @@ impl AllReduceFacts {
         let lamport = algorithm == Algorithm::OneShot
             && takes
             && self.rows.as_ref().is_none_or(|_| {
-                count / self.columns <= kernels::MAX_BLOCKS && bytes <= limits.rows_lamport_max
+                count / self.columns <= kernels::MAX_BLOCKS
+                    && bytes <= limits.rows_lamport_max(Some(self.world))
             });
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
@@ -188,7 +189,7 @@ impl AllReduceFacts {
         let (least, most) = (bytes(self.row_elements), bytes(self.max_count));
         let rows_bounds = self.rows.as_ref().map(|_| {
             [
-                limits.rows_lamport_max,
+                limits.rows_lamport_max(Some(self.world)),
                 limits.rows_two_shot_max(Some(self.world)),
             ]
         });
@@ -301,7 +302,7 @@ mod tests {
         two_rank_push_max: 8 << 20,
         lamport_max: 0,
         rows_two_shot: Some(kernels::ROWS_TWO_SHOT_MAX),
-        rows_lamport_max: kernels::ROWS_LAMPORT_MAX,
+        rows_lamport: None,
     };
 
     /// The remark names each size range's kernel, in bytes and rows, and
@@ -594,7 +595,7 @@ mod tests {
             ]
         );
         let lower = Limits {
-            rows_lamport_max: 256 << 10,
+            rows_lamport: Some(256 << 10),
             ..by_default
         };
         assert_eq!(
@@ -604,6 +605,36 @@ mod tests {
                 (false, true, Some(2), 512 << 10),
                 (false, false, Some(2), 1 << 20),
                 (false, false, None, 2 << 20),
+            ]
+        );
+        // On 4 ranks (the one-shot bound by the world size too): Lamport up
+        // to 256 KiB, staged up to the one-shot's 512 KiB, two-shot above.
+        let mut four = facts(true);
+        four.split_k = Some((2, 128));
+        four.world = 4;
+        let by_world = Limits {
+            one_shot: None,
+            ..by_default
+        };
+        let on_four: Vec<(bool, bool, Algorithm, u64)> = four
+            .segments(by_world)
+            .iter()
+            .map(|s| {
+                (
+                    s.kernel.lamport,
+                    s.kernel.staged,
+                    s.kernel.algorithm,
+                    s.max_bytes,
+                )
+            })
+            .take(3)
+            .collect();
+        assert_eq!(
+            on_four,
+            [
+                (true, false, Algorithm::OneShot, 256 << 10),
+                (false, true, Algorithm::OneShot, 512 << 10),
+                (false, false, Algorithm::TwoShot, 2 << 20),
             ]
         );
         let segments = split.segments(lower);

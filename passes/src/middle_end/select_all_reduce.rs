@@ -20,7 +20,9 @@
 
 use crate::{
     GroupTable, OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
-    analysis::all_reduce::{Algorithm, ROWS_LAMPORT_MAX, ROWS_TWO_SHOT_MAX},
+    analysis::all_reduce::{
+        Algorithm, ROWS_LAMPORT_MAX, ROWS_LAMPORT_MAX_MORE_RANKS, ROWS_TWO_SHOT_MAX,
+    },
     analysis::read_after::{own_static_allocation, used_after},
     ir::melior_ext::{OperationExt, byte_size},
     ir::op_kind::OpKind,
@@ -74,8 +76,9 @@ pub struct Limits {
     /// one (`None`: by the world size, `Limits::rows_two_shot_max`).
     pub rows_two_shot: Option<u64>,
     /// Largest message a rows kernel takes as a Lamport one-shot (with
-    /// `lamport_max` below it).
-    pub rows_lamport_max: u64,
+    /// `lamport_max` below it), where the option sets one (`None`: by the
+    /// world size, `Limits::rows_lamport_max`).
+    pub rows_lamport: Option<u64>,
 }
 
 impl Limits {
@@ -97,8 +100,8 @@ impl Limits {
             lamport_max: bytes("lamport-max-bytes", LAMPORT_MAX)
                 .min(symm_protocol::LAMPORT_MAX as u64),
             rows_two_shot: by_world("rows-two-shot-max-bytes"),
-            rows_lamport_max: bytes("rows-lamport-max-bytes", ROWS_LAMPORT_MAX)
-                .min(symm_protocol::LAMPORT_MAX as u64),
+            rows_lamport: by_world("rows-lamport-max-bytes")
+                .map(|bytes| bytes.min(symm_protocol::LAMPORT_MAX as u64)),
         }
     }
 
@@ -107,6 +110,16 @@ impl Limits {
         self.one_shot.unwrap_or(match world {
             Some(ranks) if ranks > 2 => ONE_SHOT_MAX_MORE_RANKS,
             _ => ONE_SHOT_MAX,
+        })
+    }
+
+    /// The largest rows Lamport one-shot on `world` ranks (`None`: set at
+    /// launch): `ROWS_LAMPORT_MAX` on up to 2 ranks,
+    /// `ROWS_LAMPORT_MAX_MORE_RANKS` on more.
+    pub fn rows_lamport_max(&self, world: Option<u64>) -> u64 {
+        self.rows_lamport.unwrap_or(match world {
+            Some(ranks) if ranks > 2 => ROWS_LAMPORT_MAX_MORE_RANKS,
+            _ => ROWS_LAMPORT_MAX,
         })
     }
 
@@ -262,7 +275,7 @@ mod tests {
             two_rank_push_max: TWO_RANK_TWO_SHOT_MAX,
             lamport_max: LAMPORT_MAX,
             rows_two_shot: Some(super::ROWS_TWO_SHOT_MAX),
-            rows_lamport_max: super::ROWS_LAMPORT_MAX,
+            rows_lamport: None,
         }
     }
 
@@ -349,6 +362,25 @@ mod tests {
         };
         assert_eq!(set.rows_two_shot_max(Some(2)), 16 << 20);
         assert_eq!(set.rows_two_shot_max(Some(8)), 16 << 20);
+    }
+
+    /// So does the rows kernels' Lamport bound: 1 MiB on 2 ranks or a world
+    /// set at launch, 256 KiB on more; a bound the option sets holds on
+    /// every world size.
+    #[test]
+    fn the_default_rows_lamport_bound_goes_by_the_world_size() {
+        let by_world = limits(0);
+        assert_eq!(by_world.rows_lamport_max(Some(2)), 1 << 20);
+        assert_eq!(by_world.rows_lamport_max(None), 1 << 20);
+        for world in [3, 4, 8] {
+            assert_eq!(by_world.rows_lamport_max(Some(world)), 256 << 10);
+        }
+        let set = Limits {
+            rows_lamport: Some(512 << 10),
+            ..limits(0)
+        };
+        assert_eq!(set.rows_lamport_max(Some(2)), 512 << 10);
+        assert_eq!(set.rows_lamport_max(Some(8)), 512 << 10);
     }
 
     /// The option's text names the defaults it stands for (it must be a C

@@ -45,7 +45,7 @@ pub struct Args {
     pub two_rank_push_max_bytes: u64,
     pub lamport_max_bytes: u64,
     pub rows_two_shot_max_bytes: Option<u64>,
-    pub rows_lamport_max_bytes: u64,
+    pub rows_lamport_max_bytes: Option<u64>,
     pub split_k_max_rows: u64,
     pub matmul_max_rows: u64,
     pub matmul_tile: [u64; 4],
@@ -160,14 +160,10 @@ struct Cli {
     rows_two_shot_max_bytes: Option<u64>,
     /// An all-reduce with a row statistic takes the Lamport one-shot (a
     /// block per row, no barrier) up to this many bytes, where
-    /// --lamport-max-bytes allows it too. At most 1048576.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = symm_passes::analysis::all_reduce::ROWS_LAMPORT_MAX,
-        value_parser = lamport_bytes()
-    )]
-    rows_lamport_max_bytes: u64,
+    /// --lamport-max-bytes allows it too, on every world size; left out:
+    /// 1 MiB on up to 2 ranks, 256 KiB on more. At most 1048576.
+    #[arg(long, value_name = "N", value_parser = lamport_bytes())]
+    rows_lamport_max_bytes: Option<u64>,
     /// A matmul that only an all-reduce reads runs, for calls of up to
     /// this many rows, as split-K slices that the all-reduce kernel sums
     /// (no reduction kernel of its own); 0: never.
@@ -459,10 +455,10 @@ mod tests {
     #[test]
     fn refuses_lamport_bounds_past_the_cap() {
         let plain = parse_strs(&["a.mlir"]).unwrap();
-        assert_eq!(plain.rows_lamport_max_bytes, 1 << 20);
+        assert_eq!(plain.rows_lamport_max_bytes, None);
         assert_eq!(plain.lamport_max_bytes, 1 << 20);
         let set = parse_strs(&["a.mlir", "--rows-lamport-max-bytes=262144"]).unwrap();
-        assert_eq!(set.rows_lamport_max_bytes, 262144);
+        assert_eq!(set.rows_lamport_max_bytes, Some(262144));
         for option in ["--lamport-max-bytes", "--rows-lamport-max-bytes"] {
             let error = parse_strs(&["a.mlir", &format!("{option}=1048577")])
                 .expect_err("a bound past the cap is refused");

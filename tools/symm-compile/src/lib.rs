@@ -78,7 +78,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         wgmma = wgmma,
         lamport = args.lamport_max_bytes,
         rows_two_shot = by_world(args.rows_two_shot_max_bytes),
-        rows_lamport = args.rows_lamport_max_bytes,
+        rows_lamport = by_world(args.rows_lamport_max_bytes),
         matmul = args.matmul_max_rows,
         groups = args.matmul_max_rows > 0,
         bn = args.matmul_tile[0],
@@ -482,18 +482,20 @@ unsafe extern "C" fn print_diagnostic(
 mod tests {
     use super::pipeline;
 
-    /// The Lamport bounds reach the collectives' expansion as given.
+    /// The Lamport bounds reach the collectives' expansion as given; the
+    /// rows kernels' one is -1 (by the world size) when left out.
     #[test]
     fn passes_the_lamport_bounds() {
-        let args = [
-            "a.mlir",
-            "--no-libdevice",
-            "--rows-lamport-max-bytes=262144",
-        ];
-        let args = crate::args::parse(args.map(str::to_owned)).expect("a command line");
-        let text = pipeline(&args, None);
-        assert!(text.contains("lamport-max-bytes=1048576 "), "{text}");
-        assert!(text.contains("rows-lamport-max-bytes=262144 "), "{text}");
+        let text = |flags: &[&str]| {
+            let args = ["a.mlir", "--no-libdevice"].iter().chain(flags);
+            let args = crate::args::parse(args.map(|arg| arg.to_string())).expect("a command line");
+            pipeline(&args, None)
+        };
+        let plain = text(&[]);
+        assert!(plain.contains(" lamport-max-bytes=1048576 "), "{plain}");
+        assert!(plain.contains(" rows-lamport-max-bytes=-1 "), "{plain}");
+        let set = text(&["--rows-lamport-max-bytes=262144"]);
+        assert!(set.contains(" rows-lamport-max-bytes=262144 "), "{set}");
     }
 
     /// The one-shot limit and the rows kernels' two-shot bound reach the
