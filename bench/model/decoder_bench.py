@@ -70,6 +70,29 @@ def decoder(s, w_o, next_norm, attn, x, reduce, fused):
     return out, rmsnorm(out, next_norm)
 
 
+def reducers(s, buf):
+    """Each of torch's all-reduce variants as `reduce(project)`: runs a
+    projection (a function of its output buffer, None for a fresh tensor)
+    and returns the all-reduced sum: by NCCL, or by symm_mem's one-shot or
+    two-shot in place on the symmetric buffer `buf`."""
+
+    def by_nccl(project):
+        partial = project(None)
+        dist.all_reduce(partial)
+        return partial
+
+    def by_one_shot(project):
+        project(buf)
+        return torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
+
+    def by_two_shot(project):
+        project(buf)
+        torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
+        return buf
+
+    return {"nccl": by_nccl, "one_shot": by_one_shot, "two_shot": by_two_shot}
+
+
 _COMPILED = {}
 
 
@@ -107,28 +130,9 @@ def main():
         buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
         symm_mem.rendezvous(buf, s.group)
 
-        def by_nccl(project):
-            partial = project(None)
-            dist.all_reduce(partial)
-            return partial
-
-        def by_one_shot(project):
-            project(buf)
-            return torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
-
-        def by_two_shot(project):
-            project(buf)
-            torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
-            return buf
-
-        variants = [
-            (name, reduce)
-            for name, reduce in (
-                ("nccl", by_nccl), ("one_shot", by_one_shot), ("two_shot", by_two_shot)
-            )
-            if name in TORCH_VARIANTS
-        ]
-        reference = decoder(s, w_o, next_norm, attn, x, by_nccl, False)
+        by = reducers(s, buf)
+        variants = [(name, reduce) for name, reduce in by.items() if name in TORCH_VARIANTS]
+        reference = decoder(s, w_o, next_norm, attn, x, by["nccl"], False)
         torch.cuda.synchronize()
         row = {"m": m}
         for name, reduce in variants:

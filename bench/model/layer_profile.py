@@ -86,21 +86,12 @@ def variants(s, m):
         normed = torch.empty_like(x)
         layer = s.layer
 
-        def by_one_shot(project):
-            project(buf)
-            return torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", s.group)
-
-        def by_two_shot(project):
-            project(buf)
-            torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", s.group)
-            return buf
-
-        reduces = {"one_shot": by_one_shot, "two_shot": by_two_shot}
+        reduces = decoder_bench.reducers(s, buf)
         found = [
             ("symm", lambda: layer(m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down,
                                    next_norm, out, normed)),
             ("torch two-shot", lambda: decoder_bench.decoder(
-                s, w_o, next_norm, attn, x, by_two_shot, True)),
+                s, w_o, next_norm, attn, x, reduces["two_shot"], True)),
         ]
         for name in compiled_names:
             compiled = decoder_bench.compiled_decoder(name)
