@@ -67,25 +67,23 @@ def host_barrier(key):
         pass
 
 
-def variants(s, m):
-    """(name, fn) of what is profiled at m tokens: the compiled layer and
-    torch's variants of the same block. PROFILE_BLOCK=decoder profiles the
-    decoder half-layer (examples/llama_decoder.mlir, as decoder_bench.py
-    builds it), else the MLP block (examples/llama_mlp.mlir). Both include
-    torch.compile (Inductor) of the two-shot variant, the anchor of issue
-    32's targets at 16 and 128 tokens (PROFILE_COMPILED=one_shot,two_shot
-    names others)."""
+def variants(s, block, layer, m):
+    """(name, fn) of what is profiled at m tokens: the compiled `layer` and
+    torch's variants of the same block: the decoder half-layer
+    (examples/llama_decoder.mlir, as decoder_bench.py builds it) where
+    `block` is "decoder", else the MLP block (examples/llama_mlp.mlir).
+    Both include torch.compile (Inductor) of the two-shot variant, the
+    anchor of issue 32's targets at 16 and 128 tokens
+    (PROFILE_COMPILED=nccl,one_shot,two_shot names others)."""
     compiled_names = os.environ.get("PROFILE_COMPILED", "two_shot").split(",")
     buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
     symm_mem.rendezvous(buf, s.group)
     x = s.normal(m, D, std=1.0)
     out = torch.empty_like(x)
-    if s.profile_block == "decoder":
+    if block == "decoder":
         heads, w_o, next_norm = decoder_bench.attention_weights(s)
         attn = s.normal(m, heads, std=1.0)
         normed = torch.empty_like(x)
-        layer = s.layer
-
         reduces = decoder_bench.reducers(s, buf)
         found = [
             ("symm", lambda: layer(m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down,
@@ -99,8 +97,8 @@ def variants(s, m):
                           lambda compiled=compiled, reduce=reduces[name]: compiled(
                               s, w_o, next_norm, attn, x, reduce)))
         return found
-    layer = s.layer
     torch_fns = {
+        "nccl": lambda fused: llama_tp.nccl(s, x, fused),
         "one_shot": lambda fused: llama_tp.one_shot(s, x, buf, fused),
         "two_shot": lambda fused: llama_tp.two_shot(s, x, buf, fused),
     }
@@ -117,14 +115,15 @@ def variants(s, m):
 def main():
     s = llama_tp.setup()
     runtime = symm.Runtime()
-    s.profile_block = os.environ.get("PROFILE_BLOCK", "mlp")
-    entry = "llama_decoder" if s.profile_block == "decoder" else "llama_mlp"
-    s.layer = symm.Layer(runtime, sys.argv[1], entry)
+    block = os.environ.get("PROFILE_BLOCK", "mlp")
+    entry = "llama_decoder" if block == "decoder" else "llama_mlp"
+    layer = symm.Layer(runtime, sys.argv[1], entry)
 
     # PROFILE_TOKENS=1,16 picks the token counts (default 1 and 2048).
     tokens = [int(t) for t in os.environ.get("PROFILE_TOKENS", "1,2048").split(",")]
     for m in tokens:
-        for (name, fn), graphed in itertools.product(variants(s, m), (False, True)):
+        profiled = variants(s, block, layer, m)
+        for (name, fn), graphed in itertools.product(profiled, (False, True)):
             # torch.compile's variants are measured (layer_bench.py) and
             # profiled in a CUDA graph only.
             if name.startswith("torch.compile") and not graphed:
@@ -137,7 +136,7 @@ def main():
                 torch.cuda.synchronize()
             except Exception as error:  # a variant Inductor cannot compile is reported, not fatal
                 if s.rank == 0:
-                    print(f"== M={m} {name}: {type(error).__name__}: {error}", flush=True)
+                    print(f"== {block} M={m} {name}: {type(error).__name__}: {error}", flush=True)
                 continue
             dist.barrier()
             # The profiler starts in its own time on each rank, and its first
@@ -152,7 +151,7 @@ def main():
                 on_trace_ready=lambda prof: traced.append(kernel_times(prof)),
             ) as prof:
                 for step in range(2):
-                    host_barrier(f"{s.profile_block}/{m}/{name}/{step}")
+                    host_barrier(f"{block}/{m}/{name}/{step}")
                     run()
                     torch.cuda.synchronize()
                     prof.step()
@@ -170,7 +169,7 @@ def main():
             wall = spans[-1][1] - spans[0][0] if spans else 0.0
             if s.rank == 0:
                 total = sum(totals.values()) / CALLS
-                print(f"== {s.profile_block} M={m} {name}: {total:.1f} us of kernels per call, "
+                print(f"== {block} M={m} {name}: {total:.1f} us of kernels per call, "
                       f"{wall / CALLS:.1f} us wall, {(wall - busy) / CALLS:.1f} us idle",
                       flush=True)
                 for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
