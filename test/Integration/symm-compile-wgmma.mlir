@@ -19,6 +19,21 @@
 // RUN: not grep -q wgmma %t/off.ptx
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/few.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-few
 // RUN: FileCheck %s --check-prefix=FEW < %t/few.ptx
+// --matmul-wgmma-gemv-prefetch sets the weight rows the wgmma GEMV
+// prefetches (1024: 7 a thread of 160) and --no-matmul-wgmma-gemv-evict-first
+// drops the weight copies' L2 policy; both need --matmul-wgmma-gemv.
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/pf.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-prefetch 1024 --no-matmul-wgmma-gemv-evict-first
+// RUN: FileCheck %s --check-prefix=PF < %t/pf.ptx
+// RUN: not %symm-compile %examples/llama_mlp.mlir -o %t/pf90.o --chip sm_90a --matmul-wgmma-gemv-prefetch 1024 2>&1 | FileCheck %s --check-prefix=PFALONE
+// PFALONE: error: the following required arguments were not provided:
+// PFALONE-NEXT: --matmul-wgmma-gemv{{$}}
+// PF-LABEL: .visible .entry symm_matmul_1_wgmma64(
+// PF-COUNT-7: prefetch.global.L2
+// PF-NOT: prefetch.global.L2
+// PF-NOT: L2::cache_hint
+// PF: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PF-NOT: L2::cache_hint
+// PF-LABEL: .visible .entry symm_matmul_1_wgmma128(
 
 // CHECK-NOT: .entry symm_matmul_0_wgmma
 // CHECK-LABEL: .visible .entry symm_matmul_1_wgmma64(

@@ -8,6 +8,7 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true})' | FileCheck %s
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-few=true wgmma-gemv-max-rows=64})' 2>&1 | FileCheck %s --check-prefix=FEW
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true launch-dependents=false})' 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-prefetch=480})' 2>&1 | FileCheck %s --check-prefix=PREFETCH
 
 // The down projection's two split-K slices (3584 rows of the weight each).
 // The 64-row kernel: 160 threads (the warpgroup and the producer warp),
@@ -40,6 +41,21 @@
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.griddepcontrol launch_dependents
+// With wgmma-gemv-prefetch = 480 the block's 160 threads prefetch three
+// rows each before the ring starts: rows t, t + 160 and t + 320 of the
+// 480 (clamped to the last).
+// PREFETCH-LABEL: gpu.func @symm_matmul_0_wgmma64(
+// PREFETCH: %[[TID:.*]] = gpu.thread_id x
+// PREFETCH: arith.minui %{{.*}}, %c479_i64
+// PREFETCH: nvvm.prefetch level = L2
+// PREFETCH: %[[R1:.*]] = arith.addi %{{.*}}, %c160_i64
+// PREFETCH: arith.minui %[[R1]], %c479_i64
+// PREFETCH: nvvm.prefetch level = L2
+// PREFETCH: %[[R2:.*]] = arith.addi %{{.*}}, %c320_i64
+// PREFETCH: arith.minui %[[R2]], %c479_i64
+// PREFETCH: nvvm.prefetch level = L2
+// PREFETCH-NOT: nvvm.prefetch
+// PREFETCH: nvvm.mbarrier.init
 // CHECK-LABEL: gpu.func @symm_matmul_0_wgmma128(
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // The host: a call of more than 16 rows may run the generated branch only

@@ -808,6 +808,34 @@ impl<'c> Gemv<'_, 'c> {
         self.k.gemv_prefetch(self.tile)
     }
 
+    /// Prefetches into L2 the lines of the first `self.prefetch()` weight
+    /// rows (at most K) at `column` (clamped inside the weight) of every
+    /// weight, the rows dealt round the block's threads: thread `tid`
+    /// takes rows `tid`, `tid + threads`, ... (each a line; a thread past
+    /// the last row takes it again). For the GEMVs whose weight the TMA
+    /// streams; no value depends on the prefetches.
+    pub(super) fn prefetch_rows(
+        &self,
+        e: &Emitter<'c>,
+        weights: &[Val<'c>],
+        tid: Val<'c>,
+        column: Val<'c>,
+    ) {
+        let k = self.k;
+        let rows = self.prefetch().min(k.k);
+        if rows == 0 {
+            return;
+        }
+        let threads = self.tile.threads(k.weights);
+        let column = e.min(column, self.c(k.n.saturating_sub(8)));
+        for round in 0..rows.div_ceil(threads) {
+            let row = e.min(e.add(tid, self.c(round * threads)), self.c(rows - 1));
+            for weight in weights {
+                self.prefetch_weight(e, *weight, row, column);
+            }
+        }
+    }
+
     /// Prefetches into L2 the line of `weight` that holds `(row, column)`
     /// (both inside the weight).
     pub(super) fn prefetch_weight(

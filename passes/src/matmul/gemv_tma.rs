@@ -224,19 +224,11 @@ impl<'c> Gemv<'_, 'c> {
             .map(|j| e.int_to_ptr(e.arg(first_descriptor + j)))
             .collect();
         // The lines of the first `prefetch` weight rows of the block's
-        // columns towards L2, before the wait for the grids before (no
-        // value depends on them): thread t takes row t (the last row past
-        // them). Launched early, the kernel starts its stream while the
-        // grid before it drains, as the register GEMVs do.
+        // columns towards L2, before the wait for the grids before.
+        // Launched early, the kernel starts its stream while the grid
+        // before it drains, as the register GEMVs do.
         let column_start = e.mul(e.cast(e.block_id(), i64), self.c(BOX_COLUMNS));
-        let prefetch_rows = self.prefetch().min(k.k);
-        if prefetch_rows > 0 {
-            let row = e.min(tid, self.c(prefetch_rows - 1));
-            let column = e.min(column_start, self.c(k.n.saturating_sub(8)));
-            for weight in &weights {
-                self.prefetch_weight(e, *weight, row, column);
-            }
-        }
+        self.prefetch_rows(e, &weights, tid, column_start);
         let shared = e.dynamic_shared();
         let statistics = e.byte_offset(shared, self.c(tile.statistics_offset(&shape)));
         let ring = Ring::new(

@@ -191,17 +191,9 @@ impl<'c> Gemv<'_, 'c> {
             .collect();
         let a_descriptor = e.int_to_ptr(e.arg(first_descriptor + k.weights as usize));
         // The first `prefetch` weight rows of the block's columns towards
-        // L2 before the wait for the grids before, as the TMA GEMV does
-        // (a line a thread).
+        // L2 before the wait for the grids before, as the TMA GEMV does.
         let column_start = e.mul(e.cast(e.block_id(), i64), self.c(BLOCK_COLUMNS));
-        let prefetch_rows = self.prefetch().min(k.k);
-        if prefetch_rows > 0 {
-            let row = e.min(tid, self.c(prefetch_rows - 1));
-            let column = e.min(column_start, self.c(k.n.saturating_sub(8)));
-            for weight in &weights {
-                self.prefetch_weight(e, *weight, row, column);
-            }
-        }
+        self.prefetch_rows(e, &weights, tid, column_start);
         let shared = e.dynamic_shared();
         let ring = Ring::new(
             e,

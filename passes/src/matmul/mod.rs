@@ -226,6 +226,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"wgmma-gemv-prefetch",
+            c"With prefetch, the wgmma GEMV's weight rows (of its block's columns, a line each) prefetched into L2 before it waits for the grids before it (0: the default)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
             c"wgmma-gemv-stages",
             c"The wgmma GEMV's ring of stages (0: the default)",
             OptionKind::Int64,
@@ -529,17 +535,18 @@ fn wgmma_tiles_from(options: &PassOptions) -> Result<Vec<GemvTile>, PassError> {
         )));
     }
     let mut base = GemvTile::SINGLE_WGMMA;
-    if !options.flag("prefetch") {
-        base.prefetch = 0;
-    }
     base.evict_first = options.flag("wgmma-gemv-evict-first");
     override_fields(
         options,
         [
+            ("wgmma-gemv-prefetch", &mut base.prefetch),
             ("wgmma-gemv-stages", &mut base.unroll),
             ("wgmma-gemv-stage-rows", &mut base.stage_rows),
         ],
     )?;
+    if !options.flag("prefetch") {
+        base.prefetch = 0;
+    }
     let max_rows = max_rows as u64;
     let sizes: &[u64] = if few { &[16, 64, 128] } else { &[64, 128] };
     let mut tiles = Vec::new();

@@ -81,6 +81,8 @@ pub struct Args {
     pub matmul_wgmma_gemv: bool,
     pub matmul_wgmma_gemv_few: bool,
     pub matmul_wgmma_gemv_max_rows: u64,
+    pub matmul_wgmma_gemv_prefetch: u64,
+    pub matmul_wgmma_gemv_evict_first: bool,
     pub split_k_slices: u64,
     pub split_k_min_k: u64,
     pub cuda_graphs: bool,
@@ -266,6 +268,19 @@ struct Cli {
         requires = "matmul_wgmma_gemv"
     )]
     matmul_wgmma_gemv_max_rows: u64,
+    /// The wgmma GEMV's weight rows (of its block's columns, a line each)
+    /// prefetched into L2 before it waits for the kernel before it (0: its
+    /// default).
+    #[arg(
+        long,
+        value_name = "ROWS",
+        default_value_t = 0,
+        requires = "matmul_wgmma_gemv"
+    )]
+    matmul_wgmma_gemv_prefetch: u64,
+    /// The wgmma GEMV's weight copies carry no L2 evict-first policy.
+    #[arg(long, requires = "matmul_wgmma_gemv")]
+    no_matmul_wgmma_gemv_evict_first: bool,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -377,6 +392,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_wgmma_gemv: cli.matmul_wgmma_gemv,
         matmul_wgmma_gemv_few: cli.matmul_wgmma_gemv_few,
         matmul_wgmma_gemv_max_rows: cli.matmul_wgmma_gemv_max_rows,
+        matmul_wgmma_gemv_prefetch: cli.matmul_wgmma_gemv_prefetch,
+        matmul_wgmma_gemv_evict_first: !cli.no_matmul_wgmma_gemv_evict_first,
         split_k_slices: cli.split_k_slices,
         split_k_min_k: cli.split_k_min_k,
         cuda_graphs: !cli.no_cuda_graphs,
@@ -512,16 +529,22 @@ mod tests {
         assert_eq!(mma_off.matmul_gemv, Some([0, 0, 0]));
         assert!(!plain.matmul_wgmma_gemv && !plain.matmul_wgmma_gemv_few);
         assert_eq!(plain.matmul_wgmma_gemv_max_rows, 128);
+        assert_eq!(plain.matmul_wgmma_gemv_prefetch, 0);
+        assert!(plain.matmul_wgmma_gemv_evict_first);
         let wgmma = parse_strs(&[
             "a.mlir",
             "--chip=sm_90a",
             "--matmul-wgmma-gemv",
             "--matmul-wgmma-gemv-few",
             "--matmul-wgmma-gemv-max-rows=64",
+            "--matmul-wgmma-gemv-prefetch=1024",
+            "--no-matmul-wgmma-gemv-evict-first",
         ])
         .unwrap();
         assert!(wgmma.matmul_wgmma_gemv && wgmma.matmul_wgmma_gemv_few);
         assert_eq!(wgmma.matmul_wgmma_gemv_max_rows, 64);
+        assert_eq!(wgmma.matmul_wgmma_gemv_prefetch, 1024);
+        assert!(!wgmma.matmul_wgmma_gemv_evict_first);
     }
 
     #[test]
@@ -554,6 +577,16 @@ mod tests {
             kind(&["a.mlir", "--chip=sm_90a", "--matmul-wgmma-gemv-max-rows=64"]),
             ErrorKind::MissingRequiredArgument
         );
+        for alone in [
+            "--matmul-wgmma-gemv-prefetch=1024",
+            "--no-matmul-wgmma-gemv-evict-first",
+        ] {
+            assert_eq!(
+                kind(&["a.mlir", "--chip=sm_90a", alone]),
+                ErrorKind::MissingRequiredArgument,
+                "{alone}"
+            );
+        }
         assert_eq!(
             kind(&["a.mlir", "--matmul-tile=64,256"]),
             ErrorKind::WrongNumberOfValues

@@ -50,8 +50,12 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
     let wgmma = format!(
-        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={}",
-        args.matmul_wgmma_gemv, args.matmul_wgmma_gemv_few, args.matmul_wgmma_gemv_max_rows
+        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={} wgmma-gemv-prefetch={} wgmma-gemv-evict-first={}",
+        args.matmul_wgmma_gemv,
+        args.matmul_wgmma_gemv_few,
+        args.matmul_wgmma_gemv_max_rows,
+        args.matmul_wgmma_gemv_prefetch,
+        args.matmul_wgmma_gemv_evict_first
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\
