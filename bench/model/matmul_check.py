@@ -54,7 +54,11 @@ the next call, with aligned operands, must still be right.
 
 With --profile M,...: the per-kernel µs of one call in a CUDA graph of 20
 calls (torch.profiler), with the weight bytes and the TB/s each matmul
-kernel reads them at (gate+up: 2 D F bf16; down: F D bf16).
+kernel reads them at (gate+up: 2 D F bf16; down: F D bf16). With
+--profile-scrub read or write, a torch kernel reads (sums) or writes (zeroes)
+a 128 MB buffer after each call in that graph, so that the next call finds
+L2 holding none of the last one's lines (a diagnostic: whether a kernel's
+time depends on what the kernels before it left in L2).
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python:bench/model \\
       symm-launch -n 1 python3 bench/model/matmul_check.py LIB D F \\
@@ -133,6 +137,7 @@ def main():
     parser.add_argument("F", type=int)
     parser.add_argument("--tokens", default="1,2,7,15,16,17,33,64,100,128,129,256")
     parser.add_argument("--profile", default="")
+    parser.add_argument("--profile-scrub", choices=["none", "read", "write"], default="none")
     parser.add_argument("--entry", default=None)
     parser.add_argument("--gelu", action="store_true",
                         help="check the non-gated block (bench/model/gelu_mlp.mlir)")
@@ -287,9 +292,16 @@ def main():
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             calls = 20
+            scratch = (torch.empty(64 << 20, dtype=torch.bfloat16, device="cuda")
+                       if args.profile_scrub != "none" else None)
+            sink = torch.empty((), dtype=torch.float32, device="cuda")
             with torch.cuda.graph(graph, stream=stream):
                 for _ in range(calls):
                     layer(m, x, norm, *mats, out)
+                    if args.profile_scrub == "write":
+                        scratch.zero_()
+                    elif args.profile_scrub == "read":
+                        torch.sum(scratch, dim=0, dtype=torch.float32, out=sink)
             graph.replay()
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
