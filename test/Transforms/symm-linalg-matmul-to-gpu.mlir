@@ -1,5 +1,6 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)' | FileCheck %s
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{row-scale=false})' 2>/dev/null | FileCheck %s --check-prefix=WHOLE
+// RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-ahead=3})' 2>/dev/null | FileCheck %s --check-prefix=AHEAD
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -346,6 +347,24 @@ func.func @gate_up_wide(%x: memref<?x8192xbf16>, %norm: memref<8192xbf16>,
 // CHECK: scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
 // CHECK-COUNT-8: nvvm.mma.sync
+// With mma-gemv-ahead = 3 the loop (two steps in flight a warp) also
+// prefetches the lines of the warp's steps 3 past those its loads fetch:
+// in iteration j, its step i = 2 j (k-groups 16) plus 2 + 3 (lanes 0-15)
+// or 6 (lanes 16-31), row lane % 16 of it, clamped to the slice's 3584.
+// AHEAD-LABEL: gpu.func @symm_matmul_0_mma16_staged
+// AHEAD-COUNT-4: nvvm.prefetch level = L2
+// AHEAD: scf.for %[[J:.*]] = %{{.*}} to %c7_i64 step %{{.*}} iter_args
+// AHEAD: %[[I:.*]] = arith.muli %[[J]], %c2_i64
+// AHEAD: %[[FIRST:.*]] = arith.addi %[[I]], %c0_i64
+// AHEAD: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %c5_i64
+// AHEAD: %[[OWN:.*]] = arith.addi %[[AHEAD]], %[[HALF:.*]] : i64
+// AHEAD: %[[STEPS:.*]] = arith.muli %[[OWN]], %c16_i64
+// AHEAD: arith.minui %{{.*}}, %c3583_i64
+// AHEAD: nvvm.prefetch level = L2
+// AHEAD-NOT: nvvm.prefetch
+// AHEAD-COUNT-8: nvvm.mma.sync
+// AHEAD-NOT: nvvm.prefetch
+// AHEAD: scf.yield
 // CHECK-LABEL: func.func @slices
 // CHECK-SAME: (%[[A:.*]]: memref<?x7168xbf16>, %[[W:.*]]: memref<7168x4096xbf16>, %[[P:.*]]: memref<2x?x4096xf32>)
 // CHECK: %[[AS:.*]] = memref.reinterpret_cast %[[A]]

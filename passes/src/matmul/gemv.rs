@@ -104,6 +104,11 @@ pub struct GemvTile {
     /// With the TMA: the weight's copies carry an L2 evict-first policy
     /// (read once, they leave L2 to what is read again: the rows of `a`).
     pub evict_first: bool,
+    /// On the tensor cores (weights stored k x n): the warp's steps past
+    /// those its registers hold in flight whose lines it prefetches into
+    /// L2 in its loop (0: none), more of the weight in flight at no
+    /// register's cost.
+    pub ahead: u64,
 }
 
 impl GemvTile {
@@ -121,6 +126,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
     /// The one-row GEMVs of weights stored n x k (`gemv_linear`), the
     /// fastest of a sweep on one H200 for the Llama-3-8B TP-2 shard
@@ -149,6 +155,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
     pub const SINGLE_LINEAR: GemvTile = GemvTile {
         columns: 32,
@@ -181,6 +188,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -195,6 +203,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -207,6 +216,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -222,6 +232,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
     /// The tensor-core GEMVs of weights stored n x k (`gemv_mma_linear`),
     /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 6
@@ -260,6 +271,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
 
     /// The single matmul's GEMV with the weight streamed by the TMA
@@ -280,6 +292,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: false,
+        ahead: 0,
     };
 
     /// The single matmul's GEMV on the warpgroup tensor cores (`wgmma`,
@@ -300,6 +313,7 @@ impl GemvTile {
         stage_a: false,
         calls: 0,
         evict_first: true,
+        ahead: 0,
     };
 
     /// Whether the TMA streams the weight (`Tma`, `Wgmma`): the kernel

@@ -194,19 +194,20 @@ impl<'c> Gemv<'_, 'c> {
             }
             loaded
         };
-        // The lines of the first `prefetch` steps towards L2, before the
-        // wait for the grids before (no value depends on them): lane l
-        // takes row l % 16 of step 2 j + l / 16.
-        let prefetches = self.prefetch().div_ceil(2);
-        if prefetches > 0 {
-            let line = e.rem(lane, self.c(MMA_K));
-            let half = e.div(lane, self.c(MMA_K));
-            let first_column = e.min(e.add(n0, tile_start), self.c(k.n.saturating_sub(PIECE)));
-            for j in 0..prefetches {
-                let step = step_of(e, e.add(self.c(2 * j), half));
-                let row = e.min(e.add(e.mul(step, self.c(MMA_K)), line), self.c(k.k - 1));
-                self.prefetch_weight(e, weight, row, first_column);
-            }
+        // A step's lines towards L2 (no value depends on them): lane l
+        // takes row l % 16 of this warp's step `i + l / 16` (the rows past
+        // K clamped to the last), so a call covers two steps.
+        let line = e.rem(lane, self.c(MMA_K));
+        let half = e.div(lane, self.c(MMA_K));
+        let first_column = e.min(e.add(n0, tile_start), self.c(k.n.saturating_sub(PIECE)));
+        let prefetch_steps = |e: &Emitter<'c>, i: Val<'c>| {
+            let step = step_of(e, e.add(i, half));
+            let row = e.min(e.add(e.mul(step, self.c(MMA_K)), line), self.c(k.k - 1));
+            self.prefetch_weight(e, weight, row, first_column);
+        };
+        // The first `prefetch` steps, before the wait for the grids before.
+        for j in 0..self.prefetch().div_ceil(2) {
+            prefetch_steps(e, self.c(2 * j));
         }
         // The accumulators, the statistics' parts, then the first steps,
         // in flight while the rows of `a` are staged.
@@ -232,6 +233,11 @@ impl<'c> Gemv<'_, 'c> {
                     let pieces = &carried[first..first + ROWS_PER_LANE as usize];
                     let words = &carried[first + ROWS_PER_LANE as usize..first + per_step];
                     next.extend(load_step(e, e.add(i, self.c(tile.unroll))));
+                    // `ahead` steps past those the loads keep in flight,
+                    // two steps a call (an odd unroll prefetches some twice).
+                    if tile.ahead > 0 && u % 2 == 0 {
+                        prefetch_steps(e, e.add(i, self.c(tile.unroll + tile.ahead)));
+                    }
                     let step = step_of(e, i);
                     let a_fragment = if streamed {
                         self.normed_a_fragment(e, words, step, quad, exact, &mut statistic_parts)
@@ -901,6 +907,7 @@ mod tests {
                 stage_a: false,
                 calls: 0,
                 evict_first: false,
+                ahead: 0,
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {

@@ -268,6 +268,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"0",
         ),
         PassOption::new(
+            c"mma-gemv-ahead",
+            c"The tensor-core GEMV of weights stored k x n prefetches into L2, in its loop, the lines of each warp's steps this many past those its loads keep in flight (0: none)",
+            OptionKind::Int64,
+            c"0",
+        ),
+        PassOption::new(
             c"mma-gemv-unroll",
             c"The tensor-core GEMV's 16-row steps in flight per warp (0: the default of each kind)",
             OptionKind::Int64,
@@ -427,7 +433,8 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassErro
             .partition(|t| t.takes() <= symm_protocol::GEMV_MAX_ROWS);
         tiles.extend(small);
         if options.flag("mma-gemv") {
-            let tile = with_options(mma, "mma-gemv")?;
+            let mut tile = with_options(mma, "mma-gemv")?;
+            override_fields(options, [("mma-gemv-ahead", &mut tile.ahead)])?;
             // Calls of up to 8 rows read `a` from global memory, more
             // stage it (`mma-gemv-stage-a`), both in the 16-row kernel's
             // layout (an 8-row one read the down projection 0.8 µs slower

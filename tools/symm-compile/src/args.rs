@@ -57,6 +57,7 @@ pub struct Args {
     /// 0: each kind's default), or `None` when it is off.
     pub matmul_mma_gemv: Option<[u64; 3]>,
     pub matmul_mma_gemv_rows: u64,
+    pub matmul_mma_gemv_ahead: u64,
     /// The single matmuls' GEMVs prefetch their first weight lines.
     pub matmul_prefetch: bool,
     /// The pair's GEMVs scale the sums by the norm's row factor
@@ -207,6 +208,12 @@ struct Cli {
     /// Rows the tensor-core GEMV takes (8 or 16).
     #[arg(long, value_name = "ROWS", default_value_t = 16)]
     matmul_mma_gemv_rows: u64,
+    /// The tensor-core GEMV (weights stored k x n) prefetches into L2, in
+    /// its loop, the lines of each warp's steps this many past those its
+    /// loads keep in flight (0: none; off by default, not yet measured on a
+    /// GPU).
+    #[arg(long, value_name = "STEPS", default_value_t = 0)]
+    matmul_mma_gemv_ahead: u64,
     /// No tensor-core GEMV: calls of more rows than the GEMVs above take
     /// run the tensor-core kernel.
     #[arg(long)]
@@ -380,6 +387,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
             "--matmul-mma-gemv",
         )?,
         matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
+        matmul_mma_gemv_ahead: cli.matmul_mma_gemv_ahead,
         matmul_prefetch: !cli.no_matmul_prefetch,
         matmul_row_scale: !cli.no_matmul_row_scale,
         matmul_stream_norm: !cli.no_matmul_stream_norm,
@@ -516,14 +524,17 @@ mod tests {
         assert_eq!(off.matmul_gemv, None);
         assert_eq!(off.matmul_mma_gemv, Some([0, 0, 0]));
         assert_eq!(plain.matmul_mma_gemv_rows, 16);
+        assert_eq!(plain.matmul_mma_gemv_ahead, 0);
         let mma = parse_strs(&[
             "a.mlir",
             "--matmul-mma-gemv=128,8,2",
             "--matmul-mma-gemv-rows=8",
+            "--matmul-mma-gemv-ahead=4",
         ])
         .unwrap();
         assert_eq!(mma.matmul_mma_gemv, Some([128, 8, 2]));
         assert_eq!(mma.matmul_mma_gemv_rows, 8);
+        assert_eq!(mma.matmul_mma_gemv_ahead, 4);
         let mma_off = parse_strs(&["a.mlir", "--no-matmul-mma-gemv"]).unwrap();
         assert_eq!(mma_off.matmul_mma_gemv, None);
         assert_eq!(mma_off.matmul_gemv, Some([0, 0, 0]));
