@@ -68,6 +68,18 @@ tp_py() {
   SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
     timeout 280 "$B/symm-launch" -n "$world" --gpus 1 python3 bench/model/matmul_check.py "$@"
 }
+# The kernels per call of build $B's variants ($L/lib<v>.so, the 4096/7168
+# block) forced generated, in a CUDA graph, programmatic launch on (two
+# rounds) and off: pdl_profile_rounds "v1 v2 ..." PROFILE_TOKENS.
+pdl_profile_rounds() {
+  local pdl v
+  for pdl in 1 1 0; do
+    for v in $1; do
+      echo "== $v SYMM_PDL=$pdl"
+      SYMM_MATMUL=generated SYMM_PDL=$pdl run py "$L/lib$v.so" 4096 7168 --profile "$2"
+    done
+  done
+}
 # Scratch-build variants ($B/layers/lib<v>.so, the 4096/7168 block) against
 # each other, forced generated, kernels per call in a CUDA graph, two
 # rounds: variant_rounds "v1 v2 ..." CHECK_TOKENS PROFILE_TOKENS.

@@ -15,9 +15,4 @@ for v in $variants; do
   echo "== $v checks"
   SYMM_MATMUL=generated run py "$L/lib$v.so" 4096 7168 --tokens 2,9,16,17
 done
-for pdl in 1 1 0; do
-  for v in $variants; do
-    echo "== $v SYMM_PDL=$pdl"
-    SYMM_MATMUL=generated SYMM_PDL=$pdl run py "$L/lib$v.so" 4096 7168 --profile 8,16
-  done
-done
+pdl_profile_rounds "$variants" 8,16
