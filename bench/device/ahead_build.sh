@@ -22,4 +22,17 @@ for s in 1 2 4 8; do
   layer "a$s" "$out/src/mlp.mlir" --matmul-mma-gemv-ahead "$s"
 done
 layer a4_8192x3584 "$out/src/mlp_8192x3584.mlir" --matmul-mma-gemv-ahead 4
+# Their PTX, for ptxas's registers and spills on the device (ahead_h200.sh).
+# With a local ptxas 12.8: 126-128 registers and no spill at 4096/7168 for
+# every variant; the 8192/3584 pair (its norm streamed) spills 44 bytes at
+# ahead 4 and 8 (none without).
+mkdir -p "$out/ptx"
+for v in base:0 a1:1 a2:2 a4:4 a8:8; do
+  target/release/symm-compile "$out/src/mlp.mlir" -o "$out/src/${v%:*}.o" --emit ptx \
+    --matmul-mma-gemv-ahead "${v#*:}"
+  mv "$out/src/${v%:*}.ptx" "$out/ptx/"
+done
+target/release/symm-compile "$out/src/mlp_8192x3584.mlir" -o "$out/src/a4_8192x3584.o" --emit ptx \
+  --matmul-mma-gemv-ahead 4
+mv "$out/src/a4_8192x3584.ptx" "$out/ptx/"
 finish

@@ -11,9 +11,11 @@ B=${1:?usage: down_split_h200.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 nvidia_libraries
 layer_checks_setup
+# (Session 25's run called ptxas by name, which is not on the PATH there,
+# and printed nothing; ptxas_resources finds it beside nvcc.)
 for p in "$B"/ptx/*.ptx; do
-  echo "== ptxas -v $(basename "$p"): the down projection's kernels"
-  ptxas -arch=sm_90 -v "$p" -o /dev/null 2>&1 | grep -A2 "symm_matmul_1_mma16" | grep -E "Compiling|registers|spill"
+  echo "== ptxas: $(basename "$p"), the down projection's kernels"
+  ptxas_resources "$p" "symm_matmul_1_mma16"
 done
 for pdl in 0 1; do
   for v in ${VARIANTS:-base s2k8 s4k8 s4k8u3 s8k4 s8k4u4 wg16}; do
