@@ -212,7 +212,12 @@ struct Cli {
     /// its loop, the lines of each warp's steps this many past those its
     /// loads keep in flight (0: none; off by default, not yet measured on a
     /// GPU).
-    #[arg(long, value_name = "STEPS", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "STEPS",
+        default_value_t = 0,
+        conflicts_with = "no_matmul_mma_gemv"
+    )]
     matmul_mma_gemv_ahead: u64,
     /// No tensor-core GEMV: calls of more rows than the GEMVs above take
     /// run the tensor-core kernel.
@@ -587,6 +592,14 @@ mod tests {
         assert_eq!(
             kind(&["a.mlir", "--chip=sm_90a", "--matmul-wgmma-gemv-max-rows=64"]),
             ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            kind(&[
+                "a.mlir",
+                "--no-matmul-mma-gemv",
+                "--matmul-mma-gemv-ahead=4"
+            ]),
+            ErrorKind::ArgumentConflict
         );
         for alone in [
             "--matmul-wgmma-gemv-prefetch=1024",
