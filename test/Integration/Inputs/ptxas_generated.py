@@ -6,7 +6,10 @@ block it is launched with: at most 65536 / (its .reqntid x its
 kernel that spills, then a summary; exit status 1 on any failure (a module
 ptxas refuses, with its message, or a kernel over its registers).
 
-usage: ptxas_generated.py PTXAS FILE.ptx...
+usage: ptxas_generated.py PTXAS [--report REGEX] FILE.ptx...
+
+--report REGEX also prints each kernel whose name matches REGEX with its
+registers and spills (bench/device/lib.sh's ptxas_resources).
 """
 import os
 import re
@@ -33,8 +36,9 @@ def limits(module):
     return out
 
 
-def check_module(ptxas, module, where):
-    """(failed kernels, failures, spills) of one module."""
+def check_module(ptxas, module, where, report=None):
+    """(failed kernels, failures, spills) of one module; prints the kernels
+    whose names match `report`."""
     kernels = len(ENTRY.findall(module))
     target = re.search(r"^\.target\s+(\w+)", module, re.M)
     if not target:
@@ -52,11 +56,14 @@ def check_module(ptxas, module, where):
     most = limits(module)
     # ptxas -v reports each kernel as "Compiling entry function 'NAME'",
     # then its spills and its registers.
-    for name, report in re.findall(r"Compiling entry function '(\w+)'(.*?)(?=Compiling entry|\Z)",
-                                   run.stderr, re.S):
-        used = re.search(r"Used (\d+) registers", report)
-        spilled = re.search(r"(\d+) bytes spill stores", report)
+    for name, lines in re.findall(r"Compiling entry function '(\w+)'(.*?)(?=Compiling entry|\Z)",
+                                  run.stderr, re.S):
+        used = re.search(r"Used (\d+) registers", lines)
+        spilled = re.search(r"(\d+) bytes spill stores", lines)
         registers = int(used.group(1)) if used else 0
+        if report and re.search(report, name):
+            print(f"{where} {name}: {registers} registers, "
+                  f"{spilled.group(1) if spilled else 0} bytes spilled")
         if name in most and registers > most[name]:
             failures.append(f"FAIL {where} {name}: uses {registers} registers, more than the "
                             f"{most[name]} its launch allows")
@@ -66,7 +73,9 @@ def check_module(ptxas, module, where):
 
 
 def main():
-    ptxas, files = sys.argv[1], sys.argv[2:]
+    ptxas, files, report = sys.argv[1], sys.argv[2:], None
+    if files[:1] == ["--report"]:
+        report, files = files[1], files[2:]
     failures, spills, kernels, failed = [], [], 0, 0
     for path in files:
         with open(path) as f:
@@ -74,7 +83,8 @@ def main():
         for i, module in enumerate(modules):
             kernels += len(ENTRY.findall(module))
             where = f"{os.path.basename(path)}#{i}"
-            module_failed, module_failures, module_spills = check_module(ptxas, module, where)
+            module_failed, module_failures, module_spills = check_module(ptxas, module, where,
+                                                                         report)
             failed += module_failed
             failures += module_failures
             spills += module_spills
