@@ -17,91 +17,12 @@
 //
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o stream_read bench/floor/stream_read.cu
 //   ./stream_read 176160768 117440512 58720256     (bytes to read; default: these)
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,              \
-                   cudaGetErrorString(e));                                        \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
-
-template <int UNROLL>
-__global__ void ldg(const int4 *__restrict__ src, size_t vectors, unsigned *sink) {
-  size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned acc = 0;
-  for (; i + (UNROLL - 1) * stride < vectors; i += UNROLL * stride) {
-    int4 v[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) v[u] = __ldcs(src + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < vectors; i += stride) {
-    int4 v = __ldcs(src + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x12345678u) sink[blockIdx.x] = acc;
-}
-
-__device__ inline unsigned smem_addr(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Each block reads a contiguous span of `per_block` bytes in chunks of
-// `chunk` bytes, `depth` chunks in flight, one mbarrier per stage.
-__global__ void bulk(const char *__restrict__ src, size_t bytes, size_t per_block, int chunk,
-                     int depth, unsigned *sink) {
-  extern __shared__ __align__(128) char smem[];
-  unsigned long long *bars = reinterpret_cast<unsigned long long *>(smem + size_t(depth) * chunk);
-  size_t begin = size_t(blockIdx.x) * per_block;
-  size_t end = bytes < begin + per_block ? bytes : begin + per_block;
-  if (begin >= end) return;
-  size_t chunks = (end - begin + chunk - 1) / chunk;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < depth; ++s)
-      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(bars + s)));
-    asm volatile("fence.mbarrier_init.release.cluster;");
-  }
-  __syncthreads();
-  auto issue = [&](size_t c) {
-    int s = c % depth;
-    size_t at = begin + c * chunk;
-    unsigned size = unsigned(end - at < size_t(chunk) ? end - at : size_t(chunk));
-    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(bars + s)),
-                 "r"(size));
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
-            "r"(smem_addr(smem + size_t(s) * chunk)),
-        "l"(src + at), "r"(size), "r"(smem_addr(bars + s))
-        : "memory");
-  };
-  unsigned acc = 0;
-  if (threadIdx.x == 0)
-    for (size_t c = 0; c < size_t(depth) && c < chunks; ++c) issue(c);
-  for (size_t c = 0; c < chunks; ++c) {
-    int s = c % depth;
-    unsigned parity = (c / depth) & 1;
-    asm volatile(
-        "{\n .reg .pred p;\n waitLoop:\n"
-        " mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n"
-        " @!p bra waitLoop;\n}" ::"r"(smem_addr(bars + s)),
-        "r"(parity));
-    acc ^= reinterpret_cast<const unsigned *>(smem + size_t(s) * chunk)[threadIdx.x % (chunk / 4)];
-    __syncthreads();
-    if (threadIdx.x == 0 && c + depth < chunks) issue(c + depth);
-  }
-  if (acc == 0x12345678u) sink[blockIdx.x] = acc;
-}
+#include "stream_kernels.cuh"
 
 // cp.async (16 bytes per thread per copy) into `depth` stages of
 // blockDim.x * 16 * per_thread bytes.
@@ -167,7 +88,7 @@ int main(int argc, char **argv) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
-  CHECK(cudaFuncSetAttribute(bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  CHECK(cudaFuncSetAttribute(bulk<>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   CHECK(cudaFuncSetAttribute(lgsts, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   auto time = [&](auto launch) {
     for (int i = 0; i < 3; ++i) launch(bufs[i % copies]);
@@ -192,9 +113,9 @@ int main(int argc, char **argv) {
         for (int unroll : {2, 4, 8}) {
           auto launch = [&](char *b) {
             const int4 *p = reinterpret_cast<const int4 *>(b);
-            if (unroll == 2) ldg<2><<<blocks, threads>>>(p, vectors, sink);
-            if (unroll == 4) ldg<4><<<blocks, threads>>>(p, vectors, sink);
-            if (unroll == 8) ldg<8><<<blocks, threads>>>(p, vectors, sink);
+            if (unroll == 2) ldg<2, StreamingLoad><<<blocks, threads>>>(p, vectors, 0, sink);
+            if (unroll == 4) ldg<4, StreamingLoad><<<blocks, threads>>>(p, vectors, 0, sink);
+            if (unroll == 8) ldg<8, StreamingLoad><<<blocks, threads>>>(p, vectors, 0, sink);
           };
           double us = time(launch);
           if (us < best_ldg.us) {

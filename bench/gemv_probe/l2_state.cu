@@ -29,23 +29,13 @@
 //
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/l2_state bench/gemv_probe/l2_state.cu
 //   /tmp/l2_state
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,              \
-                   cudaGetErrorString(e));                                        \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
+#include "../floor/stream_kernels.cuh"
 
 namespace {
 
@@ -54,117 +44,25 @@ constexpr int kThreads = 1024;
 constexpr int kChunk = 16384;
 constexpr int kDepth = 4;
 
-__device__ inline int4 load_no_allocate(const int4 *p) {
-  int4 v;
-  asm volatile("ld.global.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-// Grid-stride 16-byte loads, kUnroll in flight a thread; with `prefetch`,
-// the lines of the thread's first `prefetch` strides go to L2 first.
-__global__ void read_ldg(const int4 *__restrict__ src, size_t vectors, int prefetch,
-                         unsigned *sink) {
-  size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  // One prefetch per 128-byte line: the thread whose vector starts it.
-  for (int p = 0; p < prefetch; ++p) {
-    size_t v = first + size_t(p) * stride;
-    if (v < vectors && v % 8 == 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(src + v));
-  }
-  unsigned acc = 0;
-  size_t i = first;
-  for (; i + (kUnroll - 1) * stride < vectors; i += kUnroll * stride) {
-    int4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = load_no_allocate(src + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < vectors; i += stride) {
-    int4 v = load_no_allocate(src + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x12345678u) sink[blockIdx.x] = acc;
-}
-
-__device__ inline unsigned smem_addr(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Each block copies a contiguous span into a ring of kDepth stages of
-// kChunk bytes with cp.async.bulk (one mbarrier a stage); with
-// `evict_first`, under an L2 evict-first policy.
-__global__ void read_bulk(const char *__restrict__ src, size_t bytes, size_t per_block,
-                          bool evict_first, unsigned *sink) {
-  extern __shared__ __align__(128) char smem[];
-  unsigned long long *bars = reinterpret_cast<unsigned long long *>(smem + size_t(kDepth) * kChunk);
-  size_t begin = size_t(blockIdx.x) * per_block;
-  size_t end = bytes < begin + per_block ? bytes : begin + per_block;
-  if (begin >= end) return;
-  size_t chunks = (end - begin + kChunk - 1) / kChunk;
-  unsigned long long policy = 0;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kDepth; ++s)
-      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(bars + s)));
-    asm volatile("fence.mbarrier_init.release.cluster;");
-  }
-  __syncthreads();
-  auto issue = [&](size_t c) {
-    int s = int(c % kDepth);
-    size_t at = begin + c * kChunk;
-    unsigned size = unsigned(end - at < size_t(kChunk) ? end - at : size_t(kChunk));
-    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(bars + s)),
-                 "r"(size));
-    if (evict_first)
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-          " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(smem + size_t(s) * kChunk)),
-          "l"(src + at), "r"(size), "r"(smem_addr(bars + s)), "l"(policy)
-          : "memory");
-    else
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
-              "r"(smem_addr(smem + size_t(s) * kChunk)),
-          "l"(src + at), "r"(size), "r"(smem_addr(bars + s))
-          : "memory");
-  };
-  unsigned acc = 0;
-  if (threadIdx.x == 0)
-    for (size_t c = 0; c < size_t(kDepth) && c < chunks; ++c) issue(c);
-  for (size_t c = 0; c < chunks; ++c) {
-    int s = int(c % kDepth);
-    unsigned parity = unsigned(c / kDepth) & 1;
-    asm volatile(
-        "{\n .reg .pred p;\n waitLoop:\n"
-        " mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n"
-        " @!p bra waitLoop;\n}" ::"r"(smem_addr(bars + s)),
-        "r"(parity));
-    acc ^= reinterpret_cast<const unsigned *>(smem + size_t(s) * kChunk)[threadIdx.x];
-    __syncthreads();
-    if (threadIdx.x == 0 && c + kDepth < chunks) issue(c + kDepth);
-  }
-  if (acc == 0x12345678u) sink[blockIdx.x] = acc;
-}
-
 struct Gpu {
   int sms = 0;
   unsigned *sink = nullptr;
 };
 
-void ldg(const Gpu &g, const void *buffer, size_t bytes, int prefetch) {
-  read_ldg<<<g.sms * 4, kThreads>>>(static_cast<const int4 *>(buffer), bytes / 16, prefetch,
-                                    g.sink);
+// The generated GEMVs' load, 4 in flight a thread, 4 blocks an SM.
+void read_ldg(const Gpu &g, const void *buffer, size_t bytes, int prefetch) {
+  ldg<kUnroll, NoAllocateLoad, true><<<g.sms * 4, kThreads>>>(
+      static_cast<const int4 *>(buffer), bytes / 16, prefetch, g.sink);
 }
 
-void bulk(const Gpu &g, const void *buffer, size_t bytes, bool evict_first) {
+// The TMA's path: 16 KB copies, 4 in flight, a block an SM.
+void read_bulk(const Gpu &g, const void *buffer, size_t bytes, bool evict_first) {
   int blocks = g.sms;
   size_t per_block = (bytes / blocks + kChunk - 1) / kChunk * kChunk;
   size_t shared = size_t(kDepth) * kChunk + kDepth * sizeof(unsigned long long);
-  read_bulk<<<blocks, kChunk / 4 < kThreads ? kChunk / 4 : kThreads, shared>>>(
-      static_cast<const char *>(buffer), bytes, per_block, evict_first, g.sink);
+  auto *kernel = evict_first ? bulk<true> : bulk<false>;
+  kernel<<<blocks, 128, shared>>>(static_cast<const char *>(buffer), bytes, per_block, kChunk,
+                                  kDepth, g.sink);
 }
 
 }  // namespace
@@ -177,8 +75,9 @@ int main() {
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs, L2 %d MB\n", prop.name, g.sms, prop.l2CacheSize >> 20);
-  CHECK(cudaFuncSetAttribute(read_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             kDepth * kChunk + 64));
+  for (auto *kernel : {bulk<false>, bulk<true>})
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kDepth * kChunk + 64));
   CHECK(cudaMalloc(&g.sink, 4096 * sizeof(unsigned)));
   std::vector<void *> pair(kCopies);
   for (auto &p : pair) {
@@ -201,13 +100,13 @@ int main() {
         for (int it = 0; it < kIterations; ++it) {
           const void *p = pair[rotate ? it % kCopies : 0];
           CHECK(cudaEventRecord(start));
-          ldg(g, p, kPair, 0);
+          read_ldg(g, p, kPair, 0);
           CHECK(cudaEventRecord(stop));
-          if (!std::strcmp(way, "ldg")) ldg(g, down, kDown, 0);
-          if (!std::strcmp(way, "pf_ldg")) ldg(g, down, kDown, 4);
-          if (!std::strcmp(way, "bulk")) bulk(g, down, kDown, false);
-          if (!std::strcmp(way, "bulk_ef")) bulk(g, down, kDown, true);
-          if (!std::strcmp(way, "scrub")) ldg(g, scrub, kScrub, 0);
+          if (!std::strcmp(way, "ldg")) read_ldg(g, down, kDown, 0);
+          if (!std::strcmp(way, "pf_ldg")) read_ldg(g, down, kDown, 4);
+          if (!std::strcmp(way, "bulk")) read_bulk(g, down, kDown, false);
+          if (!std::strcmp(way, "bulk_ef")) read_bulk(g, down, kDown, true);
+          if (!std::strcmp(way, "scrub")) read_ldg(g, scrub, kScrub, 0);
           CHECK(cudaGetLastError());
           CHECK(cudaEventSynchronize(stop));
           float ms = 0;
