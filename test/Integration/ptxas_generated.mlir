@@ -21,6 +21,24 @@
 // RUN: %python %S/Inputs/ptxas_generated.py %ptxas %t/opt_in.ptx %t/opt_in_decoder.ptx | FileCheck %s --check-prefix=OPT-IN
 // OPT-IN: [[N:[0-9]+]] of [[N]] kernels assembled within their launch's registers; 0 spill
 
+// At 4 and 8 ranks every kernel fits too. The rows kernels' Lamport
+// one-shot (all-reduce + residual + RMSNorm) spills there: a rows kernel
+// may be launched on up to 264 blocks, two an SM, so 64 registers a
+// thread, though at 4-8 ranks it takes at most 256 KiB (32 rows of the
+// Llama-3-8B width). Listed here until that bound lifts the cap.
+// RUN: sed 's/world_size(2)/world_size(4)/' %examples/llama_decoder.mlir > %t/decoder_tp4.mlir
+// RUN: sed 's/world_size(2)/world_size(8)/' %examples/llama_decoder.mlir > %t/decoder_tp8.mlir
+// RUN: sed 's/world_size(2)/world_size(8)/' %examples/llama_mlp.mlir > %t/mlp_tp8.mlir
+// RUN: %symm-compile %t/decoder_tp4.mlir -o %t/decoder_tp4.o --emit=ptx
+// RUN: %symm-compile %t/decoder_tp8.mlir -o %t/decoder_tp8.o --emit=ptx
+// RUN: %symm-compile %t/mlp_tp8.mlir -o %t/mlp_tp8.o --emit=ptx
+// RUN: %python %S/Inputs/ptxas_generated.py %ptxas %t/decoder_tp4.ptx %t/decoder_tp8.ptx %t/mlp_tp8.ptx | FileCheck %s --check-prefix=RANKS
+// RANKS-DAG: spills {{[0-9]+}} bytes: decoder_tp4.ptx#{{[0-9]+}} symm_one_shot_lamport_sum_bf16_w4_v8_symm_epilogue_0_rows_symm_epilogue_0_apply{{$}}
+// RANKS-DAG: spills {{[0-9]+}} bytes: decoder_tp4.ptx#{{[0-9]+}} symm_one_shot_lamport_sum_bf16_w4_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2{{$}}
+// RANKS-DAG: spills {{[0-9]+}} bytes: decoder_tp8.ptx#{{[0-9]+}} symm_one_shot_lamport_sum_bf16_w8_v8_symm_epilogue_0_rows_symm_epilogue_0_apply{{$}}
+// RANKS-DAG: spills {{[0-9]+}} bytes: decoder_tp8.ptx#{{[0-9]+}} symm_one_shot_lamport_sum_bf16_w8_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2{{$}}
+// RANKS: [[N:[0-9]+]] of [[N]] kernels assembled within their launch's registers; 4 spill
+
 // A kernel whose registers exceed its launch is a failure: without its
 // .reqntid (so a block of up to 1024 threads, 64 registers each) the
 // tensor-core GEMV takes 128.
