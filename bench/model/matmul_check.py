@@ -58,7 +58,10 @@ kernel reads them at (gate+up: 2 D F bf16; down: F D bf16). With
 --profile-scrub read or write, a torch kernel reads (sums) or writes (zeroes)
 a 128 MB buffer after each call in that graph, so that the next call finds
 L2 holding none of the last one's lines (a diagnostic: whether a kernel's
-time depends on what the kernels before it left in L2).
+time depends on what the kernels before it left in L2). With
+--profile-copies N, the graph's calls take N copies of the weights in
+turn, as a model's layers each read their own (1: the same weights every
+call, as the layer benches do).
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python:bench/model \\
       symm-launch -n 1 python3 bench/model/matmul_check.py LIB D F \\
@@ -138,6 +141,7 @@ def main():
     parser.add_argument("--tokens", default="1,2,7,15,16,17,33,64,100,128,129,256")
     parser.add_argument("--profile", default="")
     parser.add_argument("--profile-scrub", choices=["none", "read", "write"], default="none")
+    parser.add_argument("--profile-copies", type=int, default=1)
     parser.add_argument("--entry", default=None)
     parser.add_argument("--gelu", action="store_true",
                         help="check the non-gated block (bench/model/gelu_mlp.mlir)")
@@ -156,6 +160,8 @@ def main():
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1 and (args.misalign or args.profile):
         sys.exit("matmul_check: --misalign and --profile run at world size 1 only")
+    if args.profile_copies < 1:
+        sys.exit(f"matmul_check: --profile-copies {args.profile_copies}: at least 1")
     A = args.decoder
     if sum([bool(A), args.gelu, args.qkv, args.linear, args.merged]) > 1:
         sys.exit("matmul_check: --gelu, --qkv, --linear, --merged and --decoder are other blocks; "
@@ -287,8 +293,10 @@ def main():
             x = normal(m, D, std=1.0)
             out = torch.empty_like(x)
             mats = [w_up, w_down] if args.gelu else mlp_weights
-            for _ in range(3):
-                layer(m, x, norm, *mats, out)
+            copies = [mats] + [[w.clone() for w in mats] for _ in range(args.profile_copies - 1)]
+            for each in copies:
+                for _ in range(3):
+                    layer(m, x, norm, *each, out)
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             calls = 20
@@ -296,8 +304,8 @@ def main():
                        if args.profile_scrub != "none" else None)
             sink = torch.empty((), dtype=torch.float32, device="cuda")
             with torch.cuda.graph(graph, stream=stream):
-                for _ in range(calls):
-                    layer(m, x, norm, *mats, out)
+                for call in range(calls):
+                    layer(m, x, norm, *copies[call % len(copies)], out)
                     if args.profile_scrub == "write":
                         scratch.zero_()
                     elif args.profile_scrub == "read":
