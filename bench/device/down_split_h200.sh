@@ -13,10 +13,8 @@ nvidia_libraries
 layer_checks_setup
 # (Session 25's run called ptxas by name, which is not on the PATH there,
 # and printed nothing; ptxas_resources finds it beside nvcc.)
-for p in "$B"/ptx/*.ptx; do
-  echo "== ptxas: $(basename "$p"), the down projection's kernels"
-  ptxas_resources "$p" "symm_matmul_1_mma16"
-done
+echo "== ptxas: the down projection's kernels of each variant"
+ptxas_resources "symm_matmul_1_mma16" "$B"/ptx/*.ptx
 for pdl in 0 1; do
   for v in ${VARIANTS:-base s2k8 s4k8 s4k8u3 s8k4 s8k4u4 wg16}; do
     echo "== $v SYMM_PDL=$pdl"

@@ -68,14 +68,17 @@ tp_py() {
   SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
     timeout 280 "$B/symm-launch" -n "$world" --gpus 1 python3 bench/model/matmul_check.py "$@"
 }
-# ptxas's resources (registers, spills) of the kernels of a symm-compile
-# --emit=ptx file whose names match the regex $2, by the lit suite's
-# checker (which assembles each gpu.module for its own .target and fails
-# on one that does not assemble or a kernel over its launch's registers):
-# ptxas_resources FILE.ptx REGEX. ptxas is nvcc's neighbour.
+# ptxas's resources (registers, spills) of the kernels of symm-compile
+# --emit=ptx files whose names match the regex $1, each line naming its
+# file, by the lit suite's checker (which assembles each gpu.module for its
+# own .target and fails on one that does not assemble or a kernel over its
+# launch's registers): ptxas_resources REGEX FILE.ptx... ptxas is nvcc's
+# neighbour.
 ptxas_resources() {
+  local regex=$1
+  shift
   python3 "$(dirname "${BASH_SOURCE[0]}")/../../test/Integration/Inputs/ptxas_generated.py" \
-    "$(dirname "$(command -v nvcc)")/ptxas" --report "$2" "$1"
+    "$(dirname "$(command -v nvcc)")/ptxas" --report "$regex" "$@"
 }
 # The kernels per call of build $B's variants ($L/lib<v>.so, the 4096/7168
 # block) forced generated, in a CUDA graph, programmatic launch on (two
