@@ -26,7 +26,9 @@ the NCCL reference runs either way), for A/B runs of our builds. LAYER_BLOCK=lin
 bench/model/linear_decoder.mlir (entry linear_decoder) instead: the same
 layer with its weights in nn.Linear's layout (as Hugging Face checkpoints
 store them), torch's variants multiplying by the same n x k weights
-(F.linear). One JSON line per token
+(F.linear). LAYER_WEIGHT_COPIES=N rotates N copies of every weight
+(the output projection and the norms too) on both sides, as in
+bench/model/layer_bench.py. One JSON line per token
 count on rank 0, as bench/model/layer_bench.py writes them. Both outputs
 are checked against torch's NCCL variant (relative L2 below 2e-2).
 """
@@ -39,7 +41,7 @@ import torch.distributed._symmetric_memory as symm_mem
 
 import llama_tp
 import symm
-from layer_bench import TOKENS, TORCH_VARIANTS, bench, rel_l2, summarize
+from layer_bench import TOKENS, TORCH_VARIANTS, bench, in_turn, rel_l2, summarize
 from llama_tp import D, rmsnorm
 
 
@@ -57,11 +59,14 @@ def attention_weights(s):
     return heads, w_o, next_norm
 
 
-def decoder(s, w_o, next_norm, attn, x, reduce, fused):
-    """The block in torch; `reduce(partial_fn)` runs a projection (given as
-    a function of its output buffer or None) and returns the all-reduced
-    sum. With LAYER_BLOCK=linear `w_o` is n x k and every projection
-    multiplies by its weight's transpose view, as F.linear does."""
+def decoder(s, attn, x, reduce, fused):
+    """The block in torch on the weights of `s` (one of the weight copies,
+    `w_o` and `next_norm` among them); `reduce(partial_fn)` runs a
+    projection (given as a function of its output buffer or None) and
+    returns the all-reduced sum. With LAYER_BLOCK=linear `w_o` is n x k and
+    every projection multiplies by its weight's transpose view, as F.linear
+    does."""
+    w_o, next_norm = s.w_o, s.next_norm
     o_rhs = w_o.t() if s.block == "linear" else w_o
     h = x + reduce(lambda out: torch.mm(attn, o_rhs, out=out))
     # The MLP on h (its RMSNorm is the post-attention norm).
@@ -101,9 +106,7 @@ def compiled_decoder(name):
     per all-reduce variant."""
     if name not in _COMPILED:
         _COMPILED[name] = torch.compile(
-            lambda s, w_o, next_norm, attn, x, reduce: decoder(
-                s, w_o, next_norm, attn, x, reduce, True
-            ),
+            lambda s, attn, x, reduce: decoder(s, attn, x, reduce, True),
             dynamic=False,
         )
     return _COMPILED[name]
@@ -116,7 +119,11 @@ def main():
     entry = "linear_decoder" if linear else "llama_decoder"
     if linear:
         w_o = w_o.t().contiguous()
-    mlp = (s.w_gate_t, s.w_up_t, s.w_down_t) if linear else (s.w_gate, s.w_up, s.w_down)
+    s.w_o, s.next_norm = w_o, next_norm
+    copies, next_copy = llama_tp.weight_copies(s, extra=("w_o", "next_norm"))
+
+    def mlp(c):
+        return (c.w_gate_t, c.w_up_t, c.w_down_t) if linear else (c.w_gate, c.w_up, c.w_down)
     runtime = symm.Runtime()
     layers = [("", symm.Layer(runtime, sys.argv[1], entry))]
     for spec in sys.argv[2:]:
@@ -132,11 +139,11 @@ def main():
 
         by = reducers(s, buf)
         variants = [(name, reduce) for name, reduce in by.items() if name in TORCH_VARIANTS]
-        reference = decoder(s, w_o, next_norm, attn, x, by["nccl"], False)
+        reference = decoder(s, attn, x, by["nccl"], False)
         torch.cuda.synchronize()
         row = {"m": m}
         for name, reduce in variants:
-            got = decoder(s, w_o, next_norm, attn, x, reduce, True)
+            got = decoder(s, attn, x, reduce, True)
             torch.cuda.synchronize()
             row[f"torch_{name}_error"] = max(rel_l2(g, r) for g, r in zip(got, reference))
             for fused in (False, True):
@@ -144,7 +151,7 @@ def main():
                     key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
                     row[key] = bench(
                         lambda reduce=reduce, fused=fused: decoder(
-                            s, w_o, next_norm, attn, x, reduce, fused
+                            next_copy(), attn, x, reduce, fused
                         ),
                         graph,
                     )
@@ -153,7 +160,7 @@ def main():
         for name, reduce in variants:
             compiled = compiled_decoder(name)
             call = lambda compiled=compiled, reduce=reduce: compiled(  # noqa: E731
-                s, w_o, next_norm, attn, x, reduce
+                next_copy(), attn, x, reduce
             )
             try:
                 got = call()
@@ -166,11 +173,8 @@ def main():
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, layer in layers:
-            args = (m, attn, w_o, x, s.norm, *mlp, next_norm, out, normed)
-
-            def ours(layer=layer):
-                layer(*args)
-
+            args = [(m, attn, c.w_o, x, c.norm, *mlp(c), c.next_norm, out, normed) for c in copies]
+            ours = in_turn([lambda layer=layer, a=a: layer(*a) for a in args])
             out.zero_()
             normed.zero_()
             ours()
@@ -179,7 +183,8 @@ def main():
                 rel_l2(out, reference[0]), rel_l2(normed, reference[1])
             )
             row[f"symm{label}_us"] = bench(ours, graph=False)
-            row[f"symm{label}_prepared_us"] = bench(layer.prepare(*args), graph=False)
+            prepared = in_turn([layer.prepare(*a) for a in args])
+            row[f"symm{label}_prepared_us"] = bench(prepared, graph=False)
             out.zero_()
             normed.zero_()
             row[f"symm{label}_cg_us"] = bench(ours, graph=True)

@@ -24,7 +24,11 @@ the NCCL reference runs either way). LAYER_BLOCK=gelu
 times the non-gated block of bench/model/gelu_mlp.mlir (entry gelu_mlp)
 instead; LAYER_BLOCK=linear the block with nn.Linear-layout weights of
 bench/model/linear_mlp.mlir (entry linear_mlp), torch's variants then
-multiplying by the same n x k weights (F.linear).
+multiplying by the same n x k weights (F.linear). LAYER_WEIGHT_COPIES=N
+gives every variant, ours and torch's alike, N copies of the weights taken
+in turn call after call (a CUDA graph then holds a multiple of N calls), as
+a model's layers follow one another, so that no call finds the weight
+lines of the call before it in L2 (llama_tp.weight_copies).
 
 One JSON line per token count on rank 0: every variant's µs per call
 (CUDA events, 200 calls after 50), torch's best, ours, and best / ours.
@@ -50,7 +54,9 @@ ITERS, WARMUP = 200, 50
 
 def graph_of(fn, calls, warmup=3):
     """A CUDA graph of `calls` calls of fn, captured on a side stream after
-    `warmup` calls there (first calls allocate and pick kernels)."""
+    `warmup` calls there (first calls allocate and pick kernels; with weight
+    copies, at least one call on each)."""
+    warmup = max(warmup, llama_tp.weight_copy_count())
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         for _ in range(warmup):
@@ -64,10 +70,13 @@ def graph_of(fn, calls, warmup=3):
 
 
 def bench(fn, graph):
-    """µs per call of fn: eagerly, or replays of a CUDA graph of 10 calls."""
+    """µs per call of fn: eagerly, or replays of a CUDA graph of 10 calls
+    (with weight copies, the least multiple of their count from 10)."""
     torch.cuda.synchronize()
     if graph:
-        run, reps, per = graph_of(fn, 10).replay, ITERS // 10, 10
+        copies = llama_tp.weight_copy_count()
+        per = -(-10 // copies) * copies
+        run, reps = graph_of(fn, per).replay, max(1, ITERS // per)
     else:
         run, reps, per = fn, ITERS, 1
     for _ in range(WARMUP // per + 1):
@@ -109,26 +118,46 @@ def summarize(row, rank):
         print(json.dumps(row), flush=True)
 
 
+def in_turn(calls):
+    """A function that calls the next of `calls` (one per weight copy) each
+    time it is called."""
+    turn = [0]
+
+    def call():
+        turn[0] += 1
+        return calls[turn[0] % len(calls)]()
+
+    return call
+
+
 _COMPILED = {}
 
 
-def compiled_variant(name, fn):
+def compiled_variant(name, fn, next_copy):
     """torch.compile (Inductor, default mode: the CUDA graph is ours) of
-    fn(fused=True), compiled once per variant; dynamic=False recompiles per
-    token count, as a serving engine's bucketed graphs do."""
+    fn(weights, fused=True), compiled once per variant; dynamic=False
+    recompiles per token count, as a serving engine's bucketed graphs do.
+    Each call takes the weights `next_copy` returns, as an argument (so
+    that copies are inputs to one compiled graph, not its constants)."""
     if name not in _COMPILED:
-        _COMPILED[name] = torch.compile(lambda f: f(True), dynamic=False)
+        _COMPILED[name] = torch.compile(lambda f, c: f(c, True), dynamic=False)
     inner = _COMPILED[name]
-    return lambda: inner(fn)
+    return lambda: inner(fn, next_copy())
 
 
 def main():
     s = llama_tp.setup(blocks=("llama", "gelu", "linear"))
+    if s.rank == 0 and llama_tp.weight_copy_count() > 1:
+        print(f"weights: {llama_tp.weight_copy_count()} copies, taken in turn", flush=True)
     entry = {"gelu": "gelu_mlp", "linear": "linear_mlp"}.get(s.block, "llama_mlp")
-    weights = {
-        "gelu": (s.w_up, s.w_down),
-        "linear": (s.w_gate_t, s.w_up_t, s.w_down_t),
-    }.get(s.block, (s.w_gate, s.w_up, s.w_down))
+
+    def weights(c):
+        return {
+            "gelu": (c.w_up, c.w_down),
+            "linear": (c.w_gate_t, c.w_up_t, c.w_down_t),
+        }.get(s.block, (c.w_gate, c.w_up, c.w_down))
+
+    copies, next_copy = llama_tp.weight_copies(s)
     runtime = symm.Runtime()
     layer = symm.Layer(runtime, sys.argv[1], entry)
     others = []
@@ -142,40 +171,44 @@ def main():
         buf = symm_mem.empty((m, D), dtype=torch.bfloat16, device=s.device)
         symm_mem.rendezvous(buf, s.group)
 
-        def nccl(fused):
-            return llama_tp.nccl(s, x, fused)
+        # Each torch variant is a function of the weights' namespace (one
+        # of `copies`) and whether gate and up are one GEMM.
+        def nccl(c, fused):
+            return llama_tp.nccl(c, x, fused)
 
-        def one_shot(fused):
-            return llama_tp.one_shot(s, x, buf, fused)
+        def one_shot(c, fused):
+            return llama_tp.one_shot(c, x, buf, fused)
 
-        def two_shot(fused):
-            return llama_tp.two_shot(s, x, buf, fused)
+        def two_shot(c, fused):
+            return llama_tp.two_shot(c, x, buf, fused)
 
         def ours():
-            layer(m, x, s.norm, *weights, out)
+            c = next_copy()
+            layer(m, x, c.norm, *weights(c), out)
 
         variants = [
             (name, fn)
             for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]
             if name in TORCH_VARIANTS
         ]
-        ours()
-        reference = nccl(False)
+        for _ in copies:
+            ours()
+        reference = nccl(s, False)
         torch.cuda.synchronize()
         row = {"m": m}
         for name, fn in variants:
-            got = fn(True)
+            got = fn(s, True)
             torch.cuda.synchronize()
             row[f"torch_{name}_error"] = rel_l2(got, reference)
             for fused in (False, True):
                 for graph in (False, True):
                     key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
-                    row[key] = bench(lambda: fn(fused), graph)
+                    row[key] = bench(lambda: fn(next_copy(), fused), graph)
         # torch.compile (Inductor) of the fused-gate+up variants, each
         # captured in a CUDA graph as the others are: what a torch user
         # picks instead of us, and the anchor the targets are set against.
         for name, fn in variants:
-            compiled = compiled_variant(name, fn)
+            compiled = compiled_variant(name, fn, next_copy)
             try:
                 got = compiled()
                 torch.cuda.synchronize()
@@ -185,8 +218,8 @@ def main():
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, each in [("", layer)] + [(f"_{label}", other) for label, other in others]:
-            args = (m, x, s.norm, *weights, out)
-            layer_fn = lambda each=each: each(*args)  # noqa: E731
+            args = [(m, x, c.norm, *weights(c), out) for c in copies]
+            layer_fn = in_turn([lambda each=each, a=a: each(*a) for a in args])
             out.zero_()
             layer_fn()
             torch.cuda.synchronize()
@@ -199,7 +232,8 @@ def main():
             # variants are (and as a serving engine capturing its whole
             # step would); the output is checked again after the replays.
             row[f"symm{label}_us"] = bench(layer_fn, graph=False)
-            row[f"symm{label}_prepared_us"] = bench(each.prepare(*args), graph=False)
+            prepared = in_turn([each.prepare(*a) for a in args])
+            row[f"symm{label}_prepared_us"] = bench(prepared, graph=False)
             out.zero_()
             row[f"symm{label}_cg_us"] = bench(layer_fn, graph=True)
             torch.cuda.synchronize()

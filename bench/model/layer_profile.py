@@ -11,6 +11,9 @@ call and µs per layer call.
     SYMM_RUNTIME_LIB=build/layers/libsymm_runtime.so PYTHONPATH=python \\
       torchrun --nproc_per_node=2 bench/model/layer_profile.py build/layers/libllama_mlp.so
     PROFILE_BLOCK=decoder ... layer_profile.py build/layers/libllama_decoder.so
+
+LAYER_WEIGHT_COPIES=N rotates N copies of the weights on every side, as in
+bench/model/layer_bench.py.
 """
 
 import itertools
@@ -26,10 +29,11 @@ from torch.profiler import ProfilerActivity, profile, schedule
 import decoder_bench
 import llama_tp
 import symm
-from layer_bench import compiled_variant, graph_of
+from layer_bench import compiled_variant, graph_of, in_turn
 from llama_tp import D
 
-CALLS = 20
+# 20 calls, or the least multiple of the weight copies' count above it.
+CALLS = -(-20 // llama_tp.weight_copy_count()) * llama_tp.weight_copy_count()
 
 
 def calls(fn, graphed):
@@ -81,34 +85,38 @@ def variants(s, block, layer, m):
     x = s.normal(m, D, std=1.0)
     out = torch.empty_like(x)
     if block == "decoder":
-        heads, w_o, next_norm = decoder_bench.attention_weights(s)
+        heads, s.w_o, s.next_norm = decoder_bench.attention_weights(s)
+        copies, next_copy = llama_tp.weight_copies(s, extra=("w_o", "next_norm"))
         attn = s.normal(m, heads, std=1.0)
         normed = torch.empty_like(x)
         reduces = decoder_bench.reducers(s, buf)
         found = [
-            ("symm", lambda: layer(m, attn, w_o, x, s.norm, s.w_gate, s.w_up, s.w_down,
-                                   next_norm, out, normed)),
+            ("symm", in_turn([lambda c=c: layer(m, attn, c.w_o, x, c.norm, c.w_gate, c.w_up,
+                                                c.w_down, c.next_norm, out, normed)
+                              for c in copies])),
             ("torch two-shot", lambda: decoder_bench.decoder(
-                s, w_o, next_norm, attn, x, reduces["two_shot"], True)),
+                next_copy(), attn, x, reduces["two_shot"], True)),
         ]
         for name in compiled_names:
             compiled = decoder_bench.compiled_decoder(name)
             found.append((f"torch.compile {name.replace('_', '-')}",
                           lambda compiled=compiled, reduce=reduces[name]: compiled(
-                              s, w_o, next_norm, attn, x, reduce)))
+                              next_copy(), attn, x, reduce)))
         return found
+    copies, next_copy = llama_tp.weight_copies(s)
     torch_fns = {
-        "nccl": lambda fused: llama_tp.nccl(s, x, fused),
-        "one_shot": lambda fused: llama_tp.one_shot(s, x, buf, fused),
-        "two_shot": lambda fused: llama_tp.two_shot(s, x, buf, fused),
+        "nccl": lambda c, fused: llama_tp.nccl(c, x, fused),
+        "one_shot": lambda c, fused: llama_tp.one_shot(c, x, buf, fused),
+        "two_shot": lambda c, fused: llama_tp.two_shot(c, x, buf, fused),
     }
     found = [
-        ("symm", lambda: layer(m, x, s.norm, s.w_gate, s.w_up, s.w_down, out)),
-        ("torch two-shot", lambda: torch_fns["two_shot"](True)),
+        ("symm", in_turn([lambda c=c: layer(m, x, c.norm, c.w_gate, c.w_up, c.w_down, out)
+                          for c in copies])),
+        ("torch two-shot", lambda: torch_fns["two_shot"](next_copy(), True)),
     ]
     for name in compiled_names:
         found.append((f"torch.compile {name.replace('_', '-')}",
-                      compiled_variant(name, torch_fns[name])))
+                      compiled_variant(name, torch_fns[name], next_copy)))
     return found
 
 
