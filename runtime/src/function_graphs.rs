@@ -11,13 +11,66 @@
 //! the capture and every replay, freed only when the key is forgotten.
 //! This module holds the bookkeeping; the `symm_rt_graph_*` entry points
 //! in `compiled` drive it.
+//!
+//! A model calls one compiled layer once per layer and step, each time with
+//! that layer's weights: Llama-3-8B's 32 layers at 3 token counts are 96
+//! keys, Llama-3-70B's 80 layers 80 at one count. A cache smaller than the
+//! keys a step cycles through forgets each key before its next call, so
+//! every call would run eagerly, allocate its buffers again and
+//! synchronize the device to free the forgotten ones. So the cache keeps
+//! many keys (`Limits`, set by the environment), forgets the least recently
+//! used first, and reports the first time a partition forgets one.
 
+use crate::error::Error;
 use std::collections::HashMap;
 
-/// Keys kept per partition (one per token count and set of buffers, as
-/// vLLM keeps one graph per batch size); the least recently made goes
-/// first, its buffers with it.
-pub const GRAPHS_PER_FUNCTION: usize = 64;
+/// How much each partition keeps: at most `keys` keys, and the oldest
+/// keys go while the buffers of those kept exceed `bytes` (decode-size
+/// keys own kilobytes, prefill-size ones up to tens of megabytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub keys: usize,
+    pub bytes: usize,
+}
+
+/// `SYMM_GRAPHS_PER_FUNCTION`: the keys kept per partition.
+pub const KEYS_ENV: &str = "SYMM_GRAPHS_PER_FUNCTION";
+/// `SYMM_GRAPH_BUFFERS_MB`: the MiB of buffers kept per partition.
+pub const BYTES_ENV: &str = "SYMM_GRAPH_BUFFERS_MB";
+
+impl Limits {
+    /// 1024 keys (a 128-layer model at 8 token counts), 1 GiB of buffers.
+    pub const DEFAULT: Limits = Limits {
+        keys: 1024,
+        bytes: 1 << 30,
+    };
+
+    /// The limits `lookup` (the environment) sets, the defaults where it
+    /// sets none; an error names a value that is not a positive whole
+    /// number.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> crate::Result<Limits> {
+        let read = |name: &str, default: usize| -> crate::Result<usize> {
+            let Some(text) = lookup(name) else {
+                return Ok(default);
+            };
+            match text.trim().parse::<usize>() {
+                Ok(value) if value > 0 => Ok(value),
+                _ => Err(Error::Env(format!(
+                    "{name}={text:?}: expected a whole number of at least 1"
+                ))),
+            }
+        };
+        let megabytes = read(BYTES_ENV, Self::DEFAULT.bytes >> 20)?;
+        Ok(Limits {
+            keys: read(KEYS_ENV, Self::DEFAULT.keys)?,
+            bytes: megabytes.checked_mul(1 << 20).ok_or_else(|| {
+                Error::Env(format!(
+                    "{BYTES_ENV}={megabytes}: more bytes than fit in a size"
+                ))
+            })?,
+        })
+    }
+}
 
 /// What a run of a partition does.
 #[derive(Debug, PartialEq, Eq)]
@@ -26,32 +79,63 @@ pub enum Step {
     Run,
     /// Run the body under capture, then finish with `captured`.
     Capture,
-    /// Replay the graph at this index of the partition's cache; skip the body.
-    Replay(usize),
+    /// Replay the key's graph (`graph`); skip the body.
+    Replay,
 }
 
-/// One key's state: its graph once captured, and its buffers.
+/// One key's state: its graph once captured, its buffers (`bytes` in all)
+/// and when it was last used (the partition's `tick`).
 struct Entry<G, B> {
-    key: Vec<u64>,
     graph: Option<G>,
     buffers: Vec<Option<B>>,
+    bytes: usize,
+    used: u64,
 }
 
 struct FunctionGraphs<G, B> {
-    /// Keys run once (eagerly) or captured, least recent first.
-    entries: Vec<Entry<G, B>>,
-    /// The entry of the run in progress.
-    current: Option<usize>,
+    /// Keys run once (eagerly) or captured.
+    entries: HashMap<Vec<u64>, Entry<G, B>>,
+    /// The buffers of every entry, in bytes.
+    bytes: usize,
+    /// Counts the partition's runs: an entry's `used` orders the keys.
+    tick: u64,
+    /// The key of the run in progress.
+    current: Option<Vec<u64>>,
     capturing: bool,
+    /// Whether forgetting a key was reported.
+    warned: bool,
 }
 
 impl<G, B> Default for FunctionGraphs<G, B> {
     fn default() -> Self {
         Self {
-            entries: Vec::new(),
+            entries: HashMap::new(),
+            bytes: 0,
+            tick: 0,
             current: None,
             capturing: false,
+            warned: false,
         }
+    }
+}
+
+impl<G, B> FunctionGraphs<G, B> {
+    /// Forgets the least recently used key.
+    fn forget_oldest(&mut self, evicted: &mut Vec<B>) {
+        let oldest = self
+            .entries
+            .iter()
+            .min_by_key(|(_, entry)| entry.used)
+            .map(|(key, _)| key.clone());
+        if let Some(entry) = oldest.and_then(|key| self.entries.remove(&key)) {
+            self.bytes -= entry.bytes;
+            evicted.extend(entry.buffers.into_iter().flatten());
+        }
+    }
+
+    fn current_entry(&mut self) -> Option<&mut Entry<G, B>> {
+        let key = self.current.as_ref()?;
+        self.entries.get_mut(key)
     }
 }
 
@@ -61,6 +145,7 @@ impl<G, B> Default for FunctionGraphs<G, B> {
 /// tested without a GPU).
 pub struct FunctionGraphCache<G, B> {
     functions: HashMap<u64, FunctionGraphs<G, B>>,
+    limits: Limits,
     /// Graphs captured, over every partition, since the start.
     captures: u64,
     /// Replays, over every partition, since the start.
@@ -71,59 +156,94 @@ impl<G, B> Default for FunctionGraphCache<G, B> {
     fn default() -> Self {
         Self {
             functions: HashMap::new(),
+            limits: Limits::DEFAULT,
             captures: 0,
             replays: 0,
         }
     }
 }
 
-/// What `step` decided, and what it forgot to make room: buffers of a key
-/// no longer kept, which the caller frees once queued work is done.
+/// What `step` decided, and what it forgot to make room: buffers of keys
+/// no longer kept, which the caller frees once queued work is done. The
+/// first time a partition forgets a key, `thrashing` holds the partition's
+/// keys and buffer bytes kept then, to report.
 pub struct Stepped<B> {
     pub step: Step,
     pub evicted: Vec<B>,
+    pub thrashing: Option<(usize, usize)>,
 }
 
 impl<G, B> FunctionGraphCache<G, B> {
+    /// The limits of every partition from now on.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
     /// What the run of `function` with `arguments` does next. Without
     /// `may_capture` (graphs off, or the application capturing the call
-    /// itself) it runs eagerly, with the key's buffers all the same.
+    /// itself) it runs eagerly, with the key's buffers all the same. A new
+    /// key first makes room: the least recently used keys go while the
+    /// partition holds `limits.keys` keys or more than `limits.bytes` of
+    /// buffers.
     pub fn step(&mut self, function: u64, arguments: &[u64], may_capture: bool) -> Stepped<B> {
+        let limits = self.limits;
         let state = self.functions.entry(function).or_default();
         state.capturing = false;
+        state.tick += 1;
+        let tick = state.tick;
         let mut evicted = Vec::new();
-        let at = match state.entries.iter().position(|e| e.key == arguments) {
-            Some(at) => at,
+        let mut thrashing = None;
+        let graph_kept = match state.entries.get_mut(arguments) {
+            Some(entry) => {
+                entry.used = tick;
+                entry.graph.is_some()
+            }
             None => {
-                if state.entries.len() == GRAPHS_PER_FUNCTION {
-                    let oldest = state.entries.remove(0);
-                    evicted.extend(oldest.buffers.into_iter().flatten());
+                while !state.entries.is_empty()
+                    && (state.entries.len() >= limits.keys || state.bytes > limits.bytes)
+                {
+                    state.forget_oldest(&mut evicted);
                 }
-                state.entries.push(Entry {
-                    key: arguments.to_vec(),
-                    graph: None,
-                    buffers: Vec::new(),
-                });
-                state.current = Some(state.entries.len() - 1);
+                if !evicted.is_empty() && !state.warned {
+                    state.warned = true;
+                    thrashing = Some((state.entries.len(), state.bytes));
+                }
+                state.entries.insert(
+                    arguments.to_vec(),
+                    Entry {
+                        graph: None,
+                        buffers: Vec::new(),
+                        bytes: 0,
+                        used: tick,
+                    },
+                );
+                state.current = Some(arguments.to_vec());
                 return Stepped {
                     step: Step::Run,
                     evicted,
+                    thrashing,
                 };
             }
         };
-        state.current = Some(at);
-        let step = match (&state.entries[at].graph, may_capture) {
-            (Some(_), true) => {
+        if state.current.as_deref() != Some(arguments) {
+            state.current = Some(arguments.to_vec());
+        }
+        let step = match (graph_kept, may_capture) {
+            (true, true) => {
                 self.replays += 1;
-                Step::Replay(at)
+                Step::Replay
             }
-            (None, true) => {
+            (false, true) => {
                 state.capturing = true;
                 Step::Capture
             }
             (_, false) => Step::Run,
         };
-        Stepped { step, evicted }
+        Stepped {
+            step,
+            evicted,
+            thrashing,
+        }
     }
 
     /// Buffer `index` of the run in progress of `function`: the one made
@@ -140,7 +260,10 @@ impl<G, B> FunctionGraphCache<G, B> {
         let Some(state) = self.functions.get_mut(&function) else {
             return Ok(None);
         };
-        let Some(entry) = state.current.and_then(|at| state.entries.get_mut(at)) else {
+        let Some(key) = state.current.as_ref() else {
+            return Ok(None);
+        };
+        let Some(entry) = state.entries.get_mut(key) else {
             return Ok(None);
         };
         if entry.buffers.len() <= index {
@@ -150,7 +273,11 @@ impl<G, B> FunctionGraphCache<G, B> {
         match slot {
             Some(buffer) if size_of(buffer) != bytes => return Ok(None),
             Some(_) => {}
-            None => *slot = Some(make(bytes)?),
+            None => {
+                *slot = Some(make(bytes)?);
+                entry.bytes += bytes;
+                state.bytes += bytes;
+            }
         }
         Ok(slot.as_ref())
     }
@@ -169,16 +296,15 @@ impl<G, B> FunctionGraphCache<G, B> {
     pub fn buffers(&self) -> impl Iterator<Item = &B> {
         self.functions
             .values()
-            .flat_map(|state| &state.entries)
+            .flat_map(|state| state.entries.values())
             .flat_map(|entry| entry.buffers.iter().flatten())
     }
 
-    /// The graph at `index` of `function` (from `Step::Replay`).
-    pub fn graph(&self, function: u64, index: usize) -> Option<&G> {
-        self.functions
-            .get(&function)
-            .and_then(|state| state.entries.get(index))
-            .and_then(|entry| entry.graph.as_ref())
+    /// The graph of `function`'s run in progress (after `Step::Replay`).
+    pub fn graph(&self, function: u64) -> Option<&G> {
+        let state = self.functions.get(&function)?;
+        let key = state.current.as_ref()?;
+        state.entries.get(key)?.graph.as_ref()
     }
 
     /// Whether `function`'s body is being captured now.
@@ -195,9 +321,9 @@ impl<G, B> FunctionGraphCache<G, B> {
         if !std::mem::take(&mut state.capturing) {
             return None;
         }
-        let entry = state.entries.get_mut(state.current?)?;
-        self.captures += 1;
+        let entry = state.current_entry()?;
         entry.graph = Some(graph);
+        self.captures += 1;
         entry.graph.as_ref()
     }
 
@@ -237,8 +363,8 @@ mod tests {
         assert!(cache.capturing(1));
         assert!(cache.captured(1, "graph").is_some());
         assert!(!cache.capturing(1));
-        assert_eq!(step(&mut cache, 1, &[10, 20]), Step::Replay(0));
-        assert_eq!(cache.graph(1, 0), Some(&"graph"));
+        assert_eq!(step(&mut cache, 1, &[10, 20]), Step::Replay);
+        assert_eq!(cache.graph(1), Some(&"graph"));
         assert_eq!((cache.captures(), cache.replays()), (1, 1));
         // Other arguments or another partition start over.
         assert_eq!(step(&mut cache, 1, &[10, 21]), Step::Run);
@@ -286,18 +412,132 @@ mod tests {
         assert_eq!(cache.captures(), 0);
     }
 
-    #[test]
-    fn keys_are_bounded_and_the_oldest_gives_back_its_buffers() {
-        let mut cache = Cache::default();
-        for key in 0..GRAPHS_PER_FUNCTION as u64 {
-            assert!(cache.step(7, &[key], true).evicted.is_empty());
-            buffer(&mut cache, 7, 0, 1);
+    /// Runs `function` with `key` as a compiled call does: a buffer of
+    /// `bytes` and, when captured, a graph.
+    fn call(cache: &mut Cache, function: u64, key: &[u64], bytes: usize) -> Stepped<Vec<u8>> {
+        let stepped = cache.step(function, key, true);
+        buffer(cache, function, 0, bytes);
+        if stepped.step == Step::Capture {
+            cache.captured(function, "graph");
         }
+        stepped
+    }
+
+    #[test]
+    fn keys_are_bounded_and_the_least_recently_used_gives_back_its_buffers() {
+        let mut cache = Cache::default();
+        cache.set_limits(Limits {
+            keys: 3,
+            bytes: usize::MAX,
+        });
+        for key in 0..3 {
+            assert!(call(&mut cache, 7, &[key], 1).evicted.is_empty());
+        }
+        // Key 0 is used again, so key 1 is now the least recent.
+        call(&mut cache, 7, &[0], 1);
         let stepped = cache.step(7, &[u64::MAX], true);
         assert_eq!(stepped.step, Step::Run);
         assert_eq!(stepped.evicted, vec![vec![0u8]]);
-        // The oldest was forgotten: it runs eagerly again.
-        assert_eq!(step(&mut cache, 7, &[0]), Step::Run);
-        assert_eq!(step(&mut cache, 7, &[u64::MAX]), Step::Capture);
+        // The first key forgotten is reported, with what is kept.
+        assert_eq!(stepped.thrashing, Some((2, 2)));
+        // Key 0 kept its graph; key 1 starts over.
+        assert_eq!(step(&mut cache, 7, &[0]), Step::Replay);
+        let stepped = cache.step(7, &[1], true);
+        assert_eq!(stepped.step, Step::Run);
+        assert_eq!(stepped.thrashing, None);
+    }
+
+    #[test]
+    fn buffers_past_the_byte_limit_make_the_oldest_keys_go() {
+        let mut cache = Cache::default();
+        cache.set_limits(Limits {
+            keys: 100,
+            bytes: 10,
+        });
+        call(&mut cache, 3, &[1], 6);
+        call(&mut cache, 3, &[2], 6);
+        // 12 bytes kept: the next key first forgets key 1 (6 bytes).
+        let stepped = call(&mut cache, 3, &[3], 6);
+        assert_eq!(stepped.evicted, vec![vec![0u8; 6]]);
+        assert_eq!(cache.buffers().count(), 2);
+        let stepped = call(&mut cache, 3, &[4], 64);
+        assert_eq!(stepped.evicted.len(), 1);
+        // A key over the limit by itself is kept while it runs; the next
+        // key makes every other go.
+        let stepped = call(&mut cache, 3, &[5], 1);
+        assert_eq!(stepped.evicted.len(), 2);
+        assert_eq!(cache.buffers().count(), 1);
+    }
+
+    #[test]
+    fn a_model_cycling_its_layers_at_several_token_counts_replays_every_call() {
+        // Llama-3-70B: 80 layers, each its own weights, at 3 token counts in
+        // turn: 240 keys, each call in a cycle of 240.
+        let mut cache = Cache::default();
+        let keys: Vec<[u64; 2]> = (0..3).flat_map(|m| (0..80).map(move |l| [l, m])).collect();
+        for _ in 0..2 {
+            for key in &keys {
+                call(&mut cache, 9, key, 1 << 16);
+            }
+        }
+        for key in &keys {
+            let stepped = call(&mut cache, 9, key, 1 << 16);
+            assert_eq!(stepped.step, Step::Replay);
+            assert!(stepped.evicted.is_empty() && stepped.thrashing.is_none());
+        }
+        assert_eq!(cache.captures(), 240);
+    }
+
+    #[test]
+    fn a_cycle_of_more_keys_than_kept_is_reported_once() {
+        let mut cache = Cache::default();
+        cache.set_limits(Limits {
+            keys: 2,
+            bytes: usize::MAX,
+        });
+        let mut reports = Vec::new();
+        for _ in 0..4 {
+            for key in 0..3u64 {
+                if let Some(report) = call(&mut cache, 5, &[key], 8).thrashing {
+                    reports.push(report);
+                }
+            }
+        }
+        // A cycle of 3 keys through room for 2 never replays, and says so once.
+        assert_eq!(reports, vec![(1, 8)]);
+        assert_eq!(cache.captures(), 0);
+        assert_eq!(cache.replays(), 0);
+    }
+
+    #[test]
+    fn limits_come_from_the_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        };
+        assert_eq!(Limits::from_env(env(&[])).unwrap(), Limits::DEFAULT);
+        assert_eq!(
+            Limits::from_env(env(&[(KEYS_ENV, "4096"), (BYTES_ENV, " 256 ")])).unwrap(),
+            Limits {
+                keys: 4096,
+                bytes: 256 << 20
+            }
+        );
+        for (name, value) in [(KEYS_ENV, "0"), (KEYS_ENV, "many"), (BYTES_ENV, "-1")] {
+            let pairs: &'static [(&str, &str)] = Box::leak(Box::new([(name, value)]));
+            let error = Limits::from_env(env(pairs)).unwrap_err().to_string();
+            assert!(
+                error.contains(name) && error.contains("at least 1"),
+                "{error}"
+            );
+        }
+        let error = Limits::from_env(env(&[(BYTES_ENV, "18446744073709551615")]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("more bytes than fit"), "{error}");
     }
 }

@@ -10,7 +10,7 @@ use crate::{
     abi_types::GraphStats,
     agmm::{AllGatherMatmul, Matmul, Shard, Strided},
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
-    function_graphs::{FunctionGraphCache, Step},
+    function_graphs::{FunctionGraphCache, Limits, Step},
     kernel_choice::{KernelChoices, Way},
     library::{self, Dtype, GemmInputs},
     symmetric::SymmetricBuffer,
@@ -130,6 +130,22 @@ fn layout(code: i32) -> Result<LayoutCode> {
 fn graphs_enabled() -> bool {
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
+}
+
+/// The graph cache's limits the environment sets (read once; a malformed
+/// value fails every call that would use a graph).
+fn graph_limits() -> Result<Limits> {
+    static LIMITS: std::sync::OnceLock<std::result::Result<Limits, String>> =
+        std::sync::OnceLock::new();
+    LIMITS
+        .get_or_init(|| {
+            Limits::from_env(|name| std::env::var(name).ok()).map_err(|error| match error {
+                Error::Env(message) => message,
+                other => other.to_string(),
+            })
+        })
+        .clone()
+        .map_err(Error::Env)
 }
 
 /// What a matmul call of the ABI decodes: cuBLAS, dtype, (m, k, n), beta
@@ -341,7 +357,20 @@ impl Session {
         // The application may be capturing this call itself.
         let app_capturing = stream.is_capturing()?;
         let may_capture = graphs_enabled() && !app_capturing;
+        self.compiled.graphs.set_limits(graph_limits()?);
         let stepped = self.compiled.graphs.step(id, &key, may_capture);
+        if let Some((keys, bytes)) = stepped.thrashing {
+            tracing::warn!(
+                "compiled partition {id:#x}: its graph cache forgot its least recently used \
+                 argument set to make room ({keys} sets and {:.1} MiB of buffers kept). Calls that \
+                 cycle through more argument sets than it keeps (a model's layers, each with its \
+                 weights, at several token counts) run eagerly, allocate again and synchronize; \
+                 raise {} or {}",
+                bytes as f64 / (1 << 20) as f64,
+                crate::function_graphs::KEYS_ENV,
+                crate::function_graphs::BYTES_ENV
+            );
+        }
         if !stepped.evicted.is_empty() {
             // Buffers of a key forgotten: queued work may still use them,
             // so they go after a synchronize (kept to the end under the
@@ -381,10 +410,10 @@ impl Session {
                 }
                 Ok(true)
             }
-            Step::Replay(index) => {
-                tracing::debug!("compiled partition {id:#x}: replaying graph {index}");
+            Step::Replay => {
+                tracing::debug!("compiled partition {id:#x}: replaying its graph");
                 let graph =
-                    self.compiled.graphs.graph(id, index).ok_or_else(|| {
+                    self.compiled.graphs.graph(id).ok_or_else(|| {
                         Error::InvalidArgument("a cached graph disappeared".into())
                     })?;
                 graph.replay(&stream)?;

@@ -1,0 +1,76 @@
+"""A model's pattern of calls to one compiled layer, timed: the Llama MLP
+block at world size 1 (a build of examples/llama_mlp.mlir for one rank, D
+and F given) called once per layer, each layer with its own weights, at
+several token counts in turn (a serving loop whose steps change their
+batch), through the layer's asynchronous entry point (its own CUDA graph
+per set of arguments). The runtime keeps one graph per set of arguments; a
+cache smaller than the sets a step cycles through (session 25's runtime
+kept 64) forgets each before its next use, so every call runs eagerly,
+allocates and synchronizes. Prints µs per layer call (CUDA events over
+whole steps after warm-up steps), and the graphs captured and replayed.
+
+    SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python \\
+      symm-launch -n 1 python3 bench/model/many_keys.py LIB D F --layers 80 --tokens 1,16,17
+"""
+
+import argparse
+
+import torch
+
+import symm
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("library")
+    parser.add_argument("D", type=int)
+    parser.add_argument("F", type=int)
+    parser.add_argument("--layers", type=int, default=80)
+    parser.add_argument("--tokens", default="1,16,17")
+    parser.add_argument("--steps", type=int, default=6)
+    args = parser.parse_args()
+    D, F = args.D, args.F
+    tokens = [int(t) for t in args.tokens.split(",")]
+    g = torch.Generator(device="cuda").manual_seed(0)
+
+    def normal(*shape, std):
+        return (torch.randn(*shape, generator=g, device="cuda") * std).to(torch.bfloat16)
+
+    layers = [
+        (
+            (1 + normal(D, std=0.1).float()).to(torch.bfloat16),
+            normal(D, F, std=D**-0.5),
+            normal(D, F, std=D**-0.5),
+            normal(F, D, std=F**-0.5),
+        )
+        for _ in range(args.layers)
+    ]
+    inputs = {m: (normal(m, D, std=1.0), torch.empty(m, D, dtype=torch.bfloat16, device="cuda"))
+              for m in tokens}
+    runtime = symm.Runtime()
+    layer = symm.Layer(runtime, args.library, "llama_mlp")
+
+    def step():
+        for m in tokens:
+            x, out = inputs[m]
+            for weights in layers:
+                layer(m, x, *weights, out)
+
+    for _ in range(3):  # first calls: eager, then captured
+        step()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(args.steps):
+        step()
+    end.record()
+    torch.cuda.synchronize()
+    calls = args.steps * len(tokens) * args.layers
+    us = start.elapsed_time(end) * 1000.0 / calls
+    print(f"layers={args.layers} tokens={args.tokens}: {us:.1f} us per layer call "
+          f"({len(tokens) * args.layers} argument sets in turn)", flush=True)
+    runtime.close()
+
+
+if __name__ == "__main__":
+    main()
