@@ -6,27 +6,33 @@
 //! loads modules and sizes workspaces, none of which a capture may do),
 //! the second is captured and launched as a graph, later ones replay it.
 //! Graphs record device addresses, so the key is the arguments: other
-//! buffers mean another graph. Every buffer the partition allocates is
-//! the key's own (`buffer`): made on the eager run, the same address in
-//! the capture and every replay, freed only when the key is forgotten.
-//! This module holds the bookkeeping; the `symm_rt_graph_*` entry points
-//! in `compiled` drive it.
+//! buffers mean another graph. Every buffer the partition allocates
+//! (`buffer`) is made on a key's eager run and has the same address in its
+//! capture and every replay. Keys of a partition share a buffer of the same
+//! index and size: one partition's runs are ordered on the stream (its
+//! symmetric pools are shared by every call already), and a partition's
+//! planned arena has one size for every token count (Llama's MLP block:
+//! one 100 MiB buffer). A buffer is freed when no key kept uses it. This
+//! module holds the bookkeeping; the `symm_rt_graph_*` entry points in
+//! `compiled` drive it.
 //!
 //! A model calls one compiled layer once per layer and step, each time with
 //! that layer's weights: Llama-3-8B's 32 layers at 3 token counts are 96
 //! keys, Llama-3-70B's 80 layers 80 at one count. A cache smaller than the
 //! keys a step cycles through forgets each key before its next call, so
 //! every call would run eagerly, allocate its buffers again and
-//! synchronize the device to free the forgotten ones. So the cache keeps
-//! many keys (`Limits`, set by the environment), forgets the least recently
-//! used first, and reports the first time a partition forgets one.
+//! synchronize the device to free the forgotten ones (session 25's cache,
+//! 64 keys each with buffers of its own, ran such a model's MLP calls at
+//! 206-296 µs instead of about 50: bench/results/2026-11-28-weight-copies-h200x2.md).
+//! So the cache keeps many keys (`Limits`, set by the environment), forgets
+//! the least recently used first, and reports the first time a partition
+//! forgets one.
 
 use crate::error::Error;
 use std::collections::HashMap;
 
-/// How much each partition keeps: at most `keys` keys, and the oldest
-/// keys go while the buffers of those kept exceed `bytes` (decode-size
-/// keys own kilobytes, prefill-size ones up to tens of megabytes).
+/// How much each partition keeps: at most `keys` keys, and the least
+/// recently used keys go while the buffers they use exceed `bytes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub keys: usize,
@@ -83,25 +89,34 @@ pub enum Step {
     Replay,
 }
 
-/// One key's state: its graph once captured, its buffers (`bytes` in all)
-/// and when it was last used (the partition's `tick`).
-struct Entry<G, B> {
+/// One key's state: its graph once captured, the size of each buffer it
+/// uses (by index), and when it was last used (the partition's `tick`).
+struct Entry<G> {
     graph: Option<G>,
-    buffers: Vec<Option<B>>,
-    bytes: usize,
+    buffers: Vec<Option<usize>>,
     used: u64,
+}
+
+/// A buffer of a partition, and how many kept keys use it.
+struct Shared<B> {
+    buffer: B,
+    users: usize,
 }
 
 struct FunctionGraphs<G, B> {
     /// Keys run once (eagerly) or captured.
-    entries: HashMap<Vec<u64>, Entry<G, B>>,
-    /// The buffers of every entry, in bytes.
+    entries: HashMap<Vec<u64>, Entry<G>>,
+    /// The buffers, by index and size.
+    shared: HashMap<(usize, usize), Shared<B>>,
+    /// The buffers' bytes.
     bytes: usize,
     /// Counts the partition's runs: an entry's `used` orders the keys.
     tick: u64,
     /// The key of the run in progress.
     current: Option<Vec<u64>>,
     capturing: bool,
+    /// Keys forgotten so far.
+    forgotten: u64,
     /// Whether forgetting a key was reported.
     warned: bool,
 }
@@ -110,30 +125,46 @@ impl<G, B> Default for FunctionGraphs<G, B> {
     fn default() -> Self {
         Self {
             entries: HashMap::new(),
+            shared: HashMap::new(),
             bytes: 0,
             tick: 0,
             current: None,
             capturing: false,
+            forgotten: 0,
             warned: false,
         }
     }
 }
 
 impl<G, B> FunctionGraphs<G, B> {
-    /// Forgets the least recently used key.
+    /// Forgets the least recently used key, and the buffers no other key
+    /// uses (into `evicted`).
     fn forget_oldest(&mut self, evicted: &mut Vec<B>) {
+        self.forgotten += 1;
         let oldest = self
             .entries
             .iter()
             .min_by_key(|(_, entry)| entry.used)
             .map(|(key, _)| key.clone());
-        if let Some(entry) = oldest.and_then(|key| self.entries.remove(&key)) {
-            self.bytes -= entry.bytes;
-            evicted.extend(entry.buffers.into_iter().flatten());
+        let Some(entry) = oldest.and_then(|key| self.entries.remove(&key)) else {
+            return;
+        };
+        for (index, bytes) in entry.buffers.into_iter().enumerate() {
+            let Some(bytes) = bytes else { continue };
+            let Some(shared) = self.shared.get_mut(&(index, bytes)) else {
+                continue;
+            };
+            shared.users -= 1;
+            if shared.users == 0
+                && let Some(unused) = self.shared.remove(&(index, bytes))
+            {
+                self.bytes -= bytes;
+                evicted.push(unused.buffer);
+            }
         }
     }
 
-    fn current_entry(&mut self) -> Option<&mut Entry<G, B>> {
+    fn current_entry(&mut self) -> Option<&mut Entry<G>> {
         let key = self.current.as_ref()?;
         self.entries.get_mut(key)
     }
@@ -204,7 +235,7 @@ impl<G, B> FunctionGraphCache<G, B> {
                 {
                     state.forget_oldest(&mut evicted);
                 }
-                if !evicted.is_empty() && !state.warned {
+                if state.forgotten > 0 && !state.warned {
                     state.warned = true;
                     thrashing = Some((state.entries.len(), state.bytes));
                 }
@@ -213,7 +244,6 @@ impl<G, B> FunctionGraphCache<G, B> {
                     Entry {
                         graph: None,
                         buffers: Vec::new(),
-                        bytes: 0,
                         used: tick,
                     },
                 );
@@ -246,9 +276,10 @@ impl<G, B> FunctionGraphCache<G, B> {
         }
     }
 
-    /// Buffer `index` of the run in progress of `function`: the one made
-    /// for its key, or `make(bytes)`'s. A buffer of another size under the
-    /// same key is an error (the key fixes every size).
+    /// Buffer `index` of the run in progress of `function`: the
+    /// partition's buffer of that index and size (another key's too), or
+    /// `make(bytes)`'s. A buffer of another size under the same key is an
+    /// error (the key fixes every size).
     pub fn buffer<E>(
         &mut self,
         function: u64,
@@ -269,17 +300,28 @@ impl<G, B> FunctionGraphCache<G, B> {
         if entry.buffers.len() <= index {
             entry.buffers.resize_with(index + 1, || None);
         }
-        let slot = &mut entry.buffers[index];
-        match slot {
-            Some(buffer) if size_of(buffer) != bytes => return Ok(None),
+        match entry.buffers[index] {
+            Some(held) if held != bytes => return Ok(None),
             Some(_) => {}
             None => {
-                *slot = Some(make(bytes)?);
-                entry.bytes += bytes;
-                state.bytes += bytes;
+                match state.shared.get_mut(&(index, bytes)) {
+                    Some(shared) => shared.users += 1,
+                    None => {
+                        let buffer = make(bytes)?;
+                        state
+                            .shared
+                            .insert((index, bytes), Shared { buffer, users: 1 });
+                        state.bytes += bytes;
+                    }
+                }
+                entry.buffers[index] = Some(bytes);
             }
         }
-        Ok(slot.as_ref())
+        Ok(state
+            .shared
+            .get(&(index, bytes))
+            .filter(|shared| size_of(&shared.buffer) == bytes)
+            .map(|shared| &shared.buffer))
     }
 
     /// Graphs captured so far, over every partition.
@@ -296,8 +338,8 @@ impl<G, B> FunctionGraphCache<G, B> {
     pub fn buffers(&self) -> impl Iterator<Item = &B> {
         self.functions
             .values()
-            .flat_map(|state| state.entries.values())
-            .flat_map(|entry| entry.buffers.iter().flatten())
+            .flat_map(|state| state.shared.values())
+            .map(|shared| &shared.buffer)
     }
 
     /// The graph of `function`'s run in progress (after `Step::Replay`).
@@ -382,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn buffers_belong_to_the_key() {
+    fn keys_share_the_buffers_of_an_index_and_size() {
         let mut cache = Cache::default();
         // No run in progress: no buffer.
         assert_eq!(buffer(&mut cache, 1, 0, 4), None);
@@ -395,10 +437,18 @@ mod tests {
         assert_eq!(buffer(&mut cache, 1, 0, 4), first);
         // Another size under the same key is refused.
         assert_eq!(buffer(&mut cache, 1, 0, 5), None);
-        // Another key has buffers of its own.
+        // Another size at that index is another buffer; the same index
+        // and size is the same buffer.
         step(&mut cache, 1, &[8]);
         assert_eq!(buffer(&mut cache, 1, 0, 6), Some(vec![0; 6]));
         assert_eq!(cache.buffers().count(), 3);
+        step(&mut cache, 1, &[9]);
+        assert_eq!(buffer(&mut cache, 1, 2, 8), Some(vec![2; 8]));
+        assert_eq!(cache.buffers().count(), 3);
+        // Another partition has buffers of its own.
+        step(&mut cache, 2, &[7]);
+        buffer(&mut cache, 2, 0, 4);
+        assert_eq!(cache.buffers().count(), 4);
     }
 
     #[test]
@@ -437,9 +487,10 @@ mod tests {
         call(&mut cache, 7, &[0], 1);
         let stepped = cache.step(7, &[u64::MAX], true);
         assert_eq!(stepped.step, Step::Run);
-        assert_eq!(stepped.evicted, vec![vec![0u8]]);
+        // The keys share their one buffer: it stays.
+        assert!(stepped.evicted.is_empty());
         // The first key forgotten is reported, with what is kept.
-        assert_eq!(stepped.thrashing, Some((2, 2)));
+        assert_eq!(stepped.thrashing, Some((2, 1)));
         // Key 0 kept its graph; key 1 starts over.
         assert_eq!(step(&mut cache, 7, &[0]), Step::Replay);
         let stepped = cache.step(7, &[1], true);
@@ -455,13 +506,14 @@ mod tests {
             bytes: 10,
         });
         call(&mut cache, 3, &[1], 6);
-        call(&mut cache, 3, &[2], 6);
-        // 12 bytes kept: the next key first forgets key 1 (6 bytes).
-        let stepped = call(&mut cache, 3, &[3], 6);
+        call(&mut cache, 3, &[2], 7);
+        // 13 bytes kept: the next key first forgets key 1 and its 6 bytes.
+        let stepped = call(&mut cache, 3, &[3], 8);
         assert_eq!(stepped.evicted, vec![vec![0u8; 6]]);
         assert_eq!(cache.buffers().count(), 2);
+        // 15: key 2 goes, and 8 bytes are kept.
         let stepped = call(&mut cache, 3, &[4], 64);
-        assert_eq!(stepped.evicted.len(), 1);
+        assert_eq!(stepped.evicted, vec![vec![0u8; 7]]);
         // A key over the limit by itself is kept while it runs; the next
         // key makes every other go.
         let stepped = call(&mut cache, 3, &[5], 1);
@@ -486,6 +538,8 @@ mod tests {
             assert!(stepped.evicted.is_empty() && stepped.thrashing.is_none());
         }
         assert_eq!(cache.captures(), 240);
+        // One buffer, whatever the keys.
+        assert_eq!(cache.buffers().count(), 1);
     }
 
     #[test]
