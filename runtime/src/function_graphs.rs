@@ -23,7 +23,7 @@
 //! every call would run eagerly, allocate its buffers again and
 //! synchronize the device to free the forgotten ones (session 25's cache,
 //! 64 keys each with buffers of its own, ran such a model's MLP calls at
-//! 206-296 µs instead of about 50: bench/results/2026-11-28-weight-copies-h200x2.md).
+//! 226-403 µs instead of about 50: bench/results/2026-11-28-graph-cache-h200.md).
 //! So the cache keeps many keys (`Limits`, set by the environment), forgets
 //! the least recently used first, and reports the first time a partition
 //! forgets one.

@@ -210,8 +210,8 @@ struct Cli {
     matmul_mma_gemv_rows: u64,
     /// The tensor-core GEMV (weights stored k x n) prefetches into L2, in
     /// its loop, the lines of each warp's steps this many past those its
-    /// loads keep in flight (0: none; off by default, not yet measured on a
-    /// GPU).
+    /// loads keep in flight (0: none; off by default: on one H200 the MLP
+    /// block at 16 rows measured 8-9 µs slower with 1-8 steps).
     #[arg(
         long,
         value_name = "STEPS",
