@@ -25,10 +25,11 @@ times the non-gated block of bench/model/gelu_mlp.mlir (entry gelu_mlp)
 instead; LAYER_BLOCK=linear the block with nn.Linear-layout weights of
 bench/model/linear_mlp.mlir (entry linear_mlp), torch's variants then
 multiplying by the same n x k weights (F.linear). LAYER_WEIGHT_COPIES=N
-gives every variant, ours and torch's alike, N copies of the weights taken
-in turn call after call (a CUDA graph then holds a multiple of N calls), as
-a model's layers follow one another, so that no call finds the weight
-lines of the call before it in L2 (llama_tp.weight_copies).
+(3 unless set) gives every variant, ours and torch's alike, N copies of the
+weights taken in turn call after call (a CUDA graph then holds a multiple
+of N calls), as a model's layers follow one another, so that no call finds
+the weight lines of the call before it in L2 (llama_tp.weight_copies); 1
+reproduces the figures before 2026-11-28.
 
 One JSON line per token count on rank 0: every variant's µs per call
 (CUDA events, 200 calls after 50), torch's best, ours, and best / ours.
@@ -147,7 +148,7 @@ def compiled_variant(name, fn, next_copy):
 
 def main():
     s = llama_tp.setup(blocks=("llama", "gelu", "linear"))
-    if s.rank == 0 and llama_tp.weight_copy_count() > 1:
+    if s.rank == 0:
         print(f"weights: {llama_tp.weight_copy_count()} copies, taken in turn", flush=True)
     entry = {"gelu": "gelu_mlp", "linear": "linear_mlp"}.get(s.block, "llama_mlp")
 

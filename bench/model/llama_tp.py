@@ -86,15 +86,18 @@ WEIGHTS = ("norm", "w_gate", "w_up", "w_down", "w_gate_up", "w_gate_t", "w_up_t"
 
 
 def weight_copy_count():
-    """LAYER_WEIGHT_COPIES, 1 unless set."""
-    text = os.environ.get("LAYER_WEIGHT_COPIES", "1")
+    """LAYER_WEIGHT_COPIES, 3 unless set: the benches' default since
+    2026-11-28 (session 26); 1 (the same weights every call) reproduces
+    the figures before, which flattered ours by 1-4 µs a call
+    (bench/results/2026-11-28-weight-copies-h200x2.md)."""
+    text = os.environ.get("LAYER_WEIGHT_COPIES", "3")
     if not text.isdigit() or int(text) < 1:
         raise SystemExit(f"LAYER_WEIGHT_COPIES={text}: a whole number of at least 1")
     return int(text)
 
 
 def weight_copies(s, extra=()):
-    """LAYER_WEIGHT_COPIES (1 unless set) namespaces like `s`, the first `s`
+    """LAYER_WEIGHT_COPIES (3 unless set) namespaces like `s`, the first `s`
     itself and each further one with its own clone of every weight (and of
     the attributes named in `extra`), and a function that returns them in
     turn. A bench that calls one layer again and again on the same weights
