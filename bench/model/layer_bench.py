@@ -134,14 +134,15 @@ def in_turn(calls):
 _COMPILED = {}
 
 
-def compiled_variant(name, fn, next_copy):
+def compiled_variant(name, fn, next_copy, backend="inductor"):
     """torch.compile (Inductor, default mode: the CUDA graph is ours) of
     fn(weights, fused=True), compiled once per variant; dynamic=False
     recompiles per token count, as a serving engine's bucketed graphs do.
     Each call takes the weights `next_copy` returns, as an argument (so
-    that copies are inputs to one compiled graph, not its constants)."""
+    that copies are inputs to one compiled graph, not its constants).
+    `backend` is for tests."""
     if name not in _COMPILED:
-        _COMPILED[name] = torch.compile(lambda f, c: f(c, True), dynamic=False)
+        _COMPILED[name] = torch.compile(lambda f, c: f(c, True), dynamic=False, backend=backend)
     inner = _COMPILED[name]
     return lambda: inner(fn, next_copy())
 
