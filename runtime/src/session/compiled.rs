@@ -364,8 +364,8 @@ impl Session {
                 "compiled partition {id:#x}: its graph cache forgot its least recently used \
                  argument set to make room ({keys} sets and {:.1} MiB of buffers kept). Calls that \
                  cycle through more argument sets than it keeps (a model's layers, each with its \
-                 weights, at several token counts) run eagerly, allocate again and synchronize; \
-                 raise {} or {}",
+                 weights, at several token counts) run eagerly, and synchronize where a forgotten \
+                 set's buffers are freed; raise {} or {}",
                 bytes as f64 / (1 << 20) as f64,
                 crate::function_graphs::KEYS_ENV,
                 crate::function_graphs::BYTES_ENV
