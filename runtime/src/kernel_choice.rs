@@ -24,6 +24,15 @@
 //!
 //! `SYMM_MATMUL=generated` or `=library` forces a way (reproducible runs,
 //! no measurement); `=measured` is the default.
+//!
+//! Known bias: the rounds read the same weight again and again, so a
+//! weight that fits in L2 (o_proj's 16.8 MB at TP 2 on H200's 60 MB; every
+//! site at TP 8) is timed partly from L2, where a model's call reads it
+//! from memory. Both ways get that help, but not equally: on 2x H200 our
+//! kernels gained 1-4 µs a layer from weights read the call before and
+//! torch.compile's cuBLAS at most 1
+//! (bench/results/2026-11-28-weight-copies-h200x2.md). Timing each round
+//! on cold weights has not been tried.
 
 use crate::choice::Choice;
 use crate::cuda::{Event, Stream};
