@@ -115,8 +115,6 @@ struct FunctionGraphs<G, B> {
     /// The key of the run in progress.
     current: Option<Vec<u64>>,
     capturing: bool,
-    /// Keys forgotten so far.
-    forgotten: u64,
     /// Whether forgetting a key was reported.
     warned: bool,
 }
@@ -130,7 +128,6 @@ impl<G, B> Default for FunctionGraphs<G, B> {
             tick: 0,
             current: None,
             capturing: false,
-            forgotten: 0,
             warned: false,
         }
     }
@@ -140,7 +137,6 @@ impl<G, B> FunctionGraphs<G, B> {
     /// Forgets the least recently used key, and the buffers no other key
     /// uses (into `evicted`).
     fn forget_oldest(&mut self, evicted: &mut Vec<B>) {
-        self.forgotten += 1;
         let oldest = self
             .entries
             .iter()
@@ -230,12 +226,13 @@ impl<G, B> FunctionGraphCache<G, B> {
                 entry.graph.is_some()
             }
             None => {
+                let kept = state.entries.len();
                 while !state.entries.is_empty()
                     && (state.entries.len() >= limits.keys || state.bytes > limits.bytes)
                 {
                     state.forget_oldest(&mut evicted);
                 }
-                if state.forgotten > 0 && !state.warned {
+                if state.entries.len() < kept && !state.warned {
                     state.warned = true;
                     thrashing = Some((state.entries.len(), state.bytes));
                 }
@@ -278,14 +275,13 @@ impl<G, B> FunctionGraphCache<G, B> {
 
     /// Buffer `index` of the run in progress of `function`: the
     /// partition's buffer of that index and size (another key's too), or
-    /// `make(bytes)`'s. A buffer of another size under the same key is an
-    /// error (the key fixes every size).
+    /// `make(bytes)`'s, which must be of `bytes` bytes. A buffer of another
+    /// size under the same key is an error (the key fixes every size).
     pub fn buffer<E>(
         &mut self,
         function: u64,
         index: usize,
         bytes: usize,
-        size_of: impl Fn(&B) -> usize,
         make: impl FnOnce(usize) -> Result<B, E>,
     ) -> Result<Option<&B>, E> {
         let Some(state) = self.functions.get_mut(&function) else {
@@ -320,7 +316,6 @@ impl<G, B> FunctionGraphCache<G, B> {
         Ok(state
             .shared
             .get(&(index, bytes))
-            .filter(|shared| size_of(&shared.buffer) == bytes)
             .map(|shared| &shared.buffer))
     }
 
@@ -389,7 +384,7 @@ mod tests {
 
     fn buffer(cache: &mut Cache, function: u64, index: usize, bytes: usize) -> Option<Vec<u8>> {
         cache
-            .buffer(function, index, bytes, Vec::len, |bytes| {
+            .buffer(function, index, bytes, |bytes| {
                 Ok::<_, ()>(vec![index as u8; bytes])
             })
             .ok()

@@ -428,12 +428,10 @@ impl Session {
         let index = size(index, "the buffer index")?;
         let bytes = size(bytes, "the buffer size")?;
         let capturing = self.active_stream().is_capturing()?;
-        let buffer = self.compiled.graphs.buffer(
-            function,
-            index,
-            bytes,
-            |buffer| buffer.bytes,
-            |bytes| {
+        let buffer = self
+            .compiled
+            .graphs
+            .buffer(function, index, bytes, |bytes| {
                 tracing::debug!("partition buffer #{index}: {bytes} B");
                 if capturing {
                     // Under the application's own capture (thread-local
@@ -442,8 +440,7 @@ impl Session {
                 } else {
                     DeviceBuffer::new(bytes)
                 }
-            },
-        )?;
+            })?;
         let buffer = buffer.ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "partition buffer #{index} of {bytes} B: no run of its partition is in \
