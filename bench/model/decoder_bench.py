@@ -172,8 +172,8 @@ def main():
             except Exception as error:  # reported, not fatal
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
+        args = [(m, attn, c.w_o, x, c.norm, *mlp(c), c.next_norm, out, normed) for c in copies]
         for label, layer in layers:
-            args = [(m, attn, c.w_o, x, c.norm, *mlp(c), c.next_norm, out, normed) for c in copies]
             ours = in_turn([lambda layer=layer, a=a: layer(*a) for a in args])
             out.zero_()
             normed.zero_()

@@ -184,17 +184,15 @@ def main():
         def two_shot(c, fused):
             return llama_tp.two_shot(c, x, buf, fused)
 
-        def ours():
-            c = next_copy()
-            layer(m, x, c.norm, *weights(c), out)
-
+        # Our layers' arguments, one set per weight copy.
+        args = [(m, x, c.norm, *weights(c), out) for c in copies]
         variants = [
             (name, fn)
             for name, fn in [("nccl", nccl), ("one_shot", one_shot), ("two_shot", two_shot)]
             if name in TORCH_VARIANTS
         ]
-        for _ in copies:
-            ours()
+        for a in args:
+            layer(*a)
         reference = nccl(s, False)
         torch.cuda.synchronize()
         row = {"m": m}
@@ -220,7 +218,6 @@ def main():
                 if s.rank == 0:
                     print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
         for label, each in [("", layer)] + [(f"_{label}", other) for label, other in others]:
-            args = [(m, x, c.norm, *weights(c), out) for c in copies]
             layer_fn = in_turn([lambda each=each, a=a: each(*a) for a in args])
             out.zero_()
             layer_fn()
