@@ -45,11 +45,18 @@ def main():
                 failures.append(f"FAIL {path}: {failure}")
             elif spilled:
                 spilling.append(f"spills {spilled} bytes: {path}")
-    for line in sorted(spilling) + failures:
+    finish(spilling, failures, len(files) - len(failures), len(files))
+
+
+def finish(spills, failures, fitting, kernels):
+    """Prints the spills (sorted), then the failures, then the summary, and
+    exits 1 on a failure or when there was no kernel (shared with
+    ptxas_generated.py)."""
+    for line in sorted(spills) + failures:
         print(line)
-    print(f"{len(files) - len(failures)} of {len(files)} kernels assembled within their "
-          f"launch's registers; {len(spilling)} spill")
-    sys.exit(1 if failures or not files else 0)
+    print(f"{fitting} of {kernels} kernels assembled within their launch's registers; "
+          f"{len(spills)} spill")
+    sys.exit(1 if failures or not kernels else 0)
 
 
 if __name__ == "__main__":
