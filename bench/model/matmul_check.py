@@ -61,7 +61,8 @@ L2 holding none of the last one's lines (a diagnostic: whether a kernel's
 time depends on what the kernels before it left in L2). With
 --profile-copies N, the graph's calls take N copies of the weights in
 turn, as a model's layers each read their own (1: the same weights every
-call, as the layer benches do).
+call, as the layer benches do). --profile runs with --decoder too (its
+kernels' µs, without the TB/s: its matmuls are not told apart by time).
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python:bench/model \\
       symm-launch -n 1 python3 bench/model/matmul_check.py LIB D F \\
@@ -167,8 +168,8 @@ def main():
         sys.exit("matmul_check: --gelu, --qkv, --linear, --merged and --decoder are other blocks; "
                  "pick one")
     if (A or args.gelu or args.qkv or args.linear or args.merged) and (
-            args.misalign or args.profile and (A or args.qkv)):
-        sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no decoder or qkv")
+            args.misalign or args.profile and args.qkv):
+        sys.exit("matmul_check: --misalign checks the Llama MLP block only, --profile no qkv")
     if args.qkv and world > 1:
         sys.exit("matmul_check: --qkv runs at world size 1")
     entry = args.entry or (
@@ -293,10 +294,21 @@ def main():
             x = normal(m, D, std=1.0)
             out = torch.empty_like(x)
             mats = [w_up, w_down] if args.gelu else mlp_weights
+            if A:
+                # The decoder's: o_proj's weight, then the MLP's.
+                mats = [w_o, *mats]
+                attn, normed = normal(m, A, std=1.0), torch.empty_like(x)
+
+            def arguments(weights):
+                """The call's arguments with these weights."""
+                if A:
+                    return [attn, weights[0], x, norm, *weights[1:], next_norm, out, normed]
+                return [x, norm, *weights, out]
+
             copies = [mats] + [[w.clone() for w in mats] for _ in range(args.profile_copies - 1)]
             for each in copies:
                 for _ in range(3):
-                    layer(m, x, norm, *each, out)
+                    layer(m, *arguments(each))
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             calls = 20
@@ -305,7 +317,7 @@ def main():
             sink = torch.empty((), dtype=torch.float32, device="cuda")
             with torch.cuda.graph(graph, stream=stream):
                 for call in range(calls):
-                    layer(m, x, norm, *copies[call % len(copies)], out)
+                    layer(m, *arguments(copies[call % len(copies)]))
                     if args.profile_scrub == "write":
                         scratch.zero_()
                     elif args.profile_scrub == "read":
@@ -322,7 +334,7 @@ def main():
             for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
                 per = us / calls
                 note = ""
-                if kernel.startswith("symm_matmul"):
+                if kernel.startswith("symm_matmul") and not A:
                     # Which matmul by its weight bytes: the pair reads 2 D F,
                     # the down projection F D (in slices or whole).
                     pair = 2 * D * F * 2 / (per * 1e-6) / 1e12
