@@ -7,13 +7,15 @@ per set of arguments). The runtime keeps one graph per set of arguments; a
 cache smaller than the sets a step cycles through (session 25's runtime
 kept 64) forgets each before its next use, so every call runs eagerly,
 allocates and synchronizes. Prints µs per layer call (CUDA events over
-whole steps after warm-up steps), and the graphs captured and replayed.
+whole steps after warm-up steps) and the host's µs per call to enqueue
+them, and the graphs captured and replayed.
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python \\
       symm-launch -n 1 python3 bench/model/many_keys.py LIB D F --layers 80 --tokens 1,16,17
 """
 
 import argparse
+import time
 
 import torch
 
@@ -61,14 +63,19 @@ def main():
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
+    enqueue = time.perf_counter()
     for _ in range(args.steps):
         step()
+    enqueue = time.perf_counter() - enqueue
     end.record()
     torch.cuda.synchronize()
     calls = args.steps * len(tokens) * args.layers
     us = start.elapsed_time(end) * 1000.0 / calls
+    # The host's time to make the calls (before the synchronize): where it
+    # is as long as the GPU's, the host sets the pace.
     print(f"layers={args.layers} tokens={args.tokens}: {us:.1f} us per layer call "
-          f"({len(tokens) * args.layers} argument sets in turn)", flush=True)
+          f"({len(tokens) * args.layers} argument sets in turn), "
+          f"{enqueue * 1e6 / calls:.1f} us of it to enqueue", flush=True)
     runtime.close()
 
 
