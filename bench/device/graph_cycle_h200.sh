@@ -11,14 +11,16 @@
 #      on and off.
 #   3. oproj_split_x2.sh's w1 part: the decoder at TP 2/4/8's widths at world
 #      size 1, its o_proj and down projection split over K or not.
+# PROBE_ONLY=1 runs part 1 only.
 #   (device) tar -xJf target/s27.tar.xz -C target && bash bench/device/graph_cycle_h200.sh target/s27
 set -uo pipefail
 B=${1:?usage: graph_cycle_h200.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-/tmp}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-nvcc -O3 -arch=sm_90 -o /tmp/graph_cycle bench/probes/graph_cycle_probe.cu
+nvcc -O3 -arch=sm_90 -o /tmp/graph_cycle bench/probes/graph_cycle_probe.cu 2>&1 | tee "$OUT/graph_cycle_build.log"
 { run /tmp/graph_cycle 5 9; run /tmp/graph_cycle 5 1; } 2>&1 | tee "$OUT/graph_cycle.log"
+[[ ${PROBE_ONLY:-0} == 1 ]] && exit 0
 for shape in "1 16" "32 16" "80 16"; do
   for graphs in 1 0; do
     echo "== layers=${shape% *} tokens=${shape#* } SYMM_CUDA_GRAPHS=$graphs"

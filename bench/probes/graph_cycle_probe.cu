@@ -11,6 +11,8 @@
 //   upload    the same, each graph uploaded to the stream after instantiation
 //   setparams one graph; before each replay its kernel nodes' pointer
 //             argument is set to the layer's buffer (cudaGraphExecKernelNodeSetParams)
+//   memset    a graph per layer as in graphs, each starting with a memset of
+//             64 KB of the layer's own scratch (a memset node)
 // each with and without programmatic dependent launch (PDL) between the
 // kernels. Prints µs per layer call on the GPU (events over 10 steps of all
 // layers, best of 3 rounds) and the host's µs per call to enqueue, and
@@ -19,6 +21,7 @@
 //   /tmp/graph_cycle [KERNELS SPIN_US]
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <cstdio>
@@ -65,8 +68,9 @@ struct Probe {
     for (int k = 0; k < kernels; k++) launch(out, 1, pdl);
   }
 
-  cudaGraphExec_t capture(int* out, bool pdl, cudaGraph_t* graph) {
+  cudaGraphExec_t capture(int* out, bool pdl, cudaGraph_t* graph, void* scratch = nullptr) {
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    if (scratch) CK(cudaMemsetAsync(scratch, 0, 64 << 10, s));
     layer(out, pdl);
     CK(cudaStreamEndCapture(s, graph));
     cudaGraphExec_t exec;
@@ -91,18 +95,20 @@ int main(int argc, char** argv) {
   for (int layers : {1, 8, 32, 80, 128}) {
     int* buffers;
     CK(cudaMalloc(&buffers, layers * 64 * sizeof(int)));
+    char* scratch;
+    CK(cudaMalloc(&scratch, size_t(layers) << 16));
     auto out = [&](int l) { return buffers + l * 64; };
     for (bool pdl : {false, true}) {
-      for (const char* mode : {"eager", "graphs", "upload", "setparams"}) {
+      for (const char* mode : {"eager", "graphs", "upload", "setparams", "memset"}) {
         std::string m = mode;
         std::vector<cudaGraph_t> graphs;
         std::vector<cudaGraphExec_t> execs;
         std::vector<cudaGraphNode_t> nodes;
         std::vector<cudaKernelNodeParams> params;
-        if (m == "graphs" || m == "upload") {
+        if (m == "graphs" || m == "upload" || m == "memset") {
           for (int l = 0; l < layers; l++) {
             cudaGraph_t g;
-            execs.push_back(p.capture(out(l), pdl, &g));
+            execs.push_back(p.capture(out(l), pdl, &g, m == "memset" ? scratch + (size_t(l) << 16) : nullptr));
             graphs.push_back(g);
             if (m == "upload") CK(cudaGraphUpload(execs.back(), p.s));
           }
@@ -171,13 +177,14 @@ int main(int argc, char** argv) {
         printf("%-4s layers %3d pdl %d %-9s %7.2f us a call on the GPU, %6.2f us to enqueue  %s\n",
                ok ? "PASS" : "FAIL", layers, int(pdl), mode, best, host_best,
                ok ? "" : "(a layer's buffer has the wrong count)");
-        for (auto e : execs) CK(cudaGraphExecDestroy(e));
-        for (auto g : graphs) CK(cudaGraphDestroy(g));
+        for (auto exec : execs) CK(cudaGraphExecDestroy(exec));
+        for (auto graph : graphs) CK(cudaGraphDestroy(graph));
         CK(cudaEventDestroy(a));
         CK(cudaEventDestroy(b));
       }
     }
     CK(cudaFree(buffers));
+    CK(cudaFree(scratch));
   }
   return failed ? 1 : 0;
 }
