@@ -18,8 +18,10 @@ import argparse
 import time
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 import symm
+from layer_profile import kernel_times
 
 
 def main():
@@ -30,6 +32,8 @@ def main():
     parser.add_argument("--layers", type=int, default=80)
     parser.add_argument("--tokens", default="1,16,17")
     parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one step: µs per call of each kernel, and the GPU's idle time")
     args = parser.parse_args()
     D, F = args.D, args.F
     tokens = [int(t) for t in args.tokens.split(",")]
@@ -76,6 +80,22 @@ def main():
     print(f"layers={args.layers} tokens={args.tokens}: {us:.1f} us per layer call "
           f"({len(tokens) * args.layers} argument sets in turn), "
           f"{enqueue * 1e6 / calls:.1f} us of it to enqueue", flush=True)
+    if args.profile:
+        # Whether the kernels run slower, or the GPU idles between them.
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            step()
+            torch.cuda.synchronize()
+        totals, counts, spans = kernel_times(prof)
+        calls = len(tokens) * args.layers
+        idle, reach = 0.0, spans[0][1] if spans else 0.0
+        for begin, finish in spans[1:]:
+            idle += max(0.0, begin - reach)
+            reach = max(reach, finish)
+        wall = (spans[-1][1] - spans[0][0]) / calls if spans else 0.0
+        print(f"  profile: {sum(totals.values()) / calls:.1f} us of kernels, {wall:.1f} us wall, "
+              f"{idle / calls:.1f} us idle per call", flush=True)
+        for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
+            print(f"  {us / calls:8.1f} us x{counts[kernel] / calls:.0f}  {kernel[:90]}", flush=True)
     runtime.close()
 
 
