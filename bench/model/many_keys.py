@@ -8,7 +8,9 @@ cache smaller than the sets a step cycles through (session 25's runtime
 kept 64) forgets each before its next use, so every call runs eagerly,
 allocates and synchronizes. Prints µs per layer call (CUDA events over
 whole steps after warm-up steps) and the host's µs per call to enqueue
-them, and the graphs captured and replayed.
+them, and the graphs captured and replayed. --stream calls on a stream of
+torch's own instead of the legacy default stream; --ahead N keeps the host
+at most N calls ahead of the GPU.
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python \\
       symm-launch -n 1 python3 bench/model/many_keys.py LIB D F --layers 80 --tokens 1,16,17
@@ -32,6 +34,10 @@ def main():
     parser.add_argument("--layers", type=int, default=80)
     parser.add_argument("--tokens", default="1,16,17")
     parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--stream", action="store_true",
+                        help="call on a stream of torch's own, not the legacy default stream")
+    parser.add_argument("--ahead", type=int, default=0,
+                        help="let the host run at most this many calls ahead of the GPU (0: unbounded)")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one step: µs per call of each kernel, and the GPU's idle time")
     args = parser.parse_args()
@@ -56,12 +62,27 @@ def main():
     runtime = symm.Runtime()
     layer = symm.Layer(runtime, args.library, "llama_mlp")
 
+    # With --ahead N, an event after each call: call i waits for call i - N.
+    marks = [torch.cuda.Event() for _ in range(args.ahead)]
+    made = [0]
+
     def step():
         for m in tokens:
             x, out = inputs[m]
             for weights in layers:
+                if marks:
+                    mark = marks[made[0] % len(marks)]
+                    if made[0] >= len(marks):
+                        mark.synchronize()
                 layer(m, x, *weights, out)
+                if marks:
+                    mark.record()
+                made[0] += 1
 
+    if args.stream:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        torch.cuda.set_stream(side)
     for _ in range(3):  # first calls: eager, then captured
         step()
     torch.cuda.synchronize()

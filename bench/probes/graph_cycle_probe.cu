@@ -13,6 +13,8 @@
 //             argument is set to the layer's buffer (cudaGraphExecKernelNodeSetParams)
 //   memset    a graph per layer as in graphs, each starting with a memset of
 //             64 KB of the layer's own scratch (a memset node)
+//   legacy    a graph per layer captured on the probe's stream, replayed on
+//             the legacy default stream (as the runtime does for a call on it)
 // each with and without programmatic dependent launch (PDL) between the
 // kernels. Prints µs per layer call on the GPU (events over 10 steps of all
 // layers, best of 3 rounds) and the host's µs per call to enqueue, and
@@ -99,13 +101,14 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&scratch, size_t(layers) << 16));
     auto out = [&](int l) { return buffers + l * 64; };
     for (bool pdl : {false, true}) {
-      for (const char* mode : {"eager", "graphs", "upload", "setparams", "memset"}) {
+      for (const char* mode : {"eager", "graphs", "upload", "setparams", "memset", "legacy"}) {
         std::string m = mode;
         std::vector<cudaGraph_t> graphs;
         std::vector<cudaGraphExec_t> execs;
         std::vector<cudaGraphNode_t> nodes;
         std::vector<cudaKernelNodeParams> params;
-        if (m == "graphs" || m == "upload" || m == "memset") {
+        cudaStream_t where = m == "legacy" ? cudaStreamLegacy : p.s;
+        if (m == "graphs" || m == "upload" || m == "memset" || m == "legacy") {
           for (int l = 0; l < layers; l++) {
             cudaGraph_t g;
             execs.push_back(p.capture(out(l), pdl, &g, m == "memset" ? scratch + (size_t(l) << 16) : nullptr));
@@ -143,24 +146,25 @@ int main(int argc, char** argv) {
             }
             CK(cudaGraphLaunch(execs[0], p.s));
           } else {
-            CK(cudaGraphLaunch(execs[l], p.s));
+            CK(cudaGraphLaunch(execs[l], where));
           }
         };
         CK(cudaMemsetAsync(buffers, 0, layers * 64 * sizeof(int), p.s));
         for (int l = 0; l < layers; l++) call(l);  // warm-up
         CK(cudaStreamSynchronize(p.s));
+        CK(cudaStreamSynchronize(where));
         cudaEvent_t a, b;
         CK(cudaEventCreate(&a));
         CK(cudaEventCreate(&b));
         float best = 1e9;
         double host_best = 1e9;
         for (int round = 0; round < 3; round++) {
-          CK(cudaEventRecord(a, p.s));
+          CK(cudaEventRecord(a, where));
           auto t0 = std::chrono::steady_clock::now();
           for (int step = 0; step < steps; step++)
             for (int l = 0; l < layers; l++) call(l);
           auto t1 = std::chrono::steady_clock::now();
-          CK(cudaEventRecord(b, p.s));
+          CK(cudaEventRecord(b, where));
           CK(cudaEventSynchronize(b));
           float ms;
           CK(cudaEventElapsedTime(&ms, a, b));
