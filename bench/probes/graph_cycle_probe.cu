@@ -14,7 +14,10 @@
 //   memset    a graph per layer as in graphs, each starting with a memset of
 //             64 KB of the layer's own scratch (a memset node)
 //   legacy    a graph per layer captured on the probe's stream, replayed on
-//             the legacy default stream (as the runtime does for a call on it)
+//             the legacy default stream (as the runtime did for a call on it)
+//   lupload   the same, each graph uploaded to the legacy stream once made
+//   hop       a call on the legacy stream replays its graph on the probe's
+//             stream, joined to the legacy stream by an event each way
 // each with and without programmatic dependent launch (PDL) between the
 // kernels. Prints µs per layer call on the GPU (events over 10 steps of all
 // layers, best of 3 rounds) and the host's µs per call to enqueue, and
@@ -101,19 +104,24 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&scratch, size_t(layers) << 16));
     auto out = [&](int l) { return buffers + l * 64; };
     for (bool pdl : {false, true}) {
-      for (const char* mode : {"eager", "graphs", "upload", "setparams", "memset", "legacy"}) {
+      for (const char* mode : {"eager", "graphs", "upload", "setparams", "memset", "legacy", "lupload", "hop"}) {
         std::string m = mode;
         std::vector<cudaGraph_t> graphs;
         std::vector<cudaGraphExec_t> execs;
         std::vector<cudaGraphNode_t> nodes;
         std::vector<cudaKernelNodeParams> params;
-        cudaStream_t where = m == "legacy" ? cudaStreamLegacy : p.s;
-        if (m == "graphs" || m == "upload" || m == "memset" || m == "legacy") {
+        bool on_legacy = m == "legacy" || m == "lupload" || m == "hop";
+        cudaStream_t where = on_legacy ? cudaStreamLegacy : p.s;
+        cudaEvent_t into, back;
+        CK(cudaEventCreateWithFlags(&into, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&back, cudaEventDisableTiming));
+        if (m == "graphs" || m == "upload" || m == "memset" || on_legacy) {
           for (int l = 0; l < layers; l++) {
             cudaGraph_t g;
             execs.push_back(p.capture(out(l), pdl, &g, m == "memset" ? scratch + (size_t(l) << 16) : nullptr));
             graphs.push_back(g);
             if (m == "upload") CK(cudaGraphUpload(execs.back(), p.s));
+            if (m == "lupload") CK(cudaGraphUpload(execs.back(), cudaStreamLegacy));
           }
         } else if (m == "setparams") {
           cudaGraph_t g;
@@ -145,6 +153,12 @@ int main(int argc, char** argv) {
               CK(cudaGraphExecKernelNodeSetParams(execs[0], nodes[i], &kp));
             }
             CK(cudaGraphLaunch(execs[0], p.s));
+          } else if (m == "hop") {
+            CK(cudaEventRecord(into, cudaStreamLegacy));
+            CK(cudaStreamWaitEvent(p.s, into, 0));
+            CK(cudaGraphLaunch(execs[l], p.s));
+            CK(cudaEventRecord(back, p.s));
+            CK(cudaStreamWaitEvent(cudaStreamLegacy, back, 0));
           } else {
             CK(cudaGraphLaunch(execs[l], where));
           }
@@ -185,6 +199,8 @@ int main(int argc, char** argv) {
         for (auto graph : graphs) CK(cudaGraphDestroy(graph));
         CK(cudaEventDestroy(a));
         CK(cudaEventDestroy(b));
+        CK(cudaEventDestroy(into));
+        CK(cudaEventDestroy(back));
       }
     }
     CK(cudaFree(buffers));

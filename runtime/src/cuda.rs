@@ -570,6 +570,16 @@ impl Graph {
             "cuGraphLaunch",
         )
     }
+
+    /// Uploads the graph's launch resources to `stream` ahead of its
+    /// replays there (`cuGraphUpload`).
+    pub fn upload(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: an instantiated graph on a live stream.
+        check(
+            unsafe { sys::cuGraphUpload(self.exec, stream.raw) },
+            "cuGraphUpload",
+        )
+    }
 }
 
 impl Drop for Graph {

@@ -9,7 +9,7 @@ use crate::{
     Error, Result,
     abi_types::GraphStats,
     agmm::{AllGatherMatmul, Matmul, Shard, Strided},
-    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Limits, Step},
     kernel_choice::{KernelChoices, Way},
     library::{self, Dtype, GemmInputs},
@@ -42,6 +42,9 @@ pub struct CompiledState {
     /// The first failure of an asynchronous call that `symm_status` has
     /// not reported yet; until it has, later calls do not run.
     pub(crate) status: Option<String>,
+    /// The events that join a replay on the runtime's stream to a call on
+    /// the legacy default stream (`replay`), made on first use.
+    legacy_joins: Option<(Event, Event)>,
     /// Token counts every rank has been seen to call with.
     agreed_tokens: BTreeSet<i64>,
     /// Generated kernel or library, per matmul site and row count.
@@ -130,6 +133,27 @@ fn layout(code: i32) -> Result<LayoutCode> {
 fn graphs_enabled() -> bool {
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
+}
+
+/// How graphs of calls on the legacy default stream replay
+/// (`SYMM_LEGACY_REPLAY`, read once): `hop` on the runtime's stream, where
+/// they were captured, joined to the legacy stream by an event each way;
+/// `upload` on the legacy stream, uploaded there once captured; `direct` on
+/// the legacy stream.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum LegacyReplay {
+    Hop,
+    Upload,
+    Direct,
+}
+
+fn legacy_replay() -> LegacyReplay {
+    static MODE: std::sync::OnceLock<LegacyReplay> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("SYMM_LEGACY_REPLAY").as_deref() {
+        Ok("upload") => LegacyReplay::Upload,
+        Ok("direct") => LegacyReplay::Direct,
+        _ => LegacyReplay::Hop,
+    })
 }
 
 /// The graph cache's limits the environment sets (read once; a malformed
@@ -412,11 +436,7 @@ impl Session {
             }
             Step::Replay => {
                 tracing::debug!("compiled partition {id:#x}: replaying its graph");
-                let graph =
-                    self.compiled.graphs.graph(id).ok_or_else(|| {
-                        Error::InvalidArgument("a cached graph disappeared".into())
-                    })?;
-                graph.replay(&stream)?;
+                self.replay_partition(id)?;
                 Ok(false)
             }
         }
@@ -472,13 +492,42 @@ impl Session {
             self.compiled.graphs.abandon(id);
             return Ok(());
         }
-        let stream = self.call_stream();
+        let legacy = self.call_stream().is_legacy();
         let graph = self
             .compiled
             .graphs
             .captured(id, graph)
             .ok_or_else(|| Error::InvalidArgument("no capture to finish".into()))?;
-        graph.replay(&stream)
+        if legacy && legacy_replay() == LegacyReplay::Upload {
+            graph.upload(&Stream::borrowed(crate::cuda::LEGACY_STREAM as CUstream))?;
+        }
+        self.replay_partition(id)
+    }
+
+    /// Replays partition `id`'s graph of the arguments in flight for the
+    /// call's stream.
+    fn replay_partition(&mut self, id: u64) -> Result<()> {
+        let call = self.call_stream();
+        let hop = call.is_legacy() && legacy_replay() == LegacyReplay::Hop;
+        if hop && self.compiled.legacy_joins.is_none() {
+            self.compiled.legacy_joins = Some((Event::ordering()?, Event::ordering()?));
+        }
+        let graph = self
+            .compiled
+            .graphs
+            .graph(id)
+            .ok_or_else(|| Error::InvalidArgument("a cached graph disappeared".into()))?;
+        match (&self.compiled.legacy_joins, hop) {
+            (Some((into, back)), true) => {
+                let own = Stream::borrowed(self.stream.raw);
+                into.record(&call)?;
+                own.wait(into)?;
+                graph.replay(&own)?;
+                back.record(&own)?;
+                call.wait(back)
+            }
+            _ => graph.replay(&call),
+        }
     }
 
     /// A capture on the runtime's stream for a call on the legacy default
