@@ -10,13 +10,15 @@ allocates and synchronizes. Prints µs per layer call (CUDA events over
 whole steps after warm-up steps) and the host's µs per call to enqueue
 them, and the graphs captured and replayed. --stream calls on a stream of
 torch's own instead of the legacy default stream; --ahead N keeps the host
-at most N calls ahead of the GPU.
+at most N calls ahead of the GPU; --check checks each token count's
+output against torch's f32 reference (exit status 1 on a failure).
 
     SYMM_RUNTIME_LIB=.../libsymm_runtime.so PYTHONPATH=python \\
       symm-launch -n 1 python3 bench/model/many_keys.py LIB D F --layers 80 --tokens 1,16,17
 """
 
 import argparse
+import sys
 import time
 
 import torch
@@ -24,6 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import symm
 from layer_profile import kernel_times
+from matmul_check import reference, verdict
 
 
 def main():
@@ -38,6 +41,8 @@ def main():
                         help="call on a stream of torch's own, not the legacy default stream")
     parser.add_argument("--ahead", type=int, default=0,
                         help="let the host run at most this many calls ahead of the GPU (0: unbounded)")
+    parser.add_argument("--check", action="store_true",
+                        help="check each token count's output (the last layer's) against torch's f32 reference")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one step: µs per call of each kernel, and the GPU's idle time")
     args = parser.parse_args()
@@ -101,6 +106,15 @@ def main():
     print(f"layers={args.layers} tokens={args.tokens}: {us:.1f} us per layer call "
           f"({len(tokens) * args.layers} argument sets in turn), "
           f"{enqueue * 1e6 / calls:.1f} us of it to enqueue", flush=True)
+    failed = False
+    if args.check:
+        # Every layer writes `out`: after a step it holds the last layer's.
+        for m in tokens:
+            x, out = inputs[m]
+            ok, rel, worst = verdict(out, reference(x, *layers[-1]))
+            failed |= not ok
+            print(f"{'PASS' if ok else 'FAIL'} many_keys layers={args.layers} M={m}: rel L2 {rel:.2e}, "
+                  f"worst element at {worst:.2f} of its bound", flush=True)
     if args.profile:
         # Whether the kernels run slower, or the GPU idles between them.
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -118,6 +132,7 @@ def main():
         for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
             print(f"  {us / calls:8.1f} us x{counts[kernel] / calls:.0f}  {kernel[:90]}", flush=True)
     runtime.close()
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -570,16 +570,6 @@ impl Graph {
             "cuGraphLaunch",
         )
     }
-
-    /// Uploads the graph's launch resources to `stream` ahead of its
-    /// replays there (`cuGraphUpload`).
-    pub fn upload(&self, stream: &Stream) -> Result<()> {
-        // SAFETY: an instantiated graph on a live stream.
-        check(
-            unsafe { sys::cuGraphUpload(self.exec, stream.raw) },
-            "cuGraphUpload",
-        )
-    }
 }
 
 impl Drop for Graph {
@@ -623,6 +613,15 @@ impl Event {
         check(
             unsafe { sys::cuEventRecord(self.raw, stream.raw) },
             "cuEventRecord",
+        )
+    }
+
+    /// Waits until the work before the event's last record has run.
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: a live event.
+        check(
+            unsafe { sys::cuEventSynchronize(self.raw) },
+            "cuEventSynchronize",
         )
     }
 

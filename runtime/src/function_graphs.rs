@@ -44,6 +44,24 @@ pub const KEYS_ENV: &str = "SYMM_GRAPHS_PER_FUNCTION";
 /// `SYMM_GRAPH_BUFFERS_MB`: the MiB of buffers kept per partition.
 pub const BYTES_ENV: &str = "SYMM_GRAPH_BUFFERS_MB";
 
+/// `name`'s value in `lookup` (the environment) as a whole number of at
+/// least 1, `default` where it is unset; an error names a malformed value.
+pub fn positive_env(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: usize,
+) -> crate::Result<usize> {
+    let Some(text) = lookup(name) else {
+        return Ok(default);
+    };
+    match text.trim().parse::<usize>() {
+        Ok(value) if value > 0 => Ok(value),
+        _ => Err(Error::Env(format!(
+            "{name}={text:?}: expected a whole number of at least 1"
+        ))),
+    }
+}
+
 impl Limits {
     /// 1024 keys (a 128-layer model at 8 token counts), 1 GiB of buffers.
     pub const DEFAULT: Limits = Limits {
@@ -55,20 +73,9 @@ impl Limits {
     /// sets none; an error names a value that is not a positive whole
     /// number.
     pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> crate::Result<Limits> {
-        let read = |name: &str, default: usize| -> crate::Result<usize> {
-            let Some(text) = lookup(name) else {
-                return Ok(default);
-            };
-            match text.trim().parse::<usize>() {
-                Ok(value) if value > 0 => Ok(value),
-                _ => Err(Error::Env(format!(
-                    "{name}={text:?}: expected a whole number of at least 1"
-                ))),
-            }
-        };
-        let megabytes = read(BYTES_ENV, Self::DEFAULT.bytes >> 20)?;
+        let megabytes = positive_env(&lookup, BYTES_ENV, Self::DEFAULT.bytes >> 20)?;
         Ok(Limits {
-            keys: read(KEYS_ENV, Self::DEFAULT.keys)?,
+            keys: positive_env(&lookup, KEYS_ENV, Self::DEFAULT.keys)?,
             bytes: megabytes.checked_mul(1 << 20).ok_or_else(|| {
                 Error::Env(format!(
                     "{BYTES_ENV}={megabytes}: more bytes than fit in a size"

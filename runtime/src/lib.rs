@@ -23,6 +23,7 @@ pub mod mgpu;
 pub mod nccl;
 pub mod pair_choice;
 pub mod programmatic_launch;
+pub mod replay_pacer;
 pub mod session;
 pub mod store;
 pub mod symmetric;

@@ -9,10 +9,11 @@ use crate::{
     Error, Result,
     abi_types::GraphStats,
     agmm::{AllGatherMatmul, Matmul, Shard, Strided},
-    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Graph, MemPool, Stream, check},
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Limits, Step},
     kernel_choice::{KernelChoices, Way},
     library::{self, Dtype, GemmInputs},
+    replay_pacer::{LegacyMark, ReplayPacer},
     symmetric::SymmetricBuffer,
 };
 use cudarc::driver::sys;
@@ -42,9 +43,9 @@ pub struct CompiledState {
     /// The first failure of an asynchronous call that `symm_status` has
     /// not reported yet; until it has, later calls do not run.
     pub(crate) status: Option<String>,
-    /// The events that join a replay on the runtime's stream to a call on
-    /// the legacy default stream (`replay`), made on first use.
-    legacy_joins: Option<(Event, Event)>,
+    /// Replays of calls on the legacy default stream, paced (made on the
+    /// first such replay).
+    legacy_pacer: Option<ReplayPacer<LegacyMark>>,
     /// Token counts every rank has been seen to call with.
     agreed_tokens: BTreeSet<i64>,
     /// Generated kernel or library, per matmul site and row count.
@@ -135,25 +136,18 @@ fn graphs_enabled() -> bool {
     *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
 }
 
-/// How graphs of calls on the legacy default stream replay
-/// (`SYMM_LEGACY_REPLAY`, read once): `hop` on the runtime's stream, where
-/// they were captured, joined to the legacy stream by an event each way;
-/// `upload` on the legacy stream, uploaded there once captured; `direct` on
-/// the legacy stream.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum LegacyReplay {
-    Hop,
-    Upload,
-    Direct,
-}
-
-fn legacy_replay() -> LegacyReplay {
-    static MODE: std::sync::OnceLock<LegacyReplay> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("SYMM_LEGACY_REPLAY").as_deref() {
-        Ok("upload") => LegacyReplay::Upload,
-        Ok("direct") => LegacyReplay::Direct,
-        _ => LegacyReplay::Hop,
-    })
+/// The replays a caller on the legacy default stream may have queued
+/// (`replay_pacer`; read once, a malformed value fails every such replay).
+fn legacy_ahead() -> Result<usize> {
+    static AHEAD: std::sync::OnceLock<std::result::Result<usize, String>> =
+        std::sync::OnceLock::new();
+    AHEAD
+        .get_or_init(|| {
+            crate::replay_pacer::ahead_from_env(|name| std::env::var(name).ok())
+                .map_err(|error| error.to_string())
+        })
+        .clone()
+        .map_err(Error::Env)
 }
 
 /// The graph cache's limits the environment sets (read once; a malformed
@@ -492,42 +486,35 @@ impl Session {
             self.compiled.graphs.abandon(id);
             return Ok(());
         }
-        let legacy = self.call_stream().is_legacy();
-        let graph = self
-            .compiled
+        self.compiled
             .graphs
             .captured(id, graph)
             .ok_or_else(|| Error::InvalidArgument("no capture to finish".into()))?;
-        if legacy && legacy_replay() == LegacyReplay::Upload {
-            graph.upload(&Stream::borrowed(crate::cuda::LEGACY_STREAM as CUstream))?;
-        }
         self.replay_partition(id)
     }
 
-    /// Replays partition `id`'s graph of the arguments in flight for the
-    /// call's stream.
+    /// Replays partition `id`'s graph of the arguments in flight on the
+    /// call's stream; on the legacy default stream, paced (`replay_pacer`).
     fn replay_partition(&mut self, id: u64) -> Result<()> {
-        let call = self.call_stream();
-        let hop = call.is_legacy() && legacy_replay() == LegacyReplay::Hop;
-        if hop && self.compiled.legacy_joins.is_none() {
-            self.compiled.legacy_joins = Some((Event::ordering()?, Event::ordering()?));
-        }
-        let graph = self
-            .compiled
+        let stream = self.call_stream();
+        let compiled = &mut self.compiled;
+        let graph = compiled
             .graphs
             .graph(id)
             .ok_or_else(|| Error::InvalidArgument("a cached graph disappeared".into()))?;
-        match (&self.compiled.legacy_joins, hop) {
-            (Some((into, back)), true) => {
-                let own = Stream::borrowed(self.stream.raw);
-                into.record(&call)?;
-                own.wait(into)?;
-                graph.replay(&own)?;
-                back.record(&own)?;
-                call.wait(back)
-            }
-            _ => graph.replay(&call),
+        if !stream.is_legacy() {
+            return graph.replay(&stream);
         }
+        let pacer = match &mut compiled.legacy_pacer {
+            Some(pacer) => pacer,
+            None => {
+                let marks = (0..legacy_ahead()?)
+                    .map(|_| LegacyMark::new())
+                    .collect::<Result<Vec<_>>>()?;
+                compiled.legacy_pacer.insert(ReplayPacer::new(marks))
+            }
+        };
+        pacer.paced(|| graph.replay(&stream))
     }
 
     /// A capture on the runtime's stream for a call on the legacy default
