@@ -46,7 +46,7 @@ pub const BYTES_ENV: &str = "SYMM_GRAPH_BUFFERS_MB";
 
 /// `name`'s value in `lookup` (the environment) as a whole number of at
 /// least 1, `default` where it is unset; an error names a malformed value.
-pub fn positive_env(
+fn positive_env(
     lookup: &impl Fn(&str) -> Option<String>,
     name: &str,
     default: usize,

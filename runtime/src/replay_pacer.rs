@@ -7,29 +7,43 @@
 //! (the legacy default stream), with the host far ahead of the GPU, such
 //! replays ran slower the more graphs were in turn (one H200, the Llama MLP
 //! block at 16 rows: 53.6 µs a call for 1 graph, 63.9 for 32, 82.0 for 80,
-//! 108.4 for 96; eager 52.1-53.4), while the same replays on a stream of
+//! 108.4 for 96; eager 52.1-53.5), while the same replays on a stream of
 //! torch's own ran at 53.5-54.0. A probe of spin kernels showed the same
 //! with nothing of ours in it (graphs captured on one stream and replayed on
 //! the legacy one: 49.5 µs at 1 graph, 57.5 at 80, 60.8 at 128; on the
 //! capture stream 49.2 throughout), and neither uploading each graph to the
 //! legacy stream nor replaying it on the capture stream joined to the legacy
-//! one by events helped. Holding the host 2 or 16 calls ahead did: 52.6 and
-//! 53.5 µs at 80 graphs (bench/results/2026-11-28-legacy-replay-h200.md).
-//! A call's wait here returns at once unless the host is that far ahead.
+//! one by events helped. Holding the host a few calls ahead did. With this
+//! pacer, 80 graphs in turn take 53.4 µs a call with 4 replays ahead, 54.3
+//! with 16 and 72.0 with 64; 96 (32 layers at 3 token counts) 54.0 with 16
+//! (bench/results/2026-11-28-legacy-replay-h200.md). A call's wait returns
+//! at once unless the host is that far ahead; 4 calls of a layer are still
+//! a few hundred microseconds of queued work.
 
 use crate::cuda::{CUstream, Event, Stream};
-use crate::function_graphs::positive_env;
+use crate::error::Error;
 
 /// `SYMM_LEGACY_GRAPHS_AHEAD`: the replays a caller on the legacy default
-/// stream may have queued before the next one waits.
+/// stream may have queued before the next one waits (0: no bound).
 pub const AHEAD_ENV: &str = "SYMM_LEGACY_GRAPHS_AHEAD";
 /// The default of [`AHEAD_ENV`].
-pub const DEFAULT_AHEAD: usize = 16;
+pub const DEFAULT_AHEAD: usize = 4;
+/// The largest bound [`AHEAD_ENV`] may set (an event each).
+pub const MAX_AHEAD: usize = 1024;
 
-/// The queued-replay bound the environment sets (or the default); an
-/// error names a malformed value.
-pub fn ahead_from_env(lookup: impl Fn(&str) -> Option<String>) -> crate::Result<usize> {
-    positive_env(&lookup, AHEAD_ENV, DEFAULT_AHEAD)
+/// The queued-replay bound the environment sets (or the default), None
+/// for no bound; an error names a malformed value.
+pub fn ahead_from_env(lookup: impl Fn(&str) -> Option<String>) -> crate::Result<Option<usize>> {
+    let Some(text) = lookup(AHEAD_ENV) else {
+        return Ok(Some(DEFAULT_AHEAD));
+    };
+    match text.trim().parse::<usize>() {
+        Ok(0) => Ok(None),
+        Ok(ahead) if ahead <= MAX_AHEAD => Ok(Some(ahead)),
+        _ => Err(Error::Env(format!(
+            "{AHEAD_ENV}={text:?}: expected a whole number from 0 (no bound) to {MAX_AHEAD}"
+        ))),
+    }
 }
 
 /// A point in a stream's work: recorded after a replay, waited for by the
@@ -155,9 +169,10 @@ mod tests {
 
     #[test]
     fn the_environment_sets_the_bound() {
-        assert_eq!(ahead_from_env(|_| None).unwrap(), DEFAULT_AHEAD);
-        assert_eq!(ahead_from_env(|_| Some("4".into())).unwrap(), 4);
-        for bad in ["0", "-1", "many", ""] {
+        assert_eq!(ahead_from_env(|_| None).unwrap(), Some(DEFAULT_AHEAD));
+        assert_eq!(ahead_from_env(|_| Some(" 16 ".into())).unwrap(), Some(16));
+        assert_eq!(ahead_from_env(|_| Some("0".into())).unwrap(), None);
+        for bad in ["1025", "-1", "many", ""] {
             let error = ahead_from_env(|_| Some(bad.into()))
                 .unwrap_err()
                 .to_string();

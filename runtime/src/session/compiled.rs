@@ -136,34 +136,36 @@ fn graphs_enabled() -> bool {
     *ENABLED.get_or_init(|| std::env::var("SYMM_CUDA_GRAPHS").map_or(true, |v| v != "0"))
 }
 
-/// The replays a caller on the legacy default stream may have queued
-/// (`replay_pacer`; read once, a malformed value fails every such replay).
-fn legacy_ahead() -> Result<usize> {
-    static AHEAD: std::sync::OnceLock<std::result::Result<usize, String>> =
-        std::sync::OnceLock::new();
-    AHEAD
-        .get_or_init(|| {
-            crate::replay_pacer::ahead_from_env(|name| std::env::var(name).ok())
-                .map_err(|error| error.to_string())
+/// A setting read from the environment once (`read`, given a lookup of
+/// the process's environment): a malformed value fails every call that
+/// needs it, with the same message.
+fn env_once<T: Clone>(
+    cell: &'static std::sync::OnceLock<std::result::Result<T, String>>,
+    read: impl FnOnce(&dyn Fn(&str) -> Option<String>) -> Result<T>,
+) -> Result<T> {
+    cell.get_or_init(|| {
+        read(&|name| std::env::var(name).ok()).map_err(|error| match error {
+            Error::Env(message) => message,
+            other => other.to_string(),
         })
-        .clone()
-        .map_err(Error::Env)
+    })
+    .clone()
+    .map_err(Error::Env)
 }
 
-/// The graph cache's limits the environment sets (read once; a malformed
-/// value fails every call that would use a graph).
+/// The replays a caller on the legacy default stream may have queued
+/// (`replay_pacer`), None for no bound.
+fn legacy_ahead() -> Result<Option<usize>> {
+    static AHEAD: std::sync::OnceLock<std::result::Result<Option<usize>, String>> =
+        std::sync::OnceLock::new();
+    env_once(&AHEAD, |lookup| crate::replay_pacer::ahead_from_env(lookup))
+}
+
+/// The graph cache's limits the environment sets.
 fn graph_limits() -> Result<Limits> {
     static LIMITS: std::sync::OnceLock<std::result::Result<Limits, String>> =
         std::sync::OnceLock::new();
-    LIMITS
-        .get_or_init(|| {
-            Limits::from_env(|name| std::env::var(name).ok()).map_err(|error| match error {
-                Error::Env(message) => message,
-                other => other.to_string(),
-            })
-        })
-        .clone()
-        .map_err(Error::Env)
+    env_once(&LIMITS, |lookup| Limits::from_env(lookup))
 }
 
 /// What a matmul call of the ABI decodes: cuBLAS, dtype, (m, k, n), beta
@@ -508,7 +510,10 @@ impl Session {
         let pacer = match &mut compiled.legacy_pacer {
             Some(pacer) => pacer,
             None => {
-                let marks = (0..legacy_ahead()?)
+                let Some(ahead) = legacy_ahead()? else {
+                    return graph.replay(&stream);
+                };
+                let marks = (0..ahead)
                     .map(|_| LegacyMark::new())
                     .collect::<Result<Vec<_>>>()?;
                 compiled.legacy_pacer.insert(ReplayPacer::new(marks))
