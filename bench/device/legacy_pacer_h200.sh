@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Session 27, one H200: the runtime's pacing of graph replays on the legacy
-# default stream (replay_pacer.rs: at most SYMM_LEGACY_GRAPHS_AHEAD = 16
-# queued). many_keys_legacy_h200.sh measured 82.0 µs a call at 80 argument
+# default stream (replay_pacer.rs: at most SYMM_LEGACY_GRAPHS_AHEAD replays
+# queued; 16 by default when this first ran, 4 in the final runtime). many_keys_legacy_h200.sh measured 82.0 µs a call at 80 argument
 # sets in turn on the legacy stream without it, 53.5 with the host held 16
 # calls ahead from Python.
 #   1. many_keys.py on the legacy stream, checked against torch's f32
 #      reference: 1, 32, 80 sets and 32 layers x 3 token counts; the bound at
-#      4 and 64 at 80 sets; eager and torch's own stream beside; a malformed
-#      bound (must fail naming it).
+#      4 and 64 at 80 sets; eager and torch's own stream beside; no bound
+#      (0); malformed bounds (each must fail naming it).
 #   2. The C++ apps (shared_gpu_build.sh with this runtime) at world size 2
 #      with both ranks on one GPU, on the legacy stream and on the runtime's:
 #      llama_mlp and llama_decoder at 1-129 tokens, the partitions app.
@@ -38,7 +38,11 @@ keys() { # layers tokens [many_keys.py options]
   SYMM_CUDA_GRAPHS=0 keys 80 16
   SYMM_CUDA_GRAPHS=0 keys 32 1,16,17
   keys 80 16 --stream --check
-  SYMM_LEGACY_GRAPHS_AHEAD=0 keys 2 16
+  SYMM_LEGACY_GRAPHS_AHEAD=0 keys 80 16 --check
+  # Malformed bounds: each call must fail naming the variable (2 non-zero exits).
+  for bad in many 2000; do
+    SYMM_LEGACY_GRAPHS_AHEAD=$bad keys 2 16
+  done
 } 2>&1 | grep -v Warning | tee "$OUT/pacer_many_keys.log"
 {
   export SYMM_TIMEOUT_S=20
@@ -50,6 +54,7 @@ keys() { # layers tokens [many_keys.py options]
     done
   done
   run launch2 "$G/w2/partitioned" /tmp/ref --iterations=1
+  [[ -x $G/symm-gpu-tests ]] && run timeout 200 "$G/symm-launch" -n 2 --gpus 1 "$G/symm-gpu-tests"
 } 2>&1 | tee "$OUT/pacer_apps.log"
 tally apps "$OUT/pacer_apps.log"
 tally many_keys "$OUT/pacer_many_keys.log"

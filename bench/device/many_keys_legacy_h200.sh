@@ -13,6 +13,10 @@
 #      torch's own stream beside.
 #   (here) bench/device/oproj_split_build.sh target/s27, this runtime copied into
 #          target/s27/layers (both names), tar -cJf target/s27.tar.xz -C target s27
+# VOID AS RUN: the libsymm_runtime.so carried was a stale build (cargo build
+# -p symm-runtime does not rebuild the .so; symm-runtime-clib does), so all
+# three modes ran the old direct replay; SYMM_LEGACY_REPLAY was then removed
+# (2026-11-28-legacy-replay-h200.md, section 4).
 #   (device) tar -xJf target/s27.tar.xz -C target && bash bench/device/many_keys_legacy_h200.sh target/s27
 set -uo pipefail
 B=${1:?usage: many_keys_legacy_h200.sh BUILD_DIR}
