@@ -29,7 +29,14 @@
 //! f32 slices against cuBLAS at 1/16/128 rows of N = 4096 were 0.99-1.05x
 //! at K = 1792 and 2048 (TP 8's down projection, TP 2's o_proj: nothing to
 //! gain), 1.11-1.21x at 3584 and 4096, 1.12-1.15x at 7168 and 1.03-1.09x
-//! at 14336.
+//! at 14336. The generated GEMVs since run a block per 64 columns and
+//! slice, so an unsplit o_proj of N = 4096 fills 64 of an H200's 132 SMs;
+//! splitting it anyway did not pay in the layer: the TP-2 decoder on 2x
+//! H200 with `min-k` = 2048 took 1.1-1.8 µs longer at 1 and 16 rows (the
+//! split o_proj GEMV itself was faster: 7.8-7.9 µs against 9.7 unsplit at
+//! 16 rows in the measured choice), and at TP 2/4/8's widths on one H200
+//! `min-k` = 512 tied or lost 0.1-0.8 µs
+//! (bench/results/2026-11-28-oproj-split-h200x2.md).
 
 use crate::analysis::linalg::{default_maps, zero_constant};
 use crate::ir::convert::{Rewrite, Rewriter, convert_all_typed};
