@@ -122,7 +122,11 @@ def on_torch_stream(enqueue):
     0, which the runtime takes as its own stream): it is passed as
     CU_STREAM_LEGACY, on which the runtime runs the call in order with
     torch's work and replays its CUDA graphs (capturing them on a stream of
-    its own). Every later reuse of the arguments' memory by torch's caching
+    its own; it paces those replays, at most 4 queued by default
+    (SYMM_LEGACY_GRAPHS_AHEAD): many graphs in turn there ran up to twice
+    as slow with the host far ahead,
+    bench/results/2026-11-28-legacy-replay-h200.md).
+    Every later reuse of the arguments' memory by torch's caching
     allocator is then ordered after the call, so the tensors need no
     `record_stream`. A side stream joined to torch's by an event each way
     cost 0-0.8 µs more per call on one-GPU H200 hosts and 5-12 µs on a 2x
