@@ -14,11 +14,12 @@
 //! capture stream 49.2 throughout), and neither uploading each graph to the
 //! legacy stream nor replaying it on the capture stream joined to the legacy
 //! one by events helped. Holding the host a few calls ahead did. With this
-//! pacer, 80 graphs in turn take 53.4 µs a call with 4 replays ahead, 54.3
-//! with 16 and 72.0 with 64; 96 (32 layers at 3 token counts) 54.0 with 16
+//! pacer at its default of 4 replays ahead, 32, 80 and 96 graphs in turn
+//! (the last 32 layers at 3 token counts) take 53.5, 53.5 and 53.0 µs a
+//! call; 16 ahead took 54.3 at 80, and 64 ahead 72-75
 //! (bench/results/2026-11-28-legacy-replay-h200.md). A call's wait returns
 //! at once unless the host is that far ahead; 4 calls of a layer are still
-//! a few hundred microseconds of queued work.
+//! about 200 microseconds of queued work.
 
 use crate::cuda::{CUstream, Event, Stream};
 use crate::error::Error;
