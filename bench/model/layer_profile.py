@@ -61,6 +61,22 @@ def kernel_times(prof):
     return totals, counts, spans
 
 
+def wall_and_idle(spans):
+    """From sorted (start, end) kernel spans: the wall time from the first
+    kernel's start to the last one's end, and the part of it no kernel ran
+    (launch gaps, host waits)."""
+    busy, reach = 0.0, None
+    for start, end in spans:
+        if reach is None or start > reach:
+            busy += end - start
+            reach = end
+        elif end > reach:
+            busy += end - reach
+            reach = end
+    wall = reach - spans[0][0] if spans else 0.0
+    return wall, wall - busy
+
+
 def host_barrier(key):
     """Waits until every rank reached this point, through the process
     group's store: no GPU work, so nothing shows up in a profile."""
@@ -164,21 +180,11 @@ def main():
                     torch.cuda.synchronize()
                     prof.step()
             totals, counts, spans = traced[-1]
-            # Wall time from the first kernel's start to the last one's end,
-            # and the part of it no kernel ran (launch gaps, host waits).
-            busy, reach = 0.0, None
-            for start, end in spans:
-                if reach is None or start > reach:
-                    busy += end - start
-                    reach = end
-                elif end > reach:
-                    busy += end - reach
-                    reach = end
-            wall = spans[-1][1] - spans[0][0] if spans else 0.0
+            wall, idle = wall_and_idle(spans)
             if s.rank == 0:
                 total = sum(totals.values()) / CALLS
                 print(f"== {block} M={m} {name}: {total:.1f} us of kernels per call, "
-                      f"{wall / CALLS:.1f} us wall, {(wall - busy) / CALLS:.1f} us idle",
+                      f"{wall / CALLS:.1f} us wall, {idle / CALLS:.1f} us idle",
                       flush=True)
                 for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
                     print(f"  {us / CALLS:8.1f} us  x{counts[kernel] / CALLS:.0f}  {kernel[:110]}",

@@ -25,7 +25,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import symm
-from layer_profile import kernel_times
+from layer_profile import kernel_times, wall_and_idle
 from matmul_check import reference, verdict
 
 
@@ -122,13 +122,9 @@ def main():
             torch.cuda.synchronize()
         totals, counts, spans = kernel_times(prof)
         calls = len(tokens) * args.layers
-        idle, reach = 0.0, spans[0][1] if spans else 0.0
-        for begin, finish in spans[1:]:
-            idle += max(0.0, begin - reach)
-            reach = max(reach, finish)
-        wall = (spans[-1][1] - spans[0][0]) / calls if spans else 0.0
-        print(f"  profile: {sum(totals.values()) / calls:.1f} us of kernels, {wall:.1f} us wall, "
-              f"{idle / calls:.1f} us idle per call", flush=True)
+        wall, idle = wall_and_idle(spans)
+        print(f"  profile: {sum(totals.values()) / calls:.1f} us of kernels, "
+              f"{wall / calls:.1f} us wall, {idle / calls:.1f} us idle per call", flush=True)
         for kernel, us in sorted(totals.items(), key=lambda kv: -kv[1]):
             print(f"  {us / calls:8.1f} us x{counts[kernel] / calls:.0f}  {kernel[:90]}", flush=True)
     runtime.close()
