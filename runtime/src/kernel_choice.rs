@@ -33,10 +33,24 @@
 //! torch.compile's cuBLAS at most 1
 //! (bench/results/2026-11-28-weight-copies-h200x2.md). Timing each round
 //! on cold weights has not been tried.
+//!
+//! Each block's work waits behind a gate (`stream_gate`) until the host
+//! has enqueued all of it, so a block times the GPU's work alone, as the
+//! CUDA graphs that replay it later run it. Ungated, a host slower than
+//! the GPU was timed instead: cuBLAS's launches cost the host more than a
+//! generated kernel's, so a slow host turned choices towards the
+//! generated kernel from process to process (on an H200, the decoder's
+//! o_proj at 8 and 16 rows in 4 processes, the host idle or every core
+//! busy: ungated, cuBLAS timed 7.0-13.0 µs and lost 3 of 8 choices; gated,
+//! 6.8-7.0 and lost none: bench/results/2026-11-28-stream-gate-h200.md). The
+//! warm-up blocks run ungated, since a way's first run may wait on the
+//! host; a counted block whose gate gave up waiting
+//! (`stream_gate::TIMEOUT`) is not counted.
 
 use crate::choice::Choice;
 use crate::cuda::{Event, Stream};
 use crate::error::{Error, Result};
+use crate::stream_gate::StreamGate;
 use std::collections::HashMap;
 
 /// One way to run a site.
@@ -191,7 +205,9 @@ type Key = (i64, i64);
 /// A site being measured: the block in progress and the times so far.
 #[derive(Default)]
 struct Measuring {
-    started: Option<(i64, Event)>,
+    /// The block in progress: its index, its start and the gate its work
+    /// waits behind.
+    started: Option<(i64, Event, Option<StreamGate>)>,
     blocks: Vec<(i64, Event, Event)>,
     after_gemv: bool,
 }
@@ -263,9 +279,19 @@ impl KernelChoices {
         }
         if let Some(measuring) = self.measuring.get_mut(&(site, rows)) {
             if round % REPEATS == 0 {
+                // Only the counted blocks: a way's first run may wait on
+                // the host for what it sets up (cuBLAS measuring a pair's
+                // ways, `agmm::measure_pair`), which behind a gate would
+                // wait for its timeout. Never in a capture, where a host
+                // function would become a node of the graph.
+                let counted = round / REPEATS >= WARM_UP;
+                let gate = match counted && !stream.is_capturing()? {
+                    true => Some(StreamGate::close(stream)?),
+                    false => None,
+                };
                 let start = Event::new()?;
                 start.record(stream)?;
-                measuring.started = Some((round / REPEATS, start));
+                measuring.started = Some((round / REPEATS, start, gate));
             }
             return Ok(way_of_round(round));
         }
@@ -291,7 +317,7 @@ impl KernelChoices {
         if round % REPEATS != REPEATS - 1 {
             return Ok(None);
         }
-        let Some((started, start)) = measuring.started.take() else {
+        let Some((started, start, gate)) = measuring.started.take() else {
             return Ok(None);
         };
         if started != round / REPEATS {
@@ -302,7 +328,14 @@ impl KernelChoices {
         }
         let end = Event::new()?;
         end.record(stream)?;
-        measuring.blocks.push((started, start, end));
+        if gate.is_none_or(StreamGate::open) {
+            measuring.blocks.push((started, start, end));
+        } else {
+            tracing::warn!(
+                "matmul site {site:#x}, {rows} rows: the host took over {:?} to enqueue timing block {started}; it is not counted",
+                crate::stream_gate::TIMEOUT
+            );
+        }
         if round + 1 < ROUNDS {
             return Ok(None);
         }

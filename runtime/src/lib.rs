@@ -26,6 +26,7 @@ pub mod programmatic_launch;
 pub mod replay_pacer;
 pub mod session;
 pub mod store;
+pub mod stream_gate;
 pub mod symmetric;
 pub mod tensor_maps;
 

@@ -22,5 +22,5 @@ fn gpu_tests_with_two_ranks() {
     }
     assert!(output.status.success(), "{stdout}{stderr}");
     assert!(!stdout.contains("FAIL"), "{stdout}");
-    assert_eq!(stdout.matches("8 passed, 0 failed").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches(" passed, 0 failed").count(), 2, "{stdout}");
 }

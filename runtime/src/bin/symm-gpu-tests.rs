@@ -15,10 +15,11 @@ use std::{
 use symm_runtime::{
     Error, Result,
     collectives::Collectives,
-    cuda::{self, DeviceBuffer, Graph, check, copy_from_device, copy_to_device},
+    cuda::{self, DeviceBuffer, Event, Graph, check, copy_from_device, copy_to_device},
     group::Group,
     library::{self, Algorithm, Dtype, ReduceOp},
     session::Session,
+    stream_gate::{self, StreamGate},
     symmetric::SymmetricBuffer,
 };
 
@@ -437,6 +438,75 @@ fn graph_replay(ctx: &mut Ctx) -> Result<String> {
         ctx.barrier("graph-checked")?;
     }
     Ok("20 replays of a captured one-shot all-reduce match the reference, pointers stable".into())
+}
+
+/// A stream gate (`stream_gate`) keeps the host's pace out of a timing:
+/// work enqueued 20 ms apart, timed between two events, takes the 20 ms
+/// without a gate and the work's own time behind one; the work runs
+/// either way, and a gate never opened gives up after its timeout (and
+/// says so) instead of holding the stream.
+fn stream_gate(ctx: &mut Ctx) -> Result<String> {
+    const WORDS: usize = 1 << 20;
+    let pause = Duration::from_millis(20);
+    let stream = &ctx.session.stream;
+    let buffer = DeviceBuffer::new(WORDS * 4)?;
+    let fill = |value: u32| {
+        // SAFETY: a live buffer of WORDS words and a live stream.
+        check(
+            unsafe { cudarc::driver::sys::cuMemsetD32Async(buffer.ptr, value, WORDS, stream.raw) },
+            "cuMemsetD32Async",
+        )
+    };
+    let timed = |gated: bool, value: u32| -> Result<(f64, bool)> {
+        let gate = gated.then(|| StreamGate::close(stream)).transpose()?;
+        let (start, end) = (Event::new()?, Event::new()?);
+        start.record(stream)?;
+        fill(value)?;
+        std::thread::sleep(pause);
+        fill(value + 1)?;
+        end.record(stream)?;
+        let held = gate.is_none_or(StreamGate::open);
+        let ms = f64::from(start.elapsed_ms(&end)?);
+        let words = copy_from_device::<u32>(buffer.ptr, WORDS)?;
+        if words.iter().any(|&w| w != value + 1) {
+            return Err(Error::Cuda(format!(
+                "the work behind a {} stream wrote {:#x}, not {:#x}",
+                if gated { "gated" } else { "plain" },
+                words[0],
+                value + 1
+            )));
+        }
+        Ok((ms, held))
+    };
+    let (plain, _) = timed(false, 10)?;
+    let (gated, held) = timed(true, 20)?;
+    if plain < 15.0 {
+        return Err(Error::Cuda(format!(
+            "work enqueued {pause:?} apart timed {plain:.2} ms without a gate: the test cannot \
+             show what the gate removes"
+        )));
+    }
+    if !held || gated > 5.0 {
+        return Err(Error::Cuda(format!(
+            "behind a gate the same work timed {gated:.2} ms (held until opened: {held})"
+        )));
+    }
+    let start = Instant::now();
+    let forgotten = StreamGate::close(stream)?;
+    fill(30)?;
+    stream.synchronize()?;
+    let waited = start.elapsed();
+    if forgotten.open() || waited < stream_gate::TIMEOUT {
+        return Err(Error::Cuda(format!(
+            "a gate never opened released its stream after {waited:?} without reporting a \
+             timeout of {:?}",
+            stream_gate::TIMEOUT
+        )));
+    }
+    Ok(format!(
+        "work enqueued {pause:?} apart timed {plain:.2} ms plain, {gated:.3} ms gated; a gate \
+         never opened let go after {waited:.0?}, reported"
+    ))
 }
 
 fn memory_baseline(ctx: &mut Ctx) -> Result<String> {
@@ -952,7 +1022,7 @@ fn run_threads(world: usize) -> Result<ExitCode> {
 
 /// Runs the tests (or only `only`); returns (passed, failed).
 fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
-    let tests: [(&str, TestFn); 10] = [
+    let tests: [(&str, TestFn); 11] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
@@ -963,6 +1033,7 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
         ("all-gather-matmul", all_gather_matmul),
         ("fused-rmsnorm", fused_rmsnorm),
         ("matmul-pair", matmul_pair),
+        ("stream-gate", stream_gate),
     ];
     // Without peer access (SYMM_FORCE_NCCL=1) only the collectives apply,
     // and they run on NCCL.
@@ -971,7 +1042,7 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
-        if !peer_access && !matches!(name, "all-reduce" | "graph-replay") {
+        if !peer_access && !matches!(name, "all-reduce" | "graph-replay" | "stream-gate") {
             println!("{}skip {name}: no peer access (NCCL fallback)", ctx.prefix);
             continue;
         }
