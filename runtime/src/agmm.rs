@@ -190,23 +190,25 @@ impl Matmul {
         };
         let two = || self.two_gemms(inputs, a, [[b, c], [b1, c1]], shape, 0.0, stream);
         let (start, end) = (Event::new()?, Event::new()?);
-        // Each round behind a gate, so that it times the GPU's work and not
-        // the host's pace of enqueuing it (two GEMMs cost the host two
-        // cuBLAS calls); a round whose gate gave up waiting counts as
-        // unmeasured.
-        let time = |run: &dyn Fn() -> Result<()>| -> Result<f64> {
-            let gate = StreamGate::close(&on)?;
+        // Each counted round behind a gate, so that it times the GPU's work
+        // and not the host's pace of enqueuing it (two GEMMs cost the host
+        // two cuBLAS calls); a round whose gate gave up waiting counts as
+        // unmeasured. The warm-up rounds run ungated: cuBLAS's first call
+        // of a kernel may wait on the host.
+        let time = |run: &dyn Fn() -> Result<()>, counted: bool| -> Result<f64> {
+            let gate = counted.then(|| StreamGate::close(&on)).transpose()?;
             start.record(&on)?;
             run()?;
             end.record(&on)?;
-            let held = gate.open();
+            let held = gate.is_none_or(StreamGate::open);
             let us = f64::from(start.elapsed_ms(&end)?) * 1000.0;
             Ok(if held { us } else { f64::MAX })
         };
         let (mut batched_us, mut two_us) = (f64::MAX, f64::MAX);
         for round in 0..7 {
-            let (b, t) = (time(&batched)?, time(&two)?);
-            if round >= 2 {
+            let counted = round >= 2;
+            let (b, t) = (time(&batched, counted)?, time(&two, counted)?);
+            if counted {
                 (batched_us, two_us) = (batched_us.min(b), two_us.min(t));
             }
         }
