@@ -15,8 +15,10 @@
 //! every profile (bench/results/2026-11-27-early-launch-rows-h200x2.md,
 //! 2026-11-28-oproj-split-h200x2.md); gated, it timed 6.8-7.0 in every
 //! process, the host idle or busy (2026-11-28-stream-gate-h200.md).
-//! Compiled calls replay CUDA graphs,
-//! where the host's pace is gone; the gate makes the timing see the same.
+//! Compiled calls replay CUDA graphs, where the host's pace is gone; the
+//! gate makes the timing see the same. A caller leaves a way's first run
+//! (a warm-up) ungated: what it sets up may wait on the host, which behind
+//! a gate would wait for the timeout.
 //!
 //! The gate is a host function on the stream (`cuLaunchHostFunc`) that
 //! blocks the driver's callback thread until `open` (or a drop) opens it,
