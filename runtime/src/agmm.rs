@@ -196,7 +196,7 @@ impl Matmul {
         // unmeasured. The warm-up rounds run ungated: cuBLAS's first call
         // of a kernel may wait on the host.
         let time = |run: &dyn Fn() -> Result<()>, counted: bool| -> Result<f64> {
-            let gate = counted.then(|| StreamGate::close(&on)).transpose()?;
+            let gate = StreamGate::close_if(counted, &on)?;
             start.record(&on)?;
             run()?;
             end.record(&on)?;

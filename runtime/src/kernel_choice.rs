@@ -285,10 +285,7 @@ impl KernelChoices {
                 // wait for its timeout. Never in a capture, where a host
                 // function would become a node of the graph.
                 let counted = round / REPEATS >= WARM_UP;
-                let gate = match counted && !stream.is_capturing()? {
-                    true => Some(StreamGate::close(stream)?),
-                    false => None,
-                };
+                let gate = StreamGate::close_if(counted && !stream.is_capturing()?, stream)?;
                 let start = Event::new()?;
                 start.record(stream)?;
                 measuring.started = Some((round / REPEATS, start, gate));

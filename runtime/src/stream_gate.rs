@@ -115,6 +115,12 @@ impl StreamGate {
         launched.map(|()| Self { state })
     }
 
+    /// A gate on `stream` where `wanted`, else none: for timings that gate
+    /// only some of their runs (not the warm-ups, never in a capture).
+    pub fn close_if(wanted: bool, stream: &Stream) -> Result<Option<Self>> {
+        wanted.then(|| Self::close(stream)).transpose()
+    }
+
     /// Opens the gate; false where it had already timed out, so that the
     /// work behind it may have waited for the host.
     pub fn open(self) -> bool {

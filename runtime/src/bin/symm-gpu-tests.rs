@@ -458,7 +458,7 @@ fn stream_gate(ctx: &mut Ctx) -> Result<String> {
         )
     };
     let timed = |gated: bool, value: u32| -> Result<(f64, bool)> {
-        let gate = gated.then(|| StreamGate::close(stream)).transpose()?;
+        let gate = StreamGate::close_if(gated, stream)?;
         let (start, end) = (Event::new()?, Event::new()?);
         start.record(stream)?;
         fill(value)?;
