@@ -563,6 +563,11 @@ impl Graph {
         graph
     }
 
+    /// The graph as captured (its nodes stay the graph's).
+    pub fn raw(&self) -> sys::CUgraph {
+        self.graph
+    }
+
     pub fn replay(&self, stream: &Stream) -> Result<()> {
         // SAFETY: an instantiated graph on a live stream.
         check(
@@ -614,6 +619,16 @@ impl Event {
             unsafe { sys::cuEventRecord(self.raw, stream.raw) },
             "cuEventRecord",
         )
+    }
+
+    /// Whether the work before the event's last record has run (without
+    /// waiting); an error of that work comes back here.
+    pub fn completed(&self) -> Result<bool> {
+        // SAFETY: a live event.
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            status => check(status, "cuEventQuery").map(|()| true),
+        }
     }
 
     /// Waits until the work before the event's last record has run.

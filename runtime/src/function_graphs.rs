@@ -351,6 +351,13 @@ impl<G, B> FunctionGraphCache<G, B> {
         state.entries.get(key)?.graph.as_ref()
     }
 
+    /// The same, to update.
+    pub fn graph_mut(&mut self, function: u64) -> Option<&mut G> {
+        let state = self.functions.get_mut(&function)?;
+        let key = state.current.as_ref()?;
+        state.entries.get_mut(key)?.graph.as_mut()
+    }
+
     /// Whether `function`'s body is being captured now.
     pub fn capturing(&self, function: u64) -> bool {
         self.functions

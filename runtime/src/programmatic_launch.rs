@@ -55,14 +55,22 @@ pub fn allowed_by(value: Option<&str>) -> bool {
     value.map(str::trim) != Some("0")
 }
 
-/// Whether `function`'s module says its kernels wait for prior grids.
+/// Whether `function` may launch programmatically: `SYMM_PDL` allows it
+/// and its module says its kernels wait for prior grids.
 ///
 /// # Safety
 /// `function` is a live driver function handle.
 pub unsafe fn allowed(function: sys::CUfunction) -> bool {
-    if !enabled() {
-        return false;
-    }
+    // SAFETY: the caller's live function.
+    enabled() && unsafe { waits_for_prior_grids(function) }
+}
+
+/// Whether `function`'s module carries the marker of
+/// `symm-wait-for-prior-grids`: a kernel that symm compiled.
+///
+/// # Safety
+/// `function` is a live driver function handle.
+pub unsafe fn waits_for_prior_grids(function: sys::CUfunction) -> bool {
     let mut module = std::ptr::null_mut();
     // SAFETY: the caller's live function.
     if unsafe { sys::cuFuncGetModule(&mut module, function) } != CUresult::CUDA_SUCCESS {

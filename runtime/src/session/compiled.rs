@@ -9,11 +9,13 @@ use crate::{
     Error, Result,
     abi_types::GraphStats,
     agmm::{AllGatherMatmul, Matmul, Shard, Strided},
-    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Graph, MemPool, Stream, check},
+    cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Limits, Step},
     kernel_choice::{KernelChoices, Way},
+    launch_list::LaunchList,
     library::{self, Dtype, GemmInputs},
     replay_pacer::{LegacyMark, ReplayPacer},
+    replay_way::{self, Next, ReplayChoice, Setting},
     symmetric::SymmetricBuffer,
 };
 use cudarc::driver::sys;
@@ -33,7 +35,7 @@ pub struct CompiledState {
     temporaries: Option<MemPool>,
     /// CUDA graphs of the compiled partitions (`symm_rt_graph_begin/end`)
     /// and the buffers each key owns (`symm_rt_graph_buffer`).
-    graphs: FunctionGraphCache<Graph, DeviceBuffer>,
+    graphs: FunctionGraphCache<CompiledGraph, DeviceBuffer>,
     /// The application's stream of the asynchronous call in flight.
     call_stream: Option<Stream>,
     /// While a partition of a call on the legacy default stream is
@@ -118,6 +120,58 @@ impl CompiledState {
     }
 }
 
+/// A captured partition: its graph, the graph's kernels as a launch list
+/// where it has one, and the choice between the two (`replay_way`).
+pub struct CompiledGraph {
+    graph: Graph,
+    launches: Option<LaunchList>,
+    choice: ReplayChoice,
+    /// The events around the timed graph replay, made for the first.
+    timing: Option<(Event, Event)>,
+}
+
+impl CompiledGraph {
+    /// `graph` with its launch list (`id` names the partition where the
+    /// graph has none).
+    fn new(graph: Graph, id: u64) -> Result<Self> {
+        let launches = match LaunchList::of(&graph)? {
+            Ok(list) => {
+                tracing::debug!(
+                    "compiled partition {id:#x}: its graph's {} kernels may replay as launches \
+                     ({} with node attributes of their own, {} waiting for the whole grid \
+                     before: measured only where none does)",
+                    list.len(),
+                    list.with_attributes(),
+                    list.whole_grid_waits()
+                );
+                Some(list)
+            }
+            Err(why) => {
+                tracing::debug!("compiled partition {id:#x} replays as a CUDA graph: {why}");
+                None
+            }
+        };
+        Ok(Self {
+            graph,
+            launches,
+            choice: ReplayChoice::default(),
+            timing: None,
+        })
+    }
+
+    /// A timed graph replay's GPU time into the choice, once its events
+    /// have completed (never waited for).
+    fn read_timing(&mut self) -> Result<()> {
+        if let (true, Some((start, end))) = (self.choice.is_pending(), &self.timing)
+            && end.completed()?
+        {
+            let us = f64::from(start.elapsed_ms(end)?) * 1e3;
+            self.choice.graph_timed(us);
+        }
+        Ok(())
+    }
+}
+
 /// A size argument of the ABI (an i64), as a `usize`.
 pub fn size(value: i64, what: &str) -> Result<usize> {
     usize::try_from(value).map_err(|_| Error::InvalidArgument(format!("{what} is {value}")))
@@ -159,6 +213,13 @@ fn legacy_ahead() -> Result<Option<usize>> {
     static AHEAD: std::sync::OnceLock<std::result::Result<Option<usize>, String>> =
         std::sync::OnceLock::new();
     env_once(&AHEAD, |lookup| crate::replay_pacer::ahead_from_env(lookup))
+}
+
+/// How captured calls replay (`SYMM_GRAPH_REPLAY`).
+fn replay_setting() -> Result<Setting> {
+    static SETTING: std::sync::OnceLock<std::result::Result<Setting, String>> =
+        std::sync::OnceLock::new();
+    env_once(&SETTING, |lookup| replay_way::setting_from_env(lookup))
 }
 
 /// The graph cache's limits the environment sets.
@@ -488,6 +549,7 @@ impl Session {
             self.compiled.graphs.abandon(id);
             return Ok(());
         }
+        let graph = CompiledGraph::new(graph, id)?;
         self.compiled
             .graphs
             .captured(id, graph)
@@ -495,31 +557,91 @@ impl Session {
         self.replay_partition(id)
     }
 
-    /// Replays partition `id`'s graph of the arguments in flight on the
-    /// call's stream; on the legacy default stream, paced (`replay_pacer`).
+    /// Replays partition `id`'s capture of the arguments in flight on the
+    /// call's stream: as its graph (on the legacy default stream, paced:
+    /// `replay_pacer`) or as its launch list, as `replay_way` chooses.
     fn replay_partition(&mut self, id: u64) -> Result<()> {
+        let setting = replay_setting()?;
         let stream = self.call_stream();
         let compiled = &mut self.compiled;
-        let graph = compiled
+        let entry = compiled
             .graphs
-            .graph(id)
+            .graph_mut(id)
             .ok_or_else(|| Error::InvalidArgument("a cached graph disappeared".into()))?;
-        if !stream.is_legacy() {
-            return graph.replay(&stream);
-        }
-        let pacer = match &mut compiled.legacy_pacer {
-            Some(pacer) => pacer,
-            None => {
-                let Some(ahead) = legacy_ahead()? else {
-                    return graph.replay(&stream);
-                };
-                let marks = (0..ahead)
-                    .map(|_| LegacyMark::new())
-                    .collect::<Result<Vec<_>>>()?;
-                compiled.legacy_pacer.insert(ReplayPacer::new(marks))
+        entry.read_timing()?;
+        let next = match (&entry.launches, setting) {
+            (None, _) => Next::Replay(replay_way::Way::Graph),
+            (Some(_), Setting::Forced(way)) => Next::Replay(way),
+            // Only a list whose launches all overlap the grid before is a
+            // candidate (`LaunchList::whole_grid_waits`).
+            (Some(list), Setting::Measured) if list.whole_grid_waits() > 0 => {
+                Next::Replay(replay_way::Way::Graph)
             }
+            (Some(_), Setting::Measured) => entry.choice.next(),
         };
-        pacer.paced(|| graph.replay(&stream))
+        let list = entry.launches.as_ref();
+        match (next, list) {
+            (Next::TimeLaunches, Some(list)) => {
+                let started = std::time::Instant::now();
+                list.launch(&stream)?;
+                let us = started.elapsed().as_secs_f64() * 1e6;
+                if let Some(way) = entry.choice.launches_timed(us) {
+                    let (gpu, host) = entry.choice.samples();
+                    tracing::info!(
+                        "compiled partition {id:#x}: replays {} (the host launches its {} \
+                         kernels in {host:.1} us, the graph takes the GPU {gpu:.1} us)",
+                        match way {
+                            replay_way::Way::Launches => "as kernel launches",
+                            replay_way::Way::Graph => "as its CUDA graph",
+                        },
+                        list.len()
+                    );
+                }
+                Ok(())
+            }
+            (Next::Replay(replay_way::Way::Launches), Some(list)) => list.launch(&stream),
+            (next, _) => {
+                let timed = next == Next::TimeGraph;
+                if timed && entry.timing.is_none() {
+                    entry.timing = Some((Event::new()?, Event::new()?));
+                }
+                let timing = entry.timing.as_ref().filter(|_| timed);
+                let graph = &entry.graph;
+                let replay = || -> Result<()> {
+                    if let Some((start, _)) = timing {
+                        start.record(&stream)?;
+                    }
+                    graph.replay(&stream)?;
+                    if let Some((_, end)) = timing {
+                        end.record(&stream)?;
+                    }
+                    Ok(())
+                };
+                let replayed = match stream.is_legacy() {
+                    false => replay(),
+                    true => match &mut compiled.legacy_pacer {
+                        Some(pacer) => pacer.paced(replay),
+                        None => match legacy_ahead()? {
+                            None => replay(),
+                            Some(ahead) => {
+                                let marks = (0..ahead)
+                                    .map(|_| LegacyMark::new())
+                                    .collect::<Result<Vec<_>>>()?;
+                                compiled
+                                    .legacy_pacer
+                                    .insert(ReplayPacer::new(marks))
+                                    .paced(replay)
+                            }
+                        },
+                    },
+                };
+                replayed?;
+                if timed {
+                    entry.choice.graph_pending();
+                }
+                Ok(())
+            }
+        }
     }
 
     /// A capture on the runtime's stream for a call on the legacy default
