@@ -13,7 +13,7 @@
 #            tar -cJf target/s29.tar.xz -C target s29/layers s29/symm-launch s29/symm-gpu-tests \
 #              s29/llama_mlp_w2 s29/llama_decoder_w2
 #   (device) tar -xJf target/s29.tar.xz -C target && bash bench/device/replay_launches_x2.sh target/s29
-# PARTS (default "bench apps tests") picks parts.
+# PARTS (default "bench apps tests"; also "decoder16") picks parts.
 set -uo pipefail
 B=${1:?usage: replay_launches_x2.sh BUILD}
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +38,19 @@ if part bench; then
     done
   done
   done 2>&1 | tee "$OUT/summary.log"
+fi
+# The decoder at 16 rows alone, the modes in both orders: in calls 2, 3 and
+# 6 the measured processes (which ran 1-row launch lists first, then
+# replayed the same 16-row graphs as graph mode) were 0.6-1.8 µs slower
+# there, always after the graph processes. Is it the 1-row lists, or the
+# order?
+if part decoder16; then
+  for way in measured graph graph measured; do
+    SYMM_GRAPH_REPLAY=$way LAYER_TOKENS=16 LAYER_WEIGHT_COPIES=3 TORCH_VARIANTS=two_shot \
+      run timeout 170 torchrun --nproc_per_node=2 bench/model/decoder_bench.py \
+      "$L/libllama_decoder.so" 2>&1 | grep -v -e Warning -e "symmetric buffer" > "$OUT/decoder16_$way.log"
+    bench_columns "decoder16_$way" "$OUT/decoder16_$way.log" symm_us symm_cg_us torch_compile_best_us
+  done 2>&1 | tee "$OUT/decoder16.log"
 fi
 if part apps; then
   run python3 bench/model/reference.py --out /tmp/ref --m 1 9 16 17 128 2048 > /dev/null

@@ -125,7 +125,10 @@ def on_torch_stream(enqueue):
     its own; it paces those replays, at most 4 queued by default
     (SYMM_LEGACY_GRAPHS_AHEAD): many graphs in turn there ran up to twice
     as slow with the host far ahead,
-    bench/results/2026-11-28-legacy-replay-h200.md).
+    bench/results/2026-11-28-legacy-replay-h200.md), or, where its first
+    replays measure it faster, launches a graph's kernels one by one so that
+    each call overlaps the drain of the one before (SYMM_GRAPH_REPLAY,
+    bench/results/2026-11-28-replay-launches-h200x2.md).
     Every later reuse of the arguments' memory by torch's caching
     allocator is then ordered after the call, so the tensors need no
     `record_stream`. A side stream joined to torch's by an event each way

@@ -54,6 +54,8 @@ pub struct CompiledState {
     kernels: KernelChoices,
     /// TMA descriptors of the matrices generated kernels stream.
     tensor_maps: crate::tensor_maps::TensorMaps,
+    /// Replays run as launch lists (`launch_list`), of `graphs.replays()`.
+    launch_replays: u64,
 }
 
 impl Drop for CompiledState {
@@ -61,7 +63,9 @@ impl Drop for CompiledState {
         let (captures, replays) = (self.graphs.captures(), self.graphs.replays());
         if captures > 0 {
             tracing::info!(
-                "CUDA graphs of compiled functions: {captures} captured, {replays} replays"
+                "CUDA graphs of compiled functions: {captures} captured, {replays} replays \
+                 ({} of them as kernel launches)",
+                self.launch_replays
             );
         }
     }
@@ -582,6 +586,7 @@ impl Session {
         let list = entry.launches.as_ref();
         match (next, list) {
             (Next::TimeLaunches, Some(list)) => {
+                compiled.launch_replays += 1;
                 let started = std::time::Instant::now();
                 list.launch(&stream)?;
                 let us = started.elapsed().as_secs_f64() * 1e6;
@@ -599,7 +604,10 @@ impl Session {
                 }
                 Ok(())
             }
-            (Next::Replay(replay_way::Way::Launches), Some(list)) => list.launch(&stream),
+            (Next::Replay(replay_way::Way::Launches), Some(list)) => {
+                compiled.launch_replays += 1;
+                list.launch(&stream)
+            }
             (next, _) => {
                 let timed = next == Next::TimeGraph;
                 if timed && entry.timing.is_none() {
