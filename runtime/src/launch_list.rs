@@ -44,6 +44,28 @@ struct Launch {
 
 use sys::CUlaunchAttributeID as Id;
 
+/// The attribute of a programmatic launch.
+const PROGRAMMATIC: Id = Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+
+/// A launch attribute that allows programmatic dependent launch.
+fn programmatic_attribute() -> sys::CUlaunchAttribute {
+    // SAFETY: an all-zero value is valid.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    sys::CUlaunchAttribute {
+        id: PROGRAMMATIC,
+        pad: [0; 4],
+        value,
+    }
+}
+
+impl Launch {
+    /// Whether it launches programmatically (overlapping the grid before).
+    fn is_programmatic(&self) -> bool {
+        self.attributes.iter().any(|a| a.id == PROGRAMMATIC)
+    }
+}
+
 /// The kernel node attributes a launch takes over from its node where they
 /// differ from a plain launch's. (Programmatic launch comes from the
 /// graph's edges.)
@@ -435,14 +457,7 @@ impl LaunchList {
             None => unsafe { crate::programmatic_launch::allowed(function) },
         };
         if programmatic {
-            // SAFETY: an all-zero value is valid.
-            let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-            value.programmaticStreamSerializationAllowed = 1;
-            attributes.push(sys::CUlaunchAttribute {
-                id: Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                pad: [0; 4],
-                value,
-            });
+            attributes.push(programmatic_attribute());
         }
         Ok(Ok(Launch {
             function,
@@ -466,21 +481,19 @@ impl LaunchList {
     /// on 2x H200 lists with such edges ran the decoder at 128 rows 4.9 µs
     /// slower than its graph (bench/results/2026-11-28-replay-launches-h200x2.md).
     pub fn whole_grid_waits(&self) -> usize {
-        let programmatic = Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         self.launches
             .iter()
             .skip(1)
-            .filter(|launch| launch.attributes.iter().all(|a| a.id != programmatic))
+            .filter(|launch| !launch.is_programmatic())
             .count()
     }
 
     /// How many of its kernels carry node attributes beyond the
     /// programmatic launch (a library's cluster shape, say).
     pub fn with_attributes(&self) -> usize {
-        let programmatic = Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         self.launches
             .iter()
-            .filter(|launch| launch.attributes.iter().any(|a| a.id != programmatic))
+            .filter(|launch| launch.attributes.iter().any(|a| a.id != PROGRAMMATIC))
             .count()
     }
 
@@ -660,6 +673,51 @@ mod tests {
         assert!(none.pointers.is_empty());
         let nothing = std::ptr::null_mut();
         assert_eq!(none.launch_arrays(), (nothing, nothing));
+    }
+
+    /// A launch of nothing (never launched) with `attributes`.
+    fn launch_with(attributes: Vec<sys::CUlaunchAttribute>) -> Launch {
+        Launch {
+            function: std::ptr::null_mut(),
+            grid: [1; 3],
+            block: [1; 3],
+            shared_memory: 0,
+            attributes,
+            // SAFETY: no parameters, nothing read.
+            arguments: unsafe { Arguments::copied(&[], &[]) },
+        }
+    }
+
+    #[test]
+    fn only_launches_after_the_first_that_wait_for_the_whole_grid_count() {
+        // SAFETY: an all-zero value is valid.
+        let cluster = sys::CUlaunchAttribute {
+            id: Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value: unsafe { std::mem::zeroed() },
+        };
+        // symm's kernels: the first plain (it follows the application's
+        // work), the rest programmatic.
+        let ours = LaunchList {
+            launches: vec![
+                launch_with(vec![]),
+                launch_with(vec![programmatic_attribute()]),
+                launch_with(vec![programmatic_attribute()]),
+            ],
+        };
+        assert_eq!((ours.whole_grid_waits(), ours.with_attributes()), (0, 0));
+        // A library's kernel with its cluster, and ours after it waiting
+        // for its whole grid.
+        let with_library = LaunchList {
+            launches: vec![
+                launch_with(vec![programmatic_attribute()]),
+                launch_with(vec![cluster]),
+                launch_with(vec![]),
+            ],
+        };
+        assert_eq!(with_library.whole_grid_waits(), 2);
+        assert_eq!(with_library.with_attributes(), 1);
+        assert_eq!(with_library.len(), 3);
     }
 
     #[test]
