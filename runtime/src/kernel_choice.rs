@@ -250,6 +250,12 @@ impl KernelChoices {
         let measure = self.policy()? == Policy::Measured
             && !capturing
             && !self.decided.contains_key(&(site, rows));
+        if !measure {
+            // A measurement that a failed call left unfinished would
+            // otherwise time this run's launches (under a capture, too) and
+            // run the way of its round instead of the decided one.
+            self.measuring.remove(&(site, rows));
+        }
         if measure {
             self.measuring.insert(
                 (site, rows),
@@ -396,6 +402,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("SYMM_MATMUL"), "{error}");
+    }
+
+    #[test]
+    fn a_measurement_a_failed_call_left_is_dropped_when_the_site_runs_unmeasured() {
+        let mut choices = KernelChoices {
+            policy: Some(Policy::Measured),
+            ..KernelChoices::default()
+        };
+        assert_eq!(choices.rounds(7, 16, 16, false, 0).unwrap(), ROUNDS);
+        assert!(choices.measuring.contains_key(&(7, 16)));
+        // The call failed before its last round; the site's next run is
+        // under the application's capture: one round, nothing measuring.
+        assert_eq!(choices.rounds(7, 16, 16, true, 0).unwrap(), 1);
+        assert!(choices.measuring.is_empty());
+        // Outside a capture the site is measured afresh.
+        assert_eq!(choices.rounds(7, 16, 16, false, 0).unwrap(), ROUNDS);
+        assert!(choices.measuring.contains_key(&(7, 16)));
     }
 
     #[test]
