@@ -294,9 +294,10 @@ pub struct LaunchList {
 }
 
 impl LaunchList {
-    /// The kernels of `graph`, or why it must replay as a graph: a node
-    /// that is not a kernel, a kernel not compiled by symm, a graph that is
-    /// not a chain. A driver failure reading the graph is an error.
+    /// The kernels of `graph`, or why it must replay as a graph: not one
+    /// chain, a node that is not a kernel, no kernel compiled by symm, a
+    /// node attribute a launch cannot carry, arguments the driver does not
+    /// describe. A driver failure reading the graph is an error.
     pub fn of(graph: &Graph) -> Result<std::result::Result<Self, String>> {
         let raw = graph.raw();
         let mut count = 0usize;
