@@ -15,7 +15,7 @@ use crate::{
     launch_list::LaunchList,
     library::{self, Dtype, GemmInputs},
     replay_pacer::{LegacyMark, ReplayPacer},
-    replay_way::{self, Next, ReplayChoice, Setting},
+    replay_way::{self, Next, ReplayChoice, Setting, Way as ReplayWay},
     symmetric::SymmetricBuffer,
 };
 use cudarc::driver::sys;
@@ -163,6 +163,20 @@ impl CompiledGraph {
         })
     }
 
+    /// What its next replay does under `setting`. Only a list whose
+    /// launches all overlap the grid before is a candidate of the measured
+    /// choice (`LaunchList::whole_grid_waits`).
+    fn next(&self, setting: Setting) -> Next {
+        match (&self.launches, setting) {
+            (None, _) => Next::Replay(ReplayWay::Graph),
+            (Some(_), Setting::Forced(way)) => Next::Replay(way),
+            (Some(list), Setting::Measured) if list.whole_grid_waits() > 0 => {
+                Next::Replay(ReplayWay::Graph)
+            }
+            (Some(_), Setting::Measured) => self.choice.next(),
+        }
+    }
+
     /// A timed graph replay's GPU time into the choice, once its events
     /// have completed (never waited for).
     fn read_timing(&mut self) -> Result<()> {
@@ -173,6 +187,42 @@ impl CompiledGraph {
             self.choice.graph_timed(us);
         }
         Ok(())
+    }
+}
+
+/// Replays `graph` on `stream`, between the `timing` events where given;
+/// on the legacy default stream through its pacer (made on first use).
+fn replay_graph(
+    graph: &Graph,
+    timing: Option<&(Event, Event)>,
+    stream: &Stream,
+    pacer: &mut Option<ReplayPacer<LegacyMark>>,
+) -> Result<()> {
+    let replay = || -> Result<()> {
+        if let Some((start, _)) = timing {
+            start.record(stream)?;
+        }
+        graph.replay(stream)?;
+        if let Some((_, end)) = timing {
+            end.record(stream)?;
+        }
+        Ok(())
+    };
+    if !stream.is_legacy() {
+        return replay();
+    }
+    if pacer.is_none() {
+        let Some(ahead) = legacy_ahead()? else {
+            return replay();
+        };
+        let marks = (0..ahead)
+            .map(|_| LegacyMark::new())
+            .collect::<Result<Vec<_>>>()?;
+        *pacer = Some(ReplayPacer::new(marks));
+    }
+    match pacer {
+        Some(pacer) => pacer.paced(replay),
+        None => replay(),
     }
 }
 
@@ -573,18 +623,7 @@ impl Session {
             .graph_mut(id)
             .ok_or_else(|| Error::InvalidArgument("a cached graph disappeared".into()))?;
         entry.read_timing()?;
-        let next = match (&entry.launches, setting) {
-            (None, _) => Next::Replay(replay_way::Way::Graph),
-            (Some(_), Setting::Forced(way)) => Next::Replay(way),
-            // Only a list whose launches all overlap the grid before is a
-            // candidate (`LaunchList::whole_grid_waits`).
-            (Some(list), Setting::Measured) if list.whole_grid_waits() > 0 => {
-                Next::Replay(replay_way::Way::Graph)
-            }
-            (Some(_), Setting::Measured) => entry.choice.next(),
-        };
-        let list = entry.launches.as_ref();
-        match (next, list) {
+        match (entry.next(setting), entry.launches.as_ref()) {
             (Next::TimeLaunches, Some(list)) => {
                 compiled.launch_replays += 1;
                 let started = std::time::Instant::now();
@@ -596,15 +635,15 @@ impl Session {
                         "compiled partition {id:#x}: replays {} (the host launches its {} \
                          kernels in {host:.1} us, the graph takes the GPU {gpu:.1} us)",
                         match way {
-                            replay_way::Way::Launches => "as kernel launches",
-                            replay_way::Way::Graph => "as its CUDA graph",
+                            ReplayWay::Launches => "as kernel launches",
+                            ReplayWay::Graph => "as its CUDA graph",
                         },
                         list.len()
                     );
                 }
                 Ok(())
             }
-            (Next::Replay(replay_way::Way::Launches), Some(list)) => {
+            (Next::Replay(ReplayWay::Launches), Some(list)) => {
                 compiled.launch_replays += 1;
                 list.launch(&stream)
             }
@@ -614,36 +653,7 @@ impl Session {
                     entry.timing = Some((Event::new()?, Event::new()?));
                 }
                 let timing = entry.timing.as_ref().filter(|_| timed);
-                let graph = &entry.graph;
-                let replay = || -> Result<()> {
-                    if let Some((start, _)) = timing {
-                        start.record(&stream)?;
-                    }
-                    graph.replay(&stream)?;
-                    if let Some((_, end)) = timing {
-                        end.record(&stream)?;
-                    }
-                    Ok(())
-                };
-                let replayed = match stream.is_legacy() {
-                    false => replay(),
-                    true => match &mut compiled.legacy_pacer {
-                        Some(pacer) => pacer.paced(replay),
-                        None => match legacy_ahead()? {
-                            None => replay(),
-                            Some(ahead) => {
-                                let marks = (0..ahead)
-                                    .map(|_| LegacyMark::new())
-                                    .collect::<Result<Vec<_>>>()?;
-                                compiled
-                                    .legacy_pacer
-                                    .insert(ReplayPacer::new(marks))
-                                    .paced(replay)
-                            }
-                        },
-                    },
-                };
-                replayed?;
+                replay_graph(&entry.graph, timing, &stream, &mut compiled.legacy_pacer)?;
                 if timed {
                     entry.choice.graph_pending();
                 }
