@@ -13,7 +13,8 @@
 #            tar -cJf target/s29.tar.xz -C target s29/layers s29/symm-launch s29/symm-gpu-tests \
 #              s29/llama_mlp_w2 s29/llama_decoder_w2
 #   (device) tar -xJf target/s29.tar.xz -C target && bash bench/device/replay_launches_x2.sh target/s29
-# PARTS (default "bench apps tests"; also "decoder16") picks parts.
+# PARTS (default "bench apps tests"; also "decoder16" and "manykeys") picks
+# parts. For manykeys, also carry s29/layers/libmlp_4096x7168.so.
 set -uo pipefail
 B=${1:?usage: replay_launches_x2.sh BUILD}
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +52,24 @@ if part decoder16; then
       "$L/libllama_decoder.so" 2>&1 | grep -v -e Warning -e "symmetric buffer" > "$OUT/decoder16_$way.log"
     bench_columns "decoder16_$way" "$OUT/decoder16_$way.log" symm_us symm_cg_us torch_compile_best_us
   done 2>&1 | tee "$OUT/decoder16.log"
+fi
+# A model's pattern of calls (bench/model/many_keys.py: each layer its own
+# weights, so its own graph; world size 1 on GPU 0) with graphs forced and
+# with the measured choice, on the legacy stream (lists are not paced there,
+# graph replays are) and on torch's own stream, each checked against torch's
+# f32 reference. Needs $B/layers/libmlp_4096x7168.so (matmul_build.sh).
+if part manykeys; then
+  for way in graph measured; do
+    for shape in "80 16" "32 1,16,17"; do
+      for stream in "" --stream; do
+        echo "== SYMM_GRAPH_REPLAY=$way layers/tokens $shape $stream"
+        SYMM_GRAPH_REPLAY=$way SYMM_LOG=warn CUDA_VISIBLE_DEVICES=0 run timeout 200 \
+          "$B/symm-launch" -n 1 python3 bench/model/many_keys.py "$L/libmlp_4096x7168.so" 4096 7168 \
+          --layers "${shape% *}" --tokens "${shape#* }" --steps 10 --check $stream
+      done
+    done
+  done 2>&1 | grep -v Warning | tee "$OUT/many_keys.log"
+  tally many_keys "$OUT/many_keys.log"
 fi
 if part apps; then
   run python3 bench/model/reference.py --out /tmp/ref --m 1 9 16 17 128 2048 > /dev/null
