@@ -13,7 +13,8 @@
 //! replays (bench/results/2026-11-28-replay-launches-h200x2.md). But an
 //! eager call also runs the compiled body on the host (argument checks,
 //! the runtime's bookkeeping, cuBLAS's host code): the decoder half-layer
-//! ran 74.4 µs a call eagerly at one row, host-bound, against 59.4 replayed.
+//! ran 74.4 µs a call eagerly at one row against 59.4 replayed, the same
+//! kernels, so the difference is the host's.
 //! A launch list replays only the launches: a few µs of host per kernel.
 //!
 //! A graph is read when its nodes are kernels in a chain (one stream's
