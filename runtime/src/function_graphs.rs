@@ -344,14 +344,8 @@ impl<G, B> FunctionGraphCache<G, B> {
             .map(|shared| &shared.buffer)
     }
 
-    /// The graph of `function`'s run in progress (after `Step::Replay`).
-    pub fn graph(&self, function: u64) -> Option<&G> {
-        let state = self.functions.get(&function)?;
-        let key = state.current.as_ref()?;
-        state.entries.get(key)?.graph.as_ref()
-    }
-
-    /// The same, to update.
+    /// The graph of `function`'s run in progress (after `Step::Replay`),
+    /// to replay and update its replay choice.
     pub fn graph_mut(&mut self, function: u64) -> Option<&mut G> {
         let state = self.functions.get_mut(&function)?;
         let key = state.current.as_ref()?;
@@ -415,7 +409,7 @@ mod tests {
         assert!(cache.captured(1, "graph").is_some());
         assert!(!cache.capturing(1));
         assert_eq!(step(&mut cache, 1, &[10, 20]), Step::Replay);
-        assert_eq!(cache.graph(1), Some(&"graph"));
+        assert_eq!(cache.graph_mut(1), Some(&mut "graph"));
         assert_eq!((cache.captures(), cache.replays()), (1, 1));
         // Other arguments or another partition start over.
         assert_eq!(step(&mut cache, 1, &[10, 21]), Step::Run);

@@ -48,18 +48,6 @@ use sys::CUlaunchAttributeID as Id;
 /// The attribute of a programmatic launch.
 const PROGRAMMATIC: Id = Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
 
-/// A launch attribute that allows programmatic dependent launch.
-fn programmatic_attribute() -> sys::CUlaunchAttribute {
-    // SAFETY: an all-zero value is valid.
-    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-    value.programmaticStreamSerializationAllowed = 1;
-    sys::CUlaunchAttribute {
-        id: PROGRAMMATIC,
-        pad: [0; 4],
-        value,
-    }
-}
-
 impl Launch {
     /// Whether it launches programmatically (overlapping the grid before).
     fn is_programmatic(&self) -> bool {
@@ -459,7 +447,7 @@ impl LaunchList {
             None => unsafe { crate::programmatic_launch::allowed(function) },
         };
         if programmatic {
-            attributes.push(programmatic_attribute());
+            attributes.push(crate::programmatic_launch::attribute());
         }
         Ok(Ok(Launch {
             function,
@@ -509,26 +497,19 @@ impl LaunchList {
     /// the list and is the error (naming the kernel).
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         for launch in &self.launches {
-            let [gx, gy, gz] = launch.grid;
-            let [bx, by, bz] = launch.block;
-            let config = sys::CUlaunchConfig {
-                gridDimX: gx,
-                gridDimY: gy,
-                gridDimZ: gz,
-                blockDimX: bx,
-                blockDimY: by,
-                blockDimZ: bz,
-                sharedMemBytes: launch.shared_memory,
-                hStream: stream.raw,
-                attrs: launch.attributes.as_ptr() as *mut sys::CUlaunchAttribute,
-                numAttrs: launch.attributes.len() as u32,
-            };
-            let (params, extra) = launch.arguments.launch_arrays();
             // SAFETY: a live function with the arguments and attributes its
-            // capture launched it with (the driver reads both, writes
-            // neither); programmatic only where the capture's edge was, or
-            // for a first kernel that waits for prior grids.
-            let status = unsafe { sys::cuLaunchKernelEx(&config, launch.function, params, extra) };
+            // capture launched it with; programmatic only where the
+            // capture's edge was, or for a first kernel that waits for
+            // prior grids.
+            let status = unsafe {
+                crate::programmatic_launch::launch_with(
+                    launch.function,
+                    (launch.grid, launch.block, launch.shared_memory),
+                    stream.raw,
+                    &launch.attributes,
+                    launch.arguments.launch_arrays(),
+                )
+            };
             if status != CUresult::CUDA_SUCCESS {
                 let what = format!(
                     "launching {} from a graph's launch list",
@@ -678,7 +659,7 @@ mod tests {
     }
 
     /// A launch of nothing (never launched) with `attributes`.
-    fn launch_with(attributes: Vec<sys::CUlaunchAttribute>) -> Launch {
+    fn test_launch(attributes: Vec<sys::CUlaunchAttribute>) -> Launch {
         Launch {
             function: std::ptr::null_mut(),
             grid: [1; 3],
@@ -702,9 +683,9 @@ mod tests {
         // work), the rest programmatic.
         let ours = LaunchList {
             launches: vec![
-                launch_with(vec![]),
-                launch_with(vec![programmatic_attribute()]),
-                launch_with(vec![programmatic_attribute()]),
+                test_launch(vec![]),
+                test_launch(vec![crate::programmatic_launch::attribute()]),
+                test_launch(vec![crate::programmatic_launch::attribute()]),
             ],
         };
         assert_eq!((ours.whole_grid_waits(), ours.with_attributes()), (0, 0));
@@ -712,9 +693,9 @@ mod tests {
         // for its whole grid.
         let with_library = LaunchList {
             launches: vec![
-                launch_with(vec![programmatic_attribute()]),
-                launch_with(vec![cluster]),
-                launch_with(vec![]),
+                test_launch(vec![crate::programmatic_launch::attribute()]),
+                test_launch(vec![cluster]),
+                test_launch(vec![]),
             ],
         };
         assert_eq!(with_library.whole_grid_waits(), 2);

@@ -96,6 +96,18 @@ pub fn forget(module: sys::CUmodule) {
     }
 }
 
+/// The launch attribute that allows programmatic dependent launch.
+pub fn attribute() -> sys::CUlaunchAttribute {
+    // SAFETY: an all-zero value is a valid value of the C union.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    }
+}
+
 /// `cuLaunchKernelEx` with programmatic stream serialization allowed.
 ///
 /// # Safety
@@ -111,10 +123,33 @@ pub unsafe fn launch(
     params: *mut *mut std::ffi::c_void,
     extra: *mut *mut std::ffi::c_void,
 ) -> CUresult {
-    // SAFETY: an all-zero attribute is a valid value of the C union.
-    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attribute.value.programmaticStreamSerializationAllowed = 1;
+    let attributes = [attribute()];
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        launch_with(
+            function,
+            (grid, block, shared_memory),
+            stream,
+            &attributes,
+            (params, extra),
+        )
+    }
+}
+
+/// `cuLaunchKernelEx` of `function` in `shape` (grid, block, dynamic
+/// shared memory) on `stream` with `attributes`, and its `kernelParams`
+/// and `extra` arrays.
+///
+/// # Safety
+/// As `cuLaunchKernel`: a live function and stream, and arguments matching
+/// the kernel's parameters; attributes valid for a launch.
+pub unsafe fn launch_with(
+    function: sys::CUfunction,
+    (grid, block, shared_memory): ([u32; 3], [u32; 3], u32),
+    stream: sys::CUstream,
+    attributes: &[sys::CUlaunchAttribute],
+    (params, extra): (*mut *mut std::ffi::c_void, *mut *mut std::ffi::c_void),
+) -> CUresult {
     let config = sys::CUlaunchConfig {
         gridDimX: grid[0],
         gridDimY: grid[1],
@@ -124,10 +159,11 @@ pub unsafe fn launch(
         blockDimZ: block[2],
         sharedMemBytes: shared_memory,
         hStream: stream,
-        attrs: &mut attribute,
-        numAttrs: 1,
+        // The driver reads the attributes and writes none of them.
+        attrs: attributes.as_ptr() as *mut sys::CUlaunchAttribute,
+        numAttrs: attributes.len() as u32,
     };
-    // SAFETY: the caller's guarantees; `config` and `attribute` outlive
+    // SAFETY: the caller's guarantees; `config` and the attributes outlive
     // the call.
     unsafe { sys::cuLaunchKernelEx(&config, function, params, extra) }
 }
