@@ -17,6 +17,21 @@
 // ALONE-NEXT: --matmul-wgmma-gemv{{$}}
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/off.o --emit=ptx --chip sm_90a
 // RUN: not grep -q wgmma %t/off.ptx
+// On sm_90a without the flag, a single matmul whose register GEMV runs a
+// short grid (the decoder's o_proj: 64 blocks) gets the 16-row wgmma GEMV
+// with an 8-stage ring (160 KB of stages), and only it: the down
+// projection's slices run 128 blocks, and its whole form only takes calls
+// above 128 rows. --no-matmul-wgmma-gemv-short drops it; sm_90 has none.
+// RUN: %symm-compile %examples/llama_decoder.mlir -o %t/short.o --emit=ptx --chip sm_90a
+// RUN: FileCheck %s --check-prefix=SHORT < %t/short.ptx
+// RUN: %symm-compile %examples/llama_decoder.mlir -o %t/noshort.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-short
+// RUN: not grep -q wgmma %t/noshort.ptx
+// RUN: %symm-compile %examples/llama_decoder.mlir -o %t/short90.o --emit=ptx
+// RUN: not grep -q wgmma %t/short90.ptx
+// SHORT-NOT: .entry symm_matmul_{{[1-9]}}_wgmma
+// SHORT-LABEL: .visible .entry symm_matmul_0_wgmma16(
+// SHORT: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// SHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/few.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-few
 // RUN: FileCheck %s --check-prefix=FEW < %t/few.ptx
 // --matmul-wgmma-gemv-prefetch sets the weight rows the wgmma GEMV

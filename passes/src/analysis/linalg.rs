@@ -16,6 +16,12 @@ use symm_protocol::abi::LayoutCode;
 /// cleared: the matmul overwrites its output instead of adding to it.
 pub const OVERWRITES_ATTR: &str = "symm.overwrites";
 
+/// Integer attribute on a `linalg.matmul`: the fewest rows of the calls
+/// that reach it. A split-K matmul's whole form runs only for calls above
+/// the rows its slices take, so it needs no kernel for fewer
+/// (`symm-linalg-matmul-to-gpu`).
+pub const MIN_ROWS_ATTR: &str = "symm.min_rows";
+
 /// `iterator_kinds` on melior's typed API.
 pub fn loop_kinds(op: OperationRef) -> Option<Vec<bool>> {
     let types = ArrayAttribute::try_from(op.attribute("iterator_types").ok()?).ok()?;

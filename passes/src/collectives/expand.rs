@@ -256,7 +256,18 @@ impl<'c, 'a> Expansion<'c, 'a> {
                     Some(host.ptr_of(prologue.partials))
                 }
                 (Some(prologue), None) => {
-                    prologue.whole(host, input);
+                    // The sizes below this segment's take the kernels
+                    // below; a call here has at least one row more.
+                    let below = segments
+                        .iter()
+                        .map(|s| s.max_bytes)
+                        .filter(|bytes| *bytes < segment.max_bytes)
+                        .max();
+                    let row_bytes = facts.row_elements * facts.element_bytes;
+                    let min_rows = below
+                        .filter(|_| row_bytes > 0)
+                        .map(|bytes| bytes / row_bytes + 1);
+                    prologue.whole(host, input, min_rows);
                     None
                 }
                 (None, _) => None,

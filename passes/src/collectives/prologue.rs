@@ -7,7 +7,7 @@
 //! calls cuBLAS with beta = 0).
 
 use crate::PassError;
-use crate::analysis::linalg::OVERWRITES_ATTR;
+use crate::analysis::linalg::{MIN_ROWS_ATTR, OVERWRITES_ATTR};
 use crate::ir::builders::{linalg_named_op, reinterpret_cast_op};
 use crate::ir::host::Host;
 use crate::ir::melior_ext::{OperationExt, ValueExt, strided_memref_type};
@@ -56,8 +56,9 @@ impl<'c, 'a> Prologue<'c, 'a> {
             .unwrap_or(1) as u64
     }
 
-    /// `input = lhs @ rhs`, overwriting.
-    pub fn whole(&self, host: &mut Host<'c, '_, '_>, input: Value<'c, '_>) {
+    /// `input = lhs @ rhs`, overwriting, for calls of at least `min_rows`
+    /// rows where those are known (`MIN_ROWS_ATTR`).
+    pub fn whole(&self, host: &mut Host<'c, '_, '_>, input: Value<'c, '_>, min_rows: Option<u64>) {
         let (c, l) = (host.context(), host.at.location);
         let matmul = host.at.put(linalg_named_op(
             c,
@@ -67,6 +68,9 @@ impl<'c, 'a> Prologue<'c, 'a> {
             input,
         ));
         matmul.set_attribute_to(OVERWRITES_ATTR, Attribute::unit(c));
+        if let Some(rows) = min_rows.and_then(|rows| i64::try_from(rows).ok()) {
+            matmul.set_int_attribute(MIN_ROWS_ATTR, 64, rows);
+        }
     }
 
     /// `partials[s] = lhs[:, s k : (s+1) k] @ rhs[s k : (s+1) k, :]` for

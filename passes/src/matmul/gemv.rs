@@ -42,6 +42,19 @@ const HELD_VECTORS: u64 = 4;
 /// Columns of one warp of the tensor-core GEMV (8 pieces, one per lane
 /// group of an `mma` fragment).
 pub(super) const MMA_COLUMNS: u64 = 64;
+/// A single matmul whose register-streaming tensor-core GEMV would run
+/// fewer blocks than this takes the wgmma GEMV's 8-stage ring for calls of
+/// 2 to 16 rows where the chip has wgmma (`GemvTile::SHORT_WGMMA`). Each
+/// block of the register GEMV keeps 64 KB of weight in flight (16 warps, 2
+/// steps of 2 KB), so a grid of 64 blocks (TP 2's o_proj: N = 4096 in one
+/// slice) holds 4 MB, half of what a full H200 grid holds; the ring holds
+/// 128 KB a block. On one H200 the Llama-3-8B decoder's o_proj at 16 rows
+/// took 6.5 µs against 10.1 for `mma16_staged` and 6.7 for cuBLAS, and the
+/// decoder 2-4 µs less a call at TP 2, 4 and 8's widths; the down
+/// projection's 128 blocks (two slices) keep `mma16_staged`, since the MLP
+/// block measured 0.5-1 µs slower with the ring there
+/// (bench/results/2026-11-28-short-grid-wgmma-h200.md).
+pub const SHORT_GRID_BLOCKS: u64 = 128;
 
 /// Which units multiply: each thread's f32 FMAs, the warps' `mma.sync`
 /// on weight streamed into registers (`gemv_mma`), `mma.sync` on weight
@@ -314,6 +327,17 @@ impl GemvTile {
         calls: 0,
         evict_first: true,
         ahead: 0,
+    };
+
+    /// The wgmma GEMV that single matmuls of a short grid take for calls
+    /// of 2 to 16 rows (`SHORT_GRID_BLOCKS`, `wgmma-gemv-short`): 16 rows,
+    /// a ring of 8 stages of 128 weight rows (16 KB each; 6 stages read
+    /// TP 2's o_proj in 7.1-7.2 µs, 4 in 7.9, on one H200).
+    pub const SHORT_WGMMA: GemvTile = GemvTile {
+        rows: 16,
+        calls: 16,
+        unroll: 8,
+        ..GemvTile::SINGLE_WGMMA
     };
 
     /// Whether the TMA streams the weight (`Tma`, `Wgmma`): the kernel
@@ -689,6 +713,42 @@ impl SkinnyMatmul {
     /// Blocks of the GEMV along x (column tiles) and y (slices).
     pub fn gemv_grid(&self, tile: GemvTile) -> (u64, u64) {
         (self.n.div_ceil(tile.columns), self.slices)
+    }
+
+    /// Where this matmul takes the short-grid wgmma GEMV `short`
+    /// (`GemvTile::SHORT_WGMMA`) among its GEMVs `gemvs` (ordered by the
+    /// rows they take): before its first tensor-core GEMV, where that would
+    /// run fewer than `SHORT_GRID_BLOCKS` blocks, as a single matmul
+    /// without a prologue whose weights are stored k x n, and no wgmma GEMV
+    /// takes its calls of up to 16 rows already. `Ok` with the position and
+    /// the register GEMV's blocks, `Err` with why not (`None`: the rule
+    /// does not concern this matmul, nothing to say).
+    pub fn short_grid_wgmma(
+        &self,
+        gemvs: &[GemvTile],
+        short: GemvTile,
+    ) -> Result<(usize, u64), Option<String>> {
+        let few_wgmma = gemvs
+            .iter()
+            .any(|g| g.engine == Engine::Wgmma && g.takes() <= short.takes());
+        if self.weights != 1 || self.prologue.is_some() || self.weight_transposed || few_wgmma {
+            return Err(None);
+        }
+        let Some(at) = gemvs.iter().position(|g| g.engine == Engine::TensorCores) else {
+            return Err(None);
+        };
+        let (columns, slices) = self.gemv_grid(gemvs[at]);
+        let blocks = columns * slices;
+        if blocks >= SHORT_GRID_BLOCKS {
+            return Err(None);
+        }
+        match self.gemv_problem(short) {
+            None => Ok((at, blocks)),
+            Some(why) => Err(Some(format!(
+                "keeps the register-streaming GEMV for up to {} rows although its grid is short ({blocks} blocks): the wgmma GEMV cannot take it: {why}",
+                short.takes()
+            ))),
+        }
     }
 
     /// Appends the GEMV kernel (the tensor-core kernel's parameters, then
@@ -1468,6 +1528,50 @@ mod tests {
             crate::matmul::site_id("g", &down, &tiles)
         );
         assert!(site(&down, &tiles) >= 0);
+    }
+
+    /// The short-grid wgmma GEMV goes before the tensor-core GEMVs of a
+    /// single matmul whose register GEMV runs under 128 blocks (TP 2's
+    /// o_proj: 64), not where two slices make 128 (the down projection),
+    /// nor for pairs, n x k weights or where a wgmma GEMV takes 16 rows
+    /// already; where it cannot read the matmul the caller gets why.
+    #[test]
+    fn short_grids_take_the_wgmma_ring() {
+        let short = GemvTile::SHORT_WGMMA;
+        assert_eq!((short.takes(), short.unroll), (16, 8));
+        let o_proj = SkinnyMatmul {
+            grid_dependency: true,
+            ..matmul(2048, 4096, 2048, false)
+        };
+        let mut tiles = vec![GemvTile::SINGLE];
+        tiles.extend(o_proj.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA)));
+        assert_eq!(o_proj.short_grid_wgmma(&tiles, short), Ok((1, 64)));
+        assert_eq!(o_proj.gemv_name(short), "k_wgmma16");
+        let down = SkinnyMatmul {
+            slices: 2,
+            ..matmul(3584, 4096, 7168, false)
+        };
+        assert_eq!(down.short_grid_wgmma(&tiles, short), Err(None));
+        let pair = matmul(4096, 7168, 4096, true);
+        assert_eq!(pair.short_grid_wgmma(&tiles, short), Err(None));
+        let transposed = SkinnyMatmul {
+            weight_transposed: true,
+            ..o_proj.clone()
+        };
+        assert_eq!(transposed.short_grid_wgmma(&tiles, short), Err(None));
+        let mut with_few = tiles.clone();
+        with_few.insert(1, short);
+        assert_eq!(o_proj.short_grid_wgmma(&with_few, short), Err(None));
+        // No tensor-core GEMV to stand before: nothing to say.
+        assert_eq!(o_proj.short_grid_wgmma(&tiles[..1], short), Err(None));
+        // Rows of K = 1004 are not in 16-byte vectors, which the TMA needs.
+        let odd = SkinnyMatmul {
+            k: 1004,
+            lda: 1004,
+            ..o_proj.clone()
+        };
+        let why = odd.short_grid_wgmma(&tiles, short).unwrap_err().unwrap();
+        assert!(why.contains("grid is short (64 blocks)"), "{why}");
     }
 
     #[test]

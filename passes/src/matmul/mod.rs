@@ -53,6 +53,7 @@ pub mod row_scale;
 mod tensor_core;
 
 use crate::PassError;
+use crate::analysis::linalg::MIN_ROWS_ATTR;
 use crate::analysis::matmul_groups::{Group, group_at, is_bf16, output_of};
 use crate::ir::melior_ext::{
     OperationExt, ValueExt, element_bytes, has_identity_layout, op_key, strides_and_offset,
@@ -63,7 +64,7 @@ use crate::{
     OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
     ir::builders::{Side, Terminator, put_beside, replace_terminator},
 };
-use gemv::GemvTile;
+use gemv::{GemvTile, SHORT_GRID_BLOCKS};
 use kernel::{Epilogue, Output, Prologue, RowScaleFunctions, SkinnyMatmul, Tile};
 use melior::{
     Context,
@@ -204,6 +205,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         PassOption::new(
             c"wgmma-gemv",
             c"Single matmuls without a prologue (the down projection, o_proj) run a GEMV on the warpgroup tensor cores (wgmma: sm_90a only, see symm-compile --chip) for calls of 17 (2 with wgmma-gemv-few) to wgmma-gemv-max-rows rows, the weight and the call's rows streamed by the TMA where the runtime has their descriptors (else cuBLAS or the tensor-core GEMV)",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
+            c"wgmma-gemv-short",
+            c"Single matmuls without a prologue whose tensor-core GEMV would run a short grid (under 128 blocks: o_proj) take a 16-row wgmma GEMV with an 8-stage ring for calls of 2 to 16 rows (wgmma: sm_90a only; symm-compile turns it on for --chip sm_90a), before the tensor-core GEMV, which still takes them where the runtime has no descriptor",
             OptionKind::Bool,
             c"false",
         ),
@@ -569,6 +576,20 @@ fn wgmma_tiles_from(options: &PassOptions) -> Result<Vec<GemvTile>, PassError> {
         below = rows;
     }
     Ok(tiles)
+}
+
+/// The wgmma GEMV of single matmuls with a short grid
+/// (`wgmma-gemv-short`, `SkinnyMatmul::short_grid_wgmma`), or none.
+fn short_wgmma_from(options: &PassOptions) -> Option<GemvTile> {
+    options.flag("wgmma-gemv-short").then(|| GemvTile {
+        evict_first: options.flag("wgmma-gemv-evict-first"),
+        prefetch: if options.flag("prefetch") {
+            GemvTile::SHORT_WGMMA.prefetch
+        } else {
+            0
+        },
+        ..GemvTile::SHORT_WGMMA
+    })
 }
 
 /// The tilings of the pair kernels and the single-matmul kernels, and the
@@ -1134,6 +1155,7 @@ impl TypedPass for MatmulToGpu {
         options: &PassOptions,
     ) -> Result<(), PassFailed> {
         let tilings = tile_from(options).and_then(|t| Ok((t, gemv_tiles_from(options)?)));
+        let short_wgmma = short_wgmma_from(options);
         let (([pair_tile, single_tile], max_rows), gemv_tiles) = match tilings {
             Ok(t) => t,
             Err(message) => {
@@ -1199,7 +1221,37 @@ impl TypedPass for MatmulToGpu {
                     match plan(group, planned.len(), tile, choices) {
                         Ok(mut p) => {
                             let kind = kinds[usize::from(p.kernel.weight_transposed)];
-                            let gemvs = p.kernel.gemv_tiles_for(&gemv_tiles[kind]);
+                            let mut gemvs = p.kernel.gemv_tiles_for(&gemv_tiles[kind]);
+                            // A matmul that only calls of more rows reach
+                            // (a split-K matmul's whole form) needs none.
+                            let min_rows = p
+                                .group
+                                .ops()
+                                .iter()
+                                .filter_map(|op| op.int_attribute(MIN_ROWS_ATTR))
+                                .max()
+                                .unwrap_or(0);
+                            if let Some(short) = short_wgmma.filter(|short| {
+                                u64::try_from(min_rows).unwrap_or(0) <= short.takes()
+                            }) {
+                                match p.kernel.short_grid_wgmma(&gemvs, short) {
+                                    Ok((at, blocks)) => {
+                                        gemvs.insert(at, short);
+                                        emit_remark(
+                                            p.group.ops()[0].location(),
+                                            &format!(
+                                                "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
+                                                short.takes(),
+                                                short.unroll
+                                            ),
+                                        );
+                                    }
+                                    Err(Some(why)) => {
+                                        emit_remark(p.group.ops()[0].location(), &why)
+                                    }
+                                    Err(None) => {}
+                                }
+                            }
                             if choices.stream_norm
                                 && let Some(gemv) =
                                     gemvs.iter().find(|g| p.kernel.norm_must_stream(**g))
