@@ -50,10 +50,12 @@ pub(super) const MMA_COLUMNS: u64 = 64;
 /// slice) holds 4 MB, half of what a full H200 grid holds; the ring holds
 /// 128 KB a block. On one H200 the Llama-3-8B decoder's o_proj at 16 rows
 /// took 6.5 µs against 10.1 for `mma16_staged` and 6.7 for cuBLAS, and the
-/// decoder 2-4 µs less a call at TP 2, 4 and 8's widths; the down
+/// decoder 0.6-4 µs less a call at TP 2, 4 and 8's widths (on 2x H200 the
+/// TP-2 decoder at 16 rows 61.5-62.0 against 66.1-67.0 µs enqueued, its
+/// graph all symm kernels and so replayed as launch lists); the down
 /// projection's 128 blocks (two slices) keep `mma16_staged`, since the MLP
 /// block measured 0.5-1 µs slower with the ring there
-/// (bench/results/2026-11-28-short-grid-wgmma-h200.md).
+/// (bench/results/2026-11-28-short-grid-wgmma-h200x2.md).
 pub const SHORT_GRID_BLOCKS: u64 = 128;
 
 /// Which units multiply: each thread's f32 FMAs, the warps' `mma.sync`
