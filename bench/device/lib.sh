@@ -125,6 +125,18 @@ llama_apps() {
     SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_decoder_w2" /tmp/ref --tokens=1,9,17 --iterations=5
   done
 }
+# The C++ apps $B/<app> named, at TP 2 with both ranks on GPU 0, against
+# torch's f32 reference, measured and generated: tp2_apps APP...
+tp2_apps() {
+  local way app
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 4 9 16 17
+  for way in measured generated; do
+    for app in "$@"; do
+      SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/$app" /tmp/ref \
+        --tokens=1,4,9,16,17 --iterations=5
+    done
+  done
+}
 # A/B of layer libraries $B/layers/lib<name>.so (the 4096/7168 block),
 # forced generated, kernels per call in a CUDA graph, alternating, two
 # rounds: ab_rounds "name1 name2" PROFILE_TOKENS.

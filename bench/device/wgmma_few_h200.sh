@@ -38,13 +38,7 @@ if part checks; then
       IFS=x read -r d a f <<< "$w"
       SYMM_MATMUL=generated run py "$L/libdec_${w}_wg8.so" "$d" "$f" --decoder "$a" --tokens 1,2,9,15,16,17
     done
-    run python3 bench/model/reference.py --out /tmp/ref --m 1 4 9 16 17
-    for way in measured generated; do
-      for app in llama_mlp_w2_wg8 llama_decoder_w2_wg8; do
-        SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/$app" /tmp/ref \
-          --tokens=1,4,9,16,17 --iterations=5
-      done
-    done
+    tp2_apps llama_mlp_w2_wg8 llama_decoder_w2_wg8
   ) > "$OUT/checks.log" 2>&1
   tally checks "$OUT/checks.log"
 fi

@@ -55,13 +55,7 @@ if part checks; then
         tp_py "$world" "$L/libdec_tp${world}_$w.so" "$d" "$f" --decoder "$a" --tokens 1,2,16,17
       done
     done
-    run python3 bench/model/reference.py --out /tmp/ref --m 1 4 9 16 17
-    for way in measured generated; do
-      for app in llama_decoder_w2 llama_mlp_w2; do
-        SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/$app" /tmp/ref \
-          --tokens=1,4,9,16,17 --iterations=5
-      done
-    done
+    tp2_apps llama_decoder_w2 llama_mlp_w2
   ) > "$OUT/checks.log" 2>&1
   grep "^== \|wall per call\|wgmma\|takes the" "$OUT/checks.log" | grep -v "^== py\|^== timeout" | head -60
   tally checks "$OUT/checks.log"

@@ -585,14 +585,13 @@ mod tests {
         assert_eq!(wgmma.matmul_wgmma_gemv_prefetch, 1024);
         assert!(!wgmma.matmul_wgmma_gemv_evict_first);
         assert_eq!(wgmma.matmul_wgmma_gemv_stages, 0);
-        let stages = parse_strs(&[
+        let stages = [
             "a.mlir",
             "--chip=sm_90a",
             "--matmul-wgmma-gemv",
             "--matmul-wgmma-gemv-stages=6",
-        ])
-        .unwrap();
-        assert_eq!(stages.matmul_wgmma_gemv_stages, 6);
+        ];
+        assert_eq!(parse_strs(&stages).unwrap().matmul_wgmma_gemv_stages, 6);
         // The short-grid wgmma GEMV: on where the chip has wgmma, unless
         // turned off.
         assert!(!plain.matmul_wgmma_gemv_short);
