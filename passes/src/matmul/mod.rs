@@ -1222,36 +1222,7 @@ impl TypedPass for MatmulToGpu {
                         Ok(mut p) => {
                             let kind = kinds[usize::from(p.kernel.weight_transposed)];
                             let mut gemvs = p.kernel.gemv_tiles_for(&gemv_tiles[kind]);
-                            // A matmul that only calls of more rows reach
-                            // (a split-K matmul's whole form) needs none.
-                            let min_rows = p
-                                .group
-                                .ops()
-                                .iter()
-                                .filter_map(|op| op.int_attribute(MIN_ROWS_ATTR))
-                                .max()
-                                .unwrap_or(0);
-                            if let Some(short) = short_wgmma.filter(|short| {
-                                u64::try_from(min_rows).unwrap_or(0) <= short.takes()
-                            }) {
-                                match p.kernel.short_grid_wgmma(&gemvs, short) {
-                                    Ok((at, blocks)) => {
-                                        gemvs.insert(at, short);
-                                        emit_remark(
-                                            p.group.ops()[0].location(),
-                                            &format!(
-                                                "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
-                                                short.takes(),
-                                                short.unroll
-                                            ),
-                                        );
-                                    }
-                                    Err(Some(why)) => {
-                                        emit_remark(p.group.ops()[0].location(), &why)
-                                    }
-                                    Err(None) => {}
-                                }
-                            }
+                            with_short_grid_wgmma(&p, &mut gemvs, short_wgmma);
                             if choices.stream_norm
                                 && let Some(gemv) =
                                     gemvs.iter().find(|g| p.kernel.norm_must_stream(**g))
@@ -1343,6 +1314,39 @@ impl TypedPass for MatmulToGpu {
         }
         module.set_attribute_to("gpu.container_module", Attribute::unit(context));
         Ok(())
+    }
+}
+
+/// Puts the short-grid wgmma GEMV `short` (`wgmma-gemv-short`) among
+/// `p`'s GEMVs `gemvs` where `SkinnyMatmul::short_grid_wgmma` takes it,
+/// with a remark saying so, or one saying why a short grid keeps the
+/// register GEMV. A matmul that only calls of more rows than it takes reach
+/// (`MIN_ROWS_ATTR`: a split-K matmul's whole form) gets none.
+fn with_short_grid_wgmma(p: &Planned<'_, '_>, gemvs: &mut Vec<GemvTile>, short: Option<GemvTile>) {
+    let ops = p.group.ops();
+    let min_rows = ops
+        .iter()
+        .filter_map(|op| op.int_attribute(MIN_ROWS_ATTR))
+        .max()
+        .unwrap_or(0);
+    let Some(short) = short.filter(|s| u64::try_from(min_rows).unwrap_or(0) <= s.takes()) else {
+        return;
+    };
+    let location = ops[0].location();
+    match p.kernel.short_grid_wgmma(gemvs, short) {
+        Ok((at, blocks)) => {
+            gemvs.insert(at, short);
+            emit_remark(
+                location,
+                &format!(
+                    "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
+                    short.takes(),
+                    short.unroll
+                ),
+            );
+        }
+        Err(Some(why)) => emit_remark(location, &why),
+        Err(None) => {}
     }
 }
 
