@@ -21,6 +21,17 @@
 // RUN: %python %S/Inputs/ptxas_generated.py %ptxas %t/opt_in.ptx %t/opt_in_decoder.ptx | FileCheck %s --check-prefix=OPT-IN
 // OPT-IN: [[N:[0-9]+]] of [[N]] kernels assembled within their launch's registers; 0 spill
 
+// Built for sm_90a as it is by default there: the decoder's o_proj gets the
+// short-grid wgmma GEMV (8-stage ring), at TP 2 and, with TP 8's widths
+// (K = 512, N = 4096; MLP 1792 a rank), the unsplit down projection too.
+// RUN: %symm-compile %examples/llama_decoder.mlir -o %t/hopper_decoder.o --emit=ptx --chip sm_90a
+// RUN: sed -e 's/world_size(2)/world_size(8)/' -e 's/2048x4096xbf16/512x4096xbf16/g' -e 's/?x2048xbf16/?x512xbf16/g' -e 's/7168/1792/g' %examples/llama_decoder.mlir > %t/decoder_tp8_widths.mlir
+// RUN: %symm-compile %t/decoder_tp8_widths.mlir -o %t/hopper_tp8.o --emit=ptx --chip sm_90a
+// RUN: %python %S/Inputs/ptxas_generated.py %ptxas %t/hopper_decoder.ptx %t/hopper_tp8.ptx | FileCheck %s --check-prefix=HOPPER
+// RUN: grep -c "^.visible .entry symm_matmul_[0-9]*_wgmma16(" %t/hopper_tp8.ptx | FileCheck %s --check-prefix=TP8-WGMMA
+// HOPPER: [[N:[0-9]+]] of [[N]] kernels assembled within their launch's registers; {{[0-9]+}} spill
+// TP8-WGMMA: 2
+
 // At 4 and 8 ranks every kernel fits too. The rows kernels' Lamport
 // one-shot (all-reduce + residual + RMSNorm) spills there: a rows kernel
 // may be launched on up to 264 blocks, two an SM, so 64 registers a
