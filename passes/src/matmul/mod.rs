@@ -1257,6 +1257,16 @@ impl TypedPass for MatmulToGpu {
                                 );
                                 continue;
                             }
+                            let (reached_from, takes) = (min_rows(&p), launch::max_rows(&p));
+                            if reached_from > takes {
+                                emit_remark(
+                                    p.group.ops()[0].location(),
+                                    &format!(
+                                        "keeps cuBLAS: only calls of {reached_from} rows or more reach it (a split-K matmul's whole form), and its generated kernels take up to {takes}"
+                                    ),
+                                );
+                                continue;
+                            }
                             if choices.lamport_send {
                                 lamport_send::plan(context, &mut p);
                             }
@@ -1317,22 +1327,29 @@ impl TypedPass for MatmulToGpu {
     }
 }
 
+/// The fewest rows of the calls that reach `p`'s matmul (`MIN_ROWS_ATTR`:
+/// a split-K matmul's whole form runs only above its slices' rows; 0 where
+/// nothing says).
+fn min_rows(p: &Planned<'_, '_>) -> u64 {
+    p.group
+        .ops()
+        .iter()
+        .filter_map(|op| op.int_attribute(MIN_ROWS_ATTR))
+        .filter_map(|rows| u64::try_from(rows).ok())
+        .max()
+        .unwrap_or(0)
+}
+
 /// Puts the short-grid wgmma GEMV `short` (`wgmma-gemv-short`) among
 /// `p`'s GEMVs `gemvs` where `SkinnyMatmul::short_grid_wgmma` takes it,
 /// with a remark saying so, or one saying why a short grid keeps the
 /// register GEMV. A matmul that only calls of more rows than it takes reach
 /// (`MIN_ROWS_ATTR`: a split-K matmul's whole form) gets none.
 fn with_short_grid_wgmma(p: &Planned<'_, '_>, gemvs: &mut Vec<GemvTile>, short: Option<GemvTile>) {
-    let ops = p.group.ops();
-    let min_rows = ops
-        .iter()
-        .filter_map(|op| op.int_attribute(MIN_ROWS_ATTR))
-        .max()
-        .unwrap_or(0);
-    let Some(short) = short.filter(|s| u64::try_from(min_rows).unwrap_or(0) <= s.takes()) else {
+    let Some(short) = short.filter(|s| min_rows(p) <= s.takes()) else {
         return;
     };
-    let location = ops[0].location();
+    let location = p.group.ops()[0].location();
     match p.kernel.short_grid_wgmma(gemvs, short) {
         Ok((at, blocks)) => {
             gemvs.insert(at, short);
