@@ -60,6 +60,15 @@ layer_checks_setup() {
 # and the runtime beside its layers in $B/layers).
 py() { SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \
   timeout 150 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$@"; }
+# The decoder half-layer $L/lib<NAME>.so at widths "DxAxF" (hidden, attention
+# and MLP features a rank holds) through py, logged by run:
+# dec_py NAME DxAxF [matmul_check.py options].
+dec_py() {
+  local name=$1 d a f
+  IFS=x read -r d a f <<< "$2"
+  shift 2
+  run py "$L/lib$name.so" "$d" "$f" --decoder "$a" "$@"
+}
 # The same on WORLD ranks sharing GPU 0 (symm-launch --gpus 1), each with
 # its shard: tp_py WORLD LIB D F [matmul_check.py options].
 tp_py() {

@@ -23,10 +23,8 @@ if part timing; then
       echo "== mlp$v round $round"
       SYMM_LOG=$log run py "$L/libmlp_4096x7168$v.so" 4096 7168 --tokens 16 --profile 2,8,16 --profile-copies 3
       for w in 4096x2048x7168 4096x1024x3584 4096x512x1792; do
-        IFS=x read -r d a f <<< "$w"
         echo "== dec_$w$v round $round"
-        SYMM_LOG=$log run py "$L/libdec_$w$v.so" "$d" "$f" --decoder "$a" --tokens 16 --profile 1,16 \
-          --profile-copies 3
+        SYMM_LOG=$log dec_py "dec_$w$v" "$w" --tokens 16 --profile 1,16 --profile-copies 3
       done
     done
   done 2>&1 | tee "$OUT/timing.log" | grep "==\|us x1\|wall\|takes\|FAIL"
@@ -35,8 +33,7 @@ if part checks; then
   (
     SYMM_MATMUL=generated run py "$L/libmlp_4096x7168_wg8.so" 4096 7168 --tokens 1,2,4,5,8,9,15,16,17
     for w in 4096x2048x7168 4096x1024x3584 4096x512x1792; do
-      IFS=x read -r d a f <<< "$w"
-      SYMM_MATMUL=generated run py "$L/libdec_${w}_wg8.so" "$d" "$f" --decoder "$a" --tokens 1,2,9,15,16,17
+      SYMM_MATMUL=generated dec_py "dec_${w}_wg8" "$w" --tokens 1,2,9,15,16,17
     done
     tp2_apps llama_mlp_w2_wg8 llama_decoder_w2_wg8
   ) > "$OUT/checks.log" 2>&1

@@ -24,11 +24,9 @@ if part timing; then
   for round in 1 2; do
     log=; [[ $round == 1 ]] && log=info
     for w in $LLAMA; do
-      IFS=x read -r d a f <<< "$w"
       for v in _sm90 ""; do
         echo "== dec_$w$v round $round"
-        SYMM_LOG=$log run py "$L/libdec_$w$v.so" "$d" "$f" --decoder "$a" --tokens 16 --profile 1,16 \
-          --profile-copies 3
+        SYMM_LOG=$log dec_py "dec_$w$v" "$w" --tokens 16 --profile 1,16 --profile-copies 3
       done
     done
   done 2>&1 | tee "$OUT/timing.log" | grep "^== dec\|wall per call\|wgmma\|FAIL"
@@ -48,8 +46,8 @@ if part checks; then
   (
     for w in $ALL; do
       IFS=x read -r d a f <<< "$w"
-      SYMM_MATMUL=generated run py "$L/libdec_$w.so" "$d" "$f" --decoder "$a" --tokens 1,2,8,9,15,16,17,33
-      SYMM_LOG=info run py "$L/libdec_$w.so" "$d" "$f" --decoder "$a" --tokens 1,16 --profile 16
+      SYMM_MATMUL=generated dec_py "dec_$w" "$w" --tokens 1,2,8,9,15,16,17,33
+      SYMM_LOG=info dec_py "dec_$w" "$w" --tokens 1,16 --profile 16
       for world in 2 4 8; do
         [[ $world == 8 && $w != 4096x512x1792 ]] && continue
         tp_py "$world" "$L/libdec_tp${world}_$w.so" "$d" "$f" --decoder "$a" --tokens 1,2,16,17

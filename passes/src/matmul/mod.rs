@@ -549,7 +549,6 @@ fn wgmma_tiles_from(options: &PassOptions) -> Result<Vec<GemvTile>, PassError> {
         )));
     }
     let mut base = GemvTile::SINGLE_WGMMA;
-    base.evict_first = options.flag("wgmma-gemv-evict-first");
     override_fields(
         options,
         [
@@ -558,9 +557,7 @@ fn wgmma_tiles_from(options: &PassOptions) -> Result<Vec<GemvTile>, PassError> {
             ("wgmma-gemv-stage-rows", &mut base.stage_rows),
         ],
     )?;
-    if !options.flag("prefetch") {
-        base.prefetch = 0;
-    }
+    let base = with_wgmma_policy(options, base);
     let max_rows = max_rows as u64;
     let sizes: &[u64] = if few { &[16, 64, 128] } else { &[64, 128] };
     let mut tiles = Vec::new();
@@ -581,15 +578,24 @@ fn wgmma_tiles_from(options: &PassOptions) -> Result<Vec<GemvTile>, PassError> {
 /// The wgmma GEMV of single matmuls with a short grid
 /// (`wgmma-gemv-short`, `SkinnyMatmul::short_grid_wgmma`), or none.
 fn short_wgmma_from(options: &PassOptions) -> Option<GemvTile> {
-    options.flag("wgmma-gemv-short").then(|| GemvTile {
+    options
+        .flag("wgmma-gemv-short")
+        .then(|| with_wgmma_policy(options, GemvTile::SHORT_WGMMA))
+}
+
+/// `tile` (a wgmma GEMV) under the options every wgmma GEMV follows: its
+/// weight copies' L2 policy (`wgmma-gemv-evict-first`), and no prefetch
+/// without `prefetch`.
+fn with_wgmma_policy(options: &PassOptions, tile: GemvTile) -> GemvTile {
+    GemvTile {
         evict_first: options.flag("wgmma-gemv-evict-first"),
         prefetch: if options.flag("prefetch") {
-            GemvTile::SHORT_WGMMA.prefetch
+            tile.prefetch
         } else {
             0
         },
-        ..GemvTile::SHORT_WGMMA
-    })
+        ..tile
+    }
 }
 
 /// The tilings of the pair kernels and the single-matmul kernels, and the
