@@ -14,7 +14,7 @@
 set -euo pipefail
 out=${1:?usage: hopper_build.sh DIR}
 cd "$(dirname "$0")/../.."
-WIDTHS=4096x7168 LAYER_FLAGS="--chip sm_90a" bench/device/matmul_build.sh "$out"
+WIDTHS=${WIDTHS:-4096x7168} LAYER_FLAGS="--chip sm_90a" bench/device/matmul_build.sh "$out"
 rm -f "$out"/llama_*_w1
 for layer in llama_mlp llama_decoder; do
   SYMM_COMPILE_FLAGS="--chip sm_90a" python/build_layer.sh "examples/$layer.mlir" "$out/layers" > /dev/null

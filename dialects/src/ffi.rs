@@ -58,6 +58,8 @@ unsafe extern "C" {
     pub fn symmOperationKind(op: MlirOperation) -> i32;
     /// `enum SymmOpDialect` (symm-c/OpKind.h) of an operation.
     pub fn symmOperationDialect(op: MlirOperation) -> i32;
+    /// Whether an operation is a loop (`LoopLikeOpInterface`).
+    pub fn symmOperationIsLoop(op: MlirOperation) -> bool;
     /// MLIR's partial dialect conversion with the caller's legality and
     /// rewrite (symm-c/Conversion.h).
     pub fn symmApplyPartialConversion(

@@ -3,7 +3,9 @@
 use crate::gpu_codegen::chip::Chip;
 use crate::{
     PassDescriptor, collectives, cudagraph,
-    gpu_codegen::{check_gpu_symbols, elementwise_to_gpu, rows_to_gpu, wait_for_prior_grids},
+    gpu_codegen::{
+        block_reduce, check_gpu_symbols, elementwise_to_gpu, rows_to_gpu, wait_for_prior_grids,
+    },
     matmul,
     middle_end::{fuse_epilogue, plan, realize, select_all_reduce, split_k, to_dps, verify_groups},
     to_runtime,
@@ -33,6 +35,7 @@ pub static PASSES: &[&PassDescriptor] = &[
     // gpu_codegen
     &rows_to_gpu::DESCRIPTOR,
     &elementwise_to_gpu::DESCRIPTOR,
+    &block_reduce::DESCRIPTOR,
     &wait_for_prior_grids::DESCRIPTOR,
     &check_gpu_symbols::DESCRIPTOR,
 ];
@@ -61,7 +64,7 @@ pub fn upstream_gpu_to_llvm(libdevice: Option<&str>, chip: Chip, programmatic: b
     format!(
         "func.func(linalg-generalize-named-ops,symm-linalg-rows-to-gpu,symm-linalg-elementwise-to-gpu,convert-linalg-to-parallel-loops,\
 scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,256 no-min-max-bounds=true}},\
-gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,{wait}convert-symm-mem-to-nvvm,convert-scf-to-cf,\
+gpu-map-parallel-loops,convert-parallel-loops-to-gpu),gpu-kernel-outlining,symm-gpu-block-reduce,{wait}convert-symm-mem-to-nvvm,convert-scf-to-cf,\
 convert-nvvm-to-llvm,func.func(expand-strided-metadata),gpu.module(expand-strided-metadata),lower-affine,\
 convert-func-to-llvm,nvvm-attach-target{{chip={chip} features={features} O=3{link}}},\
 convert-arith-to-llvm,\

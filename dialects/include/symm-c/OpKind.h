@@ -85,10 +85,16 @@ enum SymmOpKind {
   SYMM_OP_ARITH_MULF = 66, /* arith.mulf */
   SYMM_OP_ARITH_TRUNCF = 67, /* arith.truncf */
   SYMM_OP_GPU_LAUNCH_FUNC = 68, /* gpu.launch_func */
+  SYMM_OP_GPU_ALL_REDUCE = 69, /* gpu.all_reduce */
+  SYMM_OP_GPU_FUNC = 70, /* gpu.func */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */
 MLIR_CAPI_EXPORTED int32_t symmOperationKind(MlirOperation op);
+
+/* Whether `op` is a loop (implements LoopLikeOpInterface: scf.for,
+   scf.while, scf.parallel, affine.for, ...). */
+MLIR_CAPI_EXPORTED bool symmOperationIsLoop(MlirOperation op);
 
 /* The dialects whose ops the passes treat as families. */
 enum SymmOpDialect {

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -94,7 +95,13 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<affine::AffineApplyOp>([](auto) { return SYMM_OP_AFFINE_APPLY; })
       .Case<arith::MulFOp>([](auto) { return SYMM_OP_ARITH_MULF; })
       .Case<arith::TruncFOp>([](auto) { return SYMM_OP_ARITH_TRUNCF; })
+      .Case<gpu::AllReduceOp>([](auto) { return SYMM_OP_GPU_ALL_REDUCE; })
+      .Case<gpu::GPUFuncOp>([](auto) { return SYMM_OP_GPU_FUNC; })
       .Default([](Operation *) { return SYMM_OP_OTHER; });
+}
+
+bool symmOperationIsLoop(MlirOperation op) {
+  return isa<LoopLikeOpInterface>(unwrap(op));
 }
 
 int32_t symmOperationDialect(MlirOperation op) {

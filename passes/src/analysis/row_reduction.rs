@@ -20,6 +20,23 @@ pub struct Combiner {
     pub identity: f32,
 }
 
+/// The combining ops a row reduction may use, as `combiner` names them.
+pub const COMBINING_OPS: [&str; 5] = [
+    "arith.addf",
+    "arith.maximumf",
+    "arith.maxnumf",
+    "arith.minimumf",
+    "arith.minnumf",
+];
+
+/// The combiner whose `gpu.all_reduce` kind is `kind` (`add`, `maxnumf`, ...).
+pub fn combiner_of_kind(kind: &str) -> Option<Combiner> {
+    COMBINING_OPS
+        .iter()
+        .filter_map(|name| combiner(name))
+        .find(|c| c.all_reduce == kind)
+}
+
 pub fn combiner(name: &str) -> Option<Combiner> {
     let (op, all_reduce, identity) = match name {
         "arith.addf" => (FloatOp::Add, "add", 0.0),

@@ -565,8 +565,10 @@ impl<'c> Emitter<'c> {
         self.index_op_along(GpuIndex::GridDim, "x")
     }
     /// `gpu.all_reduce add %v uniform`: the sum of `v` over the block's
-    /// threads, in every thread (convert-gpu-to-nvvm lowers it to warp
-    /// shuffles and workgroup memory). Every thread must reach it.
+    /// threads, the same bits in every thread (`symm-gpu-block-reduce`
+    /// lowers it to warp butterflies and one exchange through shared
+    /// memory). Every thread must reach it, and the kernel's block must be
+    /// whole warps.
     pub fn block_sum(&self, v: Val<'c>) -> Val<'c> {
         let mut op: Operation = ods::gpu::all_reduce(self.ctx, v, Region::new(), self.loc).into();
         // Our C API's (the reduction enum has none upstream).

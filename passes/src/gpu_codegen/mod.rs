@@ -3,6 +3,7 @@
 //! every call in a kernel resolves, the kernels' wait for the grids before
 //! them (programmatic dependent launch), libdevice and PTX.
 
+pub mod block_reduce;
 pub mod check_gpu_symbols;
 pub mod chip;
 pub mod elementwise_to_gpu;

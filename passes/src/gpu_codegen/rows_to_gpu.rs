@@ -5,7 +5,7 @@
 //!
 //! Each thread folds a strided slice of the row into a partial value, the
 //! block combines the partials with `gpu.all_reduce` (warp shuffles, then
-//! shared memory, from `convert-gpu-to-nvvm`), and thread 0 folds the
+//! shared memory, from `symm-gpu-block-reduce`), and thread 0 folds the
 //! total into the output element. Where every input that spans the row has
 //! it as its unit-stride last dimension, the slice is read a 16-byte vector
 //! at a time (a vector per thread: 512 threads for 4096 bf16 columns),

@@ -36,6 +36,8 @@ pub trait OperationExt<'c, 'a> {
     fn is_view_like(&self) -> bool;
     /// Whether the op touches no memory and holds no regions.
     fn is_effect_free_value(&self) -> bool;
+    /// Whether the op is a loop (`LoopLikeOpInterface`).
+    fn is_loop(&self) -> bool;
     /// Whether the op is an L2 prefetch.
     fn is_l2_prefetch(&self) -> bool;
     /// The integer value of attribute `name`, if it is an integer.
@@ -147,6 +149,11 @@ impl<'c, 'a> OperationExt<'c, 'a> for OperationRef<'c, 'a> {
     fn is_effect_free_value(&self) -> bool {
         // SAFETY: an interface test on a live operation.
         unsafe { symm_dialects::ffi::symmOpIsEffectFreeValue(self.to_raw()) }
+    }
+
+    fn is_loop(&self) -> bool {
+        // SAFETY: an interface test on a live operation.
+        unsafe { symm_dialects::ffi::symmOperationIsLoop(self.to_raw()) }
     }
 
     fn is_l2_prefetch(&self) -> bool {

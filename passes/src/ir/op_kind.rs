@@ -145,11 +145,15 @@ pub enum OpKind {
     ArithTruncf = 67,
     /// `gpu.launch_func`
     GpuLaunchFunc = 68,
+    /// `gpu.all_reduce`
+    GpuAllReduce = 69,
+    /// `gpu.func`
+    GpuFunc = 70,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 68] = [
+    const ALL: [OpKind; 70] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -218,6 +222,8 @@ impl OpKind {
         OpKind::ArithMulf,
         OpKind::ArithTruncf,
         OpKind::GpuLaunchFunc,
+        OpKind::GpuAllReduce,
+        OpKind::GpuFunc,
     ];
 
     /// The kind of a live operation given by its C handle (for passes
@@ -275,7 +281,7 @@ mod tests {
     };
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 68] = [
+    const NAMES: [(OpKind, &str); 70] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -353,6 +359,8 @@ mod tests {
         (OpKind::TensorMap, "symm_mem.tensor_map"),
         (OpKind::ArithMulf, "arith.mulf"),
         (OpKind::ArithTruncf, "arith.truncf"),
+        (OpKind::GpuAllReduce, "gpu.all_reduce"),
+        (OpKind::GpuFunc, "gpu.func"),
     ];
 
     #[test]
