@@ -113,13 +113,18 @@ impl TypedPass for BlockReduce {
                 }
             }
         }
+        for site in sites.iter_mut().filter(|site| site.warps() > 1) {
+            site.buffer = declare_buffer(context, site.op);
+            if site.buffer.is_none() {
+                emit_error(
+                    site.op.location(),
+                    "internal: no GPU module body to hold the block reduction's shared array",
+                );
+                failed = true;
+            }
+        }
         if failed {
             return Err(PassFailed);
-        }
-        for site in &mut sites {
-            site.buffer = (site.warps() > 1)
-                .then(|| declare_buffer(context, site.op))
-                .flatten();
         }
         convert_all_typed(
             module,
@@ -234,7 +239,9 @@ fn known_block_size(kernel: OperationRef) -> Option<[i64; 3]> {
         .filter_map(|attribute| DenseI32ArrayAttribute::try_from(attribute).ok())
         .find_map(|sizes| {
             let dim = |i| sizes.element(i).map(i64::from).unwrap_or(1);
-            (1..=3).contains(&sizes.len()).then(|| [dim(0), dim(1), dim(2)])
+            (1..=3)
+                .contains(&sizes.len())
+                .then(|| [dim(0), dim(1), dim(2)])
         })
 }
 
@@ -291,7 +298,9 @@ fn lower<'c>(context: &'c Context, site: &Site<'c>) -> Val<'c> {
             .expect("internal: gpu.all_reduce has its operand");
         let combine = |e: &Emitter<'c>, a: Val<'c>, b: Val<'c>| combine(e, site.combiner.op, a, b);
         let warp_value = butterfly(e, value, WARP, combine);
-        let (Some(buffer), true) = (&site.buffer, site.warps() > 1) else {
+        // One warp: every lane holds the block's value already (`run_typed`
+        // gave every site of more warps its array).
+        let Some(buffer) = &site.buffer else {
             result = Some(warp_value);
             return;
         };
