@@ -38,7 +38,7 @@
 
 use crate::analysis::row_reduction::{Combiner, combiner_of_kind};
 use crate::collectives::emit::{Emitter, Val};
-use crate::ir::builders::{FloatOp, GpuIndex, gpu_index};
+use crate::ir::builders::{FloatOp, GpuIndex, float_op, gpu_index};
 use crate::ir::convert::{Rewrite, convert_all_typed};
 use crate::ir::melior_ext::{BlockExt, OperationExt, ValueExt};
 use crate::ir::op_kind::OpKind;
@@ -407,14 +407,7 @@ fn linear_thread<'c>(e: &Emitter<'c>, [x, y, z]: [i64; 3]) -> Val<'c> {
 
 /// `a <op> b`.
 fn combine<'c>(e: &Emitter<'c>, op: FloatOp, a: Val<'c>, b: Val<'c>) -> Val<'c> {
-    let (c, l) = (e.ctx, e.loc);
-    e.one(match op {
-        FloatOp::Add => ods::arith::addf(c, a, b, l).into(),
-        FloatOp::Maximum => ods::arith::maximumf(c, a, b, l).into(),
-        FloatOp::MaxNum => ods::arith::maxnumf(c, a, b, l).into(),
-        FloatOp::Minimum => ods::arith::minimumf(c, a, b, l).into(),
-        FloatOp::MinNum => ods::arith::minnumf(c, a, b, l).into(),
-    })
+    e.one(float_op(e.ctx, e.loc, op, a, b))
 }
 
 /// The value `x <op> identity == x` for every `x` of `ty`: -0.0 for a sum

@@ -303,6 +303,23 @@ pub fn cmpi_op<'c>(
     ods::arith::cmpi(c, int(c, 1), x, y, predicate, l).into()
 }
 
+/// `x <op> y` on floats of one type (`arith.addf`, `arith.maximumf`, ...).
+pub fn float_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    op: FloatOp,
+    x: Value<'c, '_>,
+    y: Value<'c, '_>,
+) -> Operation<'c> {
+    match op {
+        FloatOp::Add => ods::arith::addf(c, x, y, l).into(),
+        FloatOp::Maximum => ods::arith::maximumf(c, x, y, l).into(),
+        FloatOp::MaxNum => ods::arith::maxnumf(c, x, y, l).into(),
+        FloatOp::Minimum => ods::arith::minimumf(c, x, y, l).into(),
+        FloatOp::MinNum => ods::arith::minnumf(c, x, y, l).into(),
+    }
+}
+
 /// `scf.if %condition` without results: its then block (and else block,
 /// if asked for) holds only its `scf.yield`.
 pub fn if_op<'c>(

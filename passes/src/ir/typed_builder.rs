@@ -413,13 +413,7 @@ impl<'c, 'a> Inserter<'c, 'a> {
     /// `lhs <op> rhs` on floats of one type.
     pub fn float_op(&mut self, op: FloatOp, x: Value<'c, '_>, y: Value<'c, '_>) -> Value<'c, 'a> {
         let (c, l) = (self.context, self.location);
-        self.value(match op {
-            FloatOp::Add => ods::arith::addf(c, x, y, l).into(),
-            FloatOp::Maximum => ods::arith::maximumf(c, x, y, l).into(),
-            FloatOp::MaxNum => ods::arith::maxnumf(c, x, y, l).into(),
-            FloatOp::Minimum => ods::arith::minimumf(c, x, y, l).into(),
-            FloatOp::MinNum => ods::arith::minnumf(c, x, y, l).into(),
-        })
+        self.value(builders::float_op(c, l, op, x, y))
     }
 
     /// `arith.constant value : f32`.
