@@ -339,12 +339,21 @@ fn generated_can_run<'c>(e: &Emitter<'c>, p: &Planned<'c, 'c>, m: Val<'c>) -> Op
 /// The most rows a group's generated branch takes: its tensor-core
 /// kernel's, or more where a GEMV takes more.
 pub(super) fn max_rows(p: &Planned<'_, '_>) -> u64 {
-    let tensor_core = if p.kernel.weight_transposed {
+    rows_taken(&p.kernel, &p.gemv)
+}
+
+/// The most rows `kernel`'s tensor-core kernel (none for weights stored
+/// n x k) and `gemvs` take.
+pub(super) fn rows_taken(
+    kernel: &super::kernel::SkinnyMatmul,
+    gemvs: &[super::gemv::GemvTile],
+) -> u64 {
+    let tensor_core = if kernel.weight_transposed {
         0
     } else {
-        p.kernel.tile.rows()
+        kernel.tile.rows()
     };
-    p.gemv.iter().map(|g| g.takes()).fold(tensor_core, u64::max)
+    gemvs.iter().map(|g| g.takes()).fold(tensor_core, u64::max)
 }
 
 /// The kernels' arguments (every kernel of a group takes the same), and

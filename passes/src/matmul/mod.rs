@@ -1229,6 +1229,11 @@ impl TypedPass for MatmulToGpu {
                             let kind = kinds[usize::from(p.kernel.weight_transposed)];
                             let mut gemvs = p.kernel.gemv_tiles_for(&gemv_tiles[kind]);
                             with_short_grid_wgmma(&p, &mut gemvs, short_wgmma);
+                            // Before the GEMVs' remarks: a matmul that only
+                            // calls of more rows reach gets none of them.
+                            if keeps_cublas_above(&p, launch::rows_taken(&p.kernel, &gemvs)) {
+                                continue;
+                            }
                             if choices.stream_norm
                                 && let Some(gemv) =
                                     gemvs.iter().find(|g| p.kernel.norm_must_stream(**g))
@@ -1263,14 +1268,7 @@ impl TypedPass for MatmulToGpu {
                                 );
                                 continue;
                             }
-                            let (reached_from, takes) = (min_rows(&p), launch::max_rows(&p));
-                            if reached_from > takes {
-                                emit_remark(
-                                    p.group.ops()[0].location(),
-                                    &format!(
-                                        "keeps cuBLAS: only calls of {reached_from} rows or more reach it (a split-K matmul's whole form), and its generated kernels take up to {takes}"
-                                    ),
-                                );
+                            if keeps_cublas_above(&p, launch::max_rows(&p)) {
                                 continue;
                             }
                             if choices.lamport_send {
@@ -1344,6 +1342,23 @@ fn min_rows(p: &Planned<'_, '_>) -> u64 {
         .filter_map(|rows| u64::try_from(rows).ok())
         .max()
         .unwrap_or(0)
+}
+
+/// Whether only calls of more rows than `takes` (the most its generated
+/// kernels take) reach `p`'s matmul (`MIN_ROWS_ATTR`: a split-K matmul's
+/// whole form), so that it keeps cuBLAS; a remark says so.
+fn keeps_cublas_above(p: &Planned<'_, '_>, takes: u64) -> bool {
+    let reached_from = min_rows(p);
+    if reached_from <= takes {
+        return false;
+    }
+    emit_remark(
+        p.group.ops()[0].location(),
+        &format!(
+            "keeps cuBLAS: only calls of {reached_from} rows or more reach it (a split-K matmul's whole form), and its generated kernels take up to {takes}"
+        ),
+    );
+    true
 }
 
 /// Puts the short-grid wgmma GEMV `short` (`wgmma-gemv-short`) among
