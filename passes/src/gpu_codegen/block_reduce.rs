@@ -410,19 +410,23 @@ fn combine<'c>(e: &Emitter<'c>, op: FloatOp, a: Val<'c>, b: Val<'c>) -> Val<'c> 
     e.one(float_op(e.ctx, e.loc, op, a, b))
 }
 
-/// The value `x <op> identity == x` for every `x` of `ty`: -0.0 for a sum
+/// The value with `x <op> identity == x` for every `x`: -0.0 for a sum
 /// (+0.0 would turn a -0.0 into +0.0), NaN for `maxnumf`/`minnumf` (which
 /// return the other operand), -inf/+inf for `maximumf`/`minimumf`.
-fn identity<'c>(e: &Emitter<'c>, op: FloatOp, ty: Type<'c>) -> Val<'c> {
-    let value = match op {
+fn identity_value(op: FloatOp) -> f64 {
+    match op {
         FloatOp::Add => -0.0,
         FloatOp::MaxNum | FloatOp::MinNum => f64::NAN,
         FloatOp::Maximum => f64::NEG_INFINITY,
         FloatOp::Minimum => f64::INFINITY,
-    };
+    }
+}
+
+/// `identity_value(op)` as a constant of `ty`.
+fn identity<'c>(e: &Emitter<'c>, op: FloatOp, ty: Type<'c>) -> Val<'c> {
     e.one(melior::dialect::arith::constant(
         e.ctx,
-        FloatAttribute::new(e.ctx, ty, value).into(),
+        FloatAttribute::new(e.ctx, ty, identity_value(op)).into(),
         e.loc,
     ))
 }
@@ -430,13 +434,118 @@ fn identity<'c>(e: &Emitter<'c>, op: FloatOp, ty: Type<'c>) -> Val<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// `a <op> b` on the host, as the GPU computes it for the finite,
+    /// nonzero values the model is given.
+    fn host_combine(op: FloatOp, a: f32, b: f32) -> f32 {
+        match op {
+            FloatOp::Add => a + b,
+            FloatOp::MaxNum => a.max(b),
+            FloatOp::MinNum => a.min(b),
+            FloatOp::Maximum if a.is_nan() || b.is_nan() => f32::NAN,
+            FloatOp::Maximum => a.max(b),
+            FloatOp::Minimum if a.is_nan() || b.is_nan() => f32::NAN,
+            FloatOp::Minimum => a.min(b),
+        }
+    }
+
+    /// One XOR butterfly step over each warp: lane `t` combines its value
+    /// with lane `t ^ offset`'s, every lane at once (`gpu.shuffle xor`).
+    fn butterfly_step(op: FloatOp, values: &[f32], offset: usize) -> Vec<f32> {
+        (0..values.len())
+            .map(|t| host_combine(op, values[t], values[t ^ offset]))
+            .collect()
+    }
+
+    /// What every thread of a block of `values.len()` threads (whole
+    /// warps) holds after the lowering: the warps' butterflies, lane 0's
+    /// stores, each warp's read of the padded slots and the butterfly over
+    /// them.
+    fn model(op: FloatOp, values: &[f32]) -> Vec<f32> {
+        let warp = WARP as usize;
+        let warps = values.len() / warp;
+        let mut v = values.to_vec();
+        for offset in [16, 8, 4, 2, 1] {
+            v = butterfly_step(op, &v, offset);
+        }
+        if warps == 1 {
+            return v;
+        }
+        let shared: Vec<f32> = (0..warps).map(|w| v[w * warp]).collect();
+        let lanes = warps.next_power_of_two();
+        let mut p: Vec<f32> = (0..values.len())
+            .map(|t| {
+                let slot = (t % warp) & (lanes - 1);
+                match shared.get(slot) {
+                    Some(value) => *value,
+                    None => identity_value(op) as f32,
+                }
+            })
+            .collect();
+        let mut offset = lanes / 2;
+        while offset > 0 {
+            p = butterfly_step(op, &p, offset);
+            offset /= 2;
+        }
+        p
+    }
+
+    proptest! {
+        /// Every thread ends with the same bits, for any count of warps a
+        /// block may have, and that value is the reduction of all of them.
+        #[test]
+        fn every_thread_holds_the_same_reduction(
+            warps in 1usize..=32,
+            seed in proptest::collection::vec(0.5f32..2.0, 32),
+            op_index in 0usize..3,
+        ) {
+            let op = [FloatOp::Add, FloatOp::MaxNum, FloatOp::MinNum][op_index];
+            let values: Vec<f32> = (0..warps * 32)
+                .map(|t| seed[t % 32] * (1.0 + t as f32 / 64.0) * if t % 3 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            let held = model(op, &values);
+            prop_assert!(held.iter().all(|h| h.to_bits() == held[0].to_bits()));
+            match op {
+                FloatOp::Add => {
+                    let exact: f64 = values.iter().map(|v| f64::from(*v)).sum();
+                    let magnitude: f64 = values.iter().map(|v| f64::from(v.abs())).sum();
+                    prop_assert!((f64::from(held[0]) - exact).abs() <= 1e-5 * magnitude);
+                }
+                FloatOp::MaxNum => {
+                    prop_assert_eq!(held[0], values.iter().copied().fold(f32::MIN, f32::max));
+                }
+                _ => {
+                    prop_assert_eq!(held[0], values.iter().copied().fold(f32::MAX, f32::min));
+                }
+            }
+        }
+    }
 
     #[test]
     fn identities_leave_every_value_alone() {
-        for x in [-0.0f32, 0.0, 1.5, -3.0, f32::INFINITY, f32::NEG_INFINITY] {
-            assert_eq!((x + -0.0f32).to_bits(), x.to_bits());
-            assert_eq!(x.max(f32::NAN).to_bits(), x.to_bits());
-            assert_eq!(x.min(f32::NAN).to_bits(), x.to_bits());
+        for x in [
+            -0.0f32,
+            0.0,
+            1.5,
+            -3.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ] {
+            for op in [
+                FloatOp::Add,
+                FloatOp::MaxNum,
+                FloatOp::MinNum,
+                FloatOp::Maximum,
+                FloatOp::Minimum,
+            ] {
+                let combined = host_combine(op, x, identity_value(op) as f32);
+                assert!(
+                    combined.to_bits() == x.to_bits() || (x.is_nan() && combined.is_nan()),
+                    "{op:?} {x}"
+                );
+            }
         }
     }
 
