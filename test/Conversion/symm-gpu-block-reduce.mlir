@@ -103,6 +103,16 @@
 // CHECK-COUNT-2: arith.minimumf %{{.*}} : f64
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: memref.store
+// Branches between blocks (which may loop back): the same second barrier
+// (2 warps: one step over the exchanged values).
+// CHECK-LABEL: gpu.func @branchy(
+// CHECK: ^bb1:
+// CHECK: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: memref.store
 gpu.module @kernels {
   gpu.func @sum512(%p: memref<1xf32>, %x: f32) kernel attributes {known_block_size = array<i32: 512, 1, 1>} {
     %s = gpu.all_reduce add %x uniform {} : (f32) -> f32
@@ -129,6 +139,16 @@ gpu.module @kernels {
       %s = gpu.all_reduce minimumf %x uniform {} : (f64) -> f64
       memref.store %s, %p[%i] : memref<?xf64>
     }
+    gpu.return
+  }
+  gpu.func @branchy(%p: memref<1xf32>, %x: f32, %again: i1) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+    cf.br ^bb1
+  ^bb1:
+    %s = gpu.all_reduce add %x uniform {} : (f32) -> f32
+    %c0 = arith.constant 0 : index
+    memref.store %s, %p[%c0] : memref<1xf32>
+    cf.cond_br %again, ^bb1, ^bb2
+  ^bb2:
     gpu.return
   }
 }

@@ -27,8 +27,9 @@
 //!   butterfly over those `P` lanes. Every warp runs the same steps on the
 //!   same values, so every thread ends with the same bits, and none stores
 //!   a result that another reads.
-//! - Inside a loop the block meets once more after the reads, so that the
-//!   next iteration's stores cannot overtake a warp still reading.
+//! - Inside a loop (or where the kernel branches between blocks, which may
+//!   loop) the block meets once more after the reads, so that the next
+//!   iteration's stores cannot overtake a warp still reading.
 //!
 //! What it needs, or the op gets an error: a `gpu.func` with a known block
 //! size (`known_block_size`, `gpu.known_block_size` or `nvvm.reqntid`) of
@@ -85,7 +86,7 @@ struct Site<'c> {
     combiner: Combiner,
     /// The kernel's block size, x, y, z.
     block: [i64; 3],
-    /// A loop encloses it inside its kernel.
+    /// A loop encloses it inside its kernel (or branches that may loop).
     in_loop: bool,
     /// The shared array's symbol (blocks of more than one warp).
     buffer: Option<String>,
@@ -161,9 +162,21 @@ fn site<'c>(context: &'c Context, op: OperationRef<'c, '_>) -> Result<Site<'c>, 
     let Some(kernel) = ancestors().find(|p| p.isa(OpKind::GpuFunc)) else {
         return Err("gpu.all_reduce outside a gpu.func: outline its kernel first".into());
     };
-    let in_loop = ancestors()
-        .take_while(|p| *p != kernel)
-        .any(|p| p.is_loop());
+    // A loop op around it, or branches (a region of several blocks, which
+    // may loop) between it and the kernel: the block meets after the reads.
+    let branchy = std::iter::successors(op.block(), |b| b.parent_operation()?.block())
+        .take_while(|b| b.parent_operation() != Some(kernel))
+        .chain(kernel.first_block())
+        .any(|b| {
+            b.parent_region()
+                .and_then(|r| r.first_block())
+                .and_then(|f| f.next_in_region())
+                .is_some()
+        });
+    let in_loop = branchy
+        || ancestors()
+            .take_while(|p| *p != kernel)
+            .any(|p| p.is_loop());
     if !op.has_attribute("uniform") {
         return Err(
             "gpu.all_reduce without `uniform`: the block reduction needs every thread to reach it"
