@@ -29,12 +29,9 @@ pub const COMBINING_OPS: [&str; 5] = [
     "arith.minnumf",
 ];
 
-/// The combiner whose `gpu.all_reduce` kind is `kind` (`add`, `maxnumf`, ...).
-pub fn combiner_of_kind(kind: &str) -> Option<Combiner> {
-    COMBINING_OPS
-        .iter()
-        .filter_map(|name| combiner(name))
-        .find(|c| c.all_reduce == kind)
+/// Every combiner, in `COMBINING_OPS`' order.
+pub fn combiners() -> impl Iterator<Item = Combiner> {
+    COMBINING_OPS.iter().filter_map(|name| combiner(name))
 }
 
 pub fn combiner(name: &str) -> Option<Combiner> {

@@ -37,7 +37,7 @@
 //! reduction (no region) of an f32 or f64 value; `uniform` (every thread
 //! reaches it, as the barrier requires).
 
-use crate::analysis::row_reduction::{Combiner, combiner_of_kind};
+use crate::analysis::row_reduction::{Combiner, combiners};
 use crate::collectives::emit::{Emitter, Val};
 use crate::ir::builders::{FloatOp, GpuIndex, float_op, gpu_index};
 use crate::ir::convert::{Rewrite, convert_all_typed};
@@ -235,13 +235,11 @@ fn site<'c>(context: &'c Context, op: OperationRef<'c, '_>) -> Result<Site<'c>, 
     })
 }
 
+/// The row reductions' combiner whose `gpu.all_reduce` kind is `kind`.
 fn combiner_by_attribute<'c>(context: &'c Context, kind: Attribute<'c>) -> Option<Combiner> {
-    ["add", "maximumf", "maxnumf", "minimumf", "minnumf"]
-        .into_iter()
-        .find(|name| {
-            symm_dialects::attributes::gpu_all_reduce_operation(context, name) == Some(kind)
-        })
-        .and_then(combiner_of_kind)
+    combiners().find(|c| {
+        symm_dialects::attributes::gpu_all_reduce_operation(context, c.all_reduce) == Some(kind)
+    })
 }
 
 /// The kernel's block size, from the first of its attributes that says it.
@@ -563,10 +561,15 @@ mod tests {
     }
 
     #[test]
-    fn every_gpu_kind_this_pass_names_has_a_combiner() {
-        for kind in ["add", "maximumf", "maxnumf", "minimumf", "minnumf"] {
-            assert_eq!(combiner_of_kind(kind).map(|c| c.all_reduce), Some(kind));
+    fn every_combiner_names_a_gpu_reduction_kind() {
+        let context = symm_dialects::create_context();
+        for c in combiners() {
+            let kind = symm_dialects::attributes::gpu_all_reduce_operation(&context, c.all_reduce)
+                .unwrap_or_else(|| panic!("{} is no gpu.all_reduce kind", c.all_reduce));
+            assert_eq!(combiner_by_attribute(&context, kind), Some(c));
         }
-        assert!(combiner_of_kind("mul").is_none());
+        let mul = symm_dialects::attributes::gpu_all_reduce_operation(&context, "mul")
+            .expect("mul is a gpu.all_reduce kind");
+        assert_eq!(combiner_by_attribute(&context, mul), None);
     }
 }
