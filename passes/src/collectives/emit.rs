@@ -37,6 +37,9 @@ use symm_dialects::symm_mem;
 const MONOTONIC: i64 = 2;
 const ATOMIC_ADD: i64 = 1;
 
+/// NVPTX's shared address space (LLVM's numbering).
+pub const SHARED: u32 = 3;
+
 /// A value of the kernel module being built.
 pub type Val<'c> = Value<'c, 'c>;
 
@@ -607,6 +610,40 @@ impl<'c> Emitter<'c> {
     pub fn grid_dependency(&self, launch_dependents: bool) -> Op<'c> {
         let kind = symm_dialects::attributes::nvvm_grid_dep_action(self.ctx, launch_dependents);
         self.push(symm_dialects::nvvm::griddepcontrol(self.ctx, kind, self.loc).into())
+    }
+    /// `v` combined by `combine` over the lanes whose ids differ from this
+    /// lane's only in the bits of `lanes` (a mask below 32), in each of
+    /// them: `gpu.shuffle xor` by each of its bits, highest first, over the
+    /// whole warp. Both partners of a step combine the same two values, so
+    /// with a commutative `combine` every lane ends with the same bits.
+    /// Every lane of the warp must reach it.
+    pub fn xor_butterfly(
+        &self,
+        v: Val<'c>,
+        lanes: u32,
+        combine: impl Fn(&Self, Val<'c>, Val<'c>) -> Val<'c>,
+    ) -> Val<'c> {
+        let i32 = self.int_type(32);
+        let xor = symm_dialects::attributes::gpu_shuffle_xor(self.ctx);
+        let width = self.constant(i32, 32);
+        let mut acc = v;
+        for bit in (0..5).rev().filter(|bit| lanes & (1 << bit) != 0) {
+            let other = self.one(
+                ods::gpu::shuffle(
+                    self.ctx,
+                    v.r#type(),
+                    IntegerType::new(self.ctx, 1).into(),
+                    acc,
+                    self.constant(i32, 1 << bit),
+                    width,
+                    xor,
+                    self.loc,
+                )
+                .into(),
+            );
+            acc = combine(self, acc, other);
+        }
+        acc
     }
     /// `gpu.barrier`: the block's threads meet.
     pub fn sync_threads(&self) {

@@ -38,7 +38,7 @@
 //! reaches it, as the barrier requires).
 
 use crate::analysis::row_reduction::{Combiner, combiners};
-use crate::collectives::emit::{Emitter, Val};
+use crate::collectives::emit::{Emitter, SHARED, Val};
 use crate::ir::builders::{FloatOp, GpuIndex, float_op, gpu_index};
 use crate::ir::convert::{Rewrite, convert_all_typed};
 use crate::ir::melior_ext::{BlockExt, OperationExt, ValueExt};
@@ -75,9 +75,6 @@ const WARP: i64 = 32;
 
 /// The shared arrays' symbol prefix; a suffix numbers them in their module.
 const BUFFER_PREFIX: &str = "symm_block_reduce_";
-
-/// NVVM's shared address space.
-const SHARED: u32 = 3;
 
 /// One `gpu.all_reduce` as this pass lowers it.
 struct Site<'c> {
@@ -308,7 +305,7 @@ fn lower<'c>(context: &'c Context, site: &Site<'c>) -> Val<'c> {
             .operand(0)
             .expect("internal: gpu.all_reduce has its operand");
         let combine = |e: &Emitter<'c>, a: Val<'c>, b: Val<'c>| combine(e, site.combiner.op, a, b);
-        let warp_value = butterfly(e, value, WARP, combine);
+        let warp_value = e.xor_butterfly(value, (WARP - 1) as u32, combine);
         // One warp: every lane holds the block's value already (`run_typed`
         // gave every site of more warps its array).
         let Some(buffer) = &site.buffer else {
@@ -354,47 +351,13 @@ fn lower<'c>(context: &'c Context, site: &Site<'c>) -> Val<'c> {
             let inside = e.cmp(CmpiPredicate::Ult, index, e.constant(i32, warps));
             e.select(inside, loaded, identity(e, site.combiner.op, ty))
         };
-        let total = butterfly(e, partial, lanes, combine);
+        let total = e.xor_butterfly(partial, (lanes - 1) as u32, combine);
         if site.in_loop {
             e.sync_threads();
         }
         result = Some(total);
     });
     result.expect("internal: the block reduction was built")
-}
-
-/// `v` combined over the `lanes` lanes (a power of two up to 32) whose ids
-/// differ from this lane's in the low bits, in each of them: `gpu.shuffle
-/// xor` by `lanes / 2`, ..., 1 over the whole warp.
-fn butterfly<'c>(
-    e: &Emitter<'c>,
-    v: Val<'c>,
-    lanes: i64,
-    combine: impl Fn(&Emitter<'c>, Val<'c>, Val<'c>) -> Val<'c>,
-) -> Val<'c> {
-    let i32 = e.int_type(32);
-    let xor = symm_dialects::attributes::gpu_shuffle_xor(e.ctx);
-    let width = e.constant(i32, WARP);
-    let mut acc = v;
-    let mut offset = lanes / 2;
-    while offset > 0 {
-        let other = e.one(
-            ods::gpu::shuffle(
-                e.ctx,
-                v.r#type(),
-                IntegerType::new(e.ctx, 1).into(),
-                acc,
-                e.constant(i32, offset),
-                width,
-                xor,
-                e.loc,
-            )
-            .into(),
-        );
-        acc = combine(e, acc, other);
-        offset /= 2;
-    }
-    acc
 }
 
 /// The thread's index in its block, x fastest, as an i32.

@@ -6,8 +6,8 @@
 //! pointers (`!llvm.ptr<3>`) and the LLVM struct and vector plumbing
 //! between them. No op is built from a name or from text.
 
-use crate::collectives::emit::Emitter;
 use crate::collectives::emit::Val;
+use crate::collectives::emit::{Emitter, SHARED};
 use melior::{
     dialect::{llvm, ods},
     ir::{
@@ -22,9 +22,8 @@ use melior::{
 };
 use symm_dialects::{attributes, nvvm};
 
-/// LLVM's address spaces for NVPTX.
+/// LLVM's address spaces for NVPTX (shared memory's: `emit::SHARED`).
 const GLOBAL: u32 = 1;
-const SHARED: u32 = 3;
 /// `shared::cluster`: the window of the cluster's shared memory, which
 /// holds this block's (what the TMA's destination is given as).
 const SHARED_CLUSTER: u32 = 7;
@@ -439,27 +438,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     }
 
     fn lanes_sum(&self, v: Val<'c>, lanes: u32) -> Val<'c> {
-        let xor = attributes::gpu_shuffle_xor(self.ctx);
-        let width = self.c32(32);
-        let mut sum = v;
-        for bit in (0..5).rev().filter(|bit| lanes & (1 << bit) != 0) {
-            let offset = self.c32(1 << bit);
-            let other = self.one(
-                ods::gpu::shuffle(
-                    self.ctx,
-                    self.f32(),
-                    IntegerType::new(self.ctx, 1).into(),
-                    sum,
-                    offset,
-                    width,
-                    xor,
-                    self.loc,
-                )
-                .into(),
-            );
-            sum = self.addf(sum, other);
-        }
-        sum
+        self.xor_butterfly(v, lanes, |e, a, b| e.addf(a, b))
     }
 
     fn member(&self, container: Val<'c>, index: i64, ty: Type<'c>) -> Val<'c> {
