@@ -46,7 +46,7 @@ struct Launch {
 use sys::CUlaunchAttributeID as Id;
 
 /// The attribute of a programmatic launch.
-const PROGRAMMATIC: Id = Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+const PROGRAMMATIC: Id = crate::programmatic_launch::ATTRIBUTE_ID;
 
 impl Launch {
     /// Whether it launches programmatically (overlapping the grid before).

@@ -96,13 +96,18 @@ pub fn forget(module: sys::CUmodule) {
     }
 }
 
+/// The id of the launch attribute that allows programmatic dependent
+/// launch (programmatic stream serialization).
+pub const ATTRIBUTE_ID: sys::CUlaunchAttributeID =
+    sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+
 /// The launch attribute that allows programmatic dependent launch.
 pub fn attribute() -> sys::CUlaunchAttribute {
     // SAFETY: an all-zero value is a valid value of the C union.
     let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
     value.programmaticStreamSerializationAllowed = 1;
     sys::CUlaunchAttribute {
-        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        id: ATTRIBUTE_ID,
         pad: [0; 4],
         value,
     }
