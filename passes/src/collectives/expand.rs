@@ -258,16 +258,7 @@ impl<'c, 'a> Expansion<'c, 'a> {
                 (Some(prologue), None) => {
                     // The sizes below this segment's take the kernels
                     // below; a call here has at least one row more.
-                    let below = segments
-                        .iter()
-                        .map(|s| s.max_bytes)
-                        .filter(|bytes| *bytes < segment.max_bytes)
-                        .max();
-                    let row_bytes = facts.row_elements * facts.element_bytes;
-                    let min_rows = below
-                        .filter(|_| row_bytes > 0)
-                        .map(|bytes| bytes / row_bytes + 1);
-                    prologue.whole(host, input, min_rows);
+                    prologue.whole(host, input, facts.min_rows(&segments, segment));
                     None
                 }
                 (None, _) => None,

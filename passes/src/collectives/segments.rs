@@ -69,6 +69,24 @@ impl Segment {
 }
 
 impl AllReduceFacts {
+    /// Bytes of one row of the message.
+    pub(super) fn row_bytes(&self) -> u64 {
+        self.row_elements * self.element_bytes
+    }
+
+    /// The fewest rows of a call that `segment` of `segments` takes: one
+    /// more than the largest segment below it holds (`None` for the first
+    /// segment, or rows of no bytes).
+    pub(super) fn min_rows(&self, segments: &[Segment], segment: &Segment) -> Option<u64> {
+        let below = segments
+            .iter()
+            .map(|s| s.max_bytes)
+            .filter(|bytes| *bytes < segment.max_bytes)
+            .max()?;
+        let row_bytes = self.row_bytes();
+        (row_bytes > 0).then(|| below / row_bytes + 1)
+    }
+
     /// The kernel for a message of `count` elements.
     pub(super) fn kernel(&self, count: u64, limits: Limits) -> AllReduceKernel {
         let bytes = count * self.element_bytes;
@@ -239,7 +257,7 @@ impl AllReduceFacts {
     /// The remark for a dynamic all-reduce's `segments`: each size range
     /// and its kernel (in rows too), and where a split-K matmul runs whole.
     pub(super) fn describe(&self, segments: &[Segment]) -> String {
-        let row_bytes = self.row_elements * self.element_bytes;
+        let row_bytes = self.row_bytes();
         let ranges: Vec<String> = segments
             .iter()
             .map(|segment| {
