@@ -16,6 +16,7 @@ pub mod fdpass;
 pub mod function_graphs;
 pub mod group;
 pub mod kernel_choice;
+mod kernel_facts;
 pub mod launch_list;
 pub mod launcher;
 pub mod library;

@@ -9,6 +9,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+use crate::kernel_facts;
 use cudarc::driver::sys::{self, CUresult};
 use std::{
     cell::Cell,
@@ -143,6 +144,9 @@ pub unsafe extern "C" fn mgpuModuleUnload(module: sys::CUmodule) {
         return;
     }
     crate::programmatic_launch::forget(module);
+    if let Ok(mut cache) = kernel_facts::cache().lock() {
+        cache.forget(module);
+    }
     // SAFETY: a module from mgpuModuleLoad.
     let status = unsafe { sys::cuModuleUnload(module) };
     // Global destructors run after the driver has shut down at exit; the
@@ -157,32 +161,28 @@ pub unsafe extern "C" fn mgpuModuleGetFunction(
     module: sys::CUmodule,
     name: *const c_char,
 ) -> sys::CUfunction {
-    let mut function = std::ptr::null_mut();
     if crate::compiled_call::has_failed() {
-        return function;
+        return std::ptr::null_mut();
     }
-    // SAFETY: a live module and a NUL-terminated name.
-    let status = unsafe { sys::cuModuleGetFunction(&mut function, module, name) };
-    if status != CUresult::CUDA_SUCCESS {
+    let found = match kernel_facts::cache().lock() {
+        Ok(mut cache) => cache.function(&kernel_facts::Cuda, module, name),
+        Err(_) => {
+            crate::compiled_call::failed(
+                "finding a kernel in the compiled program's GPU module",
+                "the runtime's table of kernels was poisoned by a panic",
+            );
+            return std::ptr::null_mut();
+        }
+    };
+    found.unwrap_or_else(|error| {
         // SAFETY: NUL-terminated, from the compiled code.
         let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
         crate::compiled_call::failed(
             &format!("finding kernel {name} in the compiled program's GPU module"),
-            &format!("{status:?}"),
+            &format!("{:?}", error.status),
         );
-    }
-    function
-}
-
-/// Shared memory a kernel may take without opting in (its static and
-/// dynamic parts together).
-const DEFAULT_SHARED_BYTES: i32 = 48 * 1024;
-
-/// Whether a launch with `dynamic` bytes of dynamic shared memory must
-/// first allow them (`MAX_DYNAMIC_SHARED_SIZE_BYTES`): where they and the
-/// kernel's `static_bytes` together pass the default.
-fn needs_shared_opt_in(dynamic: i32, static_bytes: i32) -> bool {
-    dynamic > DEFAULT_SHARED_BYTES - static_bytes
+        std::ptr::null_mut()
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -207,36 +207,19 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
     }
     scoped_context();
     // Where the static and the dynamic shared memory together pass 48 KB,
-    // the dynamic part must be allowed first (by default a kernel may take
-    // 48 KB less its static shared memory). Only a launch with dynamic
-    // shared memory asks the kernel for its static part.
+    // the dynamic part must be allowed first (`kernel_facts`: once per
+    // kernel and size).
     if shared_memory > 0 {
-        let mut static_bytes = 0i32;
-        // SAFETY: a live function; the attribute is an int.
-        let queried = unsafe {
-            sys::cuFuncGetAttribute(
-                &mut static_bytes,
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                function,
-            )
+        let allowed = match kernel_facts::cache().lock() {
+            Ok(mut cache) => cache.allow_shared(&kernel_facts::Cuda, function, shared_memory),
+            Err(_) => Err(kernel_facts::Failed {
+                status: CUresult::CUDA_ERROR_UNKNOWN,
+                call: "the runtime's table of kernels (poisoned by a panic)",
+            }),
         };
-        if queried != sys::CUresult::CUDA_SUCCESS {
-            report(queried, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+        if let Err(failed) = allowed {
+            report(failed.status, failed.call);
             return;
-        }
-        if needs_shared_opt_in(shared_memory, static_bytes) {
-            // SAFETY: a live function; the attribute takes a byte count.
-            let allowed = unsafe {
-                sys::cuFuncSetAttribute(
-                    function,
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared_memory,
-                )
-            };
-            if allowed != sys::CUresult::CUDA_SUCCESS {
-                report(allowed, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-                return;
-            }
         }
     }
     let (grid, block) = (
@@ -479,19 +462,4 @@ pub unsafe extern "C" fn mgpuMemset16(
         unsafe { sys::cuMemsetD16Async(dst as sys::CUdeviceptr, value, count as usize, stream) },
         "cuMemsetD16Async",
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shared_memory_past_48_kb_with_the_static_part_opts_in() {
-        assert!(!needs_shared_opt_in(48 * 1024, 0));
-        assert!(needs_shared_opt_in(48 * 1024 + 1, 0));
-        // The 4-row pair GEMV of weights stored n x k at D = 1000: 48,784
-        // bytes dynamic and 512 static pass 48 KB together.
-        assert!(needs_shared_opt_in(48_784, 512));
-        assert!(!needs_shared_opt_in(48_784, 128));
-    }
 }
