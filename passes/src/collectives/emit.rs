@@ -331,13 +331,14 @@ impl<'c> Emitter<'c> {
         LoadStoreOptions::new().align(Some(IntegerAttribute::new(self.i64(), bytes as i64)))
     }
     /// `ptr + index` elements of `element`.
+    /// `ptr + index` elements of `element`, in `ptr`'s address space.
     pub fn gep(&self, ptr: Val<'c>, index: Val<'c>, element: Type<'c>) -> Val<'c> {
         self.one(llvm::get_element_ptr_dynamic(
             self.ctx,
             ptr,
             &[index],
             element,
-            self.ptr(),
+            ptr.r#type(),
             self.loc,
         ))
     }
