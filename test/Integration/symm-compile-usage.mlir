@@ -81,10 +81,6 @@
 // RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=64,16 2>&1 | FileCheck %s --check-prefix=MMA-COUNT
 // MMA-COUNT: error: --matmul-mma-gemv takes three numbers: COLUMNS,K_GROUPS,UNROLL
 // RUN: not %symm-compile %s -o %t/g.o --matmul-mma-gemv=48,0,0 2>&1 | FileCheck %s --check-prefix=MMA-TILING
-// RUN: not %symm-compile %s -o %t/g.o --chip sm_80 --matmul-mma-stage-cluster=4 2>&1 | FileCheck %s --check-prefix=CLUSTER-CHIP
-// CLUSTER-CHIP: error: --matmul-mma-stage-cluster needs a chip with thread-block clusters (sm_90 and up); sm_80 has none
-// RUN: not %symm-compile %s -o %t/g.o --matmul-mma-stage-cluster=6 2>&1 | FileCheck %s --check-prefix=CLUSTER-SIZE
-// CLUSTER-SIZE: error: symm-linalg-matmul-to-gpu: mma-gemv-stage-cluster = 6 is not 0, 1, 2, 4 or 8 (a portable cluster)
 // MMA-TILING: error: symm-linalg-matmul-to-gpu: mma-gemv-columns = 48 is not a multiple of 32 (a warp's columns: 64, or 32 for weights stored n x k)
 // RUN: not %symm-compile %s -o %t/g.o --matmul-tma-gemv=4,4 2>&1 | FileCheck %s --check-prefix=TMA-COUNT
 // TMA-COUNT: error: --matmul-tma-gemv takes three numbers: K_GROUPS,STAGES,STAGE_ROWS

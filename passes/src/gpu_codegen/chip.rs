@@ -63,12 +63,6 @@ impl Chip {
         !self.name.starts_with("sm_8")
     }
 
-    /// Whether the chip runs thread-block clusters (and multicast bulk
-    /// copies into their blocks' shared memory): sm_90 and up.
-    pub fn has_clusters(&self) -> bool {
-        self.has_grid_dependency()
-    }
-
     /// Whether the chip has Hopper's warpgroup tensor-core instructions
     /// (`wgmma`): sm_90a only (the architecture-specific target; later
     /// chips have other ones).

@@ -29,10 +29,8 @@ use super::tensor_core::TensorCore;
 use crate::PassError;
 use crate::collectives::emit::Emitter;
 use crate::collectives::emit::{Blk, Val};
-use crate::ir::melior_ext::OperationExt;
 use crate::ir::scalar::Scalar;
 use melior::dialect::{arith::CmpiPredicate, ods};
-use melior::ir::attribute::DenseI32ArrayAttribute;
 
 /// Elements of bf16 in a 16-byte piece.
 pub(super) const PIECE: u64 = 8;
@@ -126,13 +124,6 @@ pub struct GemvTile {
     /// L2 in its loop (0: none), more of the weight in flight at no
     /// register's cost.
     pub ahead: u64,
-    /// On the tensor cores, where the prologue stages the rows of `a`
-    /// (the pair's RMSNorm): blocks of a cluster that share one copy of the
-    /// rows (0 or 1: none). Each block's rows come by bulk copies
-    /// multicast to its cluster (`cp.async.bulk ... multicast::cluster`),
-    /// so L2 serves the rows once a cluster instead of once a block
-    /// (`GemvTile::stage_cluster` picks the size the grid allows).
-    pub cluster: u64,
 }
 
 impl GemvTile {
@@ -151,7 +142,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
     /// The one-row GEMVs of weights stored n x k (`gemv_linear`), the
     /// fastest of a sweep on one H200 for the Llama-3-8B TP-2 shard
@@ -181,7 +171,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
     pub const SINGLE_LINEAR: GemvTile = GemvTile {
         columns: 32,
@@ -215,7 +204,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -231,7 +219,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -245,7 +232,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -262,7 +248,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
     /// The tensor-core GEMVs of weights stored n x k (`gemv_mma_linear`),
     /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 6
@@ -302,7 +287,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
 
     /// The single matmul's GEMV with the weight streamed by the TMA
@@ -324,7 +308,6 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
-        cluster: 0,
     };
 
     /// The single matmul's GEMV on the warpgroup tensor cores (`wgmma`,
@@ -346,7 +329,6 @@ impl GemvTile {
         calls: 0,
         evict_first: true,
         ahead: 0,
-        cluster: 0,
     };
 
     /// The wgmma GEMV that single matmuls of a short grid take for calls
@@ -455,25 +437,7 @@ impl GemvTile {
     }
     /// The shared memory a block takes.
     pub fn shared_bytes(&self, shape: &GemvShape) -> u64 {
-        match self.cluster > 1 {
-            true => self.stage_barrier_offset(shape) + 8,
-            false => self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape),
-        }
-    }
-    /// With `cluster`: where the mbarrier of the rows' bulk copies sits,
-    /// after everything else.
-    pub(super) fn stage_barrier_offset(&self, shape: &GemvShape) -> u64 {
-        (self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape)).next_multiple_of(8)
-    }
-    /// The blocks of the cluster that share the staged rows, for a grid
-    /// of `blocks` blocks along x: the largest power of two up to
-    /// `cluster` that divides it (1: each block stages its own).
-    pub fn stage_cluster(&self, blocks: u64) -> u64 {
-        let mut size = self.cluster.max(1);
-        while size > 1 && !blocks.is_multiple_of(size) {
-            size /= 2;
-        }
-        size
+        self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape)
     }
     /// Why this tiling cannot run for `weights` weights at any K (`None`:
     /// it can): an error in the options that set it.
@@ -496,12 +460,6 @@ impl GemvTile {
                 return Some(problem);
             }
         } else if self.engine == Engine::TensorCores {
-            if ![0, 1, 2, 4, 8].contains(&self.cluster) {
-                return Some(format!(
-                    "mma-gemv-stage-cluster = {} is not 0, 1, 2, 4 or 8 (a portable cluster)",
-                    self.cluster
-                ));
-            }
             if !self.columns.is_multiple_of(MMA_COLUMNS / 2) {
                 return Some(format!(
                     "mma-gemv-columns = {} is not a multiple of 32 (a warp's columns: 64, or 32 for weights stored n x k)",
@@ -819,7 +777,7 @@ impl SkinnyMatmul {
             // The all-reduce's pool, and whether to send (`lamport_send`).
             parameters.extend([e.pool(), e.int_type(32)]);
         }
-        let kernel = e.kernel(
+        e.kernel(
             module,
             &self.gemv_name(tile),
             &parameters,
@@ -843,25 +801,7 @@ impl SkinnyMatmul {
                 }
             },
         );
-        // For ptxas (`.reqnctapercluster`): the blocks that share the
-        // staged rows run as one cluster.
-        let cluster = self.multicast_cluster(tile);
-        if cluster > 1 {
-            let dims = DenseI32ArrayAttribute::new(e.ctx, &[cluster as i32, 1, 1]);
-            kernel.set_attribute_to("nvvm.cluster_dim", dims.into());
-        }
         Ok(())
-    }
-
-    /// The cluster whose blocks share this GEMV's staged rows of `a` (1:
-    /// none): the tensor-core GEMV of weights stored k x n whose prologue
-    /// stages them (`GemvTile::cluster`), at the size its grid allows.
-    pub fn multicast_cluster(&self, tile: GemvTile) -> u64 {
-        let staged = self.prologue.is_some() && !self.gemv_shape().streamed;
-        match tile.engine == Engine::TensorCores && !self.weight_transposed && staged {
-            true => tile.stage_cluster(self.gemv_grid(tile).0),
-            false => 1,
-        }
     }
 }
 
@@ -1511,36 +1451,6 @@ pub(super) fn row_piece<'c>(
 mod tests {
     use super::*;
     use crate::matmul::kernel::{Epilogue, Output, Prologue, Tile};
-
-    #[test]
-    fn a_stage_cluster_divides_the_grid() {
-        let tile = |cluster| GemvTile {
-            cluster,
-            ..GemvTile::PAIR_MMA
-        };
-        // The TP-2 Llama-3-8B pair's 112 blocks, a 1000-wide shard's 16,
-        // a 1728-wide one's 27, and 2 x 57 blocks.
-        assert_eq!(tile(4).stage_cluster(112), 4);
-        assert_eq!(tile(8).stage_cluster(112), 8);
-        assert_eq!(tile(4).stage_cluster(16), 4);
-        assert_eq!(tile(4).stage_cluster(27), 1);
-        assert_eq!(tile(4).stage_cluster(114), 2);
-        assert_eq!(tile(0).stage_cluster(112), 1);
-        assert_eq!(tile(1).stage_cluster(112), 1);
-        // The barrier sits after everything else, 8-byte aligned, and only
-        // with a cluster.
-        let shape = GemvShape::LLAMA_PAIR;
-        let staged = tile(4).stage_barrier_offset(&shape);
-        assert!(staged >= tile(0).shared_bytes(&shape) && staged.is_multiple_of(8));
-        assert_eq!(tile(4).shared_bytes(&shape), staged + 8);
-        assert!(
-            tile(3)
-                .tiling_problem(2)
-                .unwrap()
-                .contains("portable cluster")
-        );
-        assert_eq!(tile(8).tiling_problem(2), None);
-    }
 
     /// A single matmul's slice of K rows and N columns (a's rows `lda`
     /// apart), or with `norm` a pair whose prologue splits (RMSNorm).

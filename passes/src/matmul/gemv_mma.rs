@@ -546,45 +546,6 @@ impl<'c> Gemv<'_, 'c> {
             || self.tile.engine == super::gemv::Engine::Tma
     }
 
-    /// The call's rows of `a` (up to the tile's) raw into their staged
-    /// places, shared by the `cluster` blocks of this block's cluster:
-    /// block r of the cluster copies rows r, r + cluster, ... with one bulk
-    /// copy each, multicast to every block, and each block's mbarrier
-    /// (after everything else in its shared memory) waits for all the
-    /// rows' bytes. The barriers are armed (initialized and told the
-    /// bytes) before the cluster meets, so no copy lands on one unarmed.
-    /// L2 serves each row once a cluster instead of once a block: on one
-    /// H200, 112 blocks staging 16 rows of 4096 took 2.2 µs with a bulk
-    /// copy a row each and 1.1 µs multicast over clusters of 4
-    /// (bench/results/2026-11-28-gemv-anatomy-h200.md).
-    fn multicast_rows(&self, m: Val<'c>, a: Val<'c>, shared: Val<'c>, cluster: u64) {
-        let (e, k, tile) = (self.e, self.k, self.tile);
-        let bf16 = e.float(Scalar::Bf16).expect("bf16");
-        let bar = e.byte_offset(shared, self.c(tile.stage_barrier_offset(&k.gemv_shape())));
-        let stride = GemvTile::staged_row_stride(k.k);
-        let row_bytes = k.k * 2;
-        let tid = e.cast(e.thread_id(), e.i64());
-        let first = e.cmp(CmpiPredicate::Eq, tid, self.c(0));
-        let rows = e.min(m, self.c(tile.rows));
-        e.when(first, |e| {
-            e.mbarrier_init(bar, 1);
-            e.fence_mbarrier_init();
-            let bytes = e.trunci(e.mul(rows, self.c(row_bytes)), TensorCore::i32(e));
-            e.mbarrier_arrive_expect_tx(bar, bytes);
-        });
-        e.cluster_sync();
-        e.when(first, |e| {
-            let rank = e.extui(e.cluster_rank(), e.i64());
-            let mask = e.constant(e.int_type(16), (1 << cluster) - 1);
-            e.for_range(rank, rows, self.c(cluster), |e, r| {
-                let dst = e.byte_offset(shared, e.mul(r, self.c(stride)));
-                let src = e.gep(a, e.mul(r, self.c(k.lda)), bf16);
-                e.bulk_copy_multicast(dst, src, e.c32(row_bytes as i64), bar, mask);
-            });
-        });
-        e.mbarrier_wait(bar, e.c32(0));
-    }
-
     /// The rows of `a` in shared memory as bf16, through the prologue when
     /// there is one, each row's statistic reduced by one warp first (row r
     /// at r x the stride; rows past `m` zero).
@@ -598,20 +559,11 @@ impl<'c> Gemv<'_, 'c> {
         let lane = e.rem(tid, self.c(WARP));
         // The kernel's parameters (closures below get their own blocks).
         let (init, column_operands) = self.prologue_parameters();
-        let stride = GemvTile::staged_row_stride(k.k);
-        // Where the block's cluster shares the rows, they arrive raw in
-        // their staged places first, and the passes below read them there.
-        let cluster = k.multicast_cluster(tile);
-        if cluster > 1 {
-            self.multicast_rows(m, a, shared, cluster);
-        }
-        let row_of = |e: &Emitter<'c>, r: Val<'c>| match cluster > 1 {
-            true => e.byte_offset(shared, e.mul(r, self.c(stride))),
-            false => e.gep(a, e.mul(r, self.c(k.lda)), bf16),
-        };
+        let row_of = |e: &Emitter<'c>, r: Val<'c>| e.gep(a, e.mul(r, self.c(k.lda)), bf16);
         let statistic_at =
             |e: &Emitter<'c>, r: Val<'c>| e.byte_offset(statistics, e.mul(r, self.c(4)));
         let vector_ty = e.vector(PIECE, bf16);
+        let stride = GemvTile::staged_row_stride(k.k);
         let staged_at = |e: &Emitter<'c>, r: Val<'c>, start: Val<'c>| {
             e.byte_offset(
                 shared,
@@ -956,7 +908,6 @@ mod tests {
                 calls: 0,
                 evict_first: false,
                 ahead: 0,
-                cluster: 0,
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {

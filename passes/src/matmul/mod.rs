@@ -281,12 +281,6 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"0",
         ),
         PassOption::new(
-            c"mma-gemv-stage-cluster",
-            c"The tensor-core GEMV whose prologue stages the rows of `a` (the pair's RMSNorm; weights stored k x n) runs in clusters of this many blocks (2, 4 or 8, fewer where the grid is no multiple; sm_90 and up) that share one copy of the rows: each block bulk-copies its share multicast to the cluster, so L2 serves the rows once a cluster (0: each block stages its own)",
-            OptionKind::Int64,
-            c"0",
-        ),
-        PassOption::new(
             c"mma-gemv-unroll",
             c"The tensor-core GEMV's 16-row steps in flight per warp (0: the default of each kind)",
             OptionKind::Int64,
@@ -447,13 +441,7 @@ fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4], PassErro
         tiles.extend(small);
         if options.flag("mma-gemv") {
             let mut tile = with_options(mma, "mma-gemv")?;
-            override_fields(
-                options,
-                [
-                    ("mma-gemv-ahead", &mut tile.ahead),
-                    ("mma-gemv-stage-cluster", &mut tile.cluster),
-                ],
-            )?;
+            override_fields(options, [("mma-gemv-ahead", &mut tile.ahead)])?;
             // Calls of up to 8 rows read `a` from global memory, more
             // stage it (`mma-gemv-stage-a`), both in the 16-row kernel's
             // layout (an 8-row one read the down projection 0.8 µs slower
@@ -1141,12 +1129,8 @@ fn describe(planned: &Planned<'_, '_>) -> String {
         .iter()
         .map(|g| {
             let (gx, gy) = k.gemv_grid(*g);
-            let cluster = match k.multicast_cluster(*g) {
-                1 => String::new(),
-                blocks => format!(" in clusters of {blocks} sharing the staged rows"),
-            };
             format!(
-                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads{cluster})",
+                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads)",
                 g.takes(),
                 k.gemv_name(*g),
                 g.threads(k.weights)

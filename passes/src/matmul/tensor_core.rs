@@ -118,26 +118,6 @@ pub trait TensorCore<'c> {
     fn wgmma_bf16(&self, accumulators: Val<'c>, a: Val<'c>, b: Val<'c>, n: u64) -> Val<'c>;
     /// `bar.warp.sync 0xffffffff`: the warp's lanes meet.
     fn sync_warp(&self);
-    /// `barrier.cluster.arrive.aligned` then `barrier.cluster.wait.aligned`
-    /// (release and acquire): every thread of the cluster's blocks meets,
-    /// and what each wrote before (its mbarriers' initialization too) is
-    /// visible to all after. Every thread must reach it.
-    fn cluster_sync(&self);
-    /// `%cluster_ctarank`: this block's rank in its cluster (i32).
-    fn cluster_rank(&self) -> Val<'c>;
-    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
-    /// .multicast::cluster`: `bytes` (i32, a multiple of 16) of global
-    /// `src` into shared `dst` (16-byte aligned) of every block of the
-    /// cluster that `mask` (i16) names, each completing them on its own
-    /// mbarrier at `bar`'s offset.
-    fn bulk_copy_multicast(
-        &self,
-        dst: Val<'c>,
-        src: Val<'c>,
-        bytes: Val<'c>,
-        bar: Val<'c>,
-        mask: Val<'c>,
-    );
     /// The sum of an f32 over the warp's 32 lanes, in every lane
     /// (`gpu.shuffle xor` by 16, 8, 4, 2 and 1). Every lane must reach it.
     fn warp_sum(&self, v: Val<'c>) -> Val<'c>;
@@ -451,53 +431,6 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     fn sync_warp(&self) {
         let mask = self.c32(-1);
         self.push(nvvm::bar_warp_sync(self.ctx, mask, self.loc).into());
-    }
-
-    fn cluster_sync(&self) {
-        let aligned = melior::ir::Attribute::unit(self.ctx);
-        let arrive = nvvm::ClusterArriveOperation::builder(self.ctx, self.loc)
-            .aligned(aligned)
-            .build();
-        self.push(arrive.into());
-        let wait = nvvm::ClusterWaitOperation::builder(self.ctx, self.loc)
-            .aligned(aligned)
-            .build();
-        self.push(wait.into());
-    }
-
-    fn cluster_rank(&self) -> Val<'c> {
-        let op = nvvm::ClusterIdOperation::builder(self.ctx, self.loc)
-            .res(self.i32())
-            .build();
-        self.one(op.into())
-    }
-
-    fn bulk_copy_multicast(
-        &self,
-        dst: Val<'c>,
-        src: Val<'c>,
-        bytes: Val<'c>,
-        bar: Val<'c>,
-        mask: Val<'c>,
-    ) {
-        let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
-        let dst = self.one(ods::llvm::addrspacecast(self.ctx, cluster, dst, self.loc).into());
-        let src = self.to_global(src);
-        let mut op: melior::ir::Operation =
-            nvvm::CpAsyncBulkGlobalToSharedClusterOperation::builder(self.ctx, self.loc)
-                .dst_mem(dst)
-                .src_mem(src)
-                .mbar(bar)
-                .size(bytes)
-                .multicast_mask(mask)
-                .build()
-                .into();
-        // dstMem, srcMem, mbar, size, multicastMask, l2CacheHint.
-        op.set_attribute(
-            "operandSegmentSizes",
-            DenseI32ArrayAttribute::new(self.ctx, &[1, 1, 1, 1, 1, 0]).into(),
-        );
-        self.push(op);
     }
 
     fn warp_sum(&self, v: Val<'c>) -> Val<'c> {

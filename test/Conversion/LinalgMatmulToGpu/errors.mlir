@@ -13,16 +13,12 @@
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-k-groups=64})' 2>&1 | FileCheck %s --check-prefix=MMA-THREADS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-unroll=-2})' 2>&1 | FileCheck %s --check-prefix=MMA-UNROLL
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-ahead=-1})' 2>&1 | FileCheck %s --check-prefix=MMA-AHEAD
-// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-stage-cluster=3})' 2>&1 | FileCheck %s --check-prefix=MMA-CLUSTER
-// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-stage-cluster=-4})' 2>&1 | FileCheck %s --check-prefix=MMA-CLUSTER-SIGN
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-prefetch=-5})' 2>&1 | FileCheck %s --check-prefix=WGMMA-PREFETCH
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-max-rows=200})' 2>&1 | FileCheck %s --check-prefix=WGMMA-ROWS
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-max-rows=8})' 2>&1 | FileCheck %s --check-prefix=WGMMA-FEW
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-stage-rows=48})' 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGE
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-stages=1})' 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
 // MMA-AHEAD: error: symm-linalg-matmul-to-gpu: mma-gemv-ahead = -1 must be positive
-// MMA-CLUSTER: error: symm-linalg-matmul-to-gpu: mma-gemv-stage-cluster = 3 is not 0, 1, 2, 4 or 8 (a portable cluster)
-// MMA-CLUSTER-SIGN: error: symm-linalg-matmul-to-gpu: mma-gemv-stage-cluster = -4 must be positive
 // WGMMA-PREFETCH: error: symm-linalg-matmul-to-gpu: wgmma-gemv-prefetch = -5 must be positive
 // WGMMA-ROWS: error: symm-linalg-matmul-to-gpu: wgmma-gemv-max-rows = 200: the wgmma GEMV takes calls of up to 17 to 128 rows (2 to 16 with wgmma-gemv-few)
 // WGMMA-FEW: error: symm-linalg-matmul-to-gpu: wgmma-gemv-max-rows = 8: the wgmma GEMV takes calls of up to 17 to 128 rows (2 to 16 with wgmma-gemv-few)

@@ -58,9 +58,6 @@ pub struct Args {
     pub matmul_mma_gemv: Option<[u64; 3]>,
     pub matmul_mma_gemv_rows: u64,
     pub matmul_mma_gemv_ahead: u64,
-    /// The tensor-core pair GEMV's blocks sharing its staged rows in
-    /// clusters of this many (`mma-gemv-stage-cluster`; 0: none).
-    pub matmul_mma_stage_cluster: u64,
     /// The single matmuls' GEMVs prefetch their first weight lines.
     pub matmul_prefetch: bool,
     /// The pair's GEMVs scale the sums by the norm's row factor
@@ -227,17 +224,6 @@ struct Cli {
         conflicts_with = "no_matmul_mma_gemv"
     )]
     matmul_mma_gemv_ahead: u64,
-    /// The tensor-core GEMV whose prologue stages the rows of `a` (the
-    /// pair's RMSNorm) runs in clusters of this many blocks (2, 4 or 8;
-    /// fewer where its grid is no multiple) that share one copy of the
-    /// rows by multicast bulk copies (sm_90 and up; 0: off)
-    #[arg(
-        long,
-        value_name = "BLOCKS",
-        default_value_t = 0,
-        conflicts_with = "no_matmul_mma_gemv"
-    )]
-    matmul_mma_stage_cluster: u64,
     /// No tensor-core GEMV: calls of more rows than the GEMVs above take
     /// run the tensor-core kernel.
     #[arg(long)]
@@ -392,15 +378,6 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
             ),
         ));
     }
-    if cli.matmul_mma_stage_cluster > 1 && !cli.chip.has_clusters() {
-        return Err(clap::Error::raw(
-            clap::error::ErrorKind::ArgumentConflict,
-            format!(
-                "--matmul-mma-stage-cluster needs a chip with thread-block clusters (sm_90 and up); {} has none\n",
-                cli.chip.name()
-            ),
-        ));
-    }
     let libdevice = match (cli.libdevice, cli.no_libdevice) {
         (_, true) => Libdevice::Off,
         (Some(path), false) => Libdevice::Path(path),
@@ -437,7 +414,6 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         )?,
         matmul_mma_gemv_rows: cli.matmul_mma_gemv_rows,
         matmul_mma_gemv_ahead: cli.matmul_mma_gemv_ahead,
-        matmul_mma_stage_cluster: cli.matmul_mma_stage_cluster,
         matmul_prefetch: !cli.no_matmul_prefetch,
         matmul_row_scale: !cli.no_matmul_row_scale,
         matmul_stream_norm: !cli.no_matmul_stream_norm,
@@ -582,22 +558,11 @@ mod tests {
             "--matmul-mma-gemv=128,8,2",
             "--matmul-mma-gemv-rows=8",
             "--matmul-mma-gemv-ahead=4",
-            "--matmul-mma-stage-cluster=4",
         ])
         .unwrap();
         assert_eq!(mma.matmul_mma_gemv, Some([128, 8, 2]));
         assert_eq!(mma.matmul_mma_gemv_rows, 8);
         assert_eq!(mma.matmul_mma_gemv_ahead, 4);
-        assert_eq!(mma.matmul_mma_stage_cluster, 4);
-        assert_eq!(plain.matmul_mma_stage_cluster, 0);
-        // Clusters need sm_90 and up.
-        let old_chip = parse_strs(&["a.mlir", "--chip=sm_80", "--matmul-mma-stage-cluster=2"]);
-        assert!(
-            old_chip
-                .unwrap_err()
-                .to_string()
-                .contains("thread-block clusters")
-        );
         let mma_off = parse_strs(&["a.mlir", "--no-matmul-mma-gemv"]).unwrap();
         assert_eq!(mma_off.matmul_mma_gemv, None);
         assert_eq!(mma_off.matmul_gemv, Some([0, 0, 0]));

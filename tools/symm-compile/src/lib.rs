@@ -99,11 +99,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
             None => "gemv=false".to_owned(),
         } + &match args.matmul_mma_gemv {
             Some([columns, k_groups, unroll]) => format!(
-                " mma-gemv=true mma-gemv-rows={} mma-gemv-stage-a={} mma-gemv-columns={columns} mma-gemv-k-groups={k_groups} mma-gemv-unroll={unroll} mma-gemv-ahead={} mma-gemv-stage-cluster={}",
-                args.matmul_mma_gemv_rows,
-                args.matmul_mma_stage_a,
-                args.matmul_mma_gemv_ahead,
-                args.matmul_mma_stage_cluster
+                " mma-gemv=true mma-gemv-rows={} mma-gemv-stage-a={} mma-gemv-columns={columns} mma-gemv-k-groups={k_groups} mma-gemv-unroll={unroll} mma-gemv-ahead={}",
+                args.matmul_mma_gemv_rows, args.matmul_mma_stage_a, args.matmul_mma_gemv_ahead
             ),
             None => " mma-gemv=false".to_owned(),
         },
