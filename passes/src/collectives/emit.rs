@@ -330,7 +330,6 @@ impl<'c> Emitter<'c> {
     fn aligned(&self, bytes: u64) -> LoadStoreOptions<'c> {
         LoadStoreOptions::new().align(Some(IntegerAttribute::new(self.i64(), bytes as i64)))
     }
-    /// `ptr + index` elements of `element`.
     /// `ptr + index` elements of `element`, in `ptr`'s address space.
     pub fn gep(&self, ptr: Val<'c>, index: Val<'c>, element: Type<'c>) -> Val<'c> {
         self.one(llvm::get_element_ptr_dynamic(
@@ -807,5 +806,33 @@ impl<'c> Emitter<'c> {
     }
     pub fn set_epoch(&self, pool: Val<'c>, channel: Val<'c>, epoch: Val<'c>) {
         self.push(symm_mem::set_epoch(self.ctx, pool, channel, epoch, self.loc).into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use melior::{dialect::DialectRegistry, ir::BlockLike, utility::register_all_dialects};
+
+    #[test]
+    fn a_gep_stays_in_its_base_pointers_address_space() {
+        let registry = DialectRegistry::new();
+        register_all_dialects(&registry);
+        let context = Context::new();
+        context.append_dialect_registry(&registry);
+        context.load_all_available_dialects();
+        let location = Location::unknown(&context);
+        let shared = llvm::r#type::pointer(&context, SHARED);
+        let generic = llvm::r#type::pointer(&context, 0);
+        let block = Block::new(&[(shared, location), (generic, location)]);
+        let e = Emitter::new(&context, location, building(&block));
+        let byte = e.int_type(8);
+        let at = e.constant(e.i64(), 16);
+        let (in_shared, in_generic) = (
+            block.argument(0).expect("argument").into(),
+            block.argument(1).expect("argument").into(),
+        );
+        assert_eq!(e.gep(in_shared, at, byte).r#type(), shared);
+        assert_eq!(e.gep(in_generic, at, byte).r#type(), generic);
     }
 }
