@@ -26,23 +26,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t e = (x);                                                                  \
-    if (e != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "../floor/stream_kernels.cuh"  // CHECK, NoAllocateLoad
 
 constexpr int UNROLL = 4;
 
+// The generated GEMVs' load (past L1), at a byte address.
 __device__ inline int4 load(const char *p) {
-  int4 v;
-  asm volatile("ld.global.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
+  return NoAllocateLoad{}(reinterpret_cast<const int4 *>(p));
 }
 
 // Block b reads the contiguous span b of `bytes` split in gridDim.x spans.
@@ -86,7 +76,6 @@ __global__ void bands(const char *src, int rows, size_t pitch, int bands, int sl
   }
   if (acc == 0x12345678u) sink[blockIdx.x] = acc;
 }
-
 
 // The register GEMVs' loop without their arithmetic: a warp is one
 // k-group of one weight's 64-column band; lane (g, t) loads piece g of
@@ -132,14 +121,14 @@ __global__ void gemv_loop(const char *src, int rows_per_weight, size_t pitch, in
   if (acc == 0x12345678u) sink[blockIdx.x] = acc;
 }
 
-// gemv_loop with the down projection's arithmetic (MMA): per step the
+// gemv_loop with the down projection's arithmetic: per step the
 // lane packs two of its rows' bf16 at each of its 8 columns (16 prmt) and
 // issues 8 mma.sync m16n8k16 (A: a per-step register value standing for
 // the staged rows of `a`); and its output stage (EPI): the warps' 32
 // accumulators a lane meet in shared memory (16 k-groups x 32 lanes x 36
 // words), and each thread sums its outputs over the k-groups and stores
 // f32 (the slice), as gemv_mma.rs does.
-template <int D, bool MMA, int EPI, bool A_SMEM = false, bool A_READ = A_SMEM>
+template <int D, int EPI, bool A_SMEM = false, bool A_READ = A_SMEM>
 __global__ void __launch_bounds__(512, 1) gemv_mma_loop(const char *src, int rows_per_weight, size_t pitch, int bands, int slices,
                               float *out, unsigned *sink, const int4 *act = nullptr) {
   extern __shared__ float shared[];
@@ -186,7 +175,6 @@ __global__ void __launch_bounds__(512, 1) gemv_mma_loop(const char *src, int row
   float acc[32];
 #pragma unroll
   for (int q = 0; q < 32; ++q) acc[q] = 0.f;
-  unsigned x = 0;
   for (int i = 0; i < mine; i += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
@@ -196,42 +184,33 @@ __global__ void __launch_bounds__(512, 1) gemv_mma_loop(const char *src, int row
       for (int r = 0; r < 4; ++r)
         next[r] = more ? load(base + size_t(step_row(i + d + D) + r) * pitch) : make_int4(0, 0, 0, 0);
       if (i + d < mine) {
-        if (MMA) {
-          unsigned a0 = 0x3f803f80u ^ (i + d), a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3;
-          if (A_READ) {
-            int at = (k_group + (i + d) * k_groups) * 16 + 4 * t;
-            uint2 lo = *reinterpret_cast<const uint2 *>(a_rows + g * pitch_a + at * 2);
-            uint2 hi = *reinterpret_cast<const uint2 *>(a_rows + (g + 8) * pitch_a + at * 2);
-            a0 = lo.x; a1 = hi.x; a2 = lo.y; a3 = hi.y;
-          }
-          const unsigned *w0 = reinterpret_cast<const unsigned *>(&ring[d][0]);
-          const unsigned *w1 = reinterpret_cast<const unsigned *>(&ring[d][1]);
-          const unsigned *w2 = reinterpret_cast<const unsigned *>(&ring[d][2]);
-          const unsigned *w3 = reinterpret_cast<const unsigned *>(&ring[d][3]);
+        unsigned a0 = 0x3f803f80u ^ (i + d), a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3;
+        if (A_READ) {
+          int at = (k_group + (i + d) * k_groups) * 16 + 4 * t;
+          uint2 lo = *reinterpret_cast<const uint2 *>(a_rows + g * pitch_a + at * 2);
+          uint2 hi = *reinterpret_cast<const uint2 *>(a_rows + (g + 8) * pitch_a + at * 2);
+          a0 = lo.x; a1 = hi.x; a2 = lo.y; a3 = hi.y;
+        }
+        const unsigned *w0 = reinterpret_cast<const unsigned *>(&ring[d][0]);
+        const unsigned *w1 = reinterpret_cast<const unsigned *>(&ring[d][1]);
+        const unsigned *w2 = reinterpret_cast<const unsigned *>(&ring[d][2]);
+        const unsigned *w3 = reinterpret_cast<const unsigned *>(&ring[d][3]);
 #pragma unroll
-          for (int j = 0; j < 8; ++j) {
-            unsigned sel = (j & 1) ? 0x7632u : 0x5410u;
-            unsigned b0, b1;
-            asm("prmt.b32 %0, %1, %2, %3;" : "=r"(b0) : "r"(w0[j / 2]), "r"(w1[j / 2]), "r"(sel));
-            asm("prmt.b32 %0, %1, %2, %3;" : "=r"(b1) : "r"(w2[j / 2]), "r"(w3[j / 2]), "r"(sel));
-            asm volatile(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                "{%8, %9}, {%0, %1, %2, %3};"
-                : "+f"(acc[4 * j]), "+f"(acc[4 * j + 1]), "+f"(acc[4 * j + 2]), "+f"(acc[4 * j + 3])
-                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-          }
-        } else {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) x ^= ring[d][r].x ^ ring[d][r].y ^ ring[d][r].z ^ ring[d][r].w;
+        for (int j = 0; j < 8; ++j) {
+          unsigned sel = (j & 1) ? 0x7632u : 0x5410u;
+          unsigned b0, b1;
+          asm("prmt.b32 %0, %1, %2, %3;" : "=r"(b0) : "r"(w0[j / 2]), "r"(w1[j / 2]), "r"(sel));
+          asm("prmt.b32 %0, %1, %2, %3;" : "=r"(b1) : "r"(w2[j / 2]), "r"(w3[j / 2]), "r"(sel));
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+              "{%8, %9}, {%0, %1, %2, %3};"
+              : "+f"(acc[4 * j]), "+f"(acc[4 * j + 1]), "+f"(acc[4 * j + 2]), "+f"(acc[4 * j + 3])
+              : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
         }
       }
 #pragma unroll
       for (int r = 0; r < 4; ++r) ring[d][r] = next[r];
     }
-  }
-  if (!MMA) {
-    if (x == 0x12345678u) sink[blockIdx.x] = x;
-    return;
   }
   if (EPI == 1) {
     if (A_SMEM) __syncthreads();
@@ -317,14 +296,14 @@ int main() {
   CHECK(cudaMalloc(&sink, 4096 * 4));
   float *out;
   CHECK(cudaMalloc(&out, 256 * 1024 * 4));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, true, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<3, true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<4, true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, true, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, true, 1, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, true, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<3, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<4, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, 1, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_mma_loop<2, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
   int4 *act;  // 16 rows of the down projection's `a` (16 x 7168 bf16)
   CHECK(cudaMalloc(&act, 16 * 7168 * 2));
   CHECK(cudaMemset(act, 0, 16 * 7168 * 2));
@@ -351,21 +330,21 @@ int main() {
         else if (c.loop == 4)
           gemv_loop<4><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
         else if (c.loop == 12)
-          gemv_mma_loop<2, true, 0><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          gemv_mma_loop<2, 0><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
         else if (c.loop == 22)
-          gemv_mma_loop<2, true, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          gemv_mma_loop<2, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
         else if (c.loop == 23)
-          gemv_mma_loop<3, true, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          gemv_mma_loop<3, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
         else if (c.loop == 32)
-          gemv_mma_loop<2, true, 1, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
+          gemv_mma_loop<2, 1, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
         else if (c.loop == 33)
-          gemv_mma_loop<2, true, 1, true, false><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
+          gemv_mma_loop<2, 1, true, false><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
         else if (c.loop == 42)
-          gemv_mma_loop<2, true, 2><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          gemv_mma_loop<2, 2><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
         else if (c.loop == 52)
-          gemv_mma_loop<2, true, 2, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
+          gemv_mma_loop<2, 2, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
         else if (c.loop == 24)
-          gemv_mma_loop<4, true, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          gemv_mma_loop<4, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
         else if (c.contiguous)
           spans<<<grid, 1024, PIN, s>>>(w[i % COPIES], bytes, sink);
         else

@@ -31,14 +31,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t e = (x);                                                                  \
-    if (e != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "../floor/stream_kernels.cuh"  // CHECK
 
 enum Policy { NORMAL = 0, EVICT_FIRST = 1, EVICT_LAST = 2, EVICT_UNCHANGED = 3 };
 

@@ -27,20 +27,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t e = (x);                                                                  \
-    if (e != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "../floor/stream_kernels.cuh"  // CHECK, smem_addr
 
 constexpr int ROWS = 16;
-
-__device__ inline unsigned smem_addr(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 __device__ unsigned fold(const char *rows, int k, size_t pitch) {
   unsigned acc = 0;
