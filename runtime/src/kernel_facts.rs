@@ -110,33 +110,30 @@ impl Cache {
         if dynamic <= 0 {
             return Ok(());
         }
-        let static_shared = || {
-            driver.static_shared(function).map_err(|status| Failed {
+        // A function this cache resolved keeps what it learns; another
+        // learns nothing (its facts stay `None`).
+        let mut facts = self.facts.get_mut(&(function as usize));
+        let static_bytes = match facts.as_ref().and_then(|f| f.static_shared) {
+            Some(bytes) => bytes,
+            None => driver.static_shared(function).map_err(|status| Failed {
                 status,
                 call: "cuFuncGetAttribute(SHARED_SIZE_BYTES)",
-            })
+            })?,
         };
-        let allow = |bytes| {
+        if let Some(facts) = facts.as_deref_mut() {
+            facts.static_shared = Some(static_bytes);
+        }
+        let allowed = facts.as_ref().map_or(0, |f| f.allowed_dynamic);
+        if needs_shared_opt_in(dynamic, static_bytes) && dynamic > allowed {
             driver
-                .allow_dynamic_shared(function, bytes)
+                .allow_dynamic_shared(function, dynamic)
                 .map_err(|status| Failed {
                     status,
                     call: "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-                })
-        };
-        let Some(facts) = self.facts.get_mut(&(function as usize)) else {
-            return match needs_shared_opt_in(dynamic, static_shared()?) {
-                true => allow(dynamic),
-                false => Ok(()),
-            };
-        };
-        let static_bytes = match facts.static_shared {
-            Some(bytes) => bytes,
-            None => *facts.static_shared.insert(static_shared()?),
-        };
-        if needs_shared_opt_in(dynamic, static_bytes) && dynamic > facts.allowed_dynamic {
-            allow(dynamic)?;
-            facts.allowed_dynamic = dynamic;
+                })?;
+            if let Some(facts) = facts {
+                facts.allowed_dynamic = dynamic;
+            }
         }
         Ok(())
     }
@@ -253,6 +250,22 @@ mod tests {
         n as sys::CUmodule
     }
 
+    /// A counting driver whose kernels have `static_bytes` of static
+    /// shared memory.
+    fn counting(static_bytes: i32) -> Counting {
+        Counting {
+            static_bytes,
+            ..Counting::default()
+        }
+    }
+
+    /// Module `n`'s kernel "a", through `cache`.
+    fn resolved(driver: &Counting, cache: &mut Cache, n: usize) -> sys::CUfunction {
+        cache
+            .function(driver, module(n), A.as_ptr().cast())
+            .unwrap()
+    }
+
     #[test]
     fn a_function_is_resolved_once_per_module_and_name() {
         let (driver, mut cache) = (Counting::default(), Cache::default());
@@ -267,14 +280,8 @@ mod tests {
 
     #[test]
     fn the_dynamic_allowance_is_set_only_when_a_launch_needs_more() {
-        let driver = Counting {
-            static_bytes: 512,
-            ..Counting::default()
-        };
-        let mut cache = Cache::default();
-        let f = cache
-            .function(&driver, module(1), A.as_ptr().cast())
-            .unwrap();
+        let (driver, mut cache) = (counting(512), Cache::default());
+        let f = resolved(&driver, &mut cache, 1);
         // Under 48 KB with the static part: nothing to allow.
         cache.allow_shared(&driver, f, 40 * 1024).unwrap();
         // Past it: allowed once, then not again for the same or less.
@@ -303,25 +310,15 @@ mod tests {
         assert!(!needs_shared_opt_in(48_784, 128));
         assert!(!needs_shared_opt_in(48 * 1024, 0));
         assert!(needs_shared_opt_in(48 * 1024 + 1, 0));
-        let driver = Counting {
-            static_bytes: 512,
-            ..Counting::default()
-        };
-        let mut cache = Cache::default();
-        let f = cache
-            .function(&driver, module(1), A.as_ptr().cast())
-            .unwrap();
+        let (driver, mut cache) = (counting(512), Cache::default());
+        let f = resolved(&driver, &mut cache, 1);
         cache.allow_shared(&driver, f, 48_784).unwrap();
         assert_eq!(*driver.allowed.borrow(), [(f as usize, 48_784)]);
     }
 
     #[test]
     fn a_function_from_elsewhere_asks_the_driver_every_time() {
-        let driver = Counting {
-            static_bytes: 0,
-            ..Counting::default()
-        };
-        let mut cache = Cache::default();
+        let (driver, mut cache) = (counting(0), Cache::default());
         let stranger = 4242usize as sys::CUfunction;
         cache.allow_shared(&driver, stranger, 100_000).unwrap();
         cache.allow_shared(&driver, stranger, 100_000).unwrap();
@@ -333,22 +330,17 @@ mod tests {
 
     #[test]
     fn an_unloaded_module_takes_its_functions_and_facts_with_it() {
-        let driver = Counting {
-            static_bytes: 0,
-            ..Counting::default()
-        };
-        let mut cache = Cache::default();
-        let a = A.as_ptr().cast::<c_char>();
-        let f = cache.function(&driver, module(1), a).unwrap();
-        let g = cache.function(&driver, module(2), a).unwrap();
+        let (driver, mut cache) = (counting(0), Cache::default());
+        let f = resolved(&driver, &mut cache, 1);
+        let g = resolved(&driver, &mut cache, 2);
         cache.allow_shared(&driver, f, 100_000).unwrap();
         cache.allow_shared(&driver, g, 100_000).unwrap();
         cache.forget(module(1));
         // Module 1's function is looked up and its allowance set again
         // (the driver may have given the handle to another kernel);
         // module 2's stays known.
-        cache.function(&driver, module(1), a).unwrap();
-        cache.function(&driver, module(2), a).unwrap();
+        resolved(&driver, &mut cache, 1);
+        resolved(&driver, &mut cache, 2);
         cache.allow_shared(&driver, f, 100_000).unwrap();
         cache.allow_shared(&driver, g, 100_000).unwrap();
         assert_eq!(
