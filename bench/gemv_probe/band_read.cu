@@ -20,6 +20,11 @@
 //
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/band_read bench/gemv_probe/band_read.cu
 //   /tmp/band_read
+//
+// With BAND_SMEM set (session 33) it runs instead the pair's and the down
+// projection's GEMV loop at 0 to 227 KB of dynamic shared memory a block,
+// and at three carveout preferences: how much L1 the loop's loads in
+// flight need (bench/results/2026-11-28-l1-carveout-h200.md).
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -256,6 +261,8 @@ struct Case {
   bool contiguous; // spans of the same bytes instead of bands
   int loop = 0;    // > 0: gemv_loop with this depth
   int threads = 1024, weights = 1;
+  int smem = 120 << 10; // dynamic shared memory a block asks
+  int carveout = -1;    // the kernel's preferred shared-memory carveout (%; -1: the driver's)
 };
 
 int main() {
@@ -287,9 +294,34 @@ int main() {
       {"down, GEMV loop, 256 threads (8 k-groups), 4 steps", 7168, 8192, 8192, 64, 2, false, 4, 256, 1},
       {"down, GEMV loop + mma + k-group sums, 256 threads, 4 steps", 7168, 8192, 8192, 64, 2, false, 24, 256, 1},
   };
+  // Session 33: does the shared memory a block asks (and so the L1 left
+  // beside it) set the GEMV loop's read? The pair's GEMV asks 131.6 KB
+  // (16 staged rows of K = 4096), the down projection's 114.7 KB; weight
+  // steps copied into shared memory behind the prologue made the pair
+  // slower by more than their bytes.
+  if (std::getenv("BAND_SMEM")) {
+    cases.clear();
+    for (int kb : {0, 64, 100, 120, 132, 164, 196, 227})
+      for (int pair = 1; pair >= 0; --pair) {
+        char *name = new char[96];
+        std::snprintf(name, 96, "%s, GEMV loop, 512 threads, 2 steps, %d KB shared", pair ? "pair" : "down", kb);
+        Case c = pair ? Case{name, 8192, 14336, 14336, 112, 1, false, 2, 512, 2}
+                      : Case{name, 7168, 8192, 8192, 64, 2, false, 2, 512, 1};
+        c.smem = kb << 10;
+        cases.push_back(c);
+      }
+    for (int carveout : {0, 50, 100}) {
+      char *name = new char[96];
+      std::snprintf(name, 96, "pair, GEMV loop, 2 steps, 0 KB shared, carveout %d%%", carveout);
+      Case c{name, 8192, 14336, 14336, 112, 1, false, 2, 512, 2};
+      c.smem = 0;
+      c.carveout = carveout;
+      cases.push_back(c);
+    }
+  }
   CHECK(cudaFuncSetAttribute(spans, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
   CHECK(cudaFuncSetAttribute(bands, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
-  CHECK(cudaFuncSetAttribute(gemv_loop<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
+  CHECK(cudaFuncSetAttribute(gemv_loop<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 << 10));
   CHECK(cudaFuncSetAttribute(gemv_loop<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
   CHECK(cudaFuncSetAttribute(gemv_loop<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, PIN));
   unsigned *sink;
@@ -318,13 +350,14 @@ int main() {
         CHECK(cudaMemset(p, 1, bytes));
       }
       int grid = c.bands * c.slices;
+      CHECK(cudaFuncSetAttribute(gemv_loop<2>, cudaFuncAttributePreferredSharedMemoryCarveout, c.carveout));
       cudaGraph_t g;
       cudaGraphExec_t ge;
       CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
       for (int i = 0; i < ITER; ++i) {
         int rpw = c.rows / c.weights;
         if (c.loop == 2)
-          gemv_loop<2><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
+          gemv_loop<2><<<grid, c.threads, c.smem, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
         else if (c.loop == 3)
           gemv_loop<3><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
         else if (c.loop == 4)

@@ -211,6 +211,86 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
+// The same pair at hidden size 6656 (LLaMA-30B): its 16 staged rows
+// would fit (213.6 KB), but would leave the SM the 228 KB step of shared
+// memory and 28 KB of L1, where the GEMV's loads in flight read slower
+// (bench/results/2026-11-28-l1-carveout-h200.md), so it streams its
+// norm as at 8192: the loop carries the rows' words with the weight.
+// CHECK-LABEL: gpu.func @symm_matmul_0_mma16
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for {{.*}} -> (vector<32xf32>, f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<2xi32>, vector<2xi32>,
+// CHECK: nvvm.mma.sync
+func.func @gate_up_l1(%x: memref<?x6656xbf16>, %norm: memref<6656xbf16>,
+                   %wg: memref<6656x7168xbf16>, %wu: memref<6656x7168xbf16>,
+                   %act: memref<?x7168xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x6656xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %one = arith.constant 1.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %hidden = arith.constant 6656.0 : f32
+  %sum_sq = memref.alloc(%m) : memref<?xf32>
+  // expected-remark@+2 {{the GEMV for up to 16 rows applies the norm as it reads the rows: staged, 16 rows of K = 6656 would take 213568 bytes of shared memory, which leaves the weight's loads in flight too little L1 (above 199680)}}
+  // expected-remark@+1 {{matmul pair (6656x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads), chosen against cuBLAS by measurement for up to 16 rows whose operands are 16-byte aligned (others take cuBLAS)}}
+  linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x6656xbf16>) outs(%sum_sq : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x6656xbf16>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum_sq, %norm : memref<?x6656xbf16>, memref<?xf32>, memref<6656xbf16>)
+      outs(%xn : memref<?x6656xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %w: bf16, %unused: bf16):
+    %mean = arith.divf %s, %hidden : f32
+    %var = arith.addf %mean, %eps : f32
+    %inv = math.rsqrt %var : f32
+    %f = arith.extf %v : bf16 to f32
+    %n = arith.mulf %f, %inv : f32
+    %wf = arith.extf %w : bf16 to f32
+    %y = arith.mulf %n, %wf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %gate = memref.alloc(%m) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x6656xbf16>, memref<6656x7168xbf16>)
+                outs(%gate : memref<?x7168xbf16>)
+  %up = memref.alloc(%m) : memref<?x7168xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x7168xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x6656xbf16>, memref<6656x7168xbf16>)
+                outs(%up : memref<?x7168xbf16>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x7168xbf16>, memref<?x7168xbf16>)
+      outs(%act : memref<?x7168xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %unused: bf16):
+    %gf = arith.extf %g : bf16 to f32
+    %uf = arith.extf %u : bf16 to f32
+    %neg = arith.negf %gf : f32
+    %e = math.exp %neg : f32
+    %den = arith.addf %e, %one : f32
+    %silu = arith.divf %gf, %den : f32
+    %y = arith.mulf %silu, %uf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %sum_sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x6656xbf16>
+  memref.dealloc %gate : memref<?x7168xbf16>
+  memref.dealloc %up : memref<?x7168xbf16>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
 // The same pair at hidden size 8192 (Llama-3-70B): 16 normalized rows of
 // K = 8192 do not fit in shared memory staged, so the tensor-core GEMV
 // applies the norm as it reads `a` (stream-norm): each step's words of a

@@ -439,6 +439,14 @@ impl GemvTile {
     pub fn shared_bytes(&self, shape: &GemvShape) -> u64 {
         self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape)
     }
+    /// Whether the block's shared memory leaves too little L1 for the
+    /// loads in flight of a GEMV that streams its weight into registers
+    /// (the CUDA and tensor cores; the TMA's copies land in shared memory):
+    /// above `L1_KEEPING_SHARED` the SM's carveout leaves 28 KB of L1.
+    pub fn starves_l1(&self, shape: &GemvShape) -> bool {
+        matches!(self.engine, Engine::CudaCores | Engine::TensorCores)
+            && self.shared_bytes(shape) > L1_KEEPING_SHARED
+    }
     /// Why this tiling cannot run for `weights` weights at any K (`None`:
     /// it can): an error in the options that set it.
     pub fn tiling_problem(&self, weights: u64) -> Option<String> {
@@ -507,6 +515,19 @@ impl GemvTile {
         None
     }
 }
+
+/// The most shared memory a block of a GEMV that streams its weight into
+/// registers takes where it can choose: Hopper's SM splits 256 KB between
+/// L1 and shared memory in steps (132, 164, 196, 228 KB of shared memory),
+/// and a block's request plus 1 KB that the system reserves picks the step.
+/// Up to the 196 KB step (60 KB of L1) the GEMVs' loop reads as fast as
+/// with no shared memory at all; from the 228 KB step (28 KB of L1) its
+/// 16-byte loads in flight, which pass through L1 even with
+/// `L1::no_allocate`, read the gate/up pair's bands at 3.67 instead of
+/// 4.10 TB/s and the down projection's at 3.65 instead of 3.80 (one H200,
+/// bench/gemv_probe/band_read.cu with BAND_SMEM;
+/// bench/results/2026-11-28-l1-carveout-h200.md).
+pub const L1_KEEPING_SHARED: u64 = (196 - 1) * 1024;
 
 /// What a GEMV's shared memory depends on beyond its tiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -657,14 +678,17 @@ impl SkinnyMatmul {
     /// The GEMV this matmul runs for `tile`: a tensor-core GEMV that would
     /// stage `a` without a prologue (`GemvTile::stage_a`) reads it from
     /// global memory instead where the staged rows cannot run (they do not
-    /// fit in shared memory, or are not in 16-byte vectors); with a
-    /// prologue the rows go through it either way, and the flag is off.
+    /// fit in shared memory, or are not in 16-byte vectors) or would take
+    /// the L1 its loads need (`GemvTile::starves_l1`); with a prologue the
+    /// rows go through it either way, and the flag is off.
     pub fn gemv_tile_for(&self, tile: GemvTile) -> GemvTile {
         let unstaged = GemvTile {
             stage_a: false,
             ..tile
         };
-        if tile.stage_a && (self.prologue.is_some() || self.gemv_problem(tile).is_some()) {
+        let starves = tile.starves_l1(&self.gemv_shape());
+        if tile.stage_a && (self.prologue.is_some() || starves || self.gemv_problem(tile).is_some())
+        {
             unstaged
         } else {
             tile
@@ -673,7 +697,8 @@ impl SkinnyMatmul {
 
     /// Whether the tensor-core GEMV `tile` takes this matmul only by
     /// applying its norm as it reads `a` (`stream_norm`): the rows it would
-    /// stage do not fit in shared memory, and streamed they need no room.
+    /// stage do not fit in shared memory, or would take the L1 its loads
+    /// need (`GemvTile::starves_l1`), and streamed they need no room.
     /// Where they fit, staging them measured faster (on one H200 the
     /// Llama-3-8B pair at 2-16 rows 0.5-1.3 µs;
     /// bench/results/2026-11-27-stream-norm-h200.md).
@@ -685,7 +710,10 @@ impl SkinnyMatmul {
             stream_norm,
             ..self.clone()
         };
-        with(false).gemv_problem(tile).is_some() && with(true).gemv_problem(tile).is_none()
+        let (staged, streamed) = (with(false), with(true));
+        let staging_loses =
+            staged.gemv_problem(tile).is_some() || tile.starves_l1(&staged.gemv_shape());
+        staging_loses && streamed.gemv_problem(tile).is_none()
     }
 
     /// GEMV `tile`'s prefetched loads: the tiling's where the kernel is
@@ -1620,6 +1648,33 @@ mod tests {
         };
         assert!(streamed.gemv_shape().streamed);
         assert_eq!(streamed.gemv_problem(tiles[0]), None);
+    }
+
+    #[test]
+    fn staging_that_would_starve_l1_gives_way() {
+        // K = 6656 (LLaMA-30B's hidden size): the pair's 16 staged rows fit
+        // in shared memory (213.5 KB), but leave the loads 28 KB of L1, so
+        // the pair streams its norm instead.
+        let pair = matmul(6656, 7168, 6656, true);
+        let tiles = pair.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+        assert_eq!(pair.gemv_problem(tiles[0]), None);
+        assert!(tiles[0].starves_l1(&pair.gemv_shape()));
+        assert!(pair.norm_must_stream(tiles[0]));
+        // K = 6144 stays staged: 197.2 KB, the 196 KB step's.
+        let staged = matmul(6144, 7168, 6144, true);
+        let tiles = staged.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+        assert!(!tiles[0].starves_l1(&staged.gemv_shape()));
+        assert!(!staged.norm_must_stream(tiles[0]));
+        // A down projection slice of K = 6912 (Qwen2.5-14B's MLP, 13824,
+        // in two slices) reads `a` from global memory rather than staging
+        // 221.7 KB of it; one of K = 3584 stages it.
+        for (k, stages) in [(6912, false), (3584, true)] {
+            let down = matmul(k, 4096, k, false);
+            let tiles = down.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA));
+            let sixteen = tiles.iter().find(|t| t.takes() == 16).expect("16 rows");
+            assert_eq!(sixteen.stage_a, stages, "K = {k}: {tiles:?}");
+            assert!(!sixteen.starves_l1(&down.gemv_shape()));
+        }
     }
 
     fn shape(k: u64, weights: u64) -> GemvShape {

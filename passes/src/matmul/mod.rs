@@ -1238,11 +1238,21 @@ impl TypedPass for MatmulToGpu {
                                 && let Some(gemv) =
                                     gemvs.iter().find(|g| p.kernel.norm_must_stream(**g))
                             {
+                                let staged = p.kernel.gemv_shape();
+                                let why = if p.kernel.gemv_problem(*gemv).is_none() {
+                                    format!(
+                                        "would take {} bytes of shared memory, which leaves the weight's loads in flight too little L1 (above {})",
+                                        gemv.shared_bytes(&staged),
+                                        gemv::L1_KEEPING_SHARED
+                                    )
+                                } else {
+                                    "do not fit in shared memory".to_owned()
+                                };
                                 p.kernel.stream_norm = true;
                                 emit_remark(
                                     p.group.ops()[0].location(),
                                     &format!(
-                                        "the GEMV for up to {} rows applies the norm as it reads the rows: staged, {} rows of K = {} do not fit in shared memory",
+                                        "the GEMV for up to {} rows applies the norm as it reads the rows: staged, {} rows of K = {} {why}",
                                         gemv.takes(),
                                         gemv.rows,
                                         p.kernel.k
