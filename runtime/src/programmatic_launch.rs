@@ -38,6 +38,42 @@ pub fn follows_library_kernel() -> bool {
 /// The environment variable that turns programmatic launches off (`0`).
 pub const ENV: &str = "SYMM_PDL";
 
+/// The environment variable that keeps every launch right after a
+/// library kernel an ordinary one (`0`; see `after_library_allowed`).
+pub const AFTER_LIBRARY_ENV: &str = "SYMM_PDL_AFTER_LIBRARY";
+
+thread_local! {
+    /// Whether this thread is capturing a compiled partition's own graph
+    /// (`Session::graph_begin` to `graph_end`).
+    static OWN_CAPTURE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Says that this thread begins (`true`) or ends (`false`) the capture of
+/// a compiled partition's own graph.
+pub fn set_own_capture(on: bool) {
+    OWN_CAPTURE.with(|flag| flag.set(on));
+}
+
+/// Whether a launch right after a library kernel may be programmatic
+/// anyway: a kernel without dynamic shared memory (an all-reduce, a rows or
+/// an element-wise kernel), where the work runs eagerly or goes into the
+/// runtime's own graph (`in_application_capture` false), unless
+/// `SYMM_PDL_AFTER_LIBRARY=0`. The GEMVs, which take most of an SM's shared
+/// memory, would hold room the library's last blocks need while they wait.
+/// On 2x H200 the decoder half-layer at 128 rows took 82.8-83.6 instead of
+/// 84.8-85.6 µs a call enqueued, but inside an application's CUDA graph of
+/// 10 calls 82.2-82.6 instead of 81.2-81.7, so there the launch stays
+/// ordinary (bench/results/2026-11-28-pdl-after-library-h200x2.md).
+pub fn after_library_allowed(
+    dynamic_shared: u64,
+    in_application_capture: impl Fn() -> bool,
+) -> bool {
+    static ALLOWED: OnceLock<bool> = OnceLock::new();
+    dynamic_shared == 0
+        && *ALLOWED.get_or_init(|| allowed_by(std::env::var(AFTER_LIBRARY_ENV).ok().as_deref()))
+        && (OWN_CAPTURE.with(Cell::get) || !in_application_capture())
+}
+
 /// Modules (by handle) and whether they carry the marker.
 fn marked_modules() -> &'static Mutex<HashMap<usize, bool>> {
     static MODULES: OnceLock<Mutex<HashMap<usize, bool>>> = OnceLock::new();
@@ -183,6 +219,19 @@ mod tests {
         after_library_kernel();
         assert!(follows_library_kernel());
         assert!(!follows_library_kernel());
+    }
+
+    #[test]
+    fn after_a_library_kernel_only_kernels_without_shared_memory_outside_an_application_capture() {
+        let (capturing, not_capturing) = (|| true, || false);
+        assert!(after_library_allowed(0, not_capturing));
+        assert!(!after_library_allowed(1024, not_capturing));
+        assert!(!after_library_allowed(0, capturing));
+        set_own_capture(true);
+        assert!(after_library_allowed(0, capturing));
+        assert!(!after_library_allowed(1024, capturing));
+        set_own_capture(false);
+        assert!(!after_library_allowed(0, capturing));
     }
 
     #[test]

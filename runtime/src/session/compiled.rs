@@ -543,6 +543,7 @@ impl Session {
                     self.leave_capture_stream();
                     return Err(error);
                 }
+                crate::programmatic_launch::set_own_capture(true);
                 Ok(true)
             }
             Step::Replay => {
@@ -588,6 +589,7 @@ impl Session {
             return Ok(());
         }
         let captured = Graph::end_capture(&self.active_stream());
+        crate::programmatic_launch::set_own_capture(false);
         self.leave_capture_stream();
         let graph = match captured {
             Ok(graph) => graph,
