@@ -134,6 +134,40 @@ llama_apps() {
     SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_decoder_w2" /tmp/ref --tokens=1,9,17 --iterations=5
   done
 }
+# At TP 2 with both ranks on GPU 0, against torch's f32 reference: build
+# $B's MLP blocks WIDTHS (layers mlp_tp2_<D>x<F>, matmul_check.py at 1, 9,
+# 16 and 17 rows), then the shipped C++ MLP app ($B/llama_mlp_w2) measured
+# and forced generated at 1, 9, 16 and 17 tokens: tp2_mlp_checks "4096x7168 ...".
+tp2_mlp_checks() {
+  local way w
+  for w in $1; do
+    run tp_py 2 "$B/layers/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 1,9,16,17
+  done
+  run python3 bench/model/reference.py --out /tmp/ref --m 1 9 16 17
+  for way in measured generated; do
+    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_mlp_w2" /tmp/ref \
+      --tokens=1,9,16,17 --iterations=5
+  done
+}
+# compute-sanitizer's TOOLS on the tensor-core GEMVs (kernel names holding
+# `mma`), forced generated and without graphs, on build $B's MLP blocks
+# WIDTHS at 2 and 16 rows, each run's summary and check lines counted:
+# sanitize_mma "memcheck racecheck" "4096x7168 2064x1000". (racecheck
+# faults where the filter leaves a cuBLAS kernel uninstrumented: a width
+# whose down projection keeps cuBLAS, like 2064x1000's.)
+sanitize_mma() {
+  local w tool
+  for w in $2; do
+    for tool in $1; do
+      SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so \
+        PYTHONPATH=python:bench/model timeout 150 compute-sanitizer --tool "$tool" \
+        --target-processes all --kernel-name kns=mma "$B/symm-launch" -n 1 python3 \
+        bench/model/matmul_check.py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 2,16 2>&1 \
+        | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
+      echo "== $tool $w done"
+    done
+  done
+}
 # The C++ apps $B/<app> named, at TP 2 with both ranks on GPU 0, against
 # torch's f32 reference, measured and generated: tp2_apps APP...
 tp2_apps() {

@@ -16,26 +16,10 @@ edges=1,2,7,8,9,15,16,17
   for w in 4096x7168 3072x8192 5120x1728 2064x1000; do
     SYMM_MATMUL=generated run py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens "$edges"
   done
-  for w in 4096x7168 2064x1000; do
-    run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 1,9,16,17
-  done
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 9 16 17
-  for way in measured generated; do
-    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_mlp_w2" /tmp/ref --tokens=1,9,16,17 --iterations=5
-  done
+  tp2_mlp_checks "4096x7168 2064x1000"
 } 2>&1 | grep -v Warning | tee "$OUT/checks.log"
 tally checks "$OUT/checks.log"
-{
-  for w in 4096x7168 2064x1000; do
-    for tool in memcheck racecheck; do
-      SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-        timeout 150 compute-sanitizer --tool $tool --target-processes all --kernel-name kns=mma \
-        "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$w.so" "${w%x*}" "${w#*x}" \
-        --tokens 2,16 2>&1 | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
-      echo "== $tool $w done"
-    done
-  done
-} 2>&1 | tee "$OUT/sanitize.log"
+sanitize_mma "memcheck racecheck" "4096x7168 2064x1000" 2>&1 | tee "$OUT/sanitize.log"
 for round in 1 2; do
   for c in ${COPIES:-0 1 2 3}; do
     echo "== c$c round $round"

@@ -30,10 +30,7 @@ export CUDA_VISIBLE_DEVICES=0
   for w in 4096x7168 2064x1000; do
     SYMM_MATMUL=generated run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,9,16,17
   done
-  run python3 bench/model/reference.py --out /tmp/ref --m 1 9 16 17
-  for way in measured generated; do
-    SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_mlp_w2" /tmp/ref --tokens=1,9,16,17 --iterations=5
-  done
+  tp2_mlp_checks ""
 } 2>&1 | grep -v Warning | tee "$OUT/checks.log"
 tally checks "$OUT/checks.log"
 {
