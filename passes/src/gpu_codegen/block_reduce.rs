@@ -49,12 +49,8 @@ use melior::{
     dialect::{arith::CmpiPredicate, llvm, ods},
     ir::{
         Attribute, BlockLike, OperationRef, RegionLike, Type, Value, ValueLike,
-        attribute::{
-            DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute, IntegerAttribute,
-            StringAttribute, TypeAttribute,
-        },
-        operation::{OperationLike, OperationMutLike},
-        r#type::IntegerType,
+        attribute::{DenseI32ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute},
+        operation::OperationLike,
     },
 };
 use symm_dialects::emit_error;
@@ -270,22 +266,14 @@ fn declare_buffer<'c>(context: &'c Context, op: OperationRef<'c, '_>) -> Option<
     let taken = buffers.iter().map(|(_, n)| *n).max();
     let name = format!("{BUFFER_PREFIX}{}", taken.map_or(0, |n| n + 1));
     let element = op.result(0).ok()?.r#type();
-    let i32: Type = IntegerType::new(context, 32).into();
-    let i64: Type = IntegerType::new(context, 64).into();
-    let mut global: melior::ir::Operation = ods::llvm::mlir_global(
+    let global = crate::ir::builders::llvm_global_op(
         context,
-        melior::ir::Region::new(),
-        TypeAttribute::new(llvm::r#type::array(element, WARP as u32)),
-        StringAttribute::new(context, &name),
-        llvm::attributes::linkage(context, llvm::attributes::Linkage::Internal),
         op.location(),
-    )
-    .into();
-    global.set_attribute(
-        "addr_space",
-        IntegerAttribute::new(i32, i64::from(SHARED)).into(),
+        (&name, llvm::r#type::array(element, WARP as u32)),
+        llvm::attributes::Linkage::Internal,
+        SHARED,
+        Some(16),
     );
-    global.set_attribute("alignment", IntegerAttribute::new(i64, 16).into());
     // After the arrays before it, so that they number in the ops' order.
     match (buffers.last(), body.first_operation()) {
         (Some((last, _)), _) => body.insert_operation_after(*last, global),

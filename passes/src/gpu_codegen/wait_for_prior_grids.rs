@@ -27,10 +27,10 @@ use crate::{
 };
 use melior::{
     Context,
-    dialect::{llvm, ods},
+    dialect::llvm,
     ir::{
         BlockLike, BlockRef, OperationRef,
-        attribute::{IntegerAttribute, StringAttribute, TypeAttribute},
+        attribute::IntegerAttribute,
         operation::{OperationLike, OperationMutLike},
         r#type::IntegerType,
     },
@@ -116,19 +116,15 @@ fn mark<'c>(context: &'c Context, gpu_module: OperationRef<'c, '_>, contents: Bl
         return;
     };
     let i8: melior::ir::Type = IntegerType::new(context, 8).into();
-    let mut global: melior::ir::Operation = ods::llvm::mlir_global(
+    // Global memory: address space 1.
+    let mut global = crate::ir::builders::llvm_global_op(
         context,
-        melior::ir::Region::new(),
-        TypeAttribute::new(i8),
-        StringAttribute::new(context, symm_protocol::WAITS_FOR_PRIOR_GRIDS),
-        llvm::attributes::linkage(context, llvm::attributes::Linkage::External),
         gpu_module.location(),
-    )
-    .into();
-    global.set_attribute("value", IntegerAttribute::new(i8, 1).into());
-    global.set_attribute(
-        "addr_space",
-        IntegerAttribute::new(IntegerType::new(context, 32).into(), 1).into(),
+        (symm_protocol::WAITS_FOR_PRIOR_GRIDS, i8),
+        llvm::attributes::Linkage::External,
+        1,
+        None,
     );
+    global.set_attribute("value", IntegerAttribute::new(i8, 1).into());
     contents.insert_operation_before(first, global);
 }

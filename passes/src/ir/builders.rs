@@ -14,7 +14,7 @@ use melior::{
     ir::{
         Block, BlockLike, Location, Operation, Region, RegionLike, Type, Value,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute, StringAttribute, TypeAttribute},
-        operation::OperationBuilder,
+        operation::{OperationBuilder, OperationMutLike},
         r#type::{IntegerType, MemRefType},
     },
 };
@@ -147,6 +147,38 @@ pub fn memref_global_op<'c>(
         .initial_value(initial)
         .build()
         .into()
+}
+
+/// `llvm.mlir.global <linkage> @name() {addr_space = ..., alignment = ...} : ty`
+/// without an initializer region, detached: the GPU modules' shared arrays
+/// and markers (`alignment` where one is asked for).
+pub fn llvm_global_op<'c>(
+    c: &'c Context,
+    l: Location<'c>,
+    (name, ty): (&str, Type<'c>),
+    linkage: melior::dialect::llvm::attributes::Linkage,
+    address_space: u32,
+    alignment: Option<i64>,
+) -> Operation<'c> {
+    let mut global: Operation = ods::llvm::mlir_global(
+        c,
+        Region::new(),
+        TypeAttribute::new(ty),
+        StringAttribute::new(c, name),
+        melior::dialect::llvm::attributes::linkage(c, linkage),
+        l,
+    )
+    .into();
+    let i32: Type = IntegerType::new(c, 32).into();
+    global.set_attribute(
+        "addr_space",
+        IntegerAttribute::new(i32, i64::from(address_space)).into(),
+    );
+    if let Some(alignment) = alignment {
+        let i64: Type = IntegerType::new(c, 64).into();
+        global.set_attribute("alignment", IntegerAttribute::new(i64, alignment).into());
+    }
+    global
 }
 
 /// The terminators `replace_terminator` puts in.

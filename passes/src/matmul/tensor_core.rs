@@ -11,10 +11,10 @@ use crate::collectives::emit::{Emitter, SHARED};
 use melior::{
     dialect::{llvm, ods},
     ir::{
-        Region, Type, ValueLike,
+        Type, ValueLike,
         attribute::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute,
-            IntegerAttribute, StringAttribute, TypeAttribute,
+            IntegerAttribute, StringAttribute,
         },
         operation::OperationMutLike,
         r#type::IntegerType,
@@ -181,21 +181,14 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
 
     fn declare_dynamic_shared(&self) {
         let array = llvm::r#type::array(IntegerType::new(self.ctx, 8).into(), 0);
-        let mut global: melior::ir::Operation = ods::llvm::mlir_global(
+        self.push(crate::ir::builders::llvm_global_op(
             self.ctx,
-            Region::new(),
-            TypeAttribute::new(array),
-            StringAttribute::new(self.ctx, DYNAMIC_SHARED),
-            llvm::attributes::linkage(self.ctx, llvm::attributes::Linkage::External),
             self.loc,
-        )
-        .into();
-        global.set_attribute(
-            "addr_space",
-            IntegerAttribute::new(self.i32(), i64::from(SHARED)).into(),
-        );
-        global.set_attribute("alignment", IntegerAttribute::new(self.i64(), 128).into());
-        self.push(global);
+            (DYNAMIC_SHARED, array),
+            llvm::attributes::Linkage::External,
+            SHARED,
+            Some(128),
+        ));
     }
 
     fn dynamic_shared(&self) -> Val<'c> {
