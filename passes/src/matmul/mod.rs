@@ -168,7 +168,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"stream-norm",
-            c"With row-scale, where the pair's rows of `a` do not fit in shared memory staged, the tensor-core GEMV applies the norm's column factors to them as it reads them for the mma and sums the row statistic in its loop (where they fit, staging measured faster)",
+            c"With row-scale, where the pair's rows of `a` do not fit in shared memory staged, or would leave its loads too little L1 (more than 195 KB of shared memory), the tensor-core GEMV applies the norm's column factors to them as it reads them for the mma and sums the row statistic in its loop (where they fit, staging measured faster)",
             OptionKind::Bool,
             c"true",
         ),
