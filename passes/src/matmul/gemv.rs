@@ -1677,6 +1677,35 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// At any K, the tensor-core GEMV a matmul runs keeps the L1 its
+        /// loads need wherever it can: a staged pair or single matmul
+        /// starves L1 only where its other way (the streamed norm, `a` read
+        /// from global memory) cannot run.
+        #[test]
+        fn the_chosen_gemv_starves_l1_only_without_another_way(
+            steps in 1u64..=1024,
+            pair in proptest::bool::ANY,
+        ) {
+            let k = steps * 16;
+            let kernel = matmul(k, 4096, k, pair);
+            let kind = if pair { GemvTile::PAIR_MMA } else { GemvTile::SINGLE_MMA };
+            for tile in kernel.gemv_tiles_for(&mma_tiles(kind)) {
+                let streams = kernel.norm_must_stream(tile);
+                let runs = SkinnyMatmul { stream_norm: streams, ..kernel.clone() };
+                if runs.gemv_problem(tile).is_some() {
+                    continue;
+                }
+                if tile.starves_l1(&runs.gemv_shape()) {
+                    // Staged and starving: the streamed norm could not run.
+                    proptest::prop_assert!(pair && !streams, "K = {k}: {tile:?}");
+                    let streamed = SkinnyMatmul { stream_norm: true, ..kernel.clone() };
+                    proptest::prop_assert!(streamed.gemv_problem(tile).is_some(), "K = {k}");
+                }
+            }
+        }
+    }
+
     fn shape(k: u64, weights: u64) -> GemvShape {
         GemvShape {
             k,
