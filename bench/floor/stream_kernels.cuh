@@ -10,7 +10,9 @@
 //          shared-memory stages, each completing on its own mbarrier (the
 //          TMA's path), optionally under an L2 evict-first policy.
 // Every kernel folds what it read into one word per block, so nothing is
-// skipped.
+// skipped. The GEMV probes of bench/gemv_probe also take from here their
+// error check, the generated GEMVs' load and staging of the rows of `a`
+// (`stage_rows`), and their timing of a CUDA graph (`graph_replays_ms`).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -133,3 +135,61 @@ __global__ void bulk(const char *__restrict__ src, size_t bytes, size_t per_bloc
   if (acc == 0x12345678u) sink[blockIdx.x] = acc;
 }
 
+
+// The block's threads copy `rows` rows of `row_vectors` 16-byte vectors
+// (rows `lda_vectors` vectors apart from `src` in global memory) into
+// shared `dst`, rows `pitch` bytes apart: each thread loads 7 vectors
+// before it stores them, as the generated GEMVs stage the rows of `a`.
+// No barrier.
+__device__ inline void stage_rows(char *dst, const int4 *src, int rows, int row_vectors,
+                                  size_t lda_vectors, size_t pitch) {
+  int vectors = rows * row_vectors;
+  constexpr int BATCH = 7;
+  for (int v0 = threadIdx.x; v0 < vectors; v0 += BATCH * blockDim.x) {
+    int4 held[BATCH];
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) {
+      int v = v0 + b * blockDim.x;
+      held[b] = v < vectors ? src[size_t(v / row_vectors) * lda_vectors + v % row_vectors] : make_int4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) {
+      int v = v0 + b * blockDim.x;
+      if (v < vectors) *reinterpret_cast<int4 *>(dst + (v / row_vectors) * pitch + (v % row_vectors) * 16) = held[b];
+    }
+  }
+}
+
+// The probes' timing of a CUDA graph: `capture` launches work on `s`, which
+// is captured into one graph, replayed once, then replayed `replays` times
+// in each of `rounds` rounds between two events. Returns the fastest
+// round's ms (the caller divides by its calls); frees the graph and events.
+template <class Capture>
+float graph_replays_ms(cudaStream_t s, int rounds, int replays, Capture capture) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  capture();
+  CHECK(cudaStreamEndCapture(s, &g));
+  CHECK(cudaGraphInstantiate(&ge, g, 0));
+  CHECK(cudaGraphLaunch(ge, s));
+  CHECK(cudaStreamSynchronize(s));
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  float best = 1e30f;
+  for (int round = 0; round < rounds; ++round) {
+    CHECK(cudaEventRecord(a, s));
+    for (int r = 0; r < replays; ++r) CHECK(cudaGraphLaunch(ge, s));
+    CHECK(cudaEventRecord(b, s));
+    CHECK(cudaEventSynchronize(b));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    best = ms < best ? ms : best;
+  }
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  CHECK(cudaGraphExecDestroy(ge));
+  CHECK(cudaGraphDestroy(g));
+  return best;
+}

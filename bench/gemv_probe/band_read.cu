@@ -40,6 +40,13 @@ __device__ inline int4 load(const char *p) {
   return NoAllocateLoad{}(reinterpret_cast<const int4 *>(p));
 }
 
+// A lane's step: its 16-byte pieces of rows `row` .. `row` + 3, `pitch`
+// bytes apart from `base` (zeros where the step is not `inside` its range).
+__device__ inline void load_step(int4 (&piece)[4], const char *base, int row, size_t pitch, bool inside) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r) piece[r] = inside ? load(base + size_t(row + r) * pitch) : make_int4(0, 0, 0, 0);
+}
+
 // Block b reads the contiguous span b of `bytes` split in gridDim.x spans.
 __global__ void spans(const char *src, size_t bytes, unsigned *sink) {
   size_t per = (bytes / 16 + gridDim.x - 1) / gridDim.x * 16;
@@ -103,19 +110,14 @@ __global__ void gemv_loop(const char *src, int rows_per_weight, size_t pitch, in
   auto step_row = [&](int i) { return first + (k_group + i * k_groups) * 16 + 4 * t; };
   int4 ring[D][4];
 #pragma unroll
-  for (int d = 0; d < D; ++d)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      ring[d][r] = d < mine ? load(base + size_t(step_row(d) + r) * pitch) : make_int4(0, 0, 0, 0);
+  for (int d = 0; d < D; ++d) load_step(ring[d], base, step_row(d), pitch, d < mine);
   unsigned acc = 0;
   for (int i = 0; i < mine; i += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       int4 next[4];
       bool more = i + d + D < mine;
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        next[r] = more ? load(base + size_t(step_row(i + d + D) + r) * pitch) : make_int4(0, 0, 0, 0);
+      load_step(next, base, step_row(i + d + D), pitch, more);
       if (i + d < mine)
 #pragma unroll
         for (int r = 0; r < 4; ++r) acc ^= ring[d][r].x ^ ring[d][r].y ^ ring[d][r].z ^ ring[d][r].w;
@@ -146,10 +148,7 @@ __global__ void __launch_bounds__(512, 1) gemv_mma_loop(const char *src, int row
   auto step_row = [&](int i) { return first + (k_group + i * k_groups) * 16 + 4 * t; };
   int4 ring[D][4];
 #pragma unroll
-  for (int d = 0; d < D; ++d)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      ring[d][r] = d < mine ? load(base + size_t(step_row(d) + r) * pitch) : make_int4(0, 0, 0, 0);
+  for (int d = 0; d < D; ++d) load_step(ring[d], base, step_row(d), pitch, d < mine);
   // A_SMEM: the slice's 16 rows of `a` (per bf16 each) staged first, as
   // mma16_staged stages them, and each step's A fragment read from there.
   const char *a_rows = reinterpret_cast<const char *>(shared);
@@ -157,24 +156,9 @@ __global__ void __launch_bounds__(512, 1) gemv_mma_loop(const char *src, int row
   // of a fragment's loads fall in different banks (GemvTile::staged_row_stride).
   const size_t pitch_a = size_t(per) * 2 + 32;
   if (A_SMEM) {
-    int row_vectors = per / 8, vectors = 16 * row_vectors;
-    constexpr int BATCH = 7;
-    for (int v0 = threadIdx.x; v0 < vectors; v0 += BATCH * blockDim.x) {
-      int4 held[BATCH];
-#pragma unroll
-      for (int b = 0; b < BATCH; ++b) {
-        int v = v0 + b * blockDim.x;
-        int row = v / row_vectors, col = v % row_vectors;
-        held[b] = v < vectors ? act[size_t(row) * (rows_per_weight / 8) + slice * row_vectors + col]
-                              : make_int4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int b = 0; b < BATCH; ++b) {
-        int v = v0 + b * blockDim.x;
-        int row = v / row_vectors, col = v % row_vectors;
-        if (v < vectors) *reinterpret_cast<int4 *>(reinterpret_cast<char *>(shared) + row * pitch_a + col * 16) = held[b];
-      }
-    }
+    int row_vectors = per / 8;
+    stage_rows(reinterpret_cast<char *>(shared), act + slice * row_vectors, 16, row_vectors,
+               rows_per_weight / 8, pitch_a);
     __syncthreads();
   }
   float acc[32];
@@ -185,9 +169,7 @@ __global__ void __launch_bounds__(512, 1) gemv_mma_loop(const char *src, int row
     for (int d = 0; d < D; ++d) {
       int4 next[4];
       bool more = i + d + D < mine;
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        next[r] = more ? load(base + size_t(step_row(i + d + D) + r) * pitch) : make_int4(0, 0, 0, 0);
+      load_step(next, base, step_row(i + d + D), pitch, more);
       if (i + d < mine) {
         unsigned a0 = 0x3f803f80u ^ (i + d), a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3;
         if (A_READ) {
@@ -351,56 +333,40 @@ int main() {
       }
       int grid = c.bands * c.slices;
       CHECK(cudaFuncSetAttribute(gemv_loop<2>, cudaFuncAttributePreferredSharedMemoryCarveout, c.carveout));
-      cudaGraph_t g;
-      cudaGraphExec_t ge;
-      CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-      for (int i = 0; i < ITER; ++i) {
-        int rpw = c.rows / c.weights;
-        if (c.loop == 2)
-          gemv_loop<2><<<grid, c.threads, c.smem, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
-        else if (c.loop == 3)
-          gemv_loop<3><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
-        else if (c.loop == 4)
-          gemv_loop<4><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
-        else if (c.loop == 12)
-          gemv_mma_loop<2, 0><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
-        else if (c.loop == 22)
-          gemv_mma_loop<2, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
-        else if (c.loop == 23)
-          gemv_mma_loop<3, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
-        else if (c.loop == 32)
-          gemv_mma_loop<2, 1, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
-        else if (c.loop == 33)
-          gemv_mma_loop<2, 1, true, false><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
-        else if (c.loop == 42)
-          gemv_mma_loop<2, 2><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
-        else if (c.loop == 52)
-          gemv_mma_loop<2, 2, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
-        else if (c.loop == 24)
-          gemv_mma_loop<4, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
-        else if (c.contiguous)
-          spans<<<grid, 1024, PIN, s>>>(w[i % COPIES], bytes, sink);
-        else
-          bands<<<grid, 1024, PIN, s>>>(w[i % COPIES], c.rows, c.pitch, c.bands, c.slices, sink);
-      }
-      CHECK(cudaStreamEndCapture(s, &g));
-      CHECK(cudaGraphInstantiate(&ge, g, 0));
-      CHECK(cudaGraphLaunch(ge, s));
-      CHECK(cudaStreamSynchronize(s));
-      cudaEvent_t a, b;
-      CHECK(cudaEventCreate(&a));
-      CHECK(cudaEventCreate(&b));
-      CHECK(cudaEventRecord(a, s));
-      for (int r = 0; r < REPLAYS; ++r) CHECK(cudaGraphLaunch(ge, s));
-      CHECK(cudaEventRecord(b, s));
-      CHECK(cudaEventSynchronize(b));
-      float ms;
-      CHECK(cudaEventElapsedTime(&ms, a, b));
+      float ms = graph_replays_ms(s, 1, REPLAYS, [&] {
+        for (int i = 0; i < ITER; ++i) {
+          int rpw = c.rows / c.weights;
+          if (c.loop == 2)
+            gemv_loop<2><<<grid, c.threads, c.smem, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
+          else if (c.loop == 3)
+            gemv_loop<3><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
+          else if (c.loop == 4)
+            gemv_loop<4><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, c.weights, sink);
+          else if (c.loop == 12)
+            gemv_mma_loop<2, 0><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          else if (c.loop == 22)
+            gemv_mma_loop<2, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          else if (c.loop == 23)
+            gemv_mma_loop<3, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          else if (c.loop == 32)
+            gemv_mma_loop<2, 1, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
+          else if (c.loop == 33)
+            gemv_mma_loop<2, 1, true, false><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
+          else if (c.loop == 42)
+            gemv_mma_loop<2, 2><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          else if (c.loop == 52)
+            gemv_mma_loop<2, 2, true><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink, act);
+          else if (c.loop == 24)
+            gemv_mma_loop<4, 1><<<grid, c.threads, PIN, s>>>(w[i % COPIES], rpw, c.pitch, c.bands, c.slices, out, sink);
+          else if (c.contiguous)
+            spans<<<grid, 1024, PIN, s>>>(w[i % COPIES], bytes, sink);
+          else
+            bands<<<grid, 1024, PIN, s>>>(w[i % COPIES], c.rows, c.pitch, c.bands, c.slices, sink);
+        }
+      });
       double us = ms * 1000.0 / (REPLAYS * ITER);
       double read = double(c.rows) * c.used;
       std::printf("round %d  %-52s %5.1f us  %.2f TB/s\n", round, c.name, us, read / us / 1e6);
-      CHECK(cudaGraphExecDestroy(ge));
-      CHECK(cudaGraphDestroy(g));
       for (auto p : w) CHECK(cudaFree(p));
     }
   }

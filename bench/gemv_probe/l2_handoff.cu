@@ -202,37 +202,19 @@ int main() {
                     cudaGetErrorString(cudaGetLastError()));
         continue;
       }
-      cudaGraph_t g;
-      cudaGraphExec_t ge;
-      CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-      for (int i = 0; i < ITER; ++i) {
-        int c = i % COPIES;
-        Handoff h{dw[c], D_BYTES, D_READERS, v.fraction, v.mode, v.qp};
-        if (v.p) first<<<v.fraction > 0 ? grid : P_READERS, 1024, PIN, s>>>(pw[c], P_BYTES, P_READERS, v.pp, h, sink);
-        if (v.d) second<<<D_READERS, 1024, PIN, s>>>(dw[c], D_BYTES, v.dp, sink);
-      }
-      CHECK(cudaStreamEndCapture(s, &g));
-      CHECK(cudaGraphInstantiate(&ge, g, 0));
-      CHECK(cudaGraphLaunch(ge, s));
-      CHECK(cudaStreamSynchronize(s));
-      cudaEvent_t a, b;
-      CHECK(cudaEventCreate(&a));
-      CHECK(cudaEventCreate(&b));
       const int REPLAYS = 10;
-      CHECK(cudaEventRecord(a, s));
-      for (int r = 0; r < REPLAYS; ++r) CHECK(cudaGraphLaunch(ge, s));
-      CHECK(cudaEventRecord(b, s));
-      CHECK(cudaEventSynchronize(b));
-      float ms;
-      CHECK(cudaEventElapsedTime(&ms, a, b));
+      float ms = graph_replays_ms(s, 1, REPLAYS, [&] {
+        for (int i = 0; i < ITER; ++i) {
+          int c = i % COPIES;
+          Handoff h{dw[c], D_BYTES, D_READERS, v.fraction, v.mode, v.qp};
+          if (v.p) first<<<v.fraction > 0 ? grid : P_READERS, 1024, PIN, s>>>(pw[c], P_BYTES, P_READERS, v.pp, h, sink);
+          if (v.d) second<<<D_READERS, 1024, PIN, s>>>(dw[c], D_BYTES, v.dp, sink);
+        }
+      });
       double us = ms * 1000.0 / (REPLAYS * ITER);
       double bytes = (v.p ? P_BYTES : 0) + (v.d ? D_BYTES : 0);
       std::printf("round %d  %-58s %6.1f us  (%.2f TB/s of the bytes read)\n", round + 1, v.name, us,
                   bytes / us / 1e6);
-      CHECK(cudaGraphExecDestroy(ge));
-      CHECK(cudaGraphDestroy(g));
-      CHECK(cudaEventDestroy(a));
-      CHECK(cudaEventDestroy(b));
       if (v.persist) {
         cudaCtxResetPersistingL2Cache();
         cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);

@@ -42,21 +42,7 @@ __device__ unsigned fold(const char *rows, int k, size_t pitch) {
 __global__ void stage_ld(const int4 *a, int k, int lda, unsigned *sink) {
   extern __shared__ __align__(128) char rows[];
   size_t pitch = size_t(k) * 2 + 32;
-  int row_vectors = k / 8, vectors = ROWS * row_vectors;
-  constexpr int BATCH = 7;
-  for (int v0 = threadIdx.x; v0 < vectors; v0 += BATCH * blockDim.x) {
-    int4 held[BATCH];
-#pragma unroll
-    for (int b = 0; b < BATCH; ++b) {
-      int v = v0 + b * blockDim.x;
-      held[b] = v < vectors ? a[size_t(v / row_vectors) * (lda / 8) + v % row_vectors] : make_int4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int b = 0; b < BATCH; ++b) {
-      int v = v0 + b * blockDim.x;
-      if (v < vectors) *reinterpret_cast<int4 *>(rows + (v / row_vectors) * pitch + (v % row_vectors) * 16) = held[b];
-    }
-  }
+  stage_rows(rows, a, ROWS, k / 8, lda / 8, pitch);
   __syncthreads();
   unsigned acc = fold(rows, k, pitch);
   if (acc == 0x12345678u) sink[blockIdx.x] = acc;
@@ -116,30 +102,10 @@ __global__ void stage_bulk(const char *a, int k, int lda, unsigned *sink) {
 template <class Launch>
 float us_per_kernel(cudaStream_t s, Launch launch) {
   const int N = 30, REPLAYS = 20;
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < N; ++i) launch();
-  CHECK(cudaStreamEndCapture(s, &g));
-  CHECK(cudaGraphInstantiate(&ge, g, 0));
-  CHECK(cudaGraphLaunch(ge, s));
-  CHECK(cudaStreamSynchronize(s));
-  float best = 1e9f;
-  for (int round = 0; round < 3; ++round) {
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    CHECK(cudaEventRecord(a, s));
-    for (int r = 0; r < REPLAYS; ++r) CHECK(cudaGraphLaunch(ge, s));
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    best = ms * 1000.f / (REPLAYS * N) < best ? ms * 1000.f / (REPLAYS * N) : best;
-  }
-  CHECK(cudaGraphExecDestroy(ge));
-  CHECK(cudaGraphDestroy(g));
-  return best;
+  float ms = graph_replays_ms(s, 3, REPLAYS, [&] {
+    for (int i = 0; i < N; ++i) launch();
+  });
+  return ms * 1000.f / (REPLAYS * N);
 }
 
 template <int CLUSTER>
