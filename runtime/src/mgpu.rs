@@ -228,12 +228,10 @@ pub unsafe extern "C" fn mgpuLaunchKernel(
     );
     let follows_library = crate::programmatic_launch::follows_library_kernel()
         && !crate::programmatic_launch::after_library_allowed(shared_memory as u64, || {
-            let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-            // SAFETY: the lowering's live stream and an out-pointer to a
-            // local. A failed query counts as a capture (the ordinary launch).
-            let queried = unsafe { sys::cuStreamIsCapturing(stream, &mut status) };
-            queried != CUresult::CUDA_SUCCESS
-                || status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+            // A failed query counts as a capture (the ordinary launch).
+            crate::cuda::Stream::borrowed(stream)
+                .is_capturing()
+                .unwrap_or(true)
         });
     // SAFETY: the lowering passes a live function.
     if !follows_library && unsafe { crate::programmatic_launch::allowed(function) } {
