@@ -2,7 +2,12 @@
 shapes, this rank's weight shards (every rank draws the full weights alike
 from seed 0 and keeps its columns or rows), and the block in torch with
 symm_mem's one-shot (the down projection written into the symmetric buffer)
-or two-shot in place, gate and up as one GEMM or two."""
+or two-shot in place, gate and up as one GEMM or two.
+
+LAYER_WIDTHS=D,F sets the hidden size D and the whole MLP width F (each of
+W ranks holds F / W) for another model's block (Llama-3-8B's 4096,14336
+unless set); the layer passed to the bench must be compiled at D and F / W
+(bench/device/matmul_build.sh's TP_WORLDS layers)."""
 
 import os
 from types import SimpleNamespace
@@ -10,7 +15,21 @@ from types import SimpleNamespace
 import torch
 import torch.distributed as dist
 
-D, F, EPS = 4096, 14336, 1e-5
+EPS = 1e-5
+
+
+def layer_widths(text):
+    """The hidden size D and the whole MLP width F of LAYER_WIDTHS ("D,F",
+    Llama-3-8B's when empty): positive whole numbers, or SystemExit."""
+    if not text:
+        return 4096, 14336
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise SystemExit(f"LAYER_WIDTHS={text}: two positive whole numbers, D,F (4096,14336)")
+    return int(parts[0]), int(parts[1])
+
+
+D, F = layer_widths(os.environ.get("LAYER_WIDTHS", ""))
 
 
 def rmsnorm(x, weight):
@@ -46,6 +65,8 @@ def setup(blocks=("llama",)):
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    if F % world:
+        raise SystemExit(f"the MLP width {F} does not split into {world} equal shards")
     shard = F // world
     g = torch.Generator(device="cuda").manual_seed(0)
 
