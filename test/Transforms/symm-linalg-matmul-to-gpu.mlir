@@ -288,6 +288,87 @@ func.func @gate_up_l1(%x: memref<?x6656xbf16>, %norm: memref<6656xbf16>,
 
 // -----
 
+// The same block at a TP-2 rank of Qwen2.5-7B (hidden 3584, 9472 of the
+// MLP's 18944): 148 bands of 64 columns would run a wave of 132 blocks
+// and a second of 16, so both GEMVs take 128-column bands with half the
+// k-groups (the same threads): one wave of 74 blocks (on 2x H200 the pair
+// took 43.1 instead of 53.9 µs at 16 rows; bench/results/2026-11-28-widths-h200x2.md).
+// CHECK-LABEL: func.func @gate_up_wide
+// CHECK: %[[BANDS:.*]] = arith.constant 74 : index
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%[[BANDS]], %{{.*}}, %{{.*}}) threads in
+// CHECK: %[[BANDS16:.*]] = arith.constant 74 : index
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks in (%[[BANDS16]], %{{.*}}, %{{.*}}) threads in
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @gate_up_wide(%x: memref<?x3584xbf16>, %norm: memref<3584xbf16>,
+                   %wg: memref<3584x9472xbf16>, %wu: memref<3584x9472xbf16>,
+                   %act: memref<?x9472xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x3584xbf16>
+  %zero = arith.constant 0.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %one = arith.constant 1.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %hidden = arith.constant 3584.0 : f32
+  %sum_sq = memref.alloc(%m) : memref<?xf32>
+  // expected-remark@+1 {{matmul pair (3584x9472 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (148x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 74x1 blocks of 1024 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 74x1 blocks of 512 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another), chosen against cuBLAS by measurement for up to 16 rows whose operands are 16-byte aligned (others take cuBLAS)}}
+  linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x3584xbf16>) outs(%sum_sq : memref<?xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %f = arith.extf %v : bf16 to f32
+    %sq = arith.mulf %f, %f : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  %xn = memref.alloc(%m) : memref<?x3584xbf16>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum_sq, %norm : memref<?x3584xbf16>, memref<?xf32>, memref<3584xbf16>)
+      outs(%xn : memref<?x3584xbf16>) {
+  ^bb0(%v: bf16, %s: f32, %w: bf16, %unused: bf16):
+    %mean = arith.divf %s, %hidden : f32
+    %var = arith.addf %mean, %eps : f32
+    %inv = math.rsqrt %var : f32
+    %f = arith.extf %v : bf16 to f32
+    %n = arith.mulf %f, %inv : f32
+    %wf = arith.extf %w : bf16 to f32
+    %y = arith.mulf %n, %wf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %gate = memref.alloc(%m) : memref<?x9472xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x9472xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x3584xbf16>, memref<3584x9472xbf16>)
+                outs(%gate : memref<?x9472xbf16>)
+  %up = memref.alloc(%m) : memref<?x9472xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x9472xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x3584xbf16>, memref<3584x9472xbf16>)
+                outs(%up : memref<?x9472xbf16>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x9472xbf16>, memref<?x9472xbf16>)
+      outs(%act : memref<?x9472xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %unused: bf16):
+    %gf = arith.extf %g : bf16 to f32
+    %uf = arith.extf %u : bf16 to f32
+    %neg = arith.negf %gf : f32
+    %e = math.exp %neg : f32
+    %den = arith.addf %e, %one : f32
+    %silu = arith.divf %gf, %den : f32
+    %y = arith.mulf %silu, %uf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %sum_sq : memref<?xf32>
+  memref.dealloc %xn : memref<?x3584xbf16>
+  memref.dealloc %gate : memref<?x9472xbf16>
+  memref.dealloc %up : memref<?x9472xbf16>
+  return
+}
+
+// -----
+
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>

@@ -680,19 +680,24 @@ impl SkinnyMatmul {
     /// global memory instead where the staged rows cannot run (they do not
     /// fit in shared memory, or are not in 16-byte vectors) or would take
     /// the L1 its loads need (`GemvTile::starves_l1`); with a prologue the
-    /// rows go through it either way, and the flag is off.
+    /// rows go through it either way, and the flag is off. Then, where its
+    /// grid would waste a wave, it takes bands twice as wide
+    /// (`SkinnyMatmul::gemv_widened`, `waves`).
     pub fn gemv_tile_for(&self, tile: GemvTile) -> GemvTile {
         let unstaged = GemvTile {
             stage_a: false,
             ..tile
         };
         let starves = tile.starves_l1(&self.gemv_shape());
-        if tile.stage_a && (self.prologue.is_some() || starves || self.gemv_problem(tile).is_some())
+        let tile = if tile.stage_a
+            && (self.prologue.is_some() || starves || self.gemv_problem(tile).is_some())
         {
             unstaged
         } else {
             tile
-        }
+        };
+        // Widened as staged or not: every tiling of one kernel name alike.
+        self.gemv_widened(tile).unwrap_or(tile)
     }
 
     /// Whether the tensor-core GEMV `tile` takes this matmul only by
@@ -767,7 +772,9 @@ impl SkinnyMatmul {
         let Some(at) = gemvs.iter().position(|g| g.engine == Engine::TensorCores) else {
             return Err(None);
         };
-        let (columns, slices) = self.gemv_grid(gemvs[at]);
+        // The grid of 64-column bands (the wgmma GEMV's own): a register
+        // GEMV widened to one wave (`gemv_widened`) keeps it.
+        let (columns, slices) = self.gemv_grid(short);
         let blocks = columns * slices;
         if blocks >= SHORT_GRID_BLOCKS {
             return Err(None);
@@ -1476,13 +1483,13 @@ pub(super) fn row_piece<'c>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::matmul::kernel::{Epilogue, Output, Prologue, Tile};
 
     /// A single matmul's slice of K rows and N columns (a's rows `lda`
     /// apart), or with `norm` a pair whose prologue splits (RMSNorm).
-    fn matmul(k: u64, n: u64, lda: u64, norm: bool) -> SkinnyMatmul {
+    pub(in crate::matmul) fn matmul(k: u64, n: u64, lda: u64, norm: bool) -> SkinnyMatmul {
         let prologue = norm.then(|| Prologue {
             step: "step".into(),
             apply: "apply".into(),
@@ -1519,7 +1526,7 @@ mod tests {
 
     /// The tensor-core tilings of the default options: reading `a` from
     /// global memory for up to 8 rows, staging it for up to 16.
-    fn mma_tiles(kind: GemvTile) -> [GemvTile; 2] {
+    pub(in crate::matmul) fn mma_tiles(kind: GemvTile) -> [GemvTile; 2] {
         [
             GemvTile { calls: 8, ..kind },
             GemvTile {

@@ -51,6 +51,7 @@ mod lamport_send;
 mod launch;
 pub mod row_scale;
 mod tensor_core;
+mod waves;
 
 use crate::PassError;
 use crate::analysis::linalg::MIN_ROWS_ATTR;
@@ -1130,10 +1131,11 @@ fn describe(planned: &Planned<'_, '_>) -> String {
         .map(|g| {
             let (gx, gy) = k.gemv_grid(*g);
             format!(
-                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads)",
+                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads{})",
                 g.takes(),
                 k.gemv_name(*g),
-                g.threads(k.weights)
+                g.threads(k.weights),
+                k.gemv_band_note(*g)
             )
         })
         .collect();
@@ -1492,7 +1494,17 @@ fn emit_module<'c, 'a>(
             if !p.kernel.weight_transposed {
                 p.kernel.build(e, e.block)?;
             }
+            // One kernel a name: two tilings of one name would launch one
+            // kernel with the other's grid.
+            let mut names = std::collections::HashSet::new();
             for gemv in &p.gemv {
+                if !names.insert(p.kernel.gemv_name(*gemv)) {
+                    return Err(PassError::Build(format!(
+                        "two GEMV tilings of matmul @{} share the kernel name @{}",
+                        p.kernel.name,
+                        p.kernel.gemv_name(*gemv)
+                    )));
+                }
                 p.kernel.build_gemv(e, e.block, *gemv)?;
             }
         }
