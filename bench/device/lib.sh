@@ -150,8 +150,9 @@ tp2_mlp_checks() {
   done
 }
 # compute-sanitizer's TOOLS on the tensor-core GEMVs (kernel names holding
-# `mma`), forced generated and without graphs, on build $B's MLP blocks
-# WIDTHS at 2 and 16 rows, each run's summary and check lines counted:
+# SANITIZE_KERNELS, `mma` unless set), forced generated and without graphs,
+# on build $B's MLP blocks WIDTHS at SANITIZE_TOKENS rows (2,16 unless set),
+# each run's summary and check lines counted:
 # sanitize_mma "memcheck racecheck" "4096x7168 2064x1000". (racecheck
 # faults where the filter leaves a cuBLAS kernel uninstrumented: a width
 # whose down projection keeps cuBLAS, like 2064x1000's.)
@@ -161,8 +162,9 @@ sanitize_mma() {
     for tool in $1; do
       SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so \
         PYTHONPATH=python:bench/model timeout 150 compute-sanitizer --tool "$tool" \
-        --target-processes all --kernel-name kns=mma "$B/symm-launch" -n 1 python3 \
-        bench/model/matmul_check.py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 2,16 2>&1 \
+        --target-processes all --kernel-name "kns=${SANITIZE_KERNELS:-mma}" "$B/symm-launch" -n 1 \
+        python3 bench/model/matmul_check.py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" \
+        --tokens "${SANITIZE_TOKENS:-2,16}" 2>&1 \
         | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
       echo "== $tool $w done"
     done
@@ -201,12 +203,17 @@ widths_checks() {
   run py "$B/layers/libmlp_4096x7168.so" 4096 7168 --tokens 1,2,16,17,64
   SYMM_MATMUL=generated run py "$B/layers/libmlp_whole.so" 4096 7168 --tokens 2,16
 }
-# The weight-read floor (bench/floor/stream_read.cu) of the MLP block's
-# bytes at TP 2 (all, gate+up, down) on GPU 0, with the machine's name.
+# The weight-read floor (bench/floor/stream_read.cu, built once a script)
+# of BYTES... on GPU 0, with the machine's name: by default the Llama-3-8B
+# MLP block's bytes at TP 2 (all, gate+up, down).
 floor_read() {
-  nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/stream_read bench/floor/stream_read.cu
+  if [[ -z ${STREAM_READ_BUILT:-} ]]; then
+    nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/stream_read bench/floor/stream_read.cu
+    STREAM_READ_BUILT=1
+  fi
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  CUDA_VISIBLE_DEVICES=0 run timeout 200 /tmp/stream_read 176160768 117440512 58720256
+  (($#)) || set -- 176160768 117440512 58720256
+  CUDA_VISIBLE_DEVICES=0 run timeout 200 /tmp/stream_read "$@"
 }
 # The MLP block at five widths (the four of widths_checks and 8192/3584, a
 # TP-8 rank of Llama-3-70B) against torch's f32 reference at the dispatch

@@ -25,15 +25,8 @@ if part world1; then
   tally world1 "$OUT/checks.log" | tee -a "$OUT/summary.log"
 fi
 if part sanitize; then
-  for w in $SANITIZE_WIDTHS; do
-    for tool in memcheck racecheck; do
-      SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so \
-        PYTHONPATH=python:bench/model timeout 200 compute-sanitizer --tool "$tool" \
-        --target-processes all --kernel-name kns=symm_matmul "$B/symm-launch" -n 1 python3 \
-        bench/model/matmul_check.py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" --tokens 1,16 2>&1 |
-        grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200 | sed "s/^/$tool $w: /"
-    done
-  done 2>&1 | tee -a "$OUT/summary.log"
+  SANITIZE_KERNELS=symm_matmul SANITIZE_TOKENS=1,16 sanitize_mma "memcheck racecheck" "$SANITIZE_WIDTHS" 2>&1 |
+    tee -a "$OUT/summary.log"
 fi
 if part tp2; then
   for w in $TP2_WIDTHS; do

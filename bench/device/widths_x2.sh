@@ -21,15 +21,13 @@ B=${1:?usage: widths_x2.sh BUILD}
 layer_checks_setup
 export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
 export LAYER_WEIGHT_COPIES=3 TORCH_VARIANTS=two_shot LAYER_TOKENS=${LAYER_TOKENS:-1,16,128}
-nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/stream_read bench/floor/stream_read.cu
-date -u
 for w in ${WIDTHS:?WIDTHS: \"D,F ...\"}; do
   d=${w%,*} f=${w#*,}
   rank_f=$((f / 2))
   bytes=$((3 * d * rank_f * 2))
   {
     echo "### D=$d F=$f (a rank: $d x $rank_f, $((bytes / 1000000)) MB of weights)"
-    CUDA_VISIBLE_DEVICES=0 run timeout 100 /tmp/stream_read $bytes $((2 * d * rank_f * 2)) $((d * rank_f * 2))
+    floor_read $bytes $((2 * d * rank_f * 2)) $((d * rank_f * 2))
     extra=() columns=()
     for v in ${VARIANTS:-}; do
       so=$L/libmlp_tp2_${d}x${rank_f}_$v.so

@@ -750,6 +750,12 @@ impl SkinnyMatmul {
         (self.n.div_ceil(tile.columns), self.slices)
     }
 
+    /// Blocks of the GEMV in all (`gemv_grid`'s x times y).
+    pub fn gemv_blocks(&self, tile: GemvTile) -> u64 {
+        let (columns, slices) = self.gemv_grid(tile);
+        columns * slices
+    }
+
     /// Where this matmul takes the short-grid wgmma GEMV `short`
     /// (`GemvTile::SHORT_WGMMA`) among its GEMVs `gemvs` (ordered by the
     /// rows they take): before its first tensor-core GEMV, where that would
@@ -774,8 +780,7 @@ impl SkinnyMatmul {
         };
         // The grid of 64-column bands (the wgmma GEMV's own): a register
         // GEMV widened to one wave (`gemv_widened`) keeps it.
-        let (columns, slices) = self.gemv_grid(short);
-        let blocks = columns * slices;
+        let blocks = self.gemv_blocks(short);
         if blocks >= SHORT_GRID_BLOCKS {
             return Err(None);
         }

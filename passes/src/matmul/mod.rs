@@ -1498,11 +1498,11 @@ fn emit_module<'c, 'a>(
             // kernel with the other's grid.
             let mut names = std::collections::HashSet::new();
             for gemv in &p.gemv {
-                if !names.insert(p.kernel.gemv_name(*gemv)) {
+                let name = p.kernel.gemv_name(*gemv);
+                if !names.insert(name.clone()) {
                     return Err(PassError::Build(format!(
-                        "two GEMV tilings of matmul @{} share the kernel name @{}",
-                        p.kernel.name,
-                        p.kernel.gemv_name(*gemv)
+                        "two GEMV tilings of matmul @{} share the kernel name @{name}",
+                        p.kernel.name
                     )));
                 }
                 p.kernel.build_gemv(e, e.block, *gemv)?;

@@ -70,15 +70,12 @@ impl SkinnyMatmul {
         let wide = tile
             .widened()
             .filter(|_| kinds && !self.weight_transposed)?;
-        let blocks = |t: GemvTile| {
-            let (x, y) = self.gemv_grid(t);
-            x * y
-        };
         // It runs as the narrow one would: staged, or applying the norm as
         // it reads `a` where the staged rows do not fit (`norm_must_stream`,
         // decided after the tilings).
         let runs = self.gemv_problem(wide).is_none() || self.norm_must_stream(wide);
-        (wastes_a_wave(blocks(tile)) && blocks(wide) <= WAVE_SMS && runs).then_some(wide)
+        (wastes_a_wave(self.gemv_blocks(tile)) && self.gemv_blocks(wide) <= WAVE_SMS && runs)
+            .then_some(wide)
     }
 
     /// What the group's remark says of GEMV `tile` where `gemv_widened`
@@ -89,15 +86,15 @@ impl SkinnyMatmul {
             k_groups: tile.k_groups * 2,
             ..tile
         };
-        if tile.columns != 2 * MMA_COLUMNS || self.gemv_widened(narrow) != Some(tile) {
+        // Only a widened tile's narrow one widens back to it.
+        if self.gemv_widened(narrow) != Some(tile) {
             return String::new();
         }
-        let (x, y) = self.gemv_grid(narrow);
         format!(
             ", in {}-column bands: {}-column ones would take {} blocks, a wave of {WAVE_SMS} SMs and part of another",
             tile.columns,
             narrow.columns,
-            x * y
+            self.gemv_blocks(narrow)
         )
     }
 }
@@ -117,12 +114,6 @@ mod tests {
             output: Output::F32,
             ..matmul(k, n, k * slices, false)
         }
-    }
-
-    /// The grid of `tile` for `kernel`, in blocks.
-    fn blocks(kernel: &SkinnyMatmul, tile: GemvTile) -> u64 {
-        let (x, y) = kernel.gemv_grid(tile);
-        x * y
     }
 
     /// The register GEMVs whose 64-column grid would waste a wave take
@@ -149,7 +140,7 @@ mod tests {
                 let wide = pair.gemv_tile_for(kind);
                 assert_eq!((wide.columns, wide.k_groups), (128, kind.k_groups / 2));
                 assert_eq!(wide.threads(2), kind.threads(2));
-                assert_eq!(blocks(&pair, wide), n / 128);
+                assert_eq!(pair.gemv_blocks(wide), n / 128);
             }
         }
         // Every tiling of one kernel name alike: the staged 16-row tiling
@@ -169,7 +160,7 @@ mod tests {
         );
         let down = sliced(4480, 6656, 2);
         let wide = down.gemv_tile_for(GemvTile::SINGLE_MMA);
-        assert_eq!((wide.columns, blocks(&down, wide)), (128, 104));
+        assert_eq!((wide.columns, down.gemv_blocks(wide)), (128, 104));
         assert_eq!(down.gemv_tile_for(GemvTile::SINGLE).columns, 64);
         let seventy_b_down = sliced(7168, 8192, 2);
         assert_eq!(
@@ -223,17 +214,17 @@ mod tests {
             };
             for kind in kinds {
                 let chosen = kernel.gemv_tile_for(kind);
-                let wastes = wastes_a_wave(blocks(&kernel, kind));
+                let wastes = wastes_a_wave(kernel.gemv_blocks(kind));
                 if chosen.columns == 128 {
                     proptest::prop_assert!(wastes);
-                    proptest::prop_assert!(blocks(&kernel, chosen) <= WAVE_SMS);
+                    proptest::prop_assert!(kernel.gemv_blocks(chosen) <= WAVE_SMS);
                     proptest::prop_assert_eq!(chosen.threads(kernel.weights), kind.threads(kernel.weights));
                     proptest::prop_assert_eq!(
                         chosen.shared_bytes(&kernel.gemv_shape()),
                         GemvTile { stage_a: chosen.stage_a, ..kind }.shared_bytes(&kernel.gemv_shape())
                     );
                 } else {
-                    let fits_wide = kind.widened().is_some_and(|w| blocks(&kernel, w) <= WAVE_SMS);
+                    let fits_wide = kind.widened().is_some_and(|w| kernel.gemv_blocks(w) <= WAVE_SMS);
                     let widens = kind.engine == Engine::TensorCores || pair;
                     proptest::prop_assert!(!(wastes && fits_wide && widens), "{n}: {chosen:?}");
                 }
