@@ -94,7 +94,7 @@ pub const ROWS_TWO_SHOT_MAX: u64 = 2 << 20;
 /// kernel sent all of a thread's vectors in one flight, it had been 0.2 µs
 /// slower than the staged one at 64 rows:
 /// bench/results/2026-11-23-rows-lamport-h200x2.md.)
-pub const ROWS_LAMPORT_MAX: u64 = symm_protocol::LAMPORT_MAX as u64;
+pub const ROWS_LAMPORT_MAX: u64 = 1 << 20;
 
 /// The same on more than 2 ranks: 32 rows of 4096 bf16. On 4x H200 the
 /// TP-4 decoder half-layer with the Lamport rows kernel up to 1 MiB was

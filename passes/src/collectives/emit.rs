@@ -732,10 +732,11 @@ impl<'c> Emitter<'c> {
         )
     }
     /// Whether `slices` slices of `elements` (an i64) 16-bit values each
-    /// fit in one region of the pool's Lamport area, one after the other
-    /// (an i1). The same on every rank: pools and calls are. A split-K
-    /// all-reduce then sends each slice on its own (rounded on its own),
-    /// which the matmul that makes them can do itself as it writes them.
+    /// fit in one region of the pool's Lamport area, one after the other,
+    /// within `symm_protocol::LAMPORT_SLICES_MAX` bytes (an i1). The same
+    /// on every rank: pools and calls are. A split-K all-reduce then sends
+    /// each slice on its own (rounded on its own), which the matmul that
+    /// makes them can do itself as it writes them.
     pub fn lamport_slices_fit(&self, pool: Val<'c>, elements: Val<'c>, slices: u64) -> Val<'c> {
         let me = self.pool_rank(pool);
         let (zero, one) = (self.c_index(0), self.c_index(1));
@@ -744,8 +745,10 @@ impl<'c> Emitter<'c> {
         let first = self.ptr_to_int(self.lamport_region(pool, me, zero, zero), i64);
         let second = self.ptr_to_int(self.lamport_region(pool, me, one, zero), i64);
         let world = self.cast(self.pool_world_size(pool), i64);
-        let needed = self.mul(self.mul(elements, self.c64(2 * slices as i64)), world);
-        self.cmp(CmpiPredicate::Ule, needed, self.sub(second, first))
+        let needed = self.mul(elements, self.c64(2 * slices as i64));
+        let region = self.div(self.sub(second, first), world);
+        let room = self.min(region, self.c64(symm_protocol::LAMPORT_SLICES_MAX as i64));
+        self.cmp(CmpiPredicate::Ule, needed, room)
     }
     /// What a Lamport sender stores: `value()` (16-bit floats, a vector of
     /// `lanes` or with `None` a scalar of `element`) with each lane that

@@ -69,12 +69,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
             OptionKind::Int64,
             c"0",
         ),
-        PassOption::new(
-            c"lamport-max-bytes",
-            c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; at most 1048576, symm_protocol::LAMPORT_MAX)",
-            OptionKind::Int64,
-            c"1048576",
-        ),
+        crate::middle_end::select_all_reduce::LAMPORT_MAX_OPTION,
         PassOption::new(
             c"rows-two-shot-max-bytes",
             c"Largest message a rows kernel (an all-reduce with a row statistic, such as the next RMSNorm) takes as a two-shot; above, the one-shot (-1: 2097152 on up to 2 ranks, no bound on more)",
@@ -83,7 +78,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
         ),
         PassOption::new(
             c"rows-lamport-max-bytes",
-            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row, with lamport-max-bytes below it (-1: 1048576 on up to 2 ranks, 262144 on more; at most 1048576, symm_protocol::LAMPORT_MAX)",
+            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row, with lamport-max-bytes below it (-1: 1048576 on up to 2 ranks, 262144 on more; at most 2097152, symm_protocol::LAMPORT_MAX)",
             OptionKind::Int64,
             c"-1",
         ),

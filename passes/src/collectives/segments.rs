@@ -95,6 +95,12 @@ impl AllReduceFacts {
                 world: Some(self.world),
                 input_read_after: self.input_read_after,
                 output_owned: self.out_symmetric,
+                lamport_max: limits.lamport_for(
+                    Some(self.element),
+                    self.reduction,
+                    self.rows.is_some(),
+                    Some(self.world),
+                ),
             };
             if choose(bytes, facts, limits) == "one_shot" {
                 Algorithm::OneShot
@@ -342,6 +348,58 @@ mod tests {
              up to 524288 bytes (64 rows): the Lamport one-shot summing 2 split-K slices; \
              up to 33554432 bytes (4096 rows): the two-shot pushing into the peers' inputs, \
              after the whole matmul"
+        );
+    }
+
+    /// On 2 ranks the Lamport one-shot runs up to its 2 MiB bound, above
+    /// the barrier one-shot's 1 MiB where the two-shot would: the MLP
+    /// block's all-reduce at hidden 5120 sums the split-K slices up to 128
+    /// rows (1.25 MiB) and takes the whole product up to 204 rows; on 4
+    /// ranks the one-shots stop at 512 KiB.
+    #[test]
+    fn two_ranks_take_the_lamport_one_shot_past_the_one_shot_bound() {
+        let limits = Limits {
+            one_shot: None,
+            lamport_max: symm_protocol::LAMPORT_MAX as u64,
+            ..LIMITS
+        };
+        let mut hidden_5120 = AllReduceFacts {
+            row_elements: 5120,
+            columns: 5120,
+            max_count: 2048 * 5120,
+            ..facts(false)
+        };
+        hidden_5120.split_k = Some((2, 128));
+        let kernels = |facts: &AllReduceFacts| -> Vec<(Algorithm, bool, Option<u64>, u64)> {
+            facts
+                .segments(limits)
+                .iter()
+                .map(|s| {
+                    (
+                        s.kernel.algorithm,
+                        s.kernel.lamport,
+                        s.kernel.split_k,
+                        s.max_bytes,
+                    )
+                })
+                .take(3)
+                .collect()
+        };
+        assert_eq!(
+            kernels(&hidden_5120),
+            [
+                (Algorithm::OneShot, true, Some(2), 128 * 10240),
+                (Algorithm::OneShot, true, None, 2 << 20),
+                (Algorithm::TwoShot, false, None, 8 << 20),
+            ]
+        );
+        hidden_5120.world = 4;
+        assert_eq!(
+            kernels(&hidden_5120)[..2],
+            [
+                (Algorithm::OneShot, true, Some(2), 512 << 10),
+                (Algorithm::TwoShot, false, None, 2048 * 10240),
+            ]
         );
     }
 

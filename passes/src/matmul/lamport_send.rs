@@ -28,14 +28,14 @@ use crate::ir::scalar::Scalar;
 use melior::dialect::arith::CmpiPredicate;
 
 /// A matmul sends only where its slices (at least two,
-/// `symm-mem-split-k`) fit one Lamport region together
-/// (`Emitter::lamport_slices_fit`), so a slice is at most half of
-/// `LAMPORT_MAX`: fewer 16-byte vectors than a full Lamport grid has
+/// `symm-mem-split-k`) fit one Lamport region together, within
+/// `LAMPORT_SLICES_MAX` (`Emitter::lamport_slices_fit`), so a slice is at
+/// most half of that: fewer 16-byte vectors than a full Lamport grid has
 /// threads, where the all-reduce's grid would wrap and vector `i` would
 /// belong to block `(i mod 33792) / 128` rather than `i / 128`, the
-/// channel computed here. A larger `LAMPORT_MAX` must change that first.
+/// channel computed here.
 const _: () = assert!(
-    symm_protocol::LAMPORT_MAX / 2 / 16
+    symm_protocol::LAMPORT_SLICES_MAX / 2 / 16
         <= symm_protocol::MAX_BLOCKS * symm_protocol::LAMPORT_THREADS as usize
 );
 

@@ -21,15 +21,16 @@
 use crate::{
     GroupTable, OptionKind, PassDescriptor, PassFailed, PassOption, PassOptions, TypedPass,
     analysis::all_reduce::{
-        Algorithm, ROWS_LAMPORT_MAX, ROWS_LAMPORT_MAX_MORE_RANKS, ROWS_TWO_SHOT_MAX,
+        Algorithm, ROWS_LAMPORT_MAX, ROWS_LAMPORT_MAX_MORE_RANKS, ROWS_TWO_SHOT_MAX, Reduction,
     },
     analysis::read_after::{own_static_allocation, used_after},
     ir::melior_ext::{OperationExt, byte_size},
     ir::op_kind::OpKind,
+    ir::scalar::Scalar,
 };
 use melior::{
     Context,
-    ir::{OperationRef, ValueLike, operation::OperationLike},
+    ir::{OperationRef, ShapedTypeLike, ValueLike, operation::OperationLike, r#type::MemRefType},
 };
 use symm_dialects::emit_remark;
 
@@ -40,6 +41,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
     c"func.func",
     &[
         ONE_SHOT_MAX_OPTION,
+        LAMPORT_MAX_OPTION,
         PassOption::new(
             c"two-rank-push-max-bytes",
             c"On 2 ranks, the largest message that takes the two-shot pushing into the inputs (an output the compiler cannot make symmetric)",
@@ -51,6 +53,17 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<SelectAllReduce>(
 );
 
 pub struct SelectAllReduce;
+
+/// `lamport-max-bytes`, of this pass (which takes the Lamport one-shot
+/// above `one-shot-max-bytes` on 2 ranks) and of
+/// `symm-mem-expand-collectives` (which makes the one-shots up to it
+/// Lamport kernels).
+pub const LAMPORT_MAX_OPTION: PassOption = PassOption::new(
+    c"lamport-max-bytes",
+    c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; on 2 ranks above one-shot-max-bytes too, in place of the two-shot; at most 2097152, symm_protocol::LAMPORT_MAX)",
+    OptionKind::Int64,
+    c"2097152",
+);
 
 /// `one-shot-max-bytes`, of this pass and of `symm-mem-expand-collectives`
 /// (which cuts a dynamic all-reduce's sizes at the same limit).
@@ -161,6 +174,30 @@ pub struct Facts {
     /// The output is the function's own allocation (realize can make it
     /// symmetric without a copy).
     pub output_owned: bool,
+    /// The largest message this all-reduce's Lamport one-shot takes (0: it
+    /// takes none: not a 16-bit float sum, `Limits::lamport_for`).
+    pub lamport_max: u64,
+}
+
+impl Limits {
+    /// The largest message the Lamport one-shot takes of a `reduction` of
+    /// `element` (0: none), with a row statistic or not, on `world` ranks.
+    pub fn lamport_for(
+        &self,
+        element: Option<Scalar>,
+        reduction: Reduction,
+        rows: bool,
+        world: Option<u64>,
+    ) -> u64 {
+        let takes = element.and_then(Scalar::dtype).is_some_and(|dtype| {
+            symm_protocol::library::lamport_takes(dtype, reduction, 0, usize::MAX)
+        });
+        match (takes, rows) {
+            (false, _) => 0,
+            (true, false) => self.lamport_max,
+            (true, true) => self.lamport_max.min(self.rows_lamport_max(world)),
+        }
+    }
 }
 
 /// The algorithm for `bytes` on `facts.world` ranks (`None`: unknown).
@@ -169,10 +206,17 @@ pub fn choose(bytes: u64, facts: Facts, limits: Limits) -> &'static str {
         world,
         input_read_after,
         output_owned,
+        lamport_max,
     } = facts;
     let two_ranks_push_pays =
         !input_read_after && (output_owned || bytes <= limits.two_rank_push_max);
-    if bytes <= limits.one_shot_max(world) || (world == Some(2) && !two_ranks_push_pays) {
+    // On 2 ranks the Lamport one-shot (no barrier) beats the two-shot
+    // above the barrier one-shot's bound, up to its own.
+    let lamport_pays = world == Some(2) && bytes <= lamport_max;
+    if bytes <= limits.one_shot_max(world)
+        || lamport_pays
+        || (world == Some(2) && !two_ranks_push_pays)
+    {
         "one_shot"
     } else {
         "two_shot"
@@ -222,10 +266,22 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
     let read_after = used_after(input, op);
     // The functional form's result will be an allocation of ours.
     let output_owned = output.is_none_or(own_static_allocation);
+    let element = op
+        .operand(0)
+        .ok()
+        .and_then(|value| MemRefType::try_from(value.r#type()).ok())
+        .and_then(|memref| Scalar::of_type(memref.element()));
+    let reduction = op
+        .int_attribute("reduction")
+        .and_then(Reduction::from_code)
+        .unwrap_or(Reduction::Max);
+    // all_reduce(_out) has no row statistic (the fused forms, which
+    // expansion chooses for, do).
     let facts = Facts {
         world,
         input_read_after: read_after,
         output_owned,
+        lamport_max: limits.lamport_for(element, reduction, false, world),
     };
     let algorithm = choose(bytes, facts, limits);
     let fixed = match algorithm {
@@ -235,8 +291,12 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
     op.set_int_attribute("algorithm", 32, i64::from(fixed.code()));
     let one_shot_max = limits.one_shot_max(world);
     let world = world.map_or_else(|| "set at launch".to_owned(), |w| w.to_string());
+    let lamport = facts.world == Some(2) && bytes <= facts.lamport_max;
     let why = if algorithm == "one_shot" && bytes > one_shot_max {
-        if read_after {
+        if lamport {
+            " (the Lamport kernel, which needs no barrier, on 2 ranks: bf16 and f16 sums up to \
+             lamport-max-bytes)"
+        } else if read_after {
             " (its input is read afterwards, which two-shot would overwrite)"
         } else {
             " (above two-rank-push-max-bytes on 2 ranks with an output it cannot make \
@@ -257,8 +317,8 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
 #[cfg(test)]
 mod tests {
     use super::{
-        Facts, LAMPORT_MAX, Limits, ONE_SHOT_MAX, ONE_SHOT_MAX_MORE_RANKS, TWO_RANK_TWO_SHOT_MAX,
-        choose,
+        Facts, LAMPORT_MAX, Limits, ONE_SHOT_MAX, ONE_SHOT_MAX_MORE_RANKS, Reduction, Scalar,
+        TWO_RANK_TWO_SHOT_MAX, choose,
     };
 
     fn facts(world: Option<u64>, input_read_after: bool, output_owned: bool) -> Facts {
@@ -266,6 +326,7 @@ mod tests {
             world,
             input_read_after,
             output_owned,
+            lamport_max: 0,
         }
     }
 
@@ -312,6 +373,61 @@ mod tests {
         );
         assert_eq!(choose(4 << 20, facts(None, false, false), m), "two_shot");
         assert_eq!(choose(128, facts(None, false, false), m), "one_shot");
+    }
+
+    /// On 2 ranks the Lamport one-shot takes 16-bit float sums above the
+    /// one-shot's bound up to its own, where the two-shot would; not on
+    /// more ranks, not past its bound, not other sums.
+    #[test]
+    fn two_ranks_take_the_lamport_one_shot_up_to_its_bound() {
+        let m = Limits {
+            one_shot: None,
+            ..limits(0)
+        };
+        let bf16 = m.lamport_for(Some(Scalar::Bf16), Reduction::Sum, false, Some(2));
+        assert_eq!(bf16, LAMPORT_MAX);
+        assert_eq!(LAMPORT_MAX, 2 << 20);
+        let lamport = |world| Facts {
+            lamport_max: bf16,
+            ..facts(world, false, true)
+        };
+        assert_eq!(choose(3 << 19, lamport(Some(2)), m), "one_shot");
+        assert_eq!(choose(2 << 20, lamport(Some(2)), m), "one_shot");
+        assert_eq!(choose((2 << 20) + 16, lamport(Some(2)), m), "two_shot");
+        assert_eq!(choose(3 << 19, lamport(Some(4)), m), "two_shot");
+        assert_eq!(choose(3 << 19, lamport(None), m), "two_shot");
+        assert_eq!(choose(3 << 19, facts(Some(2), false, true), m), "two_shot");
+        // What the Lamport kernel takes: bf16 and f16 sums; a rows kernel
+        // up to its own bound.
+        assert_eq!(
+            m.lamport_for(Some(Scalar::F16), Reduction::Sum, false, Some(2)),
+            LAMPORT_MAX
+        );
+        assert_eq!(
+            m.lamport_for(Some(Scalar::F32), Reduction::Sum, false, Some(2)),
+            0
+        );
+        assert_eq!(
+            m.lamport_for(Some(Scalar::Bf16), Reduction::Max, false, Some(2)),
+            0
+        );
+        assert_eq!(m.lamport_for(None, Reduction::Sum, false, Some(2)), 0);
+        assert_eq!(
+            m.lamport_for(Some(Scalar::Bf16), Reduction::Sum, true, Some(2)),
+            super::ROWS_LAMPORT_MAX
+        );
+        assert_eq!(
+            m.lamport_for(Some(Scalar::Bf16), Reduction::Sum, true, Some(8)),
+            super::ROWS_LAMPORT_MAX_MORE_RANKS
+        );
+        let off = Limits {
+            lamport_max: 0,
+            ..m
+        };
+        assert_eq!(
+            off.lamport_for(Some(Scalar::Bf16), Reduction::Sum, false, Some(2)),
+            0
+        );
     }
 
     /// Left at its default, the limit goes by the world size: 1 MiB on 2

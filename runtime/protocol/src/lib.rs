@@ -93,11 +93,20 @@ pub const fn staging_layout(bytes: usize) -> (usize, usize) {
 
 /// Largest message the Lamport one-shot takes: its area holds
 /// `2 * world` regions of up to this many bytes in every rank's copy
-/// (a buffer of at least this size keeps 4 MiB of them on 2 ranks, 16 MiB
-/// on 8). 1 MiB is the Llama-3-8B MLP block's all-reduce at 128 tokens
-/// (4096 bf16 columns), where the barrier one-shot was slower
-/// (bench/results/2026-11-27-lamport-1m-h200x2.md).
-pub const LAMPORT_MAX: usize = 1 << 20;
+/// (a buffer of at least this size keeps 8 MiB of them on 2 ranks, 32 MiB
+/// on 8). 2 MiB is the MLP block's all-reduce at 128 tokens up to hidden
+/// 8192 (Llama-3-70B): on 2 ranks the Lamport one-shot beats the two-shot
+/// there, as it beat the barrier one-shot at Llama-3-8B's 1 MiB
+/// (bench/results/2026-11-27-lamport-1m-h200x2.md,
+/// bench/results/2026-11-28-lamport-2m-h200x2.md).
+pub const LAMPORT_MAX: usize = 2 << 20;
+
+/// Largest total of split-K slices that a Lamport all-reduce sends one by
+/// one, each in its own region's part (`Emitter::lamport_slices_fit`): a
+/// slice of at most half of it has no more 16-byte vectors than a full
+/// Lamport grid has threads, so vector `i` is in block `i / 128`, the
+/// channel a matmul that sends its slices itself computes.
+pub const LAMPORT_SLICES_MAX: usize = 1 << 20;
 
 /// Where the Lamport one-shot's per-block call counters start in a pool's
 /// table of call counters (`Descriptor::Epochs`): after the staged

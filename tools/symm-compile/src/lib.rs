@@ -44,9 +44,10 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     // Selection comes before realize: a two-shot's output may need to
     // become symmetric (its push lands in the peers' outputs).
     let limits = format!(
-        "one-shot-max-bytes={} two-rank-push-max-bytes={}",
+        "one-shot-max-bytes={} two-rank-push-max-bytes={} lamport-max-bytes={}",
         by_world(args.one_shot_max_bytes),
-        args.two_rank_push_max_bytes
+        args.two_rank_push_max_bytes,
+        args.lamport_max_bytes
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
     let wgmma = format!(
@@ -64,7 +65,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-select-all-reduce{{{limits}}},symm-mem-split-k{{max-rows={split_k} slices={slices} min-k={min_k}}}),\
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
-         symm-mem-expand-collectives{{{limits} lamport-max-bytes={lamport} rows-two-shot-max-bytes={rows_two_shot} rows-lamport-max-bytes={rows_lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
+         symm-mem-expand-collectives{{{limits} rows-two-shot-max-bytes={rows_two_shot} rows-lamport-max-bytes={rows_lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
          symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} lamport-send={lamport_send} {tma} {wgmma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
@@ -82,7 +83,6 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
             None => "tma-gemv=false".to_owned(),
         },
         wgmma = wgmma,
-        lamport = args.lamport_max_bytes,
         rows_two_shot = by_world(args.rows_two_shot_max_bytes),
         rows_lamport = by_world(args.rows_lamport_max_bytes),
         matmul = args.matmul_max_rows,
@@ -498,7 +498,7 @@ mod tests {
             pipeline(&args, None)
         };
         let plain = text(&[]);
-        assert!(plain.contains(" lamport-max-bytes=1048576 "), "{plain}");
+        assert!(plain.contains(" lamport-max-bytes=2097152 "), "{plain}");
         assert!(plain.contains(" rows-lamport-max-bytes=-1 "), "{plain}");
         let set = text(&["--rows-lamport-max-bytes=262144"]);
         assert!(set.contains(" rows-lamport-max-bytes=262144 "), "{set}");

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Issue 32, session 35, 2x H200 (TP 2): the Lamport one-shot up to 2 MiB on
+# 2 ranks (above the barrier one-shot's 1 MiB, in place of the two-shot)
+# and the widened single matmuls' 4 k-groups, beside the compiler before
+# (HEAD f2b4d8f) and this one with --lamport-max-bytes=1048576, in the same
+# processes, against torch.compile (Inductor) + CUDA graphs.
+#   (here)   TP_WORLDS=2 WIDTHS="5120x6912 5120x13824 6656x8960 8192x14336" \
+#              LAYER_FLAGS="--chip sm_90a" bench/device/matmul_build.sh target/wn
+#            (and the same into target/wo at f2b4d8f, and into target/wl with
+#            --lamport-max-bytes=1048576 added; their libmlp_tp2_*.so copied
+#            into target/wn/layers as libmlp_tp2_*_old.so and *_l1m.so)
+#   (device) bash bench/device/lamport_2m_x2.sh target/wn
+# Parts (PARTS, all by default): gpu_tests (the runtime's Lamport and
+# all-reduce tests on the two GPUs, up to 2 MiB), bench (widths_x2.sh with
+# the variants), tp2 (TP 2 with both ranks on GPU 0 against torch's f32
+# reference: forced generated at the GEMV edges, measured at the
+# all-reduce's edges), sanitize (memcheck on the TP-2 layers, both ranks on
+# GPU 0). WIDTHS ("D,F ...") and TP2_WIDTHS ("DxF ...") replace the widths.
+set -uo pipefail
+B=${1:?usage: lamport_2m_x2.sh BUILD}
+. "$(dirname "$0")/lib.sh"
+ALL_PARTS="gpu_tests bench tp2 sanitize"
+TP2_WIDTHS=${TP2_WIDTHS:-5120x6912 6656x8960 8192x14336 5120x13824}
+layer_checks_setup
+if part gpu_tests; then
+  for test in lamport all-reduce; do
+    run timeout 200 "$B/symm-launch" -n 2 "$B/symm-gpu-tests" "$test"
+  done 2>&1 | tee "$OUT/gpu-tests.log" | tail -8
+fi
+if part bench; then
+  WIDTHS=${WIDTHS:-5120,13824 6656,17920 8192,28672 5120,27648} VARIANTS="old l1m" \
+    LAYER_TOKENS=${LAYER_TOKENS:-1,16,128} bash "$(dirname "$0")/widths_x2.sh" "$B"
+fi
+if part tp2; then
+  for w in $TP2_WIDTHS; do
+    SYMM_MATMUL=generated run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,9,16,17
+    run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 64,128,129,204,205,256
+  done 2>&1 | tee "$OUT/tp2.log" | grep -v PASS
+  tally tp2 "$OUT/tp2.log" | tee -a "$OUT/summary.log"
+fi
+if part sanitize; then
+  for w in ${SANITIZE_WIDTHS:-5120x6912}; do
+    SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so \
+      PYTHONPATH=python:bench/model timeout 250 compute-sanitizer --tool memcheck \
+      --target-processes all "$B/symm-launch" -n 2 --gpus 1 \
+      python3 bench/model/matmul_check.py "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" \
+      --tokens 16,128 2>&1 | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
+    echo "== memcheck tp2 $w done"
+  done 2>&1 | tee -a "$OUT/summary.log"
+fi
