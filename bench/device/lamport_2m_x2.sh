@@ -15,7 +15,8 @@
 # the variants), tp2 (TP 2 with both ranks on GPU 0 against torch's f32
 # reference: forced generated at the GEMV edges, measured at the
 # all-reduce's edges), sanitize (memcheck on the TP-2 layers, both ranks on
-# GPU 0). WIDTHS ("D,F ...") and TP2_WIDTHS ("DxF ...") replace the widths.
+# GPU 0). WIDTHS ("D,F ...") and TP2_WIDTHS ("DxF ...") replace the widths,
+# TP2_TOKENS the measured rows of tp2.
 set -uo pipefail
 B=${1:?usage: lamport_2m_x2.sh BUILD}
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +35,7 @@ fi
 if part tp2; then
   for w in $TP2_WIDTHS; do
     SYMM_MATMUL=generated run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 1,2,9,16,17
-    run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens 64,128,129,204,205,256
+    run tp_py 2 "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" --tokens "${TP2_TOKENS:-64,128,129,204,205,256}"
   done 2>&1 | tee "$OUT/tp2.log" | grep -v PASS
   tally tp2 "$OUT/tp2.log" | tee -a "$OUT/summary.log"
 fi

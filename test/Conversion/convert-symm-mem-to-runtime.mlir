@@ -342,7 +342,7 @@ func.func private @step_async()
 // against symm_mem.max_tokens at run time) and the data pointer of each
 // dynamic memref, rebuilt inside with that many rows. The matmul's rows and
 // the all-reduce's size come from it; the all-reduce picks its kernel per
-// call by byte size: the Lamport one-shot up to 2 MiB, push two-shot to
+// call by byte size: the Lamport one-shot up to 4 MiB, push two-shot to
 // 8 MiB, one-shot above (the output is not symmetric).
 symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
@@ -358,7 +358,7 @@ symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<s
 // CHECK: call @symm_rt_matmul(%[[RT]], %{{.*}}, %{{.*}}, %{{.*}}, %[[M]],
 // CHECK: %[[COUNT:.*]] = arith.muli %{{.*}}, %c4096_i64{{.*}} : i64
 // CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %c2_i64{{.*}} : i64
-// CHECK: %[[LIMIT:.*]] = arith.constant 2097152 : i64
+// CHECK: %[[LIMIT:.*]] = arith.constant 4194304 : i64
 // CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[BYTES]], %[[LIMIT]] : i64
 // CHECK: scf.if %[[SMALL]] {
 // CHECK:   gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8

@@ -35,7 +35,7 @@ func.func @one_shot(%out: memref<32x32xf32>) {
 
 // -----
 
-// bf16 sums up to 2 MiB take the Lamport one-shot: each thread stores
+// bf16 sums up to 4 MiB take the Lamport one-shot: each thread stores
 // its vectors (-0.0 lanes as +0.0) into its rank's region of every rank's
 // Lamport area, in a first loop; in a second it waits for every rank's
 // region of its own, puts the sentinel back, sums in rank order; the
@@ -99,11 +99,11 @@ symm_mem.group @tp world_size(2)
 // CHECK: %[[ROWS:.*]] = memref.dim %[[IN]], %{{.*}}
 // CHECK: %[[COUNT:.*]] = arith.muli
 // CHECK: %[[BYTES:.*]] = arith.muli %[[COUNT]], %{{.*}} : i64
-// Up to 2 MiB (256 rows) the Lamport kernel, on a vector per thread up
+// Up to 4 MiB (512 rows) the Lamport kernel, on a vector per thread up
 // to 264 blocks (LAMPORT_THREADS each), above that on 264, whose threads
 // loop: on 2 ranks it takes the sums above the barrier one-shot's 1 MiB
 // too, in place of the two-shot.
-// CHECK: %[[LIMIT:.*]] = arith.constant 2097152 : i64
+// CHECK: %[[LIMIT:.*]] = arith.constant 4194304 : i64
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %[[LIMIT]] : i64
 // CHECK: scf.if %[[FITS]] {
 // CHECK: %[[LBLOCKS:.*]] = arith.divui %{{.*}}, %c128{{.*}} : i64

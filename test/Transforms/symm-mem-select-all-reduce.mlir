@@ -110,13 +110,13 @@ func.func @four_ranks_at_the_limits(%o1: memref<262144xbf16>, %o2: memref<524288
 // -----
 
 // On 2 ranks the Lamport one-shot (bf16 and f16 sums, no barrier) takes
-// the messages above the one-shot's 1 MiB up to lamport-max-bytes (2 MiB)
+// the messages above the one-shot's 1 MiB up to lamport-max-bytes (4 MiB)
 // where the two-shot would: not an f32 sum, a max, or a bf16 sum past
-// 2 MiB; not on 4 ranks.
+// 4 MiB; not on 4 ranks.
 // CHECK-LABEL: func.func @lamport_above_the_one_shot
 // CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp2 algorithm one_shot : memref<786432xbf16>
-// CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp2 algorithm one_shot : memref<1048576xbf16>
-// CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp2 algorithm two_shot : memref<1048584xbf16>
+// CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp2 algorithm one_shot : memref<2097152xbf16>
+// CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp2 algorithm two_shot : memref<2097160xbf16>
 // CHECK: symm_mem.all_reduce_out max %{{.*}} into %{{.*}} group @tp2 algorithm two_shot : memref<786432xbf16>
 // CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp2 algorithm two_shot : memref<393216xf32>
 // CHECK: symm_mem.all_reduce_out sum %{{.*}} into %{{.*}} group @tp4 algorithm two_shot : memref<786432xbf16>
@@ -124,16 +124,16 @@ func.func @four_ranks_at_the_limits(%o1: memref<262144xbf16>, %o2: memref<524288
 // SMALL: algorithm one_shot : memref<786432xbf16>
 symm_mem.group @tp2 world_size(2)
 symm_mem.group @tp4 world_size(4)
-func.func @lamport_above_the_one_shot(%o1: memref<786432xbf16>, %o2: memref<1048576xbf16>, %o3: memref<1048584xbf16>, %o4: memref<786432xbf16>, %o5: memref<393216xf32>, %o6: memref<786432xbf16>) {
+func.func @lamport_above_the_one_shot(%o1: memref<786432xbf16>, %o2: memref<2097152xbf16>, %o3: memref<2097160xbf16>, %o4: memref<786432xbf16>, %o5: memref<393216xf32>, %o6: memref<786432xbf16>) {
   %a = memref.alloc() : memref<786432xbf16>
   // expected-remark@+1 {{all_reduce of 1572864 bytes in group @tp2 (world size 2): one-shot (the Lamport kernel, which needs no barrier, on 2 ranks: bf16 and f16 sums up to lamport-max-bytes)}}
   symm_mem.all_reduce_out sum %a into %o1 group @tp2 : memref<786432xbf16>, memref<786432xbf16>
-  %b = memref.alloc() : memref<1048576xbf16>
-  // expected-remark@+1 {{all_reduce of 2097152 bytes in group @tp2 (world size 2): one-shot (the Lamport kernel}}
-  symm_mem.all_reduce_out sum %b into %o2 group @tp2 : memref<1048576xbf16>, memref<1048576xbf16>
-  %c = memref.alloc() : memref<1048584xbf16>
-  // expected-remark@+1 {{all_reduce of 2097168 bytes in group @tp2 (world size 2): two-shot}}
-  symm_mem.all_reduce_out sum %c into %o3 group @tp2 : memref<1048584xbf16>, memref<1048584xbf16>
+  %b = memref.alloc() : memref<2097152xbf16>
+  // expected-remark@+1 {{all_reduce of 4194304 bytes in group @tp2 (world size 2): one-shot (the Lamport kernel}}
+  symm_mem.all_reduce_out sum %b into %o2 group @tp2 : memref<2097152xbf16>, memref<2097152xbf16>
+  %c = memref.alloc() : memref<2097160xbf16>
+  // expected-remark@+1 {{all_reduce of 4194320 bytes in group @tp2 (world size 2): two-shot}}
+  symm_mem.all_reduce_out sum %c into %o3 group @tp2 : memref<2097160xbf16>, memref<2097160xbf16>
   %d = memref.alloc() : memref<786432xbf16>
   // expected-remark@+1 {{all_reduce of 1572864 bytes in group @tp2 (world size 2): two-shot}}
   symm_mem.all_reduce_out max %d into %o4 group @tp2 : memref<786432xbf16>, memref<786432xbf16>

@@ -351,10 +351,10 @@ mod tests {
         );
     }
 
-    /// On 2 ranks the Lamport one-shot runs up to its 2 MiB bound, above
+    /// On 2 ranks the Lamport one-shot runs up to its 4 MiB bound, above
     /// the barrier one-shot's 1 MiB where the two-shot would: the MLP
     /// block's all-reduce at hidden 5120 sums the split-K slices up to 128
-    /// rows (1.25 MiB) and takes the whole product up to 204 rows; on 4
+    /// rows (1.25 MiB) and takes the whole product up to 409 rows; on 4
     /// ranks the one-shots stop at 512 KiB.
     #[test]
     fn two_ranks_take_the_lamport_one_shot_past_the_one_shot_bound() {
@@ -389,7 +389,7 @@ mod tests {
             kernels(&hidden_5120),
             [
                 (Algorithm::OneShot, true, Some(2), 128 * 10240),
-                (Algorithm::OneShot, true, None, 2 << 20),
+                (Algorithm::OneShot, true, None, 4 << 20),
                 (Algorithm::TwoShot, false, None, 8 << 20),
             ]
         );

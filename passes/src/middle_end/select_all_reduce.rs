@@ -60,9 +60,9 @@ pub struct SelectAllReduce;
 /// Lamport kernels).
 pub const LAMPORT_MAX_OPTION: PassOption = PassOption::new(
     c"lamport-max-bytes",
-    c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; on 2 ranks above one-shot-max-bytes too, in place of the two-shot; at most 2097152, symm_protocol::LAMPORT_MAX)",
+    c"Largest one-shot of bf16 or f16 sums that takes the Lamport kernel (no barrier; on 2 ranks above one-shot-max-bytes too, in place of the two-shot; at most 4194304, symm_protocol::LAMPORT_MAX)",
     OptionKind::Int64,
-    c"2097152",
+    c"4194304",
 );
 
 /// `one-shot-max-bytes`, of this pass and of `symm-mem-expand-collectives`
@@ -386,14 +386,14 @@ mod tests {
         };
         let bf16 = m.lamport_for(Some(Scalar::Bf16), Reduction::Sum, false, Some(2));
         assert_eq!(bf16, LAMPORT_MAX);
-        assert_eq!(LAMPORT_MAX, 2 << 20);
+        assert_eq!(LAMPORT_MAX, 4 << 20);
         let lamport = |world| Facts {
             lamport_max: bf16,
             ..facts(world, false, true)
         };
         assert_eq!(choose(3 << 19, lamport(Some(2)), m), "one_shot");
-        assert_eq!(choose(2 << 20, lamport(Some(2)), m), "one_shot");
-        assert_eq!(choose((2 << 20) + 16, lamport(Some(2)), m), "two_shot");
+        assert_eq!(choose(4 << 20, lamport(Some(2)), m), "one_shot");
+        assert_eq!(choose((4 << 20) + 16, lamport(Some(2)), m), "two_shot");
         assert_eq!(choose(3 << 19, lamport(Some(4)), m), "two_shot");
         assert_eq!(choose(3 << 19, lamport(None), m), "two_shot");
         assert_eq!(choose(3 << 19, facts(Some(2), false, true), m), "two_shot");

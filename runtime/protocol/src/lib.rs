@@ -93,13 +93,14 @@ pub const fn staging_layout(bytes: usize) -> (usize, usize) {
 
 /// Largest message the Lamport one-shot takes: its area holds
 /// `2 * world` regions of up to this many bytes in every rank's copy
-/// (a buffer of at least this size keeps 8 MiB of them on 2 ranks, 32 MiB
-/// on 8). 2 MiB is the MLP block's all-reduce at 128 tokens up to hidden
-/// 8192 (Llama-3-70B): on 2 ranks the Lamport one-shot beats the two-shot
-/// there, as it beat the barrier one-shot at Llama-3-8B's 1 MiB
+/// (a buffer of at least this size keeps 16 MiB of them on 2 ranks, 64
+/// MiB on 8). 4 MiB is the MLP block's all-reduce at 256 tokens of hidden
+/// 8192 (Llama-3-70B), 512 of 4096: on 2 ranks the Lamport one-shot beat
+/// the two-shot by 2.4-12.7 µs a block from 1 to 4 MiB, as it beat the
+/// barrier one-shot at Llama-3-8B's 1 MiB
 /// (bench/results/2026-11-27-lamport-1m-h200x2.md,
 /// bench/results/2026-11-28-lamport-2m-h200x2.md).
-pub const LAMPORT_MAX: usize = 2 << 20;
+pub const LAMPORT_MAX: usize = 4 << 20;
 
 /// Largest total of split-K slices that a Lamport all-reduce sends one by
 /// one, each in its own region's part (`Emitter::lamport_slices_fit`): a

@@ -322,14 +322,16 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
     // block's regions see calls of both kinds in turn.
     let sizes = [
         16,
-        2 << 20,
+        4 << 20,
         8 << 10,
         (768 << 10) + 16,
         128 << 10,
         (1536 << 10) + 16,
         512 << 10,
         1 << 20,
+        (3 << 20) + 16,
         2 << 20,
+        4 << 20,
     ];
     let largest = *sizes.iter().max().unwrap_or(&0);
     let input = ctx.allocate("lamport", largest)?;
@@ -399,7 +401,7 @@ fn lamport(ctx: &mut Ctx) -> Result<String> {
         }
     }
     Ok(format!(
-        "{calls} Lamport all-reduces (bf16, f16; 16 B to 2 MiB, where the grid wraps; in place and not; -0.0 terms; \
+        "{calls} Lamport all-reduces (bf16, f16; 16 B to 4 MiB, where the grid wraps; in place and not; -0.0 terms; \
          both parities, with staged one-shots on the same buffer between) equal the host sums bit for bit"
     ))
 }

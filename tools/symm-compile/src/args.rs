@@ -153,7 +153,7 @@ struct Cli {
     /// One-shot all-reduces of bf16 or f16 sums up to this many bytes take
     /// the Lamport kernel, whose data is its own signal (no barrier); on 2
     /// ranks such sums above --one-shot-max-bytes take it too, in place of
-    /// the two-shot; 0: never. At most 2097152 (`symm_protocol::LAMPORT_MAX`).
+    /// the two-shot; 0: never. At most 4194304 (`symm_protocol::LAMPORT_MAX`).
     #[arg(
         long,
         value_name = "N",
@@ -170,7 +170,7 @@ struct Cli {
     /// An all-reduce with a row statistic takes the Lamport one-shot (a
     /// block per row, no barrier) up to this many bytes, where
     /// --lamport-max-bytes allows it too, on every world size; left out:
-    /// 1 MiB on up to 2 ranks, 256 KiB on more. At most 2097152.
+    /// 1 MiB on up to 2 ranks, 256 KiB on more. At most 4194304.
     #[arg(long, value_name = "N", value_parser = lamport_bytes())]
     rows_lamport_max_bytes: Option<u64>,
     /// A matmul that only an all-reduce reads runs, for calls of up to
@@ -510,15 +510,15 @@ mod tests {
     fn refuses_lamport_bounds_past_the_cap() {
         let plain = parse_strs(&["a.mlir"]).unwrap();
         assert_eq!(plain.rows_lamport_max_bytes, None);
-        assert_eq!(plain.lamport_max_bytes, 2 << 20);
+        assert_eq!(plain.lamport_max_bytes, 4 << 20);
         let set = parse_strs(&["a.mlir", "--rows-lamport-max-bytes=262144"]).unwrap();
         assert_eq!(set.rows_lamport_max_bytes, Some(262144));
         for option in ["--lamport-max-bytes", "--rows-lamport-max-bytes"] {
-            let error = parse_strs(&["a.mlir", &format!("{option}=2097153")])
+            let error = parse_strs(&["a.mlir", &format!("{option}=4194305")])
                 .expect_err("a bound past the cap is refused");
             assert_eq!(error.kind(), ErrorKind::ValueValidation);
             let text = error.to_string();
-            assert!(text.contains(option) && text.contains("2097152"), "{text}");
+            assert!(text.contains(option) && text.contains("4194304"), "{text}");
         }
     }
 

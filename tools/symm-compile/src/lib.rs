@@ -498,7 +498,7 @@ mod tests {
             pipeline(&args, None)
         };
         let plain = text(&[]);
-        assert!(plain.contains(" lamport-max-bytes=2097152 "), "{plain}");
+        assert!(plain.contains(" lamport-max-bytes=4194304 "), "{plain}");
         assert!(plain.contains(" rows-lamport-max-bytes=-1 "), "{plain}");
         let set = text(&["--rows-lamport-max-bytes=262144"]);
         assert!(set.contains(" rows-lamport-max-bytes=262144 "), "{set}");
