@@ -20,7 +20,8 @@ More builds of the layer can follow as LABEL=PATH (each timed and
 checked as `symm_LABEL_us`, e.g. one compiled with other all-reduce
 limits); LAYER_TOKENS=1,16,... replaces the token counts; TORCH_VARIANTS=two_shot,...
 keeps only those of torch's all-reduce variants (nccl, one_shot, two_shot;
-the NCCL reference runs either way). LAYER_BLOCK=gelu
+the NCCL reference runs either way). LAYER_ORDER=symm_first times ours
+before torch's variants at each token count instead of after them. LAYER_BLOCK=gelu
 times the non-gated block of bench/model/gelu_mlp.mlir (entry gelu_mlp)
 instead; LAYER_BLOCK=linear the block with nn.Linear-layout weights of
 bench/model/linear_mlp.mlir (entry linear_mlp), torch's variants then
@@ -51,6 +52,9 @@ from llama_tp import D
 TOKENS = [int(m) for m in os.environ.get("LAYER_TOKENS", "1,16,128,2048").split(",")]
 TORCH_VARIANTS = os.environ.get("TORCH_VARIANTS", "nccl,one_shot,two_shot").split(",")
 ITERS, WARMUP = 200, 50
+# LAYER_ORDER=symm_first times our layers before torch's variants at each
+# token count (default: after them), to see what the order costs.
+OURS_FIRST = llama_tp.ours_first(os.environ.get("LAYER_ORDER", ""))
 
 
 def graph_of(fn, calls, warmup=3):
@@ -196,47 +200,54 @@ def main():
         reference = nccl(s, False)
         torch.cuda.synchronize()
         row = {"m": m}
-        for name, fn in variants:
-            got = fn(s, True)
-            torch.cuda.synchronize()
-            row[f"torch_{name}_error"] = rel_l2(got, reference)
-            for fused in (False, True):
-                for graph in (False, True):
-                    key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
-                    row[key] = bench(lambda: fn(next_copy(), fused), graph)
-        # torch.compile (Inductor) of the fused-gate+up variants, each
-        # captured in a CUDA graph as the others are: what a torch user
-        # picks instead of us, and the anchor the targets are set against.
-        for name, fn in variants:
-            compiled = compiled_variant(name, fn, next_copy)
-            try:
-                got = compiled()
+
+        def time_torch():
+            for name, fn in variants:
+                got = fn(s, True)
                 torch.cuda.synchronize()
-                row[f"torch_compile_{name}_error"] = rel_l2(got, reference)
-                row[f"torch_compile_{name}_cg_us"] = bench(compiled, graph=True)
-            except Exception as error:  # a variant Inductor cannot compile is reported, not fatal
-                if s.rank == 0:
-                    print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
-        for label, each in [("", layer)] + [(f"_{label}", other) for label, other in others]:
-            layer_fn = in_turn([lambda each=each, a=a: each(*a) for a in args])
-            out.zero_()
-            layer_fn()
-            torch.cuda.synchronize()
-            row[f"symm{label}_error"] = rel_l2(out, reference)
-            # Its async entry point called from Python per call (its own
-            # graph), the same with its arguments checked and converted once
-            # (`prepared`: the host time of a serving loop's calls, as a
-            # graph's replay over fixed buffers), then captured with 10
-            # calls into one of torch's CUDA graphs, as torch's graph
-            # variants are (and as a serving engine capturing its whole
-            # step would); the output is checked again after the replays.
-            row[f"symm{label}_us"] = bench(layer_fn, graph=False)
-            prepared = in_turn([each.prepare(*a) for a in args])
-            row[f"symm{label}_prepared_us"] = bench(prepared, graph=False)
-            out.zero_()
-            row[f"symm{label}_cg_us"] = bench(layer_fn, graph=True)
-            torch.cuda.synchronize()
-            row[f"symm{label}_cg_error"] = rel_l2(out, reference)
+                row[f"torch_{name}_error"] = rel_l2(got, reference)
+                for fused in (False, True):
+                    for graph in (False, True):
+                        key = f"torch_{name}{'_gateup' if fused else ''}_{'cg' if graph else 'eager'}_us"
+                        row[key] = bench(lambda: fn(next_copy(), fused), graph)
+            # torch.compile (Inductor) of the fused-gate+up variants, each
+            # captured in a CUDA graph as the others are: what a torch user
+            # picks instead of us, and the anchor the targets are set against.
+            for name, fn in variants:
+                compiled = compiled_variant(name, fn, next_copy)
+                try:
+                    got = compiled()
+                    torch.cuda.synchronize()
+                    row[f"torch_compile_{name}_error"] = rel_l2(got, reference)
+                    row[f"torch_compile_{name}_cg_us"] = bench(compiled, graph=True)
+                except Exception as error:  # a variant Inductor cannot compile is reported, not fatal
+                    if s.rank == 0:
+                        print(f"torch.compile {name} M={m}: {type(error).__name__}: {error}", flush=True)
+
+        def time_ours():
+            for label, each in [("", layer)] + [(f"_{label}", other) for label, other in others]:
+                layer_fn = in_turn([lambda each=each, a=a: each(*a) for a in args])
+                out.zero_()
+                layer_fn()
+                torch.cuda.synchronize()
+                row[f"symm{label}_error"] = rel_l2(out, reference)
+                # Its async entry point called from Python per call (its own
+                # graph), the same with its arguments checked and converted once
+                # (`prepared`: the host time of a serving loop's calls, as a
+                # graph's replay over fixed buffers), then captured with 10
+                # calls into one of torch's CUDA graphs, as torch's graph
+                # variants are (and as a serving engine capturing its whole
+                # step would); the output is checked again after the replays.
+                row[f"symm{label}_us"] = bench(layer_fn, graph=False)
+                prepared = in_turn([each.prepare(*a) for a in args])
+                row[f"symm{label}_prepared_us"] = bench(prepared, graph=False)
+                out.zero_()
+                row[f"symm{label}_cg_us"] = bench(layer_fn, graph=True)
+                torch.cuda.synchronize()
+                row[f"symm{label}_cg_error"] = rel_l2(out, reference)
+
+        for part in (time_ours, time_torch) if OURS_FIRST else (time_torch, time_ours):
+            part()
         summarize(row, s.rank)
     runtime.close()
     dist.destroy_process_group()

@@ -32,6 +32,18 @@ def layer_widths(text):
 D, F = layer_widths(os.environ.get("LAYER_WIDTHS", ""))
 
 
+def ours_first(text):
+    """Whether a bench times our layers before torch's variants at each
+    token count, from LAYER_ORDER ("torch_first", the default when empty,
+    or "symm_first"), or SystemExit. At compute-bound sizes the variant
+    timed first measured up to 30 µs faster on 2x H200
+    (bench/results/2026-11-28-lamport-2m-h200x2.md)."""
+    orders = {"": False, "torch_first": False, "symm_first": True}
+    if text not in orders:
+        raise SystemExit(f"LAYER_ORDER={text}: torch_first or symm_first")
+    return orders[text]
+
+
 def rmsnorm(x, weight):
     # torch's own fused op (what a torch model would call), for the fastest torch side.
     return torch.nn.functional.rms_norm(x, (D,), weight, EPS)

@@ -1,4 +1,4 @@
-"""bench/model's LAYER_WIDTHS on the CPU: the benches time another model's
+"""bench/model's LAYER_WIDTHS and LAYER_ORDER on the CPU: the benches time another model's
 MLP block at its hidden size D and whole MLP width F, so a malformed value
 must stop them rather than time Llama-3-8B's block under another name.
 
@@ -27,6 +27,19 @@ class LayerWidths(unittest.TestCase):
             with self.subTest(text=text), self.assertRaises(SystemExit) as refused:
                 llama_tp.layer_widths(text)
             self.assertIn("LAYER_WIDTHS", str(refused.exception))
+
+
+class LayerOrder(unittest.TestCase):
+    def test_torch_first_unless_set(self):
+        self.assertFalse(llama_tp.ours_first(""))
+        self.assertFalse(llama_tp.ours_first("torch_first"))
+        self.assertTrue(llama_tp.ours_first("symm_first"))
+
+    def test_another_order_is_refused(self):
+        for text in ("ours_first", "symm", "SYMM_FIRST"):
+            with self.subTest(text=text), self.assertRaises(SystemExit) as refused:
+                llama_tp.ours_first(text)
+            self.assertIn("LAYER_ORDER", str(refused.exception))
 
 
 if __name__ == "__main__":

@@ -817,10 +817,11 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 
 // all_reduce_rows_out takes the same prologue (a down projection whose
 // all-reduce the residual and the next layer's RMSNorm follow): up to 128
-// rows the one-shot rows kernel (by default the Lamport one, up to 1 MiB)
-// sums the slices, taking the partials before the epilogue's operands; a
-// rows kernel counts rows, so a slice is the rows times 512 vectors. Above,
-// the whole matmul and the plain kernels. With rows-lamport-max-bytes lower
+// rows the one-shot rows kernel (by default the Lamport one, up to 2 MiB on
+// 2 ranks) sums the slices, taking the partials before the epilogue's
+// operands; a rows kernel counts rows, so a slice is the rows times 512
+// vectors. Above, the whole matmul and the plain kernels: the Lamport one
+// up to 2 MiB (256 rows), the one between barriers above. With rows-lamport-max-bytes lower
 // (ROWS256), each one-shot rows kernel sums them: Lamport up to 32 rows,
 // staged up to 64, between barriers up to 128.
 // CHECK: gpu.func @symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(%{{[^:]*}}: !symm_mem.pool, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[ROWS:[^:]*]]: i64, %[[PARTIALS:[^:]*]]: !llvm.ptr,
@@ -835,7 +836,7 @@ func.func @split_k(%act: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %x: me
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2 {{.*}} args(%{{.*}} : !symm_mem.pool, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : f32)
 // CHECK-NOT: symm_one_shot_staged_sum_bf16_w2_v8_symm_epilogue_0_rows
 // CHECK: call @symm_rt_matmul(
-// CHECK: gpu.launch_func @symm_kernels::@symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
+// CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
 // CHECK: call @symm_rt_matmul(
 // CHECK: gpu.launch_func @symm_kernels::@symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply 
 // ROWS256: gpu.func @symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply_splitk2(

@@ -54,11 +54,13 @@
 // MLP-NOT: .extern .func
 
 // The all-reduce, the residual add and RMSNorm are one kernel per size
-// (symm_mem.all_reduce_rows_out): no separate row kernel.
+// (symm_mem.all_reduce_rows_out): no separate row kernel. On 2 ranks the
+// Lamport one takes up to 2 MiB (256 rows), where the rows two-shot would
+// stop, the barrier one-shot above: no two-shot.
 // ATTN-NOT: .extern .func
+// ATTN-NOT: symm_two_shot
 // ATTN-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
-// ATTN-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // ATTN-DAG: shfl.sync.bfly
 // ATTN-DAG: rsqrt.approx
 // ATTN-NOT: .extern .func
@@ -66,12 +68,12 @@
 // The decoder layer's two all-reduces each carry the residual and a norm
 // (rows kernels, epilogues 0 and 3); the o_proj (K = 2048) is below
 // min-k, the down projection (K = 7168) is split over K into the MLP's up
-// to 128 rows, all of which (1 MiB) the Lamport rows kernel takes; the
-// two-shot up to 2 MiB, the barrier one-shot above.
+// to 128 rows, all of which (1 MiB) the Lamport rows kernel takes, and the
+// whole product up to 2 MiB (256 rows); the barrier one-shot above.
 // DECODER-NOT: .extern .func
 // DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_0_rows_symm_epilogue_0_apply(
 // DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply_splitk2(
-// DECODER-DAG: .visible .entry symm_two_shot_push_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
+// DECODER-DAG: .visible .entry symm_one_shot_lamport_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
 // DECODER-DAG: .visible .entry symm_one_shot_sum_bf16_w2_v8_symm_epilogue_3_rows_symm_epilogue_3_apply(
 // DECODER-NOT: .extern .func
 

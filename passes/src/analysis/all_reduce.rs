@@ -85,16 +85,19 @@ pub const ROWS_TWO_SHOT_MAX: u64 = 2 << 20;
 
 /// Largest message a rows kernel takes as a Lamport one-shot on 2 ranks
 /// (with the pass's own lamport-max-bytes below it; `rows-lamport-max-bytes`
-/// sets another on every world size): the protocol's whole Lamport range,
-/// 128 rows of 4096 bf16. Measured on 2x H200 in the Llama decoder
-/// half-layer, whose two all-reduces are rows kernels
-/// (bench/results/2026-11-28-rows-lamport-h200x2.md): against the staged
-/// rows kernel (33-64 rows) 1.0-2.0 µs faster per layer, against the
-/// barrier one-shot (65-128 rows) 7.0-8.1 µs faster. (Before the Lamport
+/// sets another on every world size): 2 MiB, where the rows two-shot stops
+/// (`ROWS_TWO_SHOT_MAX`), 256 rows of 4096 bf16 (a block a row, of at most
+/// `MAX_BLOCKS`). Measured on 2x H200 in the Llama decoder half-layer,
+/// whose two all-reduces are rows kernels: against the staged rows kernel
+/// (33-64 rows) 1.0-2.0 µs faster per layer, against the barrier one-shot
+/// (65-128 rows) 7.0-8.1 µs faster
+/// (bench/results/2026-11-28-rows-lamport-h200x2.md); against the two-shot
+/// (1-2 MiB: 129-256 rows of 4096, 103-204 of 5120) 6.5-8.8 µs faster
+/// (bench/results/2026-11-28-lamport-2m-h200x2.md). (Before the Lamport
 /// kernel sent all of a thread's vectors in one flight, it had been 0.2 µs
 /// slower than the staged one at 64 rows:
 /// bench/results/2026-11-23-rows-lamport-h200x2.md.)
-pub const ROWS_LAMPORT_MAX: u64 = 1 << 20;
+pub const ROWS_LAMPORT_MAX: u64 = 2 << 20;
 
 /// The same on more than 2 ranks: 32 rows of 4096 bf16. On 4x H200 the
 /// TP-4 decoder half-layer with the Lamport rows kernel up to 1 MiB was

@@ -78,7 +78,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<ExpandCollectives>
         ),
         PassOption::new(
             c"rows-lamport-max-bytes",
-            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row, with lamport-max-bytes below it (-1: 1048576 on up to 2 ranks, 262144 on more; at most 4194304, symm_protocol::LAMPORT_MAX)",
+            c"Largest message a rows kernel (an all-reduce with a row statistic) takes as a Lamport one-shot, a block per row, with lamport-max-bytes below it (-1: 2097152 on up to 2 ranks, 262144 on more; at most 4194304, symm_protocol::LAMPORT_MAX)",
             OptionKind::Int64,
             c"-1",
         ),

@@ -88,6 +88,22 @@ impl AllReduceFacts {
     }
 
     /// The kernel for a message of `count` elements.
+    /// The largest message this all-reduce's Lamport one-shot takes (0:
+    /// none): `Limits::lamport_for`, and for a rows kernel (a block a row)
+    /// no more rows than `MAX_BLOCKS`.
+    fn lamport_max(&self, limits: Limits) -> u64 {
+        let bound = limits.lamport_for(
+            Some(self.element),
+            self.reduction,
+            self.rows.is_some(),
+            Some(self.world),
+        );
+        match self.rows {
+            Some(_) => bound.min(kernels::MAX_BLOCKS * self.columns * self.element_bytes),
+            None => bound,
+        }
+    }
+
     pub(super) fn kernel(&self, count: u64, limits: Limits) -> AllReduceKernel {
         let bytes = count * self.element_bytes;
         let algorithm = self.fixed.unwrap_or_else(|| {
@@ -95,12 +111,7 @@ impl AllReduceFacts {
                 world: Some(self.world),
                 input_read_after: self.input_read_after,
                 output_owned: self.out_symmetric,
-                lamport_max: limits.lamport_for(
-                    Some(self.element),
-                    self.reduction,
-                    self.rows.is_some(),
-                    Some(self.world),
-                ),
+                lamport_max: self.lamport_max(limits),
             };
             if choose(bytes, facts, limits) == "one_shot" {
                 Algorithm::OneShot
@@ -223,6 +234,7 @@ impl AllReduceFacts {
             .map(|(_, max_rows)| bytes(self.row_elements).saturating_mul(max_rows));
         let mut bounds: Vec<u64> = [
             limits.lamport_max,
+            self.lamport_max(limits),
             kernels::STAGING_MAX,
             limits.one_shot_max(Some(self.world)),
             limits.two_rank_push_max,
@@ -399,6 +411,42 @@ mod tests {
             [
                 (Algorithm::OneShot, true, Some(2), 512 << 10),
                 (Algorithm::TwoShot, false, None, 2048 * 10240),
+            ]
+        );
+    }
+
+    /// A rows kernel takes a block a row, so its Lamport one-shot stops
+    /// at MAX_BLOCKS rows where that is below ROWS_LAMPORT_MAX (hidden
+    /// 2048: 264 rows, 1056 KiB), and the two-shot takes the sizes above
+    /// up to its bound, as before the Lamport one-shot passed the
+    /// barrier one-shot's.
+    #[test]
+    fn rows_lamport_stops_at_a_block_a_row() {
+        let limits = Limits {
+            one_shot: None,
+            lamport_max: symm_protocol::LAMPORT_MAX as u64,
+            rows_two_shot: None,
+            ..LIMITS
+        };
+        let narrow = AllReduceFacts {
+            row_elements: 2048,
+            columns: 2048,
+            max_count: 2048 * 2048,
+            ..facts(true)
+        };
+        let kernels: Vec<(Algorithm, bool, u64)> = narrow
+            .segments(limits)
+            .iter()
+            .map(|s| (s.kernel.algorithm, s.kernel.lamport, s.max_bytes))
+            .take(3)
+            .collect();
+        let row = 2048 * 2;
+        assert_eq!(
+            kernels,
+            [
+                (Algorithm::OneShot, true, kernels::MAX_BLOCKS * row),
+                (Algorithm::TwoShot, false, 2 << 20),
+                (Algorithm::OneShot, false, 8 << 20),
             ]
         );
     }
@@ -636,10 +684,11 @@ mod tests {
     }
 
     /// The rows kernels (residual + RMSNorm) take the split too, in each of
-    /// their one-shots up to 128 rows: by default the Lamport one up to
-    /// ROWS_LAMPORT_MAX (1 MiB); with a lower `rows-lamport-max-bytes`,
-    /// Lamport up to it, staged up to STAGING_MAX, between barriers up to
-    /// the bound. The two-shot above sums no slices.
+    /// their one-shots up to 128 rows: by default the Lamport one, which
+    /// then takes the whole product up to ROWS_LAMPORT_MAX (2 MiB, 256
+    /// rows); with a lower `rows-lamport-max-bytes`, Lamport up to it,
+    /// staged up to STAGING_MAX, between barriers up to the bound. The
+    /// two-shot above sums no slices.
     #[test]
     fn split_k_takes_the_rows_one_shots() {
         let mut split = facts(true);
@@ -660,14 +709,15 @@ mod tests {
                 .collect()
         };
         let by_default = Limits {
-            lamport_max: 1 << 20,
+            lamport_max: symm_protocol::LAMPORT_MAX as u64,
             ..LIMITS
         };
         assert_eq!(
-            kernels(by_default)[..2],
+            kernels(by_default)[..3],
             [
-                (true, false, Some(2), kernels::ROWS_LAMPORT_MAX),
-                (false, false, None, 2 << 20),
+                (true, false, Some(2), 1 << 20),
+                (true, false, None, kernels::ROWS_LAMPORT_MAX),
+                (false, false, None, 32 << 20),
             ]
         );
         let lower = Limits {

@@ -480,14 +480,14 @@ mod tests {
         assert_eq!(set.rows_two_shot_max(Some(8)), 16 << 20);
     }
 
-    /// So does the rows kernels' Lamport bound: 1 MiB on 2 ranks or a world
+    /// So does the rows kernels' Lamport bound: 2 MiB on 2 ranks or a world
     /// set at launch, 256 KiB on more; a bound the option sets holds on
     /// every world size.
     #[test]
     fn the_default_rows_lamport_bound_goes_by_the_world_size() {
         let by_world = limits(0);
-        assert_eq!(by_world.rows_lamport_max(Some(2)), 1 << 20);
-        assert_eq!(by_world.rows_lamport_max(None), 1 << 20);
+        assert_eq!(by_world.rows_lamport_max(Some(2)), 2 << 20);
+        assert_eq!(by_world.rows_lamport_max(None), 2 << 20);
         for world in [3, 4, 8] {
             assert_eq!(by_world.rows_lamport_max(Some(world)), 256 << 10);
         }

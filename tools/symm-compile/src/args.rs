@@ -170,7 +170,7 @@ struct Cli {
     /// An all-reduce with a row statistic takes the Lamport one-shot (a
     /// block per row, no barrier) up to this many bytes, where
     /// --lamport-max-bytes allows it too, on every world size; left out:
-    /// 1 MiB on up to 2 ranks, 256 KiB on more. At most 4194304.
+    /// 2 MiB on up to 2 ranks, 256 KiB on more. At most 4194304.
     #[arg(long, value_name = "N", value_parser = lamport_bytes())]
     rows_lamport_max_bytes: Option<u64>,
     /// A matmul that only an all-reduce reads runs, for calls of up to
