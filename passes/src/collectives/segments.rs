@@ -87,7 +87,6 @@ impl AllReduceFacts {
         (row_bytes > 0).then(|| below / row_bytes + 1)
     }
 
-    /// The kernel for a message of `count` elements.
     /// The largest message this all-reduce's Lamport one-shot takes (0:
     /// none): `Limits::lamport_for`, and for a rows kernel (a block a row)
     /// no more rows than `MAX_BLOCKS`.
@@ -104,6 +103,7 @@ impl AllReduceFacts {
         }
     }
 
+    /// The kernel for a message of `count` elements.
     pub(super) fn kernel(&self, count: u64, limits: Limits) -> AllReduceKernel {
         let bytes = count * self.element_bytes;
         let algorithm = self.fixed.unwrap_or_else(|| {

@@ -266,11 +266,11 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
     let read_after = used_after(input, op);
     // The functional form's result will be an allocation of ours.
     let output_owned = output.is_none_or(own_static_allocation);
-    let element = op
-        .operand(0)
+    let element = MemRefType::try_from(input.r#type())
         .ok()
-        .and_then(|value| MemRefType::try_from(value.r#type()).ok())
         .and_then(|memref| Scalar::of_type(memref.element()));
+    // Without a reduction kind (the verifier refuses that) no Lamport
+    // kernel: a max takes none.
     let reduction = op
         .int_attribute("reduction")
         .and_then(Reduction::from_code)
