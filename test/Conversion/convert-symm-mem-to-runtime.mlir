@@ -348,6 +348,12 @@ symm_mem.group @tp world_size(2)
 symm_mem.global @pool alignment(128) : memref<16777216xi8, #symm_mem.allocator<symmetric, @tp>>
 // CHECK-LABEL: func.func @tokens_async
 // CHECK-SAME: (%[[RT:[^:]*]]: !llvm.ptr, %[[STREAM:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: index, %[[XP:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[OP:[^:]*]]: !llvm.ptr) -> i32
+// Every entry point first checks that the runtime speaks the protocol it
+// was compiled with (symm_protocol::PROTOCOL_FINGERPRINT), then the world.
+// CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
+// CHECK-NEXT: %[[FINGERPRINT:.*]] = arith.constant {{[0-9]+}} : i64
+// CHECK-NEXT: call @symm_rt_check_protocol(%[[RT]], %[[FINGERPRINT]]) : (!llvm.ptr, i64) -> ()
+// CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
 // CHECK: %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
 // CHECK: call @symm_rt_check_tokens(%[[RT]], %[[N64]], %{{.*}}) : (!llvm.ptr, i64, i64) -> ()
 // CHECK: %[[X:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<?x64xbf16>

@@ -241,6 +241,8 @@ impl<'c> Conversion<'c> {
             }
         }
         host.call(&abi::ENTER_ASYNC, &[stream]);
+        let fingerprint = host.int(64, symm_protocol::PROTOCOL_FINGERPRINT as i64);
+        host.call(&abi::CHECK_PROTOCOL, &[fingerprint]);
         for world in worlds {
             let world = host.int(64, world as i64);
             host.call(&abi::CHECK_WORLD, &[world]);

@@ -167,6 +167,9 @@ runtime_calls! {
     POOL_DESCRIPTOR = "symm_rt_pool_descriptor"(Ptr, Ptr) -> Ptr;
     RANK = "symm_rt_rank"(Ptr) -> I32;
     CHECK_WORLD = "symm_rt_check_world"(Ptr, I64);
+    /// The `PROTOCOL_FINGERPRINT` the program was compiled with, against
+    /// the runtime's.
+    CHECK_PROTOCOL = "symm_rt_check_protocol"(Ptr, I64);
     /// The call's token count against the function's bound.
     CHECK_TOKENS = "symm_rt_check_tokens"(Ptr, I64, I64);
     /// A buffer argument's address (argument index, alignment in bytes).

@@ -182,6 +182,53 @@ pub enum Descriptor {
 /// Words in a descriptor.
 pub const DESCRIPTOR_WORDS: usize = 11;
 
+/// Bumped by hand when the protocol changes in a way no constant below
+/// shows (an order of the layout, a kernel's use of a region).
+pub const PROTOCOL_REVISION: u64 = 1;
+
+/// The protocol a compiled program and a runtime must share, as one
+/// number: FNV-1a over `PROTOCOL_REVISION` and every constant that sizes
+/// or places what both read (pools' layout, pads, call counters, Lamport
+/// regions, descriptor words, grids). A compiled entry point passes the
+/// one it was built with (`symm_rt_check_protocol`), so a program built by
+/// another version of symm than its runtime fails its first call with an
+/// error instead of reading another layout (say, 4 MiB Lamport messages
+/// sent into a runtime's 1 MiB regions).
+pub const PROTOCOL_FINGERPRINT: u64 = fingerprint(&[
+    PROTOCOL_REVISION,
+    MAX_WORLD as u64,
+    MAX_BLOCKS as u64,
+    THREADS as u64,
+    PAD_BYTES as u64,
+    STAGING_MAX as u64,
+    LAMPORT_MAX as u64,
+    LAMPORT_SLICES_MAX as u64,
+    LAMPORT_EPOCHS as u64,
+    LAMPORT_THREADS as u64,
+    LAMPORT_STAMPS as u64,
+    EPOCH_BYTES as u64,
+    LAMPORT_SENTINEL as u64,
+    DESCRIPTOR_WORDS as u64,
+    VECTOR_ALIGNMENT,
+]);
+
+/// FNV-1a over `words`' little-endian bytes, halved so that it is a
+/// positive i64 (the ABI's integer).
+pub const fn fingerprint(words: &[u64]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < words.len() {
+        let mut byte = 0;
+        while byte < 8 {
+            hash ^= (words[i] >> (8 * byte)) & 0xff;
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+            byte += 1;
+        }
+        i += 1;
+    }
+    hash >> 1
+}
+
 /// Every shared constant and descriptor word as a C header (its
 /// `Display`), which the C++ conversion patterns include
 /// (`dialects/include/symm/Protocol.h`, kept current by a test), so the
@@ -271,6 +318,18 @@ mod tests {
             assert!(region >= bytes.min(LAMPORT_MAX) && region % 128 == 0);
             assert_eq!(area, 4 * region);
         }
+    }
+
+    /// The fingerprint moves with any of its words (the old 1 MiB Lamport
+    /// bound gives another) and is a positive i64.
+    #[test]
+    fn the_fingerprint_tells_protocols_apart() {
+        let words = [PROTOCOL_REVISION, LAMPORT_MAX as u64, MAX_BLOCKS as u64];
+        let old_lamport = [PROTOCOL_REVISION, 1 << 20, MAX_BLOCKS as u64];
+        assert_ne!(fingerprint(&words), fingerprint(&old_lamport));
+        assert_ne!(fingerprint(&[1, 2]), fingerprint(&[2, 1]));
+        assert!(i64::try_from(PROTOCOL_FINGERPRINT).is_ok());
+        assert_eq!(PROTOCOL_FINGERPRINT, PROTOCOL_FINGERPRINT as i64 as u64);
     }
 
     #[test]

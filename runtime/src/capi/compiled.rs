@@ -229,6 +229,16 @@ pub unsafe extern "C" fn symm_rt_rank(runtime: *mut SymmRuntime) -> i32 {
     run("reading the rank", runtime, |s| Ok(s.group.rank() as i32))
 }
 
+/// Checks that the program was compiled against this runtime's protocol
+/// (`symm_protocol::PROTOCOL_FINGERPRINT`): a program and a runtime of two
+/// versions of symm fail here rather than read two layouts.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_check_protocol(runtime: *mut SymmRuntime, fingerprint: i64) {
+    run("checking the protocol", runtime, |s| {
+        s.check_protocol(fingerprint)
+    })
+}
+
 /// Checks that the program was compiled for this many ranks.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn symm_rt_check_world(runtime: *mut SymmRuntime, world: i64) {
@@ -587,6 +597,10 @@ mod abi_tests {
             (
                 "symm_rt_rank",
                 of(symm_rt_rank as unsafe extern "C" fn(_) -> _),
+            ),
+            (
+                "symm_rt_check_protocol",
+                of(symm_rt_check_protocol as unsafe extern "C" fn(_, _)),
             ),
             (
                 "symm_rt_check_world",

@@ -442,6 +442,12 @@ impl Session {
         self.check_peers_naming("a compiled collective")
     }
 
+    /// Checks that the program was compiled against this runtime's
+    /// protocol (`symm_protocol::PROTOCOL_FINGERPRINT`).
+    pub fn check_protocol(&self, fingerprint: i64) -> Result<()> {
+        protocol_matches(fingerprint)
+    }
+
     /// Checks that the program was compiled for this many ranks.
     pub fn check_world(&self, world: i64) -> Result<()> {
         let actual = self.group.world_size();
@@ -1015,10 +1021,37 @@ pub fn check_aligned(address: u64, index: i64, alignment: i64) -> Result<()> {
     )))
 }
 
+/// Whether a program compiled with protocol `fingerprint` can run on
+/// this runtime: the same `symm_protocol::PROTOCOL_FINGERPRINT`, or an
+/// error that says to build both from one version of symm.
+pub fn protocol_matches(fingerprint: i64) -> Result<()> {
+    let ours = symm_protocol::PROTOCOL_FINGERPRINT;
+    if fingerprint as u64 == ours {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "the program was compiled against symm protocol {:#x}, but this runtime speaks {ours:#x} \
+         (the pools' layout and the Lamport regions differ): compile the program and build the \
+         runtime from the same version of symm",
+        fingerprint as u64
+    )))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{check_aligned, unshared_timings};
+    use super::{check_aligned, protocol_matches, unshared_timings};
     use crate::error::Error;
+
+    #[test]
+    fn a_program_of_another_protocol_is_refused() {
+        let ours = symm_protocol::PROTOCOL_FINGERPRINT as i64;
+        assert!(protocol_matches(ours).is_ok());
+        for other in [0, ours - 1, ours ^ (1 << 40)] {
+            let error = protocol_matches(other).unwrap_err().to_string();
+            assert!(error.contains("compiled against symm protocol"), "{error}");
+            assert!(error.contains("same version of symm"), "{error}");
+        }
+    }
 
     #[test]
     fn ranks_that_never_share_their_timings_are_named() {
