@@ -14,8 +14,8 @@
 # all-reduce tests on the two GPUs, up to 2 MiB), bench (widths_x2.sh with
 # the variants), tp2 (TP 2 with both ranks on GPU 0 against torch's f32
 # reference: forced generated at the GEMV edges, measured at the
-# all-reduce's edges), sanitize (memcheck on the TP-2 layers, both ranks on
-# GPU 0). WIDTHS ("D,F ...") and TP2_WIDTHS ("DxF ...") replace the widths,
+# all-reduce's edges), sanitize (memcheck on our kernels of the TP-2 layers,
+# both ranks on GPU 0). WIDTHS ("D,F ...") and TP2_WIDTHS ("DxF ...") replace the widths,
 # TP2_TOKENS the measured rows of tp2.
 set -uo pipefail
 B=${1:?usage: lamport_2m_x2.sh BUILD}
@@ -40,12 +40,6 @@ if part tp2; then
   tally tp2 "$OUT/tp2.log" | tee -a "$OUT/summary.log"
 fi
 if part sanitize; then
-  for w in ${SANITIZE_WIDTHS:-5120x6912}; do
-    SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so \
-      PYTHONPATH=python:bench/model timeout 250 compute-sanitizer --tool memcheck \
-      --target-processes all "$B/symm-launch" -n 2 --gpus 1 \
-      python3 bench/model/matmul_check.py "$L/libmlp_tp2_$w.so" "${w%x*}" "${w#*x}" \
-      --tokens 16,128 2>&1 | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
-    echo "== memcheck tp2 $w done"
-  done 2>&1 | tee -a "$OUT/summary.log"
+  SANITIZE_RANKS=2 SANITIZE_KERNELS=symm SANITIZE_TOKENS=16,128 \
+    sanitize_mma memcheck "${SANITIZE_WIDTHS:-5120x6912}" 2>&1 | tee -a "$OUT/summary.log"
 fi

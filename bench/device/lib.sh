@@ -152,18 +152,22 @@ tp2_mlp_checks() {
 # compute-sanitizer's TOOLS on the tensor-core GEMVs (kernel names holding
 # SANITIZE_KERNELS, `mma` unless set), forced generated and without graphs,
 # on build $B's MLP blocks WIDTHS at SANITIZE_TOKENS rows (2,16 unless set),
-# each run's summary and check lines counted:
+# at world size 1, or with SANITIZE_RANKS ranks sharing GPU 0 on the
+# blocks libmlp_tp<RANKS>_<WIDTH>.so; each run's summary and check lines
+# counted:
 # sanitize_mma "memcheck racecheck" "4096x7168 2064x1000". (racecheck
 # faults where the filter leaves a cuBLAS kernel uninstrumented: a width
 # whose down projection keeps cuBLAS, like 2064x1000's.)
 sanitize_mma() {
-  local w tool
+  local w tool ranks=${SANITIZE_RANKS:-1} prefix=libmlp_
+  ((ranks > 1)) && prefix=libmlp_tp${ranks}_
   for w in $2; do
     for tool in $1; do
       SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so \
         PYTHONPATH=python:bench/model timeout 150 compute-sanitizer --tool "$tool" \
-        --target-processes all --kernel-name "kns=${SANITIZE_KERNELS:-mma}" "$B/symm-launch" -n 1 \
-        python3 bench/model/matmul_check.py "$B/layers/libmlp_$w.so" "${w%x*}" "${w#*x}" \
+        --target-processes all --kernel-name "kns=${SANITIZE_KERNELS:-mma}" \
+        "$B/symm-launch" -n "$ranks" --gpus 1 \
+        python3 bench/model/matmul_check.py "$B/layers/$prefix$w.so" "${w%x*}" "${w#*x}" \
         --tokens "${SANITIZE_TOKENS:-2,16}" 2>&1 \
         | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
       echo "== $tool $w done"

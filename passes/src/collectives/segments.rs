@@ -88,8 +88,10 @@ impl AllReduceFacts {
     }
 
     /// The largest message this all-reduce's Lamport one-shot takes (0:
-    /// none): `Limits::lamport_for`, and for a rows kernel (a block a row)
-    /// no more rows than `MAX_BLOCKS`.
+    /// none): `Limits::lamport_for`, and for a rows kernel (a block a row,
+    /// its messages whole rows) no more rows than `MAX_BLOCKS`. Both the
+    /// choice of algorithm and the kernel go by it, so that a one-shot
+    /// chosen for the Lamport kernel is one.
     fn lamport_max(&self, limits: Limits) -> u64 {
         let bound = limits.lamport_for(
             Some(self.element),
@@ -178,20 +180,7 @@ impl AllReduceFacts {
         // float sums up to the limit, each vector in the block its grid
         // keeps it in at every size; a rows kernel's row in the block of
         // its index (no more rows than channels), up to its own bound.
-        let takes = self.element.dtype().is_some_and(|dtype| {
-            symm_protocol::library::lamport_takes(
-                dtype,
-                self.reduction,
-                bytes as usize,
-                limits.lamport_max as usize,
-            )
-        });
-        let lamport = algorithm == Algorithm::OneShot
-            && takes
-            && self.rows.as_ref().is_none_or(|_| {
-                count / self.columns <= kernels::MAX_BLOCKS
-                    && bytes <= limits.rows_lamport_max(Some(self.world))
-            });
+        let lamport = algorithm == Algorithm::OneShot && bytes <= self.lamport_max(limits);
         let staged = algorithm == Algorithm::OneShot && bytes <= kernels::STAGING_MAX && !lamport;
         let push = match algorithm {
             Algorithm::TwoShot if self.input_read_after => None,

@@ -179,9 +179,18 @@ pub struct Facts {
     pub lamport_max: u64,
 }
 
+impl Facts {
+    /// Whether the Lamport one-shot (no barrier) takes `bytes` on 2 ranks,
+    /// where it beats the two-shot above the barrier one-shot's bound.
+    pub fn lamport_pays(&self, bytes: u64) -> bool {
+        self.world == Some(2) && bytes <= self.lamport_max
+    }
+}
+
 impl Limits {
     /// The largest message the Lamport one-shot takes of a `reduction` of
-    /// `element` (0: none), with a row statistic or not, on `world` ranks.
+    /// `element` (0: none), with a row statistic or not, on `world` ranks,
+    /// within `symm_protocol::LAMPORT_MAX`.
     pub fn lamport_for(
         &self,
         element: Option<Scalar>,
@@ -192,11 +201,12 @@ impl Limits {
         let takes = element.and_then(Scalar::dtype).is_some_and(|dtype| {
             symm_protocol::library::lamport_takes(dtype, reduction, 0, usize::MAX)
         });
-        match (takes, rows) {
+        let bound = match (takes, rows) {
             (false, _) => 0,
             (true, false) => self.lamport_max,
             (true, true) => self.lamport_max.min(self.rows_lamport_max(world)),
-        }
+        };
+        bound.min(symm_protocol::LAMPORT_MAX as u64)
     }
 }
 
@@ -206,15 +216,12 @@ pub fn choose(bytes: u64, facts: Facts, limits: Limits) -> &'static str {
         world,
         input_read_after,
         output_owned,
-        lamport_max,
+        ..
     } = facts;
     let two_ranks_push_pays =
         !input_read_after && (output_owned || bytes <= limits.two_rank_push_max);
-    // On 2 ranks the Lamport one-shot (no barrier) beats the two-shot
-    // above the barrier one-shot's bound, up to its own.
-    let lamport_pays = world == Some(2) && bytes <= lamport_max;
     if bytes <= limits.one_shot_max(world)
-        || lamport_pays
+        || facts.lamport_pays(bytes)
         || (world == Some(2) && !two_ranks_push_pays)
     {
         "one_shot"
@@ -291,9 +298,8 @@ fn select(op: OperationRef, groups: &GroupTable, limits: Limits) {
     op.set_int_attribute("algorithm", 32, i64::from(fixed.code()));
     let one_shot_max = limits.one_shot_max(world);
     let world = world.map_or_else(|| "set at launch".to_owned(), |w| w.to_string());
-    let lamport = facts.world == Some(2) && bytes <= facts.lamport_max;
     let why = if algorithm == "one_shot" && bytes > one_shot_max {
-        if lamport {
+        if facts.lamport_pays(bytes) {
             " (the Lamport kernel, which needs no barrier, on 2 ranks: bf16 and f16 sums up to \
              lamport-max-bytes)"
         } else if read_after {
