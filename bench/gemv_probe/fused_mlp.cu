@@ -54,8 +54,16 @@
     }                                                                                \
   } while (0)
 
-constexpr int K1 = 4096, N1 = 7168;  // pair: x [M, K1] @ W [K1, N1]
-constexpr int K2 = 7168, N2 = 4096;  // down: h [M, K2] @ Wd [K2, N2]
+// Other widths: -DPROBE_D=6656 -DPROBE_F=8960 (hidden, the rank's MLP width;
+// both multiples of 64).
+#ifndef PROBE_D
+#define PROBE_D 4096
+#endif
+#ifndef PROBE_F
+#define PROBE_F 7168
+#endif
+constexpr int K1 = PROBE_D, N1 = PROBE_F;  // pair: x [M, K1] @ W [K1, N1]
+constexpr int K2 = PROBE_F, N2 = PROBE_D;  // down: h [M, K2] @ Wd [K2, N2]
 constexpr int WARPS = 16, THREADS = WARPS * 32;
 constexpr int PAIR_TILES = N1 / 64;  // 112
 constexpr int DOWN_TILES = N2 / 64;  // 64
@@ -460,8 +468,8 @@ static void launch(void (*k)(P...), int grid, int block, int smem, bool pdl, cud
   CK(cudaLaunchKernelEx(&cfg, k, args...));
 }
 
-enum Variant { SEP3, SEP2, FUSED, FLOOR, SK1, SK2 };
-static const char *names[] = {"sep3", "sep2", "fused", "floor", "sk1", "sk2"};
+enum Variant { SEP3, SEP2, FUSED, FLOOR, SK1, SK2, PAIR, PAIR_SK1, PAIR_FLOOR };
+static const char *names[] = {"sep3", "sep2", "fused", "floor", "sk1", "sk2", "pair", "pair_sk1", "pair_floor"};
 
 static void call(const Bufs &b, Variant v, int c, int M, int pf, int sms, cudaStream_t s) {
   const Args a = args_for(b, c, M, pf);
@@ -490,6 +498,16 @@ static void call(const Bufs &b, Variant v, int c, int M, int pf, int sms, cudaSt
       break;
     case FLOOR:
       launch(stream_read, 1056, 512, 0, false, s, (const uint4 *)(b.w + c * COPY), COPY / 8, b.sink);
+      break;
+    // The pair alone (session 36): one block a 64-column tile, or stream-K.
+    case PAIR:
+      launch(pair_k, PAIR_TILES, THREADS, SMEM, true, s, a);
+      break;
+    case PAIR_SK1:
+      launch(pair_sk<1>, sms, THREADS, SMEM, true, s, a);
+      break;
+    case PAIR_FLOOR:
+      launch(stream_read, 1056, 512, 0, false, s, (const uint4 *)(b.w + c * COPY), 2 * WG / 8, b.sink);
       break;
   }
 }
@@ -591,7 +609,16 @@ int main() {
     }
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  printf("floor (176.2 MB): %.1f us\n", time_variant(b, FLOOR, 16, 0, sms, s));
+  printf("widths D=%d F=%d: %d pair tiles, %d down tiles\n", K1, N1, PAIR_TILES, DOWN_TILES);
+  printf("floor (%.1f MB): %.1f us\n", COPY * 2e-6, time_variant(b, FLOOR, 16, 0, sms, s));
+  printf("pair floor (%.1f MB): %.1f us\n", 2 * WG * 2e-6, time_variant(b, PAIR_FLOOR, 16, 0, sms, s));
+  // PAIR_ONLY: the pair alone at 1 and 16 rows, its own tiles against stream-K.
+  if (getenv("PAIR_ONLY")) {
+    for (int M : {1, 16})
+      for (int round = 0; round < 2; ++round)
+        for (Variant v : {PAIR, PAIR_SK1})
+          printf("M=%2d %-8s round %d  %6.1f us\n", M, names[v], round, time_variant(b, v, M, 0, sms, s));
+  }
   const int pfs[] = {0, 8, 14};
   for (int M : {1, 4, 16}) {
     ref_h<<<(M * N1 + 127) / 128, 128>>>(b.x, b.w, b.w + WG, b.hr, M);
