@@ -101,7 +101,7 @@ if part ncu; then
   for v in 6656x8960 6656x8960_nar 8192x14336 4096x7168; do
     w=${v%_nar}
     SYMM_PDL=0 SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-      run timeout 200 ncu --target-processes all --kernel-name regex:"symm_matmul_0_mma16" --launch-skip 4 --launch-count 1 \
+      run timeout 200 ncu --target-processes all --kernel-name regex:"symm_matmul_0_mma16" --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis \
       "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$v.so" "${w%x*}" "${w#*x}" --tokens 16
   done 2>&1 | grep -v Warning | tee "$OUT/ncu.log"
