@@ -19,7 +19,7 @@
 #           (libmlp_badproto.so) must fail its first call
 #   sanitize memcheck and racecheck on _nar's GEMVs at 6656x8960
 #   ncu     the pair GEMV at 16 rows: 6656x8960 (70 blocks), its _nar (140),
-#           8192x14336 (112 widened) and 4096x7168 (112)
+#           8192x14336 (112 widened) and 4096x7168 (112), and 4096x7168's down
 #   bash bench/device/narrow_h200.sh target/nw
 B=${1:-target/nw}
 ALL_PARTS="timing checks unroll verify apps protocol sanitize ncu"
@@ -98,11 +98,11 @@ if part sanitize; then
   done 2>&1 | tee "$OUT/sanitize.log"
 fi
 if part ncu; then
-  for v in 6656x8960 6656x8960_nar 8192x14336 4096x7168; do
-    w=${v%_nar}
+  for v in ${NCU_VARIANTS:-6656x8960:0 6656x8960_nar:0 8192x14336:0 4096x7168:0 4096x7168:1}; do
+    lib=${v%:*} site=${v#*:} w=${lib%_nar}
     SYMM_PDL=0 SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
-      run timeout 200 ncu --target-processes all --kernel-name regex:"symm_matmul_0_mma16" --launch-skip 1 --launch-count 1 \
-      --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis \
-      "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$v.so" "${w%x*}" "${w#*x}" --tokens 16
+      run timeout 200 ncu --target-processes all --kernel-name regex:"symm_matmul_${site}_mma16" --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats --section MemoryWorkloadAnalysis \
+      "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$lib.so" "${w%x*}" "${w#*x}" --tokens 16
   done 2>&1 | grep -v Warning | tee "$OUT/ncu.log"
 fi
