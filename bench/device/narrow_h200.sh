@@ -18,11 +18,14 @@
 #   protocol a block compiled against another protocol revision
 #           (libmlp_badproto.so) must fail its first call
 #   sanitize memcheck and racecheck on _nar's GEMVs at 6656x8960
+#   ring    the down projections of three wide blocks on the opt-in wgmma
+#           GEMV's ring (`_wgf`: --matmul-wgmma-gemv --matmul-wgmma-gemv-few,
+#           `_wgf8`: and --matmul-wgmma-gemv-stages 8) against the default
 #   ncu     the pair GEMV at 16 rows: 6656x8960 (70 blocks), its _nar (140),
 #           8192x14336 (112 widened) and 4096x7168 (112), and 4096x7168's down
 #   bash bench/device/narrow_h200.sh target/nw
 B=${1:-target/nw}
-ALL_PARTS="timing checks unroll verify apps protocol sanitize ncu"
+ALL_PARTS="timing checks unroll verify apps protocol sanitize ncu ring"
 . "$(dirname "$0")/lib.sh"
 layer_checks_setup
 nvidia_libraries
@@ -105,4 +108,14 @@ if part ncu; then
       --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats --section MemoryWorkloadAnalysis \
       "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_$lib.so" "${w%x*}" "${w#*x}" --tokens 16
   done 2>&1 | grep -v Warning | tee "$OUT/ncu.log"
+fi
+if part ring; then
+  for round in 1 2; do
+    for w in 6656x8960 5120x6912 5120x13824; do
+      for v in "" _wgf _wgf8; do
+        echo "== $w$v round $round"
+        SYMM_MATMUL=generated run py "$L/libmlp_$w$v.so" "${w%x*}" "${w#*x}" --tokens 16 --profile 8,16 --profile-copies 3
+      done
+    done
+  done 2>&1 | grep -v Warning | tee "$OUT/ring.log"
 fi
