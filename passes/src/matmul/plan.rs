@@ -267,10 +267,7 @@ fn weight_transposed(matmul: OperationRef) -> bool {
 
 /// (K, N) of a 2-D matmul's weight of shape `w_shape`: k x n as written,
 /// or n x k where the matmul reads it `transposed`.
-fn k_by_n(
-    transposed: bool,
-    w_shape: &[Option<i64>],
-) -> (Option<Option<i64>>, Option<Option<i64>>) {
+fn k_by_n(transposed: bool, w_shape: &[Option<i64>]) -> (Option<Option<i64>>, Option<Option<i64>>) {
     let (rows, columns) = (w_shape.first().copied(), w_shape.get(1).copied());
     if transposed {
         (columns, rows)
@@ -492,10 +489,7 @@ fn fusions<'c, 'a>(
 
 /// The split of a pair's normalization into its row and column factors
 /// (`row_scale`), where it has one.
-fn normalization_split(
-    normalize: OperationRef,
-    args: &[kernel::Arg],
-) -> Option<row_scale::Split> {
+fn normalization_split(normalize: OperationRef, args: &[kernel::Arg]) -> Option<row_scale::Split> {
     let statistic = args.iter().position(|a| *a == kernel::Arg::Statistic)?;
     let body = normalize.first_block()?;
     row_scale::split(body, statistic)
