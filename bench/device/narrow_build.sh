@@ -20,39 +20,22 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: narrow_build.sh DIR}
 NARROW_WIDTHS=${NARROW_WIDTHS:-"6656x8960 3584x9472 5120x13824 8192x14336 5120x6912 4096x7168 2064x1000"}
 WIDTHS="$NARROW_WIDTHS" TP_WORLDS=2 LAYER_FLAGS="--chip sm_90a" bench/device/matmul_build.sh "$out"
-release=target/release
-export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
-src=$(mktemp -d)
+. bench/device/mlp_variant.sh
 for w in $NARROW_WIDTHS; do
-  for world in 1 2; do
-    name=mlp_$w
-    ((world > 1)) && name=mlp_tp${world}_$w
-    sed -e "s/world_size(2)/world_size($world)/" -e "s/4096/${w%x*}/g" -e "s/7168/${w#*x}/g" \
-      examples/llama_mlp.mlir > "$src/$name.mlir"
-    SYMM_EXP_NARROW=1 SYMM_EXP_CORESIDENT=1 $release/symm-compile --chip sm_90a "$src/$name.mlir" -o "$src/$name.o"
-    c++ -shared -o "$out/layers/lib${name}_nar.so" "$src/$name.o" -L"$out/layers" -lsymm_runtime -Wl,-rpath,'$ORIGIN'
-  done
+  SYMM_EXP_NARROW=1 SYMM_EXP_CORESIDENT=1 mlp_variant "mlp_${w}_nar" "${w%x*}" "${w#*x}" 1
+  SYMM_EXP_NARROW=1 SYMM_EXP_CORESIDENT=1 mlp_variant "mlp_tp2_${w}_nar" "${w%x*}" "${w#*x}" 2
 done
-variant() { # name D F world [flags...]
-  local name=$1 d=$2 f=$3 world=$4
-  shift 4
-  sed -e "s/world_size(2)/world_size($world)/" -e "s/4096/$d/g" -e "s/7168/$f/g" \
-    examples/llama_mlp.mlir > "$src/v.mlir"
-  $release/symm-compile --chip sm_90a "$src/v.mlir" -o "$src/v.o" "$@"
-  c++ -shared -o "$out/layers/lib$name.so" "$src/v.o" -L"$out/layers" -lsymm_runtime -Wl,-rpath,'$ORIGIN'
-}
 for w in 6656x8960 3584x9472 5120x6912 4096x7168; do
-  for u in 3 4; do variant "mlp_${w}_u$u" "${w%x*}" "${w#*x}" 1 --matmul-mma-gemv "64,8,$u"; done
+  for u in 3 4; do mlp_variant "mlp_${w}_u$u" "${w%x*}" "${w#*x}" 1 --matmul-mma-gemv "64,8,$u"; done
 done
 for w in 6656x8960 5120x6912 5120x13824; do
-  variant "mlp_${w}_wgf" "${w%x*}" "${w#*x}" 1 --matmul-wgmma-gemv --matmul-wgmma-gemv-few
-  variant "mlp_${w}_wgf8" "${w%x*}" "${w#*x}" 1 --matmul-wgmma-gemv --matmul-wgmma-gemv-few \
+  mlp_variant "mlp_${w}_wgf" "${w%x*}" "${w#*x}" 1 --matmul-wgmma-gemv --matmul-wgmma-gemv-few
+  mlp_variant "mlp_${w}_wgf8" "${w%x*}" "${w#*x}" 1 --matmul-wgmma-gemv --matmul-wgmma-gemv-few \
     --matmul-wgmma-gemv-stages 8
 done
-variant mlp_tp4_4096x3584 4096 3584 4
-variant mlp_tp8_4096x1792 4096 1792 8
+mlp_variant mlp_tp4_4096x3584 4096 3584 4
+mlp_variant mlp_tp8_4096x1792 4096 1792 8
 strip "$out"/layers/*.so
 tar -cJf "$out/apps.tar.xz" -C "$out" llama_mlp_w2 llama_decoder_w2
 rm -f "$out"/llama_*
-rm -rf "$src"
 du -sh "$out"

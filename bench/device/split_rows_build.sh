@@ -20,16 +20,10 @@ out=${1:?usage: split_rows_build.sh DIR}
 SPLIT_WIDTHS=${SPLIT_WIDTHS:-"4096x7168 5120x6912 3584x9472"}
 WIDTHS="$SPLIT_WIDTHS" TP_WORLDS=2 LAYER_FLAGS="--chip sm_90a" bench/device/matmul_build.sh "$out"
 rm -f "$out"/llama_* "$out"/layers/libmlp_[0-9]*.so # the apps and world-size-1 blocks: not needed
-export SYMM_LIBDEVICE=${SYMM_LIBDEVICE:-$PWD/.deps/libdevice/libdevice.10.bc}
-src=$(mktemp -d)
+. bench/device/mlp_variant.sh
 for w in $SPLIT_WIDTHS; do
-  sed -e "s/4096/${w%x*}/g" -e "s/7168/${w#*x}/g" examples/llama_mlp.mlir > "$src/m.mlir"
-  for v in k64:64 k0:0; do
-    target/release/symm-compile --chip sm_90a --split-k-max-rows "${v#*:}" "$src/m.mlir" -o "$src/m.o"
-    c++ -shared -o "$out/layers/libmlp_tp2_${w}_${v%:*}.so" "$src/m.o" -L"$out/layers" -lsymm_runtime \
-      -Wl,-rpath,'$ORIGIN'
-  done
+  mlp_variant "mlp_tp2_${w}_k64" "${w%x*}" "${w#*x}" 2 --split-k-max-rows 64
+  mlp_variant "mlp_tp2_${w}_k0" "${w%x*}" "${w#*x}" 2 --split-k-max-rows 0
 done
 strip "$out"/layers/*_k*.so
-rm -rf "$src"
 du -sh "$out"

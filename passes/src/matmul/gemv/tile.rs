@@ -7,7 +7,7 @@ pub(in crate::matmul) const PIECE: u64 = 8;
 pub(in crate::matmul) const LINE_ELEMENTS: u64 = 64;
 /// The most 16-byte vectors of a row of `a` a thread holds in registers
 /// while the rows are prepared (`Gemv::rows_fit_registers`).
-pub(in crate::matmul) const HELD_VECTORS: u64 = 4;
+pub(super) const HELD_VECTORS: u64 = 4;
 /// Columns of one warp of the tensor-core GEMV (8 pieces, one per lane
 /// group of an `mma` fragment).
 pub(in crate::matmul) const MMA_COLUMNS: u64 = 64;
@@ -335,7 +335,7 @@ impl GemvTile {
             MMA_COLUMNS / 2
         }
     }
-    pub(in crate::matmul) fn pieces(&self, weights: u64) -> u64 {
+    pub(super) fn pieces(&self, weights: u64) -> u64 {
         weights * self.columns / PIECE
     }
     pub fn threads(&self, weights: u64) -> u64 {
