@@ -153,8 +153,8 @@ tp2_mlp_checks() {
 # SANITIZE_KERNELS, `mma` unless set), forced generated and without graphs,
 # on build $B's MLP blocks WIDTHS at SANITIZE_TOKENS rows (2,16 unless set),
 # at world size 1, or with SANITIZE_RANKS ranks sharing GPU 0 on the
-# blocks libmlp_tp<RANKS>_<WIDTH>.so; each run's summary and check lines
-# counted:
+# blocks libmlp_tp<RANKS>_<WIDTH>.so (a variant's: <WIDTH>SANITIZE_SUFFIX,
+# say _nar); each run's summary and check lines counted:
 # sanitize_mma "memcheck racecheck" "4096x7168 2064x1000". (racecheck
 # faults where the filter leaves a cuBLAS kernel uninstrumented: a width
 # whose down projection keeps cuBLAS, like 2064x1000's.)
@@ -167,7 +167,7 @@ sanitize_mma() {
         PYTHONPATH=python:bench/model timeout 150 compute-sanitizer --tool "$tool" \
         --target-processes all --kernel-name "kns=${SANITIZE_KERNELS:-mma}" \
         "$B/symm-launch" -n "$ranks" --gpus 1 \
-        python3 bench/model/matmul_check.py "$B/layers/$prefix$w.so" "${w%x*}" "${w#*x}" \
+        python3 bench/model/matmul_check.py "$B/layers/$prefix$w${SANITIZE_SUFFIX:-}.so" "${w%x*}" "${w#*x}" \
         --tokens "${SANITIZE_TOKENS:-2,16}" 2>&1 \
         | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
       echo "== $tool $w done"

@@ -92,14 +92,7 @@ if part protocol; then
   run py "$L/libmlp_badproto.so" 4096 7168 --tokens 1 2>&1 | grep -v Warning | tail -6 | tee "$OUT/protocol.log"
 fi
 if part sanitize; then
-  for tool in memcheck racecheck; do
-    SYMM_MATMUL=generated SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so \
-      PYTHONPATH=python:bench/model timeout 200 compute-sanitizer --tool "$tool" \
-      --target-processes all "$B/symm-launch" -n 1 \
-      python3 bench/model/matmul_check.py "$L/libmlp_6656x8960_nar.so" 6656 8960 --tokens 1,16 2>&1 \
-      | grep "SUMMARY\|Internal\|PASS\|FAIL\|rror" | sort | uniq -c | cut -c1-200
-    echo "== $tool done"
-  done 2>&1 | tee "$OUT/sanitize.log"
+  SANITIZE_SUFFIX=_nar SANITIZE_TOKENS=1,16 sanitize_mma "memcheck racecheck" 6656x8960 2>&1 | tee "$OUT/sanitize.log"
 fi
 if part ncu; then
   for v in ${NCU_VARIANTS:-6656x8960:0 6656x8960_nar:0 8192x14336:0 4096x7168:0 4096x7168:1}; do
