@@ -11,7 +11,10 @@
  * such as gate and up) run as one batched cuBLAS GEMM or as two GEMMs,
  * whichever the runtime measured faster on the shape's first call outside
  * a graph capture; SYMM_GEMM_PAIR=batched or =two fixes the way instead
- * (reproducible runs), =measured is the default.
+ * (reproducible runs), =measured is the default. Each GEMM handed to
+ * cuBLAS runs the faster of cuBLAS's default kernel and those of cuBLASLt's
+ * heuristic list, measured per shape the same way; SYMM_GEMM_ALGO=default
+ * keeps the default kernel, =measured is the default.
  *
  * Matmuls of up to 16 rows may also have kernels the compiler generated
  * (symm-linalg-matmul-to-gpu, with the RMSNorm before a gate + up pair and

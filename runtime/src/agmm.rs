@@ -11,9 +11,10 @@ use crate::{
     collectives::Collectives,
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Stream, check},
     error::{Error, Result},
+    gemm_algos::{AlgoPolicy, Gemm, GemmAlgos},
     library::{Dtype, GemmInputs},
     pair_choice::{PairChoices, PairPolicy, PairWay, faster},
-    stream_gate::StreamGate,
+    stream_gate::GatedTimer,
     symmetric::SymmetricBuffer,
 };
 use cudarc::{cublas::sys as cublas, driver::sys};
@@ -29,17 +30,25 @@ fn check_blas(status: cublas::cublasStatus_t, what: &str) -> Result<()> {
     }
 }
 
-/// A cuBLAS handle for row-major matmuls, and how it runs matmul pairs.
+/// A cuBLAS handle for row-major matmuls, how it runs matmul pairs, and
+/// which of cuBLAS's kernels runs each GEMM (`gemm_algos`).
 pub struct Matmul {
     handle: cublas::cublasHandle_t,
     pairs: PairChoices,
+    algos: Option<GemmAlgos>,
 }
 
 // SAFETY: the handle is used by its owner only.
 unsafe impl Send for Matmul {}
 
 impl Matmul {
+    /// The policies of `SYMM_GEMM_PAIR` and `SYMM_GEMM_ALGO`.
     pub fn new() -> Result<Self> {
+        Self::with_algos(AlgoPolicy::from_env()?)
+    }
+
+    /// `SYMM_GEMM_PAIR`'s policy, and `algos` for the GEMMs' kernels.
+    pub fn with_algos(algos: AlgoPolicy) -> Result<Self> {
         let policy = PairPolicy::pair_from_env()?;
         // SAFETY: probing the library; nothing is called if it is absent.
         if !unsafe { cublas::is_culib_present() } {
@@ -56,7 +65,15 @@ impl Matmul {
         Ok(Self {
             handle,
             pairs: PairChoices::new(policy),
+            algos: GemmAlgos::new(algos)?,
         })
+    }
+
+    /// How many GEMMs (by shape) had their kernel measured, and how many of
+    /// them took one of cuBLASLt's list over cuBLAS's default; `None` under
+    /// `SYMM_GEMM_ALGO=default` or without libcublasLt.
+    pub fn algo_counts(&self) -> Result<Option<(usize, usize)>> {
+        self.algos.as_ref().map(GemmAlgos::counts).transpose()
     }
 
     /// `c (m x n) = a (m x k) @ b (k x n)`, bf16 in and out, f32 accumulate,
@@ -189,21 +206,13 @@ impl Matmul {
             )
         };
         let two = || self.two_gemms(inputs, a, [[b, c], [b1, c1]], shape, 0.0, stream);
-        let (start, end) = (Event::new()?, Event::new()?);
         // Each counted round behind a gate, so that it times the GPU's work
         // and not the host's pace of enqueuing it (two GEMMs cost the host
         // two cuBLAS calls); a round whose gate gave up waiting counts as
         // unmeasured. The warm-up rounds run ungated: cuBLAS's first call
         // of a kernel may wait on the host.
-        let time = |run: &dyn Fn() -> Result<()>, counted: bool| -> Result<f64> {
-            let gate = StreamGate::close_if(counted, &on)?;
-            start.record(&on)?;
-            run()?;
-            end.record(&on)?;
-            let held = gate.is_none_or(StreamGate::open);
-            let us = f64::from(start.elapsed_ms(&end)?) * 1000.0;
-            Ok(if held { us } else { f64::MAX })
-        };
+        let timer = GatedTimer::new()?;
+        let time = |run: &dyn Fn() -> Result<()>, counted: bool| timer.time(&on, counted, run);
         let (mut batched_us, mut two_us) = (f64::MAX, f64::MAX);
         for round in 0..7 {
             let counted = round >= 2;
@@ -322,44 +331,65 @@ impl Matmul {
         };
         let b_columns = if b.transposed { k } else { n };
         let a_columns = if a.transposed { m } else { k };
-        // SAFETY: device matrices of the given shapes and strides (`batch`
-        // of each); a live handle and stream.
-        unsafe {
-            check_blas(
-                cublas::cublasSetStream_v2(self.handle, stream.cast()),
-                "cublasSetStream",
-            )?;
-            // Whatever cuBLAS enqueued, the next compiled kernel launches
-            // the ordinary way (programmatic_launch).
-            crate::programmatic_launch::after_library_kernel();
-            check_blas(
-                cublas::cublasGemmStridedBatchedEx(
-                    self.handle,
-                    op(&b),
-                    op(&a),
-                    dim(n)?,
-                    dim(m)?,
-                    dim(k.max(1))?,
-                    (&alpha as *const f32).cast(),
-                    b.ptr as *const std::ffi::c_void,
-                    data_type(b.dtype),
-                    ld(&b, b_columns)?,
-                    b.batch_stride,
-                    a.ptr as *const std::ffi::c_void,
-                    data_type(a.dtype),
-                    ld(&a, a_columns)?,
-                    a.batch_stride,
-                    (&beta as *const f32).cast(),
-                    c.ptr as *mut std::ffi::c_void,
-                    data_type(c.dtype),
-                    ld(&c, n)?,
-                    c.batch_stride,
+        let (ldb, lda, ldc) = (ld(&b, b_columns)?, ld(&a, a_columns)?, ld(&c, n)?);
+        let (n_, m_, k_) = (dim(n)?, dim(m)?, dim(k.max(1))?);
+        // cuBLAS's default kernel, the output at `out`.
+        let default = |out: CUdeviceptr| {
+            // SAFETY: device matrices of the given shapes and strides
+            // (`batch` of each, the output's at `out` as at `c`); a live
+            // handle and stream.
+            unsafe {
+                check_blas(
+                    cublas::cublasSetStream_v2(self.handle, stream.cast()),
+                    "cublasSetStream",
+                )?;
+                // Whatever cuBLAS enqueued, the next compiled kernel
+                // launches the ordinary way (programmatic_launch).
+                crate::programmatic_launch::after_library_kernel();
+                check_blas(
+                    cublas::cublasGemmStridedBatchedEx(
+                        self.handle,
+                        op(&b),
+                        op(&a),
+                        n_,
+                        m_,
+                        k_,
+                        (&alpha as *const f32).cast(),
+                        b.ptr as *const std::ffi::c_void,
+                        data_type(b.dtype),
+                        ldb,
+                        b.batch_stride,
+                        a.ptr as *const std::ffi::c_void,
+                        data_type(a.dtype),
+                        lda,
+                        a.batch_stride,
+                        (&beta as *const f32).cast(),
+                        out as *mut std::ffi::c_void,
+                        data_type(c.dtype),
+                        ldc,
+                        c.batch_stride,
+                        batch,
+                        cublas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                        cublas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                    ),
+                    "cublasGemmStridedBatchedEx",
+                )
+            }
+        };
+        match &self.algos {
+            Some(algos) if k > 0 => algos.run(
+                &Gemm {
+                    a,
+                    b,
+                    c,
                     batch,
-                    cublas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    cublas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                ),
-                "cublasGemmStridedBatchedEx",
-            )
+                    shape: (m, k, n),
+                    beta,
+                },
+                stream,
+                &default,
+            ),
+            _ => default(c.ptr),
         }
     }
 }

@@ -43,6 +43,12 @@ pub enum Error {
         what: String,
         status: cudarc::cublas::sys::cublasStatus_t,
     },
+    /// A cuBLASLt call that failed, with its status as a value.
+    #[error("CUDA: cuBLASLt {what} failed: {status:?}")]
+    CublasLt {
+        what: String,
+        status: cudarc::cublaslt::sys::cublasStatus_t,
+    },
     /// An NCCL call that failed, with its status as a value.
     #[error("CUDA: NCCL {what} failed: {status:?}")]
     Nccl {

@@ -14,6 +14,7 @@ pub mod cuda;
 pub mod error;
 pub mod fdpass;
 pub mod function_graphs;
+pub mod gemm_algos;
 pub mod group;
 pub mod kernel_choice;
 mod kernel_facts;

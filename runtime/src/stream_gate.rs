@@ -28,7 +28,7 @@
 //! silently. The stream must not be capturing: a host function in a graph
 //! would run at every replay.
 
-use crate::cuda::{Stream, check};
+use crate::cuda::{Event, Stream, check};
 use crate::error::Result;
 use cudarc::driver::sys;
 use std::ffi::c_void;
@@ -125,6 +125,41 @@ impl StreamGate {
     /// work behind it may have waited for the host.
     pub fn open(self) -> bool {
         self.state.open()
+    }
+}
+
+/// Two timing events that time blocks of work on a stream, each behind a
+/// gate where it counts: the pattern of the runtime's measured choices.
+pub struct GatedTimer {
+    start: Event,
+    end: Event,
+}
+
+impl GatedTimer {
+    pub fn new() -> Result<Self> {
+        Ok(Self {
+            start: Event::new()?,
+            end: Event::new()?,
+        })
+    }
+
+    /// µs that `run`'s work took on `stream`, behind a gate if `counted`
+    /// (a warm-up runs ungated: what it sets up may wait on the host);
+    /// `f64::MAX` where the gate gave up waiting, so that a timing that
+    /// counted the host's pace is never trusted.
+    pub fn time(
+        &self,
+        stream: &Stream,
+        counted: bool,
+        run: impl FnOnce() -> Result<()>,
+    ) -> Result<f64> {
+        let gate = StreamGate::close_if(counted, stream)?;
+        self.start.record(stream)?;
+        run()?;
+        self.end.record(stream)?;
+        let held = gate.is_none_or(StreamGate::open);
+        let us = f64::from(self.start.elapsed_ms(&self.end)?) * 1000.0;
+        Ok(if held { us } else { f64::MAX })
     }
 }
 

@@ -774,6 +774,115 @@ fn matmul_pair(ctx: &mut Ctx) -> Result<String> {
     ))
 }
 
+/// The GEMMs the layers hand to cuBLAS, each run with the kernel measured
+/// for it (`gemm_algos`: cuBLAS's default or one of cuBLASLt's list) and
+/// with cuBLAS's default call (`SYMM_GEMM_ALGO=default`), called and then
+/// replayed from a graph: the outputs equal bit for bit. Llama-3-8B's TP-2
+/// shapes: the batched gate and up (two weights at a stride) at 16 and 128
+/// rows, the down projection's two split-K slices into f32 partials, and
+/// o_proj with its weight in nn.Linear's layout. The data keep every sum an
+/// integer of at most 64, exact whatever a kernel's order of accumulation.
+fn gemm_algos(ctx: &mut Ctx) -> Result<String> {
+    use symm_runtime::agmm::{Matmul, Strided};
+    use symm_runtime::gemm_algos::AlgoPolicy;
+    let measured = Matmul::with_algos(AlgoPolicy::Measured)?;
+    let default = Matmul::with_algos(AlgoPolicy::Default)?;
+    let stream = &ctx.session.stream;
+    let mut shapes = Vec::new();
+    // (m, k per product, n, batch, a's row length, a's batch stride,
+    // weights transposed, f32 output)
+    for (m, k, n, batch, a_ld, a_stride, transposed, f32_out) in [
+        (
+            16usize, 4096usize, 7168usize, 2i32, 4096usize, 0usize, false, false,
+        ),
+        (128, 4096, 7168, 2, 4096, 0, false, false),
+        (128, 3584, 4096, 2, 7168, 3584, false, true),
+        (64, 2048, 4096, 1, 2048, 0, true, false),
+    ] {
+        let products = batch as usize;
+        let a: Vec<f32> = (0..m * a_ld)
+            .map(|x| f32::from(u8::from((x % a_ld) % 64 == (x / a_ld) % 64)))
+            .collect();
+        // Weights of separate products 64 elements apart (separate
+        // matrices), slices of one weight back to back.
+        let gap = if a_stride == 0 { 64 } else { 0 };
+        let b_stride = k * n + gap;
+        let b: Vec<f32> = (0..products * b_stride)
+            .map(|x| ((x * 7 + x / n * 3) % 3) as f32 - 1.0)
+            .collect();
+        let out_dtype = if f32_out { Dtype::F32 } else { Dtype::Bf16 };
+        let c_bytes = products * m * n * out_dtype.bytes();
+        let a_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &a))?;
+        let b_dev = DeviceBuffer::from_slice(&to_bits(Dtype::Bf16, &b))?;
+        let outputs = [DeviceBuffer::new(c_bytes)?, DeviceBuffer::new(c_bytes)?];
+        let call = |matmul: &Matmul, c: &DeviceBuffer| {
+            let operand = |ptr, dtype, ld, batch_stride, transposed| Strided {
+                ptr,
+                dtype,
+                ld,
+                batch_stride: batch_stride as i64,
+                transposed,
+            };
+            matmul.gemm_strided(
+                [
+                    operand(a_dev.ptr, Dtype::Bf16, a_ld, a_stride, false),
+                    operand(
+                        b_dev.ptr,
+                        Dtype::Bf16,
+                        if transposed { k } else { n },
+                        if batch > 1 { b_stride } else { 0 },
+                        transposed,
+                    ),
+                    operand(
+                        c.ptr,
+                        out_dtype,
+                        n,
+                        if batch > 1 { m * n } else { 0 },
+                        false,
+                    ),
+                ],
+                batch,
+                (m, k, n),
+                0.0,
+                stream.raw,
+            )
+        };
+        let what = format!(
+            "the GEMM {m}x{k} @ {batch} x {k}x{n} ({})",
+            out_dtype.text()
+        );
+        call(&measured, &outputs[0])?;
+        call(&default, &outputs[1])?;
+        stream.synchronize()?;
+        let read = |c: &DeviceBuffer| copy_from_device::<u8>(c.ptr, c_bytes);
+        let expected = read(&outputs[1])?;
+        if read(&outputs[0])? != expected {
+            return Err(Error::Cuda(format!(
+                "{what} with its measured kernel differs from cuBLAS's default"
+            )));
+        }
+        let graph = Graph::capture(stream, || call(&measured, &outputs[0]))?;
+        outputs[0].zero()?;
+        graph.replay(stream)?;
+        stream.synchronize()?;
+        if read(&outputs[0])? != expected {
+            return Err(Error::Cuda(format!(
+                "replayed, {what} with its measured kernel differs from cuBLAS's default"
+            )));
+        }
+        shapes.push(format!("{m}x{k} @ {batch} x {k}x{n}"));
+    }
+    let took = match measured.algo_counts()? {
+        Some((keys, listed)) => format!("{listed} of {keys} took a kernel of cuBLASLt's list"),
+        None => "libcublasLt not found: all ran cuBLAS's default".into(),
+    };
+    Ok(format!(
+        "{} equal cuBLAS's default bit for bit, called and replayed ({took}; SYMM_LOG=info \
+         shows the times)",
+        shapes.join(", ")
+    ))
+}
+
 /// All-reduce + RMSNorm fused equals all-reduce then RMSNorm bit for bit,
 /// and a host reference within rsqrt.approx's error.
 fn fused_rmsnorm(ctx: &mut Ctx) -> Result<String> {
@@ -1026,7 +1135,7 @@ fn run_threads(world: usize) -> Result<ExitCode> {
 
 /// Runs the tests (or only `only`); returns (passed, failed).
 fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
-    let tests: [(&str, TestFn); 11] = [
+    let tests: [(&str, TestFn); 12] = [
         ("p2p", p2p),
         ("barrier-100k", barrier_stress),
         ("all-reduce", all_reduce_correctness),
@@ -1037,6 +1146,7 @@ fn run_suite(mut ctx: Ctx, only: Option<String>) -> (usize, usize) {
         ("all-gather-matmul", all_gather_matmul),
         ("fused-rmsnorm", fused_rmsnorm),
         ("matmul-pair", matmul_pair),
+        ("gemm-algos", gemm_algos),
         ("stream-gate", stream_gate),
     ];
     // Without peer access (SYMM_FORCE_NCCL=1) only the collectives apply,
