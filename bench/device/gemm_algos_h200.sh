@@ -13,9 +13,12 @@
 #           each policy of SYMM_GEMM_ALGO, taking turns
 #   checks  against torch's f32 reference: world size 1 and TP 2 with the
 #           ranks sharing the GPU, at row counts that run cuBLAS
+#   apps    the C++ apps (the build's llama_* packed as apps.tar.xz, the carry
+#           limit) against torch's f32 reference at 17-128 tokens: the MLP
+#           block at world size 1, MLP and decoder at TP 2 sharing the GPU
 #   bash bench/device/gemm_algos_h200.sh target/ga
 B=${1:-target/ga}
-ALL_PARTS="tests timing checks"
+ALL_PARTS="tests timing checks apps"
 . "$(dirname "$0")/lib.sh"
 layer_checks_setup
 nvidia_libraries
@@ -55,4 +58,15 @@ if part checks; then
     dec_py dec_4096x2048x7168 4096x2048x7168 --tokens 17,128
   } 2>&1 | grep -v Warning | tee "$OUT/checks.log"
   tally checks "$OUT/checks.log"
+fi
+if part apps; then
+  [[ -f $B/apps.tar.xz ]] && tar -xJf "$B/apps.tar.xz" -C "$B"
+  {
+    run python3 bench/model/reference.py --out /tmp/ref --m 17 64 128
+    SYMM_LOG=info run timeout 150 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens=17,64,128 --iterations=5
+    for app in llama_mlp_w2 llama_decoder_w2; do
+      run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/$app" /tmp/ref --tokens=17,64,128 --iterations=5
+    done
+  } 2>&1 | grep -v Warning | tee "$OUT/apps.log"
+  tally apps "$OUT/apps.log"
 fi

@@ -14,6 +14,10 @@
 # VARIANTS ("s3 ...") also times, in the same processes, each build
 # $L/libmlp_tp2_<D>x<F/2>_<variant>.so that exists (say, compiled with
 # --split-k-slices 3), as the bench's symm_<variant> columns.
+# ALGO_POLICIES ("default measured") runs each width once per value of
+# SYMM_GEMM_ALGO (cuBLAS's default kernels, or each GEMM's measured among
+# cuBLASLt's list: runtime/src/gemm_algos.rs), each a process with its own
+# torch.compile anchor; unset, the runtime's default (measured).
 # Logs in $OUT: summary.log (one line per width and token count), widths.log.
 set -uo pipefail
 B=${1:?usage: widths_x2.sh BUILD}
@@ -22,25 +26,29 @@ layer_checks_setup
 export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
 export LAYER_WEIGHT_COPIES=3 TORCH_VARIANTS=two_shot LAYER_TOKENS=${LAYER_TOKENS:-1,16,128}
 for w in ${WIDTHS:?WIDTHS: \"D,F ...\"}; do
+for policy in ${ALGO_POLICIES:-measured}; do
   d=${w%,*} f=${w#*,}
   rank_f=$((f / 2))
   bytes=$((3 * d * rank_f * 2))
+  label=$d,$f
+  [[ -n ${ALGO_POLICIES:-} ]] && label=$d,$f,$policy
   {
-    echo "### D=$d F=$f (a rank: $d x $rank_f, $((bytes / 1000000)) MB of weights)"
+    echo "### D=$d F=$f (a rank: $d x $rank_f, $((bytes / 1000000)) MB of weights) SYMM_GEMM_ALGO=$policy"
     floor_read $bytes $((2 * d * rank_f * 2)) $((d * rank_f * 2))
     extra=() columns=()
     for v in ${VARIANTS:-}; do
       so=$L/libmlp_tp2_${d}x${rank_f}_$v.so
       [[ -f $so ]] && extra+=("$v=$so") columns+=("symm_${v}_us")
     done
-    LAYER_WIDTHS=$w SYMM_LOG=info run timeout 280 torchrun --nproc_per_node=2 \
+    SYMM_GEMM_ALGO=$policy LAYER_WIDTHS=$w SYMM_LOG=info run timeout 280 torchrun --nproc_per_node=2 \
       bench/model/layer_bench.py "$L/libmlp_tp2_${d}x${rank_f}.so" "${extra[@]}" 2>&1 |
       grep -v -e Warning -e "symmetric buffer"
   } > /tmp/width.log 2>&1
   cat /tmp/width.log >> "$OUT/widths.log"
   {
-    grep FLOOR-BEST /tmp/width.log | sed "s/^/$d,$f /"
-    grep -o "matmul site.*" /tmp/width.log | sort -u | sed "s/^/$d,$f /"
-    bench_columns "$d,$f" /tmp/width.log symm_us "${columns[@]}" symm_cg_us torch_compile_best_us
+    grep FLOOR-BEST /tmp/width.log | sed "s/^/$label /"
+    grep -o "matmul site.*" /tmp/width.log | sort -u | sed "s/^/$label /"
+    bench_columns "$label" /tmp/width.log symm_us "${columns[@]}" symm_cg_us torch_compile_best_us
   } | tee -a "$OUT/summary.log"
+done
 done
