@@ -11,7 +11,7 @@ use crate::{
     collectives::Collectives,
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Stream, check},
     error::{Error, Result},
-    gemm_algos::{AlgoPolicy, Gemm, GemmAlgos},
+    gemm_algos::{AlgoPolicy, Gemm, GemmAlgos, Strided},
     library::{Dtype, GemmInputs},
     pair_choice::{PairChoices, PairPolicy, PairWay, faster},
     stream_gate::GatedTimer,
@@ -392,19 +392,6 @@ impl Matmul {
             _ => default(c.ptr),
         }
     }
-}
-
-/// One operand of a strided batched GEMM: its address, element type, row
-/// stride (the leading dimension of a row-major matrix), the distance
-/// from one matrix of the batch to the next, in elements, and whether it
-/// is stored as its transpose (an input only: b as n x k, a as k x m).
-#[derive(Clone, Copy, Debug)]
-pub struct Strided {
-    pub ptr: CUdeviceptr,
-    pub dtype: Dtype,
-    pub ld: usize,
-    pub batch_stride: i64,
-    pub transposed: bool,
 }
 
 /// For a pair of (weight, output) addresses: which comes first in the

@@ -35,7 +35,6 @@
 //! measures its own GEMMs: the choice changes no kernel another rank waits
 //! for, only how this rank's library call runs.
 
-use crate::agmm::Strided;
 use crate::cuda::{CUdeviceptr, CUstream, DeviceBuffer, Stream};
 use crate::error::{Error, Result};
 use crate::library::Dtype;
@@ -91,6 +90,19 @@ impl AlgoPolicy {
     pub fn from_env() -> Result<Self> {
         Self::parse(std::env::var(POLICY_ENV).ok().as_deref())
     }
+}
+
+/// One operand of a strided batched GEMM: its address, element type, row
+/// stride (the leading dimension of a row-major matrix), the distance
+/// from one matrix of the batch to the next, in elements, and whether it
+/// is stored as its transpose (an input only: b as n x k, a as k x m).
+#[derive(Clone, Copy, Debug)]
+pub struct Strided {
+    pub ptr: CUdeviceptr,
+    pub dtype: Dtype,
+    pub ld: usize,
+    pub batch_stride: i64,
+    pub transposed: bool,
 }
 
 /// One GEMM as `agmm::Matmul::gemm_strided` takes it: `batch` products

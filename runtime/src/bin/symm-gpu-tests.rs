@@ -783,8 +783,8 @@ fn matmul_pair(ctx: &mut Ctx) -> Result<String> {
 /// o_proj with its weight in nn.Linear's layout. The data keep every sum an
 /// integer of at most 64, exact whatever a kernel's order of accumulation.
 fn gemm_algos(ctx: &mut Ctx) -> Result<String> {
-    use symm_runtime::agmm::{Matmul, Strided};
-    use symm_runtime::gemm_algos::AlgoPolicy;
+    use symm_runtime::agmm::Matmul;
+    use symm_runtime::gemm_algos::{AlgoPolicy, Strided};
     let measured = Matmul::with_algos(AlgoPolicy::Measured)?;
     let default = Matmul::with_algos(AlgoPolicy::Default)?;
     let stream = &ctx.session.stream;

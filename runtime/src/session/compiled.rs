@@ -8,9 +8,10 @@ use super::Session;
 use crate::{
     Error, Result,
     abi_types::GraphStats,
-    agmm::{AllGatherMatmul, Matmul, Shard, Strided},
+    agmm::{AllGatherMatmul, Matmul, Shard},
     cuda::{CUdeviceptr, CUstream, DeviceBuffer, Event, Graph, MemPool, Stream, check},
     function_graphs::{FunctionGraphCache, Limits, Step},
+    gemm_algos::Strided,
     kernel_choice::{KernelChoices, Way},
     launch_list::LaunchList,
     library::{self, Dtype, GemmInputs},
