@@ -289,31 +289,42 @@ impl Described {
                     "cublasLtMatrixLayoutCreate",
                 )?;
                 if gemm.batch > 1 {
-                    let count: i32 = gemm.batch;
-                    let stride: i64 = operand.batch_stride;
-                    check_lt(
-                        lt::cublasLtMatrixLayoutSetAttribute(
-                            *slot,
-                            lt::cublasLtMatrixLayoutAttribute_t::CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                            (&count as *const i32).cast(),
-                            std::mem::size_of_val(&count),
-                        ),
-                        "cublasLtMatrixLayoutSetAttribute",
+                    layout_attribute(
+                        *slot,
+                        lt::cublasLtMatrixLayoutAttribute_t::CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                        gemm.batch,
                     )?;
-                    check_lt(
-                        lt::cublasLtMatrixLayoutSetAttribute(
-                            *slot,
-                            lt::cublasLtMatrixLayoutAttribute_t::CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                            (&stride as *const i64).cast(),
-                            std::mem::size_of_val(&stride),
-                        ),
-                        "cublasLtMatrixLayoutSetAttribute",
+                    layout_attribute(
+                        *slot,
+                        lt::cublasLtMatrixLayoutAttribute_t::CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                        operand.batch_stride,
                     )?;
                 }
             }
         }
         Ok(described)
     }
+}
+
+/// Sets a layout's `attribute` to `value` (of the attribute's C type: i32
+/// for the batch count, i64 for the batch stride).
+fn layout_attribute<T: Copy>(
+    layout: lt::cublasLtMatrixLayout_t,
+    attribute: lt::cublasLtMatrixLayoutAttribute_t,
+    value: T,
+) -> Result<()> {
+    // SAFETY: a live layout; the buffer is a local of the attribute's size.
+    check_lt(
+        unsafe {
+            lt::cublasLtMatrixLayoutSetAttribute(
+                layout,
+                attribute,
+                (&value as *const T).cast(),
+                std::mem::size_of::<T>(),
+            )
+        },
+        "cublasLtMatrixLayoutSetAttribute",
+    )
 }
 
 impl Drop for Described {
