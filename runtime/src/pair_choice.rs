@@ -16,6 +16,12 @@
 //! (M = 1, batched against two GEMMs: 57.5 against 62.8 µs in one run, 65.2
 //! against 62.0 in another), while two GEMMs win the cliffs by 13% and 37%.
 //!
+//! Both ways run each GEMM's measured kernel (`gemm_algos`): the 128-row
+//! cliff at 14336 columns has a kernel in cuBLASLt's list (60.9 µs against
+//! the default's 99.9 and two GEMMs' 67.9 on an H200,
+//! bench/results/2026-11-29-gemm-algos-h200.md), so the batched GEMM wins
+//! there now; the measurement stays for the cliffs no list covers.
+//!
 //! `SYMM_GEMM_PAIR=batched` or `=two` fixes the way (reproducible runs,
 //! no measurement); `=measured` is the default.
 
