@@ -26,29 +26,31 @@ layer_checks_setup
 export SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model
 export LAYER_WEIGHT_COPIES=3 TORCH_VARIANTS=two_shot LAYER_TOKENS=${LAYER_TOKENS:-1,16,128}
 for w in ${WIDTHS:?WIDTHS: \"D,F ...\"}; do
-for policy in ${ALGO_POLICIES:-measured}; do
   d=${w%,*} f=${w#*,}
   rank_f=$((f / 2))
   bytes=$((3 * d * rank_f * 2))
-  label=$d,$f
-  [[ -n ${ALGO_POLICIES:-} ]] && label=$d,$f,$policy
-  {
-    echo "### D=$d F=$f (a rank: $d x $rank_f, $((bytes / 1000000)) MB of weights) SYMM_GEMM_ALGO=$policy"
-    floor_read $bytes $((2 * d * rank_f * 2)) $((d * rank_f * 2))
-    extra=() columns=()
-    for v in ${VARIANTS:-}; do
-      so=$L/libmlp_tp2_${d}x${rank_f}_$v.so
-      [[ -f $so ]] && extra+=("$v=$so") columns+=("symm_${v}_us")
-    done
-    SYMM_GEMM_ALGO=$policy LAYER_WIDTHS=$w SYMM_LOG=info run timeout 280 torchrun --nproc_per_node=2 \
-      bench/model/layer_bench.py "$L/libmlp_tp2_${d}x${rank_f}.so" "${extra[@]}" 2>&1 |
-      grep -v -e Warning -e "symmetric buffer"
-  } > /tmp/width.log 2>&1
-  cat /tmp/width.log >> "$OUT/widths.log"
-  {
-    grep FLOOR-BEST /tmp/width.log | sed "s/^/$label /"
-    grep -o "matmul site.*" /tmp/width.log | sort -u | sed "s/^/$label /"
-    bench_columns "$label" /tmp/width.log symm_us "${columns[@]}" symm_cg_us torch_compile_best_us
-  } | tee -a "$OUT/summary.log"
-done
+  # The floor of the width's bytes, once for all its policies.
+  floor_read $bytes $((2 * d * rank_f * 2)) $((d * rank_f * 2)) > /tmp/floor.log 2>&1
+  for policy in ${ALGO_POLICIES:-measured}; do
+    label=$d,$f
+    [[ -n ${ALGO_POLICIES:-} ]] && label=$d,$f,$policy
+    {
+      echo "### D=$d F=$f (a rank: $d x $rank_f, $((bytes / 1000000)) MB of weights) SYMM_GEMM_ALGO=$policy"
+      cat /tmp/floor.log
+      extra=() columns=()
+      for v in ${VARIANTS:-}; do
+        so=$L/libmlp_tp2_${d}x${rank_f}_$v.so
+        [[ -f $so ]] && extra+=("$v=$so") columns+=("symm_${v}_us")
+      done
+      SYMM_GEMM_ALGO=$policy LAYER_WIDTHS=$w SYMM_LOG=info run timeout 280 torchrun --nproc_per_node=2 \
+        bench/model/layer_bench.py "$L/libmlp_tp2_${d}x${rank_f}.so" "${extra[@]}" 2>&1 |
+        grep -v -e Warning -e "symmetric buffer"
+    } > /tmp/width.log 2>&1
+    cat /tmp/width.log >> "$OUT/widths.log"
+    {
+      grep FLOOR-BEST /tmp/width.log | sed "s/^/$label /"
+      grep -o "matmul site.*" /tmp/width.log | sort -u | sed "s/^/$label /"
+      bench_columns "$label" /tmp/width.log symm_us "${columns[@]}" symm_cg_us torch_compile_best_us
+    } | tee -a "$OUT/summary.log"
+  done
 done

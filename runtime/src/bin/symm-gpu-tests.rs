@@ -52,6 +52,15 @@ fn value(rank: usize, index: usize) -> f32 {
     (((index * 7 + rank * 13) % 97) as i32 - 48) as f32
 }
 
+/// The matmul tests' lhs, `rows` x `columns`: a[i][j] = 1 where j = i
+/// (mod 64), else 0, so that row i sums every 64th row of the weight from
+/// row i % 64 on, an integer sum whatever a kernel's order.
+fn selector(rows: usize, columns: usize) -> Vec<f32> {
+    (0..rows * columns)
+        .map(|x| f32::from(u8::from((x % columns) % 64 == (x / columns) % 64)))
+        .collect()
+}
+
 fn to_bits(dtype: Dtype, values: &[f32]) -> Vec<u8> {
     match dtype {
         Dtype::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
@@ -697,10 +706,7 @@ fn matmul_pair(ctx: &mut Ctx) -> Result<String> {
         (128, 4096, 14336),
         (64, 256, 512),
     ] {
-        // a[i][j] = 1 where j = i (mod 64): row i sums 64 rows of b.
-        let a: Vec<f32> = (0..m * k)
-            .map(|x| f32::from(u8::from((x % k) % 64 == (x / k) % 64)))
-            .collect();
+        let a = selector(m, k);
         let b: Vec<f32> = (0..2 * k * n)
             .map(|x| {
                 let (p, kk, j) = (x / (k * n), (x / n) % k, x % n);
@@ -800,9 +806,7 @@ fn gemm_algos(ctx: &mut Ctx) -> Result<String> {
         (64, 2048, 4096, 1, 2048, 0, true, false),
     ] {
         let products = batch as usize;
-        let a: Vec<f32> = (0..m * a_ld)
-            .map(|x| f32::from(u8::from((x % a_ld) % 64 == (x / a_ld) % 64)))
-            .collect();
+        let a = selector(m, a_ld);
         // Weights of separate products 64 elements apart (separate
         // matrices), slices of one weight back to back.
         let gap = if a_stride == 0 { 64 } else { 0 };
