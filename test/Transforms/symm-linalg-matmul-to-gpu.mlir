@@ -1,6 +1,7 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)' | FileCheck %s
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{row-scale=false})' 2>/dev/null | FileCheck %s --check-prefix=WHOLE
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-ahead=3})' 2>/dev/null | FileCheck %s --check-prefix=AHEAD
+// RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{norm-in-loop=false})' 2>/dev/null | FileCheck %s --check-prefix=NOLOOP
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -69,7 +70,7 @@
 // CHECK: %[[ROW_FACTOR:.*]] = func.call @symm_matmul_0_prologue_row(
 // CHECK: arith.mulf %{{.*}}, %[[ROW_FACTOR]] : f32
 // CHECK: func.call @symm_matmul_0_epilogue
-// The GEMV on the tensor cores for 2 to 16 rows: two 16-row steps of the
+// The GEMV on the tensor cores for 2 to 8 rows: two 16-row steps of the
 // weight in flight (four 16-byte loads a lane each) while one warp per row
 // reduces its statistic (shuffles) and stages the row's column factors
 // bf16(x * w) in the same pass (no second pass over the rows); then per
@@ -90,6 +91,37 @@
 // CHECK: llvm.store %[[LOOP]]#0, %{{.*}} {alignment = 16 : i64} : vector<32xf32>, !llvm.ptr<3>
 // CHECK: %[[SCALE:.*]] = func.call @symm_matmul_0_prologue_row(
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK: func.call @symm_matmul_0_epilogue
+// Its twin for 9 to 16 rows (norm-in-loop): the rows staged raw, in one
+// pass of 16-byte loads (no statistic, no column factor); in the loop each
+// step's words of the lane's two rows come from shared memory, times the
+// norm weight's four elements (the column factors), and each element is a
+// step of its row's statistic, carried with the accumulators; after the
+// loop the quad's lanes sum their parts, the k-groups' parts meet in
+// shared memory, and the statistic is the initial value plus them.
+// CHECK: gpu.func @symm_matmul_0_mma16_norm_in_loop(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[NIL_INIT:.*]]: f32, %{{.*}}: !llvm.ptr) kernel
+// CHECK-COUNT-8: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK-NOT: func.call
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-NOT: func.call
+// CHECK: gpu.barrier
+// CHECK: %[[NIL_LOOP:.*]]:11 = scf.for {{.*}} -> (vector<32xf32>, f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK: %[[NIL_WORDS:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
+// CHECK: %[[NIL_W:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xbf16>
+// CHECK: %[[NIL_X:.*]] = llvm.bitcast %[[NIL_WORDS]] : vector<2xi32> to vector<4xbf16>
+// CHECK: %[[NIL_X0:.*]] = llvm.extractelement %[[NIL_X]][%{{.*}} : i32] : vector<4xbf16>
+// CHECK: %[[NIL_W0:.*]] = llvm.extractelement %[[NIL_W]][%{{.*}} : i32] : vector<4xbf16>
+// CHECK: func.call @symm_matmul_0_prologue_columns(%[[NIL_X0]], %{{.*}}, %[[NIL_W0]], %{{.*}})
+// CHECK: func.call @symm_matmul_0_step(%[[NIL_X0]], %{{.*}}) : (bf16, f32) -> f32
+// CHECK-COUNT-8: nvvm.mma.sync
+// CHECK: %[[NIL_S1:.*]], %{{.*}} = gpu.shuffle xor %[[NIL_LOOP]]#1, %c2_i32
+// CHECK: arith.addf %[[NIL_LOOP]]#1, %[[NIL_S1]] : f32
+// CHECK: gpu.shuffle xor %[[NIL_LOOP]]#2, %c2_i32
+// CHECK: gpu.barrier
+// CHECK: %[[NIL_PART:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK: arith.addf %[[NIL_INIT]], %[[NIL_PART]] : f32
+// CHECK: %[[NIL_SCALE:.*]] = func.call @symm_matmul_0_prologue_row(
+// CHECK: arith.mulf %{{.*}}, %[[NIL_SCALE]] : f32
 // CHECK: func.call @symm_matmul_0_epilogue
 // CHECK-LABEL: func.func @gate_up
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[NORM:.*]]: memref<4096xbf16>, %[[WG:.*]]: memref<4096x7168xbf16>, %[[WU:.*]]: memref<4096x7168xbf16>, %[[ACT:.*]]: memref<?x7168xbf16>)
@@ -118,15 +150,25 @@
 // CHECK-NEXT: %[[LIBRARY:.*]] = arith.constant false
 // CHECK-NEXT: scf.yield %[[LIBRARY]] : i1
 // CHECK: scf.if %[[GENERATED]] {
-// One row takes the one-row GEMV, up to 16 the tensor-core GEMV, more
-// the tensor-core kernel.
+// One row takes the one-row GEMV, up to 8 the tensor-core GEMV, up to 16
+// its twin with the norm in its loop, more the tensor-core kernel. Without
+// norm-in-loop the one kernel with the pass before its loop takes 2 to 16.
+// NOLOOP-NOT: gpu.func @symm_matmul_0_mma16_norm_in_loop
+// NOLOOP-LABEL: func.func @gate_up
+// NOLOOP: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16_i64 : i64
+// NOLOOP: scf.if %[[FEW]] {
+// NOLOOP: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks
 // CHECK: %[[ONE_ROW:.*]] = arith.cmpi ule, %[[ROWS:.*]], %c1_i64 : i64
 // CHECK: scf.if %[[ONE_ROW]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
 // CHECK: } else {
+// CHECK: %[[EIGHT:.*]] = arith.cmpi ule, %[[ROWS]], %c8_i64 : i64
+// CHECK: scf.if %[[EIGHT]] {
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks
+// CHECK: } else {
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c16_i64 : i64
 // CHECK: scf.if %[[FEW]] {
-// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16_norm_in_loop blocks
 // CHECK: } else {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
 // CHECK: } else {
@@ -152,7 +194,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
   %eps = arith.constant 1.0e-5 : f32
   %hidden = arith.constant 4096.0 : f32
   %sum_sq = memref.alloc(%m) : memref<?xf32>
-  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_norm_in_loop, 112x1 blocks of 512 threads)}}
   linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {
@@ -313,7 +355,7 @@ func.func @gate_up_wide(%x: memref<?x3584xbf16>, %norm: memref<3584xbf16>,
   %eps = arith.constant 1.0e-5 : f32
   %hidden = arith.constant 3584.0 : f32
   %sum_sq = memref.alloc(%m) : memref<?xf32>
-  // expected-remark@+1 {{matmul pair (3584x9472 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (148x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 74x1 blocks of 1024 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another) (up to 16 row(s): the GEMV @symm_matmul_0_mma16, 74x1 blocks of 512 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another), chosen against cuBLAS by measurement for up to 16 rows whose operands are 16-byte aligned (others take cuBLAS)}}
+  // expected-remark@+1 {{matmul pair (3584x9472 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (148x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 74x1 blocks of 1024 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 74x1 blocks of 512 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_norm_in_loop, 74x1 blocks of 512 threads, in 128-column bands: 64-column ones would take 148 blocks, a wave of 132 SMs and part of another), chosen against cuBLAS by measurement for up to 16 rows whose operands are 16-byte aligned (others take cuBLAS)}}
   linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x3584xbf16>) outs(%sum_sq : memref<?xf32>) {

@@ -25,6 +25,18 @@
 //! stages only the column factors, in the statistic's pass, and the row
 //! factor multiplies each row's sums after the loop.
 //!
+//! For calls of 9 to 16 rows the GEMV takes a twin (`_norm_in_loop`,
+//! `GemvTile::norm_in_loop`) that stages the rows raw, in one round of
+//! 16-byte loads, and applies such a prologue in its loop: each step's
+//! words of the lane's rows, read from shared memory, times the norm
+//! weight's four elements, and each element a step of its row's
+//! statistic, whose parts meet after the loop as where the norm streams
+//! (below). The pass before the loop issues its loads in two or three
+//! rounds (ptxas keeps half of a warp's 32 in flight), so at 16 rows it
+//! cost the Llama-3-8B block 0.4-1.0 µs more on one H200; calls of up to 8
+//! rows keep it, since it skips the rows a call does not have
+//! (bench/results/2026-11-29-norm-in-loop-h200.md).
+//!
 //! Where 16 staged rows of a long K do not fit in shared memory
 //! (`SkinnyMatmul::norm_must_stream`), the kernel stages nothing and
 //! applies an RMSNorm-style prologue as it reads `a`: each lane's four
@@ -178,9 +190,16 @@ impl<'c> Gemv<'_, 'c> {
         // statistics, one per row (g, and g + 8 for 16 rows), as many as
         // the words of `a` a step carries.
         let streamed = self.streams_norm();
-        let parts = if streamed { self.halves() } else { 0 };
+        let in_loop = self.norm_in_loop();
+        let parts = if streamed || in_loop {
+            self.halves()
+        } else {
+            0
+        };
         let unstaged = streamed.then(|| self.fragment_rows(m, a, group, shared, statistics));
-        let per_step = ROWS_PER_LANE as usize + parts;
+        // The words of `a` a step carries: the streamed norm's, read with
+        // the weight.
+        let per_step = ROWS_PER_LANE as usize + if streamed { parts } else { 0 };
         let load_step = |e: &Emitter<'c>, i: Val<'c>| -> Vec<Val<'c>> {
             let step = step_of(e, i);
             let mut loaded: Vec<Val<'c>> =
@@ -241,6 +260,13 @@ impl<'c> Gemv<'_, 'c> {
                     let step = step_of(e, i);
                     let a_fragment = if streamed {
                         self.normed_a_fragment(e, words, step, quad, exact, &mut statistic_parts)
+                    } else if in_loop {
+                        let (at, inside) = self.fragment_column(e, step, quad, exact);
+                        let staged: Vec<Val<'c>> = rows
+                            .iter()
+                            .map(|row| row.words(self, e, at, inside))
+                            .collect();
+                        self.normed_a_fragment(e, &staged, step, quad, exact, &mut statistic_parts)
                     } else {
                         self.a_fragment(e, &rows, step, quad, exact)
                     };
@@ -260,7 +286,7 @@ impl<'c> Gemv<'_, 'c> {
                 out
             },
         );
-        if streamed {
+        if streamed || in_loop {
             self.store_statistic_parts(&carried[1..1 + parts], (k_group, column_tile), lane);
         }
 
@@ -396,6 +422,23 @@ impl<'c> Gemv<'_, 'c> {
     /// (`GemvShape::streamed`), staging no rows.
     pub(super) fn streams_norm(&self) -> bool {
         self.tile.engine == super::gemv::Engine::TensorCores && self.k.gemv_shape().streamed
+    }
+
+    /// Whether the kernel stages the rows of `a` raw and applies its norm
+    /// prologue as it reads them from shared memory
+    /// (`GemvTile::norm_in_loop`).
+    pub(super) fn norm_in_loop(&self) -> bool {
+        self.tile.engine == super::gemv::Engine::TensorCores
+            && self.tile.norm_in_loop
+            && self.row_scale().is_some()
+            && !self.streams_norm()
+    }
+
+    /// Whether the kernel sums the row statistics in its loop (streamed
+    /// or from the raw staged rows), the k-groups' parts added up by the
+    /// output stage (`streamed_statistic`).
+    pub(super) fn sums_statistics_in_loop(&self) -> bool {
+        self.streams_norm() || self.norm_in_loop()
     }
 
     /// After the loop of a kernel that streams its norm: each lane's
@@ -578,7 +621,9 @@ impl<'c> Gemv<'_, 'c> {
         // pass stages each row's column factors and is the only one: rows
         // the call does not have are walked too, staging zeros.
         let row_scale = self.row_scale();
-        if let (Some(prologue), Some(init)) = (&k.prologue, init) {
+        // Applied in the loop instead, the prologue leaves the rows raw.
+        let staged_prologue = k.prologue.as_ref().filter(|_| !self.norm_in_loop());
+        if let (Some(prologue), Some(init)) = (staged_prologue, init) {
             e.for_range(warp, self.c(tile.rows), self.c(threads / WARP), |e, r| {
                 let present = e.cmp(CmpiPredicate::Ult, r, m);
                 let vectors = e.select(present, self.c(k.k / PIECE), self.c(0));
@@ -673,7 +718,7 @@ impl<'c> Gemv<'_, 'c> {
                     let loaded = e.choose(
                         inside,
                         vector_ty,
-                        |e| match k.prologue {
+                        |e| match staged_prologue {
                             Some(_) => e.load(staged_at(e, r, start), vector_ty, 16),
                             None => e.load(e.gep(row_of(e, r), start, bf16), vector_ty, 16),
                         },
@@ -684,7 +729,7 @@ impl<'c> Gemv<'_, 'c> {
                 .collect();
             for (index, r, start, loaded) in pieces {
                 let mut applied = loaded;
-                if let Some(prologue) = &k.prologue {
+                if let Some(prologue) = staged_prologue {
                     let statistic = e.load(statistic_at(e, r), f32, 4);
                     // The norm weight element by element: in 16-byte
                     // loads too (all of a thread's pieces' at once) the
@@ -908,6 +953,7 @@ mod tests {
                 calls: 0,
                 evict_first: false,
                 ahead: 0,
+                norm_in_loop: false,
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {

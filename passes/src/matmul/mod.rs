@@ -172,6 +172,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"norm-in-loop",
+            c"With row-scale, where the rows of `a` of a matmul with a norm prologue fit staged, the 16-row tensor-core GEMV's calls of 9 to 16 rows take a kernel (`_norm_in_loop`) that stages them raw and applies the norm's column factors to each fragment as it reads it from shared memory, summing the row statistic in its loop, instead of in a pass over the rows before its loop (the calls of up to 8 keep that pass)",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
             c"mma-gemv",
             c"Calls of more rows than the CUDA-core GEMVs take, up to mma-gemv-rows, run a GEMV on the tensor cores in the generated branch",
             OptionKind::Bool,
@@ -345,6 +351,7 @@ impl TypedPass for MatmulToGpu {
             grid_dependency: options.flag("launch-dependents"),
             row_scale: options.flag("row-scale"),
             stream_norm: options.flag("stream-norm"),
+            norm_in_loop: options.flag("norm-in-loop"),
             lamport_send: options.flag("lamport-send"),
         };
         let mut taken: std::collections::HashSet<usize> = std::collections::HashSet::new();
@@ -398,6 +405,8 @@ impl TypedPass for MatmulToGpu {
                                         p.kernel.k
                                     ),
                                 );
+                            } else if choices.norm_in_loop {
+                                gemvs = p.kernel.with_norm_in_loop(gemvs);
                             }
                             for gemv in gemvs {
                                 match p.kernel.gemv_problem(gemv) {

@@ -113,6 +113,9 @@ pub(super) struct KernelChoices {
     /// The tensor-core GEMV applies such a norm as it reads `a` where its
     /// staged rows would not fit (`stream-norm`).
     pub(super) stream_norm: bool,
+    /// The tensor-core GEMV stages the rows raw and applies such a norm as
+    /// it reads them from shared memory (`norm-in-loop`).
+    pub(super) norm_in_loop: bool,
     /// A single matmul's GEMVs send its product to a Lamport all-reduce
     /// (`lamport-send`).
     pub(super) lamport_send: bool,

@@ -66,6 +66,10 @@ pub struct Args {
     /// Where the staged rows do not fit, the tensor-core GEMV applies such
     /// a norm as it reads them (`stream-norm` of symm-linalg-matmul-to-gpu).
     pub matmul_stream_norm: bool,
+    /// Where the staged rows fit, the tensor-core GEMV stages them raw and
+    /// applies the norm as it reads them (`norm-in-loop` of
+    /// symm-linalg-matmul-to-gpu).
+    pub matmul_norm_in_loop: bool,
     /// Calls of 9 to 16 rows run a tensor-core GEMV that stages `a`
     /// (`mma-gemv-stage-a` of symm-linalg-matmul-to-gpu).
     pub matmul_mma_stage_a: bool,
@@ -244,6 +248,12 @@ struct Cli {
     /// summing the squares in its loop.
     #[arg(long)]
     no_matmul_stream_norm: bool,
+    /// The pair's tensor-core GEMV applies its norm in a pass over the
+    /// staged rows before its loop for calls of 9 to 16 rows too, instead
+    /// of staging them raw and applying the norm's weight to each fragment
+    /// as it reads it, summing the squares in its loop.
+    #[arg(long)]
+    no_matmul_norm_in_loop: bool,
     /// One tensor-core GEMV for 2 to 16 rows, reading the rows of `a`
     /// from global memory where there is no prologue, instead of one for
     /// 2 to 8 rows that does and one for 9 to 16 that stages them in
@@ -418,6 +428,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_prefetch: !cli.no_matmul_prefetch,
         matmul_row_scale: !cli.no_matmul_row_scale,
         matmul_stream_norm: !cli.no_matmul_stream_norm,
+        matmul_norm_in_loop: !cli.no_matmul_norm_in_loop,
         matmul_mma_stage_a: !cli.no_matmul_mma_stage_a,
         matmul_lamport_send: cli.matmul_lamport_send,
         matmul_tma_gemv: match &cli.matmul_tma_gemv {

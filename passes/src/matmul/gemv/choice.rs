@@ -42,7 +42,12 @@ impl SkinnyMatmul {
             Engine::Wgmma => "wgmma",
         };
         let staged = if tile.stage_a { "_staged" } else { "" };
-        format!("{}_{kind}{}{staged}", self.name, tile.rows)
+        let normed = if tile.norm_in_loop {
+            "_norm_in_loop"
+        } else {
+            ""
+        };
+        format!("{}_{kind}{}{staged}{normed}", self.name, tile.rows)
     }
 
     /// Why GEMV `tile` cannot run this matmul (`None`: it can): the
@@ -141,6 +146,47 @@ impl SkinnyMatmul {
         };
         // Widened as staged or not: every tiling of one kernel name alike.
         self.gemv_widened(tile).unwrap_or(tile)
+    }
+
+    /// `tiles` with the calls of 9 to 16 rows of a 16-row tensor-core GEMV
+    /// that stages its rows through a norm prologue (row factor times
+    /// column factors, not streamed) given to a GEMV that stages them raw
+    /// and applies the norm in its loop (`GemvTile::norm_in_loop`); the
+    /// calls of up to 8 keep the pass before the loop, which skips the rows
+    /// a call does not have while the loop's work does not shrink with
+    /// them. On one H200 the Llama-3-8B block took 49.5-49.7 instead of
+    /// 50.1-50.6 µs at 16 rows, 0.2-0.7 µs less at 9 and 12; applied in
+    /// the loop at 2 rows too, it lost 0.2-0.3 µs there
+    /// (bench/results/2026-11-29-norm-in-loop-h200.md).
+    pub fn with_norm_in_loop(&self, tiles: Vec<GemvTile>) -> Vec<GemvTile> {
+        if !self.prologue_splits() || self.stream_norm {
+            return tiles;
+        }
+        tiles
+            .into_iter()
+            .flat_map(|tile| {
+                // (With `ahead`'s in-loop prefetches as well, the kernel
+                // spills: ptxas, test/Integration/ptxas_generated.mlir.)
+                let splits = tile.engine == Engine::TensorCores
+                    && tile.rows == 16
+                    && tile.takes() > 8
+                    && tile.ahead == 0
+                    && !self.weight_transposed;
+                let normed = GemvTile {
+                    norm_in_loop: true,
+                    ..tile
+                };
+                // (Its k-groups' parts of the statistics take a little more
+                // shared memory.)
+                let room =
+                    self.gemv_problem(normed).is_none() && !normed.starves_l1(&self.gemv_shape());
+                if splits && room {
+                    vec![GemvTile { calls: 8, ..tile }, normed]
+                } else {
+                    vec![tile]
+                }
+            })
+            .collect()
     }
 
     /// Whether the tensor-core GEMV `tile` takes this matmul only by

@@ -662,7 +662,7 @@ impl<'c> Gemv<'_, 'c> {
                     .row_scale()
                     .zip(k.prologue.as_ref())
                     .map(|(functions, p)| {
-                        let statistic = if self.streams_norm() {
+                        let statistic = if self.sums_statistics_in_loop() {
                             self.streamed_statistic(e, row)
                         } else {
                             let statistics = e.byte_offset(

@@ -175,6 +175,44 @@ fn a_pair_with_a_prologue_keeps_one_tensor_core_gemv() {
 }
 
 #[test]
+fn the_pair_applies_its_norm_in_its_loop_from_nine_rows() {
+    // Llama-3-8B's TP-2 pair: up to 8 rows the kernel with the norm's pass
+    // before its loop, 9 to 16 its twin with the norm in the loop, which
+    // keeps each k-group's part of the 16 rows' statistics besides.
+    let pair = matmul(4096, 7168, 4096, true);
+    let tiles = pair.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+    let split = pair.with_norm_in_loop(tiles.clone());
+    let named: Vec<(u64, String)> = split
+        .iter()
+        .map(|t| (t.takes(), pair.gemv_name(*t)))
+        .collect();
+    assert_eq!(
+        named,
+        [(8, "k_mma16".into()), (16, "k_mma16_norm_in_loop".into())]
+    );
+    let shape = pair.gemv_shape();
+    let parts = split[1].k_groups * split[1].rows * 4;
+    assert_eq!(
+        split[1].shared_bytes(&shape),
+        split[0].shared_bytes(&shape) + parts
+    );
+    assert!(split.iter().all(|t| pair.gemv_problem(*t).is_none()));
+    // No split where the norm streams (K = 8192), without a norm (the down
+    // projection), or with the in-loop prefetches (`ahead`), which spill.
+    let wide = SkinnyMatmul {
+        stream_norm: true,
+        ..matmul(8192, 7168, 8192, true)
+    };
+    let wide_tiles = wide.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+    assert_eq!(wide.with_norm_in_loop(wide_tiles.clone()), wide_tiles);
+    let down = matmul(3584, 4096, 3584, false);
+    let down_tiles = down.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA));
+    assert_eq!(down.with_norm_in_loop(down_tiles.clone()), down_tiles);
+    let ahead: Vec<GemvTile> = tiles.iter().map(|t| GemvTile { ahead: 4, ..*t }).collect();
+    assert_eq!(pair.with_norm_in_loop(ahead.clone()), ahead);
+}
+
+#[test]
 fn staging_that_would_starve_l1_gives_way() {
     // K = 6656 (LLaMA-30B's hidden size): the pair's 16 staged rows fit
     // in shared memory (213.5 KB), but leave the loads 28 KB of L1, so
@@ -226,6 +264,38 @@ proptest::proptest! {
                 let streamed = SkinnyMatmul { stream_norm: true, ..kernel.clone() };
                 proptest::prop_assert!(streamed.gemv_problem(tile).is_some(), "K = {k}");
             }
+        }
+    }
+}
+
+proptest::proptest! {
+    /// At any K, the pair's tilings with the norm in the loop take the same
+    /// calls as before (up to 8 rows, then up to 16), under names of their
+    /// own, and each runs wherever the tiling it replaces ran, without
+    /// starving L1 where that did not.
+    #[test]
+    fn the_norm_in_the_loop_takes_what_the_pass_took(steps in 1u64..=1024) {
+        let k = steps * 16;
+        let kernel = matmul(k, 4096, k, true);
+        let tiles = kernel.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+        let streams = tiles.iter().any(|t| kernel.norm_must_stream(*t));
+        let kernel = SkinnyMatmul { stream_norm: streams, ..kernel };
+        let split = kernel.with_norm_in_loop(tiles.clone());
+        let most = |t: &[GemvTile]| t.iter().map(|t| t.takes()).max();
+        proptest::prop_assert_eq!(most(&split), most(&tiles));
+        let names: std::collections::HashSet<String> =
+            split.iter().map(|t| kernel.gemv_name(*t)).collect();
+        proptest::prop_assert_eq!(names.len(), split.len(), "K = {}: {:?}", k, split);
+        let shape = kernel.gemv_shape();
+        let ran = tiles.iter().all(|t| kernel.gemv_problem(*t).is_none() && !t.starves_l1(&shape));
+        if ran {
+            for tile in &split {
+                proptest::prop_assert!(kernel.gemv_problem(*tile).is_none(), "K = {}: {:?}", k, tile);
+                proptest::prop_assert!(!tile.starves_l1(&shape), "K = {}: {:?}", k, tile);
+            }
+        }
+        if streams {
+            proptest::prop_assert_eq!(split, tiles);
         }
     }
 }

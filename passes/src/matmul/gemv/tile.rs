@@ -93,6 +93,13 @@ pub struct GemvTile {
     /// L2 in its loop (0: none), more of the weight in flight at no
     /// register's cost.
     pub ahead: u64,
+    /// On the tensor cores, with a prologue that is a row factor times
+    /// column factors (`Prologue::row_scale`) whose rows fit staged: the
+    /// block stages the rows of `a` raw and applies the column factors to
+    /// each fragment as it reads it from shared memory, summing the row
+    /// statistics in its loop (each k-group's part kept after the
+    /// statistics), rather than in a pass over the rows before its loop.
+    pub norm_in_loop: bool,
 }
 
 impl GemvTile {
@@ -111,6 +118,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
     /// The one-row GEMVs of weights stored n x k (`gemv_linear`), the
     /// fastest of a sweep on one H200 for the Llama-3-8B TP-2 shard
@@ -140,6 +148,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
     pub const SINGLE_LINEAR: GemvTile = GemvTile {
         columns: 32,
@@ -173,6 +182,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -188,6 +198,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -201,6 +212,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -217,6 +229,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
     /// The tensor-core GEMVs of weights stored n x k (`gemv_mma_linear`),
     /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 6
@@ -256,6 +269,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
 
     /// The single matmul's GEMV with the weight streamed by the TMA
@@ -277,6 +291,7 @@ impl GemvTile {
         calls: 0,
         evict_first: false,
         ahead: 0,
+        norm_in_loop: false,
     };
 
     /// The single matmul's GEMV on the warpgroup tensor cores (`wgmma`,
@@ -298,6 +313,7 @@ impl GemvTile {
         calls: 0,
         evict_first: true,
         ahead: 0,
+        norm_in_loop: false,
     };
 
     /// The wgmma GEMV that single matmuls of a short grid take for calls
@@ -403,7 +419,7 @@ impl GemvTile {
         self.statistics_offset(shape) + self.rows * 4
     }
     fn statistic_parts_bytes(&self, shape: &GemvShape) -> u64 {
-        if self.engine == Engine::TensorCores && shape.streamed {
+        if self.engine == Engine::TensorCores && (shape.streamed || self.norm_in_loop) {
             self.k_groups * self.rows * 4
         } else {
             0
