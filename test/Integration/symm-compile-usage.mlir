@@ -68,6 +68,13 @@
 // SM80-NOT: symm_waits_for_prior_grids
 // RUN: not %symm-compile %s --chip=sm_75 2>&1 | FileCheck %s --check-prefix=BAD-CHIP
 // BAD-CHIP: error: invalid value 'sm_75' for '--chip <CHIP>': unknown chip 'sm_75': symm compiles for sm_80, {{.*}}sm_90a
+// The target GPU's SMs balance the GEMVs' grids: on H100 PCIe's 114 the
+// down projection's 128 blocks would take a second wave, so it takes
+// 128-column bands; 0 SMs is refused.
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/sms.o --remarks --sms 114 2>&1 | FileCheck %s --check-prefix=SMS
+// SMS: the GEMV @symm_matmul_1_mma16_staged, 32x2 blocks of 512 threads, in 128-column bands: 64-column ones would take 128 blocks, a wave of 114 SMs and part of another
+// RUN: not %symm-compile %s --sms 0 2>&1 | FileCheck %s --check-prefix=BAD-SMS
+// BAD-SMS: error: invalid value '0' for '--sms <N>': 0 is not in 1..=1024
 
 // The generated matmuls' options: counts, then tilings the pass refuses.
 // RUN: not %symm-compile %s -o %t/g.o --matmul-gemv=64,32 2>&1 | FileCheck %s --check-prefix=GEMV-COUNT

@@ -2,6 +2,7 @@
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{row-scale=false})' 2>/dev/null | FileCheck %s --check-prefix=WHOLE
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-ahead=3})' 2>/dev/null | FileCheck %s --check-prefix=AHEAD
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{norm-in-loop=false})' 2>/dev/null | FileCheck %s --check-prefix=NOLOOP
+// RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wave-sms=114})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SMS114
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -586,6 +587,10 @@ func.func @gate_up_wide(%x: memref<?x8192xbf16>, %norm: memref<8192xbf16>,
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: } else {
 // CHECK-NEXT: linalg.batch_matmul {symm.overwrites} ins(%[[AS]], %[[WS]]
+// Built for H100 PCIe's 114 SMs (wave-sms), the tensor-core GEMVs' 128
+// blocks would take a second wave of 14: they take 128-column bands, 64
+// blocks (the one-row CUDA-core GEMV keeps its narrow blocks).
+// SMS114: remark: matmul in 2 split-K slices of 3584x4096: {{.*}}(up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 64x2 blocks of 512 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 32x2 blocks of 512 threads, in 128-column bands: 64-column ones would take 128 blocks, a wave of 114 SMs and part of another) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_staged, 32x2 blocks of 512 threads, in 128-column bands: 64-column ones would take 128 blocks, a wave of 114 SMs and part of another)
 func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memref<2x?x4096xf32>) {
   %c0 = arith.constant 0 : index
   %m = memref.dim %a, %c0 : memref<?x7168xbf16>

@@ -313,6 +313,9 @@ pub struct SkinnyMatmul {
     /// staging the rows in shared memory first (where they do not fit:
     /// `norm_must_stream`).
     pub stream_norm: bool,
+    /// The SMs the GEMVs' grids are balanced over: the target GPU's
+    /// (`wave-sms`; `waves::wastes_a_wave`).
+    pub wave_sms: u64,
     /// A split-K single matmul whose slices feed a Lamport all-reduce
     /// kernel: the elements of the product per channel of that kernel.
     /// Its GEMVs then take the kernel's pool and a flag, and where the flag
@@ -932,6 +935,7 @@ mod tests {
             tile,
             grid_dependency: false,
             stream_norm: false,
+            wave_sms: crate::matmul::waves::DEFAULT_WAVE_SMS,
             lamport_send: None,
             launched_early: 0,
             weight_transposed: false,

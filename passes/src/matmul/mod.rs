@@ -53,7 +53,7 @@ mod options;
 mod plan;
 pub mod row_scale;
 mod tensor_core;
-mod waves;
+pub mod waves;
 
 use crate::PassError;
 use crate::analysis::linalg::MIN_ROWS_ATTR;
@@ -70,7 +70,7 @@ use melior::{
     Context,
     ir::{Attribute, BlockLike, BlockRef, OperationRef, ValueLike, operation::OperationLike},
 };
-use options::{gemv_tiles_from, short_wgmma_from, tile_from};
+use options::{gemv_tiles_from, short_wgmma_from, tile_from, wave_sms_from};
 use plan::{KernelChoices, Planned, describe};
 use symm_dialects::{emit_error, emit_remark};
 use tensor_core::TensorCore;
@@ -170,6 +170,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"With row-scale, where the pair's rows of `a` do not fit in shared memory staged, or would leave its loads too little L1 (more than 195 KB of shared memory), the tensor-core GEMV applies the norm's column factors to them as it reads them for the mma and sums the row statistic in its loop (where they fit, staging measured faster)",
             OptionKind::Bool,
             c"true",
+        ),
+        PassOption::new(
+            c"wave-sms",
+            c"The SMs of the GPU the kernels will run on, which the register GEMVs' grids are balanced over (one block an SM): a GEMV whose 64-column grid would leave under 90% of its waves' SMs busy takes 128-column bands where they fit in one wave (132: H100 SXM and H200; 114: H100 PCIe; 78: H20)",
+            OptionKind::Int64,
+            c"132",
         ),
         PassOption::new(
             c"norm-in-loop",
@@ -306,9 +312,10 @@ impl TypedPass for MatmulToGpu {
         module: OperationRef<'c, '_>,
         options: &PassOptions,
     ) -> Result<(), PassFailed> {
-        let tilings = tile_from(options).and_then(|t| Ok((t, gemv_tiles_from(options)?)));
+        let tilings = tile_from(options)
+            .and_then(|t| Ok((t, gemv_tiles_from(options)?, wave_sms_from(options)?)));
         let short_wgmma = short_wgmma_from(options);
-        let (([pair_tile, single_tile], max_rows), gemv_tiles) = match tilings {
+        let (([pair_tile, single_tile], max_rows), gemv_tiles, wave_sms) = match tilings {
             Ok(t) => t,
             Err(message) => {
                 emit_error(
@@ -353,6 +360,7 @@ impl TypedPass for MatmulToGpu {
             stream_norm: options.flag("stream-norm"),
             norm_in_loop: options.flag("norm-in-loop"),
             lamport_send: options.flag("lamport-send"),
+            wave_sms,
         };
         let mut taken: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let mut planned = Vec::new();

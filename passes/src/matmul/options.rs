@@ -269,6 +269,18 @@ fn with_wgmma_policy(options: &PassOptions, tile: GemvTile) -> GemvTile {
     }
 }
 
+/// The SMs the GEMVs' grids are balanced over (`wave-sms`).
+pub(super) fn wave_sms_from(options: &PassOptions) -> Result<u64, PassError> {
+    use super::waves::{DEFAULT_WAVE_SMS, MAX_WAVE_SMS};
+    let sms = options.int("wave-sms").unwrap_or(DEFAULT_WAVE_SMS as i64);
+    if !(1..=MAX_WAVE_SMS as i64).contains(&sms) {
+        return Err(PassError::BadOption(format!(
+            "wave-sms = {sms}: the SMs of the GPU the kernels run on, 1 to {MAX_WAVE_SMS}"
+        )));
+    }
+    Ok(sms as u64)
+}
+
 /// The tilings of the pair kernels and the single-matmul kernels, and the
 /// row bound: each kind's default, or what the options set for both.
 pub(super) fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), PassError> {

@@ -119,6 +119,8 @@ pub(super) struct KernelChoices {
     /// A single matmul's GEMVs send its product to a Lamport all-reduce
     /// (`lamport-send`).
     pub(super) lamport_send: bool,
+    /// The SMs the GEMVs' grids are balanced over (`wave-sms`).
+    pub(super) wave_sms: u64,
 }
 
 /// The kernel for `group`, or why it has none.
@@ -237,6 +239,7 @@ pub(super) fn plan<'c, 'a>(
                 tile,
                 grid_dependency,
                 stream_norm: false,
+                wave_sms: choices.wave_sms,
                 lamport_send: None,
                 launched_early: 0,
                 weight_transposed: transposed,
@@ -384,6 +387,7 @@ fn plan_fused<'c, 'a>(
         tile,
         grid_dependency: choices.grid_dependency,
         stream_norm: false,
+        wave_sms: choices.wave_sms,
         lamport_send: None,
         launched_early: 0,
         weight_transposed: transposed,

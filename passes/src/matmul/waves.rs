@@ -13,14 +13,17 @@
 use super::gemv::{Engine, GemvTile, MMA_COLUMNS};
 use super::kernel::SkinnyMatmul;
 
-/// The SMs a GEMV's grid is balanced over: H100 SXM's and H200's 132
-/// (sm_90's parts for which the kernels are tuned). A grid of more blocks
-/// runs in waves, one block an SM (the register GEMVs take the whole
-/// register file).
-pub const WAVE_SMS: u64 = 132;
+/// The SMs a GEMV's grid is balanced over unless the pass's `wave-sms`
+/// says otherwise (`SkinnyMatmul::wave_sms`): H100 SXM's and H200's 132
+/// (sm_90's parts for which the kernels are tuned; H100 PCIe has 114,
+/// H20 78). A grid of more blocks runs in waves, one block an SM (the
+/// register GEMVs take the whole register file).
+pub const DEFAULT_WAVE_SMS: u64 = 132;
+/// The most SMs `wave-sms` takes.
+pub const MAX_WAVE_SMS: u64 = 1024;
 
 /// The wave efficiency below which a register GEMV of more blocks than
-/// `WAVE_SMS` takes bands twice as wide (`GemvTile::widened`), one wave:
+/// the GPU's SMs takes bands twice as wide (`GemvTile::widened`), one wave:
 /// its blocks over the SMs of its waves. On 2x H200 (TP 2) the pairs of
 /// Qwen2.5-7B (148 bands, 0.56), LLaMA-30B (140, 0.53), Qwen2.5-32B (216,
 /// 0.82) and Llama-3-70B (224, 0.85) read 4-19% faster in 128-column
@@ -30,12 +33,12 @@ pub const WAVE_SMS: u64 = 132;
 /// (bench/results/2026-11-28-widths-h200x2.md).
 pub const WIDEN_BELOW_WAVE_EFFICIENCY: f64 = 0.9;
 
-/// Whether a grid of `blocks` blocks loses a part of a wave worth widening
-/// for: more blocks than `WAVE_SMS`, and under
+/// Whether a grid of `blocks` blocks on `sms` SMs loses a part of a wave
+/// worth widening for: more blocks than SMs, and under
 /// `WIDEN_BELOW_WAVE_EFFICIENCY` of its waves' SMs busy.
-pub fn wastes_a_wave(blocks: u64) -> bool {
-    let waves = blocks.div_ceil(WAVE_SMS);
-    waves > 1 && (blocks as f64) < WIDEN_BELOW_WAVE_EFFICIENCY * (waves * WAVE_SMS) as f64
+pub fn wastes_a_wave(blocks: u64, sms: u64) -> bool {
+    let waves = blocks.div_ceil(sms);
+    waves > 1 && (blocks as f64) < WIDEN_BELOW_WAVE_EFFICIENCY * (waves * sms) as f64
 }
 
 impl GemvTile {
@@ -74,7 +77,8 @@ impl SkinnyMatmul {
         // it reads `a` where the staged rows do not fit (`norm_must_stream`,
         // decided after the tilings).
         let runs = self.gemv_problem(wide).is_none() || self.norm_must_stream(wide);
-        (wastes_a_wave(self.gemv_blocks(tile)) && self.gemv_blocks(wide) <= WAVE_SMS && runs)
+        let sms = self.wave_sms;
+        (wastes_a_wave(self.gemv_blocks(tile), sms) && self.gemv_blocks(wide) <= sms && runs)
             .then_some(wide)
     }
 
@@ -91,10 +95,11 @@ impl SkinnyMatmul {
             return String::new();
         }
         format!(
-            ", in {}-column bands: {}-column ones would take {} blocks, a wave of {WAVE_SMS} SMs and part of another",
+            ", in {}-column bands: {}-column ones would take {} blocks, a wave of {} SMs and part of another",
             tile.columns,
             narrow.columns,
-            self.gemv_blocks(narrow)
+            self.gemv_blocks(narrow),
+            self.wave_sms
         )
     }
 }
@@ -181,8 +186,38 @@ mod tests {
         assert_eq!(transposed.gemv_widened(GemvTile::PAIR_MMA_LINEAR), None);
     }
 
+    /// The grid is balanced over the SMs of the GPU the kernels are built
+    /// for (`wave-sms`): on H100 PCIe's 114 the Llama-3-8B down
+    /// projection's 128 blocks would take a second wave of 14, so it takes
+    /// 128-column bands (64 blocks); its pair's 112 blocks fit one wave.
+    #[test]
+    fn the_waves_are_the_target_gpus() {
+        let pcie = |kernel: SkinnyMatmul| SkinnyMatmul {
+            wave_sms: 114,
+            ..kernel
+        };
+        let down = pcie(sliced(3584, 4096, 2));
+        let wide = down.gemv_tile_for(GemvTile::SINGLE_MMA);
+        assert_eq!((wide.columns, down.gemv_blocks(wide)), (128, 64));
+        let note = down.gemv_band_note(wide);
+        assert!(
+            note.contains("64-column ones would take 128 blocks, a wave of 114 SMs"),
+            "{note}"
+        );
+        let pair = pcie(matmul(4096, 7168, 4096, true));
+        assert_eq!(pair.gemv_tile_for(GemvTile::PAIR_MMA).columns, 64);
+        // On H20's 78 the pair's 112 bands would waste a wave too, and
+        // 56 wider ones fit in one.
+        let h20 = SkinnyMatmul {
+            wave_sms: 78,
+            ..matmul(4096, 7168, 4096, true)
+        };
+        let wide = h20.gemv_tile_for(GemvTile::PAIR_MMA);
+        assert_eq!((wide.columns, h20.gemv_blocks(wide)), (128, 56));
+    }
+
     proptest::proptest! {
-        /// At any width and K, a GEMV is widened only where its 64-column
+        /// At any width, K and SM count, a GEMV is widened only where its 64-column
         /// grid wastes a wave and the wider one fits in one, with the same
         /// threads and shared memory, and the tilings a matmul runs keep
         /// one kernel a name.
@@ -192,9 +227,11 @@ mod tests {
             slices in 1u64..=2,
             pair in proptest::bool::ANY,
             steps in 64u64..=640,
+            sms in proptest::sample::select(vec![78u64, 114, 132, 148]),
         ) {
             let (n, k) = (bands * 64, steps * 16);
             let kernel = if pair { matmul(k, n, k, true) } else { sliced(k, n, slices) };
+            let kernel = SkinnyMatmul { wave_sms: sms, ..kernel };
             // One kernel a name: the tilings the matmul runs differ in name
             // wherever they differ in more than the calls they take.
             let kind = if pair { GemvTile::PAIR_MMA } else { GemvTile::SINGLE_MMA };
@@ -214,17 +251,17 @@ mod tests {
             };
             for kind in kinds {
                 let chosen = kernel.gemv_tile_for(kind);
-                let wastes = wastes_a_wave(kernel.gemv_blocks(kind));
+                let wastes = wastes_a_wave(kernel.gemv_blocks(kind), sms);
                 if chosen.columns == 128 {
                     proptest::prop_assert!(wastes);
-                    proptest::prop_assert!(kernel.gemv_blocks(chosen) <= WAVE_SMS);
+                    proptest::prop_assert!(kernel.gemv_blocks(chosen) <= sms);
                     proptest::prop_assert_eq!(chosen.threads(kernel.weights), kind.threads(kernel.weights));
                     proptest::prop_assert_eq!(
                         chosen.shared_bytes(&kernel.gemv_shape()),
                         GemvTile { stage_a: chosen.stage_a, ..kind }.shared_bytes(&kernel.gemv_shape())
                     );
                 } else {
-                    let fits_wide = kind.widened().is_some_and(|w| kernel.gemv_blocks(w) <= WAVE_SMS);
+                    let fits_wide = kind.widened().is_some_and(|w| kernel.gemv_blocks(w) <= sms);
                     let widens = kind.engine == Engine::TensorCores || pair;
                     proptest::prop_assert!(!(wastes && fits_wide && widens), "{n}: {chosen:?}");
                 }

@@ -18,6 +18,8 @@
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-max-rows=8})' 2>&1 | FileCheck %s --check-prefix=WGMMA-FEW
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-stage-rows=48})' 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGE
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-stages=1})' 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wave-sms=0})' 2>&1 | FileCheck %s --check-prefix=SMS
+// SMS: error: symm-linalg-matmul-to-gpu: wave-sms = 0: the SMs of the GPU the kernels run on, 1 to 1024
 // MMA-AHEAD: error: symm-linalg-matmul-to-gpu: mma-gemv-ahead = -1 must be positive
 // WGMMA-PREFETCH: error: symm-linalg-matmul-to-gpu: wgmma-gemv-prefetch = -5 must be positive
 // WGMMA-ROWS: error: symm-linalg-matmul-to-gpu: wgmma-gemv-max-rows = 200: the wgmma GEMV takes calls of up to 17 to 128 rows (2 to 16 with wgmma-gemv-few)

@@ -105,6 +105,9 @@ pub struct Args {
     pub remarks: bool,
     /// The GPU the kernels are compiled for.
     pub chip: Chip,
+    /// The SMs of the GPU the kernels will run on (`wave-sms` of
+    /// symm-linalg-matmul-to-gpu).
+    pub sms: u64,
 }
 
 impl Args {
@@ -358,6 +361,13 @@ struct Cli {
     /// sm_90a, sm_100, sm_100a, sm_120, ...).
     #[arg(long, value_name = "CHIP", default_value = "sm_90", value_parser = Chip::parse)]
     chip: Chip,
+    /// The SMs of the GPU the kernels will run on (132: H100 SXM, H200;
+    /// 114: H100 PCIe; 78: H20). The generated GEMVs run one block an SM,
+    /// and a grid that would take a second wave of a few blocks takes
+    /// bands twice as wide instead.
+    #[arg(long, value_name = "N", default_value_t = symm_passes::matmul::waves::DEFAULT_WAVE_SMS,
+          value_parser = clap::value_parser!(u64).range(1..=symm_passes::matmul::waves::MAX_WAVE_SMS))]
+    sms: u64,
 }
 
 /// A Lamport byte bound: 0 up to the protocol's cap (its regions hold no
@@ -448,6 +458,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         libdevice,
         verbose: cli.verbose,
         verify_each: cli.verify_each,
+        sms: cli.sms,
         remarks: cli.remarks,
         chip: cli.chip,
     })

@@ -66,7 +66,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
          symm-mem-realize,symm-mem-plan{{matmul-groups={groups}}},\
          cudagraph-partition,cudagraph-hoist-allocs,\
          symm-mem-expand-collectives{{{limits} rows-two-shot-max-bytes={rows_two_shot} rows-lamport-max-bytes={rows_lamport} lamport-send={lamport_send} launch-dependents-rows={early_rows}}},\
-         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} norm-in-loop={norm_in_loop} lamport-send={lamport_send} {tma} {wgmma} {gemv}}},gpu.module(inline),\
+         symm-linalg-matmul-to-gpu{{max-rows={matmul} bn={bn} bk={bk} stages={stages} warps={warps} launch-dependents={waits} prefetch={prefetch} row-scale={row_scale} stream-norm={stream_norm} norm-in-loop={norm_in_loop} wave-sms={sms} lamport-send={lamport_send} {tma} {wgmma} {gemv}}},gpu.module(inline),\
          convert-symm-mem-to-runtime{{cuda-graphs={graphs}}},\
          {upstream})",
         graphs = args.cuda_graphs,
@@ -76,6 +76,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         row_scale = args.matmul_row_scale,
         stream_norm = args.matmul_stream_norm,
         norm_in_loop = args.matmul_norm_in_loop,
+        sms = args.sms,
         lamport_send = args.matmul_lamport_send,
         tma = match args.matmul_tma_gemv {
             Some([k_groups, stages, rows]) => format!(

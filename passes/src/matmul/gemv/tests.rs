@@ -35,6 +35,7 @@ pub(in crate::matmul) fn matmul(k: u64, n: u64, lda: u64, norm: bool) -> SkinnyM
         tile: if norm { Tile::PAIR } else { Tile::SINGLE },
         grid_dependency: false,
         stream_norm: false,
+        wave_sms: crate::matmul::waves::DEFAULT_WAVE_SMS,
         lamport_send: None,
         launched_early: 0,
         weight_transposed: false,
