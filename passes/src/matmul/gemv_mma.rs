@@ -191,11 +191,8 @@ impl<'c> Gemv<'_, 'c> {
         // the words of `a` a step carries.
         let streamed = self.streams_norm();
         let in_loop = self.norm_in_loop();
-        let parts = if streamed || in_loop {
-            self.halves()
-        } else {
-            0
-        };
+        let sums_statistics = self.sums_statistics_in_loop();
+        let parts = if sums_statistics { self.halves() } else { 0 };
         let unstaged = streamed.then(|| self.fragment_rows(m, a, group, shared, statistics));
         // The words of `a` a step carries: the streamed norm's, read with
         // the weight.
@@ -261,11 +258,7 @@ impl<'c> Gemv<'_, 'c> {
                     let a_fragment = if streamed {
                         self.normed_a_fragment(e, words, step, quad, exact, &mut statistic_parts)
                     } else if in_loop {
-                        let (at, inside) = self.fragment_column(e, step, quad, exact);
-                        let staged: Vec<Val<'c>> = rows
-                            .iter()
-                            .map(|row| row.words(self, e, at, inside))
-                            .collect();
+                        let staged = self.fragment_words(e, &rows, step, quad, exact);
                         self.normed_a_fragment(e, &staged, step, quad, exact, &mut statistic_parts)
                     } else {
                         self.a_fragment(e, &rows, step, quad, exact)
@@ -286,7 +279,7 @@ impl<'c> Gemv<'_, 'c> {
                 out
             },
         );
-        if streamed || in_loop {
+        if sums_statistics {
             self.store_statistic_parts(&carried[1..1 + parts], (k_group, column_tile), lane);
         }
 
@@ -329,12 +322,24 @@ impl<'c> Gemv<'_, 'c> {
         quad: Val<'c>,
         exact: bool,
     ) -> [Val<'c>; 4] {
+        fragment_of(e, &self.fragment_words(e, rows, step, quad, exact))
+    }
+
+    /// The words of `a_fragment`, one per row of the lane (each its four
+    /// elements), before they make the fragment: for the kernels that
+    /// apply a norm to them first (`normed_a_fragment`).
+    fn fragment_words(
+        &self,
+        e: &Emitter<'c>,
+        rows: &[FragmentRow<'c>],
+        step: Val<'c>,
+        quad: Val<'c>,
+        exact: bool,
+    ) -> Vec<Val<'c>> {
         let (at, inside) = self.fragment_column(e, step, quad, exact);
-        let words: Vec<Val<'c>> = rows
-            .iter()
+        rows.iter()
             .map(|row| row.words(self, e, at, inside))
-            .collect();
-        fragment_of(e, &words)
+            .collect()
     }
 
     /// Where step `step`'s A fragment for the lanes of quad `quad` starts
@@ -359,9 +364,10 @@ impl<'c> Gemv<'_, 'c> {
         (e.min(at, self.c(k - ROWS_PER_LANE)), Some(inside))
     }
 
-    /// The A fragment through the norm (`streams_norm`): the lane's four
-    /// elements of each of its rows of `a` (`x_words`, read from global
-    /// memory with the step's weight), times
+    /// The A fragment through the norm (`sums_statistics_in_loop`): the
+    /// lane's four elements of each of its rows of `a` (`x_words`, read
+    /// from global memory with the step's weight where the norm streams,
+    /// from the raw staged rows in the `_norm_in_loop` twin), times
     /// the norm's column factors (rounded to bf16 as the staged rows are),
     /// each element also a step of the row's statistic, summed into the
     /// lane's part of it (`parts`, one per row; steps past K count none).

@@ -172,19 +172,19 @@ impl SkinnyMatmul {
                     && tile.takes() > 8
                     && tile.ahead == 0
                     && !self.weight_transposed;
+                if !splits {
+                    return vec![tile];
+                }
                 let normed = GemvTile {
                     norm_in_loop: true,
                     ..tile
                 };
                 // (Its k-groups' parts of the statistics take a little more
                 // shared memory.)
-                let room =
-                    self.gemv_problem(normed).is_none() && !normed.starves_l1(&self.gemv_shape());
-                if splits && room {
-                    vec![GemvTile { calls: 8, ..tile }, normed]
-                } else {
-                    vec![tile]
+                if self.gemv_problem(normed).is_some() || normed.starves_l1(&self.gemv_shape()) {
+                    return vec![tile];
                 }
+                vec![GemvTile { calls: 8, ..tile }, normed]
             })
             .collect()
     }
