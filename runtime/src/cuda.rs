@@ -113,6 +113,23 @@ impl Device {
         Ok(uuid.bytes.map(|b| b as u8))
     }
 
+    /// The device's streaming multiprocessors.
+    pub fn multiprocessors(&self) -> Result<i64> {
+        let mut count = 0;
+        // SAFETY: an out-pointer to a local.
+        check(
+            unsafe {
+                sys::cuDeviceGetAttribute(
+                    &mut count,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                    self.device,
+                )
+            },
+            "cuDeviceGetAttribute",
+        )?;
+        Ok(i64::from(count))
+    }
+
     /// Makes this device's context current on the calling thread.
     pub fn bind(&self) -> Result<()> {
         // SAFETY: the context is retained for our lifetime.

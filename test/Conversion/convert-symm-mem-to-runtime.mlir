@@ -47,6 +47,8 @@ symm_mem.global @pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symme
 // CHECK-SAME: symm.async_entry
 // CHECK: call @symm_rt_enter_async(%[[RT]], %[[STREAM]])
 // CHECK: call @symm_rt_check_world(%[[RT]], %{{.*}}) : (!llvm.ptr, i64) -> ()
+// (No generated matmuls: no SM count to compare.)
+// CHECK-NOT: symm_rt_check_sms
 // CHECK: %[[BASE:.*]] = {{(func\.)?}}call @symm_rt_global(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK: %[[POOL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<4096xi8>
 // CHECK: %[[VIEW:.*]] = memref.view %[[POOL]]
@@ -1120,4 +1122,27 @@ func.func @tensor_map_at_offset(%w: memref<4096x7168xbf16>) -> i64 {
       : memref<4096x7168xbf16> to memref<2048x7168xbf16, strided<[7168, 1], offset: 14680064>>
   %d = symm_mem.tensor_map %half box(64 x 64) : memref<2048x7168xbf16, strided<[7168, 1], offset: 14680064>>
   return %d : i64
+}
+
+// -----
+
+// A module whose generated matmuls' grids were balanced over 114 SMs
+// (symm-linalg-matmul-to-gpu{wave-sms=114} marks it symm.gemv_sms): each
+// entry point hands the count to the runtime after the world's check, and
+// the runtime logs a GPU of another count once.
+module attributes {symm.gemv_sms = 114 : i64} {
+  symm_mem.group @tp world_size(2)
+  symm_mem.global @sms_pool alignment(128) : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+  // CHECK-LABEL: func.func @sms_async
+  // CHECK: call @symm_rt_check_world(%[[RT:[^,]*]], %{{.*}}) : (!llvm.ptr, i64) -> ()
+  // CHECK-NEXT: %[[SMS:.*]] = arith.constant 114 : i64
+  // CHECK-NEXT: call @symm_rt_check_sms(%[[RT]], %[[SMS]]) : (!llvm.ptr, i64) -> ()
+  // CHECK-LABEL: func.func @sms(
+  func.func @sms(%out: memref<32x32xf32>) {
+    %pool = symm_mem.get_global @sms_pool : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>>
+    %c0 = arith.constant 0 : index
+    %in = memref.view %pool[%c0][] : memref<4096xi8, #symm_mem.allocator<symmetric, @tp>> to memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>
+    symm_mem.all_reduce_out sum %in into %out group @tp algorithm one_shot : memref<32x32xf32, #symm_mem.allocator<symmetric, @tp>>, memref<32x32xf32>
+    return
+  }
 }

@@ -3,6 +3,7 @@
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{mma-gemv-ahead=3})' 2>/dev/null | FileCheck %s --check-prefix=AHEAD
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{norm-in-loop=false})' 2>/dev/null | FileCheck %s --check-prefix=NOLOOP
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wave-sms=114})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SMS114
+// RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wave-sms=114})' 2>/dev/null | FileCheck %s --check-prefix=SMSATTR
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -10,7 +11,11 @@
 // The Llama MLP's first half at a TP-2 rank's widths: RMSNorm, the gate
 // and up projections, SiLU(gate) * up. One generated kernel takes all of
 // it (the norm as its prologue, the activation as its epilogue), behind a
-// measured choice whose library branch keeps the ops as they were.
+// measured choice whose library branch keeps the ops as they were. The
+// module records the SMs the kernels' grids were balanced over, which the
+// entry points hand the runtime (convert-symm-mem-to-runtime).
+// CHECK: module attributes {gpu.container_module, symm.gemv_sms = 132 : i64}
+// SMSATTR: module attributes {gpu.container_module, symm.gemv_sms = 114 : i64}
 // CHECK: gpu.module @symm_matmul_kernels
 // CHECK: llvm.mlir.global external @__symm_dynamic_shared() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
 // CHECK-DAG: func.func private @symm_matmul_0_epilogue(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16) -> bf16

@@ -304,6 +304,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
 /// The gpu.module that holds the generated matmul kernels.
 pub const KERNEL_MODULE: &str = "symm_matmul_kernels";
 
+/// On a module with generated matmul kernels: the SMs their grids were
+/// balanced over (`wave-sms`), which the entry points hand the runtime to
+/// compare with the GPU's (`convert-symm-mem-to-runtime`,
+/// `symm_rt_check_sms`).
+pub const GEMV_SMS_ATTR: &str = "symm.gemv_sms";
+
 pub struct MatmulToGpu;
 
 impl TypedPass for MatmulToGpu {
@@ -494,6 +500,7 @@ impl TypedPass for MatmulToGpu {
             );
         }
         module.set_attribute_to("gpu.container_module", Attribute::unit(context));
+        module.set_int_attribute(GEMV_SMS_ATTR, 64, wave_sms as i64);
         Ok(())
     }
 }

@@ -247,6 +247,14 @@ impl<'c> Conversion<'c> {
             let world = host.int(64, world as i64);
             host.call(&abi::CHECK_WORLD, &[world]);
         }
+        // The SMs its generated matmuls' grids were balanced over.
+        let sms = function
+            .parent_operation()
+            .and_then(|module| module.int_attribute(crate::matmul::GEMV_SMS_ATTR));
+        if let Some(sms) = sms {
+            let sms = host.int(64, sms);
+            host.call(&abi::CHECK_SMS, &[sms]);
+        }
         if let Err(message) = entry::bind_arguments(&mut host, function, first_argument) {
             self.error(function, &message.to_string());
             return;

@@ -167,6 +167,10 @@ runtime_calls! {
     POOL_DESCRIPTOR = "symm_rt_pool_descriptor"(Ptr, Ptr) -> Ptr;
     RANK = "symm_rt_rank"(Ptr) -> I32;
     CHECK_WORLD = "symm_rt_check_world"(Ptr, I64);
+    /// The SMs the program's GEMV grids were balanced over (`symm-compile
+    /// --sms`), against the GPU's: a mismatch is logged once (it costs
+    /// speed, not correctness).
+    CHECK_SMS = "symm_rt_check_sms"(Ptr, I64);
     /// The `PROTOCOL_FINGERPRINT` the program was compiled with, against
     /// the runtime's.
     CHECK_PROTOCOL = "symm_rt_check_protocol"(Ptr, I64);

@@ -245,6 +245,13 @@ pub unsafe extern "C" fn symm_rt_check_world(runtime: *mut SymmRuntime, world: i
     run("checking the world size", runtime, |s| s.check_world(world))
 }
 
+/// Compares the SMs the program's GEMV grids were balanced over with the
+/// GPU's, logging a mismatch once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn symm_rt_check_sms(runtime: *mut SymmRuntime, sms: i64) {
+    run("checking the SM count", runtime, |s| s.check_sms(sms))
+}
+
 /// Checks a call's token count (the leading size of its dynamic memrefs)
 /// against the largest the program was compiled for
 /// (`symm_mem.max_tokens`): pools and buffers are sized for that many.
@@ -605,6 +612,10 @@ mod abi_tests {
             (
                 "symm_rt_check_world",
                 of(symm_rt_check_world as unsafe extern "C" fn(_, _)),
+            ),
+            (
+                "symm_rt_check_sms",
+                of(symm_rt_check_sms as unsafe extern "C" fn(_, _)),
             ),
             (
                 "symm_rt_check_tokens",

@@ -51,6 +51,9 @@ pub struct CompiledState {
     legacy_pacer: Option<ReplayPacer<LegacyMark>>,
     /// Token counts every rank has been seen to call with.
     agreed_tokens: BTreeSet<i64>,
+    /// The SM counts programs were compiled for that were compared with
+    /// the GPU's (`check_sms`).
+    checked_sms: BTreeSet<i64>,
     /// Generated kernel or library, per matmul site and row count.
     kernels: KernelChoices,
     /// TMA descriptors of the matrices generated kernels stream.
@@ -456,6 +459,20 @@ impl Session {
             return Err(Error::InvalidArgument(format!(
                 "the program was compiled for {world} ranks but runs on {actual}"
             )));
+        }
+        Ok(())
+    }
+
+    /// Compares the SMs the program's GEMV grids were balanced over
+    /// (`symm-compile --sms`) with this GPU's, once per count: a mismatch
+    /// only costs speed (each matmul site's measured choice still guards
+    /// it), so it is logged, not refused.
+    pub fn check_sms(&mut self, sms: i64) -> Result<()> {
+        if self.compiled.checked_sms.insert(sms) {
+            let actual = self.device.multiprocessors()?;
+            if let Some(message) = sms_mismatch(sms, actual) {
+                tracing::warn!("{message}");
+            }
         }
         Ok(())
     }
@@ -1038,10 +1055,32 @@ pub fn protocol_matches(fingerprint: i64) -> Result<()> {
     )))
 }
 
+/// What to say where a program's GEMV grids were balanced over `compiled`
+/// SMs and the GPU has `actual` (`None`: they agree).
+fn sms_mismatch(compiled: i64, actual: i64) -> Option<String> {
+    (compiled != actual).then(|| {
+        format!(
+            "the program's generated matmuls were compiled for a GPU of {compiled} SMs \
+             (symm-compile --sms), but this one has {actual}: their grids may leave SMs idle \
+             or take a second wave. Their results are right; recompile with --sms {actual} for \
+             their speed"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{check_aligned, protocol_matches, unshared_timings};
+    use super::{check_aligned, protocol_matches, sms_mismatch, unshared_timings};
     use crate::error::Error;
+
+    #[test]
+    fn a_gpu_of_other_sms_is_named_with_the_flag_that_fits_it() {
+        assert_eq!(sms_mismatch(132, 132), None);
+        let message = sms_mismatch(132, 114).expect("a mismatch");
+        assert!(message.contains("132 SMs"), "{message}");
+        assert!(message.contains("has 114"), "{message}");
+        assert!(message.contains("--sms 114"), "{message}");
+    }
 
     #[test]
     fn a_program_of_another_protocol_is_refused() {
