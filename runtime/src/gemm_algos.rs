@@ -42,7 +42,7 @@ use crate::stream_gate::GatedTimer;
 use cudarc::cublaslt::sys as lt;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Name of the environment variable that sets the policy.
 pub const POLICY_ENV: &str = "SYMM_GEMM_ALGO";
@@ -142,6 +142,27 @@ impl Key {
             lds: operands.map(|o| o.ld),
             batched: operands.map(|o| o.batch_stride != 0),
             align: alignment(&operands),
+        }
+    }
+}
+
+/// What a GEMM's cuBLASLt description (`Described`) depends on: its key,
+/// and what the key leaves out that the layouts hold (the batch strides,
+/// which differ between layers of one shape, and b's element type). Each
+/// is described once and kept, not on every call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct DescribedKey {
+    key: Key,
+    batch_strides: [i64; 3],
+    b_dtype: Dtype,
+}
+
+impl DescribedKey {
+    fn of(gemm: &Gemm) -> Self {
+        Self {
+            key: Key::of(gemm),
+            batch_strides: [gemm.a, gemm.b, gemm.c].map(|o| o.batch_stride),
+            b_dtype: gemm.b.dtype,
         }
     }
 }
@@ -327,6 +348,12 @@ fn layout_attribute<T: Copy>(
     )
 }
 
+// SAFETY: host objects that cuBLASLt only reads once made (its
+// documentation: a matmul descriptor and layouts may serve concurrent
+// calls); destroyed once, on drop.
+unsafe impl Send for Described {}
+unsafe impl Sync for Described {}
+
 impl Drop for Described {
     fn drop(&mut self) {
         // SAFETY: created in `new` (null where creation failed first).
@@ -347,6 +374,9 @@ impl Drop for Described {
 pub struct GemmAlgos {
     handle: lt::cublasLtHandle_t,
     found: Mutex<HashMap<Key, Chosen>>,
+    /// The GEMMs described so far, for the calls that run a kernel of the
+    /// list.
+    described: Mutex<HashMap<DescribedKey, Arc<Described>>>,
 }
 
 // SAFETY: cuBLASLt handles are thread-safe (the library's documentation);
@@ -375,6 +405,7 @@ impl GemmAlgos {
         Ok(Some(Self {
             handle,
             found: Mutex::new(HashMap::new()),
+            described: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -405,7 +436,7 @@ impl GemmAlgos {
         match chosen {
             Chosen::Default => default(gemm.c.ptr),
             Chosen::Listed(algo) => {
-                let described = Described::new(gemm)?;
+                let described = self.described(gemm)?;
                 match self.matmul(gemm, &described, &algo, gemm.c.ptr, stream) {
                     Err(Error::CublasLt { status, .. })
                         if matches!(
@@ -436,6 +467,20 @@ impl GemmAlgos {
             .filter(|chosen| matches!(chosen, Chosen::Listed(_)))
             .count();
         Ok((table.len(), listed))
+    }
+
+    /// `gemm` described to cuBLASLt: once per `DescribedKey`, then kept.
+    fn described(&self, gemm: &Gemm) -> Result<Arc<Described>> {
+        let mut described = self
+            .described
+            .lock()
+            .map_err(|_| Error::InvalidArgument("the GEMM descriptions were poisoned".into()))?;
+        match described.entry(DescribedKey::of(gemm)) {
+            std::collections::hash_map::Entry::Occupied(kept) => Ok(kept.get().clone()),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                Ok(slot.insert(Arc::new(Described::new(gemm)?)).clone())
+            }
+        }
     }
 
     fn table(&self) -> Result<std::sync::MutexGuard<'_, HashMap<Key, Chosen>>> {
@@ -549,7 +594,7 @@ impl GemmAlgos {
         if on.is_capturing()? {
             return Ok(None);
         }
-        let described = Described::new(gemm)?;
+        let described = self.described(gemm)?;
         let listed = self.listed(&described)?;
         if listed.is_empty() {
             return Ok(Some(Chosen::Default));
@@ -697,5 +742,13 @@ mod tests {
         // A weight 2 bytes off 16 is another key.
         assert_eq!(Key::of(&gemm(0x1000_0000, 4096 * 7168 + 1)).align, 2);
         assert_eq!(Key::of(&gemm(0x1000_0004, 64)).align, 4);
+        // Their descriptions differ by the distance (the layouts hold it),
+        // and not by the addresses.
+        let (first, second) = (gemm(0x1000_0000, 64), gemm(0x2000_0000, 1024));
+        assert_ne!(DescribedKey::of(&first), DescribedKey::of(&second));
+        assert_eq!(
+            DescribedKey::of(&first),
+            DescribedKey::of(&gemm(0x3000_0000, 64))
+        );
     }
 }
