@@ -103,6 +103,25 @@ pub struct GemvTile {
 }
 
 impl GemvTile {
+    /// What the tilings below take unless they say otherwise: no TMA
+    /// stages, rows of `a` staged only through a prologue, every call up to
+    /// the kernel's rows, no L2 policy, nothing prefetched ahead in the
+    /// loop, a norm applied before the loop. Not a tiling of its own (it
+    /// has no sizes); each names its engine and sizes.
+    const PLAIN: GemvTile = GemvTile {
+        engine: Engine::CudaCores,
+        columns: 0,
+        k_groups: 0,
+        unroll: 0,
+        rows: 0,
+        prefetch: 0,
+        stage_rows: 0,
+        stage_a: false,
+        calls: 0,
+        evict_first: false,
+        ahead: 0,
+        norm_in_loop: false,
+    };
     /// The pair's and the single matmul's tilings: the fastest of a sweep
     /// of the generated kernels at the TP-2 Llama-3-8B shapes on one H200
     /// (bench/results/2026-11-26-gemv-h200x2.md).
@@ -113,12 +132,7 @@ impl GemvTile {
         unroll: 4,
         rows: 1,
         prefetch: 8,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
     /// The one-row GEMVs of weights stored n x k (`gemv_linear`), the
     /// fastest of a sweep on one H200 for the Llama-3-8B TP-2 shard
@@ -143,12 +157,7 @@ impl GemvTile {
         unroll: 1,
         rows: 1,
         prefetch: 4,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
     pub const SINGLE_LINEAR: GemvTile = GemvTile {
         columns: 32,
@@ -177,12 +186,7 @@ impl GemvTile {
         unroll: 2,
         rows: 1,
         prefetch: 16,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
     /// The same for calls of 2 to 4 rows, each thread with 4 rows'
     /// accumulators (the sweep's fastest at M = 2 and 4).
@@ -193,12 +197,7 @@ impl GemvTile {
         unroll: 8,
         rows: 4,
         prefetch: 0,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
     pub const SINGLE_FEW: GemvTile = GemvTile {
         engine: Engine::CudaCores,
@@ -207,12 +206,7 @@ impl GemvTile {
         unroll: 4,
         rows: 4,
         prefetch: 0,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
 
     /// The same on the tensor cores, for calls of 2 to 16 rows (and the
@@ -224,12 +218,7 @@ impl GemvTile {
         unroll: 2,
         rows: 16,
         prefetch: 0,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
     /// The tensor-core GEMVs of weights stored n x k (`gemv_mma_linear`),
     /// for calls of 2 to 16 rows: the pair's warps 64 columns each, in 6
@@ -264,12 +253,7 @@ impl GemvTile {
         unroll: 2,
         rows: 16,
         prefetch: 8,
-        stage_rows: 0,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
 
     /// The single matmul's GEMV with the weight streamed by the TMA
@@ -287,11 +271,7 @@ impl GemvTile {
         rows: 16,
         prefetch: 512,
         stage_rows: 128,
-        stage_a: false,
-        calls: 0,
-        evict_first: false,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
 
     /// The single matmul's GEMV on the warpgroup tensor cores (`wgmma`,
@@ -309,11 +289,8 @@ impl GemvTile {
         rows: 128,
         prefetch: 160,
         stage_rows: 128,
-        stage_a: false,
-        calls: 0,
         evict_first: true,
-        ahead: 0,
-        norm_in_loop: false,
+        ..GemvTile::PLAIN
     };
 
     /// The wgmma GEMV that single matmuls of a short grid take for calls
