@@ -947,19 +947,14 @@ mod tests {
             streamed in proptest::bool::ANY,
         ) {
             let streamed = staged && streamed;
+            // (The pair's tiling, at other sizes: prefetching nothing,
+            // staging `a` only through a prologue.)
             let tile = GemvTile {
-                engine: super::super::gemv::Engine::TensorCores,
                 columns: per_weight * MMA_COLUMNS,
                 k_groups,
                 unroll,
                 rows: if sixteen { 16 } else { 8 },
-                prefetch: 0,
-                stage_rows: 0,
-                stage_a: false,
-                calls: 0,
-                evict_first: false,
-                ahead: 0,
-                norm_in_loop: false,
+                ..GemvTile::PAIR_MMA
             };
             let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
             if tile.problem(&shape).is_none() {
