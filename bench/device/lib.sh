@@ -134,6 +134,21 @@ llama_apps() {
     SYMM_MATMUL=$way run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/llama_decoder_w2" /tmp/ref --tokens=1,9,17 --iterations=5
   done
 }
+# The C++ apps of build $B (unpacked from $B/apps.tar.xz where the carry
+# limit packed them) against torch's f32 reference, each way as measured:
+# llama_mlp at world size 1 at the tokens $1, llama_mlp and llama_decoder
+# at TP 2 with both ranks on GPU 0 at the tokens $2 (comma lists):
+# apps_checks 9,16,17 9,16,17.
+apps_checks() {
+  local app
+  if [[ -f $B/apps.tar.xz ]]; then tar -xJf "$B/apps.tar.xz" -C "$B"; fi
+  # shellcheck disable=SC2046 # the token counts are words
+  run python3 bench/model/reference.py --out /tmp/ref --m $(tr ',' '\n' <<< "$1,$2" | sort -nu)
+  run timeout 150 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens="$1" --iterations=5
+  for app in llama_mlp_w2 llama_decoder_w2; do
+    run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/$app" /tmp/ref --tokens="$2" --iterations=5
+  done
+}
 # At TP 2 with both ranks on GPU 0, against torch's f32 reference: build
 # $B's MLP blocks WIDTHS (layers mlp_tp2_<D>x<F>, matmul_check.py at 1, 9,
 # 16 and 17 rows), then the shipped C++ MLP app ($B/llama_mlp_w2) measured

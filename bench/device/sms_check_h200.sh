@@ -36,13 +36,6 @@ if part sanitize; then
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Internal|exit status" "$OUT/sanitize.log"
 fi
 if part apps; then
-  [[ -f $B/apps.tar.xz ]] && tar -xJf "$B/apps.tar.xz" -C "$B"
-  {
-    run python3 bench/model/reference.py --out /tmp/ref --m 1 9 16 17
-    run timeout 150 "$B/symm-launch" -n 1 "$B/llama_mlp_w1" /tmp/ref --tokens=1,9,16,17 --iterations=5
-    for app in llama_mlp_w2 llama_decoder_w2; do
-      run timeout 150 "$B/symm-launch" -n 2 --gpus 1 "$B/$app" /tmp/ref --tokens=1,16,17 --iterations=5
-    done
-  } 2>&1 | grep -v Warning | tee "$OUT/apps.log"
+  apps_checks 1,9,16,17 1,16,17 2>&1 | grep -v Warning | tee "$OUT/apps.log"
   tally apps "$OUT/apps.log"
 fi
