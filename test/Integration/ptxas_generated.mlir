@@ -55,7 +55,7 @@
 // tensor-core GEMV takes 128.
 // RUN: grep -v "^\.reqntid" %t/mlp.ptx > %t/unbounded.ptx
 // RUN: not %python %S/Inputs/ptxas_generated.py %ptxas %t/unbounded.ptx | FileCheck %s --check-prefix=OVER
-// OVER: FAIL unbounded.ptx#{{[0-9]+}} symm_matmul_0_mma16: uses {{[0-9]+}} registers, more than the 64 its launch allows
+// OVER: FAIL unbounded.ptx#{{[0-9]+}} symm_matmul_0_mma16_norm_in_loop: uses {{[0-9]+}} registers, more than the 64 its launch allows
 
 // PTX that does not assemble is a failure, with ptxas's message: here an
 // L2 eviction priority on a 128-bit load, which sm_90 takes only through a

@@ -76,44 +76,54 @@
 // CHECK: %[[ROW_FACTOR:.*]] = func.call @symm_matmul_0_prologue_row(
 // CHECK: arith.mulf %{{.*}}, %[[ROW_FACTOR]] : f32
 // CHECK: func.call @symm_matmul_0_epilogue
-// The GEMV on the tensor cores for 2 to 8 rows: two 16-row steps of the
+// The GEMV on the tensor cores with the norm's pass before its loop, which
+// calls of 2 to 16 rows take without norm-in-loop (with it, only the calls
+// of 2 to 8 rows of short grids: @gate_up_wide below): two 16-row steps of the
 // weight in flight (four 16-byte loads a lane each) while one warp per row
 // reduces its statistic (shuffles) and stages the row's column factors
 // bf16(x * w) in the same pass (no second pass over the rows); then per
 // step, eight mma.sync of the lane's pieces, packed in pairs of rows,
 // against the A fragment from shared memory; at the end each row's sums
 // times its row factor, then the epilogue.
-// CHECK: gpu.func @symm_matmul_0_mma16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
-// CHECK-COUNT-8: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
-// CHECK: %[[ELEMENT:.*]] = llvm.extractelement
-// CHECK: func.call @symm_matmul_0_prologue_columns(%[[ELEMENT]],
-// CHECK: func.call @symm_matmul_0_step
-// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32 : f32
-// CHECK-NOT: func.call @symm_matmul_0_prologue(
-// CHECK: %[[LOOP:.*]]:9 = scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
-// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
-// CHECK-COUNT-8: nvvm.mma.sync
-// CHECK: gpu.barrier
-// CHECK: llvm.store %[[LOOP]]#0, %{{.*}} {alignment = 16 : i64} : vector<32xf32>, !llvm.ptr<3>
-// CHECK: %[[SCALE:.*]] = func.call @symm_matmul_0_prologue_row(
-// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
-// CHECK: func.call @symm_matmul_0_epilogue
-// Its twin for 9 to 16 rows (norm-in-loop): the rows staged raw, in one
-// pass of 16-byte loads (no statistic, no column factor); in the loop each
-// step's words of the lane's two rows come from shared memory, times the
-// norm weight's four elements (the column factors), and each element is a
-// step of its row's statistic, carried with the accumulators; after the
-// loop the quad's lanes sum their parts, the k-groups' parts meet in
-// shared memory, and the statistic is the initial value plus them.
-// CHECK: gpu.func @symm_matmul_0_mma16_norm_in_loop(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[NIL_INIT:.*]]: f32, %{{.*}}: !llvm.ptr) kernel
+// NOLOOP: gpu.func @symm_matmul_0_mma16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
+// NOLOOP-COUNT-8: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// NOLOOP: %[[ELEMENT:.*]] = llvm.extractelement
+// NOLOOP: func.call @symm_matmul_0_prologue_columns(%[[ELEMENT]],
+// NOLOOP: func.call @symm_matmul_0_step
+// NOLOOP: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32 : f32
+// NOLOOP-NOT: func.call @symm_matmul_0_prologue(
+// NOLOOP: %[[LOOP:.*]]:9 = scf.for {{.*}} -> (vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// NOLOOP: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
+// NOLOOP-COUNT-8: nvvm.mma.sync
+// NOLOOP: gpu.barrier
+// NOLOOP: llvm.store %[[LOOP]]#0, %{{.*}} {alignment = 16 : i64} : vector<32xf32>, !llvm.ptr<3>
+// NOLOOP: %[[SCALE:.*]] = func.call @symm_matmul_0_prologue_row(
+// NOLOOP: arith.mulf %{{.*}}, %[[SCALE]] : f32
+// NOLOOP: func.call @symm_matmul_0_epilogue
+// Its twin with the norm in its loop (norm-in-loop), which takes the calls
+// of 2 to 16 rows here, where its 112 blocks cover most of the 132 SMs:
+// the rows staged raw, in one pass of 16-byte loads (no statistic, no
+// column factor), and the norm weight beside them, its load in flight with
+// the rows'; in the loop each step's words of the lane's two rows come
+// from shared memory, times the norm weight's four elements (the column
+// factors) from shared memory too, and each element is a step of its row's
+// statistic, carried with the accumulators; after the loop the quad's
+// lanes sum their parts, the k-groups' parts meet in shared memory, and
+// the statistic is the initial value plus them.
+// CHECK: gpu.func @symm_matmul_0_mma16_norm_in_loop(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[NIL_INIT:.*]]: f32, %[[NIL_NORM:.*]]: !llvm.ptr) kernel
 // CHECK-COUNT-8: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
 // CHECK-NOT: func.call
+// CHECK: %[[NIL_NORM_AT:.*]] = llvm.getelementptr %[[NIL_NORM]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, bf16
+// CHECK-NEXT: %[[NIL_NORM_PIECE:.*]] = llvm.load %[[NIL_NORM_AT]] {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-NOT: func.call
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-NOT: func.call
+// CHECK: llvm.store %[[NIL_NORM_PIECE]], %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // CHECK-NOT: func.call
 // CHECK: gpu.barrier
 // CHECK: %[[NIL_LOOP:.*]]:11 = scf.for {{.*}} -> (vector<32xf32>, f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // CHECK: %[[NIL_WORDS:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xi32>
-// CHECK: %[[NIL_W:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xbf16>
+// CHECK: %[[NIL_W:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<4xbf16>
 // CHECK: %[[NIL_X:.*]] = llvm.bitcast %[[NIL_WORDS]] : vector<2xi32> to vector<4xbf16>
 // CHECK: %[[NIL_X0:.*]] = llvm.extractelement %[[NIL_X]][%{{.*}} : i32] : vector<4xbf16>
 // CHECK: %[[NIL_W0:.*]] = llvm.extractelement %[[NIL_W]][%{{.*}} : i32] : vector<4xbf16>
@@ -156,9 +166,9 @@
 // CHECK-NEXT: %[[LIBRARY:.*]] = arith.constant false
 // CHECK-NEXT: scf.yield %[[LIBRARY]] : i1
 // CHECK: scf.if %[[GENERATED]] {
-// One row takes the one-row GEMV, up to 8 the tensor-core GEMV, up to 16
-// its twin with the norm in its loop, more the tensor-core kernel. Without
-// norm-in-loop the one kernel with the pass before its loop takes 2 to 16.
+// One row takes the one-row GEMV, up to 16 the tensor-core GEMV with the
+// norm in its loop, more the tensor-core kernel. Without norm-in-loop the
+// one kernel with the pass before its loop takes 2 to 16.
 // NOLOOP-NOT: gpu.func @symm_matmul_0_mma16_norm_in_loop
 // NOLOOP-LABEL: func.func @gate_up
 // NOLOOP: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16_i64 : i64
@@ -168,10 +178,7 @@
 // CHECK: scf.if %[[ONE_ROW]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
 // CHECK: } else {
-// CHECK: %[[EIGHT:.*]] = arith.cmpi ule, %[[ROWS]], %c8_i64 : i64
-// CHECK: scf.if %[[EIGHT]] {
-// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks
-// CHECK: } else {
+// CHECK-NOT: @symm_matmul_0_mma16 blocks
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c16_i64 : i64
 // CHECK: scf.if %[[FEW]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16_norm_in_loop blocks
@@ -200,7 +207,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
   %eps = arith.constant 1.0e-5 : f32
   %hidden = arith.constant 4096.0 : f32
   %sum_sq = memref.alloc(%m) : memref<?xf32>
-  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 8 row(s): the GEMV @symm_matmul_0_mma16, 112x1 blocks of 512 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_norm_in_loop, 112x1 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_norm_in_loop, 112x1 blocks of 512 threads)}}
   linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {
@@ -344,8 +351,15 @@ func.func @gate_up_l1(%x: memref<?x6656xbf16>, %norm: memref<6656xbf16>,
 // CHECK-LABEL: func.func @gate_up_wide
 // CHECK: %[[BANDS:.*]] = arith.constant 74 : index
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%[[BANDS]], %{{.*}}, %{{.*}}) threads in
+// Its 74 blocks cover too few of the 132 SMs for the GEMV with the norm in
+// its loop to take the calls of 2 to 8 rows: those keep the pass before the
+// loop, and the twin takes 9 to 16.
+// CHECK: %[[EIGHT:.*]] = arith.cmpi ule, %{{.*}}, %c8_i64 : i64
+// CHECK: scf.if %[[EIGHT]] {
 // CHECK: %[[BANDS16:.*]] = arith.constant 74 : index
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks in (%[[BANDS16]], %{{.*}}, %{{.*}}) threads in
+// CHECK: } else {
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16_norm_in_loop blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>

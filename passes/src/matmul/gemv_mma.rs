@@ -27,15 +27,19 @@
 //!
 //! For calls of 9 to 16 rows the GEMV takes a twin (`_norm_in_loop`,
 //! `GemvTile::norm_in_loop`) that stages the rows raw, in one round of
-//! 16-byte loads, and applies such a prologue in its loop: each step's
-//! words of the lane's rows, read from shared memory, times the norm
-//! weight's four elements, and each element a step of its row's
-//! statistic, whose parts meet after the loop as where the norm streams
-//! (below). The pass before the loop issues its loads in two or three
-//! rounds (ptxas keeps half of a warp's 32 in flight), so at 16 rows it
-//! cost the Llama-3-8B block 0.4-1.0 µs more on one H200; calls of up to 8
-//! rows keep it, since it skips the rows a call does not have
-//! (bench/results/2026-11-29-norm-in-loop-h200.md).
+//! 16-byte loads, with the norm weight beside them, and applies such a
+//! prologue in its loop: each step's words of the lane's rows times the
+//! norm weight's four elements, both read from shared memory, and each
+//! element a step of its row's statistic, whose parts meet after the loop
+//! as where the norm streams (below). The pass before the loop issues its
+//! loads in two or three rounds (ptxas keeps half of a warp's 32 in
+//! flight), so at 16 rows it cost the Llama-3-8B block 0.4-1.0 µs more on
+//! one H200 (bench/results/2026-11-29-norm-in-loop-h200.md); read from
+//! global memory a step, the norm weight cost the twin another 1.2 µs.
+//! Where the grid is full the twin takes calls of 2 to 8 rows too
+//! (`SkinnyMatmul::twin_takes_few_rows`: 1.7-1.9 µs less at Llama-3-8B's
+//! TP-2 widths); elsewhere those keep the pass, which skips the rows a
+//! call does not have (bench/results/2026-11-29-stage-columns-h200.md).
 //!
 //! Where 16 staged rows of a long K do not fit in shared memory
 //! (`SkinnyMatmul::norm_must_stream`), the kernel stages nothing and
@@ -384,7 +388,7 @@ impl<'c> Gemv<'_, 'c> {
         let bf16 = e.float(Scalar::Bf16).expect("bf16");
         let words_ty = e.vector(2, TensorCore::i32(e));
         let (at, inside) = self.fragment_column(e, step, quad, exact);
-        let (_, column_operands) = self.prologue_parameters();
+        let column_operands = self.column_sources(e);
         let column_factors = prologue.column_vectors(e, &column_operands, at, ROWS_PER_LANE);
         let words: Vec<Val<'c>> = x_words
             .iter()
@@ -422,6 +426,32 @@ impl<'c> Gemv<'_, 'c> {
         prologue
             .zip(self.row_scale())
             .expect("internal: a streamed norm is a prologue with a row scale")
+    }
+
+    /// Where the loop reads the prologue's column operands: the block's
+    /// copies in shared memory where it stages them
+    /// (`GemvTile::stages_column_operands`), else the kernel's parameters.
+    fn column_sources(&self, e: &Emitter<'c>) -> Vec<Val<'c>> {
+        let (_, column_operands) = self.prologue_parameters();
+        let shape = self.k.gemv_shape();
+        if !self.tile.stages_column_operands(&shape) || self.streams_norm() {
+            return column_operands;
+        }
+        let prologue = self
+            .k
+            .prologue
+            .as_ref()
+            .expect("internal: staged columns have a prologue");
+        let mut offset = self.tile.column_operands_offset(&shape);
+        prologue
+            .columns
+            .iter()
+            .map(|scalar| {
+                let at = e.byte_offset(e.dynamic_shared(), self.c(offset));
+                offset += self.k.k * scalar.bytes().expect("checked");
+                at
+            })
+            .collect()
     }
 
     /// Whether the kernel applies its norm prologue to `a` as it reads it
@@ -705,6 +735,8 @@ impl<'c> Gemv<'_, 'c> {
                 return;
             }
         }
+        // The twin's column operands: their loads in flight with the rows'.
+        let columns = self.load_column_operands(e, tid, threads);
         // The elements in 16-byte pieces, `batch` per thread at a time so
         // that their loads are all in flight before the first is used.
         let per_row = k.k / PIECE;
@@ -754,7 +786,55 @@ impl<'c> Gemv<'_, 'c> {
                 e.when(exists, |e| e.store(elements, staged_at(e, r, start), 16));
             }
         });
+        let sources = self.column_sources(e);
+        for (i, pieces) in columns.into_iter().enumerate() {
+            for (inside, start, piece) in pieces {
+                let ty = e
+                    .float(self.k.prologue.as_ref().expect("checked").columns[i])
+                    .expect("checked");
+                e.when(inside, |e| e.store(piece, e.gep(sources[i], start, ty), 16));
+            }
+        }
         e.sync_threads();
+    }
+
+    /// The column operands' pieces this thread copies to shared memory
+    /// (`GemvTile::stages_column_operands`; none where the twin reads them
+    /// from global memory): for each operand, thread `tid`'s pieces of
+    /// `PIECE` elements, each with whether it is inside K and its column.
+    #[allow(clippy::type_complexity)]
+    fn load_column_operands(
+        &self,
+        e: &Emitter<'c>,
+        tid: Val<'c>,
+        threads: u64,
+    ) -> Vec<Vec<(Val<'c>, Val<'c>, Val<'c>)>> {
+        let k = self.k;
+        let staged = self.norm_in_loop() && self.tile.stages_column_operands(&k.gemv_shape());
+        let Some(prologue) = k.prologue.as_ref().filter(|_| staged) else {
+            return Vec::new();
+        };
+        let (_, operands) = self.prologue_parameters();
+        let pieces = k.k / PIECE;
+        prologue
+            .columns
+            .iter()
+            .zip(&operands)
+            .map(|(scalar, operand)| {
+                let ty = e.float(*scalar).expect("checked");
+                let vector = e.vector(PIECE, ty);
+                (0..pieces.div_ceil(threads))
+                    .map(|j| {
+                        let v = e.add(tid, self.c(j * threads));
+                        let inside = e.cmp(CmpiPredicate::Ult, v, self.c(pieces));
+                        let start = e.mul(e.min(v, self.c(pieces - 1)), self.c(PIECE));
+                        let align = (scalar.bytes().expect("checked") * PIECE).min(16);
+                        let piece = e.load(e.gep(*operand, start, ty), vector, align);
+                        (inside, start, piece)
+                    })
+                    .collect()
+            })
+            .collect()
     }
 }
 
@@ -956,7 +1036,7 @@ mod tests {
                 rows: if sixteen { 16 } else { 8 },
                 ..GemvTile::PAIR_MMA
             };
-            let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed };
+            let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed, column_bytes: 2 * u64::from(staged) };
             if tile.problem(&shape).is_none() {
                 let statistics = tile.statistics_offset(&shape);
                 let sums = tile.threads(weights) * LANE_WORDS * 4;

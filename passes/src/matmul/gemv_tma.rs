@@ -486,7 +486,7 @@ mod tests {
                 stage_rows: steps * k_groups * MMA_K,
                 ..GemvTile::SINGLE_TMA
             };
-            let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed: false };
+            let shape = GemvShape { k: k_steps * MMA_K, weights, staged, streamed: false, column_bytes: 0 };
             if tile.problem(&shape).is_none() {
                 let layout = RingLayout::of(&tile, &shape);
                 let sums = tile.k_groups * tile.rows * weights * BOX_COLUMNS * 4;

@@ -412,7 +412,7 @@ mod tests {
                 stage_rows: pieces * 64,
                 ..GemvTile::SINGLE_WGMMA
             };
-            let shape = GemvShape { k: k_steps * 16, weights: 1, staged: false, streamed: false };
+            let shape = GemvShape { k: k_steps * 16, weights: 1, staged: false, streamed: false, column_bytes: 0 };
             if tile.problem(&shape).is_none() {
                 let layout = RingLayout::of(&tile, &shape);
                 proptest::prop_assert!(tile.rows * 64 * 4 <= layout.barriers);

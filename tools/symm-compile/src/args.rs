@@ -252,9 +252,11 @@ struct Cli {
     #[arg(long)]
     no_matmul_stream_norm: bool,
     /// The pair's tensor-core GEMV applies its norm in a pass over the
-    /// staged rows before its loop for calls of 9 to 16 rows too, instead
-    /// of staging them raw and applying the norm's weight to each fragment
-    /// as it reads it, summing the squares in its loop.
+    /// staged rows before its loop for every call of 2 to 16 rows, instead
+    /// of staging them raw with the norm's weight and applying that to each
+    /// fragment as it reads it, summing the squares in its loop (which the
+    /// calls of 9 to 16 rows take, and those of 2 to 8 where the grid
+    /// covers most of the SMs).
     #[arg(long)]
     no_matmul_norm_in_loop: bool,
     /// One tensor-core GEMV for 2 to 16 rows, reading the rows of `a`

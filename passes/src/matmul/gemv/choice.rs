@@ -6,6 +6,11 @@ use super::tile::{
 };
 use crate::matmul::kernel::SkinnyMatmul;
 
+/// The share of the SMs (numerator, denominator) that a grid must cover
+/// for the GEMV with the norm in its loop to take calls of 2 to 8 rows
+/// (`SkinnyMatmul::twin_takes_few_rows`).
+const FULL_GRID_SHARE: (u64, u64) = (3, 4);
+
 impl SkinnyMatmul {
     /// The sizes its GEMVs' shared memory depends on.
     pub fn gemv_shape(&self) -> GemvShape {
@@ -14,6 +19,12 @@ impl SkinnyMatmul {
             weights: self.weights,
             staged: self.prologue.is_some(),
             streamed: self.stream_norm && self.prologue_splits(),
+            column_bytes: self.prologue.as_ref().map_or(0, |p| {
+                p.columns
+                    .iter()
+                    .map(|c| c.bytes().unwrap_or(0))
+                    .sum::<u64>()
+            }),
         }
     }
 
@@ -148,16 +159,17 @@ impl SkinnyMatmul {
         self.gemv_widened(tile).unwrap_or(tile)
     }
 
-    /// `tiles` with the calls of 9 to 16 rows of a 16-row tensor-core GEMV
-    /// that stages its rows through a norm prologue (row factor times
-    /// column factors, not streamed) given to a GEMV that stages them raw
-    /// and applies the norm in its loop (`GemvTile::norm_in_loop`); the
-    /// calls of up to 8 keep the pass before the loop, which skips the rows
-    /// a call does not have while the loop's work does not shrink with
-    /// them. On one H200 the Llama-3-8B block took 49.5-49.7 instead of
-    /// 50.1-50.6 µs at 16 rows, 0.2-0.7 µs less at 9 and 12; applied in
-    /// the loop at 2 rows too, it lost 0.2-0.3 µs there
-    /// (bench/results/2026-11-29-norm-in-loop-h200.md).
+    /// `tiles` with the calls of a 16-row tensor-core GEMV that stages its
+    /// rows through a norm prologue (row factor times column factors, not
+    /// streamed) given to a GEMV that stages them raw and applies the norm
+    /// in its loop (`GemvTile::norm_in_loop`): its calls of 9 to 16 rows,
+    /// and those of 2 to 8 too where its grid is full
+    /// (`twin_takes_few_rows`); elsewhere the calls of up to 8 keep the
+    /// pass before the loop, which skips the rows a call does not have
+    /// while the loop's work does not shrink with them. On one H200, with
+    /// the norm weight staged beside the rows, the Llama-3-8B block took
+    /// 48.2-48.3 instead of 49.4-49.6 µs at 16 rows and 46.3-46.6 instead
+    /// of 48.1-48.3 at 2 (bench/results/2026-11-29-stage-columns-h200.md).
     pub fn with_norm_in_loop(&self, tiles: Vec<GemvTile>) -> Vec<GemvTile> {
         if !self.prologue_splits() || self.stream_norm {
             return tiles;
@@ -183,6 +195,9 @@ impl SkinnyMatmul {
                 // shared memory.)
                 if self.gemv_problem(normed).is_some() || normed.starves_l1(&self.gemv_shape()) {
                     return vec![tile];
+                }
+                if self.twin_takes_few_rows(normed) {
+                    return vec![normed];
                 }
                 vec![GemvTile { calls: 8, ..tile }, normed]
             })
@@ -237,6 +252,21 @@ impl SkinnyMatmul {
     /// Blocks of the GEMV along x (column tiles) and y (slices).
     pub fn gemv_grid(&self, tile: GemvTile) -> (u64, u64) {
         (self.n.div_ceil(tile.columns), self.slices)
+    }
+
+    /// Whether the GEMV that applies its norm in its loop (`normed`) takes
+    /// the calls of 2 to 8 rows too: where its grid holds a block on at
+    /// least `FULL_GRID_SHARE` of the SMs. Each SM then streams a small
+    /// share of the weight, and the loop's work for rows a call does not
+    /// have hides behind the loads. On one H200 the pair's kernel at 2-8
+    /// rows took 28.8-29.2 instead of 30.5-31.6 µs with 112 blocks
+    /// (Llama-3-8B at TP 2) and 26.2-26.4 against 26.3-27.1 with 128
+    /// (Llama-3.2-3B); with 74 blocks (Qwen2.5-7B at TP 2, 128-column bands)
+    /// it tied, and with 27 (a TP-8 shard of a 13824-wide MLP), each SM
+    /// streaming four times the share, it lost 0.6-1.3 µs.
+    fn twin_takes_few_rows(&self, normed: GemvTile) -> bool {
+        let (share, whole) = FULL_GRID_SHARE;
+        self.gemv_blocks(normed) * whole >= self.wave_sms * share
     }
 
     /// Blocks of the GEMV in all (`gemv_grid`'s x times y).

@@ -176,28 +176,40 @@ fn a_pair_with_a_prologue_keeps_one_tensor_core_gemv() {
 }
 
 #[test]
-fn the_pair_applies_its_norm_in_its_loop_from_nine_rows() {
-    // Llama-3-8B's TP-2 pair: up to 8 rows the kernel with the norm's pass
-    // before its loop, 9 to 16 its twin with the norm in the loop, which
-    // keeps each k-group's part of the 16 rows' statistics besides.
+fn the_pair_applies_its_norm_in_its_loop() {
+    // Llama-3-8B's TP-2 pair (112 blocks, most of the 132 SMs): its twin
+    // with the norm in the loop takes every call of 2 to 16 rows.
     let pair = matmul(4096, 7168, 4096, true);
     let tiles = pair.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
-    let split = pair.with_norm_in_loop(tiles.clone());
-    let named: Vec<(u64, String)> = split
-        .iter()
-        .map(|t| (t.takes(), pair.gemv_name(*t)))
-        .collect();
+    let all = pair.with_norm_in_loop(tiles.clone());
+    let named = |kernel: &SkinnyMatmul, tiles: &[GemvTile]| -> Vec<(u64, String)> {
+        tiles
+            .iter()
+            .map(|t| (t.takes(), kernel.gemv_name(*t)))
+            .collect()
+    };
+    assert_eq!(named(&pair, &all), [(16, "k_mma16_norm_in_loop".into())]);
+    // A short grid (a TP-8 shard of a 13824-wide MLP at hidden 5120: 27
+    // blocks): up to 8 rows the kernel with the norm's pass before its
+    // loop, 9 to 16 the twin, which keeps each k-group's part of the 16
+    // rows' statistics and the norm weight besides.
+    let short = matmul(5120, 1728, 5120, true);
+    let short_tiles = short.gemv_tiles_for(&mma_tiles(GemvTile::PAIR_MMA));
+    assert_eq!(short.gemv_blocks(short_tiles[0]), 27);
+    let split = short.with_norm_in_loop(short_tiles.clone());
     assert_eq!(
-        named,
+        named(&short, &split),
         [(8, "k_mma16".into()), (16, "k_mma16_norm_in_loop".into())]
     );
-    let shape = pair.gemv_shape();
+    let shape = short.gemv_shape();
     let parts = split[1].k_groups * split[1].rows * 4;
+    let norm_weight = 5120 * 2;
     assert_eq!(
         split[1].shared_bytes(&shape),
-        split[0].shared_bytes(&shape) + parts
+        (split[0].shared_bytes(&shape) + parts).next_multiple_of(16) + norm_weight
     );
-    assert!(split.iter().all(|t| pair.gemv_problem(*t).is_none()));
+    assert!(split.iter().all(|t| short.gemv_problem(*t).is_none()));
+    assert!(all.iter().all(|t| pair.gemv_problem(*t).is_none()));
     // No split where the norm streams (K = 8192), without a norm (the down
     // projection), or with the in-loop prefetches (`ahead`), which spill.
     let wide = SkinnyMatmul {
@@ -307,6 +319,7 @@ fn shape(k: u64, weights: u64) -> GemvShape {
         weights,
         staged: weights == 2,
         streamed: false,
+        column_bytes: if weights == 2 { 2 } else { 0 },
     }
 }
 

@@ -402,9 +402,32 @@ impl GemvTile {
             0
         }
     }
+    /// Where the `_norm_in_loop` twin keeps the prologue's column
+    /// operands (the norm weight), each K elements, one after the other:
+    /// after the statistics' parts, on a 16-byte boundary.
+    pub(in crate::matmul) fn column_operands_offset(&self, shape: &GemvShape) -> u64 {
+        (self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape))
+            .next_multiple_of(16)
+    }
+    fn column_operands_bytes(&self, shape: &GemvShape) -> u64 {
+        if self.stages_column_operands(shape) {
+            shape.k * shape.column_bytes
+        } else {
+            0
+        }
+    }
+    /// Whether the tiling stages the prologue's column operands: the twin
+    /// that applies its norm in its loop reads four of their elements a
+    /// step, and from shared memory its loop waits on no global load but
+    /// the weight's (on one H200 the Llama-3-8B pair at 16 rows took
+    /// 30.0-30.3 µs instead of 31.3-31.5, reading them from global memory
+    /// a step: bench/results/2026-11-29-stage-columns-h200.md).
+    pub(in crate::matmul) fn stages_column_operands(&self, shape: &GemvShape) -> bool {
+        self.engine == Engine::TensorCores && self.norm_in_loop && shape.staged && !shape.streamed
+    }
     /// The shared memory a block takes.
     pub fn shared_bytes(&self, shape: &GemvShape) -> u64 {
-        self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape)
+        self.column_operands_offset(shape) + self.column_operands_bytes(shape)
     }
     /// Whether the block's shared memory leaves too little L1 for the
     /// loads in flight of a GEMV that streams its weight into registers
@@ -510,6 +533,9 @@ pub struct GemvShape {
     /// it then stages no rows, and keeps each k-group's part of the row
     /// statistics after the statistics.
     pub streamed: bool,
+    /// Bytes of one column of the prologue's column operands together
+    /// (the RMSNorm's weight: 2), which the `_norm_in_loop` twin stages.
+    pub column_bytes: u64,
 }
 
 #[cfg(test)]
@@ -521,11 +547,13 @@ impl GemvShape {
         weights: 2,
         staged: true,
         streamed: false,
+        column_bytes: 2,
     };
     pub(in crate::matmul) const LLAMA_DOWN: GemvShape = GemvShape {
         k: 3584,
         weights: 1,
         staged: false,
         streamed: false,
+        column_bytes: 0,
     };
 }
