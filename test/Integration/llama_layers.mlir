@@ -82,7 +82,8 @@
 // after its wait for one-row calls (launch-dependents-rows=1), and the
 // one-row gate/up pair behind it (symm_matmul_1_gemv1) prefetches its
 // weights' first lines before its own wait. The MLP block's pair, first in
-// its call, prefetches nothing.
+// its call, prefetches nothing (its GEMV for 1 to 16 rows applies the
+// RMSNorm in its loop).
 // EARLY-LABEL: .visible .entry symm_matmul_1_gemv1(
 // EARLY: prefetch.global.L2
 // EARLY-NEXT: griddepcontrol.wait;
@@ -91,7 +92,7 @@
 // EARLY-NEXT: setp.gt.u64 %p[[P:[0-9]+]], %rd{{[0-9]+}}, 1;
 // EARLY-NEXT: @%p[[P]] bra
 // EARLY-NEXT: griddepcontrol.launch_dependents;
-// FIRST-LABEL: .visible .entry symm_matmul_0_gemv1(
+// FIRST-LABEL: .visible .entry symm_matmul_0_mma16_norm_in_loop(
 // FIRST-NOT: prefetch.global.L2
 // FIRST: griddepcontrol.wait;
 

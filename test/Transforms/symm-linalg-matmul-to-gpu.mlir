@@ -48,7 +48,9 @@
 // CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK: func.call @symm_matmul_0_epilogue
-// The one-row GEMV of the same group: same parameters; the row's column
+// The one-row GEMV of the same group, which takes the calls of one row
+// without norm-in-loop (with it, only on short grids: the GEMV with the
+// norm in its loop takes them here): same parameters; the row's column
 // factors bf16(x * w) in shared memory (as f32) before the weight streams
 // in by 16-byte loads that skip L1, 4 in flight, into f32 FMAs. Each
 // thread loads its piece of the row once (16 bytes) and takes both its
@@ -56,26 +58,26 @@
 // block sum waits until after the loop, where the row factor scales the
 // sums. The pair, first in its function (nothing launches it early),
 // prefetches nothing: there its prefetches measured slower.
-// CHECK: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
-// CHECK-NOT: nvvm.prefetch
-// CHECK-COUNT-4: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
-// CHECK: %[[PIECE:.*]] = scf.if %{{.*}} -> (vector<8xbf16>) {
-// CHECK-NEXT: llvm.getelementptr
-// CHECK-NEXT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
-// CHECK: func.call @symm_matmul_0_step
-// CHECK-NOT: gpu.all_reduce
-// CHECK: llvm.extractelement %[[PIECE]]
-// CHECK: func.call @symm_matmul_0_prologue_columns
-// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf32>, !llvm.ptr<3>
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.barrier
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
-// CHECK: math.fma
-// CHECK: gpu.all_reduce add
-// CHECK: gpu.barrier
-// CHECK: %[[ROW_FACTOR:.*]] = func.call @symm_matmul_0_prologue_row(
-// CHECK: arith.mulf %{{.*}}, %[[ROW_FACTOR]] : f32
-// CHECK: func.call @symm_matmul_0_epilogue
+// NOLOOP: gpu.func @symm_matmul_0_gemv1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: f32, %{{.*}}: !llvm.ptr) kernel
+// NOLOOP-NOT: nvvm.prefetch
+// NOLOOP-COUNT-4: llvm.inline_asm "ld.global.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// NOLOOP: %[[PIECE:.*]] = scf.if %{{.*}} -> (vector<8xbf16>) {
+// NOLOOP-NEXT: llvm.getelementptr
+// NOLOOP-NEXT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// NOLOOP: func.call @symm_matmul_0_step
+// NOLOOP-NOT: gpu.all_reduce
+// NOLOOP: llvm.extractelement %[[PIECE]]
+// NOLOOP: func.call @symm_matmul_0_prologue_columns
+// NOLOOP: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf32>, !llvm.ptr<3>
+// NOLOOP-NEXT: }
+// NOLOOP-NEXT: gpu.barrier
+// NOLOOP: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// NOLOOP: math.fma
+// NOLOOP: gpu.all_reduce add
+// NOLOOP: gpu.barrier
+// NOLOOP: %[[ROW_FACTOR:.*]] = func.call @symm_matmul_0_prologue_row(
+// NOLOOP: arith.mulf %{{.*}}, %[[ROW_FACTOR]] : f32
+// NOLOOP: func.call @symm_matmul_0_epilogue
 // The GEMV on the tensor cores with the norm's pass before its loop, which
 // calls of 2 to 16 rows take without norm-in-loop (with it, only the calls
 // of 2 to 8 rows of short grids: @gate_up_wide below): two 16-row steps of the
@@ -166,20 +168,20 @@
 // CHECK-NEXT: %[[LIBRARY:.*]] = arith.constant false
 // CHECK-NEXT: scf.yield %[[LIBRARY]] : i1
 // CHECK: scf.if %[[GENERATED]] {
-// One row takes the one-row GEMV, up to 16 the tensor-core GEMV with the
-// norm in its loop, more the tensor-core kernel. Without norm-in-loop the
-// one kernel with the pass before its loop takes 2 to 16.
+// Up to 16 rows (one too) take the tensor-core GEMV with the norm in its
+// loop, more the tensor-core kernel. Without norm-in-loop one row takes the
+// one-row GEMV and the kernel with the pass before its loop takes 2 to 16.
 // NOLOOP-NOT: gpu.func @symm_matmul_0_mma16_norm_in_loop
 // NOLOOP-LABEL: func.func @gate_up
+// NOLOOP: %[[ONE_ROW:.*]] = arith.cmpi ule, %{{.*}}, %c1_i64 : i64
+// NOLOOP: scf.if %[[ONE_ROW]] {
+// NOLOOP: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks
 // NOLOOP: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16_i64 : i64
 // NOLOOP: scf.if %[[FEW]] {
 // NOLOOP: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16 blocks
-// CHECK: %[[ONE_ROW:.*]] = arith.cmpi ule, %[[ROWS:.*]], %c1_i64 : i64
-// CHECK: scf.if %[[ONE_ROW]] {
-// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_gemv1 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(
-// CHECK: } else {
+// CHECK-NOT: @symm_matmul_0_gemv1 blocks
 // CHECK-NOT: @symm_matmul_0_mma16 blocks
-// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c16_i64 : i64
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16_i64 : i64
 // CHECK: scf.if %[[FEW]] {
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_0_mma16_norm_in_loop blocks
 // CHECK: } else {
@@ -207,7 +209,7 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
   %eps = arith.constant 1.0e-5 : f32
   %hidden = arith.constant 4096.0 : f32
   %sum_sq = memref.alloc(%m) : memref<?xf32>
-  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_norm_in_loop, 112x1 blocks of 512 threads)}}
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the row-norm prologue (its row factor applied to the sums) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_norm_in_loop, 112x1 blocks of 512 threads)}}
   linalg.fill ins(%zero : f32) outs(%sum_sq : memref<?xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x4096xbf16>) outs(%sum_sq : memref<?xf32>) {

@@ -38,8 +38,9 @@
 //! global memory a step, the norm weight cost the twin another 1.2 µs.
 //! Where the grid is full the twin takes calls of 2 to 8 rows too
 //! (`SkinnyMatmul::twin_takes_few_rows`: 1.7-1.9 µs less at Llama-3-8B's
-//! TP-2 widths); elsewhere those keep the pass, which skips the rows a
-//! call does not have (bench/results/2026-11-29-stage-columns-h200.md).
+//! TP-2 widths), and those of one row, in place of the CUDA-core GEMV
+//! (0.2-0.3 µs less there); elsewhere those keep the pass, which skips the
+//! rows a call does not have (bench/results/2026-11-29-stage-columns-h200.md).
 //!
 //! Where 16 staged rows of a long K do not fit in shared memory
 //! (`SkinnyMatmul::norm_must_stream`), the kernel stages nothing and

@@ -179,7 +179,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"norm-in-loop",
-            c"With row-scale, where the rows of `a` of a matmul with a norm prologue fit staged, the 16-row tensor-core GEMV's calls of 9 to 16 rows take a kernel (`_norm_in_loop`) that stages them raw with the norm's column operands and applies the column factors to each fragment as it reads it from shared memory, summing the row statistic in its loop, instead of in a pass over the rows before its loop; its calls of 2 to 8 rows too where its grid covers at least 3/4 of wave-sms (elsewhere they keep that pass)",
+            c"With row-scale, where the rows of `a` of a matmul with a norm prologue fit staged, the 16-row tensor-core GEMV's calls of 9 to 16 rows take a kernel (`_norm_in_loop`) that stages them raw with the norm's column operands and applies the column factors to each fragment as it reads it from shared memory, summing the row statistic in its loop, instead of in a pass over the rows before its loop; where its grid covers at least 3/4 of wave-sms, its calls of 2 to 8 rows too and the one-row GEMV's (elsewhere those keep that pass and the one-row GEMV)",
             OptionKind::Bool,
             c"true",
         ),

@@ -255,7 +255,7 @@ struct Cli {
     /// staged rows before its loop for every call of 2 to 16 rows, instead
     /// of staging them raw with the norm's weight and applying that to each
     /// fragment as it reads it, summing the squares in its loop (which the
-    /// calls of 9 to 16 rows take, and those of 2 to 8 where the grid
+    /// calls of 9 to 16 rows take, and those of 1 to 8 where the grid
     /// covers most of the SMs).
     #[arg(long)]
     no_matmul_norm_in_loop: bool,

@@ -7,7 +7,7 @@ use super::tile::{
 use crate::matmul::kernel::SkinnyMatmul;
 
 /// The share of the SMs (numerator, denominator) that a grid must cover
-/// for the GEMV with the norm in its loop to take calls of 2 to 8 rows
+/// for the GEMV with the norm in its loop to take calls of 1 to 8 rows
 /// (`SkinnyMatmul::twin_takes_few_rows`).
 const FULL_GRID_SHARE: (u64, u64) = (3, 4);
 
@@ -163,18 +163,23 @@ impl SkinnyMatmul {
     /// rows through a norm prologue (row factor times column factors, not
     /// streamed) given to a GEMV that stages them raw and applies the norm
     /// in its loop (`GemvTile::norm_in_loop`): its calls of 9 to 16 rows,
-    /// and those of 2 to 8 too where its grid is full
-    /// (`twin_takes_few_rows`); elsewhere the calls of up to 8 keep the
-    /// pass before the loop, which skips the rows a call does not have
-    /// while the loop's work does not shrink with them. On one H200, with
-    /// the norm weight staged beside the rows, the Llama-3-8B block took
-    /// 48.2-48.3 instead of 49.4-49.6 µs at 16 rows and 46.3-46.6 instead
-    /// of 48.1-48.3 at 2 (bench/results/2026-11-29-stage-columns-h200.md).
+    /// and where its grid is full (`twin_takes_few_rows`) every call of up
+    /// to 16, the CUDA-core GEMVs' of one row too; elsewhere the calls of
+    /// up to 8 keep the pass before the loop, which skips the rows a call
+    /// does not have while the loop's work does not shrink with them. On
+    /// one H200, with the norm weight staged beside the rows, the
+    /// Llama-3-8B block took 48.2-48.3 instead of 49.4-49.6 µs at 16 rows,
+    /// 46.3-46.6 instead of 48.1-48.3 at 2, and 44.7-44.8 instead of
+    /// 44.9-45.1 at one row, where the one-row GEMV had read the pair at
+    /// 4.01 TB/s and the twin reads it at 4.05-4.06 (the GELU block's lone
+    /// up projection: 0.9-1.0 µs less;
+    /// bench/results/2026-11-29-stage-columns-h200.md).
     pub fn with_norm_in_loop(&self, tiles: Vec<GemvTile>) -> Vec<GemvTile> {
         if !self.prologue_splits() || self.stream_norm {
             return tiles;
         }
-        tiles
+        let mut takes_few_rows = false;
+        let mut out: Vec<GemvTile> = tiles
             .into_iter()
             .flat_map(|tile| {
                 // (With `ahead`'s in-loop prefetches as well, the kernel
@@ -197,11 +202,16 @@ impl SkinnyMatmul {
                     return vec![tile];
                 }
                 if self.twin_takes_few_rows(normed) {
+                    takes_few_rows = true;
                     return vec![normed];
                 }
                 vec![GemvTile { calls: 8, ..tile }, normed]
             })
-            .collect()
+            .collect();
+        if takes_few_rows {
+            out.retain(|t| t.engine != Engine::CudaCores);
+        }
+        out
     }
 
     /// Whether the tensor-core GEMV `tile` takes this matmul only by
@@ -255,7 +265,7 @@ impl SkinnyMatmul {
     }
 
     /// Whether the GEMV that applies its norm in its loop (`normed`) takes
-    /// the calls of 2 to 8 rows too: where its grid holds a block on at
+    /// the calls of 1 to 8 rows too: where its grid holds a block on at
     /// least `FULL_GRID_SHARE` of the SMs. Each SM then streams a small
     /// share of the weight, and the loop's work for rows a call does not
     /// have hides behind the loads. On one H200 the pair's kernel at 2-8
@@ -263,7 +273,9 @@ impl SkinnyMatmul {
     /// (Llama-3-8B at TP 2) and 26.2-26.4 against 26.3-27.1 with 128
     /// (Llama-3.2-3B); with 74 blocks (Qwen2.5-7B at TP 2, 128-column bands)
     /// it tied, and with 27 (a TP-8 shard of a 13824-wide MLP), each SM
-    /// streaming four times the share, it lost 0.6-1.3 µs.
+    /// streaming four times the share, it lost 0.6-1.3 µs. At one row it
+    /// read the Llama-3-8B pair in 28.9-29.0 µs against the one-row
+    /// GEMV's 29.3.
     fn twin_takes_few_rows(&self, normed: GemvTile) -> bool {
         let (share, whole) = FULL_GRID_SHARE;
         self.gemv_blocks(normed) * whole >= self.wave_sms * share

@@ -1,6 +1,6 @@
 //! The GEMVs' tilings and choices at Llama's and other shapes.
 
-use super::tile::{GemvShape, GemvTile};
+use super::tile::{Engine, GemvShape, GemvTile};
 use crate::ir::scalar::Scalar;
 use crate::matmul::kernel::{Epilogue, Output, Prologue, RowScaleFunctions, SkinnyMatmul, Tile};
 
@@ -189,6 +189,13 @@ fn the_pair_applies_its_norm_in_its_loop() {
             .collect()
     };
     assert_eq!(named(&pair, &all), [(16, "k_mma16_norm_in_loop".into())]);
+    // The one-row CUDA-core GEMV before it runs no call: the twin takes
+    // those too.
+    let with_one_row: Vec<GemvTile> = std::iter::once(GemvTile::PAIR)
+        .chain(tiles.iter().copied())
+        .collect();
+    assert_eq!(GemvTile::PAIR.engine, Engine::CudaCores);
+    assert_eq!(pair.with_norm_in_loop(with_one_row), all);
     // A short grid (a TP-8 shard of a 13824-wide MLP at hidden 5120: 27
     // blocks): up to 8 rows the kernel with the norm's pass before its
     // loop, 9 to 16 the twin, which keeps each k-group's part of the 16
@@ -201,6 +208,11 @@ fn the_pair_applies_its_norm_in_its_loop() {
         named(&short, &split),
         [(8, "k_mma16".into()), (16, "k_mma16_norm_in_loop".into())]
     );
+    // There the one-row GEMV keeps its calls.
+    let short_one_row: Vec<GemvTile> = std::iter::once(GemvTile::PAIR)
+        .chain(short_tiles.iter().copied())
+        .collect();
+    assert_eq!(short.with_norm_in_loop(short_one_row)[0], GemvTile::PAIR);
     let shape = short.gemv_shape();
     let parts = split[1].k_groups * split[1].rows * 4;
     let norm_weight = 5120 * 2;
