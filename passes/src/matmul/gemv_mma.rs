@@ -788,28 +788,23 @@ impl<'c> Gemv<'_, 'c> {
             }
         });
         let sources = self.column_sources(e);
-        for (i, pieces) in columns.into_iter().enumerate() {
-            for (inside, start, piece) in pieces {
-                let ty = e
-                    .float(self.k.prologue.as_ref().expect("checked").columns[i])
-                    .expect("checked");
-                e.when(inside, |e| e.store(piece, e.gep(sources[i], start, ty), 16));
-            }
+        for c in columns {
+            let at = e.gep(sources[c.operand], c.start, c.element);
+            e.when(c.inside, |e| e.store(c.piece, at, 16));
         }
         e.sync_threads();
     }
 
-    /// The column operands' pieces this thread copies to shared memory
-    /// (`GemvTile::stages_column_operands`; none where the twin reads them
-    /// from global memory): for each operand, thread `tid`'s pieces of
-    /// `PIECE` elements, each with whether it is inside K and its column.
-    #[allow(clippy::type_complexity)]
+    /// The column operands' pieces that thread `tid` of `threads` copies
+    /// to shared memory, loaded (`GemvTile::stages_column_operands`; none
+    /// where the kernel reads them from global memory): pieces `tid`,
+    /// `tid + threads`, ... of each operand.
     fn load_column_operands(
         &self,
         e: &Emitter<'c>,
         tid: Val<'c>,
         threads: u64,
-    ) -> Vec<Vec<(Val<'c>, Val<'c>, Val<'c>)>> {
+    ) -> Vec<ColumnPiece<'c>> {
         let k = self.k;
         let staged = self.norm_in_loop() && self.tile.stages_column_operands(&k.gemv_shape());
         let Some(prologue) = k.prologue.as_ref().filter(|_| staged) else {
@@ -817,26 +812,38 @@ impl<'c> Gemv<'_, 'c> {
         };
         let (_, operands) = self.prologue_parameters();
         let pieces = k.k / PIECE;
-        prologue
-            .columns
-            .iter()
-            .zip(&operands)
-            .map(|(scalar, operand)| {
-                let ty = e.float(*scalar).expect("checked");
-                let vector = e.vector(PIECE, ty);
-                (0..pieces.div_ceil(threads))
-                    .map(|j| {
-                        let v = e.add(tid, self.c(j * threads));
-                        let inside = e.cmp(CmpiPredicate::Ult, v, self.c(pieces));
-                        let start = e.mul(e.min(v, self.c(pieces - 1)), self.c(PIECE));
-                        let align = (scalar.bytes().expect("checked") * PIECE).min(16);
-                        let piece = e.load(e.gep(*operand, start, ty), vector, align);
-                        (inside, start, piece)
-                    })
-                    .collect()
-            })
-            .collect()
+        let mut loaded = Vec::new();
+        for (operand, (scalar, at)) in prologue.columns.iter().zip(&operands).enumerate() {
+            let element = e.float(*scalar).expect("checked");
+            let vector = e.vector(PIECE, element);
+            let align = (scalar.bytes().expect("checked") * PIECE).min(16);
+            for j in 0..pieces.div_ceil(threads) {
+                let v = e.add(tid, self.c(j * threads));
+                let inside = e.cmp(CmpiPredicate::Ult, v, self.c(pieces));
+                let start = e.mul(e.min(v, self.c(pieces - 1)), self.c(PIECE));
+                let piece = e.load(e.gep(*at, start, element), vector, align);
+                loaded.push(ColumnPiece {
+                    operand,
+                    element,
+                    inside,
+                    start,
+                    piece,
+                });
+            }
+        }
+        loaded
     }
+}
+
+/// A piece of `PIECE` elements of a column operand that a thread copies to
+/// shared memory (`load_column_operands`): which operand, its element type,
+/// whether the piece is inside K, its first column and its loaded value.
+struct ColumnPiece<'c> {
+    operand: usize,
+    element: melior::ir::Type<'c>,
+    inside: Val<'c>,
+    start: Val<'c>,
+    piece: Val<'c>,
 }
 
 /// The A fragment (a0..a3) from the words of the lane's rows: row g's
