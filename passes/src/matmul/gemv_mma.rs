@@ -434,10 +434,10 @@ impl<'c> Gemv<'_, 'c> {
     /// (`GemvTile::stages_column_operands`), else the kernel's parameters.
     fn column_sources(&self, e: &Emitter<'c>) -> Vec<Val<'c>> {
         let (_, column_operands) = self.prologue_parameters();
-        let shape = self.k.gemv_shape();
-        if !self.tile.stages_column_operands(&shape) || self.streams_norm() {
+        if !self.stages_column_operands() {
             return column_operands;
         }
+        let shape = self.k.gemv_shape();
         let prologue = self
             .k
             .prologue
@@ -469,6 +469,14 @@ impl<'c> Gemv<'_, 'c> {
             && self.tile.norm_in_loop
             && self.row_scale().is_some()
             && !self.streams_norm()
+    }
+
+    /// Whether the block copies the prologue's column operands to shared
+    /// memory (`GemvTile::stages_column_operands`, which lays them out),
+    /// the twin's loop reading them there: one answer for the copies
+    /// (`load_column_operands`) and the reads (`column_sources`).
+    fn stages_column_operands(&self) -> bool {
+        self.norm_in_loop() && self.tile.stages_column_operands(&self.k.gemv_shape())
     }
 
     /// Whether the kernel sums the row statistics in its loop (streamed
@@ -806,8 +814,11 @@ impl<'c> Gemv<'_, 'c> {
         threads: u64,
     ) -> Vec<ColumnPiece<'c>> {
         let k = self.k;
-        let staged = self.norm_in_loop() && self.tile.stages_column_operands(&k.gemv_shape());
-        let Some(prologue) = k.prologue.as_ref().filter(|_| staged) else {
+        let Some(prologue) = k
+            .prologue
+            .as_ref()
+            .filter(|_| self.stages_column_operands())
+        else {
             return Vec::new();
         };
         let (_, operands) = self.prologue_parameters();

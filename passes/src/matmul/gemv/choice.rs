@@ -164,7 +164,7 @@ impl SkinnyMatmul {
     /// streamed) given to a GEMV that stages them raw and applies the norm
     /// in its loop (`GemvTile::norm_in_loop`): its calls of 9 to 16 rows,
     /// and where its grid is full (`twin_takes_few_rows`) every call of up
-    /// to 16, the CUDA-core GEMVs' of one row too; elsewhere the calls of
+    /// to 16, the CUDA-core GEMVs' (one row) too; elsewhere the calls of
     /// up to 8 keep the pass before the loop, which skips the rows a call
     /// does not have while the loop's work does not shrink with them. On
     /// one H200, with the norm weight staged beside the rows, the
