@@ -61,6 +61,18 @@ impl PassOptions {
         Self { values }
     }
 
+    /// The options of `descriptor` at their defaults, as MLIR passes them
+    /// when none is given.
+    #[cfg(test)]
+    pub(crate) fn defaults(descriptor: &PassDescriptor) -> Self {
+        let text: String = descriptor
+            .options()
+            .into_iter()
+            .map(|(name, _, _, default)| format!("{name}={default}\n"))
+            .collect();
+        Self::parse(&text)
+    }
+
     /// An int64 option; MLIR has already checked that it parses.
     pub fn int(&self, name: &str) -> Option<i64> {
         self.values.get(name)?.parse().ok()

@@ -631,7 +631,10 @@ func.func @slices(%a: memref<?x7168xbf16>, %w: memref<7168x4096xbf16>, %p: memre
 // after gate/up): the pair's GEMV runs just before its own, so its measured
 // choice is marked `after_gemv` with the pair's site (the runtime credits
 // the early launch where the pair took its generated kernel);
-// the pair, which reads the function's input, is not.
+// the pair, which reads the function's input, is not. The pair, without a
+// prologue, stages its rows for every call of 2 to 16 rows (`mma16_staged`;
+// a lone matmul's split-K slices read them from global memory up to 8 rows,
+// @slices above).
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @mlp
 // CHECK: symm_mem.kernel_rounds site([[PAIR:[0-9]+]]) rows(%{{.*}}) max_rows(16){{$}}
@@ -643,7 +646,7 @@ func.func @mlp(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memre
   %one = arith.constant 1.0 : f32
   %zero_bf16 = arith.constant 0.0 : bf16
   %gate = memref.alloc(%m) : memref<?x7168xbf16>
-  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the element-wise epilogue}}
+  // expected-remark@+1 {{matmul pair (4096x7168 per weight) with the element-wise epilogue: generated kernel @symm_matmul_0 (112x1 blocks of 512 threads, 209344 bytes of shared memory, 3 stages of 256 rows) (up to 1 row(s): the GEMV @symm_matmul_0_gemv1, 112x1 blocks of 1024 threads) (up to 16 row(s): the GEMV @symm_matmul_0_mma16_staged, 112x1 blocks of 512 threads), chosen}}
   linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x7168xbf16>)
   linalg.matmul ins(%xn, %wg : memref<?x4096xbf16>, memref<4096x7168xbf16>)
                 outs(%gate : memref<?x7168xbf16>)

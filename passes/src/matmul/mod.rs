@@ -269,7 +269,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"mma-gemv-stage-a",
-            c"With mma-gemv-rows = 16, calls of 9 to 16 rows run a tensor-core GEMV that stages the rows of `a` in shared memory before its loop (without a prologue too), calls of 2 to 8 one that reads them from global memory with each step",
+            c"With mma-gemv-rows = 16, calls of 9 to 16 rows run a tensor-core GEMV that stages the rows of `a` in shared memory before its loop (without a prologue too), a single matmul's calls of 2 to 8 one that reads them from global memory with each step (a pair stages them for every call)",
             OptionKind::Bool,
             c"true",
         ),

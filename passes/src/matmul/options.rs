@@ -70,7 +70,8 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
                  few: GemvTile,
                  tma: Option<GemvTile>,
                  mma: GemvTile,
-                 wgmma: &[GemvTile]|
+                 wgmma: &[GemvTile],
+                 stage_few: bool|
      -> Result<Vec<GemvTile>, PassError> {
         let mut tiles = Vec::new();
         if options.flag("gemv") {
@@ -113,16 +114,19 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
         if options.flag("mma-gemv") {
             let mut tile = with_options(mma, "mma-gemv")?;
             override_fields(options, [("mma-gemv-ahead", &mut tile.ahead)])?;
-            // Calls of up to 8 rows read `a` from global memory, more
-            // stage it (`mma-gemv-stage-a`), both in the 16-row kernel's
-            // layout (an 8-row one read the down projection 0.8 µs slower
-            // at 8 rows on one H200).
+            // A single matmul's calls of up to 8 rows read `a` from global
+            // memory, more stage it (`mma-gemv-stage-a`), both in the
+            // 16-row kernel's layout (an 8-row one read the down projection
+            // 0.8 µs slower at 8 rows on one H200). A pair (`stage_few`)
+            // stages it for every call.
             if mma_rows == 16 && options.flag("mma-gemv-stage-a") {
-                tiles.push(GemvTile {
-                    rows: 16,
-                    calls: 8,
-                    ..tile
-                });
+                if !stage_few {
+                    tiles.push(GemvTile {
+                        rows: 16,
+                        calls: 8,
+                        ..tile
+                    });
+                }
                 tiles.push(GemvTile {
                     rows: 16,
                     stage_a: true,
@@ -181,13 +185,21 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
     Ok([
         // The pairs keep `mma16`: with their RMSNorm prologue staged in
         // front of the ring, the TMA pair measured 5-7 µs slower on one H200
-        // (bench/results/2026-11-26-tma-gemv-h200.md).
+        // (bench/results/2026-11-26-tma-gemv-h200.md). A pair without a
+        // prologue (the decoder's, behind its all-reduce's norm) stages its
+        // rows for calls of 2 to 8 rows too: on one H200 the Llama-3-8B
+        // decoder's pair took 29.2-29.5 instead of 29.5-30.1 µs there, and
+        // the half-layer 0.4-0.8 µs less, where the down projection read
+        // its rows 0.1-0.2 µs faster from global memory
+        // (bench/results/2026-11-29-stage-few-h200.md). With a prologue the
+        // rows go through it either way (`with_norm_in_loop` splits them).
         kinds(
             GemvTile::PAIR,
             GemvTile::PAIR_FEW,
             None,
             GemvTile::PAIR_MMA,
             &[],
+            true,
         )?,
         kinds(
             GemvTile::SINGLE,
@@ -195,6 +207,7 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
             Some(GemvTile::SINGLE_TMA),
             GemvTile::SINGLE_MMA,
             &wgmma,
+            false,
         )?,
         linear(GemvTile::PAIR_LINEAR, GemvTile::PAIR_MMA_LINEAR, false)?,
         linear(GemvTile::SINGLE_LINEAR, GemvTile::SINGLE_MMA_LINEAR, true)?,
@@ -309,4 +322,28 @@ pub(super) fn tile_from(options: &PassOptions) -> Result<([Tile; 2], u64), PassE
         [with_options(Tile::PAIR)?, with_options(Tile::SINGLE)?],
         max_rows as u64,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matmul::gemv::Engine;
+
+    /// With the default options a single matmul's tensor-core GEMVs read
+    /// `a` from global memory for calls of up to 8 rows and stage it for
+    /// more; a pair's one GEMV stages it for every call of 2 to 16 rows.
+    #[test]
+    fn a_pair_stages_its_rows_for_every_call() {
+        let options = PassOptions::defaults(&super::super::DESCRIPTOR);
+        let [pairs, singles, ..] = gemv_tiles_from(&options).expect("the defaults are valid");
+        let tensor_cores = |tiles: &[GemvTile]| -> Vec<(u64, bool)> {
+            tiles
+                .iter()
+                .filter(|t| t.engine == Engine::TensorCores)
+                .map(|t| (t.takes(), t.stage_a))
+                .collect()
+        };
+        assert_eq!(tensor_cores(&pairs), [(16, true)]);
+        assert_eq!(tensor_cores(&singles), [(8, false), (16, true)]);
+    }
 }
