@@ -189,8 +189,8 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
         // prologue (the decoder's, behind its all-reduce's norm) stages its
         // rows for calls of 2 to 8 rows too: on one H200 the Llama-3-8B
         // decoder's pair took 29.2-29.5 instead of 29.5-30.1 µs there, and
-        // the half-layer 0.4-0.8 µs less, where the down projection read
-        // its rows 0.1-0.2 µs faster from global memory
+        // the half-layer 0.4-1.3 µs less (two calls), where the down
+        // projection read its rows 0.1-0.2 µs faster from global memory
         // (bench/results/2026-11-29-stage-few-h200.md). With a prologue the
         // rows go through it either way (`with_norm_in_loop` splits them).
         kinds(
