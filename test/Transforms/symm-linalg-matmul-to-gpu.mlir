@@ -272,8 +272,11 @@ func.func @gate_up(%x: memref<?x4096xbf16>, %norm: memref<4096xbf16>,
 // would fit (213.6 KB), but would leave the SM the 228 KB step of shared
 // memory and 28 KB of L1, where the GEMV's loads in flight read slower
 // (bench/results/2026-11-28-l1-carveout-h200.md), so it streams its
-// norm as at 8192: the loop carries the rows' words with the weight.
+// norm as at 8192: the loop carries the rows' words with the weight. The
+// norm weight it stages, as at 8192.
 // CHECK-LABEL: gpu.func @symm_matmul_0_mma16
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.for {{.*}} -> (vector<32xf32>, f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<2xi32>, vector<2xi32>,
 // CHECK: nvvm.mma.sync
@@ -441,12 +444,16 @@ func.func @gate_up_wide(%x: memref<?x3584xbf16>, %norm: memref<3584xbf16>,
 // applies the norm as it reads `a` (stream-norm): each step's words of a
 // lane's two rows are loaded with the weight, a step ahead, and carried
 // with the lane's parts of the two rows' statistics; the column factors
-// and the statistic's steps come from the same four elements.
+// and the statistic's steps come from the same four elements. The block
+// stages the norm weight in shared memory (16-byte pieces) while its
+// first steps are in flight, and the loop reads its four elements there.
 // CHECK-LABEL: gpu.func @symm_matmul_0_mma16
 // CHECK-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[INIT:.*]]: f32, %[[NORM:.*]]: !llvm.ptr)
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[LOOP:.*]]:15 = scf.for {{.*}} -> (vector<32xf32>, f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<2xi32>, vector<2xi32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<2xi32>, vector<2xi32>)
-// CHECK: %[[W:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xbf16>
+// CHECK: %[[W:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<4xbf16>
 // CHECK: %[[X:.*]] = llvm.bitcast %{{.*}} : vector<2xi32> to vector<4xbf16>
 // CHECK: %[[X0:.*]] = llvm.extractelement %[[X]][%{{.*}} : i32] : vector<4xbf16>
 // CHECK: %[[W0:.*]] = llvm.extractelement %[[W]][%{{.*}} : i32] : vector<4xbf16>

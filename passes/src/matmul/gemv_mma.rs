@@ -43,12 +43,17 @@
 //! rows a call does not have (bench/results/2026-11-29-stage-columns-h200.md).
 //!
 //! Where 16 staged rows of a long K do not fit in shared memory
-//! (`SkinnyMatmul::norm_must_stream`), the kernel stages nothing and
+//! (`SkinnyMatmul::norm_must_stream`), the kernel stages no rows and
 //! applies an RMSNorm-style prologue as it reads `a`: each lane's four
 //! elements of its rows come from global memory with the step's weight,
 //! times the norm weight's elements, and sum into its part of the rows'
 //! statistics, which the k-groups add up after the loop. Where the rows
-//! fit, staging them measured faster.
+//! fit, staging them measured faster. The norm weight (K elements) it does
+//! stage, while its first steps are in flight, and its loop reads it from
+//! shared memory as the twin's does: on one H200 the pair of Llama-3-70B's
+//! TP-8 shard (8192/3584) took 44.9-45.0 instead of 47.9 µs at 2 rows and
+//! 53.1 instead of 54.9-55.1 at 16, although ptxas spills 12 bytes of it
+//! (bench/results/2026-11-29-stage-few-h200.md).
 //!
 //! After the loop the warps' accumulators meet in the shared memory the
 //! rows of `a` took, and each thread writes whole output elements through
@@ -236,6 +241,17 @@ impl<'c> Gemv<'_, 'c> {
         inits.extend((0..parts).map(|_| e.cf32(0.0)));
         for u in 0..tile.unroll {
             inits.extend(load_step(e, self.c(u)));
+        }
+        // Where the norm streams, its column operands go to shared memory
+        // while the first steps are in flight (the twin stages them with
+        // its rows), before the loop's first read of them.
+        if streamed {
+            let tid = e.cast(e.thread_id(), e.i64());
+            let columns = self.load_column_operands(e, tid, tile.threads(k.weights));
+            if !columns.is_empty() {
+                self.store_column_operands(e, columns);
+                e.sync_threads();
+            }
         }
         let rows = match &unstaged {
             Some(rows) => rows.clone(),
@@ -476,7 +492,7 @@ impl<'c> Gemv<'_, 'c> {
     /// the twin's loop reading them there: one answer for the copies
     /// (`load_column_operands`) and the reads (`column_sources`).
     fn stages_column_operands(&self) -> bool {
-        self.norm_in_loop() && self.tile.stages_column_operands(&self.k.gemv_shape())
+        self.sums_statistics_in_loop() && self.tile.stages_column_operands(&self.k.gemv_shape())
     }
 
     /// Whether the kernel sums the row statistics in its loop (streamed
@@ -795,12 +811,18 @@ impl<'c> Gemv<'_, 'c> {
                 e.when(exists, |e| e.store(elements, staged_at(e, r, start), 16));
             }
         });
+        self.store_column_operands(e, columns);
+        e.sync_threads();
+    }
+
+    /// The pieces of `load_column_operands` in their places in shared
+    /// memory (`column_sources`).
+    fn store_column_operands(&self, e: &Emitter<'c>, columns: Vec<ColumnPiece<'c>>) {
         let sources = self.column_sources(e);
         for c in columns {
             let at = e.gep(sources[c.operand], c.start, c.element);
             e.when(c.inside, |e| e.store(c.piece, at, 16));
         }
-        e.sync_threads();
     }
 
     /// The column operands' pieces that thread `tid` of `threads` copies
@@ -1033,7 +1055,8 @@ mod tests {
         /// rows (with a prologue) and the sums both start at 0 (the sums
         /// take the rows' place after the loop), and the statistics follow
         /// both; a kernel that streams its norm stages no rows and keeps its
-        /// k-groups' statistic parts after the statistics.
+        /// k-groups' statistic parts after the statistics, then the norm
+        /// weight.
         #[test]
         fn accepted_layouts_fit_and_keep_the_statistics_apart(
             per_weight in 1u64..4,
@@ -1067,9 +1090,15 @@ mod tests {
                 let parts = tile.statistic_parts_offset(&shape);
                 proptest::prop_assert!(parts >= statistics + tile.rows * 4);
                 if streamed {
+                    // Then the norm weight, on a 16-byte boundary.
+                    let columns = tile.column_operands_offset(&shape);
+                    proptest::prop_assert_eq!(
+                        columns,
+                        (parts + tile.k_groups * tile.rows * 4).next_multiple_of(16)
+                    );
                     proptest::prop_assert_eq!(
                         tile.shared_bytes(&shape),
-                        parts + tile.k_groups * tile.rows * 4
+                        columns + shape.k * shape.column_bytes
                     );
                     // Staging no rows, the sums alone set where the rest goes.
                     proptest::prop_assert_eq!(statistics, sums);

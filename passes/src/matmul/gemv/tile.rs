@@ -402,9 +402,10 @@ impl GemvTile {
             0
         }
     }
-    /// Where the `_norm_in_loop` twin keeps the prologue's column
-    /// operands (the norm weight), each K elements, one after the other:
-    /// after the statistics' parts, on a 16-byte boundary.
+    /// Where the GEMVs that apply their norm in their loop (the
+    /// `_norm_in_loop` twin, and the one that streams its norm) keep the
+    /// prologue's column operands (the norm weight), each K elements, one
+    /// after the other: after the statistics' parts, on a 16-byte boundary.
     pub(in crate::matmul) fn column_operands_offset(&self, shape: &GemvShape) -> u64 {
         (self.statistic_parts_offset(shape) + self.statistic_parts_bytes(shape))
             .next_multiple_of(16)
@@ -417,13 +418,15 @@ impl GemvTile {
         }
     }
     /// Whether the tiling stages the prologue's column operands: the twin
-    /// that applies its norm in its loop reads four of their elements a
-    /// step, and from shared memory its loop waits on no global load but
-    /// the weight's (on one H200 the Llama-3-8B pair at 16 rows took
-    /// 30.0-30.3 µs instead of 31.3-31.5, reading them from global memory
-    /// a step: bench/results/2026-11-29-stage-columns-h200.md).
+    /// that applies its norm in its loop, and the GEMV that streams it,
+    /// read four of their elements a step, and from shared memory their
+    /// loop waits on no global load but the weight's (and the streamed
+    /// rows'). On one H200 the Llama-3-8B pair at 16 rows took 30.0-30.3 µs
+    /// instead of 31.3-31.5 (bench/results/2026-11-29-stage-columns-h200.md);
+    /// streaming its norm, Llama-3-70B's TP-8 pair (8192/3584) 44.9-45.0
+    /// instead of 47.9 at 2 rows (bench/results/2026-11-29-stage-few-h200.md).
     pub(in crate::matmul) fn stages_column_operands(&self, shape: &GemvShape) -> bool {
-        self.engine == Engine::TensorCores && self.norm_in_loop && shape.staged && !shape.streamed
+        self.engine == Engine::TensorCores && shape.staged && (shape.streamed || self.norm_in_loop)
     }
     /// The shared memory a block takes.
     pub fn shared_bytes(&self, shape: &GemvShape) -> u64 {
