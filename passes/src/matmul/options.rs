@@ -334,7 +334,7 @@ mod tests {
     /// more; a pair's one GEMV stages it for every call of 2 to 16 rows.
     #[test]
     fn a_pair_stages_its_rows_for_every_call() {
-        let options = PassOptions::defaults(&super::super::DESCRIPTOR);
+        let options = PassOptions::defaults(&crate::matmul::DESCRIPTOR);
         let [pairs, singles, ..] = gemv_tiles_from(&options).expect("the defaults are valid");
         let tensor_cores = |tiles: &[GemvTile]| -> Vec<(u64, bool)> {
             tiles
