@@ -71,7 +71,7 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
                  tma: Option<GemvTile>,
                  mma: GemvTile,
                  wgmma: &[GemvTile],
-                 stage_few: bool|
+                 stages_every_call: bool|
      -> Result<Vec<GemvTile>, PassError> {
         let mut tiles = Vec::new();
         if options.flag("gemv") {
@@ -117,10 +117,10 @@ pub(super) fn gemv_tiles_from(options: &PassOptions) -> Result<[Vec<GemvTile>; 4
             // A single matmul's calls of up to 8 rows read `a` from global
             // memory, more stage it (`mma-gemv-stage-a`), both in the
             // 16-row kernel's layout (an 8-row one read the down projection
-            // 0.8 µs slower at 8 rows on one H200). A pair (`stage_few`)
+            // 0.8 µs slower at 8 rows on one H200). A pair (`stages_every_call`)
             // stages it for every call.
             if mma_rows == 16 && options.flag("mma-gemv-stage-a") {
-                if !stage_few {
+                if !stages_every_call {
                     tiles.push(GemvTile {
                         rows: 16,
                         calls: 8,
