@@ -246,8 +246,7 @@ impl<'c> Gemv<'_, 'c> {
         // while the first steps are in flight (the twin stages them with
         // its rows), before the loop's first read of them.
         if streamed {
-            let tid = e.cast(e.thread_id(), e.i64());
-            let columns = self.load_column_operands(e, tid, tile.threads(k.weights));
+            let columns = self.load_column_operands(e);
             if !columns.is_empty() {
                 self.store_column_operands(e, columns);
                 e.sync_threads();
@@ -489,8 +488,9 @@ impl<'c> Gemv<'_, 'c> {
 
     /// Whether the block copies the prologue's column operands to shared
     /// memory (`GemvTile::stages_column_operands`, which lays them out),
-    /// the twin's loop reading them there: one answer for the copies
-    /// (`load_column_operands`) and the reads (`column_sources`).
+    /// the loop of the twin or of the streamed norm reading them there:
+    /// one answer for the copies (`load_column_operands`) and the reads
+    /// (`column_sources`).
     fn stages_column_operands(&self) -> bool {
         self.sums_statistics_in_loop() && self.tile.stages_column_operands(&self.k.gemv_shape())
     }
@@ -761,7 +761,7 @@ impl<'c> Gemv<'_, 'c> {
             }
         }
         // The twin's column operands: their loads in flight with the rows'.
-        let columns = self.load_column_operands(e, tid, threads);
+        let columns = self.load_column_operands(e);
         // The elements in 16-byte pieces, `batch` per thread at a time so
         // that their loads are all in flight before the first is used.
         let per_row = k.k / PIECE;
@@ -825,17 +825,14 @@ impl<'c> Gemv<'_, 'c> {
         }
     }
 
-    /// The column operands' pieces that thread `tid` of `threads` copies
-    /// to shared memory, loaded (`GemvTile::stages_column_operands`; none
-    /// where the kernel reads them from global memory): pieces `tid`,
-    /// `tid + threads`, ... of each operand.
-    fn load_column_operands(
-        &self,
-        e: &Emitter<'c>,
-        tid: Val<'c>,
-        threads: u64,
-    ) -> Vec<ColumnPiece<'c>> {
+    /// The column operands' pieces that this thread copies to shared
+    /// memory, loaded (`GemvTile::stages_column_operands`; none where the
+    /// kernel reads them from global memory): thread `tid` of the block's
+    /// `threads` takes pieces `tid`, `tid + threads`, ... of each operand.
+    fn load_column_operands(&self, e: &Emitter<'c>) -> Vec<ColumnPiece<'c>> {
         let k = self.k;
+        let threads = self.tile.threads(k.weights);
+        let tid = e.cast(e.thread_id(), e.i64());
         let Some(prologue) = k
             .prologue
             .as_ref()

@@ -537,7 +537,8 @@ pub struct GemvShape {
     /// statistics after the statistics.
     pub streamed: bool,
     /// Bytes of one column of the prologue's column operands together
-    /// (the RMSNorm's weight: 2), which the `_norm_in_loop` twin stages.
+    /// (the RMSNorm's weight: 2), which the GEMVs that apply the norm in
+    /// their loop stage (`GemvTile::stages_column_operands`).
     pub column_bytes: u64,
 }
 
