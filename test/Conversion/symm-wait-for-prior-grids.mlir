@@ -34,6 +34,14 @@
 // CHECK: gpu.func @l1_prefetch(%{{.*}}: !llvm.ptr<1>) kernel
 // CHECK-NEXT: nvvm.griddepcontrol  wait
 // CHECK-NEXT: nvvm.prefetch level = L1
+// A kernel that already waits placed its wait itself, after reads that
+// no grid before it writes (the wgmma GEMV's weight, streamed into its ring
+// before the wait): it gets no second one.
+// CHECK: gpu.func @own_wait(%[[W:.*]]: !llvm.ptr<1>, %[[O:.*]]: !llvm.ptr<1>) kernel
+// CHECK-NEXT: %[[WV:.*]] = llvm.load %[[W]]
+// CHECK-NEXT: nvvm.griddepcontrol  wait
+// CHECK-NEXT: llvm.store %[[WV]], %[[O]]
+// CHECK-NOT: griddepcontrol
 // CHECK: func.func @helper() {
 // CHECK-NEXT: return
 // CHECK-LABEL: gpu.module @no_kernels
@@ -72,6 +80,12 @@ gpu.module @kernels {
   }
   gpu.func @l1_prefetch(%w: !llvm.ptr<1>) kernel {
     nvvm.prefetch level = L1, %w : !llvm.ptr<1>
+    gpu.return
+  }
+  gpu.func @own_wait(%w: !llvm.ptr<1>, %o: !llvm.ptr<1>) kernel {
+    %v = llvm.load %w : !llvm.ptr<1> -> i64
+    nvvm.griddepcontrol wait
+    llvm.store %v, %o : i64, !llvm.ptr<1>
     gpu.return
   }
   func.func @helper() {

@@ -15,22 +15,46 @@
 // SM90: --matmul-wgmma-gemv needs a chip with wgmma (--chip sm_90a); sm_90 has none
 // ALONE: error: the following required arguments were not provided:
 // ALONE-NEXT: --matmul-wgmma-gemv{{$}}
-// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/off.o --emit=ptx --chip sm_90a
+// On sm_90a without the flag, the down projection's slices, which read the
+// output of the pair's GEMV launched just before them, get the 16-row wgmma
+// GEMV with an 8-stage ring for calls of 2 to 16 rows, whose first 8
+// stages of weight it copies before it waits for the pair (once); its
+// whole form only takes calls above 128 rows, and the pair gets none.
+// --no-matmul-wgmma-gemv-after-gemv drops it.
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/after.o --emit=ptx --chip sm_90a
+// RUN: FileCheck %s --check-prefix=AFTER < %t/after.ptx
+// AFTER-NOT: .entry symm_matmul_0_wgmma
+// AFTER-LABEL: .visible .entry symm_matmul_1_wgmma16(
+// AFTER-NOT: griddepcontrol
+// AFTER-COUNT-8: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
+// AFTER-NOT: cp.async.bulk.tensor
+// AFTER: griddepcontrol.wait;
+// AFTER-NOT: griddepcontrol.wait
+// AFTER: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// AFTER-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/off.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-after-gemv
 // RUN: not grep -q wgmma %t/off.ptx
-// On sm_90a without the flag, a single matmul whose register GEMV runs a
-// short grid (the decoder's o_proj: 64 blocks) gets the 16-row wgmma GEMV
-// with an 8-stage ring (160 KB of stages), and only it: the down
-// projection's slices run 128 blocks, and its whole form only takes calls
-// above 128 rows. --no-matmul-wgmma-gemv-short drops it; sm_90 has none.
+// A single matmul whose register GEMV runs a short grid (the decoder's
+// o_proj: 64 blocks) gets the 16-row wgmma GEMV with an 8-stage ring (160 KB
+// of stages) too, and only it of the matmuls that read no GEMV's output:
+// the down projection takes the ring because it follows the pair.
+// --no-matmul-wgmma-gemv-short drops o_proj's; sm_90 has none.
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/short.o --emit=ptx --chip sm_90a
 // RUN: FileCheck %s --check-prefix=SHORT < %t/short.ptx
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/noshort.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-short
-// RUN: not grep -q wgmma %t/noshort.ptx
+// RUN: FileCheck %s --check-prefix=NOSHORT < %t/noshort.ptx
+// RUN: %symm-compile %examples/llama_decoder.mlir -o %t/none.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-short --no-matmul-wgmma-gemv-after-gemv
+// RUN: not grep -q wgmma %t/none.ptx
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/short90.o --emit=ptx
 // RUN: not grep -q wgmma %t/short90.ptx
+// NOSHORT-NOT: .entry symm_matmul_{{[01]}}_wgmma
+// NOSHORT: .visible .entry symm_matmul_2_wgmma16(
+// NOSHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // SHORT-NOT: .entry symm_matmul_{{[1-9]}}_wgmma
 // SHORT-LABEL: .visible .entry symm_matmul_0_wgmma16(
 // SHORT: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// SHORT-NOT: .entry symm_matmul_1_wgmma
+// SHORT: .visible .entry symm_matmul_2_wgmma16(
 // SHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/few.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-few
 // RUN: FileCheck %s --check-prefix=FEW < %t/few.ptx

@@ -87,6 +87,7 @@ enum SymmOpKind {
   SYMM_OP_GPU_LAUNCH_FUNC = 68, /* gpu.launch_func */
   SYMM_OP_GPU_ALL_REDUCE = 69, /* gpu.all_reduce */
   SYMM_OP_GPU_FUNC = 70, /* gpu.func */
+  SYMM_OP_SCF_IF = 71, /* scf.if */
 };
 
 /* The SymmOpKind of `op` (SYMM_OP_OTHER for every other op). */

@@ -97,6 +97,7 @@ int32_t symmOperationKind(MlirOperation op) {
       .Case<arith::TruncFOp>([](auto) { return SYMM_OP_ARITH_TRUNCF; })
       .Case<gpu::AllReduceOp>([](auto) { return SYMM_OP_GPU_ALL_REDUCE; })
       .Case<gpu::GPUFuncOp>([](auto) { return SYMM_OP_GPU_FUNC; })
+      .Case<scf::IfOp>([](auto) { return SYMM_OP_SCF_IF; })
       .Default([](Operation *) { return SYMM_OP_OTHER; });
 }
 

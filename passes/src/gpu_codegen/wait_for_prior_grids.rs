@@ -13,7 +13,10 @@
 //! opens with them: a prefetch yields no value and L2 is where the prior
 //! grid's writes land, so no value read later can depend on it; the
 //! generated GEMVs start their weight's first lines towards L2 that way
-//! while the grid before them drains. What changes is only when the blocks get resident: kernels
+//! while the grid before them drains. A kernel that already holds a wait
+//! is left as it is: it placed its own, after reads that no grid before it
+//! writes (the wgmma GEMV that fills its ring with weight while the GEMV
+//! whose output it reads drains: `GemvTile::fills_before_wait`). What changes is only when the blocks get resident: kernels
 //! that signal `griddepcontrol.launch_dependents` (the generated GEMVs,
 //! once their loop is done) let the next grid's blocks be placed and wait
 //! while they finish. The pass runs only for chips with `griddepcontrol`
@@ -73,6 +76,9 @@ impl TypedPass for WaitForPriorGrids {
                 continue;
             }
             for kernel in kernels {
+                if places_own_wait(context, kernel) {
+                    continue;
+                }
                 if let Some(entry) = kernel.first_block() {
                     wait_first(context, kernel, entry);
                 }
@@ -81,6 +87,16 @@ impl TypedPass for WaitForPriorGrids {
         }
         Ok(())
     }
+}
+
+/// Whether `kernel` already holds a `griddepcontrol.wait`: a kernel that
+/// places its own (the wgmma GEMV that fills its ring with weight first,
+/// `GemvTile::fills_before_wait`) answers for what it reads before it.
+fn places_own_wait(context: &Context, kernel: OperationRef) -> bool {
+    let wait = symm_dialects::attributes::nvvm_grid_dep_action(context, false);
+    kernel.descendants().into_iter().any(|op| {
+        op.name_text() == "nvvm.griddepcontrol" && op.attribute("kind").ok() == Some(wait)
+    })
 }
 
 /// `griddepcontrol.wait` first in the kernel's entry block (which holds at

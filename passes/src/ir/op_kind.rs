@@ -149,11 +149,13 @@ pub enum OpKind {
     GpuAllReduce = 69,
     /// `gpu.func`
     GpuFunc = 70,
+    /// `scf.if`
+    ScfIf = 71,
 }
 
 impl OpKind {
     /// Every kind but `Other`, in code order.
-    const ALL: [OpKind; 70] = [
+    const ALL: [OpKind; 71] = [
         OpKind::MemrefAlloc,
         OpKind::MemrefDealloc,
         OpKind::MemrefCopy,
@@ -224,6 +226,7 @@ impl OpKind {
         OpKind::GpuLaunchFunc,
         OpKind::GpuAllReduce,
         OpKind::GpuFunc,
+        OpKind::ScfIf,
     ];
 
     /// The kind of a live operation given by its C handle (for passes
@@ -281,7 +284,7 @@ mod tests {
     };
 
     /// The op each kind stands for, as its dialect names it.
-    const NAMES: [(OpKind, &str); 70] = [
+    const NAMES: [(OpKind, &str); 71] = [
         (OpKind::MemrefAlloc, "memref.alloc"),
         (OpKind::MemrefDealloc, "memref.dealloc"),
         (OpKind::MemrefCopy, "memref.copy"),
@@ -361,6 +364,7 @@ mod tests {
         (OpKind::ArithTruncf, "arith.truncf"),
         (OpKind::GpuAllReduce, "gpu.all_reduce"),
         (OpKind::GpuFunc, "gpu.func"),
+        (OpKind::ScfIf, "scf.if"),
     ];
 
     #[test]

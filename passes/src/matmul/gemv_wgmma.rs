@@ -15,7 +15,10 @@
 //! cuBLAS's batched split-K GEMM (17.2-19.0 µs), and with this GEMV they
 //! ran no faster on 2x H200, so it is opt-in (`wgmma-gemv`, off by
 //! default; symm-compile --matmul-wgmma-gemv on sm_90a)
-//! (bench/results/2026-11-27-wgmma-gemv-h200.md).
+//! (bench/results/2026-11-27-wgmma-gemv-h200.md). Two rules give its
+//! 16-row kernel for calls of 2 to 16 rows by default on sm_90a: to short
+//! grids (`GemvTile::SHORT_WGMMA`) and to full ones launched behind a GEMV
+//! (`GemvTile::AFTER_GEMV_WGMMA`).
 //!
 //! A block owns 64 columns of the weight over its split-K slice (grid y).
 //! Its fifth warp is the producer: for each stage of `stage_rows` weight
@@ -26,6 +29,12 @@
 //! released it on its `empty` one. (Copied by the producer's lanes with
 //! 16-byte `cp.async` instead, `a` held the 64- and 128-row kernels at
 //! 24 and 50 µs on one H200: its bytes are once to twice the weight's.)
+//! Behind the GEMV whose output it reads (`GemvTile::fills_before_wait`),
+//! the producer issues the weight's boxes of the ring's first stages
+//! before the kernel waits for that grid (`griddepcontrol.wait`, which the
+//! kernel then places itself), and only `a`'s boxes after it: launched as
+//! that grid's blocks finish their loops, the block's ring fills with
+//! weight while the grid drains.
 //! The first four warps are the warpgroup that consumes: per stage a
 //! `wgmma` per 16 rows of K, committed as one group; the stage before is
 //! released once only this one is still running. The accumulators go to
@@ -190,10 +199,21 @@ impl<'c> Gemv<'_, 'c> {
             .map(|j| e.int_to_ptr(e.arg(first_descriptor + j)))
             .collect();
         let a_descriptor = e.int_to_ptr(e.arg(first_descriptor + k.weights as usize));
-        // The first `prefetch` weight rows of the block's columns towards
-        // L2 before the wait for the grids before, as the TMA GEMV does.
+        let iterations = k.k.div_ceil(tile.stage_rows);
+        // The ring's first stages of weight before the wait for the grid
+        // before (`GemvTile::fills_before_wait`): the weight is no output of
+        // that grid; `a` is. Otherwise the first `prefetch` weight rows of
+        // the block's columns towards L2 before that wait, as the TMA GEMV
+        // does.
+        let prefilled = if k.grid_dependency && tile.fills_before_wait {
+            stages.min(iterations)
+        } else {
+            0
+        };
         let column_start = e.mul(e.cast(e.block_id(), i64), self.c(BLOCK_COLUMNS));
-        self.prefetch_rows(e, &weights, tid, column_start);
+        if prefilled == 0 {
+            self.prefetch_rows(e, &weights, tid, column_start);
+        }
         let shared = e.dynamic_shared();
         let ring = Ring::new(
             e,
@@ -204,11 +224,11 @@ impl<'c> Gemv<'_, 'c> {
 
         let slice = e.cast(e.block_id_y(), i64);
         let first_row = e.mul(slice, self.c(k.k));
-        let iterations = k.k.div_ceil(tile.stage_rows);
         let a_pieces = tile.stage_rows / A_ROW_ELEMENTS;
         let stage_bytes = k.weights * weight_bytes + a_pieces * layout.a_piece;
-        // Stage `it` into ring slot `s` (the producer's first lane).
-        let fill = |e: &Emitter<'c>, it: Val<'c>, s: Val<'c>| {
+        // The weight's boxes of stage `it` into ring slot `s`, after the
+        // expected bytes of the whole stage (the producer's first lane).
+        let fill_weights = |e: &Emitter<'c>, it: Val<'c>, s: Val<'c>| {
             let stage = ring.stage(e, s);
             let bar = ring.full(e, s);
             e.mbarrier_arrive_expect_tx(bar, e.c32(stage_bytes as i64));
@@ -223,6 +243,12 @@ impl<'c> Gemv<'_, 'c> {
                     None => e.tma_load_2d(dst, *descriptor, at, bar),
                 }
             }
+        };
+        // `a`'s boxes of stage `it` into ring slot `s`.
+        let fill_a = |e: &Emitter<'c>, it: Val<'c>, s: Val<'c>| {
+            let stage = ring.stage(e, s);
+            let bar = ring.full(e, s);
+            let k0 = e.mul(it, self.c(tile.stage_rows));
             // `a`'s columns of the stage: its slice starts at column
             // slice x K of its rows.
             for piece in 0..a_pieces {
@@ -234,6 +260,15 @@ impl<'c> Gemv<'_, 'c> {
         };
 
         let producer = e.cmp(CmpiPredicate::Eq, warp32, e.c32(CONSUMER_WARPS as i64));
+        let first_lane = e.cmp(CmpiPredicate::Eq, lane, self.c(0));
+        if prefilled > 0 {
+            e.when(e.and(producer, first_lane), |e| {
+                for it in 0..prefilled {
+                    fill_weights(e, self.c(it), self.c(it));
+                }
+            });
+            e.grid_dependency(false);
+        }
         let per_thread = tile.rows / 2;
         let f32 = e.f32();
         let accumulator =
@@ -243,7 +278,7 @@ impl<'c> Gemv<'_, 'c> {
             producer,
             sums_ty,
             |e| {
-                e.when(e.cmp(CmpiPredicate::Eq, lane, self.c(0)), |e| {
+                e.when(first_lane, |e| {
                     e.for_range(self.c(0), self.c(iterations), self.c(1), |e, it| {
                         let s = e.rem(it, self.c(stages));
                         let refill = e.cmp(CmpiPredicate::Uge, it, self.c(stages));
@@ -252,7 +287,13 @@ impl<'c> Gemv<'_, 'c> {
                             let parity = e.trunci(e.rem(round, self.c(2)), i32);
                             e.mbarrier_wait(ring.empty(e, s), parity);
                         });
-                        fill(e, it, s);
+                        if prefilled > 0 {
+                            let later = e.cmp(CmpiPredicate::Uge, it, self.c(prefilled));
+                            e.when(later, |e| fill_weights(e, it, s));
+                        } else {
+                            fill_weights(e, it, s);
+                        }
+                        fill_a(e, it, s);
                     });
                 });
                 e.zero(sums_ty)

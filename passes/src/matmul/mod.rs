@@ -70,7 +70,7 @@ use melior::{
     Context,
     ir::{Attribute, BlockLike, BlockRef, OperationRef, ValueLike, operation::OperationLike},
 };
-use options::{gemv_tiles_from, short_wgmma_from, tile_from, wave_sms_from};
+use options::{after_gemv_wgmma_from, gemv_tiles_from, short_wgmma_from, tile_from, wave_sms_from};
 use plan::{KernelChoices, Planned, describe};
 use symm_dialects::{emit_error, emit_remark};
 use tensor_core::TensorCore;
@@ -226,6 +226,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"false",
         ),
         PassOption::new(
+            c"wgmma-gemv-after-gemv",
+            c"Single matmuls without a prologue that read the output of a GEMV launched just before them (the down projection after the gate/up pair) take a 16-row wgmma GEMV with an 8-stage ring for calls of 2 to 16 rows, which fills its ring with weight before it waits for that GEMV (wgmma: sm_90a only; symm-compile turns it on for --chip sm_90a), before the tensor-core GEMV, which still takes them where the runtime has no descriptor",
+            OptionKind::Bool,
+            c"false",
+        ),
+        PassOption::new(
             c"wgmma-gemv-few",
             c"With wgmma-gemv, calls of 2 to 16 rows run a 16-row wgmma GEMV too (before the tensor-core GEMV, which still takes them where there is no descriptor); otherwise it takes calls of 17 rows and more (a 64-row kernel up to 64, a 128-row one above)",
             OptionKind::Bool,
@@ -320,7 +326,10 @@ impl TypedPass for MatmulToGpu {
     ) -> Result<(), PassFailed> {
         let tilings = tile_from(options)
             .and_then(|t| Ok((t, gemv_tiles_from(options)?, wave_sms_from(options)?)));
-        let short_wgmma = short_wgmma_from(options);
+        let rings = WgmmaRings {
+            short: short_wgmma_from(options),
+            after_gemv: after_gemv_wgmma_from(options),
+        };
         let (([pair_tile, single_tile], max_rows), gemv_tiles, wave_sms) = match tilings {
             Ok(t) => t,
             Err(message) => {
@@ -389,7 +398,7 @@ impl TypedPass for MatmulToGpu {
                         Ok(mut p) => {
                             let kind = kinds[usize::from(p.kernel.weight_transposed)];
                             let mut gemvs = p.kernel.gemv_tiles_for(&gemv_tiles[kind]);
-                            with_short_grid_wgmma(&p, &mut gemvs, short_wgmma);
+                            with_wgmma_ring(&p, &planned, &mut gemvs, rings);
                             // Before the GEMVs' remarks: a matmul that only
                             // calls of more rows reach gets none of them.
                             if keeps_cublas_above(&p, launch::rows_taken(&p.kernel, &gemvs)) {
@@ -535,16 +544,58 @@ fn keeps_cublas_above(p: &Planned<'_, '_>, takes: u64) -> bool {
     true
 }
 
-/// Puts the short-grid wgmma GEMV `short` (`wgmma-gemv-short`) among
-/// `p`'s GEMVs `gemvs` where `SkinnyMatmul::short_grid_wgmma` takes it,
-/// with a remark saying so, or one saying why a short grid keeps the
-/// register GEMV. A matmul that only calls of more rows than it takes reach
-/// (`MIN_ROWS_ATTR`: a split-K matmul's whole form) gets none.
-fn with_short_grid_wgmma(p: &Planned<'_, '_>, gemvs: &mut Vec<GemvTile>, short: Option<GemvTile>) {
-    let Some(short) = short.filter(|s| min_rows(p) <= s.takes()) else {
+/// The 16-row wgmma rings that single matmuls may take by rule, where the
+/// options give them.
+#[derive(Clone, Copy)]
+struct WgmmaRings {
+    /// Where the register GEMV's grid is short (`wgmma-gemv-short`).
+    short: Option<GemvTile>,
+    /// Where the matmul launches behind a GEMV (`wgmma-gemv-after-gemv`).
+    after_gemv: Option<GemvTile>,
+}
+
+/// Puts a wgmma ring of `rings` among `p`'s GEMVs `gemvs` where a rule
+/// takes it, with a remark saying so, or one saying why it keeps the
+/// register GEMV: the after-GEMV ring where `p` launches behind a GEMV
+/// that writes none of its weight (`behind_gemv`,
+/// `SkinnyMatmul::after_gemv_wgmma`), else the short-grid one
+/// (`SkinnyMatmul::short_grid_wgmma`). A matmul that only calls of more
+/// rows than a ring takes reach (`MIN_ROWS_ATTR`: a split-K matmul's whole
+/// form) gets none.
+fn with_wgmma_ring(
+    p: &Planned<'_, '_>,
+    planned: &[Planned<'_, '_>],
+    gemvs: &mut Vec<GemvTile>,
+    rings: WgmmaRings,
+) {
+    let reached = |ring: &GemvTile| min_rows(p) <= ring.takes();
+    let location = p.group.ops()[0].location();
+    if let Some(ring) = rings.after_gemv.filter(reached)
+        && behind_gemv(p, planned).is_some()
+    {
+        match p.kernel.after_gemv_wgmma(gemvs, ring) {
+            Ok(at) => {
+                gemvs.insert(at, ring);
+                emit_remark(
+                    location,
+                    &format!(
+                        "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring, which fills with weight while the GEMV before it drains (that GEMV writes the rows this one reads and none of its weight)",
+                        ring.takes(),
+                        ring.unroll
+                    ),
+                );
+                return;
+            }
+            Err(Some(why)) => {
+                emit_remark(location, &why);
+                return;
+            }
+            Err(None) => {}
+        }
+    }
+    let Some(short) = rings.short.filter(reached) else {
         return;
     };
-    let location = p.group.ops()[0].location();
     match p.kernel.short_grid_wgmma(gemvs, short) {
         Ok((at, blocks)) => {
             gemvs.insert(at, short);
@@ -560,6 +611,44 @@ fn with_short_grid_wgmma(p: &Planned<'_, '_>, gemvs: &mut Vec<GemvTile>, short: 
         Err(Some(why)) => emit_remark(location, &why),
         Err(None) => {}
     }
+}
+
+/// The op that runs before `op` (pure ops and values without effects
+/// aside): the one before it in its block, or where it opens a branch of an `scf.if` (a split-K matmul's
+/// calls of few rows), the one before that `scf.if`, and so on outwards;
+/// `None` at the start of a function or a loop's body.
+fn effect_before<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    use crate::analysis::matmul_groups::previous_effect;
+    let mut op = op;
+    loop {
+        match previous_effect(op, false) {
+            Some(before) if before.is_effect_free_value() => op = before,
+            Some(before) => return Some(before),
+            None => op = op.parent_operation().filter(|p| p.isa(OpKind::ScfIf))?,
+        }
+    }
+}
+
+/// The planned group with GEMVs whose kernel is the grid right before
+/// `p`'s where both take their generated kernels, and writes none of `p`'s
+/// weights: the op before `p`'s group (pure ops aside, `effect_before`) is
+/// one of its ops,
+/// `p` reads its output (a view of it), and that output is the function's
+/// own buffer (not a caller's, which may be a weight too), no weight of
+/// `p` a view of it. (Where it takes the library instead, `p`'s kernel is
+/// launched the ordinary way after it: `programmatic_launch`.)
+fn behind_gemv<'p, 'c, 'a>(
+    p: &Planned<'c, 'a>,
+    planned: &'p [Planned<'c, 'a>],
+) -> Option<&'p Planned<'c, 'a>> {
+    use crate::analysis::read_after::{is_view_of, root_of};
+    let before = effect_before(p.group.ops()[0])?;
+    let q = planned.iter().find(|q| {
+        !q.gemv.is_empty() && q.group.ops().iter().any(|op| op_key(*op) == op_key(before))
+    })?;
+    let out = root_of(q.out);
+    let own = !out.is_block_argument() && is_view_of(p.a, q.out);
+    (own && !p.weights.iter().any(|w| is_view_of(*w, out))).then_some(q)
 }
 
 /// Up to how many rows (0: none) the op before `p`'s group (pure ops

@@ -267,6 +267,14 @@ pub(super) fn short_wgmma_from(options: &PassOptions) -> Option<GemvTile> {
         .then(|| with_wgmma_policy(options, GemvTile::SHORT_WGMMA))
 }
 
+/// The wgmma GEMV of single matmuls launched early behind a GEMV
+/// (`wgmma-gemv-after-gemv`, `SkinnyMatmul::after_gemv_wgmma`), or none.
+pub(super) fn after_gemv_wgmma_from(options: &PassOptions) -> Option<GemvTile> {
+    options
+        .flag("wgmma-gemv-after-gemv")
+        .then(|| with_wgmma_policy(options, GemvTile::AFTER_GEMV_WGMMA))
+}
+
 /// `tile` (a wgmma GEMV) under the options every wgmma GEMV follows: its
 /// weight copies' L2 policy (`wgmma-gemv-evict-first`), and no prefetch
 /// without `prefetch`.

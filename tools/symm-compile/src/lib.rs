@@ -51,14 +51,15 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
     let wgmma = format!(
-        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={} wgmma-gemv-prefetch={} wgmma-gemv-stages={} wgmma-gemv-evict-first={} wgmma-gemv-short={}",
+        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={} wgmma-gemv-prefetch={} wgmma-gemv-stages={} wgmma-gemv-evict-first={} wgmma-gemv-short={} wgmma-gemv-after-gemv={}",
         args.matmul_wgmma_gemv,
         args.matmul_wgmma_gemv_few,
         args.matmul_wgmma_gemv_max_rows,
         args.matmul_wgmma_gemv_prefetch,
         args.matmul_wgmma_gemv_stages,
         args.matmul_wgmma_gemv_evict_first,
-        args.matmul_wgmma_gemv_short
+        args.matmul_wgmma_gemv_short,
+        args.matmul_wgmma_gemv_after_gemv
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\

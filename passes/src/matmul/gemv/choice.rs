@@ -289,26 +289,17 @@ impl SkinnyMatmul {
 
     /// Where this matmul takes the short-grid wgmma GEMV `short`
     /// (`GemvTile::SHORT_WGMMA`) among its GEMVs `gemvs` (ordered by the
-    /// rows they take): before its first tensor-core GEMV, where that would
-    /// run fewer than `SHORT_GRID_BLOCKS` blocks, as a single matmul
-    /// without a prologue whose weights are stored k x n, and no wgmma GEMV
-    /// takes its calls of up to 16 rows already. `Ok` with the position and
-    /// the register GEMV's blocks, `Err` with why not (`None`: the rule
-    /// does not concern this matmul, nothing to say).
+    /// rows they take): before its first tensor-core GEMV
+    /// (`wgmma_ring_at`), where that would run fewer than
+    /// `SHORT_GRID_BLOCKS` blocks. `Ok` with the position and the register
+    /// GEMV's blocks, `Err` with why not (`None`: the rule does not concern
+    /// this matmul, nothing to say).
     pub fn short_grid_wgmma(
         &self,
         gemvs: &[GemvTile],
         short: GemvTile,
     ) -> Result<(usize, u64), Option<String>> {
-        let few_wgmma = gemvs
-            .iter()
-            .any(|g| g.engine == Engine::Wgmma && g.takes() <= short.takes());
-        if self.weights != 1 || self.prologue.is_some() || self.weight_transposed || few_wgmma {
-            return Err(None);
-        }
-        let Some(at) = gemvs.iter().position(|g| g.engine == Engine::TensorCores) else {
-            return Err(None);
-        };
+        let at = self.wgmma_ring_at(gemvs, short).ok_or(None)?;
         // The grid of 64-column bands (the wgmma GEMV's own): a register
         // GEMV widened to one wave (`gemv_widened`) keeps it.
         let blocks = self.gemv_blocks(short);
@@ -322,5 +313,46 @@ impl SkinnyMatmul {
                 short.takes()
             ))),
         }
+    }
+
+    /// Where this matmul, launched early behind a GEMV that writes none of
+    /// its weight (`behind_gemv` in the pass), takes the wgmma GEMV `ring`
+    /// (`GemvTile::AFTER_GEMV_WGMMA`, whose ring fills with weight while
+    /// that GEMV drains) among its GEMVs `gemvs`: where `wgmma_ring_at`
+    /// puts it, on a full grid (a short one is the short-grid rule's: the
+    /// early fill measured 0.1-0.6 µs slower on TP 8's down projection,
+    /// 64 blocks). `Ok` with the position, `Err` with why not (`None`: the
+    /// rule does not concern this matmul).
+    pub fn after_gemv_wgmma(
+        &self,
+        gemvs: &[GemvTile],
+        ring: GemvTile,
+    ) -> Result<usize, Option<String>> {
+        let at = self.wgmma_ring_at(gemvs, ring).ok_or(None)?;
+        if self.gemv_blocks(ring) < SHORT_GRID_BLOCKS {
+            return Err(None);
+        }
+        match self.gemv_problem(ring) {
+            None => Ok(at),
+            Some(why) => Err(Some(format!(
+                "keeps the register-streaming GEMV for up to {} rows behind the GEMV before it: the wgmma GEMV cannot take it: {why}",
+                ring.takes()
+            ))),
+        }
+    }
+
+    /// Where a 16-row wgmma ring `ring` goes among this matmul's GEMVs
+    /// `gemvs`: before its first tensor-core GEMV (which still takes the
+    /// calls where the runtime has no descriptor), for a single matmul
+    /// without a prologue whose weights are stored k x n, where no wgmma
+    /// GEMV takes its calls of up to 16 rows already (`None`: not here).
+    fn wgmma_ring_at(&self, gemvs: &[GemvTile], ring: GemvTile) -> Option<usize> {
+        let few_wgmma = gemvs
+            .iter()
+            .any(|g| g.engine == Engine::Wgmma && g.takes() <= ring.takes());
+        if self.weights != 1 || self.prologue.is_some() || self.weight_transposed || few_wgmma {
+            return None;
+        }
+        gemvs.iter().position(|g| g.engine == Engine::TensorCores)
     }
 }

@@ -129,6 +129,60 @@ fn short_grids_take_the_wgmma_ring() {
     assert!(why.contains("grid is short (64 blocks)"), "{why}");
 }
 
+/// The after-GEMV wgmma GEMV fills its ring before its wait and goes
+/// before the tensor-core GEMVs of a single matmul on a full grid (the
+/// down projection's two slices: 128 blocks), not on a short one (the
+/// short-grid rule's), nor for pairs, n x k weights or where a wgmma GEMV
+/// takes 16 rows already; where it cannot read the matmul (split-K slices
+/// of 864 rows of K: not whole stages of 128) the caller gets why.
+#[test]
+fn a_matmul_behind_a_gemv_takes_the_ring_filled_before_its_wait() {
+    let ring = GemvTile::AFTER_GEMV_WGMMA;
+    assert!(ring.fills_before_wait && !GemvTile::SHORT_WGMMA.fills_before_wait);
+    assert_eq!((ring.takes(), ring.unroll), (16, 8));
+    // Slices side by side in `a`'s rows, each a whole matrix of weight.
+    let slices = |k: u64, n: u64| SkinnyMatmul {
+        slices: 2,
+        a_slice: k,
+        w_slice: k * n,
+        grid_dependency: true,
+        ..matmul(k, n, 2 * k, false)
+    };
+    let down = slices(3584, 4096);
+    let mut tiles = vec![GemvTile::SINGLE];
+    tiles.extend(down.gemv_tiles_for(&mma_tiles(GemvTile::SINGLE_MMA)));
+    assert_eq!(down.after_gemv_wgmma(&tiles, ring), Ok(1));
+    assert_eq!(down.gemv_blocks(ring), 128);
+    assert_eq!(down.gemv_name(ring), "k_wgmma16");
+    // A short grid (TP 8's down projection: 2 slices of 32 bands) is the
+    // short-grid rule's, as is TP 2's unsplit o_proj (64 bands).
+    assert_eq!(slices(896, 2048).after_gemv_wgmma(&tiles, ring), Err(None));
+    let o_proj = SkinnyMatmul {
+        grid_dependency: true,
+        ..matmul(2048, 4096, 2048, false)
+    };
+    assert_eq!(o_proj.after_gemv_wgmma(&tiles, ring), Err(None));
+    assert!(
+        o_proj
+            .short_grid_wgmma(&tiles, GemvTile::SHORT_WGMMA)
+            .is_ok()
+    );
+    let pair = matmul(4096, 7168, 4096, true);
+    assert_eq!(pair.after_gemv_wgmma(&tiles, ring), Err(None));
+    let transposed = SkinnyMatmul {
+        weight_transposed: true,
+        ..down.clone()
+    };
+    assert_eq!(transposed.after_gemv_wgmma(&tiles, ring), Err(None));
+    let mut with_few = tiles.clone();
+    with_few.insert(1, GemvTile::SHORT_WGMMA);
+    assert_eq!(down.after_gemv_wgmma(&with_few, ring), Err(None));
+    let uneven = slices(864, 4096);
+    let why = uneven.after_gemv_wgmma(&tiles, ring).unwrap_err().unwrap();
+    assert!(why.contains("behind the GEMV before it"), "{why}");
+    assert!(why.contains("K = 864"), "{why}");
+}
+
 #[test]
 fn a_single_matmul_stages_a_from_nine_rows_where_the_rows_fit() {
     let down = matmul(3584, 4096, 7168, false);

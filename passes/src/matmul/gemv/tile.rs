@@ -21,10 +21,11 @@ pub(in crate::matmul) const MMA_COLUMNS: u64 = 64;
 /// took 6.5 µs against 10.1 for `mma16_staged` and 6.7 for cuBLAS, and the
 /// decoder 0.6-4 µs less a call at TP 2, 4 and 8's widths (on 2x H200 the
 /// TP-2 decoder at 16 rows 61.5-62.0 against 66.1-67.0 µs enqueued, its
-/// graph all symm kernels and so replayed as launch lists); the down
-/// projection's 128 blocks (two slices) keep `mma16_staged`, since the MLP
-/// block measured 0.5-1 µs slower with the ring there
-/// (bench/results/2026-11-28-short-grid-wgmma-h200x2.md).
+/// graph all symm kernels and so replayed as launch lists)
+/// (bench/results/2026-11-28-short-grid-wgmma-h200x2.md). The down
+/// projection's 128 blocks (two slices) are not short: the MLP block
+/// measured 0.5-1 µs slower with this ring there, but faster with the ring
+/// filled before its wait (`GemvTile::AFTER_GEMV_WGMMA`).
 pub const SHORT_GRID_BLOCKS: u64 = 128;
 
 /// Which units multiply: each thread's f32 FMAs, the warps' `mma.sync`
@@ -100,6 +101,13 @@ pub struct GemvTile {
     /// statistics in its loop (each k-group's part kept after the
     /// statistics), rather than in a pass over the rows before its loop.
     pub norm_in_loop: bool,
+    /// With the wgmma GEMV's ring: the producer fills the ring's first
+    /// stages with weight before the kernel waits for the grid before it
+    /// (`griddepcontrol.wait`, which the kernel then places itself), and
+    /// only `a`'s boxes of those stages wait. Launched early behind a GEMV
+    /// that writes none of the weight (`SkinnyMatmul::after_gemv_wgmma`),
+    /// the weight streams into shared memory while that grid drains.
+    pub fills_before_wait: bool,
 }
 
 impl GemvTile {
@@ -121,6 +129,7 @@ impl GemvTile {
         evict_first: false,
         ahead: 0,
         norm_in_loop: false,
+        fills_before_wait: false,
     };
     /// The pair's and the single matmul's tilings: the fastest of a sweep
     /// of the generated kernels at the TP-2 Llama-3-8B shapes on one H200
@@ -302,6 +311,22 @@ impl GemvTile {
         calls: 16,
         unroll: 8,
         ..GemvTile::SINGLE_WGMMA
+    };
+
+    /// The wgmma GEMV that a single matmul on a full grid, launched early
+    /// behind the GEMV whose output it reads, takes for calls of 2 to 16
+    /// rows (`wgmma-gemv-after-gemv`): the short grid's 8-stage ring,
+    /// filled with weight before its wait (`fills_before_wait`). On one
+    /// H200 (world size 1, 3 weight copies, 4 device calls) the Llama-3-8B
+    /// MLP block of a TP-2 rank took 0.2-0.7 µs less at 8-16 rows with it
+    /// than with `mma16_staged` (0.1-0.2 at 2), and the decoder half-layer
+    /// at TP 2's widths 0.3-0.7 µs less; the same ring filled after the
+    /// wait was 0.2-0.3 µs slower than `mma16_staged`. Rings of 6 and 10
+    /// stages of 128 rows, 16 of 64 and 4 or 5 of 256 timed within 0.3 µs
+    /// of it (bench/results/2026-11-29-ring-before-wait-h200.md).
+    pub const AFTER_GEMV_WGMMA: GemvTile = GemvTile {
+        fills_before_wait: true,
+        ..GemvTile::SHORT_WGMMA
     };
 
     /// Whether the TMA streams the weight (`Tma`, `Wgmma`): the kernel
