@@ -4,7 +4,8 @@
 // projection after the gate/up pair) takes a 16-row wgmma GEMV with an
 // 8-stage ring for calls of 2 to 16 rows, before the tensor-core GEMVs
 // (which still take them where the runtime has no descriptor), where its
-// grid is full (a short grid is the short-grid rule's); a remark says why. Its producer fills the ring's stages with
+// grid is full (a short grid is the short-grid rule's) and wastes no wave;
+// a remark says why. Its producer fills the ring's stages with
 // weight before the kernel waits for the grid before it (the kernel places
 // that wait itself), and `a`'s boxes, which that grid writes, only after.
 // Where another effect sits between the two, or where the GEMV's output is
@@ -190,6 +191,56 @@ func.func @between(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: m
       : memref<7168x4096xbf16> to memref<2x3584x4096xbf16>
   linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
       outs(%p : memref<2x?x4096xf32>)
+  return
+}
+
+// -----
+
+// Slices whose 64-column bands make 160 blocks (a 5120-wide output in 2
+// slices): on 132 SMs that wastes most of a second wave, where the
+// register GEMV widens its bands to one wave. They keep it, and say why.
+// CHECK-LABEL: func.func @wasted_wave
+// CHECK-NOT: _wgmma16
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @wasted_wave(%xn: memref<?x5120xbf16>, %wg: memref<5120x6912xbf16>, %wu: memref<5120x6912xbf16>,
+    %wd: memref<6912x5120xbf16>, %p: memref<2x?x5120xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %xn, %c0 : memref<?x5120xbf16>
+  %one = arith.constant 1.0 : f32
+  %zero_bf16 = arith.constant 0.0 : bf16
+  %gate = memref.alloc(%m) : memref<?x6912xbf16>
+  // expected-remark@+1 {{matmul pair (5120x6912 per weight)}}
+  linalg.fill ins(%zero_bf16 : bf16) outs(%gate : memref<?x6912xbf16>)
+  linalg.matmul ins(%xn, %wg : memref<?x5120xbf16>, memref<5120x6912xbf16>)
+                outs(%gate : memref<?x6912xbf16>)
+  %up = memref.alloc(%m) : memref<?x6912xbf16>
+  linalg.fill ins(%zero_bf16 : bf16) outs(%up : memref<?x6912xbf16>)
+  linalg.matmul ins(%xn, %wu : memref<?x5120xbf16>, memref<5120x6912xbf16>)
+                outs(%up : memref<?x6912xbf16>)
+  %act = memref.alloc(%m) : memref<?x6912xbf16>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x6912xbf16>, memref<?x6912xbf16>)
+      outs(%act : memref<?x6912xbf16>) {
+  ^bb0(%g: bf16, %u: bf16, %unused: bf16):
+    %gf = arith.extf %g : bf16 to f32
+    %uf = arith.extf %u : bf16 to f32
+    %neg = arith.negf %gf : f32
+    %e = math.exp %neg : f32
+    %den = arith.addf %e, %one : f32
+    %silu = arith.divf %gf, %den : f32
+    %y = arith.mulf %silu, %uf : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  // expected-remark@+6 {{keeps the register-streaming GEMV for up to 16 rows behind the GEMV before it: the wgmma GEMV's 160 blocks would leave part of a wave on 132 SMs idle}}
+  // expected-remark@+5 {{matmul in 2 split-K slices of 3456x5120: generated kernel}}
+  %as = memref.reinterpret_cast %act to offset: [0], sizes: [2, %m, 3456], strides: [3456, 6912, 1]
+      : memref<?x6912xbf16> to memref<2x?x3456xbf16, strided<[3456, 6912, 1]>>
+  %ws = memref.reinterpret_cast %wd to offset: [0], sizes: [2, 3456, 5120], strides: [17694720, 5120, 1]
+      : memref<6912x5120xbf16> to memref<2x3456x5120xbf16>
+  linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3456xbf16, strided<[3456, 6912, 1]>>, memref<2x3456x5120xbf16>)
+      outs(%p : memref<2x?x5120xf32>)
   return
 }
 

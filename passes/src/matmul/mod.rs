@@ -227,7 +227,7 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"wgmma-gemv-after-gemv",
-            c"Single matmuls without a prologue that read the output of a GEMV launched just before them (the down projection after the gate/up pair) take a 16-row wgmma GEMV with an 8-stage ring for calls of 2 to 16 rows, which fills its ring with weight before it waits for that GEMV (wgmma: sm_90a only; symm-compile turns it on for --chip sm_90a), before the tensor-core GEMV, which still takes them where the runtime has no descriptor",
+            c"Single matmuls without a prologue, on a full grid that wastes no wave, that read the output of a GEMV launched just before them (the down projection after the gate/up pair) take a 16-row wgmma GEMV with an 8-stage ring for calls of 2 to 16 rows, which fills its ring with weight before it waits for that GEMV (wgmma: sm_90a only; symm-compile turns it on for --chip sm_90a), before the tensor-core GEMV, which still takes them where the runtime has no descriptor",
             OptionKind::Bool,
             c"false",
         ),

@@ -321,7 +321,11 @@ impl SkinnyMatmul {
     /// that GEMV drains) among its GEMVs `gemvs`: where `wgmma_ring_at`
     /// puts it, on a full grid (a short one is the short-grid rule's: the
     /// early fill measured 0.1-0.6 µs slower on TP 8's down projection,
-    /// 64 blocks). `Ok` with the position, `Err` with why not (`None`: the
+    /// 64 blocks) that wastes no wave (`waves::wastes_a_wave`: the ring's
+    /// 64-column bands cannot widen; on one H200 a 5120/6912 block's 160
+    /// blocks ran 0.8 µs slower at 2 and 16 rows than the widened register
+    /// GEMV, while Llama-3-70B's 256, two full waves, ran 1.1-2.9 µs
+    /// faster). `Ok` with the position, `Err` with why not (`None`: the
     /// rule does not concern this matmul).
     pub fn after_gemv_wgmma(
         &self,
@@ -329,8 +333,16 @@ impl SkinnyMatmul {
         ring: GemvTile,
     ) -> Result<usize, Option<String>> {
         let at = self.wgmma_ring_at(gemvs, ring).ok_or(None)?;
-        if self.gemv_blocks(ring) < SHORT_GRID_BLOCKS {
+        let blocks = self.gemv_blocks(ring);
+        if blocks < SHORT_GRID_BLOCKS {
             return Err(None);
+        }
+        if crate::matmul::waves::wastes_a_wave(blocks, self.wave_sms) {
+            return Err(Some(format!(
+                "keeps the register-streaming GEMV for up to {} rows behind the GEMV before it: the wgmma GEMV's {blocks} blocks would leave part of a wave on {} SMs idle",
+                ring.takes(),
+                self.wave_sms
+            )));
         }
         match self.gemv_problem(ring) {
             None => Ok(at),

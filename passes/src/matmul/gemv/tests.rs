@@ -131,8 +131,8 @@ fn short_grids_take_the_wgmma_ring() {
 
 /// The after-GEMV wgmma GEMV fills its ring before its wait and goes
 /// before the tensor-core GEMVs of a single matmul on a full grid (the
-/// down projection's two slices: 128 blocks), not on a short one (the
-/// short-grid rule's), nor for pairs, n x k weights or where a wgmma GEMV
+/// down projection's two slices: 128 blocks) that wastes no wave, not on a
+/// short one (the short-grid rule's), nor for pairs, n x k weights or where a wgmma GEMV
 /// takes 16 rows already; where it cannot read the matmul (split-K slices
 /// of 864 rows of K: not whole stages of 128) the caller gets why.
 #[test]
@@ -166,6 +166,17 @@ fn a_matmul_behind_a_gemv_takes_the_ring_filled_before_its_wait() {
         o_proj
             .short_grid_wgmma(&tiles, GemvTile::SHORT_WGMMA)
             .is_ok()
+    );
+    // Two full waves (Llama-3-70B at TP 2: 128 bands of 2 slices) take it;
+    // 160 blocks (0.61 of two waves) would waste one, and say so.
+    assert_eq!(slices(7168, 8192).after_gemv_wgmma(&tiles, ring), Ok(1));
+    let why = slices(3456, 5120)
+        .after_gemv_wgmma(&tiles, ring)
+        .unwrap_err()
+        .unwrap();
+    assert!(
+        why.contains("160 blocks would leave part of a wave on 132 SMs idle"),
+        "{why}"
     );
     let pair = matmul(4096, 7168, 4096, true);
     assert_eq!(pair.after_gemv_wgmma(&tiles, ring), Err(None));

@@ -315,12 +315,13 @@ impl GemvTile {
 
     /// The wgmma GEMV that a single matmul on a full grid, launched early
     /// behind the GEMV whose output it reads, takes for calls of 2 to 16
-    /// rows (`wgmma-gemv-after-gemv`): the short grid's 8-stage ring,
-    /// filled with weight before its wait (`fills_before_wait`). On one
-    /// H200 (world size 1, 3 weight copies, 4 device calls) the Llama-3-8B
-    /// MLP block of a TP-2 rank took 0.2-0.7 µs less at 8-16 rows with it
-    /// than with `mma16_staged` (0.1-0.2 at 2), and the decoder half-layer
-    /// at TP 2's widths 0.3-0.7 µs less; the same ring filled after the
+    /// rows (`wgmma-gemv-after-gemv`, `SkinnyMatmul::after_gemv_wgmma`):
+    /// the short grid's 8-stage ring, filled with weight before its wait
+    /// (`fills_before_wait`). On one H200 (world size 1, 3 weight copies)
+    /// the Llama-3-8B MLP block of a TP-2 rank took 0.2-0.7 µs less at 8-16
+    /// rows with it than with `mma16_staged` (0.1-0.2 at 2), the decoder
+    /// half-layer at TP 2's widths 0.3-0.7 µs less, and Llama-3-70B's
+    /// MLP block at TP 2's widths 1.1-2.9 µs less; the same ring filled after the
     /// wait was 0.2-0.3 µs slower than `mma16_staged`. Rings of 6 and 10
     /// stages of 128 rows, 16 of 64 and 4 or 5 of 256 timed within 0.3 µs
     /// of it (bench/results/2026-11-29-ring-before-wait-h200.md).
