@@ -614,9 +614,10 @@ fn with_wgmma_ring(
 }
 
 /// The op that runs before `op` (pure ops and values without effects
-/// aside): the one before it in its block, or where it opens a branch of an `scf.if` (a split-K matmul's
-/// calls of few rows), the one before that `scf.if`, and so on outwards;
-/// `None` at the start of a function or a loop's body.
+/// aside): the one before it in its block, or, where it opens a branch of
+/// an `scf.if` (a split-K matmul's calls of few rows), the one before that
+/// `scf.if`, and so on outwards; `None` at the start of a function or a
+/// loop's body.
 fn effect_before<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
     use crate::analysis::matmul_groups::previous_effect;
     let mut op = op;
@@ -631,12 +632,12 @@ fn effect_before<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a
 
 /// The planned group with GEMVs whose kernel is the grid right before
 /// `p`'s where both take their generated kernels, and writes none of `p`'s
-/// weights: the op before `p`'s group (pure ops aside, `effect_before`) is
-/// one of its ops,
+/// weights: the op before `p`'s group (`effect_before`) is one of its ops,
 /// `p` reads its output (a view of it), and that output is the function's
 /// own buffer (not a caller's, which may be a weight too), no weight of
-/// `p` a view of it. (Where it takes the library instead, `p`'s kernel is
-/// launched the ordinary way after it: `programmatic_launch`.)
+/// `p` a view of it. (Where that group takes the library instead, its
+/// kernels write only the function's own buffers too, and `p`'s kernel is
+/// launched the ordinary way after them: `programmatic_launch`.)
 fn behind_gemv<'p, 'c, 'a>(
     p: &Planned<'c, 'a>,
     planned: &'p [Planned<'c, 'a>],
