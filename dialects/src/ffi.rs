@@ -80,6 +80,8 @@ unsafe extern "C" {
     pub fn symmOpIsEffectFreeValue(op: MlirOperation) -> bool;
     /// Whether an op is `nvvm.prefetch` to L2 (symm-c/Effects.h).
     pub fn symmOpIsL2Prefetch(op: MlirOperation) -> bool;
+    /// Whether an op is `nvvm.griddepcontrol wait` (symm-c/Effects.h).
+    pub fn symmOpIsGridDependencyWait(op: MlirOperation) -> bool;
     pub fn cudaGraphAttributeIsAHostMemory(attr: MlirAttribute) -> bool;
     pub fn symmMemAllocatorAttrGet(
         ctx: MlirContext,

@@ -27,6 +27,10 @@ MLIR_CAPI_EXPORTED bool symmOpIsEffectFreeValue(MlirOperation op);
  * and yields no value, so no value can depend on when it runs. */
 MLIR_CAPI_EXPORTED bool symmOpIsL2Prefetch(MlirOperation op);
 
+/* Whether `op` is `nvvm.griddepcontrol wait`: the executing thread waits
+ * for the grids before its kernel to complete, their writes visible. */
+MLIR_CAPI_EXPORTED bool symmOpIsGridDependencyWait(MlirOperation op);
+
 #ifdef __cplusplus
 }
 #endif

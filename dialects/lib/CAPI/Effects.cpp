@@ -65,3 +65,8 @@ bool symmOpIsL2Prefetch(MlirOperation raw) {
   return prefetch && prefetch.getCacheLevel() == NVVM::PrefetchCacheLevel::L2 &&
          !prefetch.getTensormap();
 }
+
+bool symmOpIsGridDependencyWait(MlirOperation raw) {
+  auto control = dyn_cast<NVVM::GriddepcontrolOp>(unwrap(raw));
+  return control && control.getKind() == NVVM::GridDepActionKind::wait;
+}

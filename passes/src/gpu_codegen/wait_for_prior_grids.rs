@@ -16,8 +16,8 @@
 //! while the grid before them drains. A kernel that already holds a wait
 //! is left as it is: it placed its own, after reads that no grid before it
 //! writes (the wgmma GEMV that fills its ring with weight while the GEMV
-//! whose output it reads drains: `GemvTile::fills_before_wait`). What changes is only when the blocks get resident: kernels
-//! that signal `griddepcontrol.launch_dependents` (the generated GEMVs,
+//! whose output it reads drains: `GemvTile::fills_before_wait`). What
+//! changes is only when the blocks get resident: kernels that signal `griddepcontrol.launch_dependents` (the generated GEMVs,
 //! once their loop is done) let the next grid's blocks be placed and wait
 //! while they finish. The pass runs only for chips with `griddepcontrol`
 //! (sm_90 and up): symm-compile leaves it out of the pipeline for older
@@ -76,7 +76,7 @@ impl TypedPass for WaitForPriorGrids {
                 continue;
             }
             for kernel in kernels {
-                if places_own_wait(context, kernel) {
+                if places_own_wait(kernel) {
                     continue;
                 }
                 if let Some(entry) = kernel.first_block() {
@@ -92,11 +92,11 @@ impl TypedPass for WaitForPriorGrids {
 /// Whether `kernel` already holds a `griddepcontrol.wait`: a kernel that
 /// places its own (the wgmma GEMV that fills its ring with weight first,
 /// `GemvTile::fills_before_wait`) answers for what it reads before it.
-fn places_own_wait(context: &Context, kernel: OperationRef) -> bool {
-    let wait = symm_dialects::attributes::nvvm_grid_dep_action(context, false);
-    kernel.descendants().into_iter().any(|op| {
-        op.name_text() == "nvvm.griddepcontrol" && op.attribute("kind").ok() == Some(wait)
-    })
+fn places_own_wait(kernel: OperationRef) -> bool {
+    kernel
+        .descendants()
+        .into_iter()
+        .any(|op| op.is_grid_dependency_wait())
 }
 
 /// `griddepcontrol.wait` first in the kernel's entry block (which holds at

@@ -40,6 +40,8 @@ pub trait OperationExt<'c, 'a> {
     fn is_loop(&self) -> bool;
     /// Whether the op is an L2 prefetch.
     fn is_l2_prefetch(&self) -> bool;
+    /// Whether the op is `griddepcontrol.wait`.
+    fn is_grid_dependency_wait(&self) -> bool;
     /// The integer value of attribute `name`, if it is an integer.
     fn int_attribute(&self, name: &str) -> Option<i64>;
     /// The text of attribute `name`, if it is a flat symbol reference or a
@@ -159,6 +161,11 @@ impl<'c, 'a> OperationExt<'c, 'a> for OperationRef<'c, 'a> {
     fn is_l2_prefetch(&self) -> bool {
         // SAFETY: an op-class test on a live operation.
         unsafe { symm_dialects::ffi::symmOpIsL2Prefetch(self.to_raw()) }
+    }
+
+    fn is_grid_dependency_wait(&self) -> bool {
+        // SAFETY: an op-class test on a live operation.
+        unsafe { symm_dialects::ffi::symmOpIsGridDependencyWait(self.to_raw()) }
     }
 
     fn int_attribute(&self, name: &str) -> Option<i64> {

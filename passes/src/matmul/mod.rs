@@ -571,7 +571,7 @@ fn with_wgmma_ring(
     let reached = |ring: &GemvTile| min_rows(p) <= ring.takes();
     let location = p.group.ops()[0].location();
     if let Some(ring) = rings.after_gemv.filter(reached)
-        && behind_gemv(p, planned).is_some()
+        && behind_gemv(p, planned)
     {
         match p.kernel.after_gemv_wgmma(gemvs, ring) {
             Ok(at) => {
@@ -630,26 +630,24 @@ fn effect_before<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a
     }
 }
 
-/// The planned group with GEMVs whose kernel is the grid right before
-/// `p`'s where both take their generated kernels, and writes none of `p`'s
-/// weights: the op before `p`'s group (`effect_before`) is one of its ops,
-/// `p` reads its output (a view of it), and that output is the function's
-/// own buffer (not a caller's, which may be a weight too), no weight of
-/// `p` a view of it. (Where that group takes the library instead, its
-/// kernels write only the function's own buffers too, and `p`'s kernel is
-/// launched the ordinary way after them: `programmatic_launch`.)
-fn behind_gemv<'p, 'c, 'a>(
-    p: &Planned<'c, 'a>,
-    planned: &'p [Planned<'c, 'a>],
-) -> Option<&'p Planned<'c, 'a>> {
+/// Whether the kernel of the planned group with GEMVs whose output `p`
+/// reads (`gemv_read_by`) is the grid right before `p`'s where both take
+/// their generated kernels, and writes none of `p`'s weights: the op before
+/// `p`'s group (`effect_before`) is one of its ops, and its output is the
+/// function's own buffer (not a caller's, which may be a weight too), no
+/// weight of `p` a view of it. (Where that group takes the library instead,
+/// its kernels write only the function's own buffers too, and `p`'s kernel
+/// is launched the ordinary way after them: `programmatic_launch`.)
+fn behind_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> bool {
     use crate::analysis::read_after::{is_view_of, root_of};
-    let before = effect_before(p.group.ops()[0])?;
-    let q = planned.iter().find(|q| {
-        !q.gemv.is_empty() && q.group.ops().iter().any(|op| op_key(*op) == op_key(before))
-    })?;
+    let (Some(q), Some(before)) = (gemv_read_by(p, planned), effect_before(p.group.ops()[0]))
+    else {
+        return false;
+    };
     let out = root_of(q.out);
-    let own = !out.is_block_argument() && is_view_of(p.a, q.out);
-    (own && !p.weights.iter().any(|w| is_view_of(*w, out))).then_some(q)
+    q.group.ops().iter().any(|op| op_key(*op) == op_key(before))
+        && !out.is_block_argument()
+        && !p.weights.iter().any(|w| is_view_of(*w, out))
 }
 
 /// Up to how many rows (0: none) the op before `p`'s group (pure ops
@@ -682,11 +680,18 @@ fn launched_early_rows(p: &Planned<'_, '_>) -> u64 {
 /// `p`'s, which launches while it drains (the runtime's measured choice
 /// credits that, for the row counts where that site took it).
 fn after_gemv(p: &Planned<'_, '_>, planned: &[Planned<'_, '_>]) -> Option<i64> {
+    gemv_read_by(p, planned).map(site_of)
+}
+
+/// Another planned group with GEMVs whose output `p` reads (a view of).
+fn gemv_read_by<'p, 'c, 'a>(
+    p: &Planned<'c, 'a>,
+    planned: &'p [Planned<'c, 'a>],
+) -> Option<&'p Planned<'c, 'a>> {
     use crate::analysis::read_after::is_view_of;
     planned
         .iter()
         .find(|q| !std::ptr::eq(*q, p) && !q.gemv.is_empty() && is_view_of(p.a, q.out))
-        .map(site_of)
 }
 
 /// A site id for the runtime's table of choices: FNV-1a of the function
