@@ -74,15 +74,7 @@ static float time_graph(const std::function<void(int)> &call, int reps, int roun
   return best;
 }
 
-__global__ void fill(__nv_bfloat16 *p, size_t n, unsigned seed, float scale) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = __float2bfloat16(((h & 0xffff) / 65536.f - 0.5f) * scale);
-  }
-}
+#include "fill.cuh"
 
 // Largest relative difference of two outputs (bf16 or f32), as floats.
 static double max_diff(const void *x, const void *y, size_t n, bool f32) {

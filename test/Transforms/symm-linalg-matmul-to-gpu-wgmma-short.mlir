@@ -23,7 +23,18 @@
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[DESC:[^:]*]]: i64, %[[ADESC:[^:]*]]: i64) kernel
 // CHECK-SAME: gpu.known_block_size = array<i32: 160, 1, 1>
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c20480_i32
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>
+// The consumer's loop carries two accumulator sets: a stage's 8 m64n16k16
+// steps take turns over them (two chains of 4), and after the loop each
+// thread sums the sets element by element.
+// CHECK: %[[LOOP:.*]]:2 = scf.for {{.*}} iter_args(%[[SET0:[^ ]*]] = %{{[^,]*}}, %[[SET1:[^ ]*]] = %{{[^)]*}}) -> (!llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>, !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>)
+// CHECK: %[[STEP0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[SET0]], <m = 64, n = 16, k = 16>
+// CHECK: %[[STEP1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[SET1]], <m = 64, n = 16, k = 16>
+// CHECK: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[STEP0]], <m = 64, n = 16, k = 16>
+// CHECK: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[STEP1]], <m = 64, n = 16, k = 16>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[FIRST0:.*]] = llvm.extractvalue %[[LOOP]]#0[0]
+// CHECK: %[[FIRST1:.*]] = llvm.extractvalue %[[LOOP]]#1[0]
+// CHECK: arith.addf %[[FIRST0]], %[[FIRST1]] : f32
 // The host: calls of up to 16 rows ask for the descriptors (the weight's,
 // boxes of 128 x 64; the rows', boxes of 16 x 64) and launch it with the
 // ring's shared memory.

@@ -108,6 +108,11 @@ pub struct GemvTile {
     /// that writes none of the weight (`SkinnyMatmul::after_gemv_wgmma`),
     /// the weight streams into shared memory while that grid drains.
     pub fills_before_wait: bool,
+    /// With `wgmma`: the accumulator sets a stage's steps take turns
+    /// adding into (step s into set s mod `accumulators`), summed after the
+    /// loop; 1 for the other engines. Two sets halve the chain of dependent
+    /// `wgmma`s each stage adds to one set.
+    pub accumulators: u64,
 }
 
 impl GemvTile {
@@ -130,6 +135,7 @@ impl GemvTile {
         ahead: 0,
         norm_in_loop: false,
         fills_before_wait: false,
+        accumulators: 1,
     };
     /// The pair's and the single matmul's tilings: the fastest of a sweep
     /// of the generated kernels at the TP-2 Llama-3-8B shapes on one H200
@@ -305,11 +311,18 @@ impl GemvTile {
     /// The wgmma GEMV that single matmuls of a short grid take for calls
     /// of 2 to 16 rows (`SHORT_GRID_BLOCKS`, `wgmma-gemv-short`): 16 rows,
     /// a ring of 8 stages of 128 weight rows (16 KB each; 6 stages read
-    /// TP 2's o_proj in 7.1-7.2 µs, 4 in 7.9, on one H200).
+    /// TP 2's o_proj in 7.1-7.2 µs, 4 in 7.9, on one H200), its 8 steps a
+    /// stage taking turns over 2 accumulator sets. With one set the
+    /// Llama-3-8B down projection's two slices alone (a TP-2 rank, 3 weight
+    /// copies, programmatic launch off) took 16.9 µs at 2 rows (median of
+    /// 8 rounds, 16.5-17.1) against 16.5 (16.2-16.8) with two, cuBLAS
+    /// 16.3; at 16 rows 16.8 against 16.9, cuBLAS 16.7. Four and eight sets
+    /// were slower (bench/results/2026-11-29-down-tail-h200.md).
     pub const SHORT_WGMMA: GemvTile = GemvTile {
         rows: 16,
         calls: 16,
         unroll: 8,
+        accumulators: 2,
         ..GemvTile::SINGLE_WGMMA
     };
 
@@ -477,6 +490,12 @@ impl GemvTile {
         }
         if self.k_groups == 0 || self.unroll == 0 || self.rows == 0 {
             return Some("a GEMV needs k-groups, loads in flight and rows".into());
+        }
+        if self.engine != Engine::Wgmma && self.accumulators != 1 {
+            return Some(format!(
+                "{} accumulator sets: only the wgmma GEMV takes more than one",
+                self.accumulators
+            ));
         }
         if self.engine == Engine::Tma {
             if let Some(problem) = crate::matmul::gemv_tma::tiling_problem(self) {
