@@ -312,12 +312,16 @@ impl GemvTile {
     /// of 2 to 16 rows (`SHORT_GRID_BLOCKS`, `wgmma-gemv-short`): 16 rows,
     /// a ring of 8 stages of 128 weight rows (16 KB each; 6 stages read
     /// TP 2's o_proj in 7.1-7.2 µs, 4 in 7.9, on one H200), its 8 steps a
-    /// stage taking turns over 2 accumulator sets. With one set the
-    /// Llama-3-8B down projection's two slices alone (a TP-2 rank, 3 weight
-    /// copies, programmatic launch off) took 16.9 µs at 2 rows (median of
-    /// 8 rounds, 16.5-17.1) against 16.5 (16.2-16.8) with two, cuBLAS
-    /// 16.3; at 16 rows 16.8 against 16.9, cuBLAS 16.7. Four and eight sets
-    /// were slower (bench/results/2026-11-29-down-tail-h200.md).
+    /// stage taking turns over 2 accumulator sets (so does the after-GEMV
+    /// ring built on it). With one set the after-GEMV ring's Llama-3-8B
+    /// down projection (a TP-2 rank's two slices alone, 3 weight copies,
+    /// programmatic launch off) took 16.9 µs at 2 rows (median of 8
+    /// rounds, 16.5-17.1) against 16.5 (16.2-16.8) with two, cuBLAS 16.3;
+    /// at 16 rows 16.8 against 16.9, cuBLAS 16.7. The decoder half-layers,
+    /// whose o_proj (and at TP 8's widths the down projection) take this
+    /// short-grid ring, ran 0.1-0.3 µs faster at 2-8 rows and the same at
+    /// 16. Four and eight sets were slower
+    /// (bench/results/2026-11-29-down-tail-h200.md).
     pub const SHORT_WGMMA: GemvTile = GemvTile {
         rows: 16,
         calls: 16,
