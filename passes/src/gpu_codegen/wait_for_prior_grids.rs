@@ -17,9 +17,10 @@
 //! is left as it is: it placed its own, after reads that no grid before it
 //! writes (the wgmma GEMV that fills its ring with weight while the GEMV
 //! whose output it reads drains: `GemvTile::fills_before_wait`). What
-//! changes is only when the blocks get resident: kernels that signal `griddepcontrol.launch_dependents` (the generated GEMVs,
-//! once their loop is done) let the next grid's blocks be placed and wait
-//! while they finish. The pass runs only for chips with `griddepcontrol`
+//! changes is only when the blocks get resident: kernels that signal
+//! `griddepcontrol.launch_dependents` (the generated GEMVs, once their
+//! loop is done) let the next grid's blocks be placed and wait while they
+//! finish. The pass runs only for chips with `griddepcontrol`
 //! (sm_90 and up): symm-compile leaves it out of the pipeline for older
 //! chips, and a module without the marker is launched the ordinary way.
 
