@@ -112,6 +112,27 @@ variant_rounds() {
     done
   done
 }
+# Kernels per call (CUDA graph, 3 weight copies, forced generated,
+# programmatic launch on) of build $B's MLP block 4096/7168 at the rows
+# $2 and its decoders (TP 2's and TP 8's widths) at the rows $3, for each
+# pair "MLP:DECODER" of layer prefixes in $1 (say "mlpH:decH mlp:dec":
+# $L/lib<MLP>_4096x7168.so, lib<DECODER>_<widths>.so), ROUNDS rounds (2):
+# blocks_ab "mlpH:decH mlp:dec" 2,8,16 2,8,16.
+blocks_ab() {
+  local round pair w
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for pair in $1; do
+      echo "== ${pair%%:*} round $round"
+      SYMM_MATMUL=generated run py "$L/lib${pair%%:*}_4096x7168.so" 4096 7168 --profile "$2" --profile-copies 3
+    done
+    for w in 4096x2048x7168 4096x512x1792; do
+      for pair in $1; do
+        echo "== ${pair#*:}_$w round $round"
+        SYMM_MATMUL=generated dec_py "${pair#*:}_$w" "$w" --profile "$3" --profile-copies 3
+      done
+    done
+  done
+}
 # compute-sanitizer memcheck and racecheck on the kernels whose names hold
 # $1 (mma16 unless set), build $B's 4096/7168 and 5120/1728 blocks at the
 # token counts $2 (2,16 unless set).

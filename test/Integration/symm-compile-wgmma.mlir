@@ -20,10 +20,18 @@
 // GEMV with an 8-stage ring for calls of 2 to 16 rows, whose first 8
 // stages of weight it copies before it waits for the pair (once); its
 // whole form only takes calls above 128 rows, and the pair gets none.
-// --no-matmul-wgmma-gemv-after-gemv drops it.
+// The same ring's 8-row kernel (m64n8k16) takes the calls of up to 8 rows.
+// --no-matmul-wgmma-gemv-after-gemv drops both, --no-matmul-wgmma-gemv-eight-rows
+// the 8-row one.
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/after.o --emit=ptx --chip sm_90a
 // RUN: FileCheck %s --check-prefix=AFTER < %t/after.ptx
 // AFTER-NOT: .entry symm_matmul_0_wgmma
+// AFTER-LABEL: .visible .entry symm_matmul_1_wgmma8(
+// AFTER-NOT: griddepcontrol
+// AFTER-COUNT-8: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
+// AFTER: griddepcontrol.wait;
+// AFTER: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
+// AFTER-NOT: m64n16k16
 // AFTER-LABEL: .visible .entry symm_matmul_1_wgmma16(
 // AFTER-NOT: griddepcontrol
 // AFTER-COUNT-8: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
@@ -34,6 +42,9 @@
 // AFTER-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/off.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-after-gemv
 // RUN: not grep -q wgmma %t/off.ptx
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/no8.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-eight-rows
+// RUN: grep -q symm_matmul_1_wgmma16 %t/no8.ptx
+// RUN: not grep -q "wgmma8\|m64n8k16" %t/no8.ptx
 // A single matmul whose register GEMV runs a short grid (the decoder's
 // o_proj: 64 blocks) gets the 16-row wgmma GEMV with an 8-stage ring (160 KB
 // of stages) too, and only it of the matmuls that read no GEMV's output:
@@ -48,12 +59,16 @@
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/short90.o --emit=ptx
 // RUN: not grep -q wgmma %t/short90.ptx
 // NOSHORT-NOT: .entry symm_matmul_{{[01]}}_wgmma
+// NOSHORT: .visible .entry symm_matmul_2_wgmma8(
 // NOSHORT: .visible .entry symm_matmul_2_wgmma16(
 // NOSHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // SHORT-NOT: .entry symm_matmul_{{[1-9]}}_wgmma
+// SHORT-LABEL: .visible .entry symm_matmul_0_wgmma8(
+// SHORT: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
 // SHORT-LABEL: .visible .entry symm_matmul_0_wgmma16(
 // SHORT: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // SHORT-NOT: .entry symm_matmul_1_wgmma
+// SHORT: .visible .entry symm_matmul_2_wgmma8(
 // SHORT: .visible .entry symm_matmul_2_wgmma16(
 // SHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/few.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-few

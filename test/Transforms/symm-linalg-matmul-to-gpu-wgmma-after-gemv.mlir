@@ -5,7 +5,8 @@
 // 8-stage ring for calls of 2 to 16 rows, before the tensor-core GEMVs
 // (which still take them where the runtime has no descriptor), where its
 // grid is full (a short grid is the short-grid rule's) and wastes no wave;
-// a remark says why. Its producer fills the ring's stages with
+// a remark says why; calls of up to 8 rows take the same ring's 8-row
+// kernel (m64n8k16, `wgmma-gemv-eight-rows`). Its producer fills the ring's stages with
 // weight before the kernel waits for the grid before it (the kernel places
 // that wait itself), and `a`'s boxes, which that grid writes, only after.
 // Where another effect sits between the two, or where the GEMV's output is
@@ -14,8 +15,19 @@
 // RUN: symm-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv-after-gemv=true launch-dependents=true})' | FileCheck %s
 // RUN: symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu)' 2>/dev/null | FileCheck %s --check-prefix=OFF
 // OFF-LABEL: func.func @slices
-// OFF-NOT: _wgmma16
+// OFF-NOT: _wgmma
 // OFF: return
+
+// The 8-row kernel fills its ring the same way before the same wait, and
+// multiplies with m64n8k16.
+// CHECK-LABEL: gpu.func @symm_matmul_1_wgmma8(
+// CHECK-SAME: %[[DESC8:[^:]*]]: i64, %{{[^:]*}}: i64) kernel
+// CHECK: %[[W8:.*]] = llvm.inttoptr %[[DESC8]]
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c18432_i32
+// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[W8]], %{{.*}}, box[
+// CHECK: nvvm.griddepcontrol  wait
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 8, k = 16>
+// CHECK: gpu.return
 
 // The kernel: the weight's descriptor and that of the call's rows of `a`
 // last. After the barriers' set-up, the producer's first lane expects each
@@ -40,10 +52,12 @@
 // CHECK: nvvm.griddepcontrol  launch_dependents
 // CHECK-NOT: griddepcontrol
 // CHECK: gpu.return
-// The host launches it in the branch with the ring's shared memory (8
-// stages of 20 KB), 64 bands of 2 slices.
+// The host launches them in the branch, 64 bands of 2 slices, each with
+// its ring's shared memory: the 8-row kernel's 8 stages of 18 KB for calls
+// of up to 8 rows, then the 16-row one's 8 stages of 20 KB.
 // CHECK-LABEL: func.func @slices
 // CHECK: scf.if
+// CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_1_wgmma8 blocks in (%c64, %c2{{.*}}, %{{.*}}) threads in (%c160, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c148640_i32
 // CHECK: gpu.launch_func @symm_matmul_kernels::@symm_matmul_1_wgmma16 blocks in (%c64, %c2{{.*}}, %{{.*}}) threads in (%c160, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c165056_i32
 // The split-K slices of the down projection, in the branch that takes
 // calls of up to 128 rows (as symm-mem-split-k writes it): the op before
@@ -86,7 +100,7 @@ func.func @slices(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: me
         : memref<?x7168xbf16> to memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>
     %ws = memref.reinterpret_cast %wd to offset: [0], sizes: [2, 3584, 4096], strides: [14680064, 4096, 1]
         : memref<7168x4096xbf16> to memref<2x3584x4096xbf16>
-    // expected-remark@+2 {{calls of 2 to 16 rows take the wgmma GEMV's 8-stage ring, which fills with weight while the GEMV before it drains}}
+    // expected-remark@+2 {{calls of 2 to 16 rows take the wgmma GEMV's 8-stage ring (its 8-row kernel, m64n8k16, for calls of up to 8), which fills with weight while the GEMV before it drains}}
     // expected-remark@+1 {{matmul in 2 split-K slices of 3584x4096: generated kernel}}
     linalg.batch_matmul {symm.overwrites} ins(%as, %ws : memref<2x?x3584xbf16, strided<[3584, 7168, 1]>>, memref<2x3584x4096xbf16>)
         outs(%p : memref<2x?x4096xf32>)
@@ -101,7 +115,7 @@ func.func @slices(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: me
 // not fill early (on TP 8's down projection that measured 0.1-0.6 µs
 // slower).
 // CHECK-LABEL: func.func @short_grid
-// CHECK-NOT: _wgmma16
+// CHECK-NOT: _wgmma
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @short_grid(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
@@ -149,7 +163,7 @@ func.func @short_grid(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu
 // Another effect between the pair and the split-K slices (a fill of
 // another buffer): the grid before them is not the pair's GEMV.
 // CHECK-LABEL: func.func @between
-// CHECK-NOT: _wgmma16
+// CHECK-NOT: _wgmma
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @between(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,
@@ -200,7 +214,7 @@ func.func @between(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: m
 // slices): on 132 SMs that wastes most of a second wave, where the
 // register GEMV widens its bands to one wave. They keep it, and say why.
 // CHECK-LABEL: func.func @wasted_wave
-// CHECK-NOT: _wgmma16
+// CHECK-NOT: _wgmma
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @wasted_wave(%xn: memref<?x5120xbf16>, %wg: memref<5120x6912xbf16>, %wu: memref<5120x6912xbf16>,
@@ -250,7 +264,7 @@ func.func @wasted_wave(%xn: memref<?x5120xbf16>, %wg: memref<5120x6912xbf16>, %w
 // as the weight: the weight might be the pair's output, so the slices keep
 // the register GEMV.
 // CHECK-LABEL: func.func @caller_buffer
-// CHECK-NOT: _wgmma16
+// CHECK-NOT: _wgmma
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @caller_buffer(%xn: memref<?x4096xbf16>, %wg: memref<4096x7168xbf16>, %wu: memref<4096x7168xbf16>,

@@ -5,8 +5,9 @@
 //! `wgmma` straight from shared memory (no `ldmatrix`, no register
 //! fragments), with A and B swapped: the block's 64 weight columns are
 //! `wgmma`'s M (the weight tile, M-major: its rows of K hold 64 columns
-//! each) and the call's rows of `a` its N (K-major), so a call of 16 to 128
-//! rows is one `m64n<rows>k16` per 16 rows of K.
+//! each) and the call's rows of `a` its N (K-major), so a kernel for calls
+//! of up to 8 to 128 rows (`GemvTile::rows`, a multiple of 8) runs one
+//! `m64n<rows>k16` per 16 rows of K.
 //!
 //! On one H200 (bench/gemv_probe/wgmma_gemm.cu, the same design) the
 //! Llama-3-8B down projection of a TP-2 rank as two split-K slices reads
@@ -18,7 +19,10 @@
 //! (bench/results/2026-11-27-wgmma-gemv-h200.md). Two rules give its
 //! 16-row kernel for calls of 2 to 16 rows by default on sm_90a: to short
 //! grids (`GemvTile::SHORT_WGMMA`) and to full ones launched behind a GEMV
-//! (`GemvTile::AFTER_GEMV_WGMMA`).
+//! (`GemvTile::AFTER_GEMV_WGMMA`), each with an 8-row kernel of the same
+//! ring before it for calls of up to 8 rows (`GemvTile::eight_row_kernel`:
+//! m64n8k16, half the multiplies; the down projection alone 0.2-0.6 µs
+//! faster at 2-8 rows on one H200).
 //!
 //! A block owns 64 columns of the weight over its split-K slice (grid y).
 //! Its fifth warp is the producer: for each stage of `stage_rows` weight
@@ -74,6 +78,8 @@ const ATOM_BYTES: u64 = STAGE_ALIGNMENT;
 /// The most rows a call may have (`wgmma`'s N; the accumulators of a
 /// thread are rows / 2 f32s).
 const MAX_ROWS: u64 = 128;
+/// The fewest rows (`wgmma`'s smallest N, one 8-row swizzle atom of `a`).
+const MIN_ROWS: u64 = 8;
 
 /// The most accumulator sets (`GemvTile::accumulators`): each holds
 /// rows / 2 f32s a thread, and the shortest stage (64 rows) has 4 steps.
@@ -92,9 +98,9 @@ pub(super) fn tiling_problem(tile: &GemvTile) -> Option<String> {
             tile.columns
         ));
     }
-    if !(WGMMA_K..=MAX_ROWS).contains(&tile.rows) || !tile.rows.is_multiple_of(WGMMA_K) {
+    if !(MIN_ROWS..=MAX_ROWS).contains(&tile.rows) || !tile.rows.is_multiple_of(MIN_ROWS) {
         return Some(format!(
-            "the wgmma GEMV takes 16 to {MAX_ROWS} rows in steps of 16, not {}",
+            "the wgmma GEMV takes {MIN_ROWS} to {MAX_ROWS} rows in steps of {MIN_ROWS}, not {}",
             tile.rows
         ));
     }
@@ -448,10 +454,16 @@ mod tests {
             ..base
         };
         assert!(tiling_problem(&wide).unwrap().contains("64 columns"));
-        let odd = GemvTile { rows: 24, ..base };
-        assert!(tiling_problem(&odd).unwrap().contains("steps of 16"));
+        let odd = GemvTile { rows: 20, ..base };
+        assert!(tiling_problem(&odd).unwrap().contains("steps of 8"));
         let many = GemvTile { rows: 256, ..base };
-        assert!(tiling_problem(&many).unwrap().contains("16 to 128"));
+        assert!(tiling_problem(&many).unwrap().contains("8 to 128"));
+        let few = GemvTile { rows: 4, ..base };
+        assert!(tiling_problem(&few).unwrap().contains("8 to 128"));
+        // wgmma's N in steps of 8: one 8-row swizzle atom of `a` or more.
+        for rows in [8, 24] {
+            assert_eq!(tiling_problem(&GemvTile { rows, ..base }), None);
+        }
         let short = GemvTile {
             stage_rows: 48,
             ..base
@@ -478,6 +490,31 @@ mod tests {
         assert_eq!(tiling_problem(&four), None);
     }
 
+    /// A ring's 8-row kernel is the same ring (its stages, sets, early
+    /// fill) for calls of up to 8 rows, and its stages hold 8 rows of `a`.
+    #[test]
+    fn the_eight_row_kernel_is_the_ring_for_fewer_rows() {
+        let down = GemvShape::LLAMA_DOWN;
+        for ring in [GemvTile::SHORT_WGMMA, GemvTile::AFTER_GEMV_WGMMA] {
+            let eight = ring.eight_row_kernel();
+            assert_eq!((eight.rows, eight.takes()), (8, 8));
+            assert_eq!(
+                GemvTile {
+                    rows: ring.rows,
+                    calls: ring.calls,
+                    ..eight
+                },
+                ring
+            );
+            assert_eq!(eight.problem(&down), None);
+            let (small, large) = (RingLayout::of(&eight, &down), RingLayout::of(&ring, &down));
+            assert_eq!(small.a_piece, 8 * ROW_BYTES);
+            assert_eq!(large.stage - small.stage, 2 * 8 * ROW_BYTES);
+            assert!(small.stage.is_multiple_of(ATOM_BYTES));
+            assert!(eight.shared_bytes(&down) < ring.shared_bytes(&down));
+        }
+    }
+
     #[test]
     fn only_the_wgmma_gemv_takes_accumulator_sets() {
         assert_eq!(GemvTile::SHORT_WGMMA.accumulators, 2);
@@ -495,13 +532,13 @@ mod tests {
         /// where the ring was, the barriers after the ring's slack.
         #[test]
         fn accepted_wgmma_layouts_fit(
-            row_steps in 1u64..9,
+            row_steps in 1u64..17,
             stages in 2u64..9,
             pieces in 1u64..5,
             k_steps in 1u64..600,
         ) {
             let tile = GemvTile {
-                rows: row_steps * 16,
+                rows: row_steps * 8,
                 unroll: stages,
                 stage_rows: pieces * 64,
                 ..GemvTile::SINGLE_WGMMA

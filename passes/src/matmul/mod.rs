@@ -232,6 +232,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"false",
         ),
         PassOption::new(
+            c"wgmma-gemv-eight-rows",
+            c"The 16-row wgmma rings that wgmma-gemv-short and wgmma-gemv-after-gemv give take calls of 2 to 8 rows with an 8-row kernel of the same ring (m64n8k16: half the multiplies, and `a`'s boxes of 8 rows)",
+            OptionKind::Bool,
+            c"true",
+        ),
+        PassOption::new(
             c"wgmma-gemv-few",
             c"With wgmma-gemv, calls of 2 to 16 rows run a 16-row wgmma GEMV too (before the tensor-core GEMV, which still takes them where there is no descriptor); otherwise it takes calls of 17 rows and more (a 64-row kernel up to 64, a 128-row one above)",
             OptionKind::Bool,
@@ -329,6 +335,7 @@ impl TypedPass for MatmulToGpu {
         let rings = WgmmaRings {
             short: short_wgmma_from(options),
             after_gemv: after_gemv_wgmma_from(options),
+            eight_rows: options.flag("wgmma-gemv-eight-rows"),
         };
         let (([pair_tile, single_tile], max_rows), gemv_tiles, wave_sms) = match tilings {
             Ok(t) => t,
@@ -552,6 +559,43 @@ struct WgmmaRings {
     short: Option<GemvTile>,
     /// Where the matmul launches behind a GEMV (`wgmma-gemv-after-gemv`).
     after_gemv: Option<GemvTile>,
+    /// A ring takes calls of up to 8 rows with its 8-row kernel
+    /// (`GemvTile::eight_row_kernel`, `wgmma-gemv-eight-rows`).
+    eight_rows: bool,
+}
+
+/// Puts ring `ring` at `at` among `p`'s GEMVs `gemvs`, with its 8-row
+/// kernel before it (`GemvTile::eight_row_kernel`) where `eight_rows` asks
+/// for one, calls of up to 8 rows reach `p` and it can run them. Returns
+/// what the remark adds about the calls the 8-row kernel takes.
+fn insert_ring(
+    p: &Planned<'_, '_>,
+    gemvs: &mut Vec<GemvTile>,
+    at: usize,
+    ring: GemvTile,
+    eight_rows: bool,
+) -> String {
+    gemvs.insert(at, ring);
+    let eight = ring.eight_row_kernel();
+    if !eight_rows || min_rows(p) > eight.takes() || eight.takes() >= ring.takes() {
+        return String::new();
+    }
+    match p.kernel.gemv_problem(eight) {
+        None => {
+            gemvs.insert(at, eight);
+            format!(
+                " (its {}-row kernel, m64n{}k16, for calls of up to {})",
+                eight.rows,
+                eight.rows,
+                eight.takes()
+            )
+        }
+        Some(why) => format!(
+            " (its 16-row kernel takes calls of up to {} rows too: the {}-row one cannot run: {why})",
+            eight.takes(),
+            eight.rows
+        ),
+    }
 }
 
 /// Puts a wgmma ring of `rings` among `p`'s GEMVs `gemvs` where a rule
@@ -575,11 +619,11 @@ fn with_wgmma_ring(
     {
         match p.kernel.after_gemv_wgmma(gemvs, ring) {
             Ok(at) => {
-                gemvs.insert(at, ring);
+                let eight = insert_ring(p, gemvs, at, ring, rings.eight_rows);
                 emit_remark(
                     location,
                     &format!(
-                        "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring, which fills with weight while the GEMV before it drains (that GEMV writes the rows this one reads and none of its weight)",
+                        "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring{eight}, which fills with weight while the GEMV before it drains (that GEMV writes the rows this one reads and none of its weight)",
                         ring.takes(),
                         ring.unroll
                     ),
@@ -598,11 +642,11 @@ fn with_wgmma_ring(
     };
     match p.kernel.short_grid_wgmma(gemvs, short) {
         Ok((at, blocks)) => {
-            gemvs.insert(at, short);
+            let eight = insert_ring(p, gemvs, at, short, rings.eight_rows);
             emit_remark(
                 location,
                 &format!(
-                    "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
+                    "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring{eight}: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
                     short.takes(),
                     short.unroll
                 ),

@@ -98,6 +98,10 @@ pub struct Args {
     /// where the chip has wgmma (`wgmma-gemv-after-gemv`): on unless
     /// `--no-matmul-wgmma-gemv-after-gemv`.
     pub matmul_wgmma_gemv_after_gemv: bool,
+    /// Those two rings take calls of 2 to 8 rows with their 8-row kernel
+    /// (`wgmma-gemv-eight-rows`): on unless
+    /// `--no-matmul-wgmma-gemv-eight-rows`.
+    pub matmul_wgmma_gemv_eight_rows: bool,
     pub matmul_wgmma_gemv_evict_first: bool,
     pub split_k_slices: u64,
     pub split_k_min_k: u64,
@@ -344,6 +348,13 @@ struct Cli {
     /// 0.6-0.8 µs less with it at 8-16 rows).
     #[arg(long)]
     no_matmul_wgmma_gemv_after_gemv: bool,
+    /// On sm_90a, the 16-row wgmma rings (short grids, and behind the GEMV
+    /// before) take calls of 2 to 8 rows too, instead of an 8-row kernel of
+    /// the same ring (m64n8k16; on one H200 the Llama-3-8B down projection
+    /// of a TP-2 rank alone took 16.3-16.5 µs at 2-8 rows with it against
+    /// 16.7-17.0).
+    #[arg(long)]
+    no_matmul_wgmma_gemv_eight_rows: bool,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -468,6 +479,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_wgmma_gemv_stages: cli.matmul_wgmma_gemv_stages,
         matmul_wgmma_gemv_short: cli.chip.has_wgmma() && !cli.no_matmul_wgmma_gemv_short,
         matmul_wgmma_gemv_after_gemv: cli.chip.has_wgmma() && !cli.no_matmul_wgmma_gemv_after_gemv,
+        matmul_wgmma_gemv_eight_rows: !cli.no_matmul_wgmma_gemv_eight_rows,
         matmul_wgmma_gemv_evict_first: !cli.no_matmul_wgmma_gemv_evict_first,
         split_k_slices: cli.split_k_slices,
         split_k_min_k: cli.split_k_min_k,
@@ -648,6 +660,14 @@ mod tests {
             "--no-matmul-wgmma-gemv-after-gemv",
         ];
         assert!(!parse_strs(&off).unwrap().matmul_wgmma_gemv_after_gemv);
+        // Their 8-row kernels: on unless turned off.
+        assert!(hopper.matmul_wgmma_gemv_eight_rows);
+        let off = [
+            "a.mlir",
+            "--chip=sm_90a",
+            "--no-matmul-wgmma-gemv-eight-rows",
+        ];
+        assert!(!parse_strs(&off).unwrap().matmul_wgmma_gemv_eight_rows);
     }
 
     #[test]

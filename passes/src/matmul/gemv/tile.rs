@@ -347,6 +347,25 @@ impl GemvTile {
         ..GemvTile::SHORT_WGMMA
     };
 
+    /// The 8-row kernel of a 16-row wgmma ring (`wgmma-gemv-eight-rows`):
+    /// the same ring for calls of up to 8 rows, each step one m64n8k16
+    /// (half the multiplies of m64n16k16) on `a`'s boxes of 8 rows. On one
+    /// H200 (world size 1, 3 weight copies) the Llama-3-8B down projection
+    /// of a TP-2 rank alone (programmatic launch off, medians of 6 rounds)
+    /// took 16.3, 16.5 and 16.4 µs at 2, 4 and 8 rows against the 16-row
+    /// kernel's 16.8, 16.7 and 17.0 (cuBLAS, whose own kernel there is
+    /// 64x8: 16.1, 16.2, 16.3); the decoder half-layers 0.35-0.8 µs less
+    /// at 2-8 rows at TP 2's and TP 8's widths, the MLP block 0.5 µs less
+    /// at 2 rows and within 0.15 at 4 and 8
+    /// (bench/results/2026-11-29-eight-row-wgmma-h200.md).
+    pub fn eight_row_kernel(&self) -> GemvTile {
+        GemvTile {
+            rows: 8,
+            calls: 8,
+            ..*self
+        }
+    }
+
     /// Whether the TMA streams the weight (`Tma`, `Wgmma`): the kernel
     /// then takes each weight's descriptor from the runtime as an extra
     /// parameter, and a call runs it only where the runtime has them.
