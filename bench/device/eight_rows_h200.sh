@@ -16,14 +16,7 @@ layer_checks_setup
 nvidia_libraries
 export CUDA_VISIBLE_DEVICES=0
 if part alone; then
-  for round in $(seq 1 "${ROUNDS:-6}"); do
-    for v in "generated mlpH" "generated mlp" "library mlp"; do
-      set -- $v
-      echo "== round $round $2 $1"
-      SYMM_MATMUL=$1 SYMM_PDL=0 py "$L/lib$2_4096x7168.so" 4096 7168 --tokens 2,8 --profile 2,4,8,16 \
-        --profile-copies 3 2>&1 | grep -E "us wall|wgmma|nvjet.*tss|FAIL|PASS"
-    done
-  done 2>&1 | tee "$OUT/alone.log"
+  down_alone "mlpH mlp" 2,4,8,16 | tee "$OUT/alone.log"
 fi
 if part timing; then
   ROUNDS=2 blocks_ab "mlpH:decH mlp:dec" 2,4,8,16 2,4,8,16 2>&1 | grep -v Warning | tee "$OUT/timing.log"

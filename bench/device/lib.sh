@@ -112,6 +112,23 @@ variant_rounds() {
     done
   done
 }
+# The down projection alone (programmatic launch off, CUDA graph, 3 weight
+# copies) in build $B's MLP blocks $L/lib<v>_4096x7168.so for each v of $1
+# forced generated, then cuBLAS's (the first block forced to the library),
+# at the rows $2 (checked at 2 and 8 first), ROUNDS rounds (6); the kernel
+# lines only: down_alone "mlpH mlp" 2,4,8,16.
+down_alone() {
+  local round v first=${1%% *}
+  for round in $(seq 1 "${ROUNDS:-6}"); do
+    for v in $1 library; do
+      local way=generated layer=$v
+      [[ $v == library ]] && way=library layer=$first
+      echo "== round $round $layer $way"
+      SYMM_MATMUL=$way SYMM_PDL=0 py "$L/lib${layer}_4096x7168.so" 4096 7168 --tokens 2,8 --profile "$2" \
+        --profile-copies 3 2>&1 | grep -E "us wall|wgmma|nvjet.*tss|FAIL|PASS"
+    done
+  done
+}
 # Kernels per call (CUDA graph, 3 weight copies, forced generated,
 # programmatic launch on) of build $B's MLP block 4096/7168 at the rows
 # $2 and its decoders (TP 2's and TP 8's widths) at the rows $3, for each
