@@ -125,7 +125,7 @@ down_alone() {
       [[ $v == library ]] && way=library layer=$first
       echo "== round $round $layer $way"
       SYMM_MATMUL=$way SYMM_PDL=0 py "$L/lib${layer}_4096x7168.so" 4096 7168 --tokens 2,8 --profile "$2" \
-        --profile-copies 3 2>&1 | grep -E "us wall|wgmma|nvjet.*tss|FAIL|PASS"
+        --profile-copies 3 2>&1 | grep -E "us wall|symm_matmul_1_|nvjet.*tss|FAIL|PASS"
     done
   done
 }
