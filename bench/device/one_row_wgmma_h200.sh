@@ -4,7 +4,7 @@
 # runtime and symm-launch in DIR (from a matmul_build.sh DIR), then
 #   bench/device/baseline_layers.sh DIR mlp dec
 #   SYMM_EXP_ONE=1 bench/device/baseline_layers.sh DIR mlpO decO
-# with bench/device/one_row.patch applied: insert_ring puts the 8-row kernel at
+# with bench/device/eight_one_row.patch applied: insert_ring puts the 8-row kernel at
 # the front of the GEMVs where SYMM_EXP_ONE is set (so it takes calls of
 # 1 row too). Runs: the down projection alone at 1 and 2 rows (down_alone,
 # 3 rounds), then the MLP block and TP 8's decoder at 1 row, each way.
