@@ -527,23 +527,53 @@ mod tests {
         assert!(tma.tiling_problem(1).unwrap().contains("only the wgmma"));
     }
 
+    /// A ring's stages and weight rows, and a shape: `(stages,
+    /// stage_rows, shape)`, for the properties below.
+    fn rings() -> impl proptest::strategy::Strategy<Value = (u64, u64, GemvShape)> {
+        use proptest::strategy::Strategy;
+        (2u64..11, 1u64..5, 1u64..600, 1u64..3).prop_map(|(stages, pieces, k_steps, weights)| {
+            let shape = GemvShape {
+                k: k_steps * 16,
+                weights,
+                staged: false,
+                streamed: false,
+                column_bytes: 0,
+            };
+            (stages, pieces * 64, shape)
+        })
+    }
+
     proptest::proptest! {
+        /// A 16-row ring's 8-row kernel runs wherever the ring does (the
+        /// pass puts it before the ring without asking again), in less
+        /// shared memory.
+        #[test]
+        fn the_eight_row_kernel_runs_where_its_ring_does(
+            (stages, stage_rows, shape) in rings(),
+            after_gemv in proptest::bool::ANY,
+        ) {
+            let base = if after_gemv { GemvTile::AFTER_GEMV_WGMMA } else { GemvTile::SHORT_WGMMA };
+            let ring = GemvTile { unroll: stages, stage_rows, ..base };
+            if ring.problem(&shape).is_none() {
+                let eight = ring.eight_row_kernel();
+                proptest::prop_assert_eq!(eight.problem(&shape), None);
+                proptest::prop_assert!(eight.shared_bytes(&shape) < ring.shared_bytes(&shape));
+            }
+        }
+
         /// An accepted tiling's regions fit its shared memory: the sums
         /// where the ring was, the barriers after the ring's slack.
         #[test]
         fn accepted_wgmma_layouts_fit(
             row_steps in 1u64..17,
-            stages in 2u64..9,
-            pieces in 1u64..5,
-            k_steps in 1u64..600,
+            (stages, stage_rows, shape) in rings(),
         ) {
             let tile = GemvTile {
                 rows: row_steps * 8,
                 unroll: stages,
-                stage_rows: pieces * 64,
+                stage_rows,
                 ..GemvTile::SINGLE_WGMMA
             };
-            let shape = GemvShape { k: k_steps * 16, weights: 1, staged: false, streamed: false, column_bytes: 0 };
             if tile.problem(&shape).is_none() {
                 let layout = RingLayout::of(&tile, &shape);
                 proptest::prop_assert!(tile.rows * 64 * 4 <= layout.barriers);
