@@ -6,7 +6,7 @@
 //! fragments), with A and B swapped: the block's 64 weight columns are
 //! `wgmma`'s M (the weight tile, M-major: its rows of K hold 64 columns
 //! each) and the call's rows of `a` its N (K-major), so a kernel for calls
-//! of up to 8 to 128 rows (`GemvTile::rows`, a multiple of 8) runs one
+//! of up to `GemvTile::rows` rows (8 to 128, a multiple of 8) runs one
 //! `m64n<rows>k16` per 16 rows of K.
 //!
 //! On one H200 (bench/gemv_probe/wgmma_gemm.cu, the same design) the
