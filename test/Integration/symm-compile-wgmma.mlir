@@ -45,6 +45,20 @@
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/no8.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-eight-rows
 // RUN: grep -q symm_matmul_1_wgmma16 %t/no8.ptx
 // RUN: not grep -q "wgmma8\|m64n8k16" %t/no8.ptx
+// --matmul-wgmma-gemv-cluster 2 runs those kernels in clusters of 2 that
+// share `a` by TMA multicast (the pass's lit test shows how); 3 is refused.
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/cluster.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv-cluster 2
+// RUN: FileCheck %s --check-prefix=CLUSTER < %t/cluster.ptx
+// CLUSTER-LABEL: .visible .entry symm_matmul_1_wgmma8(
+// CLUSTER: .reqnctapercluster 2, 1, 1
+// CLUSTER: barrier.cluster.arrive.aligned;
+// CLUSTER: multicast::cluster
+// CLUSTER: mapa.shared::cluster
+// CLUSTER: mbarrier.arrive.shared::cluster.b64 _,
+// CLUSTER-LABEL: .visible .entry symm_matmul_1_wgmma16(
+// CLUSTER: .reqnctapercluster 2, 1, 1
+// RUN: not %symm-compile %examples/llama_mlp.mlir -o %t/cluster3.o --chip sm_90a --matmul-wgmma-gemv-cluster 3 2>&1 | FileCheck %s --check-prefix=CLUSTER3
+// CLUSTER3: error: symm-linalg-matmul-to-gpu: wgmma-gemv-cluster = 3: blocks of a cluster that share `a`, 1, 2 or 4
 // A single matmul whose register GEMV runs a short grid (the decoder's
 // o_proj: 64 blocks) gets the 16-row wgmma GEMV with an 8-stage ring (160 KB
 // of stages) too, and only it of the matmuls that read no GEMV's output:

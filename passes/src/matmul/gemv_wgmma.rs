@@ -49,6 +49,18 @@
 //! every thread writes whole output elements through the epilogue
 //! (`Gemv::write_out`).
 //!
+//! In thread-block clusters (`GemvTile::cluster`, `wgmma-gemv-cluster`:
+//! opt-in, not measured yet) the blocks side by side along the column
+//! bands share `a`: piece p of a stage's `a` is block p mod N's, which
+//! copies it by TMA multicast into every block of the cluster (each
+//! completing the bytes on its own `full` barrier), so L2 serves `a` once a
+//! cluster, as in cuBLAS's kernel for the down projection (session 43's
+//! ncu: 8 MB of L2 reads less at 16 rows). Each stage's `empty` barrier
+//! then counts every block's consumers, which release the stage in all of
+//! them (`mapa`, then `mbarrier.arrive` on the cluster's window), so no
+//! producer refills a stage another block still reads; the blocks meet
+//! as a cluster after their barriers' set-up and before they leave.
+//!
 //! The descriptors come from the runtime (`symm_mem.tensor_map`): the
 //! weight's (made once) and that of the call's rows of `a` (made once per
 //! row count, outside a CUDA-graph capture), as extra kernel parameters.
@@ -116,6 +128,13 @@ pub(super) fn tiling_problem(tile: &GemvTile) -> Option<String> {
     if tile.unroll < 2 {
         return Some("the wgmma ring needs at least 2 stages".into());
     }
+    let pieces = tile.stage_rows / A_ROW_ELEMENTS;
+    if !GemvTile::CLUSTERS.contains(&tile.cluster) || !pieces.is_multiple_of(tile.cluster) {
+        return Some(format!(
+            "clusters of {} blocks: 1, 2 or 4 that split a stage's {pieces} piece(s) of `a` evenly",
+            tile.cluster
+        ));
+    }
     if !(1..=MAX_ACCUMULATORS).contains(&tile.accumulators) {
         return Some(format!(
             "{} wgmma accumulator sets: 1 to {MAX_ACCUMULATORS}",
@@ -140,6 +159,13 @@ pub(super) fn matmul_problem(k: &SkinnyMatmul, tile: GemvTile) -> Option<String>
     }
     if k.slices > 1 && k.a_slice != k.k {
         return Some("split-K slices of `a` that are not side by side in its rows".into());
+    }
+    let bands = k.gemv_grid(tile).0;
+    if !bands.is_multiple_of(tile.cluster) {
+        return Some(format!(
+            "its {bands} column bands do not split into clusters of {}",
+            tile.cluster
+        ));
     }
     slices_problem(k, tile, "wgmma")
 }
@@ -235,12 +261,22 @@ impl<'c> Gemv<'_, 'c> {
             self.prefetch_rows(e, &weights, tid, column_start);
         }
         let shared = e.dynamic_shared();
+        // In a cluster (`GemvTile::cluster`) each stage's `empty` barrier
+        // counts every block's consumers: a block's multicast of `a`
+        // writes the stage in all of them.
+        let cluster = tile.cluster;
         let ring = Ring::new(
             e,
             (0, layout.stage, stages),
             layout.barriers,
-            (1, CONSUMER_WARPS as i64),
+            (1, (CONSUMER_WARPS * cluster) as i64),
         );
+        // The cluster's barriers are initialized before any block copies
+        // into or arrives on another's.
+        let rank = (cluster > 1).then(|| {
+            e.cluster_sync();
+            e.extui(e.cluster_rank(), i64)
+        });
 
         let slice = e.cast(e.block_id_y(), i64);
         let first_row = e.mul(slice, self.c(k.k));
@@ -259,7 +295,9 @@ impl<'c> Gemv<'_, 'c> {
             for (j, descriptor) in descriptors.iter().enumerate() {
                 let dst = e.byte_offset(stage, self.c(j as u64 * weight_bytes));
                 match policy {
-                    Some(policy) => e.tma_load_2d_hinted(dst, *descriptor, at, bar, policy),
+                    Some(policy) => {
+                        e.tma_load_2d_with(dst, *descriptor, at, bar, (Some(policy), None))
+                    }
                     None => e.tma_load_2d(dst, *descriptor, at, bar),
                 }
             }
@@ -271,11 +309,22 @@ impl<'c> Gemv<'_, 'c> {
             let k0 = e.mul(it, self.c(tile.stage_rows));
             // `a`'s columns of the stage: its slice starts at column
             // slice x K of its rows.
+            // In a cluster, piece p is block p mod cluster's, multicast to
+            // every block (the same offset, each block's own barrier).
             for piece in 0..a_pieces {
                 let dst = e.byte_offset(stage, self.c(layout.a + piece * layout.a_piece));
                 let column = e.add(e.add(first_row, k0), self.c(piece * A_ROW_ELEMENTS));
                 let at = (e.trunci(column, i32), e.c32(0));
-                e.tma_load_2d(dst, a_descriptor, at, bar);
+                match rank {
+                    None => e.tma_load_2d(dst, a_descriptor, at, bar),
+                    Some(rank) => {
+                        let mine = e.cmp(CmpiPredicate::Eq, rank, self.c(piece % cluster));
+                        e.when(mine, |e| {
+                            let every = e.constant(e.int_type(16), (1 << cluster) - 1);
+                            e.tma_load_2d_with(dst, a_descriptor, at, bar, (None, Some(every)));
+                        });
+                    }
+                }
             }
         };
 
@@ -356,7 +405,16 @@ impl<'c> Gemv<'_, 'c> {
                         );
                         e.when(release, |e| {
                             let before = e.rem(e.add(it, self.c(stages - 1)), self.c(stages));
-                            e.mbarrier_arrive(ring.empty(e, before));
+                            let empty = ring.empty(e, before);
+                            if rank.is_some() {
+                                // Released in every block of the cluster,
+                                // whose producers multicast into this one.
+                                for peer in 0..cluster {
+                                    e.mbarrier_arrive_in(empty, e.c32(peer as i64));
+                                }
+                            } else {
+                                e.mbarrier_arrive(empty);
+                            }
                         });
                         acc
                     },
@@ -400,6 +458,11 @@ impl<'c> Gemv<'_, 'c> {
         });
         e.sync_threads();
         self.write_out(m, out, column_start, shared);
+        if rank.is_some() {
+            // No block leaves while another may still arrive on its
+            // barriers.
+            e.cluster_sync();
+        }
     }
 }
 
@@ -488,6 +551,35 @@ mod tests {
             ..base
         };
         assert_eq!(tiling_problem(&four), None);
+    }
+
+    /// A cluster shares a stage's pieces of `a` evenly (1, 2 or 4 blocks);
+    /// only the wgmma GEMV takes one, and a remark names it.
+    #[test]
+    fn clusters_split_the_pieces_of_a_evenly() {
+        let ring = GemvTile::AFTER_GEMV_WGMMA;
+        assert_eq!(ring.cluster, 1);
+        assert_eq!(ring.cluster_note(), "");
+        for cluster in [2, 4] {
+            let wide = GemvTile {
+                cluster,
+                stage_rows: 256,
+                ..ring
+            };
+            assert_eq!(tiling_problem(&wide), None, "{cluster}");
+        }
+        let pair = GemvTile { cluster: 2, ..ring };
+        assert_eq!(tiling_problem(&pair), None);
+        assert_eq!(pair.cluster_note(), " in clusters of 2 sharing `a`");
+        let uneven = GemvTile { cluster: 4, ..ring };
+        assert!(tiling_problem(&uneven).unwrap().contains("2 piece(s)"));
+        let odd = GemvTile { cluster: 3, ..ring };
+        assert!(tiling_problem(&odd).unwrap().contains("1, 2 or 4"));
+        let tma = GemvTile {
+            cluster: 2,
+            ..GemvTile::SINGLE_TMA
+        };
+        assert!(tma.tiling_problem(1).unwrap().contains("only the wgmma"));
     }
 
     /// A ring's 8-row kernel is the same ring (its stages, sets, early

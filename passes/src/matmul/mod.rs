@@ -70,7 +70,10 @@ use melior::{
     Context,
     ir::{Attribute, BlockLike, BlockRef, OperationRef, ValueLike, operation::OperationLike},
 };
-use options::{after_gemv_wgmma_from, gemv_tiles_from, short_wgmma_from, tile_from, wave_sms_from};
+use options::{
+    after_gemv_wgmma_from, gemv_tiles_from, short_wgmma_from, tile_from, wave_sms_from,
+    wgmma_cluster_from,
+};
 use plan::{KernelChoices, Planned, describe};
 use symm_dialects::{emit_error, emit_remark};
 use tensor_core::TensorCore;
@@ -238,6 +241,12 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
             c"true",
         ),
         PassOption::new(
+            c"wgmma-gemv-cluster",
+            c"Every wgmma GEMV runs in thread-block clusters of this many blocks (1: none; 2 or 4, side by side along its column bands) that share the call's rows of `a`: each block copies its share of a stage's pieces of `a` by TMA multicast into all of them, so L2 serves `a` once a cluster. Not measured yet, off by default",
+            OptionKind::Int64,
+            c"1",
+        ),
+        PassOption::new(
             c"wgmma-gemv-few",
             c"With wgmma-gemv, calls of 2 to 16 rows run a 16-row wgmma GEMV too (before the tensor-core GEMV, which still takes them where there is no descriptor); otherwise it takes calls of 17 rows and more (a 64-row kernel up to 64, a 128-row one above)",
             OptionKind::Bool,
@@ -330,8 +339,10 @@ impl TypedPass for MatmulToGpu {
         module: OperationRef<'c, '_>,
         options: &PassOptions,
     ) -> Result<(), PassFailed> {
-        let tilings = tile_from(options)
-            .and_then(|t| Ok((t, gemv_tiles_from(options)?, wave_sms_from(options)?)));
+        let tilings = tile_from(options).and_then(|t| {
+            wgmma_cluster_from(options)?;
+            Ok((t, gemv_tiles_from(options)?, wave_sms_from(options)?))
+        });
         let rings = WgmmaRings {
             short: short_wgmma_from(options),
             after_gemv: after_gemv_wgmma_from(options),

@@ -276,10 +276,12 @@ pub(super) fn after_gemv_wgmma_from(options: &PassOptions) -> Option<GemvTile> {
 }
 
 /// `tile` (a wgmma GEMV) under the options every wgmma GEMV follows: its
-/// weight copies' L2 policy (`wgmma-gemv-evict-first`), and no prefetch
-/// without `prefetch`.
+/// weight copies' L2 policy (`wgmma-gemv-evict-first`), its cluster
+/// (`wgmma-gemv-cluster`), and no prefetch without `prefetch`.
 fn with_wgmma_policy(options: &PassOptions, tile: GemvTile) -> GemvTile {
     GemvTile {
+        // Checked by `wgmma_cluster_from` before any GEMV is built.
+        cluster: wgmma_cluster_from(options).unwrap_or(1),
         evict_first: options.flag("wgmma-gemv-evict-first"),
         prefetch: if options.flag("prefetch") {
             tile.prefetch
@@ -287,6 +289,18 @@ fn with_wgmma_policy(options: &PassOptions, tile: GemvTile) -> GemvTile {
             0
         },
         ..tile
+    }
+}
+
+/// The blocks of a cluster that share `a` in every wgmma GEMV
+/// (`wgmma-gemv-cluster`, `GemvTile::cluster`): 1 (none), 2 or 4.
+pub(super) fn wgmma_cluster_from(options: &PassOptions) -> Result<u64, PassError> {
+    let cluster = options.int("wgmma-gemv-cluster").unwrap_or(1);
+    match u64::try_from(cluster) {
+        Ok(cluster) if GemvTile::CLUSTERS.contains(&cluster) => Ok(cluster),
+        _ => Err(PassError::BadOption(format!(
+            "wgmma-gemv-cluster = {cluster}: blocks of a cluster that share `a`, 1, 2 or 4"
+        ))),
     }
 }
 

@@ -562,10 +562,11 @@ pub(super) fn describe(planned: &Planned<'_, '_>) -> String {
         .map(|g| {
             let (gx, gy) = k.gemv_grid(*g);
             format!(
-                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads{})",
+                " (up to {} row(s): the GEMV @{}, {gx}x{gy} blocks of {} threads{}{})",
                 g.takes(),
                 k.gemv_name(*g),
                 g.threads(k.weights),
+                g.cluster_note(),
                 k.gemv_band_note(*g)
             )
         })

@@ -59,14 +59,29 @@ pub trait TensorCore<'c> {
     /// to a `CUtensorMap`) describes into shared `dst`, and completes its
     /// bytes on `bar`.
     fn tma_load_2d(&self, dst: Val<'c>, descriptor: Val<'c>, at: (Val<'c>, Val<'c>), bar: Val<'c>);
-    /// `tma_load_2d` with an L2 cache policy (an i64, `l2_evict_first`).
-    fn tma_load_2d_hinted(
+    /// `barrier.cluster.arrive.aligned` then `barrier.cluster.wait.aligned`
+    /// (release, then acquire): every thread of the cluster's blocks meets,
+    /// and what each did before (its mbarriers' initialization too) is
+    /// visible to all after. Every thread of the block must reach it.
+    fn cluster_sync(&self);
+    /// `%cluster_ctarank`: this block's rank in its cluster (i32).
+    fn cluster_rank(&self) -> Val<'c>;
+    /// `mapa` then `mbarrier.arrive.shared::cluster`: this thread arrives
+    /// on the mbarrier at shared `bar`'s offset in the block of rank
+    /// `rank` (an i32) of its cluster.
+    fn mbarrier_arrive_in(&self, bar: Val<'c>, rank: Val<'c>);
+    /// `tma_load_2d` with `options` (policy, multicast): an L2 cache policy
+    /// (an i64, `l2_evict_first`), and a multicast (`.multicast::cluster`) to the
+    /// blocks of the cluster whose rank's bit the mask (an i16) sets, the
+    /// box landing at `dst`'s offset in each block's shared memory and
+    /// completing its bytes on each block's own mbarrier at `bar`'s offset.
+    fn tma_load_2d_with(
         &self,
         dst: Val<'c>,
         descriptor: Val<'c>,
         at: (Val<'c>, Val<'c>),
         bar: Val<'c>,
-        policy: Val<'c>,
+        options: (Option<Val<'c>>, Option<Val<'c>>),
     );
     /// `createpolicy.fractional.L2::evict_first.b64`: an L2 cache policy
     /// (i64) under which the lines a copy brings in go first, for a stream
@@ -141,26 +156,29 @@ fn tma_load<'c>(
     descriptor: Val<'c>,
     (x, y): (Val<'c>, Val<'c>),
     bar: Val<'c>,
-    policy: Option<Val<'c>>,
+    (policy, multicast): (Option<Val<'c>>, Option<Val<'c>>),
 ) {
     let cluster = llvm::r#type::pointer(e.ctx, SHARED_CLUSTER);
     let dst = e.one(ods::llvm::addrspacecast(e.ctx, cluster, dst, e.loc).into());
-    let builder = nvvm::CpAsyncBulkTensorGlobalToSharedClusterOperation::builder(e.ctx, e.loc)
+    let mut builder = nvvm::CpAsyncBulkTensorGlobalToSharedClusterOperation::builder(e.ctx, e.loc)
         .dst_mem(dst)
         .tma_descriptor(descriptor)
         .coordinates(&[x, y])
         .mbar(bar)
         .im_2_col_offsets(&[]);
-    let mut op: melior::ir::Operation = match policy {
-        Some(policy) => builder.l_2_cache_hint(policy).build().into(),
-        None => builder.build().into(),
-    };
+    if let Some(mask) = multicast {
+        builder = builder.multicast_mask(mask);
+    }
+    if let Some(policy) = policy {
+        builder = builder.l_2_cache_hint(policy);
+    }
+    let mut op: melior::ir::Operation = builder.build().into();
     // dstMem, tmaDescriptor, coordinates, mbar, im2colOffsets,
     // multicastMask, l2CacheHint, predicate.
-    let hint = i32::from(policy.is_some());
+    let (mask, hint) = (i32::from(multicast.is_some()), i32::from(policy.is_some()));
     op.set_attribute(
         "operandSegmentSizes",
-        DenseI32ArrayAttribute::new(e.ctx, &[1, 1, 2, 1, 0, 0, hint, 0]).into(),
+        DenseI32ArrayAttribute::new(e.ctx, &[1, 1, 2, 1, 0, mask, hint, 0]).into(),
     );
     e.push(op);
 }
@@ -245,18 +263,48 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
     }
 
     fn tma_load_2d(&self, dst: Val<'c>, descriptor: Val<'c>, at: (Val<'c>, Val<'c>), bar: Val<'c>) {
-        tma_load(self, dst, descriptor, at, bar, None);
+        tma_load(self, dst, descriptor, at, bar, (None, None));
     }
 
-    fn tma_load_2d_hinted(
+    fn cluster_sync(&self) {
+        let aligned = melior::ir::Attribute::unit(self.ctx);
+        let arrive = nvvm::ClusterArriveOperation::builder(self.ctx, self.loc)
+            .aligned(aligned)
+            .build();
+        self.push(arrive.into());
+        let wait = nvvm::ClusterWaitOperation::builder(self.ctx, self.loc)
+            .aligned(aligned)
+            .build();
+        self.push(wait.into());
+    }
+
+    fn cluster_rank(&self) -> Val<'c> {
+        let op = nvvm::ClusterIdOperation::builder(self.ctx, self.loc)
+            .res(self.i32())
+            .build();
+        self.one(op.into())
+    }
+
+    fn mbarrier_arrive_in(&self, bar: Val<'c>, rank: Val<'c>) {
+        let cluster = llvm::r#type::pointer(self.ctx, SHARED_CLUSTER);
+        let mapa = nvvm::MapaOperation::builder(self.ctx, self.loc)
+            .res(cluster)
+            .a(bar)
+            .b(rank)
+            .build();
+        let remote = self.one(mapa.into());
+        self.mbarrier_arrive(remote);
+    }
+
+    fn tma_load_2d_with(
         &self,
         dst: Val<'c>,
         descriptor: Val<'c>,
         at: (Val<'c>, Val<'c>),
         bar: Val<'c>,
-        policy: Val<'c>,
+        options: (Option<Val<'c>>, Option<Val<'c>>),
     ) {
-        tma_load(self, dst, descriptor, at, bar, Some(policy));
+        tma_load(self, dst, descriptor, at, bar, options);
     }
 
     fn l2_evict_first(&self) -> Val<'c> {

@@ -20,6 +20,10 @@
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-stages=1})' 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
 // RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wave-sms=0})' 2>&1 | FileCheck %s --check-prefix=SMS
 // SMS: error: symm-linalg-matmul-to-gpu: wave-sms = 0: the SMs of the GPU the kernels run on, 1 to 1024
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv-cluster=3})' 2>&1 | FileCheck %s --check-prefix=WGMMA-CLUSTER
+// RUN: not symm-opt %s -split-input-file --pass-pipeline='builtin.module(symm-linalg-matmul-to-gpu{wgmma-gemv=true wgmma-gemv-stage-rows=64 wgmma-gemv-cluster=2})' 2>&1 | FileCheck %s --check-prefix=WGMMA-CLUSTER-PIECES
+// WGMMA-CLUSTER: error: symm-linalg-matmul-to-gpu: wgmma-gemv-cluster = 3: blocks of a cluster that share `a`, 1, 2 or 4
+// WGMMA-CLUSTER-PIECES: error: symm-linalg-matmul-to-gpu: clusters of 2 blocks: 1, 2 or 4 that split a stage's 1 piece(s) of `a` evenly
 // MMA-AHEAD: error: symm-linalg-matmul-to-gpu: mma-gemv-ahead = -1 must be positive
 // WGMMA-PREFETCH: error: symm-linalg-matmul-to-gpu: wgmma-gemv-prefetch = -5 must be positive
 // WGMMA-ROWS: error: symm-linalg-matmul-to-gpu: wgmma-gemv-max-rows = 200: the wgmma GEMV takes calls of up to 17 to 128 rows (2 to 16 with wgmma-gemv-few)

@@ -102,6 +102,9 @@ pub struct Args {
     /// (`wgmma-gemv-eight-rows`): on unless
     /// `--no-matmul-wgmma-gemv-eight-rows`.
     pub matmul_wgmma_gemv_eight_rows: bool,
+    /// The blocks of a cluster that share `a` in the wgmma GEMVs
+    /// (`wgmma-gemv-cluster`): 1 (none) unless asked for.
+    pub matmul_wgmma_gemv_cluster: u64,
     pub matmul_wgmma_gemv_evict_first: bool,
     pub split_k_slices: u64,
     pub split_k_min_k: u64,
@@ -355,6 +358,13 @@ struct Cli {
     /// 16.7-17.0).
     #[arg(long)]
     no_matmul_wgmma_gemv_eight_rows: bool,
+    /// The wgmma GEMVs (on sm_90a the rings above) run in thread-block
+    /// clusters of N blocks (2 or 4; 1: none) that share the call's rows
+    /// of `a`: each block copies its share of a stage's `a` by TMA
+    /// multicast into every block of the cluster, as cuBLAS's kernel for
+    /// the down projection does. Not measured yet.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    matmul_wgmma_gemv_cluster: u64,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -480,6 +490,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, clap::Erro
         matmul_wgmma_gemv_short: cli.chip.has_wgmma() && !cli.no_matmul_wgmma_gemv_short,
         matmul_wgmma_gemv_after_gemv: cli.chip.has_wgmma() && !cli.no_matmul_wgmma_gemv_after_gemv,
         matmul_wgmma_gemv_eight_rows: !cli.no_matmul_wgmma_gemv_eight_rows,
+        matmul_wgmma_gemv_cluster: cli.matmul_wgmma_gemv_cluster,
         matmul_wgmma_gemv_evict_first: !cli.no_matmul_wgmma_gemv_evict_first,
         split_k_slices: cli.split_k_slices,
         split_k_min_k: cli.split_k_min_k,
@@ -668,6 +679,10 @@ mod tests {
             "--no-matmul-wgmma-gemv-eight-rows",
         ];
         assert!(!parse_strs(&off).unwrap().matmul_wgmma_gemv_eight_rows);
+        // Clusters that share `a`: none unless asked for.
+        assert_eq!(hopper.matmul_wgmma_gemv_cluster, 1);
+        let pairs = ["a.mlir", "--chip=sm_90a", "--matmul-wgmma-gemv-cluster=2"];
+        assert_eq!(parse_strs(&pairs).unwrap().matmul_wgmma_gemv_cluster, 2);
     }
 
     #[test]

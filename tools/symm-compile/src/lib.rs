@@ -51,7 +51,7 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
     );
     // The wgmma GEMV: `args::parse` refused it for a chip without wgmma.
     let wgmma = format!(
-        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={} wgmma-gemv-prefetch={} wgmma-gemv-stages={} wgmma-gemv-evict-first={} wgmma-gemv-short={} wgmma-gemv-after-gemv={} wgmma-gemv-eight-rows={}",
+        "wgmma-gemv={} wgmma-gemv-few={} wgmma-gemv-max-rows={} wgmma-gemv-prefetch={} wgmma-gemv-stages={} wgmma-gemv-evict-first={} wgmma-gemv-short={} wgmma-gemv-after-gemv={} wgmma-gemv-eight-rows={} wgmma-gemv-cluster={}",
         args.matmul_wgmma_gemv,
         args.matmul_wgmma_gemv_few,
         args.matmul_wgmma_gemv_max_rows,
@@ -60,7 +60,8 @@ fn pipeline(args: &Args, libdevice: Option<&str>) -> String {
         args.matmul_wgmma_gemv_evict_first,
         args.matmul_wgmma_gemv_short,
         args.matmul_wgmma_gemv_after_gemv,
-        args.matmul_wgmma_gemv_eight_rows
+        args.matmul_wgmma_gemv_eight_rows,
+        args.matmul_wgmma_gemv_cluster
     );
     format!(
         "builtin.module(func.func(symm-mem-to-dps{fuse},\

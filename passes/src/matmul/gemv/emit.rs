@@ -6,10 +6,12 @@ use super::tile::{Engine, GemvTile, HELD_VECTORS, MMA_COLUMNS, PIECE};
 use crate::PassError;
 use crate::collectives::emit::Emitter;
 use crate::collectives::emit::{Blk, Val};
+use crate::ir::melior_ext::OperationExt;
 use crate::ir::scalar::Scalar;
 use crate::matmul::kernel::{RowScaleFunctions, SkinnyMatmul};
 use crate::matmul::tensor_core::TensorCore;
 use melior::dialect::{arith::CmpiPredicate, ods};
+use melior::ir::attribute::DenseI32ArrayAttribute;
 
 impl SkinnyMatmul {
     /// Appends the GEMV kernel (the tensor-core kernel's parameters, then
@@ -36,7 +38,7 @@ impl SkinnyMatmul {
             // The all-reduce's pool, and whether to send (`lamport_send`).
             parameters.extend([e.pool(), e.int_type(32)]);
         }
-        e.kernel(
+        let kernel = e.kernel(
             module,
             &self.gemv_name(tile),
             &parameters,
@@ -60,6 +62,12 @@ impl SkinnyMatmul {
                 }
             },
         );
+        if tile.cluster > 1 {
+            // `.reqnctapercluster`: the blocks that share `a` run as one
+            // cluster, side by side along the grid's x.
+            let dims = DenseI32ArrayAttribute::new(e.ctx, &[tile.cluster as i32, 1, 1]);
+            kernel.set_attribute_to("nvvm.cluster_dim", dims.into());
+        }
         Ok(())
     }
 }

@@ -113,6 +113,13 @@ pub struct GemvTile {
     /// loop; 1 for the other engines. Two sets halve the chain of dependent
     /// `wgmma`s each stage adds to one set.
     pub accumulators: u64,
+    /// With `wgmma`: the blocks of a thread-block cluster (side by side in
+    /// the grid's column bands, one slice) that share the call's rows of
+    /// `a`: each copies its share of a stage's pieces of `a` by TMA
+    /// multicast into every block of the cluster, so L2 serves `a` once a
+    /// cluster rather than once a block (`wgmma-gemv-cluster`); 1 (none)
+    /// for the other engines.
+    pub cluster: u64,
 }
 
 impl GemvTile {
@@ -136,6 +143,7 @@ impl GemvTile {
         norm_in_loop: false,
         fills_before_wait: false,
         accumulators: 1,
+        cluster: 1,
     };
     /// The pair's and the single matmul's tilings: the fastest of a sweep
     /// of the generated kernels at the TP-2 Llama-3-8B shapes on one H200
@@ -347,6 +355,11 @@ impl GemvTile {
         ..GemvTile::SHORT_WGMMA
     };
 
+    /// The cluster sizes a wgmma GEMV takes (`GemvTile::cluster`):
+    /// powers of two within the portable cluster of 8 that split a stage's
+    /// two 64-element pieces of `a` (at most 4, for stages of 256 rows).
+    pub const CLUSTERS: [u64; 3] = [1, 2, 4];
+
     /// The 8-row kernel of a 16-row wgmma ring (`wgmma-gemv-eight-rows`):
     /// the same ring for calls of up to 8 rows, each step one m64n8k16
     /// (half the multiplies of m64n16k16) on `a`'s boxes of 8 rows. On one
@@ -363,6 +376,14 @@ impl GemvTile {
             rows: 8,
             calls: 8,
             ..*self
+        }
+    }
+
+    /// What a remark says of the GEMV's cluster (`cluster`), if it has one.
+    pub fn cluster_note(&self) -> String {
+        match self.cluster {
+            1 => String::new(),
+            cluster => format!(" in clusters of {cluster} sharing `a`"),
         }
     }
 
@@ -518,6 +539,12 @@ impl GemvTile {
             return Some(format!(
                 "{} accumulator sets: only the wgmma GEMV takes more than one",
                 self.accumulators
+            ));
+        }
+        if self.engine != Engine::Wgmma && self.cluster != 1 {
+            return Some(format!(
+                "clusters of {} blocks: only the wgmma GEMV shares `a` in clusters",
+                self.cluster
             ));
         }
         if self.engine == Engine::Tma {
