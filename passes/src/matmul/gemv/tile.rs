@@ -355,9 +355,10 @@ impl GemvTile {
         ..GemvTile::SHORT_WGMMA
     };
 
-    /// The cluster sizes a wgmma GEMV takes (`GemvTile::cluster`):
-    /// powers of two within the portable cluster of 8 that split a stage's
-    /// two 64-element pieces of `a` (at most 4, for stages of 256 rows).
+    /// The cluster sizes a wgmma GEMV takes (`GemvTile::cluster`): powers
+    /// of two within the portable cluster of 8, at most the 64-element
+    /// pieces of `a` a stage has (2 for stages of 128 rows, 4 for 256),
+    /// which the blocks split evenly (`gemv_wgmma::tiling_problem`).
     pub const CLUSTERS: [u64; 3] = [1, 2, 4];
 
     /// The 8-row kernel of a 16-row wgmma ring (`wgmma-gemv-eight-rows`):
