@@ -16,18 +16,7 @@ layer_checks_setup
 nvidia_libraries
 export CUDA_VISIBLE_DEVICES=0
 if part timing; then
-  for round in $(seq 1 ${ROUNDS:-2}); do
-    for v in mlpH mlp; do
-      echo "== ${v} round $round"
-      SYMM_MATMUL=generated run py "$L/lib${v}_4096x7168.so" 4096 7168 --profile 2,8,9,16 --profile-copies 3
-    done
-    for w in 4096x2048x7168 4096x512x1792; do
-      for v in decH dec; do
-        echo "== ${v}_$w round $round"
-        SYMM_MATMUL=generated dec_py "${v}_$w" "$w" --profile 2,8,16 --profile-copies 3
-      done
-    done
-  done 2>&1 | grep -v Warning | tee "$OUT/timing.log"
+  blocks_ab "mlpH:decH mlp:dec" 2,8,9,16 2,8,16 2>&1 | grep -v Warning | tee "$OUT/timing.log"
 fi
 if part alone; then
   for v in "generated mlpH" "generated mlp" "library mlp"; do

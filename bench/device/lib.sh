@@ -133,7 +133,8 @@ down_alone() {
 # programmatic launch on) of build $B's MLP block 4096/7168 at the rows
 # $2 and its decoders (TP 2's and TP 8's widths) at the rows $3, for each
 # pair "MLP:DECODER" of layer prefixes in $1 (say "mlpH:decH mlp:dec":
-# $L/lib<MLP>_4096x7168.so, lib<DECODER>_<widths>.so), ROUNDS rounds (2):
+# $L/lib<MLP>_4096x7168.so, lib<DECODER>_<widths>.so; DECODERS, "DxAxF ...",
+# replaces the widths), ROUNDS rounds (2):
 # blocks_ab "mlpH:decH mlp:dec" 2,8,16 2,8,16.
 blocks_ab() {
   local round pair w
@@ -142,7 +143,7 @@ blocks_ab() {
       echo "== ${pair%%:*} round $round"
       SYMM_MATMUL=generated run py "$L/lib${pair%%:*}_4096x7168.so" 4096 7168 --profile "$2" --profile-copies 3
     done
-    for w in 4096x2048x7168 4096x512x1792; do
+    for w in ${DECODERS:-4096x2048x7168 4096x512x1792}; do
       for pair in $1; do
         echo "== ${pair#*:}_$w round $round"
         SYMM_MATMUL=generated dec_py "${pair#*:}_$w" "$w" --profile "$3" --profile-copies 3

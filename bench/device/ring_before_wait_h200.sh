@@ -18,18 +18,7 @@ layer_checks_setup
 nvidia_libraries
 export CUDA_VISIBLE_DEVICES=0
 if part timing; then
-  for round in ${ROUNDS:-1 2}; do
-    for v in mlp0 mlp; do
-      echo "== ${v} round $round"
-      SYMM_MATMUL=generated run py "$L/lib${v}_4096x7168.so" 4096 7168 --profile 2,8,9,16 --profile-copies 3
-    done
-    for w in ${DECODERS:-4096x2048x7168 4096x512x1792}; do
-      for v in dec0 dec; do
-        echo "== ${v}_$w round $round"
-        SYMM_MATMUL=generated dec_py "${v}_$w" "$w" --profile 2,8,16 --profile-copies 3
-      done
-    done
-  done 2>&1 | grep -v Warning | tee "$OUT/timing.log"
+  blocks_ab "mlp0:dec0 mlp:dec" 2,8,9,16 2,8,16 2>&1 | grep -v Warning | tee "$OUT/timing.log"
 fi
 if part alone; then
   for way in generated library; do
