@@ -139,15 +139,6 @@ pub fn nvvm_wgmma_scale_in_one(context: &Context) -> Attribute<'_> {
     })
 }
 
-/// `#nvvm.mem_scope<cluster>`: an operation's ordering reaches the blocks
-/// of the cluster (a release on another block's mbarrier).
-pub fn nvvm_mem_scope_cluster(context: &Context) -> Attribute<'_> {
-    // SAFETY: a live context.
-    adopt(context, unsafe {
-        ffi::symmNvvmMemScopeClusterGet(context.to_raw())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,10 +177,6 @@ mod tests {
         assert_eq!(
             nvvm_wgmma_scale_in_one(&context).to_string(),
             "#nvvm.wgmma_scale_in<one>"
-        );
-        assert_eq!(
-            nvvm_mem_scope_cluster(&context).to_string(),
-            "#nvvm.mem_scope<cluster>"
         );
     }
 }

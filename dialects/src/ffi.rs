@@ -123,8 +123,6 @@ unsafe extern "C" {
     pub fn symmNvvmWgmmaScaleOutOneGet(ctx: MlirContext) -> MlirAttribute;
     /// `#nvvm.wgmma_scale_in<one>`.
     pub fn symmNvvmWgmmaScaleInOneGet(ctx: MlirContext) -> MlirAttribute;
-    /// `#nvvm.mem_scope<cluster>`.
-    pub fn symmNvvmMemScopeClusterGet(ctx: MlirContext) -> MlirAttribute;
     /// Drops the allocator memory space from every memref type in `op` and
     /// below, by a dialect conversion; false if it failed.
     pub fn symmMemStripAllocatorMemorySpaces(op: MlirOperation) -> bool;

@@ -54,7 +54,7 @@
 // CLUSTER: barrier.cluster.arrive.aligned;
 // CLUSTER: multicast::cluster
 // CLUSTER: mapa.shared::cluster
-// CLUSTER: mbarrier.arrive.release.cluster.shared::cluster.b64 _,
+// CLUSTER: mbarrier.arrive.shared::cluster.b64 _,
 // CLUSTER-LABEL: .visible .entry symm_matmul_1_wgmma16(
 // CLUSTER: .reqnctapercluster 2, 1, 1
 // RUN: not %symm-compile %examples/llama_mlp.mlir -o %t/cluster3.o --chip sm_90a --matmul-wgmma-gemv-cluster 3 2>&1 | FileCheck %s --check-prefix=CLUSTER3

@@ -6,7 +6,7 @@
 // every block of the cluster, each completing the bytes on its own `full`
 // barrier; each stage's `empty` barrier counts the consumers of every
 // block, which release it in all of them (`mapa`, then `mbarrier.arrive` on
-// the cluster's window, released at the cluster's scope), so that no producer refills a stage another block
+// the cluster's window), so that no producer refills a stage another block
 // still reads. The blocks meet as a cluster once their barriers are set
 // up and once more before they leave (no block leaves while another may
 // still arrive on its barriers). A grid whose bands do not split into
@@ -46,9 +46,9 @@
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 8, k = 16>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: %[[HERE:.*]] = nvvm.mapa %[[EMPTY:.*]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[HERE]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[HERE]] : !llvm.ptr<7>
 // CHECK: %[[THERE:.*]] = nvvm.mapa %[[EMPTY]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[THERE]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[THERE]] : !llvm.ptr<7>
 // The blocks meet once more before they leave.
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}

@@ -42,9 +42,6 @@ MLIR_CAPI_EXPORTED MlirAttribute symmNvvmGridDepActionGet(MlirContext ctx,
 MLIR_CAPI_EXPORTED MlirAttribute symmNvvmWgmmaTypeGet(MlirContext ctx, bool f32);
 /* `#nvvm.wgmma_scale_out<one>`: D = A * B + D. */
 MLIR_CAPI_EXPORTED MlirAttribute symmNvvmWgmmaScaleOutOneGet(MlirContext ctx);
-/* `#nvvm.mem_scope<cluster>`: an operation's ordering reaches the blocks
- * of the cluster. */
-MLIR_CAPI_EXPORTED MlirAttribute symmNvvmMemScopeClusterGet(MlirContext ctx);
 /* `#nvvm.wgmma_scale_in<one>`: an operand as it is. */
 MLIR_CAPI_EXPORTED MlirAttribute symmNvvmWgmmaScaleInOneGet(MlirContext ctx);
 

@@ -57,11 +57,6 @@ MlirAttribute symmNvvmWgmmaScaleOutOneGet(MlirContext ctx) {
       NVVM::WGMMAScaleOutAttr::get(unwrap(ctx), NVVM::WGMMAScaleOut::one)));
 }
 
-MlirAttribute symmNvvmMemScopeClusterGet(MlirContext ctx) {
-  return wrap(Attribute(
-      NVVM::MemScopeKindAttr::get(unwrap(ctx), NVVM::MemScopeKind::CLUSTER)));
-}
-
 MlirAttribute symmNvvmWgmmaScaleInOneGet(MlirContext ctx) {
   return wrap(Attribute(
       NVVM::WGMMAScaleInAttr::get(unwrap(ctx), NVVM::WGMMAScaleIn::one)));

@@ -57,8 +57,7 @@
 //! cluster, as in cuBLAS's kernel for the down projection (session 43's
 //! ncu: 8 MB of L2 reads less at 16 rows). Each stage's `empty` barrier
 //! then counts every block's consumers, which release the stage in all of
-//! them (`mapa`, then `mbarrier.arrive` on the cluster's window, released
-//! at the cluster's scope as the probe `wgmma_gemm.cu` does), so no
+//! them (`mapa`, then `mbarrier.arrive` on the cluster's window), so no
 //! producer refills a stage another block still reads; the blocks meet
 //! as a cluster after their barriers' set-up and before they leave.
 //!

@@ -66,10 +66,9 @@ pub trait TensorCore<'c> {
     fn cluster_sync(&self);
     /// `%cluster_ctarank`: this block's rank in its cluster (i32).
     fn cluster_rank(&self) -> Val<'c>;
-    /// `mapa` then `mbarrier.arrive.release.cluster.shared::cluster`: this
-    /// thread arrives, releasing at the cluster's scope, on the mbarrier at
-    /// shared `bar`'s offset in the block of rank `rank` (an i32) of its
-    /// cluster.
+    /// `mapa` then `mbarrier.arrive.shared::cluster`: this thread arrives
+    /// on the mbarrier at shared `bar`'s offset in the block of rank
+    /// `rank` (an i32) of its cluster.
     fn mbarrier_arrive_in(&self, bar: Val<'c>, rank: Val<'c>);
     /// `tma_load_2d` with `options` (policy, multicast): an L2 cache policy
     /// (an i64, `l2_evict_first`), and a multicast (`.multicast::cluster`) to the
@@ -294,13 +293,7 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
             .b(rank)
             .build();
         let remote = self.one(mapa.into());
-        // Released at the cluster's scope: the other block's producer
-        // acquires it before its copies overwrite the stage.
-        let op = nvvm::MBarrierArriveOperation::builder(self.ctx, self.loc)
-            .addr(remote)
-            .scope(attributes::nvvm_mem_scope_cluster(self.ctx))
-            .build();
-        self.push(op.into());
+        self.mbarrier_arrive(remote);
     }
 
     fn tma_load_2d_with(
