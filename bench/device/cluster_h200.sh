@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs cluster_build.sh's build on one H200: the wgmma GEMVs in clusters of
-# 2 sharing `a` against HEAD without (H). First a smoke check of the
+# Runs cluster_build.sh's build on one H200: the wgmma GEMVs in clusters
+# sharing `a` against the same compiler without (H). First a smoke check of the
 # clustered kernels at 2, 9 and 16 rows under a 60 s bound (a cluster that
 # waits on a barrier no block arrives on would hang); only if it passes,
 # eight_rows_h200.sh's parts on this build (PARTS picks: alone, timing,

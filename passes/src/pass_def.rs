@@ -73,6 +73,13 @@ impl PassOptions {
         Self::parse(&text)
     }
 
+    /// These options with `name` set to `value`.
+    #[cfg(test)]
+    pub(crate) fn with(mut self, name: &str, value: &str) -> Self {
+        self.values.insert(name.to_owned(), value.to_owned());
+        self
+    }
+
     /// An int64 option; MLIR has already checked that it parses.
     pub fn int(&self, name: &str) -> Option<i64> {
         self.values.get(name)?.parse().ok()

@@ -45,10 +45,13 @@
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/no8.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-eight-rows
 // RUN: grep -q symm_matmul_1_wgmma16 %t/no8.ptx
 // RUN: not grep -q "wgmma8\|m64n8k16" %t/no8.ptx
-// --matmul-wgmma-gemv-cluster 2 runs those kernels in clusters of 2 that
-// share `a` by TMA multicast (the pass's lit test shows how); 3 is refused.
-// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/cluster.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv-cluster 2
-// RUN: FileCheck %s --check-prefix=CLUSTER < %t/cluster.ptx
+// That ring runs in clusters of 2 that share `a` by TMA multicast (the
+// pass's lit test shows how); --matmul-wgmma-gemv-cluster 1 drops them, 2
+// or 4 gives every wgmma ring its clusters, 3 is refused.
+// RUN: FileCheck %s --check-prefix=CLUSTER < %t/after.ptx
+// RUN: %symm-compile %examples/llama_mlp.mlir -o %t/nocluster.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv-cluster 1
+// RUN: grep -q symm_matmul_1_wgmma8 %t/nocluster.ptx
+// RUN: not grep -q "reqnctapercluster\|multicast\|mapa" %t/nocluster.ptx
 // CLUSTER-LABEL: .visible .entry symm_matmul_1_wgmma8(
 // CLUSTER: .reqnctapercluster 2, 1, 1
 // CLUSTER: barrier.cluster.arrive.aligned;
@@ -62,8 +65,9 @@
 // A single matmul whose register GEMV runs a short grid (the decoder's
 // o_proj: 64 blocks) gets the 16-row wgmma GEMV with an 8-stage ring (160 KB
 // of stages) too, and only it of the matmuls that read no GEMV's output:
-// the down projection takes the ring because it follows the pair.
-// --no-matmul-wgmma-gemv-short drops o_proj's; sm_90 has none.
+// the down projection takes the ring because it follows the pair (in
+// clusters of 2; o_proj's in none). --no-matmul-wgmma-gemv-short drops
+// o_proj's; sm_90 has none.
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/short.o --emit=ptx --chip sm_90a
 // RUN: FileCheck %s --check-prefix=SHORT < %t/short.ptx
 // RUN: %symm-compile %examples/llama_decoder.mlir -o %t/noshort.o --emit=ptx --chip sm_90a --no-matmul-wgmma-gemv-short
@@ -78,12 +82,15 @@
 // NOSHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // SHORT-NOT: .entry symm_matmul_{{[1-9]}}_wgmma
 // SHORT-LABEL: .visible .entry symm_matmul_0_wgmma8(
+// SHORT-NOT: reqnctapercluster
 // SHORT: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
 // SHORT-LABEL: .visible .entry symm_matmul_0_wgmma16(
 // SHORT: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // SHORT-NOT: .entry symm_matmul_1_wgmma
 // SHORT: .visible .entry symm_matmul_2_wgmma8(
+// SHORT: .reqnctapercluster 2, 1, 1
 // SHORT: .visible .entry symm_matmul_2_wgmma16(
+// SHORT: .reqnctapercluster 2, 1, 1
 // SHORT-NOT: .entry symm_matmul_{{[0-9]}}_wgmma
 // RUN: %symm-compile %examples/llama_mlp.mlir -o %t/few.o --emit=ptx --chip sm_90a --matmul-wgmma-gemv --matmul-wgmma-gemv-few
 // RUN: FileCheck %s --check-prefix=FEW < %t/few.ptx

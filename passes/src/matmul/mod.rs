@@ -242,9 +242,9 @@ pub static DESCRIPTOR: PassDescriptor = PassDescriptor::new::<MatmulToGpu>(
         ),
         PassOption::new(
             c"wgmma-gemv-cluster",
-            c"Every wgmma GEMV runs in thread-block clusters of this many blocks (1: none; 2 or 4, side by side along its column bands) that share the call's rows of `a`: each block copies its share of a stage's pieces of `a` by TMA multicast into all of them, so L2 serves `a` once a cluster. Not measured yet, off by default",
+            c"Every wgmma GEMV runs in thread-block clusters of this many blocks (1: none; 2 or 4, side by side along its column bands) that share the call's rows of `a`: each block copies its share of a stage's pieces of `a` by TMA multicast into all of them, so L2 serves `a` once a cluster. 0: each ring its own, clusters of 2 for the after-GEMV ring (wgmma-gemv-after-gemv) and none elsewhere. A matmul whose column bands do not split into its ring's clusters takes the ring without (a remark says so)",
             OptionKind::Int64,
-            c"1",
+            c"0",
         ),
         PassOption::new(
             c"wgmma-gemv-few",
@@ -601,6 +601,20 @@ fn insert_ring(
     )
 }
 
+/// `ring` in its clusters (`GemvTile::cluster`) where `p`'s column bands
+/// split into them, else in none; with what the remark adds in that case.
+fn fit_cluster(p: &Planned<'_, '_>, ring: GemvTile) -> (GemvTile, String) {
+    let bands = p.kernel.gemv_grid(ring).0;
+    if bands.is_multiple_of(ring.cluster) {
+        return (ring, String::new());
+    }
+    let note = format!(
+        " without clusters (its {bands} column bands do not split into clusters of {})",
+        ring.cluster
+    );
+    (GemvTile { cluster: 1, ..ring }, note)
+}
+
 /// Puts a wgmma ring of `rings` among `p`'s GEMVs `gemvs` where a rule
 /// takes it, with a remark saying so, or one saying why it keeps the
 /// register GEMV: the after-GEMV ring where `p` launches behind a GEMV
@@ -620,13 +634,14 @@ fn with_wgmma_ring(
     if let Some(ring) = rings.after_gemv.filter(reached)
         && behind_gemv(p, planned)
     {
+        let (ring, unclustered) = fit_cluster(p, ring);
         match p.kernel.after_gemv_wgmma(gemvs, ring) {
             Ok(at) => {
                 let eight = insert_ring(p, gemvs, at, ring, rings.eight_rows);
                 emit_remark(
                     location,
                     &format!(
-                        "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring{eight}, which fills with weight while the GEMV before it drains (that GEMV writes the rows this one reads and none of its weight)",
+                        "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring{eight}{unclustered}, which fills with weight while the GEMV before it drains (that GEMV writes the rows this one reads and none of its weight)",
                         ring.takes(),
                         ring.unroll
                     ),
@@ -643,13 +658,14 @@ fn with_wgmma_ring(
     let Some(short) = rings.short.filter(reached) else {
         return;
     };
+    let (short, unclustered) = fit_cluster(p, short);
     match p.kernel.short_grid_wgmma(gemvs, short) {
         Ok((at, blocks)) => {
             let eight = insert_ring(p, gemvs, at, short, rings.eight_rows);
             emit_remark(
                 location,
                 &format!(
-                    "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring{eight}: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
+                    "calls of 2 to {} rows take the wgmma GEMV's {}-stage ring{eight}{unclustered}: the register-streaming GEMV's grid is short ({blocks} blocks, under {SHORT_GRID_BLOCKS})",
                     short.takes(),
                     short.unroll
                 ),

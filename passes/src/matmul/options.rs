@@ -277,11 +277,15 @@ pub(super) fn after_gemv_wgmma_from(options: &PassOptions) -> Option<GemvTile> {
 
 /// `tile` (a wgmma GEMV) under the options every wgmma GEMV follows: its
 /// weight copies' L2 policy (`wgmma-gemv-evict-first`), its cluster
-/// (`wgmma-gemv-cluster`), and no prefetch without `prefetch`.
+/// (`wgmma-gemv-cluster` where given, else the tile's own), and no
+/// prefetch without `prefetch`.
 fn with_wgmma_policy(options: &PassOptions, tile: GemvTile) -> GemvTile {
     GemvTile {
         // Checked by `wgmma_cluster_from` before any GEMV is built.
-        cluster: wgmma_cluster_from(options).unwrap_or(1),
+        cluster: wgmma_cluster_from(options)
+            .ok()
+            .flatten()
+            .unwrap_or(tile.cluster),
         evict_first: options.flag("wgmma-gemv-evict-first"),
         prefetch: if options.flag("prefetch") {
             tile.prefetch
@@ -293,13 +297,15 @@ fn with_wgmma_policy(options: &PassOptions, tile: GemvTile) -> GemvTile {
 }
 
 /// The blocks of a cluster that share `a` in every wgmma GEMV
-/// (`wgmma-gemv-cluster`, `GemvTile::cluster`): 1 (none), 2 or 4.
-pub(super) fn wgmma_cluster_from(options: &PassOptions) -> Result<u64, PassError> {
-    let cluster = options.int("wgmma-gemv-cluster").unwrap_or(1);
+/// (`wgmma-gemv-cluster`, `GemvTile::cluster`): 1 (none), 2 or 4; `None`
+/// (0, the default) leaves each ring its own.
+pub(super) fn wgmma_cluster_from(options: &PassOptions) -> Result<Option<u64>, PassError> {
+    let cluster = options.int("wgmma-gemv-cluster").unwrap_or(0);
     match u64::try_from(cluster) {
-        Ok(cluster) if GemvTile::CLUSTERS.contains(&cluster) => Ok(cluster),
+        Ok(0) => Ok(None),
+        Ok(cluster) if GemvTile::CLUSTERS.contains(&cluster) => Ok(Some(cluster)),
         _ => Err(PassError::BadOption(format!(
-            "wgmma-gemv-cluster = {cluster}: blocks of a cluster that share `a`, 1, 2 or 4"
+            "wgmma-gemv-cluster = {cluster}: blocks of a cluster that share `a`, 1, 2 or 4 (0: each ring's own)"
         ))),
     }
 }
@@ -367,5 +373,34 @@ mod tests {
         };
         assert_eq!(tensor_cores(&pairs), [(16, true)]);
         assert_eq!(tensor_cores(&singles), [(8, false), (16, true)]);
+    }
+
+    /// `wgmma-gemv-cluster` 0 (the default) leaves each ring its own
+    /// cluster (the after-GEMV ring's 2, the short grid's none); 1, 2 or
+    /// 4 gives every wgmma GEMV that one; anything else is refused.
+    #[test]
+    fn the_cluster_option_overrides_each_rings_own() {
+        let defaults = PassOptions::defaults(&crate::matmul::DESCRIPTOR);
+        let clusters = |options: &PassOptions| {
+            let on = options
+                .clone()
+                .with("wgmma-gemv-short", "true")
+                .with("wgmma-gemv-after-gemv", "true");
+            let short = short_wgmma_from(&on).expect("asked for");
+            let after = after_gemv_wgmma_from(&on).expect("asked for");
+            (short.cluster, after.cluster)
+        };
+        assert_eq!(wgmma_cluster_from(&defaults), Ok(None));
+        assert_eq!(clusters(&defaults), (1, 2));
+        for n in [1, 2, 4] {
+            let given = defaults.clone().with("wgmma-gemv-cluster", &n.to_string());
+            assert_eq!(wgmma_cluster_from(&given), Ok(Some(n)));
+            assert_eq!(clusters(&given), (n, n));
+        }
+        for bad in ["3", "8", "-1"] {
+            let given = defaults.clone().with("wgmma-gemv-cluster", bad);
+            let err = wgmma_cluster_from(&given).expect_err(bad).to_string();
+            assert!(err.contains("1, 2 or 4 (0: each ring's own)"), "{err}");
+        }
     }
 }

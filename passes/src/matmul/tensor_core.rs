@@ -293,6 +293,13 @@ impl<'c> TensorCore<'c> for Emitter<'c> {
             .b(rank)
             .build();
         let remote = self.one(mapa.into());
+        // The default `.release.cta`, as CUTLASS's, Triton's and TileLang's
+        // remote arrives. What it orders is a write after a read: the
+        // stage's readers (`wgmma`) completed at `wgmma.wait_group` before
+        // this arrive issues, so no copy the other block starts after
+        // seeing it can reach what they read. `.release.cluster` cost an
+        // ERRBAR per arrive: twice the kernel's time on one H200
+        // (bench/results/2026-11-29-cluster-multicast-h200.md).
         self.mbarrier_arrive(remote);
     }
 

@@ -103,7 +103,7 @@ pub struct Args {
     /// `--no-matmul-wgmma-gemv-eight-rows`.
     pub matmul_wgmma_gemv_eight_rows: bool,
     /// The blocks of a cluster that share `a` in the wgmma GEMVs
-    /// (`wgmma-gemv-cluster`): 1 (none) unless asked for.
+    /// (`wgmma-gemv-cluster`): 0 (each ring its own) unless asked for.
     pub matmul_wgmma_gemv_cluster: u64,
     pub matmul_wgmma_gemv_evict_first: bool,
     pub split_k_slices: u64,
@@ -362,8 +362,11 @@ struct Cli {
     /// clusters of N blocks (2 or 4; 1: none) that share the call's rows
     /// of `a`: each block copies its share of a stage's `a` by TMA
     /// multicast into every block of the cluster, as cuBLAS's kernel for
-    /// the down projection does. Not measured yet.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// the down projection does. 0: each ring its own, clusters of 2 for
+    /// the after-GEMV ring (the MLP block on one H200: 0.4-0.8 µs faster
+    /// at 2-16 rows) and none for the short-grid ring (0.6-0.8 µs slower
+    /// in clusters).
+    #[arg(long, value_name = "N", default_value_t = 0)]
     matmul_wgmma_gemv_cluster: u64,
     /// The split-K slices of a matmul that only an all-reduce reads (see
     /// --split-k-max-rows).
@@ -679,8 +682,8 @@ mod tests {
             "--no-matmul-wgmma-gemv-eight-rows",
         ];
         assert!(!parse_strs(&off).unwrap().matmul_wgmma_gemv_eight_rows);
-        // Clusters that share `a`: none unless asked for.
-        assert_eq!(hopper.matmul_wgmma_gemv_cluster, 1);
+        // Clusters that share `a`: each ring's own unless asked for.
+        assert_eq!(hopper.matmul_wgmma_gemv_cluster, 0);
         let pairs = ["a.mlir", "--chip=sm_90a", "--matmul-wgmma-gemv-cluster=2"];
         assert_eq!(parse_strs(&pairs).unwrap().matmul_wgmma_gemv_cluster, 2);
     }

@@ -350,8 +350,19 @@ impl GemvTile {
     /// wait was 0.2-0.3 µs slower than `mma16_staged`. Rings of 6 and 10
     /// stages of 128 rows, 16 of 64 and 4 or 5 of 256 timed within 0.3 µs
     /// of it (bench/results/2026-11-29-ring-before-wait-h200.md).
+    ///
+    /// Its blocks run in clusters of 2 that share `a` (`cluster`). On one
+    /// H200 (world size 1, 3 weight copies, in a CUDA graph, two rounds)
+    /// that took the Llama-3-8B MLP block of a TP-2 rank from 46.7-46.8 to
+    /// 45.9-46.0 µs at 2 rows, 47.2-47.4 to 46.7 at 8 and 48.3 to 47.9-48.0
+    /// at 16 (the down projection 0.4-0.6 µs faster, the pair before it
+    /// 0.6-1.0), and the decoder half-layer at TP 2's widths from 55.3 to
+    /// 54.6-54.7 at 2 rows. The short-grid ring in clusters was 0.6-0.8 µs
+    /// slower (TP 2's o_proj, 6.8 against 6.2 µs), so it keeps none
+    /// (bench/results/2026-11-29-cluster-multicast-h200.md).
     pub const AFTER_GEMV_WGMMA: GemvTile = GemvTile {
         fills_before_wait: true,
+        cluster: 2,
         ..GemvTile::SHORT_WGMMA
     };
 
