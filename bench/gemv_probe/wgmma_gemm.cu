@@ -37,6 +37,10 @@ __device__ __forceinline__ void tma_2d_multicast(uint32_t dst, const CUtensorMap
       : "memory");
 }
 // Arrive on the mbarrier at `bar`'s place in cluster block `rank`.
+// The .release.cluster here costs an ERRBAR per arrive: the compiler's
+// clustered GEMV ran twice as long with it as with the default .cta
+// (bench/results/2026-11-29-cluster-multicast-h200.md), so this probe's
+// cluster figures (2026-11-27-wgmma-gemv-h200.md) carry that cost too.
 __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned rank) {
   asm volatile(
       "{\n .reg .b32 r;\n mapa.shared::cluster.u32 r, %0, %1;\n"
