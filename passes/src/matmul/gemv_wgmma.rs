@@ -52,8 +52,8 @@
 //! In thread-block clusters (`GemvTile::cluster`: the after-GEMV ring's
 //! 2, which made the MLP block 0.35-0.8 µs faster on one H200, although
 //! alone the down projection took the same time with them as without;
-//! `wgmma-gemv-cluster` sets every ring's) the blocks side by side along the column
-//! bands share `a`: piece p of a stage's `a` is block p mod N's, which
+//! `wgmma-gemv-cluster` sets every ring's) the blocks side by side along
+//! the column bands share `a`: piece p of a stage's `a` is block p mod N's, which
 //! copies it by TMA multicast into every block of the cluster (each
 //! completing the bytes on its own `full` barrier), so L2 serves `a` once a
 //! cluster, as in cuBLAS's kernel for the down projection (session 43's
