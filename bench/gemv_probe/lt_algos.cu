@@ -45,33 +45,11 @@ static cudaStream_t stream;
 static const size_t WORKSPACE = 32u << 20;
 static void *workspace;
 
+#include "graph_time.cuh"
+
 // Minimum over `rounds` graph replays of `reps` calls, µs per call.
 static float time_graph(const std::function<void(int)> &call, int reps, int rounds = 3) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < reps; ++i) call(i);
-  CK(cudaStreamEndCapture(stream, &graph));
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(exec, stream));  // warm-up
-  float best = 1e30f;
-  for (int r = 0; r < rounds; ++r) {
-    CK(cudaEventRecord(e0, stream));
-    CK(cudaGraphLaunch(exec, stream));
-    CK(cudaEventRecord(e1, stream));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    best = std::min(best, ms * 1000.f / reps);
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return best;
+  return graph_times(stream, call, reps, rounds).first;
 }
 
 #include "fill.cuh"

@@ -227,34 +227,11 @@ static CUtensorMap map_of(const void *ptr, int rows, int cols, int box_rows,
 
 static cudaStream_t stream;
 
+#include "graph_time.cuh"
+
 // Minimum and median over `rounds` replays of a graph of `reps` calls, µs per call.
 static std::pair<float, float> time_graph(const std::function<void(int)> &call, int reps = 20, int rounds = 7) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < reps; ++i) call(i);
-  CK(cudaStreamEndCapture(stream, &graph));
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(exec, stream));
-  std::vector<float> t;
-  for (int r = 0; r < rounds; ++r) {
-    CK(cudaEventRecord(e0, stream));
-    CK(cudaGraphLaunch(exec, stream));
-    CK(cudaEventRecord(e1, stream));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1000.f / reps);
-  }
-  std::sort(t.begin(), t.end());
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return {t.front(), t[t.size() / 2]};
+  return graph_times(stream, call, reps, rounds);
 }
 
 // promotion: the weight's L2 promotion (0 none, 1 64 B, 2 128 B, 3 256 B);
