@@ -11,9 +11,7 @@
 #   bash bench/device/alone_anchor_h200.sh target/fin
 B=${1:-target/fin}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/lt_algos bench/gemv_probe/lt_algos.cu -lcublasLt -lcublas
 for round in 1 2; do
   PROBE_ROWS=2,16 run timeout 120 /tmp/lt_algos 8

@@ -16,9 +16,7 @@
 B=${1:-target/bk}
 ALL_PARTS="timing checks sanitize apps"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   # VARIANTS: the layers' prefixes (mlp0: threads' loads and stores; mlp:
   # the committed chunks; others: scratch builds' chunkings), decoders too.

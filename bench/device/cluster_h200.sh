@@ -8,9 +8,7 @@
 #   bash bench/device/cluster_h200.sh target/cl
 B=${1:-target/cl}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 SYMM_MATMUL=generated SYMM_RUNTIME_LIB=$L/libsymm_runtime.so PYTHONPATH=python:bench/model \
   run timeout 60 "$B/symm-launch" -n 1 python3 bench/model/matmul_check.py "$L/libmlp_4096x7168.so" 4096 7168 \
   --tokens 2,9,16 --profile 2,16 --profile-copies 3 2>&1 | tee "$OUT/smoke.log"

@@ -10,9 +10,7 @@
 B=${1:-target/cl}
 ALL_PARTS="ncu sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part ncu; then
   for layer in mlp mlpH; do
     SYMM_MATMUL=generated SYMM_PDL=0 SYMM_CUDA_GRAPHS=0 SYMM_RUNTIME_LIB=$L/libsymm_runtime.so \

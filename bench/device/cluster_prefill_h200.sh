@@ -13,8 +13,6 @@
 #   bash bench/device/cluster_prefill_h200.sh target/nf
 B=${1:-target/nf}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 DECODERS=4096x2048x7168 ROUNDS=2 blocks_ab "mlpH:decH mlp:dec mlpnf:decnf mlpnf1:decnf1" 2,8,16 2,8,16 2>&1 \
   | grep -v Warning | tee "$OUT/timing.log"

@@ -9,9 +9,7 @@
 B=${1:-target/wg}
 ALL_PARTS="alone timing sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part alone; then
   ROUNDS=${ROUNDS:-5} down_alone "mlp mlpW" 2,8,9,16 | tee "$OUT/alone.log"
 fi

@@ -12,9 +12,7 @@
 B=${1:-target/e8}
 ALL_PARTS="alone timing checks sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part alone; then
   down_alone "mlpH mlp" 2,4,8,16 | tee "$OUT/alone.log"
 fi

@@ -20,9 +20,7 @@
 B=${1:-target/ga}
 ALL_PARTS="tests timing checks apps"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part tests; then
   {
     for t in gemm-algos matmul-pair; do

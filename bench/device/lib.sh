@@ -56,6 +56,13 @@ layer_checks_setup() {
   L=$B/layers
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 }
+# What a one-GPU script of build $B sets up first: layer_checks_setup, the
+# CUDA libraries of torch's wheels (nvidia_libraries), and GPU 0 alone.
+single_gpu_setup() {
+  layer_checks_setup
+  nvidia_libraries
+  export CUDA_VISIBLE_DEVICES=0
+}
 # bench/model/matmul_check.py at world size 1 on build $B (its symm-launch,
 # and the runtime beside its layers in $B/layers).
 py() { SYMM_RUNTIME_LIB=$B/layers/libsymm_runtime.so PYTHONPATH=python:bench/model \

@@ -28,9 +28,7 @@
 B=${1:-target/nw}
 ALL_PARTS="timing checks unroll verify apps protocol sanitize ncu ring"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 WIDTHS=${NWIDTHS:-"6656x8960 3584x9472 5120x13824 8192x14336 5120x6912 4096x7168"}
 if part timing; then
   for round in ${ROUNDS:-1}; do

@@ -24,9 +24,7 @@
 B=${1:-target/nl}
 ALL_PARTS="timing checks sanitize apps"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   for round in 1 2 3; do
     for v in mlp0 mlp; do

@@ -11,9 +11,7 @@
 #   bash bench/device/one_row_wgmma_h200.sh target/one
 B=${1:-target/one}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 ROUNDS=3 down_alone "mlp mlpO" 1,2 | tee "$OUT/alone.log"
 for v in mlp mlpO; do
   SYMM_MATMUL=generated run py "$L/lib${v}_4096x7168.so" 4096 7168 --tokens 1 --profile 1 --profile-copies 3

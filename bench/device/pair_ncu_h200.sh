@@ -7,9 +7,7 @@
 # KERNELS="mlp_4096x7168:1_mma16_staged" on matmul_build.sh's layers.
 B=${1:-target/exp1}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 ncu --version | tail -1
 # KERNELS ("lib:kernel ...", kernel a symm_matmul_N_ suffix) replaces the two.
 for v in ${KERNELS:-def:0_mma16 sep:0_mma16_staged}; do

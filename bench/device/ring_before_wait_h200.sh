@@ -14,9 +14,7 @@
 B=${1:-target/rb}
 ALL_PARTS="timing alone choice checks sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   blocks_ab "mlp0:dec0 mlp:dec" 2,8,9,16 2,8,16 2>&1 | grep -v Warning | tee "$OUT/timing.log"
 fi

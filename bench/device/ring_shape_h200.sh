@@ -6,9 +6,7 @@
 #   bash bench/device/ring_shape_h200.sh target/rs
 B=${1:-target/rs}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 variants="mlp0_4096x7168 mlp_4096x7168 ${RINGS:-ring_10x128 ring_16x64 ring_4x256 ring_6x128 ring_5x256}"
 {
   for pdl in 1 0 1; do

@@ -6,9 +6,7 @@
 #   bash bench/device/ring_widths_h200.sh target/rw
 B=${1:-target/rw}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 widths=${WIDTHS:-8192x14336 6656x8960 5120x6912}
 for round in 1 2; do
   for w in $widths; do

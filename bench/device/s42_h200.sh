@@ -19,9 +19,7 @@
 B=${1:-target/s42}
 ALL_PARTS="timing checks sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   for round in 1 2; do
     for v in _old "" _so _pn _b; do

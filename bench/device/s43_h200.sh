@@ -16,9 +16,7 @@
 B=${1:-target/s43}
 ALL_PARTS="timing checks sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 W="8192x3584 6656x8960 8192x14336"
 if part timing; then
   for round in 1 2; do

@@ -6,9 +6,7 @@
 #   bash bench/device/s44_h200.sh target/s43
 B=${1:-target/s43}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 for w in 8192x3584 8192x14336 6656x8960; do
   for way in library measured generated; do
     echo "== $w $way"

@@ -10,9 +10,7 @@
 #   bash bench/device/s45_h200.sh target/s45
 B=${1:-target/s45}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 for round in 1 2; do
   for w in 8192x3584 6656x8960 3584x9472 5120x1728; do
     for v in "" _a4 _a8; do

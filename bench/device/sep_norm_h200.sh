@@ -11,9 +11,7 @@
 B=${1:-target/exp1}
 ALL_PARTS="timing checks"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   for round in 1 2; do
     for v in def sep trig pre defpre; do

@@ -11,9 +11,7 @@
 B=${1:-target/sm}
 ALL_PARTS="sms sanitize apps"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part sms; then
   {
     nvidia-smi --query-gpu=name,count --format=csv,noheader

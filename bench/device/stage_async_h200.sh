@@ -8,9 +8,7 @@
 # mlpa_tp2 (TP 2) in target/exp3.
 B=${1:-target/exp3}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 for round in 1 2; do
   for v in mlp mlpa; do
     echo "== $v round $round"

@@ -14,9 +14,7 @@
 B=${1:-target/sf}
 ALL_PARTS="timing alone checks"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   for round in 1 2 3; do
     for v in mlp0 mlp; do

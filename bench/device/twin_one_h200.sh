@@ -8,9 +8,7 @@
 #   bash bench/device/twin_one_h200.sh target/t1x
 B=${1:-target/t1x}
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 for round in 1 2 3; do
   for v in mlp mlp1; do
     echo "== $v 4096x7168 round $round"

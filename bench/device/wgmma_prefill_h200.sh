@@ -11,9 +11,7 @@
 B=${1:-target/pf}
 ALL_PARTS="timing alone checks sanitize"
 . "$(dirname "$0")/lib.sh"
-layer_checks_setup
-nvidia_libraries
-export CUDA_VISIBLE_DEVICES=0
+single_gpu_setup
 if part timing; then
   for round in ${ROUNDS:-1 2}; do
     for v in ${VARIANTS:-base wg8 pf8 wg pf}; do
